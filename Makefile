@@ -1,0 +1,112 @@
+# Strobe: ptrace-native debugger engine for LLM coding agents.
+#
+#   make            build build/strobe and build/strobectl
+#   make demo       launch a sample program under strobe, trace it, query it
+#   make check      unit + end-to-end suites, on the normal and the ASan+UBSan builds,
+#                   plus valgrind on the daemon
+#   make bench      benchmarks (results go to BENCHMARKS.md by hand)
+#   make install    PREFIX=/usr/local
+#
+# Every target first runs scripts/deps.sh, which apt-installs what is missing.
+# SAN=1 builds into build-san/ with AddressSanitizer and UndefinedBehaviorSanitizer.
+
+PREFIX ?= /usr/local
+PKGS := libelf libdw libunwind libunwind-ptrace sqlite3 libcjson capstone
+
+ifeq ($(SAN),1)
+B := build-san
+OPT := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+B := build
+OPT := -O2
+endif
+
+CC ?= cc
+CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -I. -pthread \
+             $(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
+LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -liberty -pthread $(LDLIBS)
+
+LIB_SRC := $(wildcard core/*.c dwarf/*.c ptrace/*.c store/*.c mcp/*.c cli/*.c)
+LIB_SRC := $(filter-out core/main.c cli/strobectl.c,$(LIB_SRC))
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+FIXTURE_SRC := $(wildcard tests/fixtures/*.c tests/fixtures/*.cpp)
+FIXTURE_BIN := $(patsubst tests/fixtures/%,$(B)/fixtures/%,$(basename $(FIXTURE_SRC)))
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
+
+.PHONY: all deps deps-check deps-bench demo check unit e2e check-san valgrind bench \
+        install clean fixtures
+all: deps $(B)/strobe $(B)/strobectl
+
+deps:
+	@scripts/deps.sh build
+deps-check:
+	@scripts/deps.sh check
+deps-bench:
+	@scripts/deps.sh bench
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(B)/libstrobe.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/strobe: $(B)/obj/core/main.o $(B)/libstrobe.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(B)/strobectl: $(B)/obj/cli/strobectl.o $(B)/libstrobe.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(B)/tests/%: tests/unit/%.c $(B)/libstrobe.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL) $(shell pkg-config --libs cmocka)
+
+$(B)/bench/%: bench/%.c $(B)/libstrobe.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+# Fixtures are the programs under test: always plain -O0 -g builds, never sanitized
+# (except the ones that ask for it in their own name).
+FIXFLAGS := -O0 -g -Wall -pthread
+$(B)/fixtures/%: tests/fixtures/%.c
+	@mkdir -p $(dir $@)
+	cc $(FIXFLAGS) -o $@ $<
+$(B)/fixtures/%: tests/fixtures/%.cpp
+	@mkdir -p $(dir $@)
+	c++ $(FIXFLAGS) -o $@ $<
+fixtures: $(FIXTURE_BIN)
+
+demo: all
+	@scripts/demo.sh $(B)
+
+unit: deps-check $(UNIT_BIN)
+	@scripts/run-unit.sh $(UNIT_BIN)
+
+e2e: deps-check all fixtures
+	@scripts/run-e2e.sh $(B)
+
+# The whole test suite: both builds, then the daemon under valgrind.
+check: deps-check
+	$(MAKE) unit e2e
+	$(MAKE) SAN=1 unit e2e
+	$(MAKE) valgrind
+
+valgrind: deps-check all fixtures
+	@STROBE_VALGRIND=1 scripts/run-e2e.sh $(B)
+
+bench: deps-bench all fixtures $(BENCH_BIN)
+	@scripts/run-bench.sh $(B)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(B)/strobe $(B)/strobectl $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 man/strobe.1 man/strobectl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJ:.o=.d) $(B)/obj/core/main.d $(B)/obj/cli/strobectl.d

@@ -1,0 +1,411 @@
+/*
+ * client.c - the daemon connection used by `strobe mcp` and strobectl: connect (and
+ * start the daemon detached when nothing answers), buffered line I/O, and blocking
+ * JSON-RPC requests. See client.h.
+ */
+#define _GNU_SOURCE
+#include "cli/client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/paths.h"
+
+/* ---- connecting ------------------------------------------------------------- */
+
+/* One connect() attempt. Returns the fd, or -1 with errno from socket/connect. */
+static int try_connect(const struct sockaddr_un *sa)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int rc;
+    do
+        rc = connect(fd, (const struct sockaddr *)sa, sizeof *sa);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* Nothing listens: no socket file, or a stale one left by a dead daemon. */
+static bool nobody_listens(int e)
+{
+    return e == ENOENT || e == ECONNREFUSED;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Starts `bin daemon` detached: double fork so that the daemon is not our child,
+ * setsid, standard streams on /dev/null. An exec failure comes back through a
+ * close-on-exec pipe as an errno. Returns 0 or -1 with err set. */
+static int start_daemon(const char *bin, char *err, size_t errlen)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "cannot start the strobe daemon: pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t child = fork();
+    if (child < 0) {
+        snprintf(err, errlen, "cannot start the strobe daemon: fork: %s", strerror(errno));
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
+    }
+    if (child == 0) {
+        close(pfd[0]);
+        setsid();
+        pid_t grandchild = fork();
+        if (grandchild != 0)
+            _exit(grandchild < 0 ? 1 : 0);
+        int efd = pfd[1];
+        if (efd <= STDERR_FILENO) /* our stdio was closed; move out of the way */
+            efd = fcntl(efd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+        if (efd < 0)
+            _exit(127);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+            if (null > STDERR_FILENO)
+                close(null);
+        }
+        /* Whatever else the caller had open must not leak into the daemon, except
+         * the error pipe, which is close-on-exec. */
+        if (efd > STDERR_FILENO + 1)
+            close_range(STDERR_FILENO + 1, (unsigned)efd - 1, 0);
+        close_range((unsigned)efd + 1, ~0U, 0);
+        execlp(bin, bin, "daemon", (char *)NULL);
+        int e = errno;
+        ssize_t w = write(efd, &e, sizeof e);
+        (void)w;
+        _exit(127);
+    }
+    close(pfd[1]);
+    int status;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+    int e = 0;
+    ssize_t n;
+    do
+        n = read(pfd[0], &e, sizeof e);
+    while (n < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (n == (ssize_t)sizeof e) {
+        snprintf(err, errlen, "cannot run '%s daemon': %s", bin, strerror(e));
+        return -1;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(err, errlen, "cannot start the strobe daemon: fork failed");
+        return -1;
+    }
+    return 0;
+}
+
+int client_connect(bool autostart, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (strobe_path(STROBE_SOCK, path, sizeof path, err, errlen) != 0)
+        return -1;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof sa.sun_path) {
+        snprintf(err, errlen,
+                 "socket path %s is longer than %zu bytes; set a shorter STROBE_HOME",
+                 path, sizeof sa.sun_path - 1);
+        return -1;
+    }
+    strcpy(sa.sun_path, path);
+
+    int fd = try_connect(&sa);
+    if (fd >= 0)
+        return fd;
+    if (!nobody_listens(errno) || !autostart) {
+        snprintf(err, errlen, "cannot connect to the strobe daemon at %s: %s%s", path,
+                 strerror(errno),
+                 nobody_listens(errno) ? " (is it running? `strobe daemon` starts it)"
+                                       : "");
+        return -1;
+    }
+
+    char bin[PATH_MAX];
+    strobe_sibling_binary("strobe", bin, sizeof bin);
+    if (start_daemon(bin, err, errlen) != 0)
+        return -1;
+
+    /* Wait for the new daemon to listen: short back-off, bounded total time. */
+    int64_t deadline = now_ms() + CLIENT_START_TIMEOUT_MS;
+    int delay_ms = 5;
+    int last = 0;
+    for (;;) {
+        fd = try_connect(&sa);
+        if (fd >= 0)
+            return fd;
+        last = errno;
+        if (!nobody_listens(last) || now_ms() >= deadline)
+            break;
+        poll(NULL, 0, delay_ms);
+        if (delay_ms < 200)
+            delay_ms *= 2;
+    }
+    char home[PATH_MAX];
+    char ignored[64];
+    if (strobe_home(home, sizeof home, ignored, sizeof ignored) != 0)
+        snprintf(home, sizeof home, "$STROBE_HOME");
+    snprintf(err, errlen,
+             "started '%s daemon' but it did not accept connections on %s within %d s "
+             "(%s); look at %s/daemon.log",
+             bin, path, CLIENT_START_TIMEOUT_MS / 1000, strerror(last), home);
+    return -1;
+}
+
+/* ---- line reader ------------------------------------------------------------ */
+
+/* Smallest free space worth a read(). */
+#define LR_MIN_READ 65536
+
+void lr_init(struct line_reader *r, int fd, size_t max)
+{
+    *r = (struct line_reader){ .fd = fd, .max = max };
+}
+
+void lr_free(struct line_reader *r)
+{
+    free(r->buf);
+    r->buf = NULL;
+    r->cap = r->start = r->len = r->scanned = 0;
+}
+
+ssize_t lr_fill(struct line_reader *r)
+{
+    if (r->start > 0) {
+        memmove(r->buf, r->buf + r->start, r->len - r->start);
+        r->len -= r->start;
+        r->start = 0;
+    }
+    /* Keep one byte for the NUL that lr_next() puts after a line. */
+    if (r->cap - r->len < LR_MIN_READ + 1) {
+        size_t cap = r->cap ? r->cap * 2 : 2 * LR_MIN_READ;
+        while (cap - r->len < LR_MIN_READ + 1)
+            cap *= 2;
+        char *nb = realloc(r->buf, cap);
+        if (!nb) {
+            errno = ENOMEM;
+            return -1;
+        }
+        r->buf = nb;
+        r->cap = cap;
+    }
+    ssize_t n;
+    do
+        n = read(r->fd, r->buf + r->len, r->cap - r->len - 1);
+    while (n < 0 && errno == EINTR);
+    if (n == 0)
+        r->eof = true;
+    if (n > 0)
+        r->len += (size_t)n;
+    return n;
+}
+
+enum lr_status lr_next(struct line_reader *r, char **line, size_t *len)
+{
+    if (r->skipping) {
+        char *nl = r->len > r->start ? memchr(r->buf + r->start, '\n', r->len - r->start)
+                                     : NULL;
+        if (!nl) {
+            r->start = r->len = r->scanned = 0;
+            return r->eof ? LR_EOF : LR_AGAIN;
+        }
+        r->start = (size_t)(nl - r->buf) + 1;
+        r->skipping = false;
+    }
+    size_t avail = r->len - r->start;
+    char *from = r->buf + r->start + r->scanned;
+    char *nl = avail > r->scanned ? memchr(from, '\n', avail - r->scanned) : NULL;
+    if (nl) {
+        char *s = r->buf + r->start;
+        size_t n = (size_t)(nl - s);
+        r->start += n + 1;
+        r->scanned = 0;
+        if (n > r->max)
+            return LR_TOO_LONG;
+        *nl = '\0';
+        *line = s;
+        *len = n;
+        return LR_LINE;
+    }
+    r->scanned = avail;
+    if (avail > r->max) {
+        /* Drop what we have and the rest of the line as it arrives. */
+        r->skipping = !r->eof;
+        r->start = r->len = r->scanned = 0;
+        return LR_TOO_LONG;
+    }
+    if (!r->eof)
+        return LR_AGAIN;
+    if (avail == 0)
+        return LR_EOF;
+    /* Last line without a newline: lr_fill() left room for the NUL. */
+    *line = r->buf + r->start;
+    *len = avail;
+    r->buf[r->len] = '\0';
+    r->start = r->len;
+    r->scanned = 0;
+    return LR_LINE;
+}
+
+enum lr_status lr_read_line(struct line_reader *r, char **line, size_t *len)
+{
+    for (;;) {
+        enum lr_status st = lr_next(r, line, len);
+        if (st != LR_AGAIN)
+            return st;
+        if (lr_fill(r) < 0)
+            return LR_ERROR;
+    }
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+                poll(&pfd, 1, -1);
+                continue;
+            }
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int write_line(int fd, const char *s, size_t len)
+{
+    char *b = malloc(len + 1);
+    if (!b) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(b, s, len);
+    b[len] = '\n';
+    int rc = write_all(fd, b, len + 1);
+    int e = errno;
+    free(b);
+    errno = e;
+    return rc;
+}
+
+/* ---- JSON-RPC ----------------------------------------------------------------- */
+
+void rpc_init(struct rpc_client *c, int fd)
+{
+    c->fd = fd;
+    c->next_id = 1;
+    lr_init(&c->rd, fd, CLIENT_MAX_RESPONSE_LINE);
+}
+
+void rpc_close(struct rpc_client *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    lr_free(&c->rd);
+}
+
+/* Serializes msg (consumed) as one line on c's socket. */
+static int send_message(struct rpc_client *c, cJSON *msg)
+{
+    char *text = cJSON_PrintUnformatted(msg);
+    cJSON_Delete(msg);
+    if (!text) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int rc = write_line(c->fd, text, strlen(text));
+    int e = errno;
+    free(text);
+    errno = e;
+    return rc;
+}
+
+static cJSON *new_message(const char *method, cJSON *params)
+{
+    cJSON *msg = cJSON_CreateObject();
+    cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
+    cJSON_AddStringToObject(msg, "method", method);
+    if (params)
+        cJSON_AddItemToObject(msg, "params", params);
+    return msg;
+}
+
+int rpc_notify(struct rpc_client *c, const char *method, cJSON *params)
+{
+    return send_message(c, new_message(method, params));
+}
+
+cJSON *rpc_request(struct rpc_client *c, const char *method, cJSON *params,
+                   char *err, size_t errlen)
+{
+    int id = c->next_id++;
+    cJSON *msg = new_message(method, params);
+    cJSON_AddNumberToObject(msg, "id", id);
+    if (send_message(c, msg) != 0) {
+        snprintf(err, errlen, "cannot send %s to the strobe daemon: %s", method,
+                 strerror(errno));
+        return NULL;
+    }
+    for (;;) {
+        char *line;
+        size_t len;
+        enum lr_status st = lr_read_line(&c->rd, &line, &len);
+        if (st != LR_LINE) {
+            if (st == LR_TOO_LONG)
+                snprintf(err, errlen, "the strobe daemon's answer to %s is over %d MiB",
+                         method, CLIENT_MAX_RESPONSE_LINE >> 20);
+            else if (st == LR_ERROR)
+                snprintf(err, errlen, "reading from the strobe daemon failed: %s",
+                         strerror(errno));
+            else
+                snprintf(err, errlen,
+                         "the strobe daemon closed the connection before answering %s",
+                         method);
+            return NULL;
+        }
+        cJSON *resp = cJSON_ParseWithLength(line, len);
+        const cJSON *rid = cJSON_GetObjectItemCaseSensitive(resp, "id");
+        if (cJSON_IsNumber(rid) && rid->valuedouble == id &&
+            !cJSON_HasObjectItem(resp, "method"))
+            return resp;
+        cJSON_Delete(resp); /* a notification, or not ours */
+    }
+}

@@ -1,0 +1,516 @@
+/*
+ * ctl_args.c - strobectl's argument parser: argv to a tools/call name and its JSON
+ * arguments, following docs/PROTOCOL.md's request fields. See ctl_args.h.
+ */
+#define _GNU_SOURCE
+#include "cli/ctl_args.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define U_LAUNCH "strobectl launch [--cwd DIR] [--project-root DIR] [--env K=V]... " \
+                 "PROGRAM [--] [ARGS...]"
+#define U_QUERY  "strobectl query SESSION [--type T] [--function S] " \
+                 "[--function-equals N] [--function-regex RE] [--file S] [--pid N] " \
+                 "[--thread S] [--since T] [--until T] [--min-duration NS] " \
+                 "[--limit N] [--offset N] [--after ID] [--verbose]"
+#define U_SESSIONS "strobectl sessions"
+#define U_STATUS "strobectl status SESSION"
+#define U_STOP   "strobectl stop SESSION [--retain]"
+#define U_DELETE "strobectl delete SESSION"
+#define U_TRACE  "strobectl trace [SESSION] [--add PATTERN]... [--remove PATTERN]... " \
+                 "[--project-root DIR]"
+#define U_TOOLS  "strobectl tools"
+#define U_CALL   "strobectl call TOOL [JSON-ARGUMENTS]"
+#define U_ANY    "strobectl [--json] COMMAND [ARGS...]; see strobectl --help"
+
+const char ctl_help[] =
+    "usage: strobectl [--json] COMMAND [ARGS...]\n"
+    "\n"
+    "Talks to the strobe daemon (started if needed) over $STROBE_HOME/strobe.sock.\n"
+    "\n"
+    "commands:\n"
+    "  " U_LAUNCH "\n"
+    "      start PROGRAM under strobe; prints the session id and pid\n"
+    "  strobectl query SESSION [OPTIONS]\n"
+    "      print the session's events (output, function calls, exits); OPTIONS:\n"
+    "      --type T, --function SUBSTR, --function-equals NAME, --function-regex RE,\n"
+    "      --file SUBSTR, --pid N, --thread SUBSTR, --since T, --until T (ns since\n"
+    "      the session started, or relative: -5s, -500ms, -1m), --min-duration NS,\n"
+    "      --limit N (default 50, max 500), --offset N, --after EVENT-ID, --verbose\n"
+    "  " U_SESSIONS "\n"
+    "      list every stored session\n"
+    "  " U_STATUS "\n"
+    "  " U_STOP "\n"
+    "      kill the target if it runs; delete its data unless --retain\n"
+    "  " U_DELETE "\n"
+    "  " U_TRACE "\n"
+    "      add or remove trace patterns (pending for the next launch without SESSION)\n"
+    "  " U_TOOLS "\n"
+    "      list the daemon's MCP tools\n"
+    "  " U_CALL "\n"
+    "      call a tool with raw JSON arguments and print the result JSON\n"
+    "\n"
+    "options:\n"
+    "  --json      print the tool's structured result as JSON\n"
+    "  --help      this text\n"
+    "  --version   print the version\n"
+    "\n"
+    "exit status: 0 ok, 1 the tool or the daemon reported an error,\n"
+    "2 the daemon cannot be reached, 64 usage error.\n";
+
+static int usage_error(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* path made absolute against cwd (a leading "./" is dropped). */
+static char *absolute(const char *cwd, const char *path)
+{
+    if (path[0] == '/')
+        return strdup(path);
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
+    char *out;
+    if (asprintf(&out, "%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", path) < 0)
+        return NULL;
+    return out;
+}
+
+static int add_absolute(cJSON *obj, const char *key, const char *cwd, const char *path)
+{
+    char *abs = absolute(cwd, path);
+    if (!abs)
+        return -1;
+    cJSON_AddStringToObject(obj, key, abs);
+    free(abs);
+    return 0;
+}
+
+/* A whole number in [min, max]. */
+static int parse_int(const char *opt, const char *s, long long min, long long max,
+                     long long *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno == ERANGE)
+        return usage_error(err, errlen, "%s needs a whole number, not '%s'", opt, s);
+    if (v < min || v > max)
+        return usage_error(err, errlen, "%s must be between %lld and %lld, not %s",
+                           opt, min, max, s);
+    *out = v;
+    return 0;
+}
+
+/* --since/--until: an integer is absolute nanoseconds, anything else ("-5s") is a
+ * relative time the daemon parses. */
+static cJSON *time_value(const char *s)
+{
+    const char *d = s + (*s == '-');
+    if (*d && strspn(d, "0123456789") == strlen(d))
+        return cJSON_CreateNumber((double)strtoll(s, NULL, 10));
+    return cJSON_CreateString(s);
+}
+
+/* Sets obj.outer.inner = s, creating obj.outer. */
+static void add_nested(cJSON *obj, const char *outer, const char *inner, const char *s)
+{
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, outer);
+    if (!o)
+        o = cJSON_AddObjectToObject(obj, outer);
+    cJSON_DeleteItemFromObjectCaseSensitive(o, inner);
+    cJSON_AddStringToObject(o, inner, s);
+}
+
+static void append_string(cJSON *obj, const char *key, const char *s)
+{
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!a)
+        a = cJSON_AddArrayToObject(obj, key);
+    cJSON_AddItemToArray(a, cJSON_CreateString(s));
+}
+
+/* A cursor over one command's arguments; see walk(). */
+struct walker {
+    int argc;
+    char **argv;
+    int i;          /* next argument */
+    bool *json;
+    char *err;
+    size_t errlen;
+};
+
+enum opt_kind { FLAG, VALUE };
+struct opt_def {
+    const char *name;
+    enum opt_kind kind;
+};
+
+/* Next item of the command line. Options are `--name VALUE`, `--name=VALUE` or a
+ * flag, from opts (ended by a NULL name); --json is taken here wherever it is, and
+ * `--` makes the rest positional. Returns 1 with name and value set for an option
+ * (value NULL for a flag), 2 with value set for a positional, 0 at the end, -1 on a
+ * usage error. */
+static int walk(struct walker *w, const struct opt_def *opts, bool *after_dashdash,
+                const char **name, const char **value)
+{
+    while (w->i < w->argc) {
+        const char *a = w->argv[w->i++];
+        if (*after_dashdash || a[0] != '-' || a[1] == '\0') {
+            *value = a;
+            return 2;
+        }
+        if (strcmp(a, "--") == 0) {
+            *after_dashdash = true;
+            continue;
+        }
+        if (strcmp(a, "--json") == 0) {
+            *w->json = true;
+            continue;
+        }
+        const char *eq = strchr(a, '=');
+        size_t n = eq ? (size_t)(eq - a) : strlen(a);
+        const struct opt_def *d = opts;
+        while (d->name && (strlen(d->name) != n || strncmp(d->name, a, n) != 0))
+            d++;
+        if (!d->name)
+            return usage_error(w->err, w->errlen, "unknown option %.*s", (int)n, a);
+        *name = d->name;
+        if (d->kind == FLAG) {
+            if (eq)
+                return usage_error(w->err, w->errlen, "%s takes no value", d->name);
+            *value = NULL;
+        } else if (eq) {
+            *value = eq + 1;
+        } else if (w->i < w->argc) {
+            *value = w->argv[w->i++];
+        } else {
+            return usage_error(w->err, w->errlen, "%s needs a value", d->name);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static int parse_launch(struct walker *w, const char *cwd, cJSON *args)
+{
+    static const struct opt_def opts[] = {
+        { "--cwd", VALUE }, { "--project-root", VALUE }, { "--env", VALUE }, { 0 },
+    };
+    bool dd = false;
+    bool have_root = false;
+    const char *name, *value;
+    int k;
+    while ((k = walk(w, opts, &dd, &name, &value)) == 1) {
+        if (strcmp(name, "--env") == 0) {
+            const char *eq = strchr(value, '=');
+            if (!eq || eq == value)
+                return usage_error(w->err, w->errlen, "--env needs KEY=VALUE, not '%s'",
+                                   value);
+            cJSON *env = cJSON_GetObjectItemCaseSensitive(args, "env");
+            if (!env)
+                env = cJSON_AddObjectToObject(args, "env");
+            char *key = strndup(value, (size_t)(eq - value));
+            if (!key)
+                return usage_error(w->err, w->errlen, "out of memory");
+            cJSON_DeleteItemFromObjectCaseSensitive(env, key);
+            cJSON_AddStringToObject(env, key, eq + 1);
+            free(key);
+        } else {
+            const char *key = strcmp(name, "--cwd") == 0 ? "cwd" : "projectRoot";
+            have_root |= key[0] == 'p';
+            cJSON_DeleteItemFromObjectCaseSensitive(args, key);
+            if (add_absolute(args, key, cwd, value) != 0)
+                return usage_error(w->err, w->errlen, "out of memory");
+        }
+    }
+    if (k < 0)
+        return -1;
+    if (k == 0)
+        return usage_error(w->err, w->errlen, "launch needs a PROGRAM");
+    /* A PROGRAM with a '/' is a path: make it absolute here, where "relative" means
+     * something; a bare name is left to the daemon's PATH search. */
+    if (strchr(value, '/')) {
+        if (add_absolute(args, "command", cwd, value) != 0)
+            return usage_error(w->err, w->errlen, "out of memory");
+    } else {
+        cJSON_AddStringToObject(args, "command", value);
+    }
+    if (!have_root)
+        cJSON_AddStringToObject(args, "projectRoot", cwd);
+    /* Everything after PROGRAM belongs to it; a "--" right after it separates. */
+    if (w->i < w->argc && strcmp(w->argv[w->i], "--") == 0)
+        w->i++;
+    cJSON *argv = cJSON_AddArrayToObject(args, "args");
+    for (; w->i < w->argc; w->i++)
+        cJSON_AddItemToArray(argv, cJSON_CreateString(w->argv[w->i]));
+    return 0;
+}
+
+static int parse_query(struct walker *w, cJSON *args)
+{
+    static const struct opt_def opts[] = {
+        { "--type", VALUE },   { "--function", VALUE }, { "--function-equals", VALUE },
+        { "--function-regex", VALUE }, { "--file", VALUE }, { "--pid", VALUE },
+        { "--thread", VALUE }, { "--since", VALUE },    { "--until", VALUE },
+        { "--min-duration", VALUE }, { "--limit", VALUE }, { "--offset", VALUE },
+        { "--after", VALUE },  { "--verbose", FLAG },   { 0 },
+    };
+    bool dd = false;
+    const char *sid = NULL, *name, *value;
+    int k;
+    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+        if (k < 0)
+            return -1;
+        if (k == 2) {
+            if (sid)
+                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+            sid = value;
+            continue;
+        }
+        long long n = 0;
+        if (strcmp(name, "--type") == 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(args, "eventType");
+            cJSON_AddStringToObject(args, "eventType", value);
+        } else if (strcmp(name, "--function") == 0) {
+            add_nested(args, "function", "contains", value);
+        } else if (strcmp(name, "--function-equals") == 0) {
+            add_nested(args, "function", "equals", value);
+        } else if (strcmp(name, "--function-regex") == 0) {
+            add_nested(args, "function", "matches", value);
+        } else if (strcmp(name, "--file") == 0) {
+            add_nested(args, "sourceFile", "contains", value);
+        } else if (strcmp(name, "--thread") == 0) {
+            add_nested(args, "threadName", "contains", value);
+        } else if (strcmp(name, "--since") == 0 || strcmp(name, "--until") == 0) {
+            const char *key = name[2] == 's' ? "timeFrom" : "timeTo";
+            cJSON_DeleteItemFromObjectCaseSensitive(args, key);
+            cJSON_AddItemToObject(args, key, time_value(value));
+        } else if (strcmp(name, "--after") == 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(args, "afterEventId");
+            cJSON_AddStringToObject(args, "afterEventId", value);
+        } else if (strcmp(name, "--verbose") == 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(args, "verbose");
+            cJSON_AddTrueToObject(args, "verbose");
+        } else {
+            /* The numeric ones: --pid, --min-duration, --limit, --offset. The daemon
+             * checks the ranges of the protocol; here only what a number can be. */
+            static const struct { const char *opt, *key; long long min, max; } nums[] = {
+                { "--pid", "pid", 1, 2147483647LL },
+                { "--min-duration", "minDurationNs", 0, 9007199254740992LL },
+                { "--limit", "limit", 1, 2147483647LL },
+                { "--offset", "offset", 0, 2147483647LL },
+            };
+            size_t j = 0;
+            while (strcmp(nums[j].opt, name) != 0)
+                j++;
+            if (parse_int(name, value, nums[j].min, nums[j].max, &n, w->err,
+                          w->errlen) != 0)
+                return -1;
+            cJSON_DeleteItemFromObjectCaseSensitive(args, nums[j].key);
+            cJSON_AddNumberToObject(args, nums[j].key, (double)n);
+        }
+    }
+    if (!sid)
+        return usage_error(w->err, w->errlen, "query needs a SESSION id");
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    return 0;
+}
+
+/* status, stop, delete: debug_session with one SESSION (and stop's --retain). */
+static int parse_session(struct walker *w, const char *action, cJSON *args)
+{
+    static const struct opt_def stop_opts[] = { { "--retain", FLAG }, { 0 } };
+    static const struct opt_def no_opts[] = { { 0 } };
+    bool stop = strcmp(action, "stop") == 0;
+    bool dd = false;
+    const char *sid = NULL, *name, *value;
+    int k;
+    cJSON_AddStringToObject(args, "action", action);
+    while ((k = walk(w, stop ? stop_opts : no_opts, &dd, &name, &value)) != 0) {
+        if (k < 0)
+            return -1;
+        if (k == 2) {
+            if (sid)
+                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+            sid = value;
+        } else if (!cJSON_HasObjectItem(args, "retain")) {
+            cJSON_AddTrueToObject(args, "retain");
+        }
+    }
+    if (!sid)
+        return usage_error(w->err, w->errlen, "%s needs a SESSION id", action);
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    return 0;
+}
+
+static int parse_trace(struct walker *w, const char *cwd, cJSON *args)
+{
+    static const struct opt_def opts[] = {
+        { "--add", VALUE }, { "--remove", VALUE }, { "--project-root", VALUE }, { 0 },
+    };
+    bool dd = false;
+    const char *sid = NULL, *name, *value;
+    int k;
+    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+        if (k < 0)
+            return -1;
+        if (k == 2) {
+            if (sid)
+                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+            sid = value;
+        } else if (strcmp(name, "--project-root") == 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(args, "projectRoot");
+            if (add_absolute(args, "projectRoot", cwd, value) != 0)
+                return usage_error(w->err, w->errlen, "out of memory");
+        } else {
+            append_string(args, name[2] == 'a' ? "add" : "remove", value);
+        }
+    }
+    if (sid)
+        cJSON_AddStringToObject(args, "sessionId", sid);
+    return 0;
+}
+
+/* sessions, tools: no arguments at all. */
+static int parse_none(struct walker *w, const char *cmd)
+{
+    static const struct opt_def no_opts[] = { { 0 } };
+    bool dd = false;
+    const char *name, *value;
+    int k = walk(w, no_opts, &dd, &name, &value);
+    if (k == 2)
+        return usage_error(w->err, w->errlen, "%s takes no arguments, not '%s'", cmd,
+                           value);
+    return k < 0 ? -1 : 0;
+}
+
+static int parse_call(struct walker *w, struct ctl_cmd *out)
+{
+    static const struct opt_def no_opts[] = { { 0 } };
+    bool dd = false;
+    const char *pos[3] = { 0 }, *name, *value;
+    int n = 0, k;
+    while ((k = walk(w, no_opts, &dd, &name, &value)) != 0) {
+        if (k < 0)
+            return -1;
+        if (n == 2)
+            return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+        pos[n++] = value;
+    }
+    if (n == 0)
+        return usage_error(w->err, w->errlen, "call needs a TOOL name");
+    out->tool = pos[0];
+    if (pos[1]) {
+        cJSON *a = cJSON_Parse(pos[1]);
+        if (!cJSON_IsObject(a)) {
+            cJSON_Delete(a);
+            return usage_error(w->err, w->errlen,
+                               "the arguments of call must be a JSON object, not '%s'",
+                               pos[1]);
+        }
+        cJSON_Delete(out->args);
+        out->args = a;
+    }
+    return 0;
+}
+
+int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char *err,
+              size_t errlen)
+{
+    *out = (struct ctl_cmd){ .kind = CTL_HELP, .usage = U_ANY };
+    int i = 1;
+    /* Global options before the command. */
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            out->json = true;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            out->kind = CTL_HELP;
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            out->kind = CTL_VERSION;
+            return 0;
+        } else {
+            return usage_error(err, errlen, "unknown option %s", argv[i]);
+        }
+    }
+    if (i == argc)
+        return usage_error(err, errlen, "no command given");
+
+    static const struct { const char *name; enum ctl_kind kind; const char *tool, *usage; }
+    cmds[] = {
+        { "launch", CTL_LAUNCH, "debug_launch", U_LAUNCH },
+        { "query", CTL_QUERY, "debug_query", U_QUERY },
+        { "sessions", CTL_SESSIONS, "debug_session", U_SESSIONS },
+        { "status", CTL_STATUS, "debug_session", U_STATUS },
+        { "stop", CTL_STOP, "debug_session", U_STOP },
+        { "delete", CTL_DELETE, "debug_session", U_DELETE },
+        { "trace", CTL_TRACE, "debug_trace", U_TRACE },
+        { "tools", CTL_TOOLS, NULL, U_TOOLS },
+        { "call", CTL_CALL, NULL, U_CALL },
+        { "help", CTL_HELP, NULL, U_ANY },
+    };
+    const char *cmd = argv[i++];
+    size_t c = 0;
+    while (c < sizeof cmds / sizeof cmds[0] && strcmp(cmds[c].name, cmd) != 0)
+        c++;
+    if (c == sizeof cmds / sizeof cmds[0])
+        return usage_error(err, errlen, "unknown command '%s'", cmd);
+    out->kind = cmds[c].kind;
+    out->usage = cmds[c].usage;
+    if (out->kind == CTL_HELP)
+        return 0;
+    out->tool = cmds[c].tool;
+    out->args = cJSON_CreateObject();
+
+    struct walker w = { argc, argv, i, &out->json, err, errlen };
+    int rc;
+    switch (out->kind) {
+    case CTL_LAUNCH:
+        rc = parse_launch(&w, cwd, out->args);
+        break;
+    case CTL_QUERY:
+        rc = parse_query(&w, out->args);
+        break;
+    case CTL_SESSIONS:
+        cJSON_AddStringToObject(out->args, "action", "list");
+        rc = parse_none(&w, cmd);
+        break;
+    case CTL_STATUS:
+    case CTL_STOP:
+    case CTL_DELETE:
+        rc = parse_session(&w, cmd, out->args);
+        break;
+    case CTL_TRACE:
+        rc = parse_trace(&w, cwd, out->args);
+        break;
+    case CTL_TOOLS:
+        cJSON_Delete(out->args);
+        out->args = NULL;
+        rc = parse_none(&w, cmd);
+        break;
+    default: /* CTL_CALL */
+        rc = parse_call(&w, out);
+        break;
+    }
+    if (rc != 0) {
+        cJSON_Delete(out->args);
+        out->args = NULL;
+        out->tool = NULL;
+    }
+    return rc;
+}
+
+void ctl_cmd_free(struct ctl_cmd *c)
+{
+    cJSON_Delete(c->args);
+    c->args = NULL;
+}

@@ -1,0 +1,51 @@
+/*
+ * ctl_args.h - strobectl's command line: turns argv into the MCP call to make (a
+ * tool name and its arguments as JSON), with no I/O, so that it can be unit-tested.
+ * The commands and flags are documented in man/strobectl.1.
+ */
+#ifndef STROBE_CTL_ARGS_H
+#define STROBE_CTL_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+enum ctl_kind {
+    CTL_HELP,     /* --help: print ctl_help */
+    CTL_VERSION,  /* --version */
+    CTL_TOOLS,    /* tools/list */
+    CTL_CALL,     /* raw tools/call */
+    CTL_LAUNCH,   /* debug_launch */
+    CTL_QUERY,    /* debug_query */
+    CTL_SESSIONS, /* debug_session list */
+    CTL_STATUS,   /* debug_session status */
+    CTL_STOP,     /* debug_session stop */
+    CTL_DELETE,   /* debug_session delete */
+    CTL_TRACE,    /* debug_trace */
+};
+
+struct ctl_cmd {
+    enum ctl_kind kind;
+    bool json;        /* --json: print the structured result instead of text */
+    const char *tool; /* the tools/call name (points into argv or a literal); NULL
+                         for help, version and tools */
+    cJSON *args;      /* the tools/call arguments (an object), owned; NULL when
+                         there is no tools/call */
+    const char *usage; /* one-line synopsis of the command, for usage errors */
+};
+
+/* Full help text for --help. */
+extern const char ctl_help[];
+
+/* Parses argv (argv[0] is the program name). cwd is the directory relative paths
+ * (launch's PROGRAM with a '/', --cwd, --project-root) are made absolute against;
+ * it is also launch's default project root. Returns 0 with *out filled (free it
+ * with ctl_cmd_free), or -1 on a usage error with a sentence in err and
+ * out->usage set; out then owns nothing. */
+int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char *err,
+              size_t errlen);
+
+void ctl_cmd_free(struct ctl_cmd *c);
+
+#endif

@@ -1,0 +1,462 @@
+/*
+ * strobectl.c - the command-line client: one MCP exchange with the daemon per run
+ * (initialize, notifications/initialized, one tools/call or tools/list) and the
+ * human-readable rendering of the answer. Argument parsing lives in ctl_args.c,
+ * the connection in client.c. Exit status: 0 ok, 1 tool or JSON-RPC error, 2 the
+ * daemon cannot be reached, 64 usage error.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/client.h"
+#include "cli/ctl_args.h"
+
+#ifndef STROBE_VERSION
+#define STROBE_VERSION "0.1.0"
+#endif
+
+enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_USAGE = 64 };
+
+/* ---- small accessors -------------------------------------------------------------- */
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = get(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool has_num(const cJSON *o, const char *key)
+{
+    return cJSON_IsNumber(get(o, key));
+}
+
+static long long num(const cJSON *o, const char *key)
+{
+    const cJSON *v = get(o, key);
+    return cJSON_IsNumber(v) ? (long long)v->valuedouble : 0;
+}
+
+static void print_json(const cJSON *v)
+{
+    char *s = cJSON_Print(v);
+    if (s)
+        puts(s);
+    free(s);
+}
+
+/* "2026-02-05 14:32:07" from a Unix time in ms (seconds are accepted too). */
+static void format_time(double t, char *out, size_t outlen)
+{
+    if (t <= 0) {
+        snprintf(out, outlen, "-");
+        return;
+    }
+    time_t secs = (time_t)(t > 1e11 ? t / 1000 : t);
+    struct tm tm;
+    localtime_r(&secs, &tm);
+    strftime(out, outlen, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* A value as one line of text: scalars as themselves, arrays joined with ", ",
+ * objects as "k v, k v". Caller frees. */
+static char *scalar_text(const char *key, const cJSON *v)
+{
+    char *out = NULL;
+    if (cJSON_IsString(v))
+        return strdup(v->valuestring);
+    if (cJSON_IsBool(v))
+        return strdup(cJSON_IsTrue(v) ? "yes" : "no");
+    if (cJSON_IsNull(v))
+        return strdup("-");
+    if (cJSON_IsNumber(v)) {
+        char buf[64];
+        size_t klen = key ? strlen(key) : 0;
+        if (klen > 2 && strcmp(key + klen - 2, "At") == 0) /* startedAt, endedAt */
+            format_time(v->valuedouble, buf, sizeof buf);
+        else if (v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e18)
+            snprintf(buf, sizeof buf, "%lld", (long long)v->valuedouble);
+        else
+            snprintf(buf, sizeof buf, "%g", v->valuedouble);
+        return strdup(buf);
+    }
+    if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        if (!f)
+            return NULL;
+        const cJSON *c;
+        bool first = true;
+        cJSON_ArrayForEach(c, v)
+        {
+            char *t = (cJSON_IsArray(c) || cJSON_IsObject(c)) ? cJSON_PrintUnformatted(c)
+                                                              : scalar_text(NULL, c);
+            fprintf(f, "%s%s%s%s", first ? "" : ", ", c->string ? c->string : "",
+                    c->string ? " " : "", t ? t : "?");
+            free(t);
+            first = false;
+        }
+        if (first)
+            fputs("(none)", f);
+        fclose(f);
+        return out;
+    }
+    return strdup("?");
+}
+
+/* Every member as an aligned "key: value" line. */
+static void print_fields(const cJSON *o)
+{
+    int width = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, o)
+    {
+        int n = (int)strlen(c->string);
+        if (n > width)
+            width = n;
+    }
+    cJSON_ArrayForEach(c, o)
+    {
+        char *t = scalar_text(c->string, c);
+        printf("%s:%*s %s\n", c->string, width - (int)strlen(c->string), "", t ? t : "?");
+        free(t);
+    }
+}
+
+/* ---- per-command rendering ---------------------------------------------------------- */
+
+static void print_launch(const cJSON *r)
+{
+    printf("session %s pid %lld\n", str(r, "sessionId") ? str(r, "sessionId") : "?",
+           num(r, "pid"));
+    const cJSON *w;
+    cJSON_ArrayForEach(w, get(r, "warnings"))
+        if (cJSON_IsString(w))
+            printf("warning: %s\n", w->valuestring);
+    if (has_num(r, "pendingPatternsApplied"))
+        printf("pending patterns applied: %lld\n", num(r, "pendingPatternsApplied"));
+    if (str(r, "nextSteps"))
+        printf("%s\n", str(r, "nextSteps"));
+}
+
+static void print_event(const cJSON *e, bool verbose)
+{
+    const char *type = str(e, "eventType") ? str(e, "eventType") : "?";
+    const char *text = str(e, "text");
+    printf("[%10.3f ms] %-7s", (double)num(e, "timestampNs") / 1e6, type);
+    if (strncmp(type, "function_", 9) == 0 || (strcmp(type, "crash") == 0 && !text)) {
+        const char *fn = str(e, "function");
+        const char *file = str(e, "sourceFile");
+        printf(" %s", fn ? fn : "?");
+        if (file) {
+            const char *base = strrchr(file, '/');
+            printf(" (%s", verbose || !base ? file : base + 1);
+            if (num(e, "line") > 0)
+                printf(":%lld", num(e, "line"));
+            putchar(')');
+        }
+        if (has_num(e, "durationNs") && num(e, "durationNs") >= 0)
+            printf(" took %.3f ms", (double)num(e, "durationNs") / 1e6);
+        static const char *const extras[][2] = { { "arguments", "args=" },
+                                                 { "returnValue", "=> " } };
+        for (size_t i = 0; i < 2; i++) {
+            const cJSON *v = get(e, extras[i][0]);
+            if (!v || cJSON_IsNull(v))
+                continue;
+            char *s = cJSON_PrintUnformatted(v);
+            printf(" %s%s", extras[i][1], s ? s : "?");
+            free(s);
+        }
+    } else if (text) {
+        printf(" %s", text);
+    } else if (strcmp(type, "process_exit") == 0) {
+        if (str(e, "signal"))
+            printf(" killed by %s", str(e, "signal"));
+        else
+            printf(" exited with code %lld", num(e, "exitCode"));
+    } else if (get(e, "data")) {
+        char *s = cJSON_PrintUnformatted(get(e, "data"));
+        printf(" %s", s ? s : "?");
+        free(s);
+    }
+    if (verbose && has_num(e, "pid")) {
+        printf("  {pid %lld", num(e, "pid"));
+        if (str(e, "threadName"))
+            printf(", thread %s", str(e, "threadName"));
+        else if (has_num(e, "threadId"))
+            printf(", tid %lld", num(e, "threadId"));
+        putchar('}');
+    }
+    putchar('\n');
+}
+
+static void print_query(const cJSON *r, const cJSON *args)
+{
+    bool verbose = cJSON_IsTrue(get(args, "verbose"));
+    const cJSON *e;
+    long long n = 0;
+    cJSON_ArrayForEach(e, get(r, "events"))
+    {
+        print_event(e, verbose);
+        n++;
+    }
+    printf("%lld of %lld events", n, num(r, "totalCount"));
+    if (cJSON_IsTrue(get(r, "hasMore"))) {
+        if (get(args, "afterEventId"))
+            printf(" (more: --after %s)", str(r, "lastEventId") ? str(r, "lastEventId")
+                                                                 : "?");
+        else
+            printf(" (more: --offset %lld)", num(args, "offset") + n);
+    }
+    putchar('\n');
+    if (cJSON_IsString(get(r, "truncated")))
+        printf("%s\n", str(r, "truncated"));
+    if (get(r, "pids")) {
+        char *s = scalar_text(NULL, get(r, "pids"));
+        printf("pids: %s\n", s ? s : "?");
+        free(s);
+    }
+}
+
+static void print_sessions(const cJSON *r)
+{
+    const cJSON *list = get(r, "sessions");
+    int n = cJSON_GetArraySize(list);
+    if (n == 0) {
+        puts("no sessions");
+        return;
+    }
+    struct row { char status[64], pid[24], started[32]; const char *id, *bin; };
+    struct row *rows = calloc((size_t)n, sizeof *rows);
+    if (!rows)
+        return;
+    int w_id = 7, w_status = 6, w_pid = 3;
+    int i = 0;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, list)
+    {
+        struct row *rw = &rows[i++];
+        rw->id = str(s, "sessionId") ? str(s, "sessionId") : "?";
+        rw->bin = str(s, "binaryPath") ? str(s, "binaryPath") : "?";
+        const char *st = str(s, "status") ? str(s, "status") : "?";
+        if (str(s, "signal"))
+            snprintf(rw->status, sizeof rw->status, "%s(%s)", st, str(s, "signal"));
+        else if (has_num(s, "exitCode"))
+            snprintf(rw->status, sizeof rw->status, "%s(%lld)", st, num(s, "exitCode"));
+        else
+            snprintf(rw->status, sizeof rw->status, "%s", st);
+        if (cJSON_IsTrue(get(s, "retained")))
+            strncat(rw->status, ",retained", sizeof rw->status - strlen(rw->status) - 1);
+        snprintf(rw->pid, sizeof rw->pid, "%lld", num(s, "pid"));
+        const cJSON *t = get(s, "startedAt");
+        format_time(cJSON_IsNumber(t) ? t->valuedouble : 0, rw->started,
+                    sizeof rw->started);
+        if ((int)strlen(rw->id) > w_id)
+            w_id = (int)strlen(rw->id);
+        if ((int)strlen(rw->status) > w_status)
+            w_status = (int)strlen(rw->status);
+        if ((int)strlen(rw->pid) > w_pid)
+            w_pid = (int)strlen(rw->pid);
+    }
+    printf("%-*s  %-*s  %*s  %-19s  %s\n", w_id, "SESSION", w_status, "STATUS", w_pid,
+           "PID", "STARTED", "BINARY");
+    for (i = 0; i < n; i++)
+        printf("%-*s  %-*s  %*s  %-19s  %s\n", w_id, rows[i].id, w_status,
+               rows[i].status, w_pid, rows[i].pid, rows[i].started, rows[i].bin);
+    free(rows);
+}
+
+static void print_result(const struct ctl_cmd *cmd, const cJSON *r)
+{
+    switch (cmd->kind) {
+    case CTL_LAUNCH:
+        print_launch(r);
+        break;
+    case CTL_QUERY:
+        print_query(r, cmd->args);
+        break;
+    case CTL_SESSIONS:
+        print_sessions(r);
+        break;
+    case CTL_STOP:
+        printf("stopped %s: %lld events collected, data %s\n",
+               str(r, "sessionId") ? str(r, "sessionId") : "?", num(r, "eventsCollected"),
+               cJSON_IsTrue(get(r, "retained")) ? "retained" : "deleted");
+        break;
+    case CTL_DELETE:
+        printf("deleted %s\n", str(r, "sessionId") ? str(r, "sessionId") : "?");
+        break;
+    default: /* status, trace */
+        print_fields(r);
+        break;
+    }
+}
+
+/* ---- the exchange ------------------------------------------------------------------- */
+
+/* The structured result of a tools/call: structuredContent, else content[0].text
+ * parsed as JSON. *owned is set when the caller must delete it. */
+static const cJSON *structured(const cJSON *result, cJSON **owned)
+{
+    *owned = NULL;
+    const cJSON *sc = get(result, "structuredContent");
+    if (sc)
+        return sc;
+    const cJSON *first = cJSON_GetArrayItem(get(result, "content"), 0);
+    if (str(first, "text"))
+        *owned = cJSON_Parse(str(first, "text"));
+    return *owned;
+}
+
+/* Reports a tool error (isError) as "CODE: sentence". */
+static void report_tool_error(const cJSON *result, const cJSON *sc)
+{
+    const cJSON *e = get(sc, "error");
+    if (str(e, "code") && str(e, "message")) {
+        fprintf(stderr, "strobectl: %s: %s\n", str(e, "code"), str(e, "message"));
+        return;
+    }
+    const cJSON *first = cJSON_GetArrayItem(get(result, "content"), 0);
+    fprintf(stderr, "strobectl: %s\n",
+            str(first, "text") ? str(first, "text") : "the tool failed");
+}
+
+/* Sends method and returns its result, or NULL after reporting the failure with
+ * *status set. */
+static cJSON *call(struct rpc_client *c, const char *method, cJSON *params, int *status)
+{
+    char err[512];
+    cJSON *resp = rpc_request(c, method, params, err, sizeof err);
+    if (!resp) {
+        fprintf(stderr, "strobectl: %s\n", err);
+        *status = EXIT_UNREACHABLE;
+        return NULL;
+    }
+    const cJSON *e = get(resp, "error");
+    if (e) {
+        fprintf(stderr, "strobectl: error %lld: %s\n", num(e, "code"),
+                str(e, "message") ? str(e, "message") : "(no message)");
+        cJSON_Delete(resp);
+        *status = EXIT_TOOL_ERROR;
+        return NULL;
+    }
+    cJSON *result = cJSON_DetachItemFromObjectCaseSensitive(resp, "result");
+    cJSON_Delete(resp);
+    if (!result) {
+        fprintf(stderr, "strobectl: the daemon's answer to %s has no result\n", method);
+        *status = EXIT_TOOL_ERROR;
+    }
+    return result;
+}
+
+static int run(struct ctl_cmd *cmd)
+{
+    char err[1024];
+    int fd = client_connect(true, err, sizeof err);
+    if (fd < 0) {
+        fprintf(stderr, "strobectl: %s\n", err);
+        return EXIT_UNREACHABLE;
+    }
+    struct rpc_client c;
+    rpc_init(&c, fd);
+    int status = 0;
+
+    cJSON *init = cJSON_CreateObject();
+    cJSON_AddStringToObject(init, "protocolVersion", "2025-06-18");
+    cJSON_AddObjectToObject(init, "capabilities");
+    cJSON *info = cJSON_AddObjectToObject(init, "clientInfo");
+    cJSON_AddStringToObject(info, "name", "strobectl");
+    cJSON_AddStringToObject(info, "version", STROBE_VERSION);
+    cJSON *result = call(&c, "initialize", init, &status);
+    if (!result)
+        goto out;
+    cJSON_Delete(result);
+    if (rpc_notify(&c, "notifications/initialized", NULL) != 0) {
+        fprintf(stderr, "strobectl: lost the connection to the strobe daemon\n");
+        status = EXIT_UNREACHABLE;
+        goto out;
+    }
+
+    if (cmd->kind == CTL_TOOLS) {
+        result = call(&c, "tools/list", NULL, &status);
+        if (!result)
+            goto out;
+        if (cmd->json) {
+            print_json(result);
+        } else {
+            const cJSON *t;
+            cJSON_ArrayForEach(t, get(result, "tools"))
+                if (str(t, "name"))
+                    puts(str(t, "name"));
+        }
+        cJSON_Delete(result);
+        goto out;
+    }
+
+    cJSON *params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "name", cmd->tool);
+    cJSON_AddItemReferenceToObject(params, "arguments", cmd->args);
+    result = call(&c, "tools/call", params, &status);
+    if (!result)
+        goto out;
+    cJSON *owned;
+    const cJSON *sc = structured(result, &owned);
+    bool is_error = cJSON_IsTrue(get(result, "isError"));
+    if (cmd->kind == CTL_CALL)
+        print_json(result);
+    else if (cmd->json)
+        print_json(sc ? sc : result);
+    if (is_error) {
+        report_tool_error(result, sc);
+        status = EXIT_TOOL_ERROR;
+    } else if (cmd->kind != CTL_CALL && !cmd->json) {
+        if (sc)
+            print_result(cmd, sc);
+        else
+            print_json(result);
+    }
+    cJSON_Delete(owned);
+    cJSON_Delete(result);
+out:
+    rpc_close(&c);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    /* A daemon that goes away mid-write is reported, not a silent death. */
+    signal(SIGPIPE, SIG_IGN);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) {
+        perror("strobectl: cannot get the current directory");
+        return EXIT_TOOL_ERROR;
+    }
+    struct ctl_cmd cmd;
+    char err[1024];
+    if (ctl_parse(argc, argv, cwd, &cmd, err, sizeof err) != 0) {
+        fprintf(stderr, "strobectl: %s\nusage: %s\n", err, cmd.usage);
+        return EXIT_USAGE;
+    }
+    int status = 0;
+    if (cmd.kind == CTL_HELP)
+        fputs(ctl_help, stdout);
+    else if (cmd.kind == CTL_VERSION)
+        printf("strobectl %s\n", STROBE_VERSION);
+    else
+        status = run(&cmd);
+    ctl_cmd_free(&cmd);
+    return status;
+}

@@ -1,0 +1,287 @@
+/*
+ * daemon.c - daemon lifecycle and the accept loop. See daemon.h.
+ *
+ * The main thread polls the listening socket and a signalfd (SIGTERM, SIGINT,
+ * SIGHUP) with a one-second timeout that drives the idle check. SIGPIPE is ignored:
+ * a client that disconnects mid-answer costs a failed send, not the daemon.
+ */
+#include "core/daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/paths.h"
+#include "core/session.h"
+
+struct client {
+    pthread_t thread;
+    int fd;
+    _Atomic int done;
+    struct client *next;
+};
+
+static struct {
+    struct store *store;
+    connection_fn serve;
+    _Atomic int64_t last_activity_s;
+    pthread_mutex_t lock; /* guards clients */
+    struct client *clients;
+} d = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int64_t now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
+
+static void touch(void) { atomic_store(&d.last_activity_s, now_s()); }
+
+int daemon_default_idle_timeout(void)
+{
+    const char *v = getenv("STROBE_IDLE_TIMEOUT");
+    if (v && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (!*end && n > 0 && n <= INT_MAX)
+            return (int)n;
+    }
+    return 1800;
+}
+
+static void *client_main(void *arg)
+{
+    struct client *c = arg;
+    d.serve(c->fd, d.store, touch);
+    touch();
+    atomic_store(&c->done, 1);
+    return NULL;
+}
+
+/* Joins finished client threads. With all=true, first shuts every connection down
+ * so its thread returns. */
+static int reap_clients(bool all)
+{
+    pthread_mutex_lock(&d.lock);
+    int live = 0;
+    for (struct client **p = &d.clients; *p;) {
+        struct client *c = *p;
+        if (all && !atomic_load(&c->done))
+            shutdown(c->fd, SHUT_RDWR);
+        if (all || atomic_load(&c->done)) {
+            pthread_join(c->thread, NULL);
+            *p = c->next;
+            free(c);
+        } else {
+            live++;
+            p = &c->next;
+        }
+    }
+    pthread_mutex_unlock(&d.lock);
+    return live;
+}
+
+static void accept_client(int lfd)
+{
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid()) {
+        log_warn("refused a connection from uid %d (pid %d)", (int)cred.uid, (int)cred.pid);
+        close(fd);
+        return;
+    }
+    struct client *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        return;
+    }
+    c->fd = fd;
+    touch();
+    pthread_mutex_lock(&d.lock);
+    if (pthread_create(&c->thread, NULL, client_main, c) != 0) {
+        pthread_mutex_unlock(&d.lock);
+        log_error("cannot create a client thread");
+        close(fd);
+        free(c);
+        return;
+    }
+    c->next = d.clients;
+    d.clients = c;
+    pthread_mutex_unlock(&d.lock);
+}
+
+static int bind_socket(const char *path)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof addr.sun_path) {
+        log_error("socket path %s is too long (max %zu); set a shorter STROBE_HOME", path,
+                  sizeof addr.sun_path - 1);
+        return -1;
+    }
+    strcpy(addr.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    unlink(path); /* a stale socket: we hold the lock, so nobody serves it */
+    mode_t old = umask(0177);
+    int rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
+    umask(old);
+    if (rc != 0 || chmod(path, 0600) != 0 || listen(fd, 64) != 0) {
+        log_error("cannot listen on %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int write_pid(const char *path)
+{
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -1;
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
+    int rc = write(fd, buf, (size_t)n) == n ? 0 : -1;
+    close(fd);
+    return rc == 0 ? rename(tmp, path) : -1;
+}
+
+/* Holds the single-instance lock for the daemon's lifetime; -1 if another daemon
+ * has it. */
+static int take_lock(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int get_paths(char paths[][PATH_MAX])
+{
+    char err[512];
+    for (int f = STROBE_SOCK; f <= STROBE_SETTINGS; f++)
+        if (strobe_path(f, paths[f], PATH_MAX, err, sizeof err) != 0) {
+            fprintf(stderr, "strobe: %s\n", err);
+            return -1;
+        }
+    return 0;
+}
+
+static void serve_loop(int lfd, int sfd, int idle_timeout_s)
+{
+    for (;;) {
+        struct pollfd pfd[2] = {{.fd = lfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        int n = poll(pfd, 2, 1000);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (pfd[1].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof si) == sizeof si)
+                log_info("signal %d: shutting down", (int)si.ssi_signo);
+            break;
+        }
+        if (pfd[0].revents & POLLIN)
+            accept_client(lfd);
+        int clients = reap_clients(false);
+        if (clients == 0 && sessions_running() == 0 &&
+            now_s() - atomic_load(&d.last_activity_s) >= idle_timeout_s) {
+            log_info("idle for %d s with no client and no running session: exiting",
+                     idle_timeout_s);
+            break;
+        }
+    }
+}
+
+int daemon_run(int idle_timeout_s, connection_fn serve)
+{
+    char paths[STROBE_SETTINGS + 1][PATH_MAX];
+    if (get_paths(paths) != 0)
+        return 1;
+    int lock_fd = take_lock(paths[STROBE_LOCK]);
+    if (lock_fd < 0) {
+        fprintf(stderr, "strobe: another daemon already runs for %s (see strobe.pid); "
+                "nothing to do\n", paths[STROBE_LOCK]);
+        return 1;
+    }
+    if (log_open(paths[STROBE_LOG]) != 0)
+        fprintf(stderr, "strobe: cannot open %s: %s\n", paths[STROBE_LOG], strerror(errno));
+
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* before any thread: all inherit it */
+    signal(SIGPIPE, SIG_IGN);
+    int sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+
+    char *err = NULL;
+    d.store = store_open(paths[STROBE_DB], &err);
+    if (!d.store) {
+        log_error("cannot open the database %s: %s", paths[STROBE_DB], err ? err : "?");
+        fprintf(stderr, "strobe: cannot open the database %s: %s\n", paths[STROBE_DB],
+                err ? err : "?");
+        free(err);
+        close(lock_fd);
+        return 1;
+    }
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int orphans = store_session_close_orphans(d.store, (int64_t)wall.tv_sec * 1000 +
+                                                       wall.tv_nsec / 1000000);
+    if (orphans > 0)
+        log_info("marked %d session(s) of a previous daemon as stopped", orphans);
+    sessions_init(d.store, paths[STROBE_SETTINGS]);
+    d.serve = serve;
+    touch();
+
+    int lfd = bind_socket(paths[STROBE_SOCK]);
+    int status = 1;
+    if (lfd >= 0 && sfd >= 0 && write_pid(paths[STROBE_PID]) == 0) {
+        log_info("daemon %d listening on %s (idle timeout %d s)", (int)getpid(),
+                 paths[STROBE_SOCK], idle_timeout_s);
+        serve_loop(lfd, sfd, idle_timeout_s);
+        status = 0;
+    } else {
+        log_error("cannot start: socket or pid file");
+    }
+    if (lfd >= 0) {
+        close(lfd);
+        unlink(paths[STROBE_SOCK]);
+    }
+    reap_clients(true);
+    sessions_shutdown();
+    store_close(d.store);
+    unlink(paths[STROBE_PID]);
+    log_info("daemon %d stopped", (int)getpid());
+    log_close();
+    if (sfd >= 0)
+        close(sfd);
+    close(lock_fd);
+    return status;
+}

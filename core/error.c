@@ -1,0 +1,38 @@
+/*
+ * error.c - error codes and their names. See error.h.
+ */
+#include "core/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+const char *err_code_name(enum err_code code)
+{
+    switch (code) {
+    case ERR_NONE: return "OK";
+    case ERR_VALIDATION: return "VALIDATION_ERROR";
+    case ERR_COMMAND_NOT_FOUND: return "COMMAND_NOT_FOUND";
+    case ERR_COMMAND_NOT_EXECUTABLE: return "COMMAND_NOT_EXECUTABLE";
+    case ERR_SESSION_NOT_FOUND: return "SESSION_NOT_FOUND";
+    case ERR_SESSION_EXISTS: return "SESSION_EXISTS";
+    case ERR_ATTACH_FAILED: return "ATTACH_FAILED";
+    case ERR_PROCESS_EXITED: return "PROCESS_EXITED";
+    case ERR_INVALID_PATTERN: return "INVALID_PATTERN";
+    case ERR_NO_DEBUG_SYMBOLS: return "NO_DEBUG_SYMBOLS";
+    case ERR_NOT_IMPLEMENTED: return "NOT_IMPLEMENTED";
+    case ERR_INTERNAL: return "INTERNAL_ERROR";
+    }
+    return "INTERNAL_ERROR";
+}
+
+int err_set(struct strobe_error *e, enum err_code code, const char *fmt, ...)
+{
+    if (!e)
+        return -1;
+    e->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}

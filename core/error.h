@@ -1,0 +1,37 @@
+/*
+ * error.h - the error vocabulary the engine reports to its callers. Each code is
+ * shown to the agent as "CODE: sentence", where the sentence says what to do next.
+ */
+#ifndef STROBE_ERROR_H
+#define STROBE_ERROR_H
+
+#include <stddef.h>
+
+enum err_code {
+    ERR_NONE = 0,
+    ERR_VALIDATION,          /* VALIDATION_ERROR */
+    ERR_COMMAND_NOT_FOUND,
+    ERR_COMMAND_NOT_EXECUTABLE,
+    ERR_SESSION_NOT_FOUND,
+    ERR_SESSION_EXISTS,
+    ERR_ATTACH_FAILED,
+    ERR_PROCESS_EXITED,
+    ERR_INVALID_PATTERN,
+    ERR_NO_DEBUG_SYMBOLS,
+    ERR_NOT_IMPLEMENTED,
+    ERR_INTERNAL,
+};
+
+struct strobe_error {
+    enum err_code code;
+    char msg[512];
+};
+
+/* "VALIDATION_ERROR", "SESSION_NOT_FOUND", ... */
+const char *err_code_name(enum err_code code);
+
+/* Sets e (when not NULL) and returns -1, so callers can `return err_set(...)`. */
+int err_set(struct strobe_error *e, enum err_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * event.h - the event model shared by every producer (output capture, the tracer)
+ * and the store.
+ *
+ * An event is one row of the unified timeline. Producers fill a struct event whose
+ * string fields point at memory they own; ring_push() copies everything it needs, so
+ * a producer may reuse its buffers as soon as the push returns. Strings are UTF-8
+ * and NUL-terminated; NULL means "absent" (stored as SQL NULL). JSON-valued fields
+ * (arguments, return_value, data) hold serialized JSON text, never a parsed tree, so
+ * the engine never depends on a JSON library.
+ */
+#ifndef STROBE_EVENT_H
+#define STROBE_EVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum event_type {
+    EV_STDOUT = 1,
+    EV_STDERR = 2,
+    EV_FUNCTION_ENTER = 3,
+    EV_FUNCTION_EXIT = 4,
+    EV_CRASH = 5,
+    EV_PROCESS_EXIT = 6,
+    EV_VARIABLE_SNAPSHOT = 7,
+};
+#define EV_TYPE_MIN EV_STDOUT
+#define EV_TYPE_MAX EV_VARIABLE_SNAPSHOT
+
+/* True for the event types the per-session FIFO limit may evict. Output, crash and
+ * exit events are the black box of a session and are never evicted. */
+static inline bool event_type_evictable(int type)
+{
+    return type == EV_FUNCTION_ENTER || type == EV_FUNCTION_EXIT ||
+           type == EV_VARIABLE_SNAPSHOT;
+}
+
+/* "stdout", "function_enter", ... as in spec 003; NULL for an unknown value. */
+const char *event_type_name(int type);
+/* Inverse of event_type_name(); 0 when the name is unknown. */
+int event_type_parse(const char *name);
+
+struct event {
+    int64_t session_key;     /* store_session_create()'s key */
+    int type;                /* enum event_type */
+    int64_t ts_ns;           /* ns since the session started, CLOCK_MONOTONIC */
+    int32_t pid;
+    int32_t tid;
+    const char *thread_name;
+    /* Call hierarchy: the producer numbers events of a session; the store maps
+     * parent_seq to the parent's event id. 0 = none. */
+    int64_t seq;
+    int64_t parent_seq;
+    /* Location (function events, crash top frame). */
+    const char *function;     /* demangled */
+    const char *function_raw; /* linkage name */
+    const char *source_file;
+    int32_t line;
+    /* Payloads. */
+    const char *arguments;    /* JSON */
+    const char *return_value; /* JSON */
+    int64_t duration_ns;      /* -1 = absent */
+    const char *text;         /* output line, exit description */
+    const char *data;         /* JSON object: type-specific extras (exit code, crash) */
+    bool sampled;
+};
+
+/* A zeroed event with the "absent" markers set. */
+static inline struct event event_init(int64_t session_key, int type, int64_t ts_ns)
+{
+    struct event e = {0};
+    e.session_key = session_key;
+    e.type = type;
+    e.ts_ns = ts_ns;
+    e.duration_ns = -1;
+    return e;
+}
+
+#endif

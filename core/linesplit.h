@@ -1,0 +1,32 @@
+/*
+ * linesplit.h - turns a byte stream (a target's stdout or stderr) into text lines
+ * fit for the timeline: one line per '\n' (the newline dropped, a trailing '\r'
+ * too), a line longer than LINESPLIT_MAX cut into pieces, a partial line emitted
+ * when the caller decides it has waited long enough, and every byte that is not
+ * valid UTF-8 (or is NUL) written as the four characters "\xNN".
+ */
+#ifndef STROBE_LINESPLIT_H
+#define STROBE_LINESPLIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define LINESPLIT_MAX (64 * 1024)
+
+typedef void (*line_fn)(void *arg, const char *line, size_t len);
+
+struct linesplit {
+    char buf[LINESPLIT_MAX];
+    size_t len;
+};
+
+/* Feeds n bytes; calls emit for each complete line. */
+void linesplit_feed(struct linesplit *ls, const char *data, size_t n, line_fn emit, void *arg);
+/* Emits the pending partial line, if any. Returns whether it emitted. */
+bool linesplit_flush(struct linesplit *ls, line_fn emit, void *arg);
+
+/* Writes in[0..n) to out as valid UTF-8, escaping invalid bytes and NUL as "\xNN".
+ * out must hold 4*n+1 bytes; it is NUL-terminated. Returns the length written. */
+size_t utf8_sanitize(const char *in, size_t n, char *out);
+
+#endif

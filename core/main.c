@@ -1,0 +1,63 @@
+/*
+ * main.c - the strobe command: `strobe daemon`, `strobe mcp`, `strobe --version`.
+ * It is the only place where core/ meets mcp/: the daemon is handed the MCP
+ * connection handler, so the engine never depends on the protocol.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/daemon.h"
+#include "mcp/proxy.h"
+#include "mcp/server.h"
+
+#define STROBE_VERSION "0.1.0"
+
+static int usage(FILE *f, int status)
+{
+    fprintf(f,
+            "usage: strobe daemon [--idle-timeout SECONDS]\n"
+            "       strobe mcp\n"
+            "       strobe --version\n"
+            "\n"
+            "  daemon  run the per-user daemon in the foreground (normally started for you)\n"
+            "  mcp     MCP server on stdin/stdout; starts the daemon when needed\n"
+            "\n"
+            "State lives in $STROBE_HOME (default ~/.strobe). See strobe(1).\n");
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage(stderr, 64);
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("strobe %s\n", STROBE_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
+        return usage(stdout, 0);
+    if (strcmp(cmd, "mcp") == 0 && argc == 2)
+        return proxy_main();
+    if (strcmp(cmd, "daemon") == 0) {
+        int idle = daemon_default_idle_timeout();
+        for (int i = 2; i < argc; i++) {
+            const char *v = NULL;
+            if (strcmp(argv[i], "--idle-timeout") == 0 && i + 1 < argc)
+                v = argv[++i];
+            else if (strncmp(argv[i], "--idle-timeout=", 15) == 0)
+                v = argv[i] + 15;
+            char *end;
+            long n = v ? strtol(v, &end, 10) : 0;
+            if (!v || *end || n <= 0 || n > 86400 * 365) {
+                fprintf(stderr, "strobe: daemon: bad argument '%s'\n", argv[i]);
+                return usage(stderr, 64);
+            }
+            idle = (int)n;
+        }
+        return daemon_run(idle, mcp_serve);
+    }
+    fprintf(stderr, "strobe: unknown command '%s'\n", cmd);
+    return usage(stderr, 64);
+}

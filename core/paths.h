@@ -1,0 +1,33 @@
+/*
+ * paths.h - where Strobe keeps its state, and the checks that keep it private.
+ *
+ * The state directory is $STROBE_HOME, else ~/.strobe. It must be a real directory
+ * (not a symlink) owned by the current user; it is created 0700 and tightened to
+ * 0700 if it is more open. Every file Strobe creates lives in it.
+ */
+#ifndef STROBE_PATHS_H
+#define STROBE_PATHS_H
+
+#include <stddef.h>
+
+enum strobe_file {
+    STROBE_SOCK,     /* strobe.sock, the daemon's unix socket (0600) */
+    STROBE_PID,      /* strobe.pid */
+    STROBE_LOCK,     /* strobe.lock, flock()ed by the running daemon */
+    STROBE_DB,       /* strobe.db */
+    STROBE_LOG,      /* daemon.log */
+    STROBE_SETTINGS, /* settings.json, the user's global settings */
+};
+
+/* Resolves and secures the state directory, creating it if needed. Returns 0, or -1
+ * with a sentence in err (errlen bytes) saying what is wrong and what to do. */
+int strobe_home(char *out, size_t outlen, char *err, size_t errlen);
+
+/* Path of one of the files above. Returns 0, or -1 as strobe_home(). */
+int strobe_path(enum strobe_file f, char *out, size_t outlen, char *err, size_t errlen);
+
+/* The strobe binary that sits next to the running executable (strobectl starts the
+ * daemon with it), else "strobe" to be found on PATH. */
+void strobe_sibling_binary(const char *name, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * patterns.h - trace patterns (spec 003's table): syntax checks and the daemon's
+ * set of pending patterns, staged by debug_trace without a sessionId and applied
+ * by the next launch.
+ */
+#ifndef STROBE_PATTERNS_H
+#define STROBE_PATTERNS_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+
+#define PATTERN_MAX_LEN 512
+#define PATTERNS_MAX 256
+
+/* 0 if p is a well-formed pattern, else -1 with INVALID_PATTERN and the reason. */
+int pattern_check(const char *p, struct strobe_error *e);
+
+/* Pending set. add/remove ignore duplicates and absent entries. */
+int patterns_pending_add(const char *p, struct strobe_error *e);
+void patterns_pending_remove(const char *p);
+/* Copies the pending patterns into out (up to max); returns how many there are. */
+int patterns_pending_list(char out[][PATTERN_MAX_LEN], int max);
+
+#endif

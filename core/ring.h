@@ -1,0 +1,45 @@
+/*
+ * ring.h - single-producer single-consumer byte ring carrying events from a producer
+ * thread (output capture, a tracer) to the store's writer thread.
+ *
+ * The fast path takes no lock and calls no allocator: a push serializes the event
+ * into the ring, a peek hands the consumer a struct event whose strings point into
+ * the ring until the matching pop. Each producer thread owns its own ring, so the
+ * producer side never contends. When the ring is full the producer waits for space
+ * (backpressure slows the target down instead of losing its events).
+ */
+#ifndef STROBE_RING_H
+#define STROBE_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/event.h"
+
+struct ring;
+
+/* capacity is rounded up to a power of two, at least 64 KiB. NULL on ENOMEM. */
+struct ring *ring_create(size_t capacity);
+void ring_destroy(struct ring *r);
+
+/* The largest serialized event a push accepts (a quarter of the capacity). */
+size_t ring_max_record(const struct ring *r);
+
+/* Producer. Copies e. Returns false if it does not fit right now, or never would
+ * (size above ring_max_record(): the caller must shorten its strings). */
+bool ring_try_push(struct ring *r, const struct event *e);
+
+/* Producer. Pushes, waiting for the consumer to make room if needed; `wake` is
+ * called (with `arg`) before each wait so the consumer knows to drain now. Returns
+ * false only for a record above ring_max_record(). */
+bool ring_push(struct ring *r, const struct event *e, void (*wake)(void *), void *arg);
+
+/* Consumer. Fills *e with a view of the oldest event; false when empty. */
+bool ring_peek(struct ring *r, struct event *e);
+/* Consumer. Releases the event returned by the last ring_peek(). */
+void ring_pop(struct ring *r);
+
+/* Bytes queued: for the consumer's heuristics and for tests. */
+size_t ring_used(const struct ring *r);
+
+#endif

@@ -1,0 +1,672 @@
+/*
+ * session.c - the session registry and each live session's output thread. See
+ * session.h.
+ *
+ * Ordering guarantee: a session's status leaves "running" only after its output
+ * thread has read everything the main process wrote before it died and has pushed
+ * the process_exit event behind those lines. Together with store_sync() in
+ * session_resolve(), an agent that sees "exited" and then queries sees all output.
+ */
+#include "core/session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/linesplit.h"
+#include "core/log.h"
+#include "core/ring.h"
+#include "core/strbuf.h"
+#include "ptrace/tracer.h"
+
+extern char **environ;
+
+#define OUTPUT_RING_BYTES (4u << 20)
+#define PARTIAL_LINE_MS 100
+
+struct session;
+
+struct stream {
+    struct session *owner;
+    int fd;                   /* read end, -1 once closed */
+    int type;                 /* EV_STDOUT or EV_STDERR */
+    struct linesplit split;
+    int64_t last_data_ns;
+};
+
+struct session {
+    char id[SESSION_ID_MAX];
+    int64_t key;
+    pid_t pid;
+    char *binary_path;
+    int64_t t0_ns;               /* CLOCK_MONOTONIC at launch */
+    struct tracer *tracer;
+    struct ring *ring;           /* output thread's; released when it ends */
+    struct stream out, err;
+    int wake_fd;                 /* eventfd: exit reported, stop requested */
+    pthread_t output_thread;
+    bool output_thread_started;
+    _Atomic int exit_reported;   /* set by the tracer thread */
+    int wait_status;
+    _Atomic int stop_requested;
+    _Atomic int finished;        /* status recorded in the store */
+    int64_t output_cap, output_bytes;
+    _Atomic int output_capped;
+    struct session *next;
+};
+
+static struct {
+    pthread_mutex_t lock;        /* guards the list and launches */
+    struct session *live;
+    struct store *store;
+    const char *global_settings;
+} reg = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void sessions_init(struct store *store, const char *global_settings_path)
+{
+    reg.store = store;
+    reg.global_settings = global_settings_path;
+}
+
+void sessions_settings(const char *project_root, struct settings *out)
+{
+    settings_load(out, reg.global_settings, project_root);
+}
+
+/* ---- output thread ------------------------------------------------------ */
+
+static void push(struct session *s, struct event *ev)
+{
+    if (!ring_push(s->ring, ev, store_wake, reg.store))
+        log_error("session %s: event of type %d too large for the ring, dropped", s->id,
+                  ev->type);
+}
+
+static void emit_line(void *arg, const char *line, size_t len)
+{
+    struct stream *st = arg;
+    struct session *s = st->owner;
+    if (atomic_load(&s->output_capped))
+        return;
+    if (s->output_bytes + (int64_t)len > s->output_cap) {
+        atomic_store(&s->output_capped, 1);
+        char marker[160];
+        snprintf(marker, sizeof marker,
+                 "[strobe] output limit of %lld bytes reached; further output discarded "
+                 "(setting output.maxBytesPerSession)", (long long)s->output_cap);
+        struct event ev = event_init(s->key, st->type, mono_ns() - s->t0_ns);
+        ev.pid = s->pid;
+        ev.text = marker;
+        push(s, &ev);
+        return;
+    }
+    s->output_bytes += (int64_t)len;
+    struct event ev = event_init(s->key, st->type, mono_ns() - s->t0_ns);
+    ev.pid = s->pid;
+    ev.tid = s->pid;
+    ev.text = line;
+    push(s, &ev);
+}
+
+/* Reads what is available now. Returns false at EOF or on error (fd closed). */
+static bool read_stream(struct stream *st)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(st->fd, buf, sizeof buf);
+        if (n > 0) {
+            linesplit_feed(&st->split, buf, (size_t)n, emit_line, st);
+            st->last_data_ns = mono_ns();
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return true;
+        linesplit_flush(&st->split, emit_line, st);
+        close(st->fd);
+        st->fd = -1;
+        return false;
+    }
+}
+
+static void record_exit(struct session *s)
+{
+    int ws = s->wait_status;
+    bool stopped = atomic_load(&s->stop_requested);
+    char text[128], data[96];
+    const char *status;
+    bool has_code = false;
+    int code = 0;
+    const char *signame = NULL;
+    char sigbuf[32];
+    if (WIFEXITED(ws)) {
+        has_code = true;
+        code = WEXITSTATUS(ws);
+        status = stopped ? "stopped" : "exited";
+        snprintf(text, sizeof text, "process %d exited with code %d", s->pid, code);
+        snprintf(data, sizeof data, "{\"exitCode\":%d}", code);
+    } else {
+        int sig = WTERMSIG(ws);
+        const char *abbrev = sigabbrev_np(sig);
+        snprintf(sigbuf, sizeof sigbuf, "SIG%s", abbrev ? abbrev : "UNKNOWN");
+        signame = sigbuf;
+        status = stopped ? "stopped" : "crashed";
+        snprintf(text, sizeof text, "process %d killed by %s%s", s->pid, signame,
+                 stopped ? " (session stopped)" : "");
+        snprintf(data, sizeof data, "{\"signal\":\"%s\",\"signalNumber\":%d}", signame, sig);
+    }
+    struct event ev = event_init(s->key, EV_PROCESS_EXIT, mono_ns() - s->t0_ns);
+    ev.pid = s->pid;
+    ev.tid = s->pid;
+    ev.text = text;
+    ev.data = data;
+    push(s, &ev);
+    store_sync(reg.store);
+    if (store_session_finish(reg.store, s->key, status, wall_ms(), has_code, code, signame) != 0)
+        log_error("session %s: cannot record its end", s->id);
+    atomic_store(&s->finished, 1);
+    log_info("session %s: %s", s->id, text);
+}
+
+static void *output_main(void *arg)
+{
+    struct session *s = arg;
+    struct stream *streams[2] = {&s->out, &s->err};
+    for (;;) {
+        bool finished = atomic_load(&s->finished);
+        if (finished && (atomic_load(&s->stop_requested) ||
+                         (s->out.fd < 0 && s->err.fd < 0)))
+            break;
+        struct pollfd pfd[3];
+        int n = 0;
+        int timeout = -1;
+        for (int i = 0; i < 2; i++) {
+            if (streams[i]->fd < 0)
+                continue;
+            pfd[n++] = (struct pollfd){.fd = streams[i]->fd, .events = POLLIN};
+            if (streams[i]->split.len > 0) {
+                int64_t due = streams[i]->last_data_ns + PARTIAL_LINE_MS * 1000000LL;
+                int ms = (int)((due - mono_ns()) / 1000000) + 1;
+                timeout = (timeout < 0 || ms < timeout) ? (ms < 0 ? 0 : ms) : timeout;
+            }
+        }
+        pfd[n++] = (struct pollfd){.fd = s->wake_fd, .events = POLLIN};
+        if (poll(pfd, n, timeout) < 0 && errno != EINTR)
+            break;
+        for (int i = 0; i < 2; i++)
+            if (streams[i]->fd >= 0)
+                read_stream(streams[i]);
+        for (int i = 0; i < 2; i++)
+            if (streams[i]->split.len > 0 &&
+                mono_ns() - streams[i]->last_data_ns >= PARTIAL_LINE_MS * 1000000LL)
+                linesplit_flush(&streams[i]->split, emit_line, streams[i]);
+        uint64_t v;
+        if (pfd[n - 1].revents & POLLIN && read(s->wake_fd, &v, sizeof v) < 0)
+            log_warn("session %s: eventfd read: %s", s->id, strerror(errno));
+        if (atomic_load(&s->exit_reported) && !atomic_load(&s->finished)) {
+            /* Everything the process wrote is in the pipes now; it was read above.
+             * Partial lines end with the process. */
+            for (int i = 0; i < 2; i++)
+                linesplit_flush(&streams[i]->split, emit_line, streams[i]);
+            record_exit(s);
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (streams[i]->fd >= 0) {
+            read_stream(streams[i]);
+            if (streams[i]->fd >= 0) {
+                close(streams[i]->fd);
+                streams[i]->fd = -1;
+            }
+        }
+    store_release_ring(reg.store, s->ring);
+    s->ring = NULL;
+    return NULL;
+}
+
+static void wake(struct session *s)
+{
+    uint64_t one = 1;
+    if (write(s->wake_fd, &one, sizeof one) < 0)
+        log_warn("session %s: eventfd write: %s", s->id, strerror(errno));
+}
+
+static void on_main_exit(void *arg, int wait_status)
+{
+    struct session *s = arg;
+    s->wait_status = wait_status;
+    atomic_store(&s->exit_reported, 1);
+    wake(s);
+}
+
+/* ---- launch ----------------------------------------------------------------- */
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Resolves the command to an absolute, existing, executable path. */
+static int resolve_command(const struct launch_request *req, char *out, struct strobe_error *e)
+{
+    const char *cmd = req->command;
+    char candidate[PATH_MAX];
+    if (strchr(cmd, '/')) {
+        const char *base = req->cwd ? req->cwd : req->project_root;
+        if (cmd[0] == '/')
+            snprintf(candidate, sizeof candidate, "%s", cmd);
+        else
+            snprintf(candidate, sizeof candidate, "%s/%s", base, cmd);
+        if (access(candidate, F_OK) != 0)
+            return err_set(e, ERR_COMMAND_NOT_FOUND,
+                           "Command '%s' not found (looked at %s). Pass an absolute path, "
+                           "or a path relative to cwd or projectRoot; build the program "
+                           "first if it does not exist yet.", cmd, candidate);
+    } else {
+        const char *path = getenv("PATH");
+        for (int i = 0; i < req->n_env; i++)
+            if (strncmp(req->env[i], "PATH=", 5) == 0)
+                path = req->env[i] + 5;
+        bool found = false;
+        for (const char *p = path ? path : "/usr/bin:/bin"; *p && !found;) {
+            const char *colon = strchrnul(p, ':');
+            int len = (int)(colon - p);
+            snprintf(candidate, sizeof candidate, "%.*s/%s", len ? len : 1,
+                     len ? p : ".", cmd);
+            found = access(candidate, F_OK) == 0;
+            p = *colon ? colon + 1 : colon;
+        }
+        if (!found)
+            return err_set(e, ERR_COMMAND_NOT_FOUND,
+                           "Command '%s' not found in PATH. Pass the path of the "
+                           "executable (absolute, or relative to cwd or projectRoot).", cmd);
+    }
+    struct stat st;
+    if (!realpath(candidate, out) || stat(out, &st) != 0)
+        return err_set(e, ERR_COMMAND_NOT_FOUND, "Command '%s' cannot be resolved: %s",
+                       cmd, strerror(errno));
+    if (!S_ISREG(st.st_mode) || access(out, X_OK) != 0)
+        return err_set(e, ERR_COMMAND_NOT_EXECUTABLE,
+                       "'%s' is not an executable file%s. Point command at the built "
+                       "program (chmod +x it if it is a script with a #! line).", out,
+                       S_ISDIR(st.st_mode) ? " (it is a directory)" : "");
+    return 0;
+}
+
+/* The daemon's environment minus STROBE_* (ours, not the target's), plus req->env. */
+static char **build_env(const struct launch_request *req)
+{
+    int n = 0;
+    while (environ[n])
+        n++;
+    char **envp = calloc((size_t)n + (size_t)req->n_env + 1, sizeof *envp);
+    if (!envp)
+        return NULL;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (strncmp(environ[i], "STROBE_", 7) == 0)
+            continue;
+        const char *eq = strchr(environ[i], '=');
+        size_t klen = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+        bool overridden = false;
+        for (int j = 0; j < req->n_env && !overridden; j++)
+            overridden = strncmp(req->env[j], environ[i], klen) == 0 &&
+                         req->env[j][klen] == '=';
+        if (!overridden)
+            envp[m++] = environ[i];
+    }
+    for (int j = 0; j < req->n_env; j++)
+        envp[m++] = (char *)req->env[j];
+    envp[m] = NULL;
+    return envp;
+}
+
+static char *command_line_json(const char *path, const struct launch_request *req)
+{
+    struct strbuf sb = {0};
+    sb_puts(&sb, "[");
+    sb_json_string(&sb, path);
+    for (int i = 0; i < req->n_args; i++) {
+        sb_puts(&sb, ",");
+        sb_json_string(&sb, req->args[i]);
+    }
+    sb_puts(&sb, "]");
+    return sb_take(&sb);
+}
+
+static int id_taken(void *arg, const char *id)
+{
+    (void)arg;
+    for (struct session *s = reg.live; s; s = s->next)
+        if (strcmp(s->id, id) == 0)
+            return 1;
+    return store_session_id_taken(reg.store, id);
+}
+
+static void session_free(struct session *s)
+{
+    if (s->out.fd >= 0)
+        close(s->out.fd);
+    if (s->err.fd >= 0)
+        close(s->err.fd);
+    if (s->wake_fd >= 0)
+        close(s->wake_fd);
+    if (s->ring) {
+        store_release_ring(reg.store, s->ring);
+    }
+    free(s->binary_path);
+    free(s);
+}
+
+static int start_target(struct session *s, const struct launch_request *req,
+                        const char *path, const char *cwd, struct strobe_error *e)
+{
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+        int errnum = errno;
+        if (devnull >= 0)
+            close(devnull);
+        for (int i = 0; i < 2; i++) {
+            if (out[i] >= 0)
+                close(out[i]);
+            if (err[i] >= 0)
+                close(err[i]);
+        }
+        return err_set(e, ERR_INTERNAL, "cannot create the output pipes: %s",
+                       strerror(errnum));
+    }
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+    s->out.fd = out[0];
+    s->err.fd = err[0];
+
+    char **argv = calloc((size_t)req->n_args + 2, sizeof *argv);
+    char **envp = build_env(req);
+    int rc = -1;
+    if (!argv || !envp) {
+        err_set(e, ERR_INTERNAL, "out of memory launching %s", path);
+    } else {
+        argv[0] = (char *)path;
+        for (int i = 0; i < req->n_args; i++)
+            argv[i + 1] = (char *)req->args[i];
+        struct tracer_spec spec = {
+            .path = path, .argv = argv, .envp = envp, .cwd = cwd,
+            .stdin_fd = devnull, .stdout_fd = out[1], .stderr_fd = err[1],
+            .on_main_exit = on_main_exit, .arg = s,
+        };
+        pid_t pid;
+        rc = tracer_start(&spec, &s->tracer, &pid, e);
+        if (rc == 0)
+            s->pid = pid;
+    }
+    free(argv);
+    free(envp);
+    close(devnull);
+    close(out[1]);
+    close(err[1]);
+    return rc;
+}
+
+int session_launch(const struct launch_request *req, struct launch_result *res,
+                   struct strobe_error *e)
+{
+    memset(res, 0, sizeof *res);
+    if (req->project_root[0] != '/' || !is_dir(req->project_root))
+        return err_set(e, ERR_VALIDATION,
+                       "projectRoot '%s' is not an existing directory given as an absolute "
+                       "path. Pass the absolute path of the project.", req->project_root);
+    if (req->cwd && !is_dir(req->cwd))
+        return err_set(e, ERR_VALIDATION, "cwd '%s' is not an existing directory.", req->cwd);
+    char path[PATH_MAX];
+    if (resolve_command(req, path, e) != 0)
+        return -1;
+    char cwd[PATH_MAX];
+    if (req->cwd) {
+        snprintf(cwd, sizeof cwd, "%s", req->cwd);
+    } else {
+        snprintf(cwd, sizeof cwd, "%s", path);
+        *strrchr(cwd, '/') = '\0';
+        if (!cwd[0])
+            snprintf(cwd, sizeof cwd, "/");
+    }
+    sessions_settings(req->project_root, &res->settings);
+
+    struct session *s = calloc(1, sizeof *s);
+    if (!s)
+        return err_set(e, ERR_INTERNAL, "out of memory");
+    s->out = (struct stream){.owner = s, .fd = -1, .type = EV_STDOUT};
+    s->err = (struct stream){.owner = s, .fd = -1, .type = EV_STDERR};
+    s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    s->binary_path = strdup(path);
+    s->ring = ring_create(OUTPUT_RING_BYTES);
+    s->output_cap = res->settings.output_max_bytes;
+    if (s->wake_fd < 0 || !s->binary_path || !s->ring) {
+        session_free(s);
+        return err_set(e, ERR_INTERNAL, "out of resources creating a session");
+    }
+
+    pthread_mutex_lock(&reg.lock);
+    for (struct session *o = reg.live; o; o = o->next)
+        if (!atomic_load(&o->finished) && strcmp(o->binary_path, path) == 0) {
+            err_set(e, ERR_SESSION_EXISTS,
+                    "Session '%s' is still running %s (pid %d). Stop it first with "
+                    "debug_session({action: \"stop\", sessionId: \"%s\"}), or keep "
+                    "querying it.", o->id, path, o->pid, o->id);
+            goto fail_locked;
+        }
+    if (session_id_make(path, time(NULL), id_taken, NULL, s->id) != 0) {
+        err_set(e, ERR_INTERNAL, "cannot choose a session id for %s", path);
+        goto fail_locked;
+    }
+    char *cmdline = command_line_json(path, req);
+    struct session_row row = {
+        .id = s->id, .binary_path = path, .project_root = (char *)req->project_root,
+        .command_line = cmdline, .started_at_ms = wall_ms(), .status = "running",
+    };
+    char *serr = NULL;
+    int rc = store_session_create(reg.store, &row, &serr);
+    free(cmdline);
+    if (rc != 0) {
+        err_set(e, ERR_INTERNAL, "cannot record the session: %s", serr ? serr : "?");
+        free(serr);
+        goto fail_locked;
+    }
+    s->key = row.key;
+    store_session_set_limit(reg.store, s->key, res->settings.events_max_per_session);
+    store_attach_ring(reg.store, s->ring);
+    s->t0_ns = mono_ns();
+    if (start_target(s, req, path, cwd, e) != 0) {
+        store_session_delete(reg.store, s->key, NULL);
+        goto fail_locked;
+    }
+    if (pthread_create(&s->output_thread, NULL, output_main, s) != 0) {
+        /* Without its reader the target would block on a full pipe: end it. */
+        tracer_kill(s->tracer);
+        tracer_join(s->tracer);
+        store_session_delete(reg.store, s->key, NULL);
+        err_set(e, ERR_INTERNAL, "cannot create the output thread");
+        goto fail_locked;
+    }
+    s->output_thread_started = true;
+    s->next = reg.live;
+    reg.live = s;
+    snprintf(res->session_id, sizeof res->session_id, "%s", s->id);
+    res->pid = s->pid;
+    pthread_mutex_unlock(&reg.lock);
+    log_info("session %s: launched %s as pid %d", s->id, path, s->pid);
+    return 0;
+
+fail_locked:
+    pthread_mutex_unlock(&reg.lock);
+    session_free(s);
+    return -1;
+}
+
+/* ---- lookup, status, stop ------------------------------------------------- */
+
+static struct session *find_live(const char *id)
+{
+    for (struct session *s = reg.live; s; s = s->next)
+        if (strcmp(s->id, id) == 0)
+            return s;
+    return NULL;
+}
+
+static int not_found(const char *id, struct strobe_error *e)
+{
+    return err_set(e, ERR_SESSION_NOT_FOUND,
+                   "No session found with ID '%s'. Check the sessionId spelling, or list "
+                   "sessions with debug_session({action: \"list\"}).", id);
+}
+
+int session_resolve(const char *id, int64_t *key, struct strobe_error *e)
+{
+    store_sync(reg.store);
+    struct session_row row;
+    int rc = store_session_get(reg.store, id, &row);
+    if (rc < 0)
+        return err_set(e, ERR_INTERNAL, "cannot read session '%s' from the database", id);
+    if (rc == 1)
+        return not_found(id, e);
+    *key = row.key;
+    session_row_free(&row);
+    return 0;
+}
+
+int session_status(const char *id, struct store_reader *rd, struct session_status *out,
+                   struct strobe_error *e)
+{
+    memset(out, 0, sizeof *out);
+    int64_t key;
+    if (session_resolve(id, &key, e) != 0)
+        return -1;
+    if (store_session_get(reg.store, id, &out->row) != 0)
+        return not_found(id, e);
+    pthread_mutex_lock(&reg.lock);
+    struct session *s = find_live(id);
+    out->output_capped = s && atomic_load(&s->output_capped);
+    pthread_mutex_unlock(&reg.lock);
+    if (store_count_by_type(rd, key, out->counts) != 0 ||
+        store_query_pids(rd, key, &out->pids, &out->n_pids) != 0) {
+        session_status_free(out);
+        return err_set(e, ERR_INTERNAL, "cannot count the events of session '%s'", id);
+    }
+    for (int t = EV_TYPE_MIN; t <= EV_TYPE_MAX; t++)
+        out->total_events += out->counts[t];
+    return 0;
+}
+
+void session_status_free(struct session_status *st)
+{
+    session_row_free(&st->row);
+    free(st->pids);
+    st->pids = NULL;
+}
+
+/* Ends a live session's process and threads; s is unlinked and freed. Called
+ * with reg.lock held. */
+static void end_live(struct session *s)
+{
+    atomic_store(&s->stop_requested, 1);
+    tracer_kill(s->tracer);
+    wake(s);
+    if (s->output_thread_started)
+        pthread_join(s->output_thread, NULL);
+    tracer_join(s->tracer);
+    for (struct session **p = &reg.live; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    session_free(s);
+}
+
+static int stop_or_delete(const char *id, bool retain, int64_t *events,
+                          struct strobe_error *e)
+{
+    pthread_mutex_lock(&reg.lock);
+    struct session *s = find_live(id);
+    if (s)
+        end_live(s);
+    pthread_mutex_unlock(&reg.lock);
+    store_sync(reg.store);
+    struct session_row row;
+    int rc = store_session_get(reg.store, id, &row);
+    if (rc < 0)
+        return err_set(e, ERR_INTERNAL, "cannot read session '%s' from the database", id);
+    if (rc == 1)
+        return not_found(id, e);
+    if (events)
+        *events = row.event_count;
+    char *serr = NULL;
+    if (retain)
+        rc = store_session_set_retained(reg.store, row.key, true);
+    else
+        rc = store_session_delete(reg.store, row.key, &serr);
+    session_row_free(&row);
+    if (rc != 0) {
+        err_set(e, ERR_INTERNAL, "cannot update session '%s': %s", id, serr ? serr : "?");
+        free(serr);
+        return -1;
+    }
+    log_info("session %s: %s", id, retain ? "stopped, data retained" : "deleted");
+    return 0;
+}
+
+int session_stop(const char *id, bool retain, int64_t *events_collected,
+                 struct strobe_error *e)
+{
+    return stop_or_delete(id, retain, events_collected, e);
+}
+
+int session_delete(const char *id, struct strobe_error *e)
+{
+    return stop_or_delete(id, false, NULL, e);
+}
+
+int sessions_running(void)
+{
+    int n = 0;
+    pthread_mutex_lock(&reg.lock);
+    for (struct session *s = reg.live; s; s = s->next)
+        n += !atomic_load(&s->finished);
+    pthread_mutex_unlock(&reg.lock);
+    return n;
+}
+
+void sessions_shutdown(void)
+{
+    pthread_mutex_lock(&reg.lock);
+    while (reg.live)
+        end_live(reg.live);
+    pthread_mutex_unlock(&reg.lock);
+}

@@ -1,0 +1,74 @@
+/*
+ * session.h - debug sessions: launching a target under the tracer, capturing its
+ * output into the timeline, recording how it ended, and stopping, retaining or
+ * deleting it. This is the engine's front door: mcp/ handlers call these functions
+ * and format what they return; nothing here knows about JSON-RPC.
+ *
+ * A live session has three threads: the tracer (ptrace/), the output thread (reads
+ * stdout/stderr pipes, owns the output ring, records the exit) and the store's
+ * writer. Its state after the process ends stays in the database, so a session
+ * outlives both its process and the daemon that ran it.
+ */
+#ifndef STROBE_SESSION_H
+#define STROBE_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/session_id.h"
+#include "core/settings.h"
+#include "store/store.h"
+
+/* Binds the module to the store and the global settings file (may be NULL). */
+void sessions_init(struct store *store, const char *global_settings_path);
+/* Kills every live target, waits for the session threads, records their end. */
+void sessions_shutdown(void);
+/* Sessions whose main process still runs (the daemon does not idle out with any). */
+int sessions_running(void);
+
+/* Settings as seen from projectRoot (NULL: global layers only). */
+void sessions_settings(const char *project_root, struct settings *out);
+
+struct launch_request {
+    const char *command;
+    const char *const *args;   /* argv[1..], n_args of them */
+    int n_args;
+    const char *cwd;           /* NULL: the command's directory */
+    const char *project_root;
+    const char *const *env;    /* "KEY=VALUE" entries added to the daemon's env */
+    int n_env;
+};
+
+struct launch_result {
+    char session_id[SESSION_ID_MAX];
+    int pid;
+    struct settings settings;  /* as applied, with their warnings */
+};
+
+int session_launch(const struct launch_request *req, struct launch_result *res,
+                   struct strobe_error *e);
+
+/* Resolves id to its store key, after making every event produced so far
+ * queryable (store_sync). */
+int session_resolve(const char *id, int64_t *key, struct strobe_error *e);
+
+struct session_status {
+    struct session_row row;             /* free with session_row_free */
+    int64_t counts[EV_TYPE_MAX + 1];
+    int64_t total_events;
+    int *pids;                          /* malloc'd, ascending */
+    int n_pids;
+    bool output_capped;
+};
+int session_status(const char *id, struct store_reader *rd, struct session_status *out,
+                   struct strobe_error *e);
+void session_status_free(struct session_status *st);
+
+/* Kills the target if it runs, then deletes the session's data unless retain. */
+int session_stop(const char *id, bool retain, int64_t *events_collected,
+                 struct strobe_error *e);
+/* Kills the target if it runs and deletes the session's data. */
+int session_delete(const char *id, struct strobe_error *e);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * settings.h - file-based settings of spec 003: built-in defaults, overridden by
+ * $STROBE_HOME/settings.json, overridden by <projectRoot>/.strobe/settings.json.
+ * Re-read on every tool call (no cache): editing a file takes effect at once.
+ * A bad value (wrong type, out of range, unknown key, unreadable or invalid file)
+ * keeps the lower layer's value and adds a warning for the caller to show.
+ */
+#ifndef STROBE_SETTINGS_H
+#define STROBE_SETTINGS_H
+
+#include <stdint.h>
+
+#define SETTINGS_MAX_WARNINGS 8
+
+struct settings {
+    int64_t events_max_per_session;   /* events.maxPerSession */
+    int64_t test_status_retry_ms;     /* test.statusRetryMs */
+    int64_t output_max_bytes;         /* output.maxBytesPerSession */
+    int n_warnings;
+    char warnings[SETTINGS_MAX_WARNINGS][256];
+};
+
+/* Loads the three layers. global_path may be NULL (no global file), project_root
+ * may be NULL (no project layer). Never fails: problems become warnings. */
+void settings_load(struct settings *out, const char *global_path, const char *project_root);
+
+#endif

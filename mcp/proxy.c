@@ -1,0 +1,435 @@
+/*
+ * proxy.c - `strobe mcp`, the stdio <-> unix socket proxy an MCP client talks to.
+ * It owns the survival of the client's session across daemon restarts: it
+ * remembers the client's initialize handshake and the ids of requests in flight so
+ * that a new daemon can be brought up without the client noticing more than a
+ * "retry" error. See proxy.h.
+ */
+#define _GNU_SOURCE
+#include "mcp/proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/client.h"
+
+/* Stop reading stdin while this much is waiting to go to the daemon. */
+#define SOCKQ_HIGH_WATER (4u * 1024 * 1024)
+
+/* Bytes waiting to be written to the (non-blocking) socket. */
+struct outq {
+    char *buf;
+    size_t head, len, cap;
+};
+
+struct proxy {
+    int sock;                 /* -1 while no daemon is connected */
+    struct line_reader in;    /* stdin */
+    struct line_reader sk;    /* socket */
+    struct outq q;            /* to the socket */
+    bool stdin_eof;
+    char *init_line;          /* the client's last initialize request, as sent */
+    bool initialized_sent;    /* the client sent notifications/initialized */
+    char **inflight;          /* ids (compact JSON text) of requests in flight */
+    size_t n_inflight, cap_inflight;
+    char replay_id[48];       /* JSON text of the replayed initialize's id */
+    bool replay_pending;      /* its answer has not come back yet */
+    unsigned replay_n;
+};
+
+static void die_oom(void)
+{
+    fputs("strobe mcp: out of memory\n", stderr);
+    exit(1);
+}
+
+/* ---- socket output queue ------------------------------------------------------ */
+
+static void q_push(struct outq *q, const char *s, size_t len)
+{
+    if (q->head > 0 && q->head == q->len)
+        q->head = q->len = 0;
+    if (q->len + len + 1 > q->cap) {
+        if (q->head > 0) {
+            memmove(q->buf, q->buf + q->head, q->len - q->head);
+            q->len -= q->head;
+            q->head = 0;
+        }
+        size_t cap = q->cap ? q->cap : 65536;
+        while (q->len + len + 1 > cap)
+            cap *= 2;
+        char *nb = realloc(q->buf, cap);
+        if (!nb)
+            die_oom();
+        q->buf = nb;
+        q->cap = cap;
+    }
+    memcpy(q->buf + q->len, s, len);
+    q->buf[q->len + len] = '\n';
+    q->len += len + 1;
+}
+
+static size_t q_size(const struct outq *q)
+{
+    return q->len - q->head;
+}
+
+/* Writes what the socket takes now. Returns 0, or -1 when the socket is broken. */
+static int q_flush(struct outq *q, int fd)
+{
+    while (q_size(q) > 0) {
+        ssize_t n = write(fd, q->buf + q->head, q_size(q));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            return -1;
+        }
+        q->head += (size_t)n;
+    }
+    q->head = q->len = 0;
+    return 0;
+}
+
+/* ---- requests in flight --------------------------------------------------------- */
+
+static void inflight_add(struct proxy *p, const cJSON *id)
+{
+    char *s = cJSON_PrintUnformatted(id);
+    if (!s)
+        die_oom();
+    if (p->n_inflight == p->cap_inflight) {
+        size_t cap = p->cap_inflight ? p->cap_inflight * 2 : 16;
+        char **nb = realloc(p->inflight, cap * sizeof *nb);
+        if (!nb)
+            die_oom();
+        p->inflight = nb;
+        p->cap_inflight = cap;
+    }
+    p->inflight[p->n_inflight++] = s;
+}
+
+/* Forgets one request with this id (JSON text). */
+static void inflight_remove(struct proxy *p, const char *id)
+{
+    for (size_t i = 0; i < p->n_inflight; i++) {
+        if (strcmp(p->inflight[i], id) == 0) {
+            free(p->inflight[i]);
+            p->inflight[i] = p->inflight[--p->n_inflight];
+            return;
+        }
+    }
+}
+
+/* ---- to the client ---------------------------------------------------------------- */
+
+/* Writes one line to stdout. Returns 0, or -1 when the client stopped reading. */
+static int to_client(const char *line, size_t len)
+{
+    return write_line(STDOUT_FILENO, line, len);
+}
+
+/* Answers the request with this id (JSON text, or "null") with a JSON-RPC error. */
+static int answer_error(const char *id, int code, const char *message)
+{
+    cJSON *resp = cJSON_CreateObject();
+    cJSON_AddStringToObject(resp, "jsonrpc", "2.0");
+    cJSON *idv = cJSON_Parse(id);
+    cJSON_AddItemToObject(resp, "id", idv ? idv : cJSON_CreateNull());
+    cJSON *err = cJSON_AddObjectToObject(resp, "error");
+    cJSON_AddNumberToObject(err, "code", code);
+    cJSON_AddStringToObject(err, "message", message);
+    char *s = cJSON_PrintUnformatted(resp);
+    cJSON_Delete(resp);
+    if (!s)
+        die_oom();
+    int rc = to_client(s, strlen(s));
+    free(s);
+    return rc;
+}
+
+/* Answers every request in flight with the same error and forgets them. */
+static int fail_inflight(struct proxy *p, const char *message)
+{
+    int rc = 0;
+    for (size_t i = 0; i < p->n_inflight; i++) {
+        if (rc == 0)
+            rc = answer_error(p->inflight[i], -32603, message);
+        free(p->inflight[i]);
+    }
+    p->n_inflight = 0;
+    return rc;
+}
+
+/* ---- the daemon connection ------------------------------------------------------ */
+
+static void disconnect(struct proxy *p)
+{
+    if (p->sock >= 0)
+        close(p->sock);
+    p->sock = -1;
+    lr_free(&p->sk);
+    lr_init(&p->sk, -1, CLIENT_MAX_RESPONSE_LINE);
+    p->q.head = p->q.len = 0;
+    p->replay_pending = false;
+}
+
+/* Queues the client's handshake again for a new daemon, under a private id. */
+static void replay_handshake(struct proxy *p)
+{
+    if (!p->init_line)
+        return;
+    cJSON *req = cJSON_Parse(p->init_line);
+    if (!req)
+        return; /* cannot happen: it parsed when the client sent it */
+    snprintf(p->replay_id, sizeof p->replay_id, "\"strobe-proxy-replay-%u\"",
+             ++p->replay_n);
+    cJSON *id = cJSON_Parse(p->replay_id);
+    cJSON_ReplaceItemInObjectCaseSensitive(req, "id", id);
+    char *s = cJSON_PrintUnformatted(req);
+    cJSON_Delete(req);
+    if (!s)
+        die_oom();
+    q_push(&p->q, s, strlen(s));
+    free(s);
+    p->replay_pending = true;
+    if (p->initialized_sent) {
+        static const char note[] =
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+        q_push(&p->q, note, sizeof note - 1);
+    }
+}
+
+/* Connects (starting a daemon if needed) and replays the handshake. 0 or -1. */
+static int reconnect(struct proxy *p)
+{
+    char err[1024];
+    int fd = client_connect(true, err, sizeof err);
+    if (fd < 0) {
+        fprintf(stderr, "strobe mcp: %s\n", err);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    p->sock = fd;
+    lr_free(&p->sk);
+    lr_init(&p->sk, fd, CLIENT_MAX_RESPONSE_LINE);
+    replay_handshake(p);
+    return 0;
+}
+
+/* The daemon went away. Answers what was in flight and, unless the client is done
+ * or the previous daemon died before even answering the replayed handshake (no
+ * point in starting daemons in a loop), starts a new one right away; otherwise the
+ * next client line tries again. Returns -1 when the client stopped reading. */
+static int daemon_lost(struct proxy *p)
+{
+    bool died_young = p->replay_pending;
+    disconnect(p);
+    fputs("strobe mcp: lost the connection to the strobe daemon\n", stderr);
+    if (fail_inflight(p, "strobe daemon restarted; the request was not completed, "
+                         "retry it") != 0)
+        return -1;
+    if (!p->stdin_eof && !died_young)
+        reconnect(p);
+    return 0;
+}
+
+/* ---- one line each way ------------------------------------------------------------ */
+
+/* A line from the client: note what the proxy must remember, then queue it. */
+static int from_client(struct proxy *p, const char *line, size_t len)
+{
+    if (len == 0)
+        return 0; /* blank separator lines are not messages */
+    cJSON *msg = cJSON_ParseWithLength(line, len);
+    const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    const char *name = cJSON_IsString(method) ? method->valuestring : "";
+    char *id_text = NULL;
+    if (*name && id) {
+        inflight_add(p, id);
+        id_text = strdup(p->inflight[p->n_inflight - 1]);
+        if (!id_text)
+            die_oom();
+    } else if (strcmp(name, "notifications/cancelled") == 0) {
+        /* The daemon need not answer a cancelled request: stop waiting for it. */
+        const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+        const cJSON *rid = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+        char *s = rid ? cJSON_PrintUnformatted(rid) : NULL;
+        if (s)
+            inflight_remove(p, s);
+        free(s);
+    }
+    bool is_init = id && strcmp(name, "initialize") == 0;
+    bool is_initialized = !id && strcmp(name, "notifications/initialized") == 0;
+    cJSON_Delete(msg);
+
+    int rc = 0;
+    /* Reconnecting replays the handshake seen so far, so remember this line only
+     * once it is queued. */
+    if (p->sock < 0 && reconnect(p) != 0) {
+        if (id_text) {
+            inflight_remove(p, id_text);
+            rc = answer_error(id_text, -32603,
+                              "cannot reach the strobe daemon; see strobe mcp's stderr "
+                              "and $STROBE_HOME/daemon.log, then retry");
+        }
+    } else {
+        q_push(&p->q, line, len);
+        if (is_init) {
+            free(p->init_line);
+            p->init_line = strndup(line, len);
+            if (!p->init_line)
+                die_oom();
+        }
+        if (is_initialized)
+            p->initialized_sent = true;
+    }
+    free(id_text);
+    return rc;
+}
+
+/* A line from the daemon: swallow the replayed handshake's answer, settle the
+ * request it answers, pass it on. */
+static int from_daemon(struct proxy *p, const char *line, size_t len)
+{
+    cJSON *msg = cJSON_ParseWithLength(line, len);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    bool swallow = false;
+    if (id && !cJSON_HasObjectItem(msg, "method")) {
+        char *s = cJSON_PrintUnformatted(id);
+        if (!s)
+            die_oom();
+        if (p->replay_pending && strcmp(s, p->replay_id) == 0) {
+            swallow = true;
+            p->replay_pending = false;
+            if (cJSON_HasObjectItem(msg, "error"))
+                fprintf(stderr, "strobe mcp: the new daemon refused the replayed "
+                                "initialize: %.*s\n", (int)len, line);
+        } else {
+            inflight_remove(p, s);
+        }
+        free(s);
+    }
+    cJSON_Delete(msg);
+    return swallow ? 0 : to_client(line, len);
+}
+
+/* ---- main loop ---------------------------------------------------------------------- */
+
+/* Reads what the socket has and passes on the complete lines. Returns -1 when the
+ * client stopped reading. */
+static int pump_daemon(struct proxy *p)
+{
+    ssize_t n = lr_fill(&p->sk);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    /* Complete lines were passed on after earlier reads; what is left at EOF is a
+     * message cut short, which the client must not see. */
+    if (n <= 0)
+        return daemon_lost(p);
+    for (;;) {
+        char *line;
+        size_t len;
+        enum lr_status st = lr_next(&p->sk, &line, &len);
+        if (st == LR_LINE) {
+            if (from_daemon(p, line, len) != 0)
+                return -1;
+        } else if (st == LR_TOO_LONG) {
+            fputs("strobe mcp: dropped a daemon message over 64 MiB\n", stderr);
+        } else {
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Reads what stdin has and handles the complete lines. Returns -1 when the client
+ * stopped reading. */
+static int pump_client(struct proxy *p)
+{
+    ssize_t n = lr_fill(&p->in);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    if (n < 0) {
+        fprintf(stderr, "strobe mcp: reading stdin: %s\n", strerror(errno));
+        p->stdin_eof = true;
+    }
+    for (;;) {
+        char *line;
+        size_t len;
+        enum lr_status st = lr_next(&p->in, &line, &len);
+        int rc = 0;
+        if (st == LR_LINE)
+            rc = from_client(p, line, len);
+        else if (st == LR_TOO_LONG)
+            rc = answer_error("null", -32600,
+                              "request line over 1 MiB (1048576 bytes); discarded");
+        else
+            break;
+        if (rc != 0)
+            return -1;
+    }
+    if (p->in.eof)
+        p->stdin_eof = true;
+    return 0;
+}
+
+int proxy_main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    struct proxy p = { .sock = -1 };
+    lr_init(&p.in, STDIN_FILENO, CLIENT_MAX_REQUEST_LINE);
+    lr_init(&p.sk, -1, CLIENT_MAX_RESPONSE_LINE);
+    if (reconnect(&p) != 0)
+        return 1;
+
+    int status = 0;
+    for (;;) {
+        if (p.stdin_eof && (p.n_inflight == 0 || p.sock < 0))
+            break;
+        struct pollfd fds[2] = {
+            { .fd = -1, .events = POLLIN },
+            { .fd = p.sock, .events = POLLIN | (q_size(&p.q) ? POLLOUT : 0) },
+        };
+        if (!p.stdin_eof && q_size(&p.q) < SOCKQ_HIGH_WATER)
+            fds[0].fd = STDIN_FILENO;
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            fprintf(stderr, "strobe mcp: poll: %s\n", strerror(errno));
+            status = 1;
+            break;
+        }
+        if (p.sock >= 0 && (fds[1].revents & POLLOUT) && q_flush(&p.q, p.sock) != 0 &&
+            daemon_lost(&p) != 0)
+            break;
+        if (p.sock >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+            pump_daemon(&p) != 0)
+            break;
+        if (fds[0].revents && pump_client(&p) != 0)
+            break;
+        /* Send what the client just wrote without waiting for another poll round. */
+        if (p.sock >= 0 && q_size(&p.q) && q_flush(&p.q, p.sock) != 0 &&
+            daemon_lost(&p) != 0)
+            break;
+    }
+
+    disconnect(&p);
+    lr_free(&p.in);
+    lr_free(&p.sk);
+    fail_inflight(&p, "strobe mcp is exiting");
+    free(p.inflight);
+    free(p.init_line);
+    free(p.q.buf);
+    return status;
+}

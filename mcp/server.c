@@ -1,0 +1,267 @@
+/*
+ * server.c - MCP over one connection. See server.h.
+ *
+ * Tool failures are results with isError, carrying "CODE: sentence" as text and the
+ * same in structuredContent.error; protocol failures are JSON-RPC errors. A line
+ * longer than RPC_MAX_LINE is answered with -32600 and skipped up to its newline,
+ * so one bad message never costs the client its connection.
+ */
+#include "mcp/server.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/tools.h"
+
+#define STROBE_VERSION "0.1.0"
+
+static const char *const protocol_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+
+struct mcp_conn {
+    bool initialized;
+    struct tool_ctx tools;
+};
+
+struct mcp_conn *mcp_conn_new(struct store *store)
+{
+    struct mcp_conn *c = calloc(1, sizeof *c);
+    if (c)
+        c->tools.store = store;
+    return c;
+}
+
+void mcp_conn_free(struct mcp_conn *c)
+{
+    if (!c)
+        return;
+    store_reader_close(c->tools.reader);
+    free(c);
+}
+
+static cJSON *initialize_result(const cJSON *params)
+{
+    const char *version = protocol_versions[0];
+    const cJSON *asked = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
+    if (cJSON_IsString(asked))
+        for (size_t i = 0; i < sizeof protocol_versions / sizeof *protocol_versions; i++)
+            if (strcmp(asked->valuestring, protocol_versions[i]) == 0)
+                version = protocol_versions[i];
+    cJSON *res = cJSON_CreateObject();
+    cJSON_AddStringToObject(res, "protocolVersion", version);
+    cJSON *caps = cJSON_AddObjectToObject(res, "capabilities");
+    cJSON *tools = cJSON_AddObjectToObject(caps, "tools");
+    cJSON_AddFalseToObject(tools, "listChanged");
+    cJSON *info = cJSON_AddObjectToObject(res, "serverInfo");
+    cJSON_AddStringToObject(info, "name", "strobe");
+    cJSON_AddStringToObject(info, "version", STROBE_VERSION);
+    cJSON_AddStringToObject(res, "instructions",
+                            "Strobe debugs running programs. Launch with debug_launch, read "
+                            "stderr/stdout with debug_query first, add traces with debug_trace "
+                            "only when output is not enough, end with debug_session stop.");
+    return res;
+}
+
+static cJSON *tool_error_result(const struct strobe_error *e)
+{
+    const char *code = err_code_name(e->code);
+    size_t n = strlen(code) + strlen(e->msg) + 3;
+    char *text = malloc(n);
+    cJSON *res = cJSON_CreateObject();
+    cJSON *content = cJSON_AddArrayToObject(res, "content");
+    cJSON *item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "type", "text");
+    if (text) {
+        snprintf(text, n, "%s: %s", code, e->msg);
+        cJSON_AddStringToObject(item, "text", text);
+        free(text);
+    }
+    cJSON_AddItemToArray(content, item);
+    cJSON *sc = cJSON_AddObjectToObject(res, "structuredContent");
+    cJSON *err = cJSON_AddObjectToObject(sc, "error");
+    cJSON_AddStringToObject(err, "code", code);
+    cJSON_AddStringToObject(err, "message", e->msg);
+    cJSON_AddTrueToObject(res, "isError");
+    return res;
+}
+
+static cJSON *tool_ok_result(cJSON *value)
+{
+    cJSON *res = cJSON_CreateObject();
+    cJSON *content = cJSON_AddArrayToObject(res, "content");
+    cJSON *item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "type", "text");
+    char *text = cJSON_PrintUnformatted(value);
+    cJSON_AddStringToObject(item, "text", text ? text : "{}");
+    free(text);
+    cJSON_AddItemToArray(content, item);
+    cJSON_AddItemToObject(res, "structuredContent", value);
+    return res;
+}
+
+static char *call_tool(struct mcp_conn *c, const struct rpc_request *req)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(req->params, "name");
+    if (!cJSON_IsString(name))
+        return rpc_error(req->id, RPC_INVALID_PARAMS,
+                         "tools/call needs params.name, the tool's name (a string).", NULL);
+    const struct tool_def *tool = tools_find(name->valuestring);
+    if (!tool) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "Unknown tool '%.100s'. Tools: %s.", name->valuestring,
+                 tools_names());
+        return rpc_error(req->id, RPC_INVALID_PARAMS, msg, "UNKNOWN_TOOL");
+    }
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(req->params, "arguments");
+    cJSON *empty = NULL;
+    struct strobe_error e = {0};
+    cJSON *value = NULL;
+    if (args && !cJSON_IsObject(args)) {
+        err_set(&e, ERR_VALIDATION, "the arguments of %s must be an object, not %s.",
+                tool->name, cJSON_IsArray(args) ? "an array" : "a scalar");
+    } else {
+        if (!args)
+            args = empty = cJSON_CreateObject();
+        value = tool->fn(&c->tools, args, &e);
+    }
+    cJSON_Delete(empty);
+    if (!value && e.code == ERR_NONE)
+        err_set(&e, ERR_INTERNAL, "%s failed without saying why; see daemon.log", tool->name);
+    if (!value && e.code == ERR_INTERNAL)
+        log_error("%s: %s", tool->name, e.msg);
+    return rpc_result(req->id, value ? tool_ok_result(value) : tool_error_result(&e));
+}
+
+static char *dispatch(struct mcp_conn *c, const struct rpc_request *req)
+{
+    const char *m = req->method;
+    bool notification = req->id == NULL;
+    if (notification)
+        return NULL; /* notifications/initialized, cancelled, ...: nothing to answer */
+    if (req->params && !cJSON_IsObject(req->params))
+        return rpc_error(req->id, RPC_INVALID_PARAMS, "params must be an object.", NULL);
+    if (strcmp(m, "initialize") == 0) {
+        c->initialized = true;
+        return rpc_result(req->id, initialize_result(req->params));
+    }
+    if (strcmp(m, "ping") == 0)
+        return rpc_result(req->id, cJSON_CreateObject());
+    bool known = strcmp(m, "tools/list") == 0 || strcmp(m, "tools/call") == 0;
+    if (!known) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "Method not found: '%.100s'. This server implements "
+                 "initialize, ping, tools/list and tools/call.", m);
+        return rpc_error(req->id, RPC_METHOD_NOT_FOUND, msg, NULL);
+    }
+    if (!c->initialized)
+        return rpc_error(req->id, RPC_NOT_INITIALIZED,
+                         "Server not initialized: send initialize first.", NULL);
+    if (strcmp(m, "tools/list") == 0)
+        return rpc_result(req->id, tools_list());
+    return call_tool(c, req);
+}
+
+char *mcp_handle_line(struct mcp_conn *c, const char *line, size_t len)
+{
+    while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
+        len--;
+    if (len == 0)
+        return NULL;
+    struct rpc_request req;
+    char *error_line = NULL;
+    if (rpc_parse(line, len, &req, &error_line) != 0)
+        return error_line;
+    char *out = dispatch(c, &req);
+    rpc_request_free(&req);
+    return out;
+}
+
+static bool write_line(int fd, const char *s)
+{
+    struct part {
+        const char *p;
+        size_t n;
+    } parts[2] = {{s, strlen(s)}, {"\n", 1}};
+    for (int i = 0; i < 2; i++) {
+        const char *p = parts[i].p;
+        size_t left = parts[i].n;
+        while (left > 0) {
+            ssize_t w = send(fd, p, left, MSG_NOSIGNAL);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return false;
+            p += w;
+            left -= (size_t)w;
+        }
+    }
+    return true;
+}
+
+void mcp_serve(int fd, struct store *store, void (*on_activity)(void))
+{
+    struct mcp_conn *c = mcp_conn_new(store);
+    size_t cap = 64 * 1024, len = 0;
+    char *buf = malloc(cap);
+    bool skipping = false; /* inside an over-long line, dropping up to its newline */
+    while (c && buf) {
+        if (len == cap) {
+            size_t ncap = cap * 2 > RPC_MAX_LINE + 1 ? RPC_MAX_LINE + 1 : cap * 2;
+            char *nb = ncap > cap ? realloc(buf, ncap) : NULL;
+            if (nb) {
+                buf = nb;
+                cap = ncap;
+            } else {
+                /* Line over the limit: answer once, then drop until newline. */
+                char *err = rpc_error(NULL, RPC_INVALID_REQUEST,
+                                      "Invalid Request: the line exceeds the 1 MiB limit and "
+                                      "was discarded.", NULL);
+                bool ok = err && write_line(fd, err);
+                free(err);
+                if (!ok)
+                    break;
+                skipping = true;
+                len = 0;
+            }
+        }
+        ssize_t n = recv(fd, buf + len, cap - len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        size_t start = 0, end = len + (size_t)n;
+        bool ok = true;
+        for (size_t i = len; i < end && ok; i++) {
+            if (buf[i] != '\n')
+                continue;
+            if (!skipping) {
+                char *out = mcp_handle_line(c, buf + start, i - start);
+                if (out) {
+                    ok = write_line(fd, out);
+                    free(out);
+                }
+                if (on_activity)
+                    on_activity();
+            }
+            skipping = false;
+            start = i + 1;
+        }
+        if (!ok)
+            break;
+        if (skipping) {
+            len = 0;
+        } else {
+            memmove(buf, buf + start, end - start);
+            len = end - start;
+        }
+    }
+    free(buf);
+    mcp_conn_free(c);
+    close(fd);
+}

@@ -1,0 +1,98 @@
+/*
+ * tool_launch.c - debug_launch: validate, launch through core/session, answer with
+ * the session id and the next step of the output-first workflow.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/session.h"
+#include "mcp/args.h"
+#include "mcp/tools.h"
+
+static const char *const fields[] = {"command", "args", "cwd", "projectRoot", "env", NULL};
+
+/* env {K: V} -> "K=V" strings (malloc'd array and strings). */
+static int env_entries(const cJSON *env, char ***out, int *n, struct strobe_error *e)
+{
+    *out = NULL;
+    *n = 0;
+    if (!env)
+        return 0;
+    int count = cJSON_GetArraySize(env);
+    char **arr = calloc((size_t)count + 1, sizeof *arr);
+    if (!arr)
+        return err_set(e, ERR_INTERNAL, "out of memory");
+    int i = 0;
+    for (const cJSON *v = env->child; v; v = v->next) {
+        if (!cJSON_IsString(v) || !v->string[0] || strchr(v->string, '=')) {
+            for (int j = 0; j < i; j++)
+                free(arr[j]);
+            free(arr);
+            if (!cJSON_IsString(v))
+                return err_set(e, ERR_VALIDATION, "'env.%s' must be a string, not %s.",
+                               v->string, args_type_name(v));
+            return err_set(e, ERR_VALIDATION, "'env' has an invalid variable name '%s'.",
+                           v->string);
+        }
+        size_t len = strlen(v->string) + strlen(v->valuestring) + 2;
+        arr[i] = malloc(len);
+        if (arr[i])
+            snprintf(arr[i], len, "%s=%s", v->string, v->valuestring);
+        i++;
+    }
+    *out = arr;
+    *n = i;
+    return 0;
+}
+
+cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
+{
+    (void)ctx;
+    struct launch_request req = {0};
+    const cJSON *env = NULL;
+    const char **argv = NULL;
+    if (args_only(args, "debug_launch", fields, e) != 0 ||
+        args_string(args, "command", true, &req.command, e) != 0 ||
+        args_string(args, "projectRoot", true, &req.project_root, e) != 0 ||
+        args_string(args, "cwd", false, &req.cwd, e) != 0 ||
+        args_object(args, "env", &env, e) != 0 ||
+        args_strings(args, "args", &argv, &req.n_args, e) != 0)
+        return NULL;
+    req.args = argv;
+    char **env_list = NULL;
+    int n_env = 0;
+    if (env_entries(env, &env_list, &n_env, e) != 0) {
+        free(argv);
+        return NULL;
+    }
+    req.env = (const char *const *)env_list;
+    req.n_env = n_env;
+
+    struct launch_result res;
+    int rc = session_launch(&req, &res, e);
+    free(argv);
+    for (int i = 0; i < n_env; i++)
+        free(env_list[i]);
+    free(env_list);
+    if (rc != 0)
+        return NULL;
+
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "sessionId", res.session_id);
+    cJSON_AddNumberToObject(out, "pid", res.pid);
+    char next[512];
+    snprintf(next, sizeof next,
+             "The program is running and its output is being recorded. Read it first: "
+             "debug_query({sessionId: \"%s\", eventType: \"stderr\"}) and eventType \"stdout\". "
+             "Check whether it ended with debug_session({action: \"status\", sessionId: "
+             "\"%s\"}). Add traces with debug_trace only if output is not enough.",
+             res.session_id, res.session_id);
+    cJSON_AddStringToObject(out, "nextSteps", next);
+    if (res.settings.n_warnings > 0) {
+        cJSON *w = cJSON_AddArrayToObject(out, "warnings");
+        for (int i = 0; i < res.settings.n_warnings; i++)
+            cJSON_AddItemToArray(w, cJSON_CreateString(res.settings.warnings[i]));
+    }
+    return out;
+}

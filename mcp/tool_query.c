@@ -1,0 +1,321 @@
+/*
+ * tool_query.c - debug_query: filters in, a page of the timeline out.
+ *
+ * Token budget: the consumer is an LLM, so the answer is bounded twice: by limit
+ * (default 50, max 500) and by size (about 32 KiB of JSON). Output lines are cut at
+ * 500 characters in summary mode. When either cut applies the answer says so and
+ * how to get the rest (offset, afterEventId, verbose).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/session.h"
+#include "core/timearg.h"
+#include "mcp/args.h"
+#include "mcp/tools.h"
+
+#define RESPONSE_BUDGET (32 * 1024)
+#define SUMMARY_TEXT_MAX 500
+
+static const char *const fields[] = {
+    "sessionId", "eventType", "function", "sourceFile", "returnValue", "threadName",
+    "timeFrom", "timeTo", "minDurationNs", "pid", "limit", "offset", "verbose",
+    "afterEventId", NULL};
+
+/* timeFrom / timeTo: integer ns, or a string timearg_parse() accepts. */
+static int time_bound(const cJSON *args, const char *field, struct store_reader *rd,
+                      int64_t key, bool *has, int64_t *out, struct strobe_error *e)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, field);
+    *has = v != NULL;
+    if (!v)
+        return 0;
+    bool relative = false;
+    if (cJSON_IsNumber(v)) {
+        *out = (int64_t)v->valuedouble;
+    } else if (!cJSON_IsString(v) || timearg_parse(v->valuestring, out, &relative) != 0) {
+        return err_set(e, ERR_VALIDATION, "'%s' must be ns since the session started (a "
+                       "number) or a relative time like \"-5s\", \"-500ms\", \"-1m\"; got %s.",
+                       field, cJSON_IsString(v) ? v->valuestring : args_type_name(v));
+    }
+    if (relative) {
+        int64_t latest = 0;
+        if (store_latest_ts(rd, key, &latest) != 0)
+            return err_set(e, ERR_INTERNAL, "cannot read the session's latest event time");
+        *out = latest + *out < 0 ? 0 : latest + *out;
+    }
+    return 0;
+}
+
+static int string_filter(const cJSON *args, const char *field, const char *const *keys,
+                         const char **outs[], struct strobe_error *e)
+{
+    const cJSON *obj;
+    if (args_object(args, field, &obj, e) != 0)
+        return -1;
+    if (!obj)
+        return 0;
+    if (args_only(obj, field, keys, e) != 0)
+        return -1;
+    for (int i = 0; keys[i]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.%s", field, keys[i]);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, keys[i]);
+        if (v && !cJSON_IsString(v))
+            return err_set(e, ERR_VALIDATION, "'%s' must be a string, not %s.", name,
+                           args_type_name(v));
+        *outs[i] = v ? v->valuestring : NULL;
+    }
+    return 0;
+}
+
+static const char *return_type(const char *json)
+{
+    if (!json)
+        return "void";
+    cJSON *v = cJSON_Parse(json);
+    const char *t = !v ? "unknown" : cJSON_IsNull(v) ? "null" : cJSON_IsBool(v) ? "bool"
+                  : cJSON_IsNumber(v) ? "number" : cJSON_IsString(v) ? "string"
+                  : cJSON_IsArray(v) ? "array" : "object";
+    cJSON_Delete(v);
+    return t;
+}
+
+static void add_json_text(cJSON *o, const char *name, const char *json)
+{
+    cJSON *v = json ? cJSON_Parse(json) : NULL;
+    cJSON_AddItemToObject(o, name, v ? v : cJSON_CreateNull());
+}
+
+static void add_text(cJSON *o, const char *text, bool verbose)
+{
+    size_t len = strlen(text);
+    if (verbose || len <= SUMMARY_TEXT_MAX) {
+        cJSON_AddStringToObject(o, "text", text);
+        return;
+    }
+    size_t cut = SUMMARY_TEXT_MAX;
+    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
+        cut--; /* never split a UTF-8 sequence */
+    char *s = malloc(cut + 1);
+    if (!s)
+        return;
+    memcpy(s, text, cut);
+    s[cut] = '\0';
+    cJSON_AddStringToObject(o, "text", s);
+    cJSON_AddNumberToObject(o, "textBytes", (double)len);
+    cJSON_AddTrueToObject(o, "textTruncated");
+    free(s);
+}
+
+static cJSON *event_json(const struct store_event_row *r, bool verbose, bool multi_pid)
+{
+    cJSON *o = cJSON_CreateObject();
+    char id[24];
+    snprintf(id, sizeof id, "%lld", (long long)r->id);
+    cJSON_AddStringToObject(o, "id", id);
+    cJSON_AddNumberToObject(o, "timestampNs", (double)r->ts_ns);
+    cJSON_AddStringToObject(o, "eventType", event_type_name(r->type));
+    bool function_event = r->type == EV_FUNCTION_ENTER || r->type == EV_FUNCTION_EXIT;
+    if (function_event) {
+        cJSON_AddStringToObject(o, "function", r->function ? r->function : "");
+        if (r->source_file)
+            cJSON_AddStringToObject(o, "sourceFile", r->source_file);
+        if (r->line)
+            cJSON_AddNumberToObject(o, "line", r->line);
+        if (r->duration_ns >= 0)
+            cJSON_AddNumberToObject(o, "durationNs", (double)r->duration_ns);
+        if (r->type == EV_FUNCTION_EXIT)
+            cJSON_AddStringToObject(o, "returnType", return_type(r->return_value));
+    }
+    if (multi_pid || verbose || r->type == EV_PROCESS_EXIT)
+        cJSON_AddNumberToObject(o, "pid", r->pid);
+    if (r->text)
+        add_text(o, r->text, verbose);
+    if (r->data) {
+        /* Type-specific extras (exit code, signal, ...) read as fields of the event. */
+        cJSON *d = cJSON_Parse(r->data);
+        for (cJSON *f = d ? d->child : NULL; f;) {
+            cJSON *next = f->next;
+            cJSON_AddItemToObject(o, f->string, cJSON_DetachItemViaPointer(d, f));
+            f = next;
+        }
+        cJSON_Delete(d);
+    }
+    if (verbose) {
+        if (r->function_raw)
+            cJSON_AddStringToObject(o, "functionRaw", r->function_raw);
+        cJSON_AddNumberToObject(o, "threadId", r->tid);
+        if (r->thread_name)
+            cJSON_AddStringToObject(o, "threadName", r->thread_name);
+        if (r->parent_id) {
+            char pid[24];
+            snprintf(pid, sizeof pid, "%lld", (long long)r->parent_id);
+            cJSON_AddStringToObject(o, "parentEventId", pid);
+        }
+        if (function_event) {
+            add_json_text(o, "arguments", r->arguments);
+            add_json_text(o, "returnValue", r->return_value);
+            cJSON_AddBoolToObject(o, "sampled", r->sampled);
+        }
+    }
+    return o;
+}
+
+/* Fills q from args. Strings in q point into args. */
+static int build_query(const cJSON *args, struct store_reader *rd, int64_t key,
+                       struct store_query *q, bool *verbose, struct strobe_error *e)
+{
+    memset(q, 0, sizeof *q);
+    q->session_key = key;
+    q->return_is_null = -1;
+    const char *type = NULL;
+    if (args_string(args, "eventType", false, &type, e) != 0)
+        return -1;
+    if (type && !(q->event_type = event_type_parse(type)))
+        return err_set(e, ERR_VALIDATION, "'eventType' must be one of function_enter, "
+                       "function_exit, stdout, stderr, crash, process_exit, "
+                       "variable_snapshot; not '%s'.", type);
+    static const char *const fn_keys[] = {"equals", "contains", "matches", NULL};
+    static const char *const file_keys[] = {"equals", "contains", NULL};
+    static const char *const thread_keys[] = {"contains", NULL};
+    const char **fn_out[] = {&q->function_equals, &q->function_contains, &q->function_matches};
+    const char **file_out[] = {&q->file_equals, &q->file_contains};
+    const char **thread_out[] = {&q->thread_name_contains};
+    if (string_filter(args, "function", fn_keys, fn_out, e) != 0 ||
+        string_filter(args, "sourceFile", file_keys, file_out, e) != 0 ||
+        string_filter(args, "threadName", thread_keys, thread_out, e) != 0)
+        return -1;
+
+    const cJSON *rv;
+    if (args_object(args, "returnValue", &rv, e) != 0)
+        return -1;
+    if (rv) {
+        static const char *const rv_keys[] = {"equals", "isNull", NULL};
+        bool is_null = false, has_null = cJSON_HasObjectItem(rv, "isNull");
+        if (args_only(rv, "returnValue", rv_keys, e) != 0 ||
+            args_bool(rv, "isNull", &is_null, e) != 0)
+            return -1;
+        if (has_null)
+            q->return_is_null = is_null;
+    }
+
+    int64_t v;
+    bool present;
+    if (args_int(args, "minDurationNs", 0, INT64_MAX / 2, &v, &present, e) != 0)
+        return -1;
+    q->min_duration_ns = present ? v : 0;
+    if (args_int(args, "pid", 1, 4194304, &v, &present, e) != 0)
+        return -1;
+    q->pid = present ? (int)v : 0;
+    q->limit = 50;
+    if (args_int(args, "limit", 1, 500, &v, &present, e) != 0)
+        return -1;
+    if (present)
+        q->limit = (int)v;
+    if (args_int(args, "offset", 0, INT32_MAX, &v, &present, e) != 0)
+        return -1;
+    q->offset = present ? (int)v : 0;
+    *verbose = false;
+    if (args_bool(args, "verbose", verbose, e) != 0)
+        return -1;
+
+    const cJSON *after = cJSON_GetObjectItemCaseSensitive(args, "afterEventId");
+    if (after) {
+        char *end = NULL;
+        if (cJSON_IsNumber(after))
+            q->after_id = (int64_t)after->valuedouble;
+        else if (cJSON_IsString(after))
+            q->after_id = strtoll(after->valuestring, &end, 10);
+        if (!(cJSON_IsNumber(after) || (end && end != after->valuestring && !*end)) ||
+            q->after_id < 0)
+            return err_set(e, ERR_VALIDATION, "'afterEventId' must be an event id (the "
+                           "lastEventId of a previous answer), not %s.",
+                           args_type_name(after));
+    }
+    if (time_bound(args, "timeFrom", rd, key, &q->has_time_from, &q->time_from_ns, e) != 0 ||
+        time_bound(args, "timeTo", rd, key, &q->has_time_to, &q->time_to_ns, e) != 0)
+        return -1;
+    return 0;
+}
+
+cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
+{
+    const char *id;
+    if (args_only(args, "debug_query", fields, e) != 0 ||
+        args_string(args, "sessionId", true, &id, e) != 0)
+        return NULL;
+    struct store_reader *rd = tool_reader(ctx, e);
+    int64_t key;
+    if (!rd || session_resolve(id, &key, e) != 0)
+        return NULL;
+    struct store_query q;
+    bool verbose;
+    if (build_query(args, rd, key, &q, &verbose, e) != 0)
+        return NULL;
+    char *rv_text = NULL;
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(args, "returnValue"), "equals");
+    if (rv) {
+        rv_text = cJSON_PrintUnformatted(rv);
+        q.return_equals = rv_text;
+    }
+
+    struct store_result res;
+    char *err = NULL;
+    int rc = store_query_events(rd, &q, &res, &err);
+    free(rv_text);
+    if (rc != 0) {
+        bool regex = err && strstr(err, "regex");
+        err_set(e, regex ? ERR_VALIDATION : ERR_INTERNAL, "%s", err ? err : "query failed");
+        free(err);
+        return NULL;
+    }
+    int *pids = NULL, n_pids = 0;
+    store_query_pids(rd, key, &pids, &n_pids);
+
+    cJSON *out = cJSON_CreateObject();
+    cJSON *events = cJSON_AddArrayToObject(out, "events");
+    size_t used = 0;
+    int shown = 0;
+    int64_t last_id = q.after_id;
+    for (; shown < res.n; shown++) {
+        cJSON *ev = event_json(&res.rows[shown], verbose, n_pids > 1);
+        char *text = cJSON_PrintUnformatted(ev);
+        size_t size = text ? strlen(text) : 0;
+        free(text);
+        if (shown > 0 && used + size > RESPONSE_BUDGET) {
+            cJSON_Delete(ev);
+            break;
+        }
+        used += size;
+        cJSON_AddItemToArray(events, ev);
+        last_id = res.rows[shown].id;
+    }
+    cJSON_AddNumberToObject(out, "totalCount", (double)res.total_count);
+    if (res.total_is_lower_bound)
+        cJSON_AddTrueToObject(out, "totalCountIsLowerBound");
+    cJSON_AddBoolToObject(out, "hasMore", res.has_more || shown < res.n);
+    char last[24];
+    snprintf(last, sizeof last, "%lld", (long long)last_id);
+    if (last_id)
+        cJSON_AddStringToObject(out, "lastEventId", last);
+    else
+        cJSON_AddNullToObject(out, "lastEventId");
+    if (shown < res.n) {
+        char note[256];
+        snprintf(note, sizeof note, "Answer cut at %d KiB after %d events: continue with "
+                 "offset %d, or afterEventId \"%s\" when polling.", RESPONSE_BUDGET / 1024,
+                 shown, q.offset + shown, last);
+        cJSON_AddStringToObject(out, "truncated", note);
+    }
+    if (n_pids > 1) {
+        cJSON *arr = cJSON_AddArrayToObject(out, "pids");
+        for (int i = 0; i < n_pids; i++)
+            cJSON_AddItemToArray(arr, cJSON_CreateNumber(pids[i]));
+    }
+    free(pids);
+    store_result_free(&res);
+    return out;
+}

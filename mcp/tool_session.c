@@ -1,0 +1,125 @@
+/*
+ * tool_session.c - debug_session: status, stop, list, delete.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/session.h"
+#include "mcp/args.h"
+#include "mcp/tools.h"
+
+static const char *const fields[] = {"action", "sessionId", "retain", NULL};
+
+/* The fields a session shows in status and list. */
+static cJSON *row_json(const struct session_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "sessionId", r->id);
+    cJSON_AddStringToObject(o, "status", r->status);
+    cJSON_AddStringToObject(o, "binaryPath", r->binary_path);
+    cJSON_AddNumberToObject(o, "pid", r->pid);
+    cJSON_AddNumberToObject(o, "startedAt", (double)r->started_at_ms);
+    if (r->ended_at_ms)
+        cJSON_AddNumberToObject(o, "endedAt", (double)r->ended_at_ms);
+    else
+        cJSON_AddNullToObject(o, "endedAt");
+    if (r->has_exit_code)
+        cJSON_AddNumberToObject(o, "exitCode", r->exit_code);
+    if (r->exit_signal)
+        cJSON_AddStringToObject(o, "signal", r->exit_signal);
+    cJSON_AddBoolToObject(o, "retained", r->retained);
+    return o;
+}
+
+static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *e)
+{
+    struct store_reader *rd = tool_reader(ctx, e);
+    struct session_status st;
+    if (!rd || session_status(id, rd, &st, e) != 0)
+        return NULL;
+    cJSON *o = row_json(&st.row);
+    cJSON_AddStringToObject(o, "projectRoot", st.row.project_root);
+    if (st.row.command_line)
+        cJSON_AddItemToObject(o, "commandLine", cJSON_Parse(st.row.command_line));
+    cJSON *pids = cJSON_AddArrayToObject(o, "pids");
+    bool main_listed = false;
+    for (int i = 0; i < st.n_pids; i++)
+        main_listed |= st.pids[i] == st.row.pid;
+    if (!main_listed)
+        cJSON_AddItemToArray(pids, cJSON_CreateNumber(st.row.pid));
+    for (int i = 0; i < st.n_pids; i++)
+        cJSON_AddItemToArray(pids, cJSON_CreateNumber(st.pids[i]));
+    cJSON *counts = cJSON_AddObjectToObject(o, "eventCounts");
+    for (int t = EV_TYPE_MIN; t <= EV_TYPE_MAX; t++)
+        if (st.counts[t])
+            cJSON_AddNumberToObject(counts, event_type_name(t), (double)st.counts[t]);
+    cJSON_AddNumberToObject(o, "totalEvents", (double)st.total_events);
+    if (st.output_capped)
+        cJSON_AddTrueToObject(o, "outputLimitReached");
+    const char *hint = strcmp(st.row.status, "running") == 0
+        ? "Still running. Read its output with debug_query (eventType \"stdout\"/\"stderr\"), "
+          "poll new events with afterEventId."
+        : "Ended. Its events stay queryable with debug_query until debug_session stop.";
+    cJSON_AddStringToObject(o, "hint", hint);
+    session_status_free(&st);
+    return o;
+}
+
+static cJSON *list(struct tool_ctx *ctx, struct strobe_error *e)
+{
+    struct session_row *rows = NULL;
+    int n = 0;
+    char *err = NULL;
+    if (store_session_list(ctx->store, &rows, &n, &err) != 0) {
+        err_set(e, ERR_INTERNAL, "cannot list sessions: %s", err ? err : "?");
+        free(err);
+        return NULL;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(o, "sessions");
+    for (int i = 0; i < n; i++) {
+        cJSON_AddItemToArray(arr, row_json(&rows[i]));
+        session_row_free(&rows[i]);
+    }
+    free(rows);
+    return o;
+}
+
+cJSON *tool_debug_session(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
+{
+    const char *action = NULL, *id = NULL;
+    bool retain = false;
+    if (args_only(args, "debug_session", fields, e) != 0 ||
+        args_string(args, "action", true, &action, e) != 0 ||
+        args_string(args, "sessionId", false, &id, e) != 0 ||
+        args_bool(args, "retain", &retain, e) != 0)
+        return NULL;
+    if (strcmp(action, "list") == 0)
+        return list(ctx, e);
+    bool known = strcmp(action, "status") == 0 || strcmp(action, "stop") == 0 ||
+                 strcmp(action, "delete") == 0;
+    if (!known) {
+        err_set(e, ERR_VALIDATION, "'action' must be one of status, stop, list, delete; "
+                "not '%s'.", action);
+        return NULL;
+    }
+    if (!id || !id[0]) {
+        err_set(e, ERR_VALIDATION, "'sessionId' is required for action '%s'.", action);
+        return NULL;
+    }
+    if (strcmp(action, "status") == 0)
+        return status(ctx, id, e);
+    int64_t events = 0;
+    int rc = strcmp(action, "stop") == 0 ? session_stop(id, retain, &events, e)
+                                          : session_delete(id, e);
+    if (rc != 0)
+        return NULL;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddTrueToObject(o, "success");
+    cJSON_AddStringToObject(o, "sessionId", id);
+    if (strcmp(action, "stop") == 0) {
+        cJSON_AddNumberToObject(o, "eventsCollected", (double)events);
+        cJSON_AddBoolToObject(o, "retained", retain);
+    }
+    return o;
+}

@@ -1,0 +1,148 @@
+/*
+ * tools.c - the tool catalog. The descriptions are the agent's manual: they teach
+ * the output-first workflow of spec 003 (launch clean, read stderr/stdout, only
+ * then add traces) and say what each field does, since the agent sees nothing else.
+ */
+#include "mcp/tools.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct tool_def catalog[] = {
+    {
+        "debug_launch",
+        "Launch a program under Strobe's debugger and start recording. stdout and stderr "
+        "are ALWAYS captured into the session's timeline (no tracing needed): after "
+        "launching, read them first with debug_query({sessionId, eventType: \"stderr\"}) "
+        "and eventType \"stdout\"; crash messages, sanitizer reports and error logs often "
+        "explain the problem. Add function traces with debug_trace only if output is not "
+        "enough. Returns immediately with a sessionId; the program keeps running. "
+        "Check whether it has ended with debug_session({action: \"status\"}).",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"command\":{\"type\":\"string\",\"description\":\"Path to the executable: absolute, "
+        "relative to cwd (else projectRoot), or a name looked up in PATH\"},"
+        "\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
+        "\"Command line arguments\"},"
+        "\"cwd\":{\"type\":\"string\",\"description\":\"Working directory (default: the "
+        "directory of the command)\"},"
+        "\"projectRoot\":{\"type\":\"string\",\"description\":\"Absolute path of the project: "
+        "functions defined under it are user code; <projectRoot>/.strobe/settings.json "
+        "applies\"},"
+        "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},"
+        "\"description\":\"Environment variables added to (or replacing) the daemon's\"}},"
+        "\"required\":[\"command\",\"projectRoot\"],\"additionalProperties\":false}",
+        tool_debug_launch,
+    },
+    {
+        "debug_trace",
+        "Add or remove function trace patterns. Recommended workflow: launch clean, read "
+        "stderr/stdout with debug_query, and add patterns only if output does not explain "
+        "the problem. With sessionId: changes tracing on the running program (runtime "
+        "mode). Without sessionId: stages patterns for the next debug_launch (pending "
+        "mode). Patterns: 'ns::*' (one level), 'ns::**' (any depth), '*::validate', "
+        "'@usercode' (everything under projectRoot), '@file:parser.c'. Call with no "
+        "add/remove to see the current patterns.",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"sessionId\":{\"type\":\"string\",\"description\":\"Running session to change; omit "
+        "to stage patterns for the next launch\"},"
+        "\"add\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
+        "\"Patterns to start tracing, e.g. \\\"auth::*\\\", \\\"*::validate\\\", "
+        "\\\"@usercode\\\", \\\"@file:parser.c\\\"\"},"
+        "\"remove\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
+        "\"Patterns to stop tracing\"},"
+        "\"serializationDepth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10,"
+        "\"description\":\"How deep structs are serialized in arguments (default 3)\"},"
+        "\"projectRoot\":{\"type\":\"string\",\"description\":\"Project whose settings apply "
+        "(pending mode)\"}},\"additionalProperties\":false}",
+        tool_debug_trace,
+    },
+    {
+        "debug_query",
+        "Query a session's unified timeline: process stdout/stderr lines, process exits "
+        "and crashes, and function calls when tracing is on, in chronological order. "
+        "Start with eventType \"stderr\" or \"stdout\". Summary events by default (set "
+        "verbose for arguments, thread and full output lines). Page with limit/offset, or "
+        "poll for new events with afterEventId set to the previous lastEventId.",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"sessionId\":{\"type\":\"string\"},"
+        "\"eventType\":{\"type\":\"string\",\"enum\":[\"function_enter\",\"function_exit\","
+        "\"stdout\",\"stderr\",\"crash\",\"process_exit\",\"variable_snapshot\"]},"
+        "\"function\":{\"type\":\"object\",\"properties\":{\"equals\":{\"type\":\"string\"},"
+        "\"contains\":{\"type\":\"string\"},\"matches\":{\"type\":\"string\",\"description\":"
+        "\"POSIX extended regex\"}},\"additionalProperties\":false},"
+        "\"sourceFile\":{\"type\":\"object\",\"properties\":{\"equals\":{\"type\":\"string\"},"
+        "\"contains\":{\"type\":\"string\"}},\"additionalProperties\":false},"
+        "\"returnValue\":{\"type\":\"object\",\"properties\":{\"equals\":{},"
+        "\"isNull\":{\"type\":\"boolean\"}},\"additionalProperties\":false},"
+        "\"threadName\":{\"type\":\"object\",\"properties\":{\"contains\":{\"type\":\"string\"}},"
+        "\"additionalProperties\":false},"
+        "\"timeFrom\":{\"type\":[\"integer\",\"string\"],\"description\":\"ns since session "
+        "start, or relative to the latest event: \\\"-5s\\\", \\\"-500ms\\\", \\\"-1m\\\"\"},"
+        "\"timeTo\":{\"type\":[\"integer\",\"string\"]},"
+        "\"minDurationNs\":{\"type\":\"integer\",\"minimum\":0},"
+        "\"pid\":{\"type\":\"integer\"},"
+        "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":500,\"default\":50},"
+        "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"default\":0},"
+        "\"verbose\":{\"type\":\"boolean\",\"default\":false},"
+        "\"afterEventId\":{\"type\":[\"string\",\"integer\"],\"description\":\"Only events "
+        "after this id (the lastEventId of a previous answer), in id order\"}},"
+        "\"required\":[\"sessionId\"],\"additionalProperties\":false}",
+        tool_debug_query,
+    },
+    {
+        "debug_session",
+        "Manage sessions. action \"status\": is the program still running, its exit code or "
+        "signal, event counts. \"stop\": kill the program if it runs and delete the "
+        "session's data, unless retain is true (keep it for later queries). \"list\": "
+        "every stored session. \"delete\": remove a session and its data.",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"action\":{\"type\":\"string\",\"enum\":[\"status\",\"stop\",\"list\",\"delete\"]},"
+        "\"sessionId\":{\"type\":\"string\",\"description\":\"Required for status, stop and "
+        "delete\"},"
+        "\"retain\":{\"type\":\"boolean\",\"description\":\"stop: keep the data (default "
+        "false)\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
+        tool_debug_session,
+    },
+};
+#define N_TOOLS (sizeof catalog / sizeof catalog[0])
+
+const struct tool_def *tools_find(const char *name)
+{
+    for (size_t i = 0; i < N_TOOLS; i++)
+        if (strcmp(catalog[i].name, name) == 0)
+            return &catalog[i];
+    return NULL;
+}
+
+const char *tools_names(void)
+{
+    return "debug_launch, debug_trace, debug_query, debug_session";
+}
+
+cJSON *tools_list(void)
+{
+    cJSON *res = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(res, "tools");
+    for (size_t i = 0; i < N_TOOLS; i++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "name", catalog[i].name);
+        cJSON_AddStringToObject(t, "description", catalog[i].description);
+        cJSON_AddItemToObject(t, "inputSchema", cJSON_Parse(catalog[i].input_schema));
+        cJSON_AddItemToArray(arr, t);
+    }
+    return res;
+}
+
+struct store_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e)
+{
+    if (!ctx->reader) {
+        char *err = NULL;
+        ctx->reader = store_reader_open(ctx->store, &err);
+        if (!ctx->reader) {
+            err_set(e, ERR_INTERNAL, "cannot open the database for reading: %s",
+                    err ? err : "?");
+            free(err);
+        }
+    }
+    return ctx->reader;
+}

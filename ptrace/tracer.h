@@ -1,0 +1,47 @@
+/*
+ * tracer.h - one tracer thread per session: it forks the target, seizes it with
+ * ptrace before exec, and owns it (and every thread and child it creates) until the
+ * last of them is gone. ptrace requires every request for a tracee to come from the
+ * thread that attached, which is why all of this lives on one thread.
+ *
+ * Launch sequence: the child puts itself in its own process group, wires its stdio,
+ * stops itself with SIGSTOP and, once seized and continued, calls execve. The
+ * tracer sees PTRACE_EVENT_EXEC: the new image is mapped and no instruction of it
+ * has run. That is the point where breakpoints get armed; then the target resumes.
+ * An execve failure travels back through a close-on-exec pipe as an errno.
+ */
+#ifndef STROBE_TRACER_H
+#define STROBE_TRACER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/error.h"
+
+struct tracer;
+
+struct tracer_spec {
+    const char *path;          /* resolved executable */
+    char *const *argv;         /* argv[0] included, NULL-terminated */
+    char *const *envp;         /* full environment, NULL-terminated */
+    const char *cwd;
+    int stdin_fd, stdout_fd, stderr_fd; /* become fds 0, 1, 2 of the target */
+    /* Called on the tracer thread when the main process has exited or was killed,
+     * with its wait(2) status. Other processes of the session may live on. */
+    void (*on_main_exit)(void *arg, int wait_status);
+    void *arg;
+};
+
+/* Starts the tracer thread and the target; returns once the target has exec'd and
+ * runs, or failed to. On failure: -1 and e says why (COMMAND_NOT_FOUND,
+ * COMMAND_NOT_EXECUTABLE or ATTACH_FAILED). */
+int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid,
+                 struct strobe_error *e);
+
+/* Sends SIGKILL to every process the tracer owns. Safe from any thread. */
+void tracer_kill(struct tracer *t);
+
+/* Waits for the tracer thread to finish (every tracee gone), then frees t. */
+void tracer_join(struct tracer *t);
+
+#endif

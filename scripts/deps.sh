@@ -1,0 +1,43 @@
+#!/bin/sh
+# Installs the Debian packages Strobe needs to build, test and benchmark, and only
+# those missing. Called by the Makefile before every build so that a fresh Debian 12
+# machine needs nothing but `make demo` or `make check`.
+#
+#   scripts/deps.sh build   compiler and libraries (make, make demo)
+#   scripts/deps.sh check   + cmocka, pytest, node/npm, valgrind, clang runtime
+#   scripts/deps.sh bench   + ltrace, gdb, hyperfine
+set -eu
+
+build="build-essential pkg-config libelf-dev libdw-dev libunwind-dev libsqlite3-dev
+       libcjson-dev libcapstone-dev libiberty-dev"
+check="$build libcmocka-dev python3 python3-pytest valgrind g++ man-db groff-base"
+bench="$check ltrace gdb"
+
+case "${1:-build}" in
+  build) want=$build ;;
+  check) want=$check ;;
+  bench) want=$bench ;;
+  *) echo "usage: $0 build|check|bench" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $want; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+# node and npm may come from Debian or from elsewhere on PATH; either will do.
+if [ "${1:-build}" != build ]; then
+  command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+  command -v npm >/dev/null 2>&1 || missing="$missing npm"
+fi
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+  echo "strobe: missing Debian packages:$missing" >&2
+  echo "strobe: run as root, or: sudo apt-get install -y$missing" >&2
+  exit 1
+fi
+echo "strobe: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >&2

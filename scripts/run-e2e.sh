@@ -1,0 +1,48 @@
+#!/bin/sh
+# Runs the end-to-end suites against a build directory.
+#
+#   scripts/run-e2e.sh BUILD_DIR
+#
+# 1. the pytest suite tests/e2e (STROBE_BUILD=BUILD_DIR), which drives strobe daemon,
+#    strobe mcp and strobectl against the fixtures in BUILD_DIR/fixtures;
+# 2. tests/mcp-sdk/sdk_test.mjs, the official MCP SDK client against `strobe mcp`
+#    (installs its node_modules with npm ci first when they are missing).
+#
+# With STROBE_VALGRIND=1 only the pytest suite runs, each test's daemon under
+# valgrind (see tests/e2e/conftest.py). Exits non-zero if any suite fails.
+set -u
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 BUILD_DIR" >&2
+    exit 64
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$1" 2>/dev/null && pwd) || { echo "run-e2e: no build directory $1" >&2; exit 2; }
+cd "$root" || exit 2
+
+status=0
+
+if [ "${STROBE_VALGRIND:-}" = 1 ]; then
+    echo "== e2e (pytest, daemon under valgrind) =="
+else
+    echo "== e2e (pytest) =="
+fi
+STROBE_BUILD="$build" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e || status=1
+
+if [ "${STROBE_VALGRIND:-}" != 1 ]; then
+    echo "== e2e (MCP SDK client) =="
+    sdk="$root/tests/mcp-sdk"
+    if [ ! -d "$sdk/node_modules/@modelcontextprotocol/sdk" ]; then
+        if [ -f "$sdk/package-lock.json" ]; then
+            (cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error) || status=1
+        else
+            (cd "$sdk" && npm install --no-audit --no-fund --loglevel=error) || status=1
+        fi
+    fi
+    node "$sdk/sdk_test.mjs" "$build" || status=1
+fi
+
+if [ $status -ne 0 ]; then
+    echo "run-e2e: FAILED" >&2
+fi
+exit $status

@@ -1,0 +1,730 @@
+/*
+ * query.c - the read side: reader connections, store_query_events() and the counts.
+ *
+ * A query is built in two steps. Name filters (function, source file, thread name)
+ * are first resolved against the small names tables (equality, instr() for
+ * "contains", POSIX extended regex with regcomp for "matches") into sets of ids; the
+ * events query then uses `IN (ids)` on the integer columns, so it can walk the
+ * (session, function_id, ts_ns) index. An empty set means no row can match.
+ *
+ * totalCount: exact from type_counts when the only filters are the session and the
+ * event type; exact for free when the page is the last one (offset + rows); otherwise
+ * a count capped at STORE_COUNT_CAP (total_is_lower_bound is set when it hits the cap).
+ *
+ * returnValue.equals compares the stored JSON text with the given JSON text exactly;
+ * when the given text is a JSON number, a stored JSON number with the same numeric
+ * value also matches (1.0 matches 1). returnValue.isNull matches function_exit events
+ * whose return value is absent or JSON null; isNull=false matches function_exit
+ * events with a non-null return value. Both filters imply eventType function_exit.
+ */
+#include "store/store_internal.h"
+
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct store_reader {
+    struct store *s;
+    sqlite3 *db;
+};
+
+struct store_reader *store_reader_open(struct store *s, char **err)
+{
+    struct store_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        st_fail(err, "out of memory opening a reader");
+        return NULL;
+    }
+    r->s = s;
+    r->db = st_connect(s->path, false, err);
+    if (!r->db || st_exec(r->db, "PRAGMA query_only=1", err) < 0) {
+        store_reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+void store_reader_close(struct store_reader *r)
+{
+    if (!r)
+        return;
+    sqlite3_close(r->db);
+    free(r);
+}
+
+/* ---- small dynamic string ---------------------------------------------------- */
+
+struct sbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+};
+
+static void sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_add(struct sbuf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->len;
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = true;
+            return;
+        }
+        if (b->p && (size_t)n < room) {
+            b->len += n;
+            return;
+        }
+        size_t ncap = (b->cap + n + 1) * 2;
+        char *np = realloc(b->p, ncap);
+        if (!np) {
+            b->oom = true;
+            return;
+        }
+        b->p = np;
+        b->cap = ncap;
+    }
+}
+
+/* ---- id sets from the names tables -------------------------------------------- */
+
+struct idset {
+    int64_t *ids;
+    int n, cap;
+    bool active; /* a filter applies */
+};
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int idset_push(struct idset *s, int64_t id)
+{
+    if (s->n == s->cap) {
+        int ncap = s->cap ? s->cap * 2 : 16;
+        int64_t *n = realloc(s->ids, ncap * sizeof *n);
+        if (!n)
+            return -1;
+        s->ids = n;
+        s->cap = ncap;
+    }
+    s->ids[s->n++] = id;
+    return 0;
+}
+
+/* set = set AND other (other is consumed). */
+static void idset_and(struct idset *set, struct idset *other)
+{
+    qsort(other->ids, other->n, sizeof *other->ids, cmp_i64);
+    if (!set->active) {
+        free(set->ids);
+        *set = *other;
+        set->active = true;
+        memset(other, 0, sizeof *other);
+        return;
+    }
+    int k = 0;
+    for (int i = 0; i < set->n; i++)
+        if (bsearch(&set->ids[i], other->ids, other->n, sizeof *other->ids, cmp_i64))
+            set->ids[k++] = set->ids[i];
+    set->n = k;
+    free(other->ids);
+    memset(other, 0, sizeof *other);
+}
+
+/* Ids from a names table: `sql` selects (id, name) with ?1 bound to arg (may be NULL);
+ * when re is set, names are filtered by it. */
+static int names_to_ids(struct store_reader *r, const char *sql, const char *arg,
+                        const regex_t *re, struct idset *set, char **err)
+{
+    struct idset found = {0};
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return st_fail_db(err, r->db, "cannot look up names");
+    if (arg)
+        sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        if (re && (!name || regexec(re, name, 0, NULL, 0) != 0))
+            continue;
+        if (idset_push(&found, sqlite3_column_int64(st, 0)) < 0) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(found.ids);
+        return rc == SQLITE_NOMEM ? st_fail(err, "out of memory looking up names")
+                                  : st_fail_db(err, r->db, "cannot look up names");
+    }
+    idset_and(set, &found);
+    return 0;
+}
+
+static int regex_ids(struct store_reader *r, const char *sql, const char *pattern,
+                     struct idset *set, char **err)
+{
+    regex_t re;
+    int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char msg[200];
+        regerror(rc, &re, msg, sizeof msg);
+        return st_fail(err, "invalid regular expression \"%s\": %s", pattern, msg);
+    }
+    int ret = names_to_ids(r, sql, NULL, &re, set, err);
+    regfree(&re);
+    return ret;
+}
+
+/* ---- building the statement ------------------------------------------------------ */
+
+struct built {
+    struct sbuf where; /* " AND ..." terms after e.session = ?1 */
+    bool empty;        /* a name filter matched nothing: no rows */
+    bool counters_exact; /* only session/type filters: totals from type_counts */
+    bool has_num;
+    double num;
+    struct idset fn, file, thr;
+};
+
+static void built_free(struct built *b)
+{
+    free(b->where.p);
+    free(b->fn.ids);
+    free(b->file.ids);
+    free(b->thr.ids);
+}
+
+static void add_in(struct sbuf *w, const char *col, const struct idset *set)
+{
+    sb_add(w, " AND %s IN (", col);
+    for (int i = 0; i < set->n; i++)
+        sb_add(w, "%s%lld", i ? "," : "", (long long)set->ids[i]);
+    sb_add(w, ")");
+}
+
+static bool parse_number(const char *s, double *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end;
+    double v = strtod(s, &end);
+    while (*end == ' ' || *end == '\t' || *end == '\n')
+        end++;
+    if (*end || !isfinite(v))
+        return false;
+    /* JSON numbers only: no hex, inf, nan, leading '+' or '.'. */
+    const char *p = s;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '-')
+        p++;
+    if (*p < '0' || *p > '9')
+        return false;
+    for (const char *c = s; *c; c++)
+        if (*c == 'x' || *c == 'X')
+            return false;
+    *out = v;
+    return true;
+}
+
+/* Bind parameters: ?1 session, ?2 type, ?3 file/... see below. Fixed numbering so the
+ * same binder serves the row query and the count. */
+enum {
+    P_SESSION = 1,
+    P_TYPE,
+    P_RET,
+    P_RETNUM,
+    P_FROM,
+    P_TO,
+    P_MINDUR,
+    P_PID,
+    P_AFTER,
+    P_LIMIT,
+    P_OFFSET,
+};
+
+static int build(struct store_reader *r, const struct store_query *q, struct built *b,
+                 char **err)
+{
+    memset(b, 0, sizeof *b);
+    static const char fn_eq[] = "SELECT id, name FROM functions WHERE name = ?1";
+    static const char fn_has[] = "SELECT id, name FROM functions WHERE instr(name, ?1) > 0";
+    static const char fn_all[] = "SELECT id, name FROM functions";
+    if (q->function_equals && names_to_ids(r, fn_eq, q->function_equals, NULL, &b->fn, err) < 0)
+        return -1;
+    if (q->function_contains &&
+        names_to_ids(r, fn_has, q->function_contains, NULL, &b->fn, err) < 0)
+        return -1;
+    if (q->function_matches && regex_ids(r, fn_all, q->function_matches, &b->fn, err) < 0)
+        return -1;
+    if (q->file_equals &&
+        names_to_ids(r, "SELECT id, path FROM files WHERE path = ?1", q->file_equals, NULL,
+                     &b->file, err) < 0)
+        return -1;
+    if (q->file_contains &&
+        names_to_ids(r, "SELECT id, path FROM files WHERE instr(path, ?1) > 0",
+                     q->file_contains, NULL, &b->file, err) < 0)
+        return -1;
+    if (q->thread_name_contains &&
+        names_to_ids(r, "SELECT id, name FROM threads WHERE instr(name, ?1) > 0",
+                     q->thread_name_contains, NULL, &b->thr, err) < 0)
+        return -1;
+    if ((b->fn.active && !b->fn.n) || (b->file.active && !b->file.n) ||
+        (b->thr.active && !b->thr.n))
+        b->empty = true;
+
+    struct sbuf *w = &b->where;
+    sb_add(w, " ");
+    int type = q->event_type;
+    bool ret_filter = q->return_equals || q->return_is_null >= 0;
+    if (ret_filter) {
+        if (type && type != EV_FUNCTION_EXIT)
+            b->empty = true;
+        type = EV_FUNCTION_EXIT;
+    }
+    if (type)
+        sb_add(w, " AND e.type = ?%d", P_TYPE);
+    if (b->fn.active)
+        add_in(w, "e.function_id", &b->fn);
+    if (b->file.active)
+        add_in(w, "e.file_id", &b->file);
+    if (b->thr.active)
+        add_in(w, "e.thread_id", &b->thr);
+    if (q->return_equals) {
+        b->has_num = parse_number(q->return_equals, &b->num);
+        if (b->has_num)
+            sb_add(w,
+                   " AND (e.return_value = ?%d OR (CASE WHEN json_valid(e.return_value)"
+                   " THEN json_type(e.return_value) END IN ('integer', 'real')"
+                   " AND CAST(e.return_value AS REAL) = ?%d))",
+                   P_RET, P_RETNUM);
+        else
+            sb_add(w, " AND e.return_value = ?%d", P_RET);
+    }
+    if (q->return_is_null == 1)
+        sb_add(w, " AND (e.return_value IS NULL OR e.return_value = 'null')");
+    else if (q->return_is_null == 0)
+        sb_add(w, " AND e.return_value IS NOT NULL AND e.return_value <> 'null'");
+    if (q->has_time_from)
+        sb_add(w, " AND e.ts_ns >= ?%d", P_FROM);
+    if (q->has_time_to)
+        sb_add(w, " AND e.ts_ns <= ?%d", P_TO);
+    if (q->min_duration_ns > 0)
+        sb_add(w, " AND e.duration_ns >= ?%d", P_MINDUR);
+    if (q->pid)
+        sb_add(w, " AND e.pid = ?%d", P_PID);
+    if (q->after_id > 0)
+        sb_add(w, " AND e.id > ?%d", P_AFTER);
+    if (w->oom)
+        return st_fail(err, "out of memory building a query");
+    b->counters_exact = !b->fn.active && !b->file.active && !b->thr.active && !ret_filter &&
+                        !q->has_time_from && !q->has_time_to && q->min_duration_ns <= 0 &&
+                        !q->pid && q->after_id <= 0;
+    return 0;
+}
+
+static void bind_all(sqlite3_stmt *st, const struct store_query *q, const struct built *b)
+{
+    int n = sqlite3_bind_parameter_count(st);
+    int type = q->event_type;
+    if (q->return_equals || q->return_is_null >= 0)
+        type = EV_FUNCTION_EXIT;
+    for (int i = 1; i <= n; i++) {
+        switch (i) {
+        case P_SESSION: sqlite3_bind_int64(st, i, q->session_key); break;
+        case P_TYPE: sqlite3_bind_int(st, i, type); break;
+        case P_RET:
+            if (q->return_equals)
+                sqlite3_bind_text(st, i, q->return_equals, -1, SQLITE_STATIC);
+            break;
+        case P_RETNUM: sqlite3_bind_double(st, i, b->num); break;
+        case P_FROM: sqlite3_bind_int64(st, i, q->time_from_ns); break;
+        case P_TO: sqlite3_bind_int64(st, i, q->time_to_ns); break;
+        case P_MINDUR: sqlite3_bind_int64(st, i, q->min_duration_ns); break;
+        case P_PID: sqlite3_bind_int(st, i, q->pid); break;
+        case P_AFTER: sqlite3_bind_int64(st, i, q->after_id); break;
+        default: break; /* limit and offset: bound by the caller */
+        }
+    }
+}
+
+static int clamp_limit(int limit) { return limit < 0 ? 0 : limit > 100000 ? 100000 : limit; }
+
+static char *rows_sql(const struct store_query *q, const struct built *b)
+{
+    struct sbuf s = {0};
+    const char *order = q->after_id > 0 ? "e.id"
+                        : q->latest     ? "e.ts_ns DESC, e.id DESC"
+                                        : "e.ts_ns, e.id";
+    sb_add(&s,
+           "SELECT e.id, e.type, e.ts_ns, e.pid, e.tid,"
+           " (SELECT name FROM threads WHERE id = e.thread_id), e.parent_id,"
+           " (SELECT name FROM functions WHERE id = e.function_id),"
+           " (SELECT name_raw FROM functions WHERE id = e.function_id),"
+           " (SELECT path FROM files WHERE id = e.file_id),"
+           " e.line, e.arguments, e.return_value, e.text, e.data, e.duration_ns, e.sampled"
+           " FROM events e WHERE e.session = ?%d%s ORDER BY %s LIMIT ?%d OFFSET ?%d",
+           P_SESSION, b->where.p, order, P_LIMIT, P_OFFSET);
+    if (s.oom) {
+        free(s.p);
+        return NULL;
+    }
+    return s.p;
+}
+
+static char *count_sql(const struct built *b)
+{
+    struct sbuf s = {0};
+    sb_add(&s,
+           "SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.session = ?%d%s LIMIT %d)",
+           P_SESSION, b->where.p, STORE_COUNT_CAP);
+    if (s.oom) {
+        free(s.p);
+        return NULL;
+    }
+    return s.p;
+}
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+static void row_free(struct store_event_row *e)
+{
+    free(e->thread_name);
+    free(e->function);
+    free(e->function_raw);
+    free(e->source_file);
+    free(e->arguments);
+    free(e->return_value);
+    free(e->text);
+    free(e->data);
+}
+
+void store_result_free(struct store_result *res)
+{
+    if (!res)
+        return;
+    for (int i = 0; i < res->n; i++)
+        row_free(&res->rows[i]);
+    free(res->rows);
+    memset(res, 0, sizeof *res);
+}
+
+static int read_rows(struct store_reader *r, const struct store_query *q,
+                     const struct built *b, struct store_result *out, int limit, char **err)
+{
+    char *sql = rows_sql(q, b);
+    if (!sql)
+        return st_fail(err, "out of memory building a query");
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(r->db, sql, -1, &st, NULL);
+    free(sql);
+    if (rc != SQLITE_OK)
+        return st_fail_db(err, r->db, "cannot prepare the events query");
+    bind_all(st, q, b);
+    sqlite3_bind_int64(st, P_LIMIT, (int64_t)limit + 1);
+    sqlite3_bind_int64(st, P_OFFSET, q->offset > 0 ? q->offset : 0);
+    int cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == limit) {
+            out->has_more = true;
+            continue;
+        }
+        if (out->n == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct store_event_row *nr = realloc(out->rows, cap * sizeof *nr);
+            if (!nr) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            out->rows = nr;
+        }
+        struct store_event_row *e = &out->rows[out->n++];
+        memset(e, 0, sizeof *e);
+        e->id = sqlite3_column_int64(st, 0);
+        e->type = sqlite3_column_int(st, 1);
+        e->ts_ns = sqlite3_column_int64(st, 2);
+        e->pid = sqlite3_column_int(st, 3);
+        e->tid = sqlite3_column_int(st, 4);
+        e->thread_name = col_dup(st, 5);
+        e->parent_id = sqlite3_column_int64(st, 6);
+        e->function = col_dup(st, 7);
+        e->function_raw = col_dup(st, 8);
+        if (e->function_raw && !*e->function_raw) {
+            free(e->function_raw);
+            e->function_raw = NULL;
+        }
+        e->source_file = col_dup(st, 9);
+        e->line = sqlite3_column_int(st, 10);
+        e->arguments = col_dup(st, 11);
+        e->return_value = col_dup(st, 12);
+        e->text = col_dup(st, 13);
+        e->data = col_dup(st, 14);
+        e->duration_ns = sqlite3_column_type(st, 15) == SQLITE_NULL ? -1
+                                                                    : sqlite3_column_int64(st, 15);
+        e->sampled = sqlite3_column_int(st, 16) != 0;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return rc == SQLITE_NOMEM ? st_fail(err, "out of memory reading events")
+                                  : st_fail_db(err, r->db, "cannot read events");
+    if (q->latest && q->after_id <= 0) /* fetched newest first: back to chronological */
+        for (int i = 0, j = out->n - 1; i < j; i++, j--) {
+            struct store_event_row t = out->rows[i];
+            out->rows[i] = out->rows[j];
+            out->rows[j] = t;
+        }
+    return 0;
+}
+
+static int counters_total(struct store_reader *r, const struct store_query *q, int64_t *total)
+{
+    sqlite3_stmt *st = NULL;
+    const char *sql = q->event_type
+                          ? "SELECT coalesce(sum(count), 0) FROM type_counts"
+                            " WHERE session = ?1 AND type = ?2"
+                          : "SELECT coalesce(sum(count), 0) FROM type_counts WHERE session = ?1";
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, q->session_key);
+    if (q->event_type)
+        sqlite3_bind_int(st, 2, q->event_type);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *total = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int capped_total(struct store_reader *r, const struct store_query *q,
+                        const struct built *b, int64_t *total)
+{
+    char *sql = count_sql(b);
+    if (!sql)
+        return -1;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(r->db, sql, -1, &st, NULL);
+    free(sql);
+    if (rc != SQLITE_OK)
+        return -1;
+    bind_all(st, q, b);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *total = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int store_query_events(struct store_reader *r, const struct store_query *q,
+                       struct store_result *out, char **err)
+{
+    memset(out, 0, sizeof *out);
+    struct built b;
+    int ret = -1;
+    if (build(r, q, &b, err) < 0)
+        goto done;
+    if (b.empty) {
+        ret = 0;
+        goto done;
+    }
+    /* One read transaction so rows and count see the same snapshot. */
+    if (st_exec(r->db, "BEGIN", err) < 0)
+        goto done;
+    int limit = clamp_limit(q->limit);
+    int offset = q->offset > 0 ? q->offset : 0;
+    if (read_rows(r, q, &b, out, limit, err) < 0)
+        goto rollback;
+    int64_t total = -1;
+    if (!out->has_more && (out->n > 0 || offset == 0)) {
+        total = offset + out->n; /* the last page: exact without counting */
+    } else if (b.counters_exact) {
+        if (counters_total(r, q, &total) < 0) {
+            st_fail_db(err, r->db, "cannot count events");
+            goto rollback;
+        }
+    } else {
+        if (capped_total(r, q, &b, &total) < 0) {
+            st_fail_db(err, r->db, "cannot count events");
+            goto rollback;
+        }
+        if (total >= STORE_COUNT_CAP)
+            out->total_is_lower_bound = true;
+    }
+    int64_t seen = (int64_t)offset + out->n + (out->has_more ? 1 : 0);
+    if (total < seen) /* the cap (or a racing writer) undercounted */
+        total = seen;
+    out->total_count = total;
+    sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+    ret = 0;
+    goto done;
+rollback:
+    sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+    store_result_free(out);
+done:
+    built_free(&b);
+    return ret;
+}
+
+/* ---- EXPLAIN QUERY PLAN, for tests ------------------------------------------------- */
+
+static int explain(struct store_reader *r, const char *sql, const struct store_query *q,
+                   const struct built *b, struct sbuf *plan, char **err)
+{
+    struct sbuf e = {0};
+    sb_add(&e, "EXPLAIN QUERY PLAN %s", sql);
+    sqlite3_stmt *st = NULL;
+    int rc = e.oom ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, e.p, -1, &st, NULL);
+    free(e.p);
+    if (rc != SQLITE_OK)
+        return st_fail_db(err, r->db, "cannot explain the query");
+    bind_all(st, q, b);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        sb_add(plan, "%s\n", (const char *)sqlite3_column_text(st, 3));
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : st_fail_db(err, r->db, "cannot explain the query");
+}
+
+int store_explain_query(struct store_reader *r, const struct store_query *q, char **plan,
+                        char **err)
+{
+    *plan = NULL;
+    struct built b;
+    struct sbuf p = {0};
+    int ret = -1;
+    if (build(r, q, &b, err) < 0)
+        goto out;
+    char *rows = rows_sql(q, &b), *count = count_sql(&b);
+    if (rows && count) {
+        sb_add(&p, "-- rows\n");
+        if (explain(r, rows, q, &b, &p, err) == 0) {
+            sb_add(&p, "-- count\n");
+            if (explain(r, count, q, &b, &p, err) == 0)
+                ret = 0;
+        }
+    } else {
+        st_fail(err, "out of memory building a query");
+    }
+    free(rows);
+    free(count);
+out:
+    built_free(&b);
+    if (ret == 0)
+        *plan = p.p;
+    else
+        free(p.p);
+    return ret;
+}
+
+/* ---- counts --------------------------------------------------------------------------- */
+
+int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, int *n)
+{
+    *pids = NULL;
+    *n = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT pid FROM session_pids WHERE session = ?1 ORDER BY pid", -1,
+                           &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, session_key);
+    int rc, cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            int *np = realloc(*pids, cap * sizeof *np);
+            if (!np) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            *pids = np;
+        }
+        (*pids)[(*n)++] = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(*pids);
+        *pids = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+int store_count_by_type(struct store_reader *r, int64_t session_key,
+                        int64_t counts[EV_TYPE_MAX + 1])
+{
+    memset(counts, 0, sizeof(int64_t) * (EV_TYPE_MAX + 1));
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(r->db, "SELECT type, count FROM type_counts WHERE session = ?1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, session_key);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int t = sqlite3_column_int(st, 0);
+        if (t >= 0 && t <= EV_TYPE_MAX)
+            counts[t] = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int store_count_by_function(struct store_reader *r, int64_t session_key, int limit,
+                            struct function_count **rows, int *n)
+{
+    *rows = NULL;
+    *n = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT f.name, sum(c.count) AS n FROM function_counts c"
+                           " JOIN functions f ON f.id = c.function_id WHERE c.session = ?1"
+                           " GROUP BY f.name ORDER BY n DESC, f.name LIMIT ?2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, session_key);
+    sqlite3_bind_int(st, 2, limit < 0 ? 0 : limit);
+    int rc, cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            struct function_count *nr = realloc(*rows, cap * sizeof *nr);
+            if (!nr) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            *rows = nr;
+        }
+        struct function_count *f = &(*rows)[*n];
+        f->function = col_dup(st, 0);
+        f->count = sqlite3_column_int64(st, 1);
+        if (!f->function) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        (*n)++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        for (int i = 0; i < *n; i++)
+            free((*rows)[i].function);
+        free(*rows);
+        *rows = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,188 @@
+/*
+ * schema.c - the database layout and its creation/upgrade, plus store_open/close and
+ * store_size_bytes (the lifetime of struct store).
+ *
+ * Layout (spec 003's tables, with the changes measured in design.md):
+ *   sessions        INTEGER key for events to refer to; the human TEXT id is UNIQUE.
+ *   functions/files/threads
+ *                   interned names: an event stores small integer ids, so the hot
+ *                   indexes stay small and integer-only (a TEXT index written in
+ *                   random order cut insert speed 4-6x), and name filters (LIKE,
+ *                   regex) run against these small tables, then IN (...) on events.
+ *                   functions.name_raw is '' when the event had no linkage name.
+ *   events          id INTEGER PRIMARY KEY assigned by the writer in commit order
+ *                   (afterEventId polling never misses an event); type is the
+ *                   integer of enum event_type.
+ *   type_counts     exact rows per (session, type), kept by the writer (inserts
+ *                   add, evictions subtract): event counts and unfiltered totals
+ *                   without a scan.
+ *   function_counts calls observed per (session, function): function_enter events
+ *                   inserted. Evictions do not subtract (counts are calls observed).
+ *   session_pids    pids that produced events in a session (the writer adds them).
+ *   meta            next_event_id, so ids are never reused after deletions.
+ *   events_view     spec 003's column names, for humans in the sqlite3 shell.
+ *
+ * Indexes on events, one per query shape (insert cost measured in bench_store.c):
+ *   ev_session_ts    (session, ts_ns)             latest N / chronological pages, time ranges
+ *   ev_session_type  (session, type, ts_ns)       eventType filter, counts by type
+ *   ev_session_func  (session, function_id, ts_ns) function filters
+ *   ev_evictable     (session, id, type) WHERE type IN (3,4,7)
+ *                                                 FIFO eviction of the oldest evictable
+ * Index entries end with the rowid (= id), so ORDER BY ts_ns, id follows them.
+ */
+#include "store/store_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char schema_v1[] =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS sessions("
+    " key INTEGER PRIMARY KEY,"
+    " id TEXT NOT NULL UNIQUE,"
+    " binary_path TEXT, project_root TEXT, command_line TEXT,"
+    " pid INTEGER,"
+    " started_at INTEGER NOT NULL DEFAULT 0," /* unix ms */
+    " ended_at INTEGER,"                      /* unix ms, NULL while running */
+    " status TEXT NOT NULL DEFAULT 'running',"
+    " exit_code INTEGER, exit_signal TEXT,"
+    " retained INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE IF NOT EXISTS functions("
+    " id INTEGER PRIMARY KEY, name TEXT NOT NULL, name_raw TEXT NOT NULL DEFAULT '',"
+    " UNIQUE(name, name_raw));"
+    "CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS threads(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS events("
+    " id INTEGER PRIMARY KEY,"
+    " session INTEGER NOT NULL,"
+    " ts_ns INTEGER NOT NULL,"
+    " type INTEGER NOT NULL,"
+    " pid INTEGER, tid INTEGER,"
+    " thread_id INTEGER,"   /* threads.id */
+    " parent_id INTEGER,"   /* events.id of the enclosing function_enter */
+    " function_id INTEGER," /* functions.id */
+    " file_id INTEGER,"     /* files.id */
+    " line INTEGER, duration_ns INTEGER, sampled INTEGER NOT NULL DEFAULT 0,"
+    " arguments TEXT, return_value TEXT, text TEXT, data TEXT);"
+    "CREATE INDEX IF NOT EXISTS ev_session_ts ON events(session, ts_ns);"
+    "CREATE INDEX IF NOT EXISTS ev_session_type ON events(session, type, ts_ns);"
+    "CREATE INDEX IF NOT EXISTS ev_session_func ON events(session, function_id, ts_ns);"
+    "CREATE INDEX IF NOT EXISTS ev_evictable ON events(session, id, type)"
+    " WHERE " STORE_EVICTABLE_SQL ";"
+    "CREATE TABLE IF NOT EXISTS type_counts("
+    " session INTEGER NOT NULL, type INTEGER NOT NULL, count INTEGER NOT NULL,"
+    " PRIMARY KEY(session, type)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS function_counts("
+    " session INTEGER NOT NULL, function_id INTEGER NOT NULL, count INTEGER NOT NULL,"
+    " PRIMARY KEY(session, function_id)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS session_pids("
+    " session INTEGER NOT NULL, pid INTEGER NOT NULL, PRIMARY KEY(session, pid)) WITHOUT ROWID;"
+    "CREATE VIEW IF NOT EXISTS events_view AS SELECT"
+    " e.id AS id, s.id AS session_id, e.ts_ns AS timestamp_ns, e.tid AS thread_id,"
+    " t.name AS thread_name, e.pid AS pid, e.parent_id AS parent_event_id,"
+    " CASE e.type WHEN 1 THEN 'stdout' WHEN 2 THEN 'stderr' WHEN 3 THEN 'function_enter'"
+    "  WHEN 4 THEN 'function_exit' WHEN 5 THEN 'crash' WHEN 6 THEN 'process_exit'"
+    "  WHEN 7 THEN 'variable_snapshot' ELSE CAST(e.type AS TEXT) END AS event_type,"
+    " f.name AS function_name, NULLIF(f.name_raw, '') AS function_name_raw,"
+    " fi.path AS source_file, e.line AS line_number, e.arguments AS arguments,"
+    " e.return_value AS return_value, e.duration_ns AS duration_ns, e.text AS text,"
+    " e.data AS data, e.sampled AS sampled"
+    " FROM events e JOIN sessions s ON s.key = e.session"
+    " LEFT JOIN threads t ON t.id = e.thread_id"
+    " LEFT JOIN functions f ON f.id = e.function_id"
+    " LEFT JOIN files fi ON fi.id = e.file_id;"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES('next_event_id', 1);";
+
+int st_schema_init(sqlite3 *db, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+        return st_fail_db(err, db, "cannot read the schema version");
+    int version = 0;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (version > STORE_SCHEMA_VERSION)
+        return st_fail(err, "the database uses schema version %d, newer than this strobe "
+                            "understands (%d); upgrade strobe or move the database away",
+                       version, STORE_SCHEMA_VERSION);
+    if (version == STORE_SCHEMA_VERSION)
+        return 0;
+    /* Version 0: a new file. Later versions add their migrations here, in order. */
+    if (st_exec(db, "BEGIN IMMEDIATE", err) < 0)
+        return -1;
+    if (st_exec(db, schema_v1, err) < 0 || st_exec(db, "PRAGMA user_version=1", err) < 0) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    return st_exec(db, "COMMIT", err);
+}
+
+struct store *store_open(const char *path, char **err)
+{
+    struct store *s = calloc(1, sizeof *s);
+    if (!s) {
+        st_fail(err, "out of memory opening the store");
+        return NULL;
+    }
+    s->path = strdup(path);
+    pthread_mutex_init(&s->sess_lock, NULL);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->wake_cond, NULL);
+    pthread_cond_init(&s->sync_cond, NULL);
+    if (!s->path) {
+        st_fail(err, "out of memory opening the store");
+        goto fail;
+    }
+    s->sdb = st_connect(path, true, err);
+    if (!s->sdb)
+        goto fail;
+    if (st_schema_init(s->sdb, err) < 0)
+        goto fail;
+    if (st_writer_start(s, err) < 0)
+        goto fail;
+    return s;
+fail:
+    store_close(s);
+    return NULL;
+}
+
+void store_close(struct store *s)
+{
+    if (!s)
+        return;
+    st_writer_stop(s);
+    if (s->sdb) {
+        /* Best effort: fold the WAL back so the file is self-contained. */
+        sqlite3_exec(s->sdb, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+        sqlite3_close(s->sdb);
+    }
+    free(s->rings);
+    free(s->limits);
+    free(s->forget);
+    pthread_mutex_destroy(&s->sess_lock);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->wake_cond);
+    pthread_cond_destroy(&s->sync_cond);
+    free(s->path);
+    free(s);
+}
+
+int64_t store_size_bytes(struct store *s)
+{
+    int64_t total = 0;
+    struct stat st;
+    if (stat(s->path, &st) == 0)
+        total += st.st_size;
+    size_t n = strlen(s->path) + 5;
+    char *wal = malloc(n);
+    if (wal) {
+        snprintf(wal, n, "%s-wal", s->path);
+        if (stat(wal, &st) == 0)
+            total += st.st_size;
+        free(wal);
+    }
+    return total;
+}

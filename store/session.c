@@ -1,0 +1,299 @@
+/*
+ * session.c - session rows: create, look up, list, finish, retain, delete, and the
+ * orphan sweep at daemon start. All of it runs on the session connection (s->sdb)
+ * under s->sess_lock; WAL plus busy_timeout serialize it with the writer thread.
+ * event_count comes from type_counts (kept exact by the writer), never from a scan.
+ */
+#include "store/store_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DELETE_CHUNK 20000
+
+void session_row_free(struct session_row *r)
+{
+    if (!r)
+        return;
+    free(r->id);
+    free(r->binary_path);
+    free(r->project_root);
+    free(r->command_line);
+    free(r->status);
+    free(r->exit_signal);
+    r->id = r->binary_path = r->project_root = r->command_line = r->status = NULL;
+    r->exit_signal = NULL;
+}
+
+static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+int store_session_create(struct store *s, struct session_row *r, char **err)
+{
+    if (!r->id || !*r->id)
+        return st_fail(err, "a session needs a non-empty id");
+    pthread_mutex_lock(&s->sess_lock);
+    sqlite3_stmt *st = NULL;
+    int ret = -1;
+    if (sqlite3_prepare_v2(s->sdb,
+                           "INSERT INTO sessions(id, binary_path, project_root, command_line,"
+                           " pid, started_at, ended_at, status, exit_code, exit_signal, retained)"
+                           " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        st_fail_db(err, s->sdb, "cannot prepare the session insert");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, r->id, -1, SQLITE_TRANSIENT);
+    bind_opt_text(st, 2, r->binary_path);
+    bind_opt_text(st, 3, r->project_root);
+    bind_opt_text(st, 4, r->command_line);
+    sqlite3_bind_int(st, 5, r->pid);
+    sqlite3_bind_int64(st, 6, r->started_at_ms);
+    if (r->ended_at_ms)
+        sqlite3_bind_int64(st, 7, r->ended_at_ms);
+    bind_opt_text(st, 8, r->status ? r->status : "running");
+    if (r->has_exit_code)
+        sqlite3_bind_int(st, 9, r->exit_code);
+    bind_opt_text(st, 10, r->exit_signal);
+    sqlite3_bind_int(st, 11, r->retained);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT) {
+        st_fail(err, "a session with id %s already exists", r->id);
+        goto out;
+    }
+    if (rc != SQLITE_DONE) {
+        st_fail_db(err, s->sdb, "cannot create the session");
+        goto out;
+    }
+    r->key = sqlite3_last_insert_rowid(s->sdb);
+    ret = 0;
+out:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->sess_lock);
+    return ret;
+}
+
+int store_session_id_taken(struct store *s, const char *id)
+{
+    pthread_mutex_lock(&s->sess_lock);
+    sqlite3_stmt *st = NULL;
+    int ret = -1;
+    if (sqlite3_prepare_v2(s->sdb, "SELECT 1 FROM sessions WHERE id = ?1", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+        int rc = sqlite3_step(st);
+        ret = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->sess_lock);
+    return ret;
+}
+
+#define SESSION_COLUMNS                                                                    \
+    "SELECT s.key, s.id, s.binary_path, s.project_root, s.command_line, s.pid,"            \
+    " s.started_at, s.ended_at, s.status, s.exit_code, s.exit_signal, s.retained,"         \
+    " (SELECT coalesce(sum(count), 0) FROM type_counts c WHERE c.session = s.key)"         \
+    " FROM sessions s "
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+static void read_row(sqlite3_stmt *st, struct session_row *r)
+{
+    memset(r, 0, sizeof *r);
+    r->key = sqlite3_column_int64(st, 0);
+    r->id = col_text(st, 1);
+    r->binary_path = col_text(st, 2);
+    r->project_root = col_text(st, 3);
+    r->command_line = col_text(st, 4);
+    r->pid = sqlite3_column_int(st, 5);
+    r->started_at_ms = sqlite3_column_int64(st, 6);
+    r->ended_at_ms = sqlite3_column_int64(st, 7);
+    r->status = col_text(st, 8);
+    r->has_exit_code = sqlite3_column_type(st, 9) != SQLITE_NULL;
+    r->exit_code = sqlite3_column_int(st, 9);
+    r->exit_signal = col_text(st, 10);
+    r->retained = sqlite3_column_int(st, 11) != 0;
+    r->event_count = sqlite3_column_int64(st, 12);
+}
+
+int store_session_get(struct store *s, const char *id, struct session_row *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&s->sess_lock);
+    sqlite3_stmt *st = NULL;
+    int ret = -1;
+    if (sqlite3_prepare_v2(s->sdb, SESSION_COLUMNS "WHERE s.id = ?1", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            read_row(st, out);
+            ret = 0;
+        } else if (rc == SQLITE_DONE) {
+            ret = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->sess_lock);
+    return ret;
+}
+
+int store_session_list(struct store *s, struct session_row **rows, int *n, char **err)
+{
+    *rows = NULL;
+    *n = 0;
+    pthread_mutex_lock(&s->sess_lock);
+    sqlite3_stmt *st = NULL;
+    int ret = -1, cap = 0;
+    if (sqlite3_prepare_v2(s->sdb, SESSION_COLUMNS "ORDER BY s.started_at DESC, s.key DESC",
+                           -1, &st, NULL) != SQLITE_OK) {
+        st_fail_db(err, s->sdb, "cannot list sessions");
+        goto out;
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            struct session_row *nr = realloc(*rows, cap * sizeof *nr);
+            if (!nr) {
+                st_fail(err, "out of memory listing sessions");
+                goto out;
+            }
+            *rows = nr;
+        }
+        read_row(st, &(*rows)[(*n)++]);
+    }
+    if (rc != SQLITE_DONE) {
+        st_fail_db(err, s->sdb, "cannot list sessions");
+        goto out;
+    }
+    ret = 0;
+out:
+    if (ret < 0) {
+        for (int i = 0; i < *n; i++)
+            session_row_free(&(*rows)[i]);
+        free(*rows);
+        *rows = NULL;
+        *n = 0;
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->sess_lock);
+    return ret;
+}
+
+/* Runs one statement with int64 / text parameters described by fmt ('i' int64,
+ * 't' text or NULL, 'n' NULL); returns sqlite3_changes() or -1. Caller holds
+ * sess_lock. */
+static int64_t exec_params(struct store *s, const char *sql, const char *fmt, ...)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->sdb, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    for (int i = 0; fmt[i]; i++) {
+        if (fmt[i] == 'i') {
+            sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
+        } else if (fmt[i] == 't') {
+            const char *t = va_arg(ap, const char *);
+            bind_opt_text(st, i + 1, t);
+        } else {
+            sqlite3_bind_null(st, i + 1);
+        }
+    }
+    va_end(ap);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? sqlite3_changes64(s->sdb) : -1;
+}
+
+int store_session_finish(struct store *s, int64_t key, const char *status,
+                         int64_t ended_at_ms, bool has_exit_code, int exit_code,
+                         const char *exit_signal)
+{
+    pthread_mutex_lock(&s->sess_lock);
+    int64_t rc;
+    if (has_exit_code)
+        rc = exec_params(s,
+                         "UPDATE sessions SET status = ?1, ended_at = ?2, exit_code = ?3,"
+                         " exit_signal = ?4 WHERE key = ?5",
+                         "tiiti", status, (int64_t)ended_at_ms, (int64_t)exit_code,
+                         exit_signal, (int64_t)key);
+    else
+        rc = exec_params(s,
+                         "UPDATE sessions SET status = ?1, ended_at = ?2, exit_code = NULL,"
+                         " exit_signal = ?3 WHERE key = ?4",
+                         "titi", status, (int64_t)ended_at_ms, exit_signal, (int64_t)key);
+    pthread_mutex_unlock(&s->sess_lock);
+    return rc < 0 ? -1 : 0;
+}
+
+int store_session_set_retained(struct store *s, int64_t key, bool retained)
+{
+    pthread_mutex_lock(&s->sess_lock);
+    int64_t rc = exec_params(s, "UPDATE sessions SET retained = ?1 WHERE key = ?2", "ii",
+                             (int64_t)retained, (int64_t)key);
+    pthread_mutex_unlock(&s->sess_lock);
+    return rc < 0 ? -1 : 0;
+}
+
+int store_session_delete(struct store *s, int64_t key, char **err)
+{
+    pthread_mutex_lock(&s->sess_lock);
+    int ret = -1;
+    /* Events first, in chunks, each its own short transaction: the writer (and other
+     * sessions' inserts) get the write lock between chunks. */
+    for (;;) {
+        int64_t n = exec_params(s,
+                                "DELETE FROM events WHERE id IN (SELECT id FROM events"
+                                " WHERE session = ?1 LIMIT ?2)",
+                                "ii", (int64_t)key, (int64_t)DELETE_CHUNK);
+        if (n < 0) {
+            st_fail_db(err, s->sdb, "cannot delete the session's events");
+            goto out;
+        }
+        if (n < DELETE_CHUNK)
+            break;
+    }
+    if (st_exec(s->sdb, "BEGIN IMMEDIATE", err) < 0)
+        goto out;
+    if (exec_params(s, "DELETE FROM events WHERE session = ?1", "i", (int64_t)key) < 0 ||
+        exec_params(s, "DELETE FROM type_counts WHERE session = ?1", "i", (int64_t)key) < 0 ||
+        exec_params(s, "DELETE FROM function_counts WHERE session = ?1", "i", (int64_t)key) < 0 ||
+        exec_params(s, "DELETE FROM session_pids WHERE session = ?1", "i", (int64_t)key) < 0 ||
+        exec_params(s, "DELETE FROM sessions WHERE key = ?1", "i", (int64_t)key) < 0) {
+        st_fail_db(err, s->sdb, "cannot delete the session");
+        sqlite3_exec(s->sdb, "ROLLBACK", NULL, NULL, NULL);
+        goto out;
+    }
+    if (st_exec(s->sdb, "COMMIT", err) < 0) {
+        sqlite3_exec(s->sdb, "ROLLBACK", NULL, NULL, NULL);
+        goto out;
+    }
+    ret = 0;
+out:
+    pthread_mutex_unlock(&s->sess_lock);
+    if (ret == 0)
+        st_writer_forget(s, key);
+    return ret;
+}
+
+int store_session_close_orphans(struct store *s, int64_t now_ms)
+{
+    pthread_mutex_lock(&s->sess_lock);
+    int64_t n = exec_params(s,
+                            "UPDATE sessions SET status = 'stopped', ended_at = ?1"
+                            " WHERE status = 'running'",
+                            "i", (int64_t)now_ms);
+    pthread_mutex_unlock(&s->sess_lock);
+    return n < 0 ? -1 : (int)n;
+}

@@ -1,0 +1,169 @@
+/*
+ * store.h - the SQLite timeline: sessions, events, interned names; one writer thread
+ * fed by rings; queries on per-caller read connections.
+ *
+ * Threads: store_open() starts the writer thread. Producers own rings and register
+ * them with store_attach_ring(); the writer drains every ring, merging by timestamp,
+ * and inserts batches in one transaction each (every 10 ms, or sooner when woken).
+ * Session rows are written through a separate connection guarded by a mutex (WAL
+ * plus busy_timeout serialize it with the writer). Queries open their own read
+ * connection with store_reader_open(), one per client thread, because an SQLite
+ * connection must not be shared between threads running at once.
+ *
+ * Errors: functions returning int give 0 on success and -1 on failure, with a
+ * sentence in *err (malloc'd, the caller frees) when err is not NULL.
+ */
+#ifndef STROBE_STORE_H
+#define STROBE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/ring.h"
+
+struct store;
+struct store_reader;
+
+/* Opens (creating if needed) the database at path: WAL, synchronous=NORMAL, schema
+ * of spec 003 with names interned (see schema.c). Starts the writer thread. */
+struct store *store_open(const char *path, char **err);
+/* Drains every ring, stops the writer, closes. NULL is fine. */
+void store_close(struct store *s);
+
+/* ---- sessions ------------------------------------------------------------ */
+
+struct session_row {
+    int64_t key;             /* internal integer key, events refer to it */
+    char *id;                /* "name-YYYY-MM-DD-HHhMM[-N]" */
+    char *binary_path;
+    char *project_root;
+    char *command_line;      /* JSON array of argv */
+    int pid;
+    int64_t started_at_ms;   /* unix time, ms */
+    int64_t ended_at_ms;     /* 0 while running */
+    char *status;            /* "running", "exited", "crashed", "stopped" */
+    int exit_code;           /* valid when has_exit_code */
+    bool has_exit_code;
+    char *exit_signal;       /* "SIGSEGV" when killed by a signal, else NULL */
+    bool retained;
+    int64_t event_count;     /* rows in events for this session */
+};
+void session_row_free(struct session_row *r); /* frees the strings, not r */
+
+/* Inserts a session; r->key is set. id must be unique (see store_session_id_taken). */
+int store_session_create(struct store *s, struct session_row *r, char **err);
+/* 1 if a session with this id exists (any status), 0 if not, -1 on error. */
+int store_session_id_taken(struct store *s, const char *id);
+/* Fills *out (caller frees with session_row_free). 0 found, 1 not found, -1 error. */
+int store_session_get(struct store *s, const char *id, struct session_row *out);
+/* All sessions, newest first; *rows is malloc'd, free each and the array. */
+int store_session_list(struct store *s, struct session_row **rows, int *n, char **err);
+/* Records the end of a session's main process. status as in session_row. */
+int store_session_finish(struct store *s, int64_t key, const char *status,
+                         int64_t ended_at_ms, bool has_exit_code, int exit_code,
+                         const char *exit_signal);
+int store_session_set_retained(struct store *s, int64_t key, bool retained);
+/* Deletes the session and all of its events. Call store_sync() first if rings of
+ * this session may still hold events. */
+int store_session_delete(struct store *s, int64_t key, char **err);
+/* At daemon start: sessions left "running" by a daemon that died are marked
+ * "stopped" (their targets died with it). Returns how many, or -1. */
+int store_session_close_orphans(struct store *s, int64_t now_ms);
+/* Per-session FIFO limit on evictable events (see event_type_evictable()).
+ * Applied by the writer as it inserts; default 200,000. */
+void store_session_set_limit(struct store *s, int64_t key, int64_t max_events);
+
+/* ---- producers ---------------------------------------------------------- */
+
+/* The writer starts draining r. The producer keeps pushing into it. */
+void store_attach_ring(struct store *s, struct ring *r);
+/* The producer is done with r: the writer drains what is left, then destroys it. */
+void store_release_ring(struct store *s, struct ring *r);
+/* Asks the writer to drain now. Signature fits ring_push()'s wake callback. */
+void store_wake(void *store);
+/* Returns once every event pushed into any ring before the call is committed (or
+ * the writer's attempt to commit it failed: see store_write_errors()). */
+void store_sync(struct store *s);
+/* Added: batches the writer failed to commit since store_open() (their events are
+ * lost), and the last failure's sentence copied into msg (msglen bytes) when msg is
+ * not NULL and there was one. For the daemon's status and log. */
+int64_t store_write_errors(struct store *s, char *msg, size_t msglen);
+
+/* ---- queries -------------------------------------------------------------- */
+
+struct store_reader *store_reader_open(struct store *s, char **err);
+void store_reader_close(struct store_reader *r);
+
+struct store_query {
+    int64_t session_key;
+    int event_type;             /* 0 = any */
+    const char *function_equals, *function_contains, *function_matches; /* regex */
+    const char *file_equals, *file_contains;
+    const char *return_equals;  /* JSON text compared with the stored JSON text */
+    int return_is_null;         /* -1 = no filter, 0 = has a return value, 1 = null */
+    const char *thread_name_contains;
+    bool has_time_from, has_time_to;
+    int64_t time_from_ns, time_to_ns; /* inclusive, session-relative */
+    int64_t min_duration_ns;    /* 0 = no filter */
+    int pid;                    /* 0 = any */
+    int64_t after_id;           /* 0 = none; when set, events are ordered by id */
+    int limit;                  /* rows wanted */
+    int offset;
+    /* Added: when true (and after_id is 0), the last `limit` matching events after
+     * skipping `offset` from the end, still returned in chronological order. This is
+     * "the latest N" without an OFFSET scan over the whole session. */
+    bool latest;
+};
+
+struct store_event_row {
+    int64_t id;
+    int type;
+    int64_t ts_ns;
+    int32_t pid, tid;
+    char *thread_name;
+    int64_t parent_id;          /* 0 = none */
+    char *function, *function_raw, *source_file;
+    int32_t line;               /* 0 = absent */
+    char *arguments, *return_value, *text, *data; /* NULL = absent */
+    int64_t duration_ns;        /* -1 = absent */
+    bool sampled;
+};
+
+struct store_result {
+    struct store_event_row *rows;
+    int n;
+    int64_t total_count;        /* rows matching the filters, ignoring limit/offset */
+    bool has_more;
+    /* Added: total_count is exact when it comes from the writer's counters (no filter
+     * but session and eventType); otherwise it is counted with a cap (100,000) and,
+     * when the cap is reached, this is true and total_count is a lower bound. */
+    bool total_is_lower_bound;
+};
+void store_result_free(struct store_result *res);
+
+/* Events of one session matching q, chronological (ts, id), or by id when
+ * q->after_id is set. An invalid regex is an error with a sentence in *err. */
+int store_query_events(struct store_reader *r, const struct store_query *q,
+                       struct store_result *out, char **err);
+
+/* Distinct pids that produced events in a session, ascending; *pids malloc'd. */
+int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, int *n);
+
+/* Event counts of a session by type, indexed by enum event_type. */
+int store_count_by_type(struct store_reader *r, int64_t session_key,
+                        int64_t counts[EV_TYPE_MAX + 1]);
+
+struct function_count {
+    char *function;
+    int64_t count;
+};
+/* Calls per function (function_enter events) of a session, most called first, up
+ * to limit rows. Answered from counters the writer keeps, not by scanning events. */
+int store_count_by_function(struct store_reader *r, int64_t session_key, int limit,
+                            struct function_count **rows, int *n);
+
+/* Database file size in bytes (main file plus WAL), for retention and status. */
+int64_t store_size_bytes(struct store *s);
+
+#endif

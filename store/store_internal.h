@@ -1,0 +1,120 @@
+/*
+ * store_internal.h - declarations shared by the store's own files (schema.c, writer.c,
+ * session.c, query.c, util.c). Nothing outside store/ includes this header, except
+ * the store's unit test, which uses store_explain_query() to check query plans.
+ *
+ * Concurrency map of struct store:
+ *   - sdb, the session connection, is used only with sess_lock held;
+ *   - the writer connection and struct writer belong to the writer thread alone;
+ *   - everything under `lock` (rings, limits, generations, flags) is shared between
+ *     the writer and API callers;
+ *   - readers (struct store_reader) each own a connection and are used by one thread
+ *     at a time.
+ */
+#ifndef STROBE_STORE_INTERNAL_H
+#define STROBE_STORE_INTERNAL_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+#define STORE_SCHEMA_VERSION 1
+#define STORE_DEFAULT_LIMIT 200000
+#define STORE_BUSY_TIMEOUT_MS 5000
+/* Capped counts stop here; totalCount is then a lower bound. */
+#define STORE_COUNT_CAP 100000
+/* SQL fragment: the evictable types of event_type_evictable(). It appears verbatim in
+ * the partial index and in the writer's queries so SQLite can use that index. */
+#define STORE_EVICTABLE_SQL "type IN (3,4,7)"
+
+/* ---- util.c ------------------------------------------------------------- */
+
+/* Sets *err (when err is not NULL) to a malloc'd formatted sentence; returns -1. */
+int st_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, appending ": <sqlite3_errmsg(db)>". */
+int st_fail_db(char **err, sqlite3 *db, const char *what);
+/* strdup that tolerates NULL. */
+char *st_strdup(const char *s);
+
+/* Opens a connection with the pragmas every Strobe connection uses (WAL,
+ * synchronous=NORMAL, busy_timeout). NULL with *err on failure. */
+sqlite3 *st_connect(const char *path, bool create, char **err);
+/* Runs SQL without results; -1 with *err on failure. */
+int st_exec(sqlite3 *db, const char *sql, char **err);
+
+/* String -> int64 map (open addressing), keys copied. Used by the writer's
+ * interning caches. */
+struct strmap {
+    struct strmap_ent *ents;
+    size_t cap, n;
+};
+uint64_t st_hash(const char *s, size_t len);
+/* -1 when absent. */
+int64_t strmap_get(const struct strmap *m, const char *key, size_t len, uint64_t h);
+/* 0 or -1 on ENOMEM. */
+int strmap_put(struct strmap *m, const char *key, size_t len, uint64_t h, int64_t val);
+void strmap_clear(struct strmap *m);
+
+/* ---- schema.c ----------------------------------------------------------- */
+
+/* Creates or upgrades the schema on db. */
+int st_schema_init(sqlite3 *db, char **err);
+
+/* ---- writer.c ------------------------------------------------------------ */
+
+struct writer;
+struct ring_slot {
+    struct ring *ring;
+    bool released;
+};
+struct limit_entry {
+    int64_t key;
+    int64_t limit;
+};
+
+struct store {
+    char *path;
+
+    pthread_mutex_t sess_lock; /* guards sdb */
+    sqlite3 *sdb;
+
+    pthread_mutex_t lock; /* guards the fields below up to `w` */
+    pthread_cond_t wake_cond;
+    pthread_cond_t sync_cond;
+    bool wake;
+    bool stop;
+    uint64_t req_gen;  /* incremented by each store_sync() */
+    uint64_t done_gen; /* last req_gen a finished pass started after */
+    struct ring_slot *rings;
+    int nrings, rings_cap;
+    struct limit_entry *limits;
+    int nlimits, limits_cap;
+    int64_t *forget; /* sessions deleted: the writer drops its state for them */
+    int nforget, forget_cap;
+    int64_t write_errors;
+    char last_error[256];
+
+    struct writer *w; /* writer thread only */
+    pthread_t thread;
+    bool thread_started;
+};
+
+/* Starts / stops (after a final drain) the writer thread. */
+int st_writer_start(struct store *s, char **err);
+void st_writer_stop(struct store *s);
+/* Asks the writer to forget its per-session state for a deleted session. */
+void st_writer_forget(struct store *s, int64_t key);
+
+/* ---- query.c --------------------------------------------------------------- */
+
+/* The plan SQLite picks for the main SELECT and the count store_query_events()
+ * would run for q: EXPLAIN QUERY PLAN rows' detail column, joined by '\n'
+ * (malloc'd in *plan). For tests and for diagnosing slow queries. */
+int store_explain_query(struct store_reader *r, const struct store_query *q, char **plan,
+                        char **err);
+
+#endif

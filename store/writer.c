@@ -1,0 +1,910 @@
+/*
+ * writer.c - the writer thread: it drains every attached ring, merging the rings'
+ * heads by ts_ns so commit order follows time, and inserts events in batches, one
+ * transaction and one prepared INSERT per batch. It owns the hot path, so it also
+ * owns the in-memory state that keeps that path free of SELECTs: the interning
+ * caches (name -> id), the per-session parent maps (seq -> event id), the per-batch
+ * type/function counters, and the per-session FIFO eviction.
+ *
+ * Passes and store_sync(): a pass snapshots the ring list, then pops from the ring
+ * whose head is oldest until every ring has been found empty once (so everything
+ * pushed before the pass started is consumed), committing every BATCH_MAX events and
+ * at the end. Each store_sync() bumps req_gen; a pass records the req_gen it saw when
+ * it started and publishes it as done_gen when it finishes, so a pass already running
+ * when store_sync() was called never satisfies it.
+ *
+ * Event ids: the writer assigns them from next_event_id (persisted in meta at every
+ * commit), so ids grow in commit order and are never reused.
+ *
+ * Eviction: a session whose evictable events (event_type_evictable) exceed its
+ * limit by more than 1% loses its oldest evictable events (smallest ids) down to the
+ * limit, in the same transaction. type_counts is decremented; function_counts is not
+ * (it counts calls observed). parent_id of a surviving event may name an evicted one.
+ */
+#include "store/store_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BATCH_MAX 32768
+#define WAKE_MS 10
+#define PARENT_CAP (1u << 15)
+
+/* ---- parent map: seq -> event id of recent function_enter events ------------- */
+
+/* Open addressing, bounded: each put or hit stamps the entry with a clock tick; when
+ * half full, entries not touched during the last PARENT_CAP/8 ticks are dropped. An
+ * enter that keeps being used as a parent (main, an event loop) stays. */
+struct parent_ent {
+    int64_t seq; /* 0 = empty */
+    int64_t id;
+    uint64_t used;
+};
+struct parent_map {
+    struct parent_ent *ents;
+    size_t n;
+    uint64_t clock;
+};
+
+static size_t seq_slot(int64_t seq) { return ((uint64_t)seq * 0x9E3779B97F4A7C15ULL) >> 49; }
+
+static void parent_insert_raw(struct parent_ent *ents, struct parent_ent e)
+{
+    size_t i = seq_slot(e.seq) & (PARENT_CAP - 1);
+    while (ents[i].seq && ents[i].seq != e.seq)
+        i = (i + 1) & (PARENT_CAP - 1);
+    ents[i] = e;
+}
+
+static void parent_put(struct parent_map *m, int64_t seq, int64_t id)
+{
+    if (!m->ents) {
+        m->ents = calloc(PARENT_CAP, sizeof *m->ents);
+        if (!m->ents)
+            return; /* parents become NULL; not worth failing a batch */
+    }
+    if (m->n >= PARENT_CAP / 2) {
+        struct parent_ent *n = calloc(PARENT_CAP, sizeof *n);
+        if (!n)
+            return;
+        uint64_t keep_after = m->clock > PARENT_CAP / 8 ? m->clock - PARENT_CAP / 8 : 0;
+        size_t kept = 0;
+        for (size_t i = 0; i < PARENT_CAP; i++)
+            if (m->ents[i].seq && m->ents[i].used >= keep_after) {
+                parent_insert_raw(n, m->ents[i]);
+                kept++;
+            }
+        free(m->ents);
+        m->ents = n;
+        m->n = kept;
+    }
+    size_t i = seq_slot(seq) & (PARENT_CAP - 1);
+    while (m->ents[i].seq && m->ents[i].seq != seq)
+        i = (i + 1) & (PARENT_CAP - 1);
+    if (!m->ents[i].seq)
+        m->n++;
+    m->ents[i] = (struct parent_ent){seq, id, ++m->clock};
+}
+
+static int64_t parent_get(struct parent_map *m, int64_t seq)
+{
+    if (!m->ents)
+        return 0;
+    for (size_t i = seq_slot(seq) & (PARENT_CAP - 1);; i = (i + 1) & (PARENT_CAP - 1)) {
+        if (!m->ents[i].seq)
+            return 0;
+        if (m->ents[i].seq == seq) {
+            m->ents[i].used = ++m->clock;
+            return m->ents[i].id;
+        }
+    }
+}
+
+static void parent_clear(struct parent_map *m)
+{
+    free(m->ents);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- writer state -------------------------------------------------------------- */
+
+struct wsess {
+    int64_t key;
+    int64_t limit;
+    int64_t evictable; /* evictable rows in the database, this batch included */
+    bool evictable_known;
+    bool touched;
+    int64_t batch_types[EV_TYPE_MAX + 1];
+    struct parent_map parents;
+    int32_t *pids; /* pids already recorded in session_pids */
+    int npids, pids_cap;
+};
+
+struct fcount {
+    int64_t session, fid, count; /* fid 0 = empty slot */
+};
+
+struct writer {
+    sqlite3 *db;
+    sqlite3_stmt *ins, *fn_ins, *fn_sel, *file_ins, *file_sel, *thr_ins, *thr_sel;
+    sqlite3_stmt *tc_upsert, *fc_upsert, *evict_sel, *evict_del, *evictable_sel, *meta_set,
+        *meta_get, *pid_ins;
+    struct strmap fns, files, threads;
+    char *keybuf;
+    size_t keycap;
+    struct wsess *sess;
+    int nsess, sess_cap;
+    int last_sess;
+    struct fcount *fc;
+    size_t fc_cap, fc_n;
+    int64_t next_id;
+    bool in_txn;
+    int batch_n;
+    /* pass snapshot */
+    struct ring_slot *rs;
+    int nrs, rs_cap;
+    struct event *heads;
+    bool *has_head;
+    struct limit_entry *limits;
+    int nlimits, limits_cap;
+    char err[256];
+};
+
+static void writer_error(struct store *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void writer_error(struct store *s, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&s->lock);
+    int64_t n = ++s->write_errors;
+    snprintf(s->last_error, sizeof s->last_error, "%s", buf);
+    pthread_mutex_unlock(&s->lock);
+    if (n == 1 || n % 1000 == 0)
+        fprintf(stderr, "strobe: store writer: %s (%lld failures so far)\n", buf,
+                (long long)n);
+}
+
+int64_t store_write_errors(struct store *s, char *msg, size_t msglen)
+{
+    pthread_mutex_lock(&s->lock);
+    int64_t n = s->write_errors;
+    if (msg && msglen)
+        snprintf(msg, msglen, "%s", s->last_error);
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+static int prep(struct writer *w, sqlite3_stmt **st, const char *sql, char **err)
+{
+    if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return st_fail_db(err, w->db, "cannot prepare the writer's statements");
+    return 0;
+}
+
+static int64_t limit_for(struct writer *w, int64_t key)
+{
+    for (int i = 0; i < w->nlimits; i++)
+        if (w->limits[i].key == key)
+            return w->limits[i].limit;
+    return STORE_DEFAULT_LIMIT;
+}
+
+static struct wsess *wsess_get(struct writer *w, int64_t key)
+{
+    if (w->last_sess < w->nsess && w->sess[w->last_sess].key == key)
+        return &w->sess[w->last_sess];
+    for (int i = 0; i < w->nsess; i++)
+        if (w->sess[i].key == key) {
+            w->last_sess = i;
+            return &w->sess[i];
+        }
+    if (w->nsess == w->sess_cap) {
+        int ncap = w->sess_cap ? w->sess_cap * 2 : 16;
+        struct wsess *n = realloc(w->sess, ncap * sizeof *n);
+        if (!n)
+            return NULL;
+        w->sess = n;
+        w->sess_cap = ncap;
+    }
+    struct wsess *ws = &w->sess[w->nsess];
+    memset(ws, 0, sizeof *ws);
+    ws->key = key;
+    ws->limit = limit_for(w, key);
+    w->last_sess = w->nsess++;
+    return ws;
+}
+
+static void wsess_remove(struct writer *w, int64_t key)
+{
+    for (int i = 0; i < w->nsess; i++)
+        if (w->sess[i].key == key) {
+            parent_clear(&w->sess[i].parents);
+            free(w->sess[i].pids);
+            w->sess[i] = w->sess[--w->nsess];
+            w->last_sess = 0;
+            return;
+        }
+}
+
+/* ---- interning ------------------------------------------------------------------ */
+
+/* Id of (a, b) in a names table, inserting it on a miss. b may be NULL (one-column
+ * tables, or no linkage name: stored as ''). 0 when a is NULL, -1 on error. */
+static int64_t intern(struct writer *w, struct strmap *m, sqlite3_stmt *ins,
+                      sqlite3_stmt *sel, const char *a, const char *b)
+{
+    if (!a)
+        return 0;
+    size_t la = strlen(a), lb = b ? strlen(b) : 0;
+    size_t len = la + (b ? 1 + lb : 0);
+    const char *key = a;
+    if (b) {
+        if (len + 1 > w->keycap) {
+            size_t ncap = (len + 1) * 2;
+            char *n = realloc(w->keybuf, ncap);
+            if (!n)
+                return -1;
+            w->keybuf = n;
+            w->keycap = ncap;
+        }
+        memcpy(w->keybuf, a, la);
+        w->keybuf[la] = '\x01';
+        memcpy(w->keybuf + la + 1, b, lb);
+        w->keybuf[len] = 0;
+        key = w->keybuf;
+    }
+    uint64_t h = st_hash(key, len);
+    int64_t id = strmap_get(m, key, len, h);
+    if (id > 0)
+        return id;
+    /* Miss: INSERT OR IGNORE, then SELECT (the row may come from an earlier run). */
+    sqlite3_bind_text(ins, 1, a, (int)la, SQLITE_STATIC);
+    sqlite3_bind_text(sel, 1, a, (int)la, SQLITE_STATIC);
+    if (b) {
+        sqlite3_bind_text(ins, 2, b, (int)lb, SQLITE_STATIC);
+        sqlite3_bind_text(sel, 2, b, (int)lb, SQLITE_STATIC);
+    }
+    int rc = sqlite3_step(ins);
+    sqlite3_reset(ins);
+    if (rc != SQLITE_DONE)
+        return -1;
+    id = -1;
+    if (sqlite3_step(sel) == SQLITE_ROW)
+        id = sqlite3_column_int64(sel, 0);
+    sqlite3_reset(sel);
+    if (id > 0 && strmap_put(m, key, len, h, id) < 0)
+        return -1;
+    return id;
+}
+
+/* ---- per-batch function counters ------------------------------------------------ */
+
+static int fcount_add(struct writer *w, int64_t session, int64_t fid)
+{
+    if ((w->fc_n + 1) * 2 > w->fc_cap) {
+        size_t ncap = w->fc_cap ? w->fc_cap * 2 : 256;
+        struct fcount *n = calloc(ncap, sizeof *n);
+        if (!n)
+            return -1;
+        for (size_t i = 0; i < w->fc_cap; i++) {
+            if (!w->fc[i].fid)
+                continue;
+            size_t j = (size_t)(w->fc[i].fid * 31 + w->fc[i].session) & (ncap - 1);
+            while (n[j].fid)
+                j = (j + 1) & (ncap - 1);
+            n[j] = w->fc[i];
+        }
+        free(w->fc);
+        w->fc = n;
+        w->fc_cap = ncap;
+    }
+    size_t j = (size_t)(fid * 31 + session) & (w->fc_cap - 1);
+    while (w->fc[j].fid && (w->fc[j].fid != fid || w->fc[j].session != session))
+        j = (j + 1) & (w->fc_cap - 1);
+    if (!w->fc[j].fid) {
+        w->fc[j] = (struct fcount){session, fid, 0};
+        w->fc_n++;
+    }
+    w->fc[j].count++;
+    return 0;
+}
+
+/* ---- batches -------------------------------------------------------------------- */
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_id_or_null(sqlite3_stmt *st, int i, int64_t v)
+{
+    if (v > 0)
+        sqlite3_bind_int64(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static int load_next_id(struct writer *w)
+{
+    int64_t next = 1;
+    if (sqlite3_step(w->meta_get) == SQLITE_ROW)
+        next = sqlite3_column_int64(w->meta_get, 0);
+    int rc = sqlite3_reset(w->meta_get);
+    if (rc != SQLITE_OK)
+        return -1;
+    /* Never below max(id)+1, whatever meta says. */
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(w->db, "SELECT max(id) FROM events", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) >= next)
+        next = sqlite3_column_int64(st, 0) + 1;
+    sqlite3_finalize(st);
+    w->next_id = next;
+    return 0;
+}
+
+static int batch_begin(struct writer *w)
+{
+    if (sqlite3_exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    w->in_txn = true;
+    w->batch_n = 0;
+    return 0;
+}
+
+/* After a failed batch: everything the caches learned inside it is gone. */
+static void batch_abort(struct writer *w)
+{
+    if (w->in_txn)
+        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+    w->in_txn = false;
+    strmap_clear(&w->fns);
+    strmap_clear(&w->files);
+    strmap_clear(&w->threads);
+    for (int i = 0; i < w->nsess; i++) {
+        parent_clear(&w->sess[i].parents);
+        w->sess[i].npids = 0;
+        w->sess[i].evictable_known = false;
+        w->sess[i].touched = false;
+        memset(w->sess[i].batch_types, 0, sizeof w->sess[i].batch_types);
+    }
+    memset(w->fc, 0, w->fc_cap * sizeof *w->fc);
+    w->fc_n = 0;
+    if (load_next_id(w) < 0)
+        w->next_id += BATCH_MAX; /* keep ids unique even if we cannot read meta */
+}
+
+static int upsert_type_count(struct writer *w, int64_t session, int type, int64_t delta)
+{
+    sqlite3_bind_int64(w->tc_upsert, 1, session);
+    sqlite3_bind_int(w->tc_upsert, 2, type);
+    sqlite3_bind_int64(w->tc_upsert, 3, delta);
+    int rc = sqlite3_step(w->tc_upsert);
+    sqlite3_reset(w->tc_upsert);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int evict(struct writer *w, struct wsess *ws, int64_t k)
+{
+    int64_t by_type[EV_TYPE_MAX + 1] = {0}, max_id = 0, total = 0;
+    sqlite3_bind_int64(w->evict_sel, 1, ws->key);
+    sqlite3_bind_int64(w->evict_sel, 2, k);
+    int rc;
+    while ((rc = sqlite3_step(w->evict_sel)) == SQLITE_ROW) {
+        max_id = sqlite3_column_int64(w->evict_sel, 0);
+        int t = sqlite3_column_int(w->evict_sel, 1);
+        if (t >= EV_TYPE_MIN && t <= EV_TYPE_MAX)
+            by_type[t]++;
+        total++;
+    }
+    sqlite3_reset(w->evict_sel);
+    if (rc != SQLITE_DONE)
+        return -1;
+    if (!total)
+        return 0;
+    sqlite3_bind_int64(w->evict_del, 1, ws->key);
+    sqlite3_bind_int64(w->evict_del, 2, max_id);
+    rc = sqlite3_step(w->evict_del);
+    sqlite3_reset(w->evict_del);
+    if (rc != SQLITE_DONE)
+        return -1;
+    for (int t = EV_TYPE_MIN; t <= EV_TYPE_MAX; t++)
+        if (by_type[t] && upsert_type_count(w, ws->key, t, -by_type[t]) < 0)
+            return -1;
+    ws->evictable -= total;
+    return 0;
+}
+
+static int batch_commit(struct writer *w)
+{
+    for (int i = 0; i < w->nsess; i++) {
+        struct wsess *ws = &w->sess[i];
+        if (!ws->touched)
+            continue;
+        for (int t = EV_TYPE_MIN; t <= EV_TYPE_MAX; t++)
+            if (ws->batch_types[t] && upsert_type_count(w, ws->key, t, ws->batch_types[t]) < 0)
+                return -1;
+        memset(ws->batch_types, 0, sizeof ws->batch_types);
+        ws->touched = false;
+        if (ws->evictable > ws->limit + ws->limit / 100 && evict(w, ws, ws->evictable - ws->limit) < 0)
+            return -1;
+    }
+    for (size_t i = 0; i < w->fc_cap; i++) {
+        struct fcount *f = &w->fc[i];
+        if (!f->fid)
+            continue;
+        sqlite3_bind_int64(w->fc_upsert, 1, f->session);
+        sqlite3_bind_int64(w->fc_upsert, 2, f->fid);
+        sqlite3_bind_int64(w->fc_upsert, 3, f->count);
+        int rc = sqlite3_step(w->fc_upsert);
+        sqlite3_reset(w->fc_upsert);
+        if (rc != SQLITE_DONE)
+            return -1;
+        f->fid = 0;
+    }
+    w->fc_n = 0;
+    sqlite3_bind_int64(w->meta_set, 1, w->next_id);
+    int rc = sqlite3_step(w->meta_set);
+    sqlite3_reset(w->meta_set);
+    if (rc != SQLITE_DONE)
+        return -1;
+    if (sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    w->in_txn = false;
+    return 0;
+}
+
+/* Records a pid of the session in session_pids the first time the writer sees it. */
+static int note_pid(struct writer *w, struct wsess *ws, int32_t pid)
+{
+    for (int i = 0; i < ws->npids; i++)
+        if (ws->pids[i] == pid) {
+            /* Move to front: the next event is most likely from the same process. */
+            ws->pids[i] = ws->pids[0];
+            ws->pids[0] = pid;
+            return 0;
+        }
+    if (ws->npids == ws->pids_cap) {
+        int ncap = ws->pids_cap ? ws->pids_cap * 2 : 4;
+        int32_t *n = realloc(ws->pids, ncap * sizeof *n);
+        if (!n)
+            return -1;
+        ws->pids = n;
+        ws->pids_cap = ncap;
+    }
+    sqlite3_bind_int64(w->pid_ins, 1, ws->key);
+    sqlite3_bind_int(w->pid_ins, 2, pid);
+    int rc = sqlite3_step(w->pid_ins);
+    sqlite3_reset(w->pid_ins);
+    if (rc != SQLITE_DONE)
+        return -1;
+    ws->pids[ws->npids++] = pid;
+    return 0;
+}
+
+static int insert_event(struct writer *w, const struct event *e)
+{
+    struct wsess *ws = wsess_get(w, e->session_key);
+    if (!ws)
+        return -1;
+    if (!ws->evictable_known) {
+        sqlite3_bind_int64(w->evictable_sel, 1, e->session_key);
+        ws->evictable = 0;
+        if (sqlite3_step(w->evictable_sel) == SQLITE_ROW)
+            ws->evictable = sqlite3_column_int64(w->evictable_sel, 0);
+        if (sqlite3_reset(w->evictable_sel) != SQLITE_OK)
+            return -1;
+        ws->evictable_known = true;
+    }
+    const char *fname = e->function ? e->function : e->function_raw;
+    int64_t fid = intern(w, &w->fns, w->fn_ins, w->fn_sel, fname, fname ? (e->function_raw ? e->function_raw : "") : NULL);
+    int64_t file = intern(w, &w->files, w->file_ins, w->file_sel, e->source_file, NULL);
+    int64_t thr = intern(w, &w->threads, w->thr_ins, w->thr_sel, e->thread_name, NULL);
+    if (fid < 0 || file < 0 || thr < 0)
+        return -1;
+    if (e->pid > 0 && note_pid(w, ws, e->pid) < 0)
+        return -1;
+    int64_t parent = e->parent_seq ? parent_get(&ws->parents, e->parent_seq) : 0;
+    int64_t id = w->next_id++;
+
+    sqlite3_stmt *st = w->ins;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, e->session_key);
+    sqlite3_bind_int64(st, 3, e->ts_ns);
+    sqlite3_bind_int(st, 4, e->type);
+    sqlite3_bind_int(st, 5, e->pid);
+    sqlite3_bind_int(st, 6, e->tid);
+    bind_id_or_null(st, 7, thr);
+    bind_id_or_null(st, 8, parent);
+    bind_id_or_null(st, 9, fid);
+    bind_id_or_null(st, 10, file);
+    if (e->line > 0)
+        sqlite3_bind_int(st, 11, e->line);
+    else
+        sqlite3_bind_null(st, 11);
+    if (e->duration_ns >= 0)
+        sqlite3_bind_int64(st, 12, e->duration_ns);
+    else
+        sqlite3_bind_null(st, 12);
+    sqlite3_bind_int(st, 13, e->sampled ? 1 : 0);
+    bind_text_or_null(st, 14, e->arguments);
+    bind_text_or_null(st, 15, e->return_value);
+    bind_text_or_null(st, 16, e->text);
+    bind_text_or_null(st, 17, e->data);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return -1;
+
+    if (e->type == EV_FUNCTION_ENTER && e->seq)
+        parent_put(&ws->parents, e->seq, id);
+    if (e->type >= EV_TYPE_MIN && e->type <= EV_TYPE_MAX)
+        ws->batch_types[e->type]++;
+    if (event_type_evictable(e->type))
+        ws->evictable++;
+    ws->touched = true;
+    if (e->type == EV_FUNCTION_ENTER && fid > 0 && fcount_add(w, e->session_key, fid) < 0)
+        return -1;
+    w->batch_n++;
+    return 0;
+}
+
+/* ---- the thread ------------------------------------------------------------------ */
+
+/* Copies the ring list, the limits and the forget list under s->lock. */
+static int snapshot(struct store *s, struct writer *w)
+{
+    int rc = 0;
+    if (s->nrings > w->rs_cap) {
+        int ncap = s->nrings * 2;
+        struct ring_slot *rs = realloc(w->rs, ncap * sizeof *rs);
+        struct event *h = rs ? realloc(w->heads, ncap * sizeof *h) : NULL;
+        if (rs)
+            w->rs = rs;
+        if (h)
+            w->heads = h;
+        bool *hh = h ? realloc(w->has_head, ncap * sizeof *hh) : NULL;
+        if (hh) {
+            w->has_head = hh;
+            w->rs_cap = ncap;
+        } else {
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        memcpy(w->rs, s->rings, s->nrings * sizeof *w->rs);
+        w->nrs = s->nrings;
+    }
+    if (s->nlimits > w->limits_cap) {
+        struct limit_entry *l = realloc(w->limits, s->limits_cap * sizeof *l);
+        if (l) {
+            w->limits = l;
+            w->limits_cap = s->limits_cap;
+        }
+    }
+    if (s->nlimits <= w->limits_cap) {
+        memcpy(w->limits, s->limits, s->nlimits * sizeof *w->limits);
+        w->nlimits = s->nlimits;
+    }
+    for (int i = 0; i < s->nforget; i++)
+        wsess_remove(w, s->forget[i]);
+    s->nforget = 0;
+    for (int i = 0; i < w->nsess; i++)
+        w->sess[i].limit = limit_for(w, w->sess[i].key);
+    return rc;
+}
+
+/* One pass; returns the number of events inserted, or -1 when a batch failed. */
+static int64_t pass(struct store *s, struct writer *w)
+{
+    int n = w->nrs, live = 0;
+    int64_t inserted = 0;
+    for (int i = 0; i < n; i++) {
+        w->has_head[i] = ring_peek(w->rs[i].ring, &w->heads[i]);
+        live += w->has_head[i];
+    }
+    if (!live)
+        return 0;
+    if (batch_begin(w) < 0) {
+        writer_error(s, "cannot start a write transaction: %s", sqlite3_errmsg(w->db));
+        return -1;
+    }
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (w->has_head[i] && (best < 0 || w->heads[i].ts_ns < w->heads[best].ts_ns))
+                best = i;
+        if (best < 0)
+            break;
+        if (insert_event(w, &w->heads[best]) < 0) {
+            writer_error(s, "cannot insert an event: %s", sqlite3_errmsg(w->db));
+            batch_abort(w);
+            /* Skip the faulty event so one bad record cannot wedge the writer. */
+            ring_pop(w->rs[best].ring);
+            return -1;
+        }
+        inserted++;
+        ring_pop(w->rs[best].ring);
+        w->has_head[best] = ring_peek(w->rs[best].ring, &w->heads[best]);
+        if (w->batch_n >= BATCH_MAX) {
+            if (batch_commit(w) < 0 || batch_begin(w) < 0) {
+                writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
+                batch_abort(w);
+                return -1;
+            }
+        }
+    }
+    if (batch_commit(w) < 0) {
+        writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
+        batch_abort(w);
+        return -1;
+    }
+    return inserted;
+}
+
+/* Rings released before the pass's snapshot and drained by it are destroyed. */
+static void reap_released(struct store *s, struct writer *w, bool pass_ok)
+{
+    if (!pass_ok)
+        return;
+    for (int i = 0; i < w->nrs; i++) {
+        if (!w->rs[i].released || w->has_head[i] || ring_used(w->rs[i].ring))
+            continue;
+        pthread_mutex_lock(&s->lock);
+        for (int j = 0; j < s->nrings; j++)
+            if (s->rings[j].ring == w->rs[i].ring) {
+                s->rings[j] = s->rings[--s->nrings];
+                break;
+            }
+        pthread_mutex_unlock(&s->lock);
+        ring_destroy(w->rs[i].ring);
+        w->rs[i].ring = NULL;
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    struct store *s = arg;
+    struct writer *w = s->w;
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        if (!s->wake && !s->stop) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += WAKE_MS * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&s->wake_cond, &s->lock, &until);
+        }
+        s->wake = false;
+        bool stop = s->stop;
+        uint64_t gen = s->req_gen;
+        int snap = snapshot(s, w);
+        pthread_mutex_unlock(&s->lock);
+        if (snap < 0)
+            writer_error(s, "out of memory in the writer");
+
+        int64_t got = pass(s, w);
+        reap_released(s, w, got >= 0);
+
+        pthread_mutex_lock(&s->lock);
+        if (s->done_gen < gen)
+            s->done_gen = gen;
+        pthread_cond_broadcast(&s->sync_cond);
+        pthread_mutex_unlock(&s->lock);
+        /* Stopping: keep passing until one finds nothing (or fails). */
+        if (stop && got <= 0)
+            break;
+    }
+    return NULL;
+}
+
+static void writer_free(struct writer *w)
+{
+    if (!w)
+        return;
+    sqlite3_stmt *sts[] = {w->ins, w->fn_ins, w->fn_sel, w->file_ins, w->file_sel, w->thr_ins,
+                           w->thr_sel, w->tc_upsert, w->fc_upsert, w->evict_sel, w->evict_del,
+                           w->evictable_sel, w->meta_set, w->meta_get, w->pid_ins};
+    for (size_t i = 0; i < sizeof sts / sizeof *sts; i++)
+        sqlite3_finalize(sts[i]);
+    if (w->db)
+        sqlite3_close(w->db);
+    strmap_clear(&w->fns);
+    strmap_clear(&w->files);
+    strmap_clear(&w->threads);
+    for (int i = 0; i < w->nsess; i++) {
+        parent_clear(&w->sess[i].parents);
+        free(w->sess[i].pids);
+    }
+    free(w->sess);
+    free(w->fc);
+    free(w->keybuf);
+    free(w->rs);
+    free(w->heads);
+    free(w->has_head);
+    free(w->limits);
+    free(w);
+}
+
+int st_writer_start(struct store *s, char **err)
+{
+    struct writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return st_fail(err, "out of memory starting the store writer");
+    s->w = w;
+    w->db = st_connect(s->path, false, err);
+    if (!w->db)
+        return -1;
+    if (prep(w, &w->ins,
+             "INSERT INTO events(id, session, ts_ns, type, pid, tid, thread_id, parent_id,"
+             " function_id, file_id, line, duration_ns, sampled, arguments, return_value,"
+             " text, data) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
+             err) < 0 ||
+        prep(w, &w->fn_ins, "INSERT OR IGNORE INTO functions(name, name_raw) VALUES(?1, ?2)", err) < 0 ||
+        prep(w, &w->fn_sel, "SELECT id FROM functions WHERE name = ?1 AND name_raw = ?2", err) < 0 ||
+        prep(w, &w->file_ins, "INSERT OR IGNORE INTO files(path) VALUES(?1)", err) < 0 ||
+        prep(w, &w->file_sel, "SELECT id FROM files WHERE path = ?1", err) < 0 ||
+        prep(w, &w->thr_ins, "INSERT OR IGNORE INTO threads(name) VALUES(?1)", err) < 0 ||
+        prep(w, &w->thr_sel, "SELECT id FROM threads WHERE name = ?1", err) < 0 ||
+        prep(w, &w->tc_upsert,
+             "INSERT INTO type_counts(session, type, count) VALUES(?1, ?2, ?3)"
+             " ON CONFLICT(session, type) DO UPDATE SET count = count + excluded.count",
+             err) < 0 ||
+        prep(w, &w->fc_upsert,
+             "INSERT INTO function_counts(session, function_id, count) VALUES(?1, ?2, ?3)"
+             " ON CONFLICT(session, function_id) DO UPDATE SET count = count + excluded.count",
+             err) < 0 ||
+        prep(w, &w->evict_sel,
+             "SELECT id, type FROM events WHERE session = ?1 AND " STORE_EVICTABLE_SQL
+             " ORDER BY id LIMIT ?2",
+             err) < 0 ||
+        prep(w, &w->evict_del,
+             "DELETE FROM events WHERE session = ?1 AND " STORE_EVICTABLE_SQL " AND id <= ?2",
+             err) < 0 ||
+        prep(w, &w->evictable_sel,
+             "SELECT coalesce(sum(count), 0) FROM type_counts WHERE session = ?1 AND "
+             STORE_EVICTABLE_SQL,
+             err) < 0 ||
+        prep(w, &w->meta_set, "UPDATE meta SET value = ?1 WHERE key = 'next_event_id'", err) < 0 ||
+        prep(w, &w->meta_get, "SELECT value FROM meta WHERE key = 'next_event_id'", err) < 0 ||
+        prep(w, &w->pid_ins, "INSERT OR IGNORE INTO session_pids(session, pid) VALUES(?1, ?2)",
+             err) < 0)
+        return -1;
+    if (load_next_id(w) < 0)
+        return st_fail_db(err, w->db, "cannot read the next event id");
+    if (pthread_create(&s->thread, NULL, writer_main, s) != 0)
+        return st_fail(err, "cannot start the store writer thread: %s", strerror(errno));
+    s->thread_started = true;
+    return 0;
+}
+
+void st_writer_stop(struct store *s)
+{
+    if (s->thread_started) {
+        pthread_mutex_lock(&s->lock);
+        s->stop = true;
+        pthread_cond_signal(&s->wake_cond);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(s->thread, NULL);
+        s->thread_started = false;
+    }
+    /* Released rings the writer could not drain (a failing database) still belong to
+     * us; attached ones belong to their producers. */
+    for (int i = 0; i < s->nrings; i++)
+        if (s->rings[i].released)
+            ring_destroy(s->rings[i].ring);
+    s->nrings = 0;
+    writer_free(s->w);
+    s->w = NULL;
+}
+
+void st_writer_forget(struct store *s, int64_t key)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->nforget == s->forget_cap) {
+        int ncap = s->forget_cap ? s->forget_cap * 2 : 8;
+        int64_t *n = realloc(s->forget, ncap * sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&s->lock);
+            return;
+        }
+        s->forget = n;
+        s->forget_cap = ncap;
+    }
+    s->forget[s->nforget++] = key;
+    for (int i = 0; i < s->nlimits; i++)
+        if (s->limits[i].key == key) {
+            s->limits[i] = s->limits[--s->nlimits];
+            break;
+        }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- public producer API ------------------------------------------------------------ */
+
+void store_attach_ring(struct store *s, struct ring *r)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->nrings == s->rings_cap) {
+        int ncap = s->rings_cap ? s->rings_cap * 2 : 16;
+        struct ring_slot *n = realloc(s->rings, ncap * sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&s->lock);
+            writer_error(s, "out of memory attaching a ring; its events are not stored");
+            return;
+        }
+        s->rings = n;
+        s->rings_cap = ncap;
+    }
+    s->rings[s->nrings++] = (struct ring_slot){r, false};
+    pthread_mutex_unlock(&s->lock);
+}
+
+void store_release_ring(struct store *s, struct ring *r)
+{
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->nrings; i++)
+        if (s->rings[i].ring == r)
+            s->rings[i].released = true;
+    s->wake = true;
+    pthread_cond_signal(&s->wake_cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void store_wake(void *store)
+{
+    struct store *s = store;
+    pthread_mutex_lock(&s->lock);
+    s->wake = true;
+    pthread_cond_signal(&s->wake_cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void store_sync(struct store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t gen = ++s->req_gen;
+    s->wake = true;
+    pthread_cond_signal(&s->wake_cond);
+    while (s->thread_started && !s->stop && s->done_gen < gen)
+        pthread_cond_wait(&s->sync_cond, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void store_session_set_limit(struct store *s, int64_t key, int64_t max_events)
+{
+    if (max_events < 1)
+        max_events = 1;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->nlimits; i++)
+        if (s->limits[i].key == key) {
+            s->limits[i].limit = max_events;
+            pthread_mutex_unlock(&s->lock);
+            return;
+        }
+    if (s->nlimits == s->limits_cap) {
+        int ncap = s->limits_cap ? s->limits_cap * 2 : 16;
+        struct limit_entry *n = realloc(s->limits, ncap * sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&s->lock);
+            return;
+        }
+        s->limits = n;
+        s->limits_cap = ncap;
+    }
+    s->limits[s->nlimits++] = (struct limit_entry){key, max_events};
+    pthread_mutex_unlock(&s->lock);
+}

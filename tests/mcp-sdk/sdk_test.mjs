@@ -1,0 +1,229 @@
+// Drives `strobe mcp` with the official MCP TypeScript SDK (Client +
+// StdioClientTransport), the way a real coding agent would.
+//
+//   node tests/mcp-sdk/sdk_test.mjs BUILD_DIR
+//
+// BUILD_DIR holds strobe and fixtures/ (default: build). STROBE_HOME is a fresh
+// temporary directory, removed at the end together with the daemon it started.
+// Prints one line per check and a final "N passed, M failed"; exits 1 on any failure.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const build = path.resolve(repo, process.argv[2] || 'build');
+const strobe = path.join(build, 'strobe');
+const fixture = (name) => path.join(build, 'fixtures', name);
+
+const base = fs.mkdtempSync(path.join(os.tmpdir(), 'strobe-sdk-'));
+const home = path.join(base, 'home');
+const project = path.join(base, 'project');
+fs.mkdirSync(project);
+
+let passed = 0;
+let failed = 0;
+
+async function check(name, fn) {
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}\n     ${(e && e.stack) || e}`);
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Polls fn() until it returns a truthy value (bounded); returns that value.
+async function waitUntil(fn, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 20;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(delay);
+    delay = Math.min(delay * 2, 250);
+  }
+}
+
+function structured(result) {
+  assert.notEqual(result.isError, true, `tool error: ${JSON.stringify(result.content)}`);
+  assert.equal(typeof result.structuredContent, 'object');
+  assert.equal(result.content[0].type, 'text');
+  assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
+  return result.structuredContent;
+}
+
+function pidAlive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+async function stopDaemon() {
+  let pid;
+  try {
+    pid = parseInt(fs.readFileSync(path.join(home, 'strobe.pid'), 'utf8').trim(), 10);
+  } catch {
+    return;
+  }
+  if (!pid || !pidAlive(pid)) return;
+  // only our own daemon: its executable is the strobe under test
+  let exe = '';
+  try { exe = fs.readlinkSync(`/proc/${pid}/exe`); } catch { return; }
+  if (path.resolve(exe) !== path.resolve(fs.realpathSync(strobe))) return;
+  process.kill(pid, 'SIGTERM');
+  try {
+    await waitUntil(() => !pidAlive(pid), 10000, 'the daemon to exit');
+  } catch {
+    process.kill(pid, 'SIGKILL');
+  }
+}
+
+const env = { ...process.env, STROBE_HOME: home };
+delete env.STROBE_IDLE_TIMEOUT;
+
+const transport = new StdioClientTransport({
+  command: strobe,
+  args: ['mcp'],
+  env,
+  stderr: 'inherit',
+});
+const client = new Client({ name: 'strobe-sdk-test', version: '1.0.0' });
+
+try {
+  await check('connect (initialize + initialized)', async () => {
+    await client.connect(transport);
+    const info = client.getServerVersion();
+    assert.equal(info.name, 'strobe');
+    assert.equal(typeof info.version, 'string');
+    const caps = client.getServerCapabilities();
+    assert.ok(caps.tools, 'server declares the tools capability');
+  });
+
+  await check('ping', async () => {
+    const r = await client.ping();
+    assert.deepEqual(r, {});
+  });
+
+  await check('listTools has the four tools with input schemas', async () => {
+    const { tools } = await client.listTools();
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    for (const name of ['debug_launch', 'debug_trace', 'debug_query', 'debug_session']) {
+      assert.ok(byName[name], `tool ${name} is listed`);
+      assert.equal(byName[name].inputSchema.type, 'object');
+      assert.equal(typeof byName[name].inputSchema.properties, 'object');
+      assert.ok(byName[name].description.length > 20);
+    }
+    assert.ok(byName.debug_launch.inputSchema.required.includes('command'));
+    assert.ok(byName.debug_launch.inputSchema.required.includes('projectRoot'));
+  });
+
+  let sessionId;
+  let pid;
+  await check('debug_launch hello_exit3', async () => {
+    const r = structured(await client.callTool({
+      name: 'debug_launch',
+      arguments: { command: fixture('hello_exit3'), projectRoot: project },
+    }));
+    assert.match(r.sessionId, /^hello_exit3-\d{4}-\d{2}-\d{2}-\d{2}h\d{2}(-\d+)?$/);
+    assert.equal(typeof r.pid, 'number');
+    sessionId = r.sessionId;
+    pid = r.pid;
+  });
+
+  await check('debug_session status reaches exited with exitCode 3', async () => {
+    const st = await waitUntil(async () => {
+      const s = structured(await client.callTool({
+        name: 'debug_session', arguments: { action: 'status', sessionId },
+      }));
+      return s.status !== 'running' ? s : null;
+    }, 20000, 'the session to end');
+    assert.equal(st.status, 'exited');
+    assert.equal(st.exitCode, 3);
+    assert.equal(st.pid, pid);
+  });
+
+  await check('debug_query eventType stdout -> exactly the hello event', async () => {
+    const q = structured(await client.callTool({
+      name: 'debug_query', arguments: { sessionId, eventType: 'stdout' },
+    }));
+    assert.equal(q.totalCount, 1);
+    assert.equal(q.hasMore, false);
+    assert.equal(q.events.length, 1);
+    assert.equal(q.events[0].eventType, 'stdout');
+    assert.equal(q.events[0].text, 'hello');
+  });
+
+  await check('debug_query eventType stderr -> oops; process_exit exists', async () => {
+    const q = structured(await client.callTool({
+      name: 'debug_query', arguments: { sessionId, eventType: 'stderr' },
+    }));
+    assert.deepEqual(q.events.map((e) => e.text), ['oops']);
+    const x = structured(await client.callTool({
+      name: 'debug_query', arguments: { sessionId, eventType: 'process_exit' },
+    }));
+    assert.equal(x.events.length, 1);
+    assert.equal(x.events[0].exitCode, 3);
+  });
+
+  await check('SESSION_NOT_FOUND arrives as isError with the code in the text', async () => {
+    const r = await client.callTool({
+      name: 'debug_session',
+      arguments: { action: 'status', sessionId: 'nosuch-2000-01-01-00h00' },
+    });
+    assert.equal(r.isError, true);
+    assert.equal(r.content[0].type, 'text');
+    assert.ok(r.content[0].text.startsWith('SESSION_NOT_FOUND:'), r.content[0].text);
+    assert.equal(r.structuredContent.error.code, 'SESSION_NOT_FOUND');
+  });
+
+  await check('VALIDATION_ERROR for a missing command', async () => {
+    const r = await client.callTool({
+      name: 'debug_launch', arguments: { projectRoot: project },
+    });
+    assert.equal(r.isError, true);
+    assert.ok(r.content[0].text.startsWith('VALIDATION_ERROR:'), r.content[0].text);
+    assert.ok(r.content[0].text.includes('command'), r.content[0].text);
+  });
+
+  await check('unknown tool is a JSON-RPC error -32602', async () => {
+    await assert.rejects(
+      client.callTool({ name: 'debug_teleport', arguments: {} }),
+      (e) => e.code === -32602,
+    );
+  });
+
+  await check('debug_session stop deletes the session', async () => {
+    const r = structured(await client.callTool({
+      name: 'debug_session', arguments: { action: 'stop', sessionId },
+    }));
+    assert.equal(r.success, true);
+    assert.equal(r.eventsCollected, 3);
+    const l = structured(await client.callTool({
+      name: 'debug_session', arguments: { action: 'list' },
+    }));
+    assert.deepEqual(l.sessions, []);
+  });
+} finally {
+  try { await client.close(); } catch { /* already gone */ }
+  await stopDaemon();
+  fs.rmSync(base, { recursive: true, force: true });
+}
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
