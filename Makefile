@@ -24,7 +24,7 @@ endif
 CC ?= cc
 CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -I. -pthread \
              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
-LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -liberty -pthread $(LDLIBS)
+LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -liberty -lm -pthread $(LDLIBS)
 
 LIB_SRC := $(wildcard core/*.c dwarf/*.c ptrace/*.c store/*.c mcp/*.c cli/*.c)
 LIB_SRC := $(filter-out core/main.c cli/strobectl.c,$(LIB_SRC))

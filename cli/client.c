@@ -3,7 +3,6 @@
  * start the daemon detached when nothing answers), buffered line I/O, and blocking
  * JSON-RPC requests. See client.h.
  */
-#define _GNU_SOURCE
 #include "cli/client.h"
 
 #include <errno.h>
@@ -57,8 +56,9 @@ static int64_t now_ms(void)
 }
 
 /* Starts `bin daemon` detached: double fork so that the daemon is not our child,
- * setsid, standard streams on /dev/null. An exec failure comes back through a
- * close-on-exec pipe as an errno. Returns 0 or -1 with err set. */
+ * setsid, standard streams on /dev/null, working directory /. An exec failure
+ * comes back through a close-on-exec pipe as an errno. Returns 0 or -1 with err
+ * set. */
 static int start_daemon(const char *bin, char *err, size_t errlen)
 {
     int pfd[2];
@@ -97,6 +97,9 @@ static int start_daemon(const char *bin, char *err, size_t errlen)
         if (efd > STDERR_FILENO + 1)
             close_range(STDERR_FILENO + 1, (unsigned)efd - 1, 0);
         close_range((unsigned)efd + 1, ~0U, 0);
+        /* A daemon must not pin the caller's directory; requests carry paths. */
+        if (chdir("/") != 0)
+            _exit(127);
         execlp(bin, bin, "daemon", (char *)NULL);
         int e = errno;
         ssize_t w = write(efd, &e, sizeof e);
@@ -141,11 +144,11 @@ int client_connect(bool autostart, char *err, size_t errlen)
     int fd = try_connect(&sa);
     if (fd >= 0)
         return fd;
-    if (!nobody_listens(errno) || !autostart) {
+    int e = errno;
+    if (!nobody_listens(e) || !autostart) {
         snprintf(err, errlen, "cannot connect to the strobe daemon at %s: %s%s", path,
-                 strerror(errno),
-                 nobody_listens(errno) ? " (is it running? `strobe daemon` starts it)"
-                                       : "");
+                 strerror(e),
+                 nobody_listens(e) ? " (is it running? `strobe daemon` starts it)" : "");
         return -1;
     }
 
@@ -169,14 +172,11 @@ int client_connect(bool autostart, char *err, size_t errlen)
         if (delay_ms < 200)
             delay_ms *= 2;
     }
-    char home[PATH_MAX];
-    char ignored[64];
-    if (strobe_home(home, sizeof home, ignored, sizeof ignored) != 0)
-        snprintf(home, sizeof home, "$STROBE_HOME");
+    int dir_len = (int)(strrchr(path, '/') - path); /* the state directory */
     snprintf(err, errlen,
              "started '%s daemon' but it did not accept connections on %s within %d s "
-             "(%s); look at %s/daemon.log",
-             bin, path, CLIENT_START_TIMEOUT_MS / 1000, strerror(last), home);
+             "(%s); look at %.*s/daemon.log",
+             bin, path, CLIENT_START_TIMEOUT_MS / 1000, strerror(last), dir_len, path);
     return -1;
 }
 
@@ -241,8 +241,9 @@ enum lr_status lr_next(struct line_reader *r, char **line, size_t *len)
         r->skipping = false;
     }
     size_t avail = r->len - r->start;
-    char *from = r->buf + r->start + r->scanned;
-    char *nl = avail > r->scanned ? memchr(from, '\n', avail - r->scanned) : NULL;
+    char *nl = avail > r->scanned
+                   ? memchr(r->buf + r->start + r->scanned, '\n', avail - r->scanned)
+                   : NULL;
     if (nl) {
         char *s = r->buf + r->start;
         size_t n = (size_t)(nl - s);

@@ -2,7 +2,6 @@
  * ctl_args.c - strobectl's argument parser: argv to a tools/call name and its JSON
  * arguments, following docs/PROTOCOL.md's request fields. See ctl_args.h.
  */
-#define _GNU_SOURCE
 #include "cli/ctl_args.h"
 
 #include <errno.h>
@@ -39,8 +38,9 @@ const char ctl_help[] =
     "      print the session's events (output, function calls, exits); OPTIONS:\n"
     "      --type T, --function SUBSTR, --function-equals NAME, --function-regex RE,\n"
     "      --file SUBSTR, --pid N, --thread SUBSTR, --since T, --until T (ns since\n"
-    "      the session started, or relative: -5s, -500ms, -1m), --min-duration NS,\n"
-    "      --limit N (default 50, max 500), --offset N, --after EVENT-ID, --verbose\n"
+    "      the session started, or before its latest event: -5s, -500ms, -1m),\n"
+    "      --min-duration NS, --limit N (default 50, max 500), --offset N,\n"
+    "      --after EVENT-ID, --verbose\n"
     "  " U_SESSIONS "\n"
     "      list every stored session\n"
     "  " U_STATUS "\n"

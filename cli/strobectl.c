@@ -5,9 +5,7 @@
  * the connection in client.c. Exit status: 0 ok, 1 tool or JSON-RPC error, 2 the
  * daemon cannot be reached, 64 usage error.
  */
-#define _GNU_SOURCE
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +85,8 @@ static char *scalar_text(const char *key, const cJSON *v)
         size_t klen = key ? strlen(key) : 0;
         if (klen > 2 && strcmp(key + klen - 2, "At") == 0) /* startedAt, endedAt */
             format_time(v->valuedouble, buf, sizeof buf);
-        else if (v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e18)
+        else if (v->valuedouble > -1e18 && v->valuedouble < 1e18 &&
+                 v->valuedouble == (double)(long long)v->valuedouble)
             snprintf(buf, sizeof buf, "%lld", (long long)v->valuedouble);
         else
             snprintf(buf, sizeof buf, "%g", v->valuedouble);

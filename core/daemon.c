@@ -219,6 +219,8 @@ static void serve_loop(int lfd, int sfd, int idle_timeout_s)
 
 int daemon_run(int idle_timeout_s, connection_fn serve)
 {
+    /* Everything the daemon creates (database, WAL, log) is private to the user. */
+    umask(077);
     char paths[STROBE_SETTINGS + 1][PATH_MAX];
     if (get_paths(paths) != 0)
         return 1;

@@ -226,7 +226,9 @@ void ring_pop(struct ring *r)
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     atomic_store_explicit(&r->tail, tail + r->peeked_size, memory_order_release);
     r->peeked_size = 0;
-    if (atomic_load(&r->producer_waiting)) {
+    /* Wake a waiting producer once half the ring is free, not on every pop: a
+     * wake-up per event would cost more than the events themselves. */
+    if (atomic_load(&r->producer_waiting) && ring_used(r) <= (r->mask + 1) / 2) {
         pthread_mutex_lock(&r->lock);
         pthread_cond_signal(&r->space);
         pthread_mutex_unlock(&r->lock);

@@ -29,6 +29,7 @@
 #include "core/log.h"
 #include "core/ring.h"
 #include "core/strbuf.h"
+#include "dwarf/elfinfo.h"
 #include "ptrace/tracer.h"
 
 extern char **environ;
@@ -349,6 +350,23 @@ static char **build_env(const struct launch_request *req)
     return envp;
 }
 
+/* Warns early about what tracing will lack; output capture works for anything. */
+static void note_program_facts(const char *path, struct launch_result *res)
+{
+    struct elf_facts f;
+    if (elf_facts_read(path, &f) != 0)
+        return;
+    if (!f.is_elf)
+        snprintf(res->warnings[res->n_warnings++], sizeof res->warnings[0],
+                 "%.200s is not an ELF executable (a script?): its output is captured, but "
+                 "function tracing applies to native programs.", path);
+    else if (!f.has_dwarf)
+        snprintf(res->warnings[res->n_warnings++], sizeof res->warnings[0],
+                 "%.200s has no DWARF debug info: output is captured, but tracing will not "
+                 "know argument types or source files. Rebuild with -g (or a debug "
+                 "profile) if you need them.", path);
+}
+
 static char *command_line_json(const char *path, const struct launch_request *req)
 {
     struct strbuf sb = {0};
@@ -425,8 +443,10 @@ static int start_target(struct session *s, const struct launch_request *req,
         };
         pid_t pid;
         rc = tracer_start(&spec, &s->tracer, &pid, e);
-        if (rc == 0)
+        if (rc == 0) {
             s->pid = pid;
+            store_session_set_pid(reg.store, s->key, pid);
+        }
     }
     free(argv);
     free(envp);
@@ -459,6 +479,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
             snprintf(cwd, sizeof cwd, "/");
     }
     sessions_settings(req->project_root, &res->settings);
+    note_program_facts(path, res);
 
     struct session *s = calloc(1, sizeof *s);
     if (!s)

@@ -44,6 +44,8 @@ struct launch_result {
     char session_id[SESSION_ID_MAX];
     int pid;
     struct settings settings;  /* as applied, with their warnings */
+    int n_warnings;            /* about the program itself (no debug info, ...) */
+    char warnings[2][512];
 };
 
 int session_launch(const struct launch_request *req, struct launch_result *res,

@@ -30,9 +30,9 @@ int session_id_make(const char *binary_path, time_t when,
              tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min);
     for (int i = 1; i <= 10000; i++) {
         if (i == 1)
-            snprintf(out, SESSION_ID_MAX, "%s", stem);
+            snprintf(out, SESSION_ID_MAX, "%.80s", stem);
         else
-            snprintf(out, SESSION_ID_MAX, "%s-%d", stem, i);
+            snprintf(out, SESSION_ID_MAX, "%.80s-%d", stem, i % 100000);
         int t = taken(arg, out);
         if (t < 0)
             return -1;

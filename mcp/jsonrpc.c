@@ -3,6 +3,7 @@
  */
 #include "mcp/jsonrpc.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static char *print_and_free(cJSON *msg)
@@ -43,7 +44,14 @@ char *rpc_error(const cJSON *id, int code, const char *message, const char *data
 int rpc_parse(const char *line, size_t len, struct rpc_request *req, char **error_line)
 {
     memset(req, 0, sizeof *req);
-    cJSON *root = cJSON_ParseWithLength(line, len);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(line, len, &end, false);
+    while (root && end < line + len && (*end == ' ' || *end == '\t' || *end == '\r'))
+        end++;
+    if (root && end != line + len) { /* trailing bytes after the object */
+        cJSON_Delete(root);
+        root = NULL;
+    }
     if (!root) {
         *error_line = rpc_error(NULL, RPC_PARSE_ERROR,
                                 "Parse error: the line is not valid JSON. Send one JSON-RPC "

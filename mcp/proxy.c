@@ -5,29 +5,39 @@
  * that a new daemon can be brought up without the client noticing more than a
  * "retry" error. See proxy.h.
  */
-#define _GNU_SOURCE
 #include "mcp/proxy.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli/client.h"
 
+/* Daemons started in a row that die before sending anything; see daemon_lost(). */
+#define MAX_QUICK_RESTARTS 3
+
+/* After stdin ends, how long to wait for the answers to requests in flight. */
+#define EOF_GRACE_MS 30000
+
 /* Stop reading stdin while this much is waiting to go to the daemon. */
 #define SOCKQ_HIGH_WATER (4u * 1024 * 1024)
 
-/* Bytes waiting to be written to the (non-blocking) socket. */
+/* Bytes waiting to be written to the (non-blocking) socket. line_start is where
+ * the first line not yet written in full begins: when the daemon dies, the lines
+ * from there on never reached it and go to the next daemon instead. */
 struct outq {
     char *buf;
-    size_t head, len, cap;
+    size_t line_start, head, len, cap;
 };
 
 struct proxy {
@@ -43,6 +53,7 @@ struct proxy {
     char replay_id[48];       /* JSON text of the replayed initialize's id */
     bool replay_pending;      /* its answer has not come back yet */
     unsigned replay_n;
+    unsigned quick_restarts;  /* restarts since the daemon last sent a line */
 };
 
 static void die_oom(void)
@@ -56,12 +67,13 @@ static void die_oom(void)
 static void q_push(struct outq *q, const char *s, size_t len)
 {
     if (q->head > 0 && q->head == q->len)
-        q->head = q->len = 0;
+        q->line_start = q->head = q->len = 0;
     if (q->len + len + 1 > q->cap) {
-        if (q->head > 0) {
-            memmove(q->buf, q->buf + q->head, q->len - q->head);
-            q->len -= q->head;
-            q->head = 0;
+        if (q->line_start > 0) {
+            memmove(q->buf, q->buf + q->line_start, q->len - q->line_start);
+            q->len -= q->line_start;
+            q->head -= q->line_start;
+            q->line_start = 0;
         }
         size_t cap = q->cap ? q->cap : 65536;
         while (q->len + len + 1 > cap)
@@ -94,9 +106,12 @@ static int q_flush(struct outq *q, int fd)
                 return 0;
             return -1;
         }
+        const char *nl = memrchr(q->buf + q->head, '\n', (size_t)n);
+        if (nl)
+            q->line_start = (size_t)(nl - q->buf) + 1;
         q->head += (size_t)n;
     }
-    q->head = q->len = 0;
+    q->line_start = q->head = q->len = 0;
     return 0;
 }
 
@@ -157,6 +172,43 @@ static int answer_error(const char *id, int code, const char *message)
     return rc;
 }
 
+/* The id (compact JSON text) of the request on this line; NULL for anything else. */
+static char *request_id(const char *line, size_t len)
+{
+    cJSON *msg = cJSON_ParseWithLength(line, len);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    char *s = id && cJSON_HasObjectItem(msg, "method") ? cJSON_PrintUnformatted(id) : NULL;
+    cJSON_Delete(msg);
+    return s;
+}
+
+/* As fail_inflight(), but keeps the requests whose lines are in q (not sent yet). */
+static int fail_inflight_except(struct proxy *p, const struct outq *q, const char *message)
+{
+    int rc = 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < p->n_inflight; i++) {
+        bool unsent = false;
+        for (size_t at = 0; at < q->len && !unsent;) {
+            const char *line = q->buf + at;
+            size_t len = (size_t)((const char *)memchr(line, '\n', q->len - at) - line);
+            char *id = request_id(line, len);
+            unsent = id && strcmp(id, p->inflight[i]) == 0;
+            free(id);
+            at += len + 1;
+        }
+        if (unsent) {
+            p->inflight[kept++] = p->inflight[i];
+            continue;
+        }
+        if (rc == 0)
+            rc = answer_error(p->inflight[i], -32603, message);
+        free(p->inflight[i]);
+    }
+    p->n_inflight = kept;
+    return rc;
+}
+
 /* Answers every request in flight with the same error and forgets them. */
 static int fail_inflight(struct proxy *p, const char *message)
 {
@@ -190,7 +242,7 @@ static void replay_handshake(struct proxy *p)
         return;
     cJSON *req = cJSON_Parse(p->init_line);
     if (!req)
-        return; /* cannot happen: it parsed when the client sent it */
+        return; /* out of memory: it parsed when the client sent it */
     snprintf(p->replay_id, sizeof p->replay_id, "\"strobe-proxy-replay-%u\"",
              ++p->replay_n);
     cJSON *id = cJSON_Parse(p->replay_id);
@@ -226,21 +278,44 @@ static int reconnect(struct proxy *p)
     return 0;
 }
 
-/* The daemon went away. Answers what was in flight and, unless the client is done
- * or the previous daemon died before even answering the replayed handshake (no
- * point in starting daemons in a loop), starts a new one right away; otherwise the
- * next client line tries again. Returns -1 when the client stopped reading. */
+/* The daemon went away. Answers what was in flight and, unless the client is done,
+ * starts a new daemon right away. A daemon that dies before saying anything (or the
+ * dying one accepting a last connection) counts as a quick restart; after
+ * MAX_QUICK_RESTARTS of them in a row the proxy stops starting daemons on its own
+ * and leaves it to the next client line. Returns -1 when the client stopped
+ * reading. */
 static int daemon_lost(struct proxy *p)
 {
-    bool died_young = p->replay_pending;
+    /* Lines the dead daemon never received in full go to the next daemon, and their
+     * requests stay in flight; the replayed handshake is queued afresh by reconnect(). */
+    struct outq resend = {0};
+    for (size_t at = p->q.line_start; at < p->q.len;) {
+        const char *line = p->q.buf + at;
+        size_t len = (size_t)((const char *)memchr(line, '\n', p->q.len - at) - line);
+        at += len + 1;
+        char *id = request_id(line, len);
+        bool replay = id && p->replay_pending && strcmp(id, p->replay_id) == 0;
+        free(id);
+        if (!replay)
+            q_push(&resend, line, len);
+    }
     disconnect(p);
     fputs("strobe mcp: lost the connection to the strobe daemon\n", stderr);
-    if (fail_inflight(p, "strobe daemon restarted; the request was not completed, "
-                         "retry it") != 0)
-        return -1;
-    if (!p->stdin_eof && !died_young)
-        reconnect(p);
-    return 0;
+    const char *why = "strobe daemon restarted; the request was not completed, retry it";
+    int rc = fail_inflight_except(p, &resend, why);
+    bool restart = rc == 0 && !p->stdin_eof && p->quick_restarts < MAX_QUICK_RESTARTS;
+    if (restart) {
+        p->quick_restarts++;
+        /* Let a dying daemon finish closing its listening socket. */
+        poll(NULL, 0, 50 * (int)p->quick_restarts);
+        restart = reconnect(p) == 0;
+    }
+    if (restart && resend.len > 0)
+        q_push(&p->q, resend.buf, resend.len - 1);
+    else if (rc == 0)
+        rc = fail_inflight(p, why);
+    free(resend.buf);
+    return rc;
 }
 
 /* ---- one line each way ------------------------------------------------------------ */
@@ -255,7 +330,10 @@ static int from_client(struct proxy *p, const char *line, size_t len)
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
     const char *name = cJSON_IsString(method) ? method->valuestring : "";
     char *id_text = NULL;
-    if (*name && id) {
+    /* Only a valid id can be answered with it; the daemon answers others with
+     * id null. */
+    bool valid_id = cJSON_IsString(id) || (cJSON_IsNumber(id) && isfinite(id->valuedouble));
+    if (*name && valid_id) {
         inflight_add(p, id);
         id_text = strdup(p->inflight[p->n_inflight - 1]);
         if (!id_text)
@@ -326,6 +404,13 @@ static int from_daemon(struct proxy *p, const char *line, size_t len)
 
 /* ---- main loop ---------------------------------------------------------------------- */
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* Reads what the socket has and passes on the complete lines. Returns -1 when the
  * client stopped reading. */
 static int pump_daemon(struct proxy *p)
@@ -342,6 +427,7 @@ static int pump_daemon(struct proxy *p)
         size_t len;
         enum lr_status st = lr_next(&p->sk, &line, &len);
         if (st == LR_LINE) {
+            p->quick_restarts = 0;
             if (from_daemon(p, line, len) != 0)
                 return -1;
         } else if (st == LR_TOO_LONG) {
@@ -394,16 +480,27 @@ int proxy_main(void)
         return 1;
 
     int status = 0;
+    int64_t eof_deadline = -1;
     for (;;) {
-        if (p.stdin_eof && (p.n_inflight == 0 || p.sock < 0))
-            break;
+        int timeout = -1;
+        if (p.stdin_eof) {
+            if (p.n_inflight == 0 || p.sock < 0)
+                break;
+            if (eof_deadline < 0)
+                eof_deadline = now_ms() + EOF_GRACE_MS;
+            timeout = (int)(eof_deadline - now_ms());
+            if (timeout <= 0) {
+                fputs("strobe mcp: gave up waiting for the daemon's answers\n", stderr);
+                break;
+            }
+        }
         struct pollfd fds[2] = {
             { .fd = -1, .events = POLLIN },
             { .fd = p.sock, .events = POLLIN | (q_size(&p.q) ? POLLOUT : 0) },
         };
         if (!p.stdin_eof && q_size(&p.q) < SOCKQ_HIGH_WATER)
             fds[0].fd = STDIN_FILENO;
-        if (poll(fds, 2, -1) < 0) {
+        if (poll(fds, 2, timeout) < 0) {
             if (errno == EINTR)
                 continue;
             fprintf(stderr, "strobe mcp: poll: %s\n", strerror(errno));

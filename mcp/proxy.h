@@ -13,9 +13,10 @@
  * is replayed under a private id (its answer is swallowed) with
  * `notifications/initialized`, and every request that was in flight is answered
  * with JSON-RPC error -32603 asking to retry. A stdin line over 1 MiB is discarded
- * and answered with -32600 (id null). After stdin ends, the proxy waits for the
- * answers to requests in flight, then exits 0. Returns 1 when the daemon cannot be
- * reached at start (the reason goes to stderr). */
+ * and answered with -32600 (id null). Blank lines are skipped. After stdin ends,
+ * the proxy waits (up to 30 s) for the answers to requests in flight, then exits 0.
+ * Returns 1 when the daemon cannot be reached at start (the reason goes to
+ * stderr). */
 int proxy_main(void);
 
 #endif

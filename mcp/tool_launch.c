@@ -89,8 +89,10 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
              "\"%s\"}). Add traces with debug_trace only if output is not enough.",
              res.session_id, res.session_id);
     cJSON_AddStringToObject(out, "nextSteps", next);
-    if (res.settings.n_warnings > 0) {
+    if (res.settings.n_warnings + res.n_warnings > 0) {
         cJSON *w = cJSON_AddArrayToObject(out, "warnings");
+        for (int i = 0; i < res.n_warnings; i++)
+            cJSON_AddItemToArray(w, cJSON_CreateString(res.warnings[i]));
         for (int i = 0; i < res.settings.n_warnings; i++)
             cJSON_AddItemToArray(w, cJSON_CreateString(res.settings.warnings[i]));
     }

@@ -6,6 +6,7 @@
  * 500 characters in summary mode. When either cut applies the answer says so and
  * how to get the rest (offset, afterEventId, verbose).
  */
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,17 @@ static int build_query(const cJSON *args, struct store_reader *rd, int64_t key,
         string_filter(args, "sourceFile", file_keys, file_out, e) != 0 ||
         string_filter(args, "threadName", thread_keys, thread_out, e) != 0)
         return -1;
+    if (q->function_matches) {
+        regex_t re;
+        int rc = regcomp(&re, q->function_matches, REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char why[128];
+            regerror(rc, &re, why, sizeof why);
+            return err_set(e, ERR_VALIDATION, "'function.matches' is not a valid POSIX "
+                           "extended regex (%s): %.200s", why, q->function_matches);
+        }
+        regfree(&re);
+    }
 
     const cJSON *rv;
     if (args_object(args, "returnValue", &rv, e) != 0)
@@ -267,8 +279,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     int rc = store_query_events(rd, &q, &res, &err);
     free(rv_text);
     if (rc != 0) {
-        bool regex = err && strstr(err, "regex");
-        err_set(e, regex ? ERR_VALIDATION : ERR_INTERNAL, "%s", err ? err : "query failed");
+        err_set(e, ERR_INTERNAL, "%s", err ? err : "query failed");
         free(err);
         return NULL;
     }

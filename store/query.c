@@ -123,7 +123,8 @@ static int idset_push(struct idset *s, int64_t id)
 /* set = set AND other (other is consumed). */
 static void idset_and(struct idset *set, struct idset *other)
 {
-    qsort(other->ids, other->n, sizeof *other->ids, cmp_i64);
+    if (other->n > 1)
+        qsort(other->ids, other->n, sizeof *other->ids, cmp_i64);
     if (!set->active) {
         free(set->ids);
         *set = *other;
@@ -132,7 +133,7 @@ static void idset_and(struct idset *set, struct idset *other)
         return;
     }
     int k = 0;
-    for (int i = 0; i < set->n; i++)
+    for (int i = 0; i < set->n && other->n; i++)
         if (bsearch(&set->ids[i], other->ids, other->n, sizeof *other->ids, cmp_i64))
             set->ids[k++] = set->ids[i];
     set->n = k;
@@ -194,6 +195,9 @@ struct built {
     bool counters_exact; /* only session/type filters: totals from type_counts */
     bool has_num;
     double num;
+    /* afterEventId polls walk the rowid range (new events are few); the unary + keeps
+     * SQLite from walking the session's whole index and sorting by id instead. */
+    const char *session_term;
     struct idset fn, file, thr;
 };
 
@@ -238,11 +242,10 @@ static bool parse_number(const char *s, double *out)
     return true;
 }
 
-/* Bind parameters: ?1 session, ?2 type, ?3 file/... see below. Fixed numbering so the
+/* Bind parameters: ?1 session, then see below. Fixed numbering so the
  * same binder serves the row query and the count. */
 enum {
     P_SESSION = 1,
-    P_TYPE,
     P_RET,
     P_RETNUM,
     P_FROM,
@@ -258,6 +261,7 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
                  char **err)
 {
     memset(b, 0, sizeof *b);
+    b->session_term = q->after_id > 0 ? "+e.session = ?1" : "e.session = ?1";
     static const char fn_eq[] = "SELECT id, name FROM functions WHERE name = ?1";
     static const char fn_has[] = "SELECT id, name FROM functions WHERE instr(name, ?1) > 0";
     static const char fn_all[] = "SELECT id, name FROM functions";
@@ -293,10 +297,10 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
             b->empty = true;
         type = EV_FUNCTION_EXIT;
     }
+    /* A literal, not a parameter: SQLite picks the partial index ev_session_type only
+     * when it can see the value (schema.c). */
     if (type)
-        sb_add(w, " AND e.type = ?%d", P_TYPE);
-    if (b->fn.active)
-        add_in(w, "e.function_id", &b->fn);
+        sb_add(w, " AND e.type = %d", type);
     if (b->file.active)
         add_in(w, "e.file_id", &b->file);
     if (b->thr.active)
@@ -337,13 +341,9 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
 static void bind_all(sqlite3_stmt *st, const struct store_query *q, const struct built *b)
 {
     int n = sqlite3_bind_parameter_count(st);
-    int type = q->event_type;
-    if (q->return_equals || q->return_is_null >= 0)
-        type = EV_FUNCTION_EXIT;
     for (int i = 1; i <= n; i++) {
         switch (i) {
         case P_SESSION: sqlite3_bind_int64(st, i, q->session_key); break;
-        case P_TYPE: sqlite3_bind_int(st, i, type); break;
         case P_RET:
             if (q->return_equals)
                 sqlite3_bind_text(st, i, q->return_equals, -1, SQLITE_STATIC);
@@ -361,21 +361,38 @@ static void bind_all(sqlite3_stmt *st, const struct store_query *q, const struct
 
 static int clamp_limit(int limit) { return limit < 0 ? 0 : limit > 100000 ? 100000 : limit; }
 
+/* Up to this many function ids, the rows query is a UNION ALL of one ordered walk of
+ * (session, function_id, ts_ns) per id, merged by SQLite (no sort of every match);
+ * beyond it, one IN (...) and a sort. */
+#define MERGE_MAX_IDS 32
+
+#define ROW_COLUMNS                                                                         \
+    "SELECT e.id, e.type, e.ts_ns, e.pid, e.tid,"                                           \
+    " (SELECT name FROM threads WHERE id = e.thread_id), e.parent_id,"                      \
+    " (SELECT name FROM functions WHERE id = e.function_id),"                               \
+    " (SELECT name_raw FROM functions WHERE id = e.function_id),"                           \
+    " (SELECT path FROM files WHERE id = e.file_id),"                                       \
+    " e.line, e.arguments, e.return_value, e.text, e.data, e.duration_ns, e.sampled"        \
+    " FROM events e WHERE %s"
+
 static char *rows_sql(const struct store_query *q, const struct built *b)
 {
     struct sbuf s = {0};
-    const char *order = q->after_id > 0 ? "e.id"
-                        : q->latest     ? "e.ts_ns DESC, e.id DESC"
-                                        : "e.ts_ns, e.id";
-    sb_add(&s,
-           "SELECT e.id, e.type, e.ts_ns, e.pid, e.tid,"
-           " (SELECT name FROM threads WHERE id = e.thread_id), e.parent_id,"
-           " (SELECT name FROM functions WHERE id = e.function_id),"
-           " (SELECT name_raw FROM functions WHERE id = e.function_id),"
-           " (SELECT path FROM files WHERE id = e.file_id),"
-           " e.line, e.arguments, e.return_value, e.text, e.data, e.duration_ns, e.sampled"
-           " FROM events e WHERE e.session = ?%d%s ORDER BY %s LIMIT ?%d OFFSET ?%d",
-           P_SESSION, b->where.p, order, P_LIMIT, P_OFFSET);
+    if (b->fn.active && b->fn.n > 1 && b->fn.n <= MERGE_MAX_IDS) {
+        const char *order = q->after_id > 0 ? "1" : q->latest ? "3 DESC, 1 DESC" : "3, 1";
+        for (int i = 0; i < b->fn.n; i++)
+            sb_add(&s, "%s" ROW_COLUMNS " AND e.function_id = %lld%s", i ? " UNION ALL " : "",
+                   b->session_term, (long long)b->fn.ids[i], b->where.p);
+        sb_add(&s, " ORDER BY %s LIMIT ?%d OFFSET ?%d", order, P_LIMIT, P_OFFSET);
+    } else {
+        const char *order = q->after_id > 0 ? "e.id"
+                            : q->latest     ? "e.ts_ns DESC, e.id DESC"
+                                            : "e.ts_ns, e.id";
+        sb_add(&s, ROW_COLUMNS, b->session_term);
+        if (b->fn.active)
+            add_in(&s, "e.function_id", &b->fn);
+        sb_add(&s, "%s ORDER BY %s LIMIT ?%d OFFSET ?%d", b->where.p, order, P_LIMIT, P_OFFSET);
+    }
     if (s.oom) {
         free(s.p);
         return NULL;
@@ -386,9 +403,10 @@ static char *rows_sql(const struct store_query *q, const struct built *b)
 static char *count_sql(const struct built *b)
 {
     struct sbuf s = {0};
-    sb_add(&s,
-           "SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.session = ?%d%s LIMIT %d)",
-           P_SESSION, b->where.p, STORE_COUNT_CAP);
+    sb_add(&s, "SELECT count(*) FROM (SELECT 1 FROM events e WHERE %s", b->session_term);
+    if (b->fn.active)
+        add_in(&s, "e.function_id", &b->fn);
+    sb_add(&s, "%s LIMIT %d)", b->where.p, STORE_COUNT_CAP);
     if (s.oom) {
         free(s.p);
         return NULL;
@@ -564,7 +582,7 @@ int store_query_events(struct store_reader *r, const struct store_query *q,
         if (total >= STORE_COUNT_CAP)
             out->total_is_lower_bound = true;
     }
-    int64_t seen = (int64_t)offset + out->n + (out->has_more ? 1 : 0);
+    int64_t seen = out->n ? (int64_t)offset + out->n + (out->has_more ? 1 : 0) : 0;
     if (total < seen) /* the cap (or a racing writer) undercounted */
         total = seen;
     out->total_count = total;
@@ -630,6 +648,21 @@ out:
 }
 
 /* ---- counts --------------------------------------------------------------------------- */
+
+int store_latest_ts(struct store_reader *r, int64_t session_key, int64_t *ts_ns)
+{
+    sqlite3_stmt *st = NULL;
+    *ts_ns = 0;
+    if (sqlite3_prepare_v2(r->db, "SELECT max(ts_ns) FROM events WHERE session = ?1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, session_key);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *ts_ns = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
 
 int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, int *n)
 {

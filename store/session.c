@@ -246,6 +246,15 @@ int store_session_set_retained(struct store *s, int64_t key, bool retained)
     return rc < 0 ? -1 : 0;
 }
 
+int store_session_set_pid(struct store *s, int64_t key, int pid)
+{
+    pthread_mutex_lock(&s->sess_lock);
+    int64_t rc = exec_params(s, "UPDATE sessions SET pid = ?1 WHERE key = ?2", "ii",
+                             (int64_t)pid, (int64_t)key);
+    pthread_mutex_unlock(&s->sess_lock);
+    return rc < 0 ? -1 : 0;
+}
+
 int store_session_delete(struct store *s, int64_t key, char **err)
 {
     pthread_mutex_lock(&s->sess_lock);

@@ -64,6 +64,8 @@ int store_session_finish(struct store *s, int64_t key, const char *status,
                          int64_t ended_at_ms, bool has_exit_code, int exit_code,
                          const char *exit_signal);
 int store_session_set_retained(struct store *s, int64_t key, bool retained);
+/* Records the pid of the session's main process once it is known. */
+int store_session_set_pid(struct store *s, int64_t key, int pid);
 /* Deletes the session and all of its events. Call store_sync() first if rings of
  * this session may still hold events. */
 int store_session_delete(struct store *s, int64_t key, char **err);
@@ -146,6 +148,10 @@ void store_result_free(struct store_result *res);
  * q->after_id is set. An invalid regex is an error with a sentence in *err. */
 int store_query_events(struct store_reader *r, const struct store_query *q,
                        struct store_result *out, char **err);
+
+/* Timestamp of the session's latest event (0 when it has none): the anchor of
+ * relative time bounds such as "-5s". */
+int store_latest_ts(struct store_reader *r, int64_t session_key, int64_t *ts_ns);
 
 /* Distinct pids that produced events in a session, ascending; *pids malloc'd. */
 int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, int *n);

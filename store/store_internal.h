@@ -22,14 +22,17 @@
 
 #include "store/store.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 1 /* keep in step with "PRAGMA user_version=1" in schema.c */
 #define STORE_DEFAULT_LIMIT 200000
 #define STORE_BUSY_TIMEOUT_MS 5000
 /* Capped counts stop here; totalCount is then a lower bound. */
 #define STORE_COUNT_CAP 100000
-/* SQL fragment: the evictable types of event_type_evictable(). It appears verbatim in
- * the partial index and in the writer's queries so SQLite can use that index. */
+/* SQL fragment: the evictable types of event_type_evictable(), for the writer's
+ * eviction statements and the evictable total read from type_counts. */
 #define STORE_EVICTABLE_SQL "type IN (3,4,7)"
+/* SQL fragment: the types ev_session_type indexes, every type but function_enter and
+ * function_exit (see schema.c); query.c's store_type_indexed() must agree. */
+#define STORE_TYPE_INDEX_SQL "(type = 1 OR type = 2 OR type = 5 OR type = 6 OR type = 7)"
 
 /* ---- util.c ------------------------------------------------------------- */
 

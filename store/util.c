@@ -3,7 +3,7 @@
  * with the common pragmas, and the string->id hash map behind the writer's interning
  * caches. Kept apart so schema/writer/session/query each stay about one concern.
  */
-#define _GNU_SOURCE /* vasprintf */
+
 #include "store/store_internal.h"
 
 #include <errno.h>
@@ -45,8 +45,14 @@ int st_exec(sqlite3 *db, const char *sql, char **err)
     return 0;
 }
 
+static void config_sqlite(void) { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
+
 sqlite3 *st_connect(const char *path, bool create, char **err)
 {
+    /* Process-wide, before SQLite initializes: no allocation statistics, which
+     * otherwise take a global mutex on every malloc. Harmless if too late. */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, config_sqlite);
     sqlite3 *db = NULL;
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
     int rc = sqlite3_open_v2(path, &db, flags, NULL);

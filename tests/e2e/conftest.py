@@ -51,7 +51,7 @@ VALGRIND = os.environ.get("STROBE_VALGRIND") == "1"
 # Timeouts are longer under valgrind, where the daemon runs 20-50x slower.
 SLOW = 8.0 if VALGRIND else 1.0
 T_SHORT = 10 * SLOW
-T_LONG = 60 * SLOW
+T_LONG = 30 * SLOW
 
 VALGRIND_SKIP_REASON = ("valgrind mode: the harness owns the daemon (it runs under "
                         "valgrind and must be stopped gracefully), so tests that kill "

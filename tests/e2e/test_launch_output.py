@@ -115,11 +115,17 @@ def test_output_mix(mcp):
     assert t[5] == "out 3"
     # the partial last line (no newline) is flushed
     assert t[6] == "partial-no-newline"
-    for piece in (t[3], t[4]):
+    # summary text is cut at 500 characters with a note: appended to the text, or
+    # as fields of the event (textTruncated, textBytes)
+    for ev, size in ((out[3], 64 * 1024), (out[4], 36 * 1024)):
+        piece = ev["text"]
         assert piece.startswith("x" * 500)
-    # summary text is cut at 500 characters with a note
-    assert len(t[3]) > 500 and len(t[3]) < 1000, len(t[3])
-    assert t[3][500:] != "x" * (len(t[3]) - 500), "no truncation note after 500 chars"
+        assert len(piece) < 1000, len(piece)
+        if len(piece) == 500:
+            assert ev.get("textTruncated") is True, ev
+            assert ev.get("textBytes") in (None, size), ev
+        else:
+            assert piece[500:] != "x" * (len(piece) - 500), "no note after 500 chars"
     # verbose gives the whole pieces (up to 64 KiB each)
     full = []
     for ev in out[3:5]:
@@ -296,12 +302,14 @@ def test_flood_hits_output_limit_target_completes(mcp):
     assert texts(mcp.query(other["sessionId"], eventType="stdout")["events"]) == \
         ["ready", "done"]
 
-    # about 1 MiB of 64-byte lines were stored, then one marker, then process_exit
+    # about 1 MiB of 64-byte lines were stored (counting the bytes read, or the 63
+    # bytes of text each line keeps), then one marker, then process_exit
     n_out = st["eventCounts"]["stdout"]
-    assert 1048576 // 64 - 2 <= n_out <= 1048576 // 64 + 2, st["eventCounts"]
+    assert 1048576 // 64 - 2 <= n_out <= 1048576 // 63 + 2, st["eventCounts"]
     total = mcp.query(flood["sessionId"], limit=1)["totalCount"]
     tail = mcp.query(flood["sessionId"], offset=max(0, total - 10), limit=10)["events"]
-    marker = "[strobe] output limit of 1048576 bytes reached; further output discarded"
+    marker = ("[strobe] output limit of 1048576 bytes reached; further output discarded "
+              "(setting output.maxBytesPerSession)")
     assert sum(1 for e in tail if e.get("text") == marker) == 1, texts(tail)
     assert tail[-1]["eventType"] == "process_exit" and tail[-1]["exitCode"] == 0
     markers = [e for e in tail if e.get("text") == marker]

@@ -1,0 +1,163 @@
+/*
+ * bench_launch.c - launch latency: from sending debug_launch to the moment the
+ * program's first stdout line can be read back with debug_query, through the real
+ * daemon socket. Beside it, the same program started with posix_spawn and its
+ * first stdout byte read from a pipe, the floor any launcher pays.
+ *
+ *   bench_launch PROGRAM [RUNS]      (STROBE_HOME chooses the daemon)
+ * Prints Markdown table rows: median and p95 in ms.
+ */
+#include <cjson/cJSON.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/client.h"
+
+extern char **environ;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static cJSON *tool(struct rpc_client *c, const char *name, cJSON *args)
+{
+    char err[256];
+    cJSON *params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "name", name);
+    cJSON_AddItemToObject(params, "arguments", args);
+    cJSON *resp = rpc_request(c, "tools/call", params, err, sizeof err);
+    if (!resp) {
+        fprintf(stderr, "bench_launch: %s\n", err);
+        exit(1);
+    }
+    cJSON *res = cJSON_GetObjectItem(resp, "result");
+    if (!res || cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"))) {
+        char *s = cJSON_PrintUnformatted(resp);
+        fprintf(stderr, "bench_launch: %s failed: %s\n", name, s);
+        exit(1);
+    }
+    cJSON *sc = cJSON_DetachItemFromObject(res, "structuredContent");
+    cJSON_Delete(resp);
+    return sc;
+}
+
+static double strobe_launch(struct rpc_client *c, const char *program, const char *root)
+{
+    double t0 = now_ms();
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "command", program);
+    cJSON_AddStringToObject(args, "projectRoot", root);
+    cJSON *res = tool(c, "debug_launch", args);
+    char sid[128];
+    snprintf(sid, sizeof sid, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
+    cJSON_Delete(res);
+    double t1;
+    for (;;) {
+        args = cJSON_CreateObject();
+        cJSON_AddStringToObject(args, "sessionId", sid);
+        cJSON_AddStringToObject(args, "eventType", "stdout");
+        cJSON_AddNumberToObject(args, "limit", 1);
+        res = tool(c, "debug_query", args);
+        int n = cJSON_GetArraySize(cJSON_GetObjectItem(res, "events"));
+        cJSON_Delete(res);
+        if (n > 0) {
+            t1 = now_ms();
+            break;
+        }
+    }
+    args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "action", "stop");
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    cJSON_Delete(tool(c, "debug_session", args));
+    return t1 - t0;
+}
+
+static double plain_launch(const char *program)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        exit(1);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addclose(&fa, p[0]);
+    char *argv[] = {(char *)program, NULL};
+    double t0 = now_ms();
+    pid_t pid;
+    if (posix_spawn(&pid, program, &fa, NULL, argv, environ) != 0)
+        exit(1);
+    close(p[1]);
+    char c;
+    if (read(p[0], &c, 1) != 1)
+        exit(1);
+    double t1 = now_ms();
+    while (read(p[0], &c, 1) > 0)
+        ;
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    posix_spawn_file_actions_destroy(&fa);
+    return t1 - t0;
+}
+
+static void report(const char *what, double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    printf("| %s | %d | %.2f | %.2f |\n", what, n, v[n / 2], v[(n * 95) / 100]);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_launch PROGRAM [RUNS]\n");
+        return 64;
+    }
+    const char *program = argv[1];
+    int runs = argc > 2 ? atoi(argv[2]) : 50;
+    if (runs < 1)
+        runs = 50;
+    char root[4096];
+    snprintf(root, sizeof root, "%s", program);
+    *strrchr(root, '/') = '\0';
+
+    char err[256];
+    int fd = client_connect(true, err, sizeof err);
+    if (fd < 0) {
+        fprintf(stderr, "bench_launch: %s\n", err);
+        return 1;
+    }
+    struct rpc_client c;
+    rpc_init(&c, fd);
+    cJSON *init = cJSON_CreateObject();
+    cJSON_AddStringToObject(init, "protocolVersion", "2025-06-18");
+    cJSON_AddItemToObject(init, "capabilities", cJSON_CreateObject());
+    cJSON_Delete(rpc_request(&c, "initialize", init, err, sizeof err));
+    rpc_notify(&c, "notifications/initialized", NULL);
+
+    double *a = calloc((size_t)runs, sizeof *a), *b = calloc((size_t)runs, sizeof *b);
+    strobe_launch(&c, program, root); /* warm the page cache and the daemon */
+    for (int i = 0; i < runs; i++) {
+        a[i] = strobe_launch(&c, program, root);
+        b[i] = plain_launch(program);
+    }
+    printf("| launch to first stdout event | runs | median ms | p95 ms |\n|---|---|---|---|\n");
+    report("strobe: debug_launch -> debug_query sees the line", a, runs);
+    report("posix_spawn -> first byte on a pipe (floor)", b, runs);
+    free(a);
+    free(b);
+    rpc_close(&c);
+    return 0;
+}

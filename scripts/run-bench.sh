@@ -1,0 +1,21 @@
+#!/bin/sh
+# `make bench`: runs every benchmark against a build directory and prints Markdown
+# ready to paste into BENCHMARKS.md, headed by the machine and the date. Each
+# benchmark gets a private STROBE_HOME so it never touches the user's daemon.
+#
+#   scripts/run-bench.sh BUILD_DIR
+set -eu
+build=$(cd "${1:-build}" && pwd)
+work=$(mktemp -d)
+trap 'if [ -f "$work/home/strobe.pid" ]; then kill "$(cat "$work/home/strobe.pid")" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+
+echo "## Run of $(date -u +%Y-%m-%d) on $(uname -r), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1))"
+echo
+echo "### Store (\`$build/bench/bench_store\`)"
+echo
+"$build/bench/bench_store" "$work/store"
+echo
+echo "### Launch (\`$build/bench/bench_launch $build/fixtures/hello_exit3 50\`)"
+echo
+mkdir -p "$work/home"
+STROBE_HOME="$work/home" "$build/bench/bench_launch" "$build/fixtures/hello_exit3" 50

@@ -1,0 +1,215 @@
+/*
+ * test_mcp.c - unit tests of the protocol layer: JSON-RPC framing, the MCP
+ * lifecycle, tools/list, and the argument validation every tool does before it
+ * reaches the engine. Nothing here needs a daemon or a database.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/server.h"
+
+static cJSON *call(struct mcp_conn *c, const char *line)
+{
+    char *out = mcp_handle_line(c, line, strlen(line));
+    if (!out)
+        return NULL;
+    cJSON *v = cJSON_Parse(out);
+    free(out);
+    assert_non_null(v);
+    return v;
+}
+
+static int error_code(const cJSON *resp)
+{
+    const cJSON *err = cJSON_GetObjectItem(resp, "error");
+    assert_non_null(err);
+    return cJSON_GetObjectItem(err, "code")->valueint;
+}
+
+static void expect_error(struct mcp_conn *c, const char *line, int code)
+{
+    cJSON *r = call(c, line);
+    assert_non_null(r);
+    assert_int_equal(error_code(r), code);
+    cJSON_Delete(r);
+}
+
+static struct mcp_conn *initialized(void)
+{
+    struct mcp_conn *c = mcp_conn_new(NULL);
+    cJSON *r = call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                       "{\"protocolVersion\":\"2025-03-26\",\"capabilities\":{},"
+                       "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    const cJSON *res = cJSON_GetObjectItem(r, "result");
+    assert_string_equal(cJSON_GetObjectItem(res, "protocolVersion")->valuestring, "2025-03-26");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(res, "serverInfo"), "name")->valuestring,
+        "strobe");
+    cJSON_Delete(r);
+    assert_null(call(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
+    return c;
+}
+
+/* The isError result of a tools/call: returns "CODE: ..." text (caller frees). */
+static char *tool_error(struct mcp_conn *c, const char *line)
+{
+    cJSON *r = call(c, line);
+    const cJSON *res = cJSON_GetObjectItem(r, "result");
+    assert_non_null(res);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")));
+    const cJSON *content = cJSON_GetArrayItem(cJSON_GetObjectItem(res, "content"), 0);
+    char *text = strdup(cJSON_GetObjectItem(content, "text")->valuestring);
+    const cJSON *err = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "structuredContent"),
+                                           "error");
+    assert_non_null(strstr(text, cJSON_GetObjectItem(err, "code")->valuestring));
+    cJSON_Delete(r);
+    return text;
+}
+
+static void expect_tool_error(struct mcp_conn *c, const char *line, const char *code,
+                              const char *words)
+{
+    char *text = tool_error(c, line);
+    assert_int_equal(strncmp(text, code, strlen(code)), 0);
+    if (!strstr(text, words))
+        fail_msg("'%s' does not contain '%s'", text, words);
+    free(text);
+}
+
+static void test_framing_errors(void **state)
+{
+    (void)state;
+    struct mcp_conn *c = mcp_conn_new(NULL);
+    expect_error(c, "{not json", -32700);
+    expect_error(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}}", -32700);
+    expect_error(c, "[1,2]", -32600);
+    expect_error(c, "42", -32600);
+    expect_error(c, "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", -32600);
+    expect_error(c, "{\"jsonrpc\":\"2.0\",\"id\":1}", -32600);
+    expect_error(c, "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", -32600);
+    expect_error(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope\"}", -32601);
+    expect_error(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":[1]}", -32602);
+    /* blank lines are ignored, not errors */
+    assert_null(call(c, "   "));
+    mcp_conn_free(c);
+}
+
+static void test_lifecycle(void **state)
+{
+    (void)state;
+    struct mcp_conn *c = mcp_conn_new(NULL);
+    expect_error(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", -32002);
+    expect_error(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                    "{\"name\":\"debug_query\"}}", -32002);
+    cJSON *r = call(c, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
+    assert_string_equal(cJSON_GetObjectItem(r, "id")->valuestring, "p");
+    assert_true(cJSON_IsObject(cJSON_GetObjectItem(r, "result")));
+    cJSON_Delete(r);
+    /* an unknown version gets our newest */
+    r = call(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                "{\"protocolVersion\":\"1999-01-01\"}}");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "protocolVersion")->valuestring,
+        "2025-06-18");
+    cJSON_Delete(r);
+    mcp_conn_free(c);
+}
+
+static void test_tools_list(void **state)
+{
+    (void)state;
+    struct mcp_conn *c = initialized();
+    cJSON *r = call(c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+    const cJSON *tools = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "tools");
+    assert_int_equal(cJSON_GetArraySize(tools), 4);
+    const char *names[] = {"debug_launch", "debug_trace", "debug_query", "debug_session"};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *t = cJSON_GetArrayItem(tools, i);
+        assert_string_equal(cJSON_GetObjectItem(t, "name")->valuestring, names[i]);
+        assert_true(strlen(cJSON_GetObjectItem(t, "description")->valuestring) > 80);
+        const cJSON *schema = cJSON_GetObjectItem(t, "inputSchema");
+        assert_string_equal(cJSON_GetObjectItem(schema, "type")->valuestring, "object");
+    }
+    cJSON_Delete(r);
+    mcp_conn_free(c);
+}
+
+static void test_tool_call_errors(void **state)
+{
+    (void)state;
+    struct mcp_conn *c = initialized();
+    cJSON *r = call(c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
+                       "{\"name\":\"debug_nope\",\"arguments\":{}}}");
+    assert_int_equal(error_code(r), -32602);
+    const cJSON *data = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "data");
+    assert_string_equal(cJSON_GetObjectItem(data, "code")->valuestring, "UNKNOWN_TOOL");
+    cJSON_Delete(r);
+    expect_error(c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{}}",
+                 -32602);
+
+#define CALL(tool, args) "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":" \
+                         "{\"name\":\"" tool "\",\"arguments\":" args "}}"
+    expect_tool_error(c, CALL("debug_launch", "[]"), "VALIDATION_ERROR", "must be an object");
+    expect_tool_error(c, CALL("debug_launch", "{\"projectRoot\":\"/tmp\"}"),
+                      "VALIDATION_ERROR", "'command' is required");
+    expect_tool_error(c, CALL("debug_launch", "{\"command\":5,\"projectRoot\":\"/tmp\"}"),
+                      "VALIDATION_ERROR", "'command' must be a string, not a number");
+    expect_tool_error(c, CALL("debug_launch", "{\"command\":\"x\",\"projectRoot\":\"/tmp\","
+                              "\"args\":[\"a\",1]}"), "VALIDATION_ERROR", "'args[1]'");
+    expect_tool_error(c, CALL("debug_launch", "{\"command\":\"x\",\"projectRoot\":\"/tmp\","
+                              "\"env\":{\"A\":1}}"), "VALIDATION_ERROR", "'env.A'");
+    expect_tool_error(c, CALL("debug_launch", "{\"command\":\"x\",\"projectroot\":\"/tmp\"}"),
+                      "VALIDATION_ERROR", "did you mean 'projectRoot'");
+    expect_tool_error(c, CALL("debug_session", "{\"action\":\"explode\"}"),
+                      "VALIDATION_ERROR", "'action' must be one of");
+    expect_tool_error(c, CALL("debug_session", "{\"action\":\"status\"}"),
+                      "VALIDATION_ERROR", "'sessionId' is required");
+    expect_tool_error(c, CALL("debug_session", "{\"action\":\"stop\",\"sessionId\":\"s\","
+                              "\"retain\":\"yes\"}"), "VALIDATION_ERROR", "'retain'");
+    expect_tool_error(c, CALL("debug_query", "{}"), "VALIDATION_ERROR", "'sessionId'");
+    expect_tool_error(c, CALL("debug_query", "{\"sessionId\":\"s\",\"limt\":5}"),
+                      "VALIDATION_ERROR", "did you mean 'limit'");
+    expect_tool_error(c, CALL("debug_trace", "{\"add\":[\"@bogus\"]}"),
+                      "INVALID_PATTERN", "@bogus");
+    expect_tool_error(c, CALL("debug_trace", "{\"serializationDepth\":11}"),
+                      "VALIDATION_ERROR", "between 1 and 10");
+    mcp_conn_free(c);
+}
+
+static void test_trace_pending_mode(void **state)
+{
+    (void)state;
+    struct mcp_conn *c = initialized();
+    cJSON *r = call(c, CALL("debug_trace", "{\"add\":[\"auth::*\",\"@usercode\"]}"));
+    const cJSON *sc = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "structuredContent");
+    assert_string_equal(cJSON_GetObjectItem(sc, "mode")->valuestring, "pending");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(sc, "activePatterns")), 2);
+    assert_int_equal(cJSON_GetObjectItem(sc, "hookedFunctions")->valueint, 0);
+    assert_int_equal(cJSON_GetObjectItem(sc, "eventLimit")->valueint, 200000);
+    assert_non_null(strstr(cJSON_GetObjectItem(sc, "status")->valuestring, "not built"));
+    cJSON_Delete(r);
+    r = call(c, CALL("debug_trace", "{\"remove\":[\"auth::*\",\"@usercode\"]}"));
+    sc = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "structuredContent");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(sc, "activePatterns")), 0);
+    cJSON_Delete(r);
+    mcp_conn_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_framing_errors),
+        cmocka_unit_test(test_lifecycle),
+        cmocka_unit_test(test_tools_list),
+        cmocka_unit_test(test_tool_call_errors),
+        cmocka_unit_test(test_trace_pending_mode),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
