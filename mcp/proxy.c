@@ -32,6 +32,15 @@
 /* Stop reading stdin while this much is waiting to go to the daemon. */
 #define SOCKQ_HIGH_WATER (4u * 1024 * 1024)
 
+/* A request in flight. Requests that only read (ping, tools/list, debug_query,
+ * debug_session status/list) keep their line: if the daemon dies under them they
+ * are sent again to the next daemon instead of failing, since running them twice
+ * changes nothing. Anything else is answered with a "retry" error. */
+struct pending {
+    char *id;   /* compact JSON text */
+    char *line; /* NULL unless safe to send again */
+};
+
 /* Bytes waiting to be written to the (non-blocking) socket. line_start is where
  * the first line not yet written in full begins: when the daemon dies, the lines
  * from there on never reached it and go to the next daemon instead. */
@@ -48,7 +57,7 @@ struct proxy {
     bool stdin_eof;
     char *init_line;          /* the client's last initialize request, as sent */
     bool initialized_sent;    /* the client sent notifications/initialized */
-    char **inflight;          /* ids (compact JSON text) of requests in flight */
+    struct pending *inflight; /* requests sent and not answered yet */
     size_t n_inflight, cap_inflight;
     char replay_id[48];       /* JSON text of the replayed initialize's id */
     bool replay_pending;      /* its answer has not come back yet */
@@ -117,28 +126,52 @@ static int q_flush(struct outq *q, int fd)
 
 /* ---- requests in flight --------------------------------------------------------- */
 
-static void inflight_add(struct proxy *p, const cJSON *id)
+static bool safe_to_resend(const cJSON *msg)
 {
-    char *s = cJSON_PrintUnformatted(id);
-    if (!s)
+    const char *method = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "method"));
+    if (!method)
+        return false;
+    if (strcmp(method, "ping") == 0 || strcmp(method, "tools/list") == 0 ||
+        strcmp(method, "initialize") == 0)
+        return true;
+    if (strcmp(method, "tools/call") != 0)
+        return false;
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+    const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "name"));
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+    const char *action = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "action"));
+    if (!tool)
+        return false;
+    return strcmp(tool, "debug_query") == 0 ||
+           (strcmp(tool, "debug_session") == 0 && action &&
+            (strcmp(action, "status") == 0 || strcmp(action, "list") == 0));
+}
+
+/* Records a request sent with this id; line is kept when it is safe to resend. */
+static void inflight_add(struct proxy *p, const cJSON *msg, const char *line, size_t len)
+{
+    char *id = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(msg, "id"));
+    char *copy = safe_to_resend(msg) ? strndup(line, len) : NULL;
+    if (!id || (safe_to_resend(msg) && !copy))
         die_oom();
     if (p->n_inflight == p->cap_inflight) {
         size_t cap = p->cap_inflight ? p->cap_inflight * 2 : 16;
-        char **nb = realloc(p->inflight, cap * sizeof *nb);
+        struct pending *nb = realloc(p->inflight, cap * sizeof *nb);
         if (!nb)
             die_oom();
         p->inflight = nb;
         p->cap_inflight = cap;
     }
-    p->inflight[p->n_inflight++] = s;
+    p->inflight[p->n_inflight++] = (struct pending){id, copy};
 }
 
 /* Forgets one request with this id (JSON text). */
 static void inflight_remove(struct proxy *p, const char *id)
 {
     for (size_t i = 0; i < p->n_inflight; i++) {
-        if (strcmp(p->inflight[i], id) == 0) {
-            free(p->inflight[i]);
+        if (strcmp(p->inflight[i].id, id) == 0) {
+            free(p->inflight[i].id);
+            free(p->inflight[i].line);
             p->inflight[i] = p->inflight[--p->n_inflight];
             return;
         }
@@ -182,30 +215,46 @@ static char *request_id(const char *line, size_t len)
     return s;
 }
 
-/* As fail_inflight(), but keeps the requests whose lines are in q (not sent yet). */
-static int fail_inflight_except(struct proxy *p, const struct outq *q, const char *message)
+/* True when q holds the request with this id (queued, never delivered). */
+static bool queued(const struct outq *q, const char *id)
 {
+    bool found = false;
+    for (size_t at = 0; at < q->len && !found;) {
+        const char *line = q->buf + at;
+        size_t len = (size_t)((const char *)memchr(line, '\n', q->len - at) - line);
+        char *qid = request_id(line, len);
+        found = qid && strcmp(qid, id) == 0;
+        free(qid);
+        at += len + 1;
+    }
+    return found;
+}
+
+/* The daemon died. Requests still queued in resend stay in flight; those safe to
+ * resend stay too and their lines are added to resend (ahead of the queued ones, in
+ * the order they were sent); the others are answered with a retry error. */
+static int settle_lost(struct proxy *p, struct outq *resend, const char *message)
+{
+    struct outq again = {0};
     int rc = 0;
     size_t kept = 0;
     for (size_t i = 0; i < p->n_inflight; i++) {
-        bool unsent = false;
-        for (size_t at = 0; at < q->len && !unsent;) {
-            const char *line = q->buf + at;
-            size_t len = (size_t)((const char *)memchr(line, '\n', q->len - at) - line);
-            char *id = request_id(line, len);
-            unsent = id && strcmp(id, p->inflight[i]) == 0;
-            free(id);
-            at += len + 1;
-        }
-        if (unsent) {
-            p->inflight[kept++] = p->inflight[i];
+        struct pending *r = &p->inflight[i];
+        if (queued(resend, r->id) || r->line) {
+            if (r->line && !queued(resend, r->id))
+                q_push(&again, r->line, strlen(r->line));
+            p->inflight[kept++] = *r;
             continue;
         }
         if (rc == 0)
-            rc = answer_error(p->inflight[i], -32603, message);
-        free(p->inflight[i]);
+            rc = answer_error(r->id, -32603, message);
+        free(r->id);
     }
     p->n_inflight = kept;
+    if (resend->len > 0)
+        q_push(&again, resend->buf, resend->len - 1);
+    free(resend->buf);
+    *resend = again;
     return rc;
 }
 
@@ -215,8 +264,9 @@ static int fail_inflight(struct proxy *p, const char *message)
     int rc = 0;
     for (size_t i = 0; i < p->n_inflight; i++) {
         if (rc == 0)
-            rc = answer_error(p->inflight[i], -32603, message);
-        free(p->inflight[i]);
+            rc = answer_error(p->inflight[i].id, -32603, message);
+        free(p->inflight[i].id);
+        free(p->inflight[i].line);
     }
     p->n_inflight = 0;
     return rc;
@@ -302,7 +352,7 @@ static int daemon_lost(struct proxy *p)
     disconnect(p);
     fputs("strobe mcp: lost the connection to the strobe daemon\n", stderr);
     const char *why = "strobe daemon restarted; the request was not completed, retry it";
-    int rc = fail_inflight_except(p, &resend, why);
+    int rc = settle_lost(p, &resend, why);
     bool restart = rc == 0 && !p->stdin_eof && p->quick_restarts < MAX_QUICK_RESTARTS;
     if (restart) {
         p->quick_restarts++;
@@ -334,8 +384,8 @@ static int from_client(struct proxy *p, const char *line, size_t len)
      * id null. */
     bool valid_id = cJSON_IsString(id) || (cJSON_IsNumber(id) && isfinite(id->valuedouble));
     if (*name && valid_id) {
-        inflight_add(p, id);
-        id_text = strdup(p->inflight[p->n_inflight - 1]);
+        inflight_add(p, msg, line, len);
+        id_text = strdup(p->inflight[p->n_inflight - 1].id);
         if (!id_text)
             die_oom();
     } else if (strcmp(name, "notifications/cancelled") == 0) {

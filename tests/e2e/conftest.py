@@ -101,18 +101,29 @@ def stays_true(predicate, duration, interval=0.1):
     return bool(predicate())
 
 
-def pid_alive(pid):
-    """True while pid exists and is not a zombie."""
+def _task_state(path):
     try:
-        with open("/proc/%d/stat" % pid) as f:
+        with open(path) as f:
             stat = f.read()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
+    except OSError:
+        return None
+    # state is the field after the ")" that ends the command name
+    return stat[stat.rfind(")") + 2:].split(" ", 1)[0]
+
+
+def pid_alive(pid):
+    """True while any thread of pid exists and is not a zombie. (When a multithreaded
+    process is killed, its main thread can be a zombie while the other threads still
+    run and still hold its file descriptors open.)"""
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
     except OSError:
         return False
-    # state is the field after the ")" that ends the command name
-    state = stat[stat.rfind(")") + 2:].split(" ", 1)[0]
-    return state not in ("Z", "X")
+    for t in tasks:
+        st = _task_state("/proc/%d/task/%s/stat" % (pid, t))
+        if st is not None and st not in ("Z", "X"):
+            return True
+    return False
 
 
 def read_pid_file(home):

@@ -29,6 +29,7 @@ def kill9_daemon(world):
     assert pid and pid_alive(pid) and is_strobe_process(pid)
     os.kill(pid, signal.SIGKILL)
     wait_until(lambda: not pid_alive(pid), T_SHORT, what="the killed daemon to go")
+    # (pid_alive() waits for every thread: the descriptors are closed by then)
     return pid
 
 
