@@ -55,6 +55,7 @@ struct session {
     int64_t t0_ns;               /* CLOCK_MONOTONIC at launch */
     struct tracer *tracer;
     struct ring *ring;           /* output thread's; released when it ends */
+    bool ring_attached;          /* the store drains (and will free) it */
     struct stream out, err;
     int wake_fd;                 /* eventfd: exit reported, stop requested */
     pthread_t output_thread;
@@ -397,9 +398,10 @@ static void session_free(struct session *s)
         close(s->err.fd);
     if (s->wake_fd >= 0)
         close(s->wake_fd);
-    if (s->ring) {
+    if (s->ring && s->ring_attached)
         store_release_ring(reg.store, s->ring);
-    }
+    else
+        ring_destroy(s->ring);
     free(s->binary_path);
     free(s);
 }
@@ -524,6 +526,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->key = row.key;
     store_session_set_limit(reg.store, s->key, res->settings.events_max_per_session);
     store_attach_ring(reg.store, s->ring);
+    s->ring_attached = true;
     s->t0_ns = mono_ns();
     if (start_target(s, req, path, cwd, e) != 0) {
         store_session_delete(reg.store, s->key, NULL);

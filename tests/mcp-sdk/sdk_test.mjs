@@ -85,6 +85,8 @@ async function stopDaemon() {
   // only our own daemon: its executable is the strobe under test
   let exe = '';
   try { exe = fs.readlinkSync(`/proc/${pid}/exe`); } catch { return; }
+  // (" (deleted)" when the binary was rebuilt while the daemon ran)
+  exe = exe.replace(/ \(deleted\)$/, '');
   if (path.resolve(exe) !== path.resolve(fs.realpathSync(strobe))) return;
   process.kill(pid, 'SIGTERM');
   try {
