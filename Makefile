@@ -31,7 +31,7 @@ LIB_SRC := $(filter-out core/main.c cli/strobectl.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
-FIXTURE_SRC := $(wildcard tests/fixtures/*.c tests/fixtures/*.cpp)
+FIXTURE_SRC := $(wildcard tests/fixtures/*.c tests/fixtures/*.cpp tests/fixtures/*.rs)
 FIXTURE_BIN := $(patsubst tests/fixtures/%,$(B)/fixtures/%,$(basename $(FIXTURE_SRC)))
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
@@ -78,6 +78,10 @@ $(B)/fixtures/%: tests/fixtures/%.c
 $(B)/fixtures/%: tests/fixtures/%.cpp
 	@mkdir -p $(dir $@)
 	c++ $(FIXFLAGS) -o $@ $<
+# Rust fixtures: NAME_v0.rs builds with the v0 symbol mangling, the others with legacy.
+$(B)/fixtures/%: tests/fixtures/%.rs
+	@mkdir -p $(dir $@)
+	rustc -g -C opt-level=0 $(if $(filter %_v0,$*),-C symbol-mangling-version=v0) -o $@ $<
 fixtures: $(FIXTURE_BIN)
 
 demo: all

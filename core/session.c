@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/linesplit.h"
+#include "core/patterns.h"
 #include "core/log.h"
 #include "core/ring.h"
 #include "core/strbuf.h"
@@ -35,6 +36,7 @@
 extern char **environ;
 
 #define OUTPUT_RING_BYTES (4u << 20)
+#define TRACER_RING_BYTES (8u << 20)
 #define PARTIAL_LINE_MS 100
 
 struct session;
@@ -54,6 +56,8 @@ struct session {
     char *binary_path;
     int64_t t0_ns;               /* CLOCK_MONOTONIC at launch */
     struct tracer *tracer;
+    struct ring *tracer_ring;    /* function events, produced by the tracer thread */
+    struct trace *trace;
     struct ring *ring;           /* output thread's; released when it ends */
     bool ring_attached;          /* the store drains (and will free) it */
     struct stream out, err;
@@ -65,16 +69,20 @@ struct session {
     _Atomic int stop_requested;
     _Atomic int finished;        /* status recorded in the store */
     int64_t output_cap, output_bytes;
+    int64_t hot_calls_per_second;
+    int pending;                 /* pending patterns preloaded at launch */
+    int users;                   /* session_trace() calls in progress (reg.lock) */
     _Atomic int output_capped;
     struct session *next;
 };
 
 static struct {
     pthread_mutex_t lock;        /* guards the list and launches */
+    pthread_cond_t unused;       /* a session's users dropped to 0 */
     struct session *live;
     struct store *store;
     const char *global_settings;
-} reg = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} reg = {.lock = PTHREAD_MUTEX_INITIALIZER, .unused = PTHREAD_COND_INITIALIZER};
 
 static int64_t mono_ns(void)
 {
@@ -260,6 +268,12 @@ static void wake(struct session *s)
         log_warn("session %s: eventfd write: %s", s->id, strerror(errno));
 }
 
+static void on_entry(void *arg, struct tracer *t)
+{
+    struct session *s = arg;
+    trace_on_entry(s->trace, t);
+}
+
 static void on_main_exit(void *arg, int wait_status)
 {
     struct session *s = arg;
@@ -402,6 +416,11 @@ static void session_free(struct session *s)
         store_release_ring(reg.store, s->ring);
     else
         ring_destroy(s->ring);
+    if (s->tracer_ring && s->ring_attached)
+        store_release_ring(reg.store, s->tracer_ring);
+    else
+        ring_destroy(s->tracer_ring);
+    trace_free(s->trace);
     free(s->binary_path);
     free(s);
 }
@@ -442,6 +461,10 @@ static int start_target(struct session *s, const struct launch_request *req,
             .path = path, .argv = argv, .envp = envp, .cwd = cwd,
             .stdin_fd = devnull, .stdout_fd = out[1], .stderr_fd = err[1],
             .on_main_exit = on_main_exit, .arg = s,
+            .session_key = s->key, .t0_ns = s->t0_ns, .ring = s->tracer_ring,
+            .wake = store_wake, .wake_arg = reg.store,
+            .hot_calls_per_second = s->hot_calls_per_second,
+            .on_entry = s->pending ? on_entry : NULL,
         };
         pid_t pid;
         rc = tracer_start(&spec, &s->tracer, &pid, e);
@@ -491,8 +514,11 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     s->binary_path = strdup(path);
     s->ring = ring_create(OUTPUT_RING_BYTES);
+    s->tracer_ring = ring_create(TRACER_RING_BYTES);
+    s->trace = trace_new(req->project_root);
     s->output_cap = res->settings.output_max_bytes;
-    if (s->wake_fd < 0 || !s->binary_path || !s->ring) {
+    s->hot_calls_per_second = res->settings.hot_calls_per_second;
+    if (s->wake_fd < 0 || !s->binary_path || !s->ring || !s->tracer_ring || !s->trace) {
         session_free(s);
         return err_set(e, ERR_INTERNAL, "out of resources creating a session");
     }
@@ -526,7 +552,15 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->key = row.key;
     store_session_set_limit(reg.store, s->key, res->settings.events_max_per_session);
     store_attach_ring(reg.store, s->ring);
+    store_attach_ring(reg.store, s->tracer_ring);
     s->ring_attached = true;
+    static char pending[PATTERNS_MAX][PATTERN_MAX_LEN]; /* reg.lock serializes launches */
+    int n_pending = patterns_pending_list(pending, PATTERNS_MAX);
+    const char *list[PATTERNS_MAX];
+    for (int i = 0; i < n_pending && i < PATTERNS_MAX; i++)
+        list[i] = pending[i];
+    s->pending = trace_preload(s->trace, list, n_pending < PATTERNS_MAX ? n_pending
+                                                                         : PATTERNS_MAX);
     s->t0_ns = mono_ns();
     if (start_target(s, req, path, cwd, e) != 0) {
         store_session_delete(reg.store, s->key, NULL);
@@ -545,6 +579,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     reg.live = s;
     snprintf(res->session_id, sizeof res->session_id, "%s", s->id);
     res->pid = s->pid;
+    res->pending_applied = s->pending;
     pthread_mutex_unlock(&reg.lock);
     log_info("session %s: launched %s as pid %d", s->id, path, s->pid);
     return 0;
@@ -623,6 +658,8 @@ static void end_live(struct session *s)
     atomic_store(&s->stop_requested, 1);
     tracer_kill(s->tracer);
     wake(s);
+    while (s->users > 0) /* a trace update finishes: the dead target ends its wait */
+        pthread_cond_wait(&reg.unused, &reg.lock);
     if (s->output_thread_started)
         pthread_join(s->output_thread, NULL);
     tracer_join(s->tracer);
@@ -675,6 +712,38 @@ int session_stop(const char *id, bool retain, int64_t *events_collected,
 int session_delete(const char *id, struct strobe_error *e)
 {
     return stop_or_delete(id, false, NULL, e);
+}
+
+int session_trace(const char *id, const char *const *add, int n_add,
+                  const char *const *remove, int n_remove, int depth,
+                  struct trace_result *res, struct strobe_error *e)
+{
+    pthread_mutex_lock(&reg.lock);
+    struct session *s = find_live(id);
+    if (s)
+        s->users++;
+    pthread_mutex_unlock(&reg.lock);
+    if (!s) {
+        int64_t key;
+        if (session_resolve(id, &key, e) != 0)
+            return -1;
+        return err_set(e, ERR_PROCESS_EXITED, "Session '%s' has no running process (it "
+                       "ended or was started by an earlier daemon). Its events stay "
+                       "queryable with debug_query; launch again to trace.", id);
+    }
+    int rc;
+    if (atomic_load(&s->finished)) {
+        trace_describe(s->trace, res);
+        rc = err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited. "
+                     "Session still queryable but cannot add traces.", id);
+    } else {
+        rc = trace_update(s->trace, s->tracer, add, n_add, remove, n_remove, depth, res, e);
+    }
+    pthread_mutex_lock(&reg.lock);
+    if (--s->users == 0)
+        pthread_cond_broadcast(&reg.unused);
+    pthread_mutex_unlock(&reg.lock);
+    return rc;
 }
 
 int sessions_running(void)

@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/session_id.h"
 #include "core/settings.h"
+#include "core/trace.h"
 #include "store/store.h"
 
 /* Binds the module to the store and the global settings file (may be NULL). */
@@ -46,6 +47,7 @@ struct launch_result {
     struct settings settings;  /* as applied, with their warnings */
     int n_warnings;            /* about the program itself (no debug info, ...) */
     char warnings[2][512];
+    int pending_applied;       /* pending trace patterns armed before main */
 };
 
 int session_launch(const struct launch_request *req, struct launch_result *res,
@@ -66,6 +68,12 @@ struct session_status {
 int session_status(const char *id, struct store_reader *rd, struct session_status *out,
                    struct strobe_error *e);
 void session_status_free(struct session_status *st);
+
+/* debug_trace in runtime mode: changes the session's patterns and hooks. A session
+ * whose process has ended answers PROCESS_EXITED. depth 0 keeps the current one. */
+int session_trace(const char *id, const char *const *add, int n_add,
+                  const char *const *remove, int n_remove, int depth,
+                  struct trace_result *res, struct strobe_error *e);
 
 /* Kills the target if it runs, then deletes the session's data unless retain. */
 int session_stop(const char *id, bool retain, int64_t *events_collected,

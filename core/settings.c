@@ -26,6 +26,8 @@ static const struct setting_def defs[] = {
      5000, 500, 60000},
     {"output.maxBytesPerSession", offsetof(struct settings, output_max_bytes),
      50LL * 1024 * 1024, 1024, 1024LL * 1024 * 1024},
+    {"trace.hotCallsPerSecond", offsetof(struct settings, hot_calls_per_second),
+     20000, 100, 10000000},
 };
 #define N_DEFS (sizeof defs / sizeof defs[0])
 

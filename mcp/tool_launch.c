@@ -81,6 +81,8 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "sessionId", res.session_id);
     cJSON_AddNumberToObject(out, "pid", res.pid);
+    if (res.pending_applied)
+        cJSON_AddNumberToObject(out, "pendingPatternsApplied", res.pending_applied);
     char next[512];
     snprintf(next, sizeof next,
              "The program is running and its output is being recorded. Read it first: "

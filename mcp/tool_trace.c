@@ -1,10 +1,10 @@
 /*
- * tool_trace.c - debug_trace. Pending mode (no sessionId) validates and stages
- * patterns. Function hooks are not built yet: runtime mode answers
- * NOT_IMPLEMENTED and pending mode says plainly that staged patterns produce no
- * events yet, so an agent never mistakes the staging for tracing.
+ * tool_trace.c - debug_trace. Runtime mode (sessionId) changes the running
+ * program's hooks through core/session; pending mode stages patterns that the next
+ * debug_launch arms before the program's main runs.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,13 +16,72 @@
 static const char *const fields[] = {"sessionId", "add", "remove", "serializationDepth",
                                      "projectRoot", "watches", NULL};
 
+static cJSON *strings(cJSON *parent, const char *name, const char (*list)[PATTERN_MAX_LEN],
+                      int n)
+{
+    cJSON *arr = cJSON_AddArrayToObject(parent, name);
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(list[i]));
+    return arr;
+}
+
+static cJSON *answer(const char *mode, const struct trace_result *r,
+                     const struct settings *settings)
+{
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "mode", mode);
+    strings(out, "activePatterns", r->patterns, r->n_patterns);
+    cJSON_AddNumberToObject(out, "hookedFunctions", (double)r->hooked);
+    cJSON_AddNumberToObject(out, "matchedFunctions", (double)r->matched);
+    cJSON_AddArrayToObject(out, "activeWatches");
+    cJSON *warnings = cJSON_AddArrayToObject(out, "warnings");
+    for (int i = 0; i < r->n_warnings; i++)
+        cJSON_AddItemToArray(warnings, cJSON_CreateString(r->warnings[i]));
+    for (int i = 0; i < settings->n_warnings; i++)
+        cJSON_AddItemToArray(warnings, cJSON_CreateString(settings->warnings[i]));
+    cJSON_AddNumberToObject(out, "eventLimit", (double)settings->events_max_per_session);
+    cJSON_AddNumberToObject(out, "serializationDepth", r->depth);
+    cJSON_AddStringToObject(out, "status", r->status);
+    if (r->n_sampled) {
+        cJSON *s = cJSON_AddArrayToObject(out, "sampling");
+        for (size_t i = 0; i < r->n_sampled; i++)
+            cJSON_AddItemToArray(s, cJSON_CreateString(r->sampled[i]));
+    }
+    return out;
+}
+
+static cJSON *pending_mode(const char **add, int n_add, const char **remove, int n_remove,
+                           int depth, const struct settings *settings, struct strobe_error *e)
+{
+    for (int i = 0; i < n_add; i++)
+        if (patterns_pending_add(add[i], e) != 0)
+            return NULL;
+    for (int i = 0; i < n_remove; i++)
+        patterns_pending_remove(remove[i]);
+    static struct trace_result r; /* large: kept off the stack, guarded below */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    memset(&r, 0, sizeof r);
+    r.n_patterns = patterns_pending_list(r.patterns, PATTERNS_MAX);
+    if (r.n_patterns > PATTERNS_MAX)
+        r.n_patterns = PATTERNS_MAX;
+    r.depth = depth ? depth : 3;
+    snprintf(r.status, sizeof r.status,
+             "%d pattern(s) staged: the next debug_launch arms them before the program's "
+             "main runs. Recommended instead: launch without patterns, read stderr/stdout "
+             "with debug_query, then add patterns to the running session.", r.n_patterns);
+    cJSON *out = answer("pending", &r, settings);
+    pthread_mutex_unlock(&lock);
+    return out;
+}
+
 cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
 {
     (void)ctx;
     const char *id = NULL, *root = NULL;
     const char **add = NULL, **remove = NULL;
     int n_add = 0, n_remove = 0;
-    int64_t depth = 3;
+    int64_t depth = 0;
     cJSON *out = NULL;
     if (args_only(args, "debug_trace", fields, e) != 0 ||
         args_string(args, "sessionId", false, &id, e) != 0 ||
@@ -35,48 +94,24 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         if (pattern_check(add[i], e) != 0)
             goto done;
     if (cJSON_HasObjectItem(args, "watches")) {
-        err_set(e, ERR_NOT_IMPLEMENTED, "watches are not built yet. Read output with "
-                "debug_query meanwhile.");
+        err_set(e, ERR_NOT_IMPLEMENTED, "watches are not built yet. Trace the functions that "
+                "change the variable and read their arguments meanwhile.");
         goto done;
     }
-    if (id) {
-        int64_t key;
-        if (session_resolve(id, &key, e) != 0)
-            goto done;
-        err_set(e, ERR_NOT_IMPLEMENTED,
-                "function tracing is not built into this Strobe yet; session '%s' records "
-                "stdout, stderr and its exit. Read them with debug_query({sessionId: \"%s\", "
-                "eventType: \"stderr\"}).", id, id);
-        goto done;
-    }
-    for (int i = 0; i < n_add; i++)
-        if (patterns_pending_add(add[i], e) != 0)
-            goto done;
-    for (int i = 0; i < n_remove; i++)
-        patterns_pending_remove(remove[i]);
-
-    static char list[PATTERNS_MAX][PATTERN_MAX_LEN];
-    static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
     struct settings settings;
     sessions_settings(root, &settings);
-    out = cJSON_CreateObject();
-    cJSON_AddStringToObject(out, "mode", "pending");
-    cJSON *active = cJSON_AddArrayToObject(out, "activePatterns");
-    pthread_mutex_lock(&list_lock);
-    int n = patterns_pending_list(list, PATTERNS_MAX);
-    for (int i = 0; i < n && i < PATTERNS_MAX; i++)
-        cJSON_AddItemToArray(active, cJSON_CreateString(list[i]));
-    pthread_mutex_unlock(&list_lock);
-    cJSON_AddNumberToObject(out, "hookedFunctions", 0);
-    cJSON_AddArrayToObject(out, "activeWatches");
-    cJSON *warnings = cJSON_AddArrayToObject(out, "warnings");
-    for (int i = 0; i < settings.n_warnings; i++)
-        cJSON_AddItemToArray(warnings, cJSON_CreateString(settings.warnings[i]));
-    cJSON_AddNumberToObject(out, "eventLimit", (double)settings.events_max_per_session);
-    cJSON_AddStringToObject(out, "status",
-                            "Patterns staged for the next debug_launch, but function tracing "
-                            "is not built into this Strobe yet: they will not produce events. "
-                            "Launch without patterns and read stdout/stderr with debug_query.");
+    if (!id) {
+        out = pending_mode(add, n_add, remove, n_remove, (int)depth, &settings, e);
+        goto done;
+    }
+    struct trace_result *r = malloc(sizeof *r);
+    if (!r) {
+        err_set(e, ERR_INTERNAL, "out of memory");
+        goto done;
+    }
+    if (session_trace(id, add, n_add, remove, n_remove, (int)depth, r, e) == 0)
+        out = answer("runtime", r, &settings);
+    free(r);
 done:
     free(add);
     free(remove);

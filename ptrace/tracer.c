@@ -18,24 +18,53 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
+#include "ptrace/hooks.h"
+#include "ptrace/procmem.h"
 
 #define MAX_PROCS 256
+
+/* The signal that interrupts the tracer's waitpid: a command is waiting, or a
+ * throttled function is due to be re-armed. Its handler does nothing. */
+#define SIG_KICK (SIGRTMIN + 3)
 
 struct tracer {
     struct tracer_spec spec;
     pthread_t thread;
+    pid_t thread_tid;       /* for tgkill */
     sem_t started;
     pid_t main_pid;
+    bool main_alive;
     struct strobe_error start_error;
     int start_failed;
-    pthread_mutex_t lock; /* guards procs, read by tracer_kill() from other threads */
+    pthread_mutex_t lock;   /* guards procs and the command slot */
     pid_t procs[MAX_PROCS];
     int n_procs;
+    /* One command at a time, from tracer_call(). */
+    pthread_cond_t cmd_done;
+    void (*cmd_fn)(struct tracer *t, void *arg);
+    void *cmd_arg;
+    bool cmd_pending, cmd_ran, finished;
+    struct hooks *hooks;
+    uint64_t entry, entry_orig; /* entry-point breakpoint, while armed */
+    timer_t rearm_timer;
+    bool has_timer;
 };
+
+static void kick_handler(int sig) { (void)sig; }
+
+static void install_kick_handler(void)
+{
+    struct sigaction sa = {.sa_handler = kick_handler}; /* no SA_RESTART: waitpid -> EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIG_KICK, &sa, NULL);
+}
 
 static void procs_add(struct tracer *t, pid_t pid)
 {
@@ -105,6 +134,46 @@ static int exec_errno(int errfd)
     return n == sizeof err ? err : 0;
 }
 
+/* An int3 on the program's entry point: reached once the dynamic loader has mapped
+ * every library, before any code of the program runs. */
+static void arm_entry_breakpoint(struct tracer *t)
+{
+    int fd = procmem_open(t->main_pid);
+    uint64_t entry = procmem_entry_point(t->main_pid);
+    uint8_t orig, int3 = 0xCC;
+    if (fd >= 0 && entry && procmem_read(fd, entry, &orig, 1) &&
+        procmem_write(fd, entry, &int3, 1)) {
+        t->entry = entry;
+        t->entry_orig = orig;
+    } else {
+        log_warn("pid %d: cannot stop at the entry point; pending patterns are armed late",
+                 t->main_pid);
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The entry breakpoint was hit: restore it, arm what on_entry wants, resume. */
+static bool at_entry(struct tracer *t, pid_t pid)
+{
+    struct user_regs_struct regs;
+    if (!t->entry || pid != t->main_pid || ptrace(PTRACE_GETREGS, pid, 0, &regs) != 0 ||
+        regs.rip - 1 != t->entry)
+        return false;
+    int fd = procmem_open(pid);
+    uint8_t orig = (uint8_t)t->entry_orig;
+    if (fd >= 0) {
+        procmem_write(fd, t->entry, &orig, 1);
+        close(fd);
+    }
+    regs.rip = t->entry;
+    t->entry = 0;
+    ptrace(PTRACE_SETREGS, pid, 0, &regs);
+    t->spec.on_entry(t->spec.arg, t);
+    ptrace(PTRACE_CONT, pid, 0, 0);
+    return true;
+}
+
 /* Forks, seizes and runs the target up to its exec. Returns 0 with the target
  * stopped at PTRACE_EVENT_EXEC, or -1 with t->start_error set. */
 static int launch(struct tracer *t)
@@ -161,6 +230,8 @@ static int launch(struct tracer *t)
         }
         if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
             close(errpipe[0]);
+            if (t->spec.on_entry)
+                arm_entry_breakpoint(t);
             return 0;
         }
         /* The SIGSTOP we raised, the SIGCONT we sent, the seize's group-stop: all
@@ -180,29 +251,105 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
     int event = status >> 16;
     if (event == PTRACE_EVENT_STOP) {
         /* A group-stop keeps the process stopped (job control); the initial stop of
-         * an auto-attached thread or child just resumes. */
+         * an auto-attached thread or child, and our interrupts, just resume. */
         if (is_stop_signal(sig))
             ptrace(PTRACE_LISTEN, pid, 0, 0);
         else
             ptrace(PTRACE_CONT, pid, 0, 0);
         return;
     }
-    if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
+    if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
+        event == PTRACE_EVENT_CLONE) {
         unsigned long child = 0;
-        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &child) == 0)
-            procs_add(t, (pid_t)child);
+        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &child) == 0) {
+            if (event != PTRACE_EVENT_CLONE)
+                procs_add(t, (pid_t)child);
+            if (t->hooks)
+                hooks_on_clone(t->hooks, pid, (pid_t)child, event != PTRACE_EVENT_CLONE);
+        }
     }
+    if (event == PTRACE_EVENT_EXEC && t->hooks)
+        hooks_on_exec(t->hooks, pid);
     if (event != 0) {
         ptrace(PTRACE_CONT, pid, 0, 0);
         return;
     }
+    if (sig == SIGTRAP && (at_entry(t, pid) || (t->hooks && hooks_on_trap(t->hooks, pid))))
+        return;
     ptrace(PTRACE_CONT, pid, 0, sig);
+}
+
+/* Re-arms throttled functions that are due and sets the timer for the next. */
+static void tick(struct tracer *t)
+{
+    if (!t->hooks)
+        return;
+    int ms = hooks_tick(t->hooks);
+    if (ms < 0 || !t->has_timer)
+        return;
+    struct itimerspec its = {.it_value = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L}};
+    timer_settime(t->rearm_timer, 0, &its, NULL);
+}
+
+/* Runs the pending command with the main thread stopped. */
+static void run_command(struct tracer *t)
+{
+    pthread_mutex_lock(&t->lock);
+    bool pending = t->cmd_pending;
+    pthread_mutex_unlock(&t->lock);
+    if (!pending)
+        return;
+    bool ran = false;
+    int status = 0;
+    if (t->main_alive && ptrace(PTRACE_INTERRUPT, t->main_pid, 0, 0) == 0) {
+        pid_t w;
+        do
+            w = waitpid(t->main_pid, &status, __WALL);
+        while (w < 0 && errno == EINTR);
+        if (w == t->main_pid && WIFSTOPPED(status)) {
+            t->cmd_fn(t, t->cmd_arg);
+            ran = true;
+            handle_stop(t, t->main_pid, status);
+        } else if (w == t->main_pid) {
+            procs_remove(t, w);
+            if (t->hooks)
+                hooks_on_exit(t->hooks, w);
+            t->main_alive = false;
+            if (t->spec.on_main_exit)
+                t->spec.on_main_exit(t->spec.arg, status);
+        }
+    }
+    pthread_mutex_lock(&t->lock);
+    t->cmd_pending = false;
+    t->cmd_ran = ran;
+    pthread_cond_broadcast(&t->cmd_done);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static struct hooks *make_hooks(const struct tracer *t)
+{
+    if (!t->spec.ring)
+        return NULL;
+    struct hooks_config cfg = {
+        .pid = t->main_pid, .session_key = t->spec.session_key, .t0_ns = t->spec.t0_ns,
+        .ring = t->spec.ring, .wake = t->spec.wake, .wake_arg = t->spec.wake_arg,
+        .hot_calls_per_second = t->spec.hot_calls_per_second,
+    };
+    return hooks_new(&cfg);
 }
 
 static void *tracer_main(void *arg)
 {
     struct tracer *t = arg;
+    t->thread_tid = (pid_t)syscall(SYS_gettid);
     int rc = launch(t);
+    if (rc == 0) {
+        t->main_alive = true;
+        t->hooks = make_hooks(t);
+        struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIG_KICK};
+        sev._sigev_un._tid = t->thread_tid;
+        t->has_timer = timer_create(CLOCK_MONOTONIC, &sev, &t->rearm_timer) == 0;
+    }
     sem_post(&t->started);
     if (rc != 0)
         return NULL;
@@ -212,24 +359,87 @@ static void *tracer_main(void *arg)
         int status;
         pid_t pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
         if (pid < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR) {
+                tick(t);
+                run_command(t);
                 continue;
+            }
             if (errno != ECHILD)
                 log_error("tracer of pid %d: waitpid: %s", t->main_pid, strerror(errno));
             break;
         }
         if (WIFSTOPPED(status)) {
             handle_stop(t, pid, status);
-            continue;
+        } else {
+            /* Exit of a thread or a process. Threads other than a group leader are
+             * not in procs; removing an absent pid is a no-op. */
+            procs_remove(t, pid);
+            if (t->hooks)
+                hooks_on_exit(t->hooks, pid);
+            if (pid == t->main_pid) {
+                t->main_alive = false;
+                if (t->spec.on_main_exit)
+                    t->spec.on_main_exit(t->spec.arg, status);
+            }
         }
-        /* Exit of a thread or a process. Threads other than a group leader are
-         * not in procs; removing an absent pid is a no-op. */
-        procs_remove(t, pid);
-        if (pid == t->main_pid && t->spec.on_main_exit)
-            t->spec.on_main_exit(t->spec.arg, status);
+        run_command(t);
     }
+    pthread_mutex_lock(&t->lock);
+    t->finished = true;
+    pthread_cond_broadcast(&t->cmd_done);
+    pthread_mutex_unlock(&t->lock);
+    if (t->has_timer)
+        timer_delete(t->rearm_timer);
+    hooks_free(t->hooks);
+    t->hooks = NULL;
     return NULL;
 }
+
+int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
+                struct strobe_error *e)
+{
+    if (pthread_equal(pthread_self(), t->thread)) {
+        fn(t, arg);
+        return 0;
+    }
+    pthread_mutex_lock(&t->lock);
+    while (t->cmd_pending && !t->finished) /* one command at a time */
+        pthread_cond_wait(&t->cmd_done, &t->lock);
+    if (t->finished || !t->main_alive) {
+        pthread_mutex_unlock(&t->lock);
+        return err_set(e, ERR_PROCESS_EXITED, "the target process has exited; its session "
+                       "is still queryable but cannot be traced any more.");
+    }
+    t->cmd_fn = fn;
+    t->cmd_arg = arg;
+    t->cmd_pending = true;
+    t->cmd_ran = false;
+    while (t->cmd_pending && !t->finished) {
+        /* Kick until the tracer has taken the command: a kick that lands just before
+         * it blocks in waitpid is lost, the next one is not. */
+        syscall(SYS_tgkill, getpid(), t->thread_tid, SIG_KICK);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 2000000;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&t->cmd_done, &t->lock, &until);
+    }
+    bool ran = t->cmd_ran;
+    t->cmd_pending = false;
+    pthread_cond_broadcast(&t->cmd_done);
+    pthread_mutex_unlock(&t->lock);
+    if (!ran)
+        return err_set(e, ERR_PROCESS_EXITED, "the target process exited before the change "
+                       "could be made; its session is still queryable.");
+    return 0;
+}
+
+struct hooks *tracer_hooks(struct tracer *t) { return t->hooks; }
+
+pid_t tracer_pid(const struct tracer *t) { return t->main_pid; }
 
 int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid,
                  struct strobe_error *e)
@@ -238,8 +448,11 @@ int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid
     if (!t)
         return err_set(e, ERR_INTERNAL, "out of memory starting a tracer");
     t->spec = *spec;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_kick_handler);
     sem_init(&t->started, 0, 0);
     pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->cmd_done, NULL);
     if (pthread_create(&t->thread, NULL, tracer_main, t) != 0) {
         sem_destroy(&t->started);
         pthread_mutex_destroy(&t->lock);
@@ -274,5 +487,6 @@ void tracer_join(struct tracer *t)
     pthread_join(t->thread, NULL);
     sem_destroy(&t->started);
     pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->cmd_done);
     free(t);
 }

@@ -13,12 +13,15 @@
 #ifndef STROBE_TRACER_H
 #define STROBE_TRACER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "core/error.h"
+#include "core/ring.h"
 
 struct tracer;
+struct hooks;
 
 struct tracer_spec {
     const char *path;          /* resolved executable */
@@ -30,6 +33,18 @@ struct tracer_spec {
      * with its wait(2) status. Other processes of the session may live on. */
     void (*on_main_exit)(void *arg, int wait_status);
     void *arg;
+    /* Function events: the tracer thread produces into ring (see hooks.h). */
+    int64_t session_key;
+    int64_t t0_ns;
+    struct ring *ring;
+    void (*wake)(void *);
+    void *wake_arg;
+    int64_t hot_calls_per_second;
+    /* When set, called on the tracer thread once the program reaches its entry
+     * point: every library it links is loaded and no code of its own has run. The
+     * place to arm pending trace patterns (with tracer_hooks() and a stopped
+     * thread, tracer_pid()). */
+    void (*on_entry)(void *arg, struct tracer *t);
 };
 
 /* Starts the tracer thread and the target; returns once the target has exec'd and
@@ -37,6 +52,18 @@ struct tracer_spec {
  * COMMAND_NOT_EXECUTABLE or ATTACH_FAILED). */
 int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid,
                  struct strobe_error *e);
+
+/* Runs fn(t, arg) on the tracer thread with the main thread of the target in a
+ * ptrace stop (interrupted if it was running), then resumes it; returns when fn
+ * has run. -1 with PROCESS_EXITED if the target is gone. From the tracer thread
+ * itself (inside on_entry), fn runs at once. */
+int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
+                struct strobe_error *e);
+
+/* For code running on the tracer thread (on_entry, tracer_call functions): the
+ * hooks of the target, and its main pid (stopped during those calls). */
+struct hooks *tracer_hooks(struct tracer *t);
+pid_t tracer_pid(const struct tracer *t);
 
 /* Sends SIGKILL to every process the tracer owns. Safe from any thread. */
 void tracer_kill(struct tracer *t);

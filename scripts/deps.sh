@@ -24,10 +24,11 @@ missing=""
 for p in $want; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-# node and npm may come from Debian or from elsewhere on PATH; either will do.
+# node, npm and rustc may come from Debian or from elsewhere on PATH; either will do.
 if [ "${1:-build}" != build ]; then
   command -v node >/dev/null 2>&1 || missing="$missing nodejs"
   command -v npm >/dev/null 2>&1 || missing="$missing npm"
+  command -v rustc >/dev/null 2>&1 || missing="$missing rustc"
 fi
 [ -z "$missing" ] && exit 0
 

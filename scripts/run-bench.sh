@@ -13,9 +13,11 @@ echo "## Run of $(date -u +%Y-%m-%d) on $(uname -r), $(nproc) CPUs ($(sed -n 's/
 echo
 echo "### Store (\`$build/bench/bench_store\`)"
 echo
+mkdir -p "$work/store"
 "$build/bench/bench_store" "$work/store"
 echo
 echo "### Launch (\`$build/bench/bench_launch $build/fixtures/hello_exit3 50\`)"
 echo
 mkdir -p "$work/home"
+export PATH="$build:$PATH" # the daemon the benchmark starts is this build's
 STROBE_HOME="$work/home" "$build/bench/bench_launch" "$build/fixtures/hello_exit3" 50

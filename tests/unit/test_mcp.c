@@ -193,7 +193,7 @@ static void test_trace_pending_mode(void **state)
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(sc, "activePatterns")), 2);
     assert_int_equal(cJSON_GetObjectItem(sc, "hookedFunctions")->valueint, 0);
     assert_int_equal(cJSON_GetObjectItem(sc, "eventLimit")->valueint, 200000);
-    assert_non_null(strstr(cJSON_GetObjectItem(sc, "status")->valuestring, "not built"));
+    assert_non_null(strstr(cJSON_GetObjectItem(sc, "status")->valuestring, "next debug_launch"));
     cJSON_Delete(r);
     r = call(c, CALL("debug_trace", "{\"remove\":[\"auth::*\",\"@usercode\"]}"));
     sc = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "structuredContent");

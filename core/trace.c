@@ -1,0 +1,409 @@
+/*
+ * trace.c - pattern resolution and hook synchronization. See trace.h.
+ *
+ * update_lock serializes whole updates. The entry-point arming runs on the tracer
+ * thread and only tries the lock: a client holding it waits for the tracer thread
+ * in tracer_call(), and its update covers the preloaded patterns anyway.
+ */
+#include "core/trace.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/pattern_match.h"
+#include "core/u64map.h"
+#include "dwarf/dwarf.h"
+#include "ptrace/hooks.h"
+#include "ptrace/procmem.h"
+#include "ptrace/tracer.h"
+
+struct trace {
+    pthread_mutex_t update_lock;
+    char project_root[PATH_MAX];
+    int n_patterns;
+    char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
+    int depth;
+    struct u64map hooked;    /* runtime address -> const struct dw_function */
+};
+
+struct trace *trace_new(const char *project_root)
+{
+    struct trace *tr = calloc(1, sizeof *tr);
+    if (!tr)
+        return NULL;
+    pthread_mutex_init(&tr->update_lock, NULL);
+    snprintf(tr->project_root, sizeof tr->project_root, "%s", project_root);
+    tr->depth = 3;
+    return tr;
+}
+
+void trace_free(struct trace *tr)
+{
+    if (!tr)
+        return;
+    u64map_free(&tr->hooked);
+    pthread_mutex_destroy(&tr->update_lock);
+    free(tr);
+}
+
+static bool is_exact(const char *p)
+{
+    return p[0] != '@' && !strchr(p, '*');
+}
+
+static bool system_path(const char *path)
+{
+    static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/",
+                                       "/usr/libexec/"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
+            return true;
+    return false;
+}
+
+static bool has_pattern(const struct trace *tr, const char *p)
+{
+    for (int i = 0; i < tr->n_patterns; i++)
+        if (strcmp(tr->patterns[i], p) == 0)
+            return true;
+    return false;
+}
+
+static void add_pattern(struct trace *tr, const char *p)
+{
+    if (!has_pattern(tr, p) && tr->n_patterns < PATTERNS_MAX)
+        snprintf(tr->patterns[tr->n_patterns++], PATTERN_MAX_LEN, "%s", p);
+}
+
+static void remove_pattern(struct trace *tr, const char *p)
+{
+    for (int i = 0; i < tr->n_patterns; i++)
+        if (strcmp(tr->patterns[i], p) == 0) {
+            memmove(tr->patterns[i], tr->patterns[i + 1],
+                    (size_t)(tr->n_patterns - i - 1) * PATTERN_MAX_LEN);
+            tr->n_patterns--;
+            return;
+        }
+}
+
+int trace_preload(struct trace *tr, const char *const *patterns, int n)
+{
+    for (int i = 0; i < n; i++)
+        add_pattern(tr, patterns[i]);
+    return tr->n_patterns;
+}
+
+/* ---- resolution ------------------------------------------------------------------ */
+
+struct plan {
+    struct hook_target *arm;
+    size_t n_arm, cap_arm;
+    uint64_t *disarm;
+    size_t n_disarm;
+    struct u64map wanted;    /* address -> function, the new hooked set */
+    size_t matched;
+    bool capped;
+    bool exe_has_dwarf;
+    const struct dw_index *exe;
+    struct hooks_report report;
+    struct hooks_stats stats;
+    size_t n_sampled;
+    const char *sampled[16];
+    int depth;
+};
+
+static bool push_target(struct plan *p, const struct hook_target *t)
+{
+    if (p->n_arm == p->cap_arm) {
+        size_t cap = p->cap_arm ? p->cap_arm * 2 : 256;
+        struct hook_target *a = realloc(p->arm, cap * sizeof *a);
+        if (!a)
+            return false;
+        p->arm = a;
+        p->cap_arm = cap;
+    }
+    p->arm[p->n_arm++] = *t;
+    return true;
+}
+
+static void match_module(const struct trace *tr, struct plan *p, const struct module *m,
+                         const struct dw_index *ix, bool is_exe)
+{
+    bool user_module = is_exe || !system_path(m->path);
+    for (size_t i = 0; i < ix->n_functions; i++) {
+        const struct dw_function *f = &ix->functions[i];
+        bool hit = false;
+        for (int k = 0; k < tr->n_patterns && !hit; k++) {
+            const char *pat = tr->patterns[k];
+            if (!user_module && !is_exact(pat))
+                continue;
+            hit = pattern_match_function(pat, f, tr->project_root);
+        }
+        if (!hit)
+            continue;
+        p->matched++;
+        uint64_t addr = f->entry + m->bias;
+        if (u64map_get(&p->wanted, addr))
+            continue;
+        if (p->wanted.live >= TRACE_MAX_HOOKS) {
+            p->capped = true;
+            continue;
+        }
+        u64map_put(&p->wanted, addr, (void *)f);
+        if (!u64map_get(&tr->hooked, addr))
+            push_target(p, &(struct hook_target){addr, f, m->start, m->end, false});
+    }
+}
+
+/* The C++ unwinder's entry: hooked (internally) whenever anything is, so a throw
+ * can put the real return addresses back before frames are unwound. */
+static void add_throw_hook(struct plan *p, const struct module *m, const struct dw_index *ix)
+{
+    for (size_t i = 0; i < ix->n_functions; i++)
+        if (strcmp(ix->functions[i].name, "_Unwind_RaiseException") == 0)
+            push_target(p, &(struct hook_target){ix->functions[i].entry + m->bias,
+                                                 &ix->functions[i], m->start, m->end, true});
+}
+
+static void collect_disarm(uint64_t addr, void *value, void *arg)
+{
+    (void)value;
+    struct plan *p = arg;
+    if (!u64map_get(&p->wanted, addr))
+        p->disarm[p->n_disarm++] = addr;
+}
+
+static int build_plan(struct trace *tr, pid_t pid, struct plan *p, struct strobe_error *e)
+{
+    struct module *mods = NULL;
+    size_t n_mods = 0;
+    if (procmem_modules(pid, &mods, &n_mods) != 0 || n_mods == 0) {
+        free(mods);
+        return err_set(e, ERR_PROCESS_EXITED, "cannot read the modules of process %d; it "
+                       "has probably exited.", (int)pid);
+    }
+    char exe[PATH_MAX], link[64];
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(link, exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    for (size_t i = 0; i < n_mods; i++) {
+        char err[256];
+        const struct dw_index *ix = dw_index_get(mods[i].path, err, sizeof err);
+        if (!ix)
+            continue;
+        bool is_exe = strcmp(mods[i].path, exe) == 0;
+        if (is_exe) {
+            p->exe = ix;
+            p->exe_has_dwarf = ix->has_dwarf;
+        }
+        match_module(tr, p, &mods[i], ix, is_exe);
+        if (tr->n_patterns > 0)
+            add_throw_hook(p, &mods[i], ix);
+    }
+    free(mods);
+    p->disarm = calloc(tr->hooked.live + 1, sizeof *p->disarm);
+    if (!p->disarm)
+        return err_set(e, ERR_INTERNAL, "out of memory planning hooks");
+    u64map_each(&tr->hooked, collect_disarm, p);
+    return 0;
+}
+
+static void plan_free(struct plan *p)
+{
+    free(p->arm);
+    free(p->disarm);
+    u64map_free(&p->wanted);
+}
+
+/* On the tracer thread, target stopped. */
+static void apply_plan(struct tracer *t, void *arg)
+{
+    struct plan *p = arg;
+    struct hooks *h = tracer_hooks(t);
+    if (!h)
+        return;
+    hooks_set_depth(h, p->depth);
+    hooks_disarm(h, p->disarm, p->n_disarm);
+    hooks_arm(h, tracer_pid(t), p->arm, p->n_arm, &p->report);
+    hooks_stats(h, &p->stats);
+    p->n_sampled = hooks_sampled_names(h, p->sampled, 16);
+}
+
+static void copy_hooked(uint64_t addr, void *value, void *arg)
+{
+    u64map_put(arg, addr, value);
+}
+
+/* ---- reporting ------------------------------------------------------------------- */
+
+static void warn(struct trace_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void warn(struct trace_result *res, const char *fmt, ...)
+{
+    if (res->n_warnings >= 8)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->warnings[res->n_warnings++], sizeof res->warnings[0], fmt, ap);
+    va_end(ap);
+}
+
+static void explain_no_match(const struct trace *tr, const struct plan *p,
+                             struct trace_result *res)
+{
+    size_t len = 0;
+    len += (size_t)snprintf(res->status + len, sizeof res->status - len,
+                            "No function matches the active patterns.");
+    if (!p->exe_has_dwarf)
+        len += (size_t)snprintf(res->status + len, sizeof res->status - len,
+                                " The program has no DWARF debug info, so only exported "
+                                "symbols are known: rebuild with -g.");
+    for (int k = 0; k < tr->n_patterns && len < sizeof res->status - 200; k++) {
+        const char *pat = tr->patterns[k];
+        if (p->exe && is_exact(pat) && dw_is_inlined_only(p->exe, pat)) {
+            len += (size_t)snprintf(res->status + len, sizeof res->status - len,
+                                    " '%s' exists only inlined into its callers (no "
+                                    "out-of-line copy to hook): trace its callers, or "
+                                    "rebuild with -O0 or -fno-inline.", pat);
+            continue;
+        }
+        if (!p->exe || pat[0] == '@')
+            continue;
+        const char **names = malloc(p->exe->n_functions * sizeof *names);
+        if (!names)
+            continue;
+        for (size_t i = 0; i < p->exe->n_functions; i++)
+            names[i] = p->exe->functions[i].name;
+        const char *near[3];
+        size_t n = pattern_suggest(pat, names, p->exe->n_functions, near, 3);
+        if (n > 0)
+            len += (size_t)snprintf(res->status + len, sizeof res->status - len,
+                                    " Did you mean %s%s%s%s%s for '%s'?", near[0],
+                                    n > 1 ? ", " : "", n > 1 ? near[1] : "",
+                                    n > 2 ? ", " : "", n > 2 ? near[2] : "", pat);
+        free(names);
+    }
+}
+
+static void fill_result(const struct trace *tr, const struct plan *p, struct trace_result *res)
+{
+    res->n_patterns = tr->n_patterns;
+    memcpy(res->patterns, tr->patterns, (size_t)tr->n_patterns * PATTERN_MAX_LEN);
+    res->depth = tr->depth;
+    res->matched = p->matched;
+    res->hooked = p->stats.armed;
+    res->n_sampled = p->n_sampled;
+    memcpy(res->sampled, p->sampled, p->n_sampled * sizeof *p->sampled);
+    if (p->capped)
+        warn(res, "more than %d functions matched; only the first %d are hooked: narrow the "
+             "patterns", TRACE_MAX_HOOKS, TRACE_MAX_HOOKS);
+    if (p->report.failed)
+        warn(res, "%zu function(s) could not be hooked, e.g.: %s", p->report.failed,
+             p->report.first_failure);
+    if (p->report.single_step)
+        warn(res, "%zu function(s) start with an instruction that cannot run out of line; "
+             "they are hooked with a slower single-step", p->report.single_step);
+    if (p->n_sampled)
+        warn(res, "%zu hot function(s) are sampled (e.g. %s): their events are a sample; "
+             "narrow the patterns for full capture", p->n_sampled, p->sampled[0]);
+    if (tr->n_patterns == 0)
+        snprintf(res->status, sizeof res->status, "No active patterns: nothing is traced. "
+                 "stdout/stderr are still captured.");
+    else if (p->matched == 0)
+        explain_no_match(tr, p, res);
+    else
+        snprintf(res->status, sizeof res->status,
+                 "%zu function(s) hooked%s. Calls appear in debug_query (eventType "
+                 "\"function_enter\"/\"function_exit\", or function: {contains: ...}).%s",
+                 res->hooked,
+                 res->hooked < 50 ? " (under 50 hooks: negligible overhead)"
+                 : res->hooked < 1000 ? "" : " (many hooks: the program slows down on "
+                                             "every traced call; narrow if it matters)",
+                 p->n_sampled ? " Hot functions are being sampled." : "");
+}
+
+static int update_locked(struct trace *tr, struct tracer *t, struct trace_result *res,
+                         struct strobe_error *e)
+{
+    struct plan p = {.depth = tr->depth};
+    int rc = build_plan(tr, tracer_pid(t), &p, e);
+    if (rc == 0 && !p.exe_has_dwarf)
+        for (int k = 0; k < tr->n_patterns; k++)
+            if (tr->patterns[k][0] == '@') {
+                rc = err_set(e, ERR_NO_DEBUG_SYMBOLS,
+                             "Binary has no DWARF debug info, so '%s' cannot be resolved. "
+                             "Ask user permission to modify build configuration to compile "
+                             "with debug symbols (e.g., add `-g` flag or use debug build "
+                             "profile).", tr->patterns[k]);
+                break;
+            }
+    if (rc == 0)
+        rc = tracer_call(t, apply_plan, &p, e);
+    if (rc == 0) {
+        u64map_free(&tr->hooked);
+        u64map_each(&p.wanted, copy_hooked, &tr->hooked);
+        if (res)
+            fill_result(tr, &p, res);
+        log_info("trace: %zu matched, %zu armed now, %zu new, %zu removed", p.matched,
+                 p.stats.armed, p.report.armed, p.n_disarm);
+    }
+    plan_free(&p);
+    return rc;
+}
+
+int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int n_add,
+                 const char *const *remove, int n_remove, int depth,
+                 struct trace_result *res, struct strobe_error *e)
+{
+    memset(res, 0, sizeof *res);
+    pthread_mutex_lock(&tr->update_lock);
+    char saved[PATTERNS_MAX][PATTERN_MAX_LEN];
+    int n_saved = tr->n_patterns, saved_depth = tr->depth;
+    memcpy(saved, tr->patterns, sizeof saved);
+    for (int i = 0; i < n_remove; i++)
+        remove_pattern(tr, remove[i]);
+    for (int i = 0; i < n_add; i++)
+        add_pattern(tr, add[i]);
+    if (depth > 0)
+        tr->depth = depth;
+    int rc = update_locked(tr, t, res, e);
+    if (rc != 0) { /* a failed update changes nothing */
+        memcpy(tr->patterns, saved, sizeof saved);
+        tr->n_patterns = n_saved;
+        tr->depth = saved_depth;
+    }
+    pthread_mutex_unlock(&tr->update_lock);
+    return rc;
+}
+
+void trace_describe(struct trace *tr, struct trace_result *res)
+{
+    memset(res, 0, sizeof *res);
+    pthread_mutex_lock(&tr->update_lock);
+    res->n_patterns = tr->n_patterns;
+    memcpy(res->patterns, tr->patterns, (size_t)tr->n_patterns * PATTERN_MAX_LEN);
+    res->depth = tr->depth;
+    res->hooked = 0;
+    pthread_mutex_unlock(&tr->update_lock);
+    snprintf(res->status, sizeof res->status, "The process has exited; its events stay "
+             "queryable with debug_query.");
+}
+
+void trace_on_entry(void *arg, struct tracer *t)
+{
+    struct trace *tr = arg;
+    /* A client holding the lock is waiting for this thread in tracer_call(): its
+     * update includes the preloaded patterns, so there is nothing left to do. */
+    if (pthread_mutex_trylock(&tr->update_lock) != 0)
+        return;
+    struct strobe_error e = {0};
+    if (update_locked(tr, t, NULL, &e) != 0)
+        log_warn("arming pending patterns at the entry point: %s", e.msg);
+    pthread_mutex_unlock(&tr->update_lock);
+}

@@ -1,0 +1,59 @@
+/*
+ * trace.h - a session's trace patterns and the functions they hook.
+ *
+ * Resolution: the modules mapped in the target (/proc/PID/maps) are indexed
+ * (dwarf/, cached), every function is tested against every active pattern, and the
+ * set of functions to hook is compared with the hooked set: the difference is armed
+ * and disarmed on the tracer thread in one tracer_call(). Removing a pattern keeps
+ * functions another active pattern still matches, because the set is recomputed.
+ *
+ * Scope: a pattern with wildcards or '@' matches functions of the program and of
+ * libraries outside the system directories (/lib, /usr/lib, ...): `*` must not hook
+ * all of libc. A pattern without wildcards names a function exactly and matches in
+ * every module, so `malloc` or `SSL_read` can be traced.
+ */
+#ifndef STROBE_TRACE_H
+#define STROBE_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/error.h"
+#include "core/patterns.h"
+
+struct trace;
+struct tracer;
+
+#define TRACE_MAX_HOOKS 20000
+
+struct trace *trace_new(const char *project_root);
+void trace_free(struct trace *tr);
+
+struct trace_result {
+    int n_patterns;
+    char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
+    size_t hooked;           /* functions armed now */
+    size_t matched;          /* functions the patterns match */
+    int depth;
+    int n_warnings;
+    char warnings[8][256];
+    char status[1024];
+    size_t n_sampled;        /* functions under hot-function sampling */
+    const char *sampled[16];
+};
+
+/* Adds and removes patterns (already syntax-checked), sets the serialization
+ * depth (0 = unchanged), and brings the hooks of the running target in line. */
+int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int n_add,
+                 const char *const *remove, int n_remove, int depth,
+                 struct trace_result *res, struct strobe_error *e);
+
+/* The patterns, nothing else (the session's process has ended). */
+void trace_describe(struct trace *tr, struct trace_result *res);
+
+/* Stages patterns before the target runs (pending patterns at launch). */
+int trace_preload(struct trace *tr, const char *const *patterns, int n);
+/* tracer_spec.on_entry for a session with preloaded patterns: arms them. */
+void trace_on_entry(void *trace, struct tracer *t);
+
+#endif

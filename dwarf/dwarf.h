@@ -1,0 +1,121 @@
+/*
+ * dwarf.h - the function index of one ELF file (an executable or a shared library),
+ * built with libdw/libelf: every defined function with its entry address, name,
+ * linkage name, demangled name, declaration file and line, parameters and return
+ * type. Functions that only have ELF symbols (a library without debug info) are
+ * in the index too, without types. Addresses are the file's own (link-time)
+ * addresses; add the load bias of a running process to get runtime addresses.
+ *
+ * An index is immutable once built, so any thread may read it. dw_index_get()
+ * caches indexes per (path, build-id, mtime) in memory for the daemon's lifetime.
+ */
+#ifndef STROBE_DWARF_H
+#define STROBE_DWARF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum dw_type_kind {
+    DWT_VOID,      /* also "unknown" */
+    DWT_BOOL,
+    DWT_SIGNED,    /* int, long, signed char used as a number, ... */
+    DWT_UNSIGNED,
+    DWT_CHAR,      /* char / signed char / unsigned char (as text when pointed to) */
+    DWT_FLOAT,     /* float, double, long double: size says which */
+    DWT_POINTER,   /* target = pointee (NULL for void *) */
+    DWT_REFERENCE, /* C++ & and &&: target = referred type */
+    DWT_STRUCT,    /* struct and class */
+    DWT_UNION,
+    DWT_ENUM,
+    DWT_ARRAY,     /* target = element type, count (0 = unknown) */
+    DWT_FUNCTION,  /* a function type (pointed to by function pointers) */
+};
+
+struct dw_type;
+
+struct dw_member {
+    const char *name;        /* NULL for an anonymous member */
+    uint64_t offset;         /* bytes from the start of the struct */
+    uint32_t bit_size;       /* 0 unless a bit field */
+    uint32_t bit_offset;     /* from the start of the byte at offset */
+    const struct dw_type *type;
+};
+
+struct dw_enumerator {
+    const char *name;
+    int64_t value;
+};
+
+struct dw_type {
+    enum dw_type_kind kind;
+    const char *name;        /* "int", "struct point", "std::string", NULL if none */
+    uint64_t size;           /* bytes; 0 when unknown (void, incomplete) */
+    const struct dw_type *target; /* pointer/reference/array element/enum underlying */
+    uint64_t count;          /* array elements */
+    size_t n_members;
+    const struct dw_member *members;      /* struct/union */
+    size_t n_enumerators;
+    const struct dw_enumerator *enumerators;
+};
+
+struct dw_param {
+    const char *name;        /* NULL when unnamed */
+    const struct dw_type *type;
+};
+
+struct dw_function {
+    uint64_t entry;          /* link-time address of the first instruction */
+    uint64_t end;            /* one past the last byte; entry when unknown */
+    const char *name;        /* qualified, no parameter list: "auth::User::validate",
+                                "std::vector<int>::push_back", "main",
+                                "myapp::parser::parse" (Rust, hash stripped) */
+    const char *demangled;   /* full demangled form with parameters when there are
+                                any ("auth::User::validate(int) const"); == name for C */
+    const char *linkage_name;/* mangled ("_ZN4auth4User8validateEi"), NULL for C */
+    const char *decl_file;   /* absolute path when DWARF has one, else NULL */
+    int decl_line;           /* 0 when unknown */
+    const struct dw_type *return_type; /* NULL for void or unknown */
+    size_t n_params;
+    const struct dw_param *params;
+    bool has_dwarf;          /* false: from the ELF symbol table only */
+    bool variadic;
+    /* Other ELF symbol names at entry, demangled without parameters, unlike name:
+     * "puts" and "_IO_puts" share one address in libc. Patterns should match them too. */
+    size_t n_aliases;
+    const char *const *aliases;
+};
+
+struct dw_index {
+    const char *path;
+    char build_id[41];
+    bool has_dwarf;          /* any DWARF at all */
+    bool is_pie;             /* ET_DYN: load bias != 0 */
+    size_t n_functions;
+    const struct dw_function *functions; /* sorted by entry, unique entries */
+    /* Functions DWARF describes only as inlined into others (DW_AT_inline, no code of
+     * their own, no out-of-line copy): they cannot be traced. Qualified names, sorted. */
+    size_t n_inlined_only;
+    const char *const *inlined_only;
+};
+
+/* The index of the ELF file at path, built on first use and cached. NULL with a
+ * sentence in err (errlen bytes) when the file cannot be read or is not ELF. */
+const struct dw_index *dw_index_get(const char *path, char *err, size_t errlen);
+
+/* The function whose [entry, end) holds addr (link-time address), or NULL. */
+const struct dw_function *dw_function_at(const struct dw_index *ix, uint64_t addr);
+
+/* Whether qualified_name (as in dw_function.name) is one of ix->inlined_only: lets
+ * the tracer say "the matched function is inlined" instead of "not found". */
+bool dw_is_inlined_only(const struct dw_index *ix, const char *qualified_name);
+
+/* Drops every cached index (tests, and the daemon at exit for valgrind). */
+void dw_cache_clear(void);
+
+/* Demangles a C++ or Rust (legacy or v0) symbol; NULL when sym is not mangled.
+ * With params false, the result has no parameter list (for pattern matching).
+ * The caller frees the result. */
+char *dw_demangle(const char *sym, bool params);
+
+#endif

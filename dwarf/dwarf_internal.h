@@ -1,0 +1,50 @@
+/*
+ * dwarf_internal.h - private declarations shared by the files of dwarf/: the arena
+ * that owns every byte of one index (so freeing an index is one call), the index
+ * builder (index.c) that cache.c calls, and the DWARF type converter (types.c) that
+ * the builder calls for parameter and return types. Nothing outside dwarf/ includes it.
+ */
+#ifndef STROBE_DWARF_INTERNAL_H
+#define STROBE_DWARF_INTERNAL_H
+
+#include <elfutils/libdw.h>
+
+#include "dwarf/dwarf.h"
+
+/* A bump allocator made of malloc'd chunks. Zero-initialise to start. */
+struct arena {
+    struct arena_chunk *head;
+};
+
+/* Zeroed, 16-byte aligned memory that lives until arena_free; aborts on ENOMEM. */
+void *arena_alloc(struct arena *a, size_t n);
+/* Copies of s (NULL stays NULL) and of the first n bytes of s, NUL-terminated. */
+char *arena_strdup(struct arena *a, const char *s);
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+/* printf into the arena. */
+char *arena_printf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void arena_free(struct arena *a);
+
+/* Builds the index of the ELF file at path (the cache's miss path). NULL with a
+ * sentence in err when the file cannot be read or is not ELF. */
+struct dw_index *dw_index_build(const char *path, char *err, size_t errlen);
+/* Frees an index returned by dw_index_build, everything included. */
+void dw_index_free(const struct dw_index *ix);
+/* The hex GNU build-id of the ELF file at path ("" when it has none) into out.
+ * 0, or -1 with a sentence in err when the file cannot be read or is not ELF. */
+int dw_elf_build_id(const char *path, char out[41], char *err, size_t errlen);
+
+/* Converts DWARF type DIEs of one Dwarf handle into struct dw_type objects in an
+ * arena, each DIE once (cached by DIE offset), so shared types are shared and
+ * self-referencing types terminate. Lives for one index build. */
+struct type_conv;
+struct type_conv *type_conv_new(struct arena *a);
+/* The type named by die's DW_AT_type (following DW_AT_abstract_origin and
+ * DW_AT_specification); NULL when it has none (void). const/volatile are stripped;
+ * a typedef keeps its name and takes everything else from its target. */
+const struct dw_type *type_conv_of(struct type_conv *tc, Dwarf_Die *die);
+/* The "unknown" type (DWT_VOID, no name): for parameters whose type is missing. */
+const struct dw_type *type_conv_unknown(struct type_conv *tc);
+void type_conv_free(struct type_conv *tc);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * value.h - a typed value of the traced program (a function argument, a return
+ * value) written as JSON text, following the rules of docs/PROTOCOL.md "Function
+ * events". This module only interprets bytes through a struct dw_type; reading the
+ * target's memory is the caller's callback, so the module is pure and testable with
+ * fake memory.
+ *
+ * Rules, in the order a reader meets them:
+ * - Integers (any size 1..8, and 16) are JSON numbers; a value whose magnitude is
+ *   above 2^53 is a decimal string ("18446744073709551615"). bool is true/false
+ *   (any non-zero byte is true).
+ * - float and double are numbers in their shortest round-trip form; NaN and the
+ *   infinities are the strings "NaN", "Infinity", "-Infinity". long double (x87 80-bit
+ *   in 16 bytes) and _Float128 (a 16-byte float whose name contains "128") are
+ *   converted to the nearest double. Other float sizes are raw bytes (below).
+ * - A char (DWT_CHAR) is a one-character string when it is a printable code point
+ *   (ASCII 0x20..0x7E for 1-byte chars), else its number ("unsigned" in the type
+ *   name makes it unsigned; plain char is signed as on x86-64).
+ * - An enum is its enumerator's name; a value with no enumerator is the number.
+ *   Signedness comes from the underlying type (target), signed when unknown.
+ * - A pointer with value 0 is null (any pointer kind). A pointer to a 1-byte char is
+ *   a string read through the callback, up to max_string bytes, stopping at NUL;
+ *   when longer (or when memory ends before a NUL) "...(truncated)" is appended to
+ *   the text. Reads never cross a 4 KiB boundary, so a string that ends just before
+ *   an unmapped page still reads. Bytes that are not valid UTF-8 are written as
+ *   "\xNN" (utf8_sanitize of core/linesplit.h).
+ * - A pointer to a complete struct/union is followed while the depth allows:
+ *   {"@ptr":"0x...", members...}; beyond the depth "<struct NAME at 0x...>"; to an
+ *   address already being expanded on the current path "<cycle 0x...>"; unreadable
+ *   memory "<unreadable 0x...>". Other pointers (void *, to scalars, to pointers, to
+ *   functions, to incomplete structs) are "0x..." hex strings.
+ * - A reference (C++ & and &&) is always followed: null when 0, the referred value
+ *   for scalars, and the pointer form above for structs (same "@ptr" key).
+ * - A struct/union is an object of its members in declaration order. An anonymous
+ *   struct/union member (and a base class, if the index models it so) has its
+ *   members inlined; other anonymous members (unnamed bit-field padding) are left
+ *   out. Bit fields are extracted (little-endian bit order) and rendered with their
+ *   type. Union members are all rendered from the same bytes.
+ * - Depth: every struct/union object opened (by value, or through a pointer or a
+ *   reference) is one level; inlined anonymous members are not. With max_depth N the
+ *   N-th nested object still shows its members; deeper, a by-value struct is
+ *   "<struct NAME>" and a pointed-to one "<struct NAME at 0x...>". NAME is the type's
+ *   name without a leading "struct "/"union "/"class ", "(anonymous)" when none; the
+ *   keyword is "union" for unions.
+ * - Arrays are JSON arrays of their first max_array elements, then a final
+ *   "...(N more)" string; arrays of 1-byte chars are strings (up to the first NUL,
+ *   truncated as above); arrays of unknown length are [] (char: read as a string
+ *   when the address is known). Arrays do not count as depth.
+ * - void, unknown types and unsupported sizes: null when size is 0, else the string
+ *   "<bytes 0a0b0c0d>" (memory order, at most 16 bytes shown, "..." after them).
+ * - Output budget: once the text written by one call exceeds max_output bytes, the
+ *   remaining array elements collapse into "...(N more)" and the remaining members
+ *   of each open struct into one "...":"(N more)" entry, so the JSON stays valid and
+ *   bounded whatever the type.
+ * - Absurd types (size 0, huge counts, offsets beyond the object, type graphs that
+ *   loop) never crash: sizes are bounds-checked, a nesting guard of 64 levels stops
+ *   type loops with the string "<too deep>", and bytes that cannot be had are
+ *   "<unreadable 0x...>" (or null when the value has no address).
+ */
+#ifndef STROBE_VALUE_H
+#define STROBE_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/strbuf.h"
+#include "dwarf/dwarf.h"
+
+/* Reads len bytes of the target at addr into buf; false when any of them is
+ * unreadable (nothing may be assumed about buf then). */
+typedef bool (*mem_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+#define VALUE_DEFAULT_DEPTH 3
+#define VALUE_DEFAULT_MAX_STRING 1024
+#define VALUE_DEFAULT_MAX_ARRAY 100
+#define VALUE_DEFAULT_MAX_OUTPUT 16384
+
+/* Limits. A zero field takes its default; max_depth is clamped to 1..10. */
+struct value_opts {
+    int max_depth;      /* struct levels expanded (serializationDepth) */
+    size_t max_string;  /* bytes of a string */
+    size_t max_array;   /* elements of an array */
+    size_t max_output;  /* bytes of JSON written by one call before collapsing */
+};
+
+/* Writes the value of type t held in bytes (t->size bytes, a copy of the value: a
+ * register or a by-value argument; it has no address in the target). rd/ctx read
+ * the target's memory for pointers. t NULL is null. o NULL means all defaults. */
+void value_json(struct strbuf *out, const struct dw_type *t, const void *bytes,
+                mem_read_fn rd, void *ctx, const struct value_opts *o);
+
+/* Same for the value of type t stored at addr in the target: its bytes are read
+ * first ("<unreadable 0x...>" when they cannot be). A struct at addr is on the
+ * path, so a pointer back to it is a cycle. */
+void value_json_at(struct strbuf *out, const struct dw_type *t, uint64_t addr,
+                   mem_read_fn rd, void *ctx, const struct value_opts *o);
+
+#endif

@@ -1,0 +1,783 @@
+/*
+ * hooks.c - entry/exit hooks. See hooks.h.
+ *
+ * Scratch areas: 1 MiB mapped near a module (so rel32 and RIP-relative fix-ups
+ * reach). Byte 0 is the return trampoline (int3); slots of RELOC_SLOT_SIZE follow.
+ * All code bytes are written through /proc/PID/mem while threads run: the slot is
+ * complete before the int3 that leads to it is written, and a one-byte int3 store
+ * is atomic with respect to instruction fetch on x86.
+ */
+#include "ptrace/hooks.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/strbuf.h"
+#include "core/u64map.h"
+#include "dwarf/abi.h"
+#include "dwarf/value.h"
+#include "ptrace/inject.h"
+#include "ptrace/procmem.h"
+#include "ptrace/reloc.h"
+
+#define SCRATCH_SIZE (1u << 20)
+#define INT3 0xCC
+#define HOT_WINDOW_NS 100000000LL
+#define BACKOFF_MIN_NS 200000000LL
+#define BACKOFF_MAX_NS 5000000000LL
+#define MAX_FRAMES 4096
+
+struct scratch {
+    uint64_t base, used;
+};
+
+struct hook {
+    uint64_t addr;
+    const struct dw_function *fn;
+    struct reloc rel;
+    uint64_t slot;
+    uint8_t orig;
+    bool armed;              /* int3 in place */
+    bool wanted;             /* not disarmed by the user */
+    bool internal;
+    bool needs_fp;           /* float arguments or return: read the SSE registers */
+    bool hidden_ret;         /* returns a struct in memory through rdi */
+    int64_t window_start, window_hits;
+    int64_t backoff_ns, rearm_at;   /* rearm_at != 0 while throttled */
+    bool sampled;            /* has been throttled: events are a sample */
+};
+
+struct frame {
+    uint64_t ret;            /* the real return address */
+    uint64_t rsp;            /* rsp at entry: where the return address lives */
+    uint64_t hidden_ret;     /* rdi at entry for memory-returned structs */
+    int64_t seq;             /* the enter event's seq */
+    int64_t t_enter;
+    struct hook *hook;
+    bool detached;           /* real return address restored (exception) */
+};
+
+struct thread {
+    pid_t tid, tgid;
+    int memfd;               /* the process's /proc/PID/mem */
+    struct frame *frames;
+    int depth, cap;
+    struct hook *stepping;   /* single-step fallback in progress */
+    char name[16];
+    uint32_t events_since_name;
+};
+
+struct process {
+    pid_t tgid;
+    int memfd;
+};
+
+struct hooks {
+    struct hooks_config cfg;
+    struct value_opts vopts;
+    struct u64map by_addr;   /* runtime address -> struct hook */
+    struct u64map threads;   /* tid -> struct thread */
+    struct u64map procs;     /* tgid -> struct process */
+    struct u64map removed;   /* addresses disarmed recently: a trap may be in flight */
+    struct scratch *areas;
+    size_t n_areas;
+    int64_t seq;
+    uint64_t hits, single_step_hits;
+    struct strbuf args, ret;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    return procmem_read(*(int *)ctx, addr, buf, len);
+}
+
+/* ---- processes and threads ------------------------------------------------- */
+
+static struct process *process_get(struct hooks *h, pid_t tgid)
+{
+    struct process *p = u64map_get(&h->procs, (uint64_t)tgid);
+    if (p)
+        return p;
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->tgid = tgid;
+    p->memfd = procmem_open(tgid);
+    if (p->memfd < 0 || u64map_put(&h->procs, (uint64_t)tgid, p) != 0) {
+        if (p->memfd >= 0)
+            close(p->memfd);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static pid_t tgid_of(pid_t tid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    FILE *f = fopen(path, "re");
+    pid_t tgid = tid;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Tgid: %d", &tgid) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return tgid;
+}
+
+static void read_thread_name(struct thread *t)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)t->tgid, (int)t->tid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    if (fgets(t->name, sizeof t->name, f))
+        t->name[strcspn(t->name, "\n")] = '\0';
+    fclose(f);
+}
+
+static struct thread *thread_new(struct hooks *h, pid_t tid, pid_t tgid)
+{
+    struct process *p = process_get(h, tgid);
+    struct thread *t = p ? calloc(1, sizeof *t) : NULL;
+    if (!t)
+        return NULL;
+    t->tid = tid;
+    t->tgid = tgid;
+    t->memfd = p->memfd;
+    if (u64map_put(&h->threads, (uint64_t)tid, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    read_thread_name(t);
+    return t;
+}
+
+static struct thread *thread_get(struct hooks *h, pid_t tid)
+{
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    return t ? t : thread_new(h, tid, tgid_of(tid));
+}
+
+static struct frame *frame_push(struct thread *t)
+{
+    if (t->depth == t->cap) {
+        if (t->cap >= MAX_FRAMES)
+            return NULL;
+        int cap = t->cap ? t->cap * 2 : 32;
+        struct frame *f = realloc(t->frames, (size_t)cap * sizeof *f);
+        if (!f)
+            return NULL;
+        t->frames = f;
+        t->cap = cap;
+    }
+    return &t->frames[t->depth++];
+}
+
+/* ---- scratch and arming ------------------------------------------------------ */
+
+static bool reaches(uint64_t a, uint64_t b)
+{
+    uint64_t d = a > b ? a - b : b - a;
+    return d < (1ULL << 31) - SCRATCH_SIZE;
+}
+
+static bool is_trampoline(const struct hooks *h, uint64_t addr)
+{
+    for (size_t i = 0; i < h->n_areas; i++)
+        if (h->areas[i].base == addr)
+            return true;
+    return false;
+}
+
+/* A free slot near [lo, hi), mapping a new area through stopped_tid if needed. */
+static uint64_t slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo,
+                          uint64_t hi)
+{
+    for (size_t i = 0; i < h->n_areas; i++) {
+        struct scratch *s = &h->areas[i];
+        if (reaches(s->base, lo) && reaches(s->base, hi) &&
+            s->used + RELOC_SLOT_SIZE <= SCRATCH_SIZE) {
+            uint64_t slot = s->base + s->used;
+            s->used += RELOC_SLOT_SIZE;
+            return slot;
+        }
+    }
+    uint64_t want = procmem_free_near(h->cfg.pid, lo, hi, SCRATCH_SIZE);
+    int pending = 0;
+    uint64_t base = want ? inject_mmap_exec(stopped_tid, memfd, want, SCRATCH_SIZE, &pending)
+                         : 0;
+    if (pending)
+        kill(stopped_tid, pending); /* delivered again; nothing is lost */
+    if (!base)
+        return 0;
+    struct scratch *areas = realloc(h->areas, (h->n_areas + 1) * sizeof *areas);
+    if (!areas)
+        return 0;
+    h->areas = areas;
+    uint8_t tramp = INT3;
+    procmem_write(memfd, base, &tramp, 1);
+    h->areas[h->n_areas++] = (struct scratch){base, 2 * RELOC_SLOT_SIZE};
+    return base + RELOC_SLOT_SIZE;
+}
+
+static bool write_int3(int memfd, struct hook *k)
+{
+    uint8_t b = INT3;
+    k->armed = procmem_write(memfd, k->addr, &b, 1);
+    return k->armed;
+}
+
+static void restore_orig(int memfd, struct hook *k)
+{
+    if (k->armed && procmem_write(memfd, k->addr, &k->orig, 1))
+        k->armed = false;
+}
+
+static bool type_is_float(const struct dw_type *t)
+{
+    return t && t->kind == DWT_FLOAT;
+}
+
+static bool needs_fp(const struct dw_function *fn)
+{
+    bool fp = fn->return_type && (fn->return_type->kind == DWT_FLOAT ||
+                                  fn->return_type->kind == DWT_STRUCT);
+    for (size_t i = 0; i < fn->n_params && !fp; i++)
+        fp = type_is_float(fn->params[i].type) || fn->params[i].type->kind == DWT_STRUCT;
+    return fp;
+}
+
+static void fail(struct hooks_report *rep, const char *fmt, const char *name)
+{
+    rep->failed++;
+    if (!rep->first_failure[0])
+        snprintf(rep->first_failure, sizeof rep->first_failure, fmt, name);
+}
+
+static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct hook_target *t,
+                    struct hooks_report *rep)
+{
+    struct hook *k = u64map_get(&h->by_addr, t->addr);
+    if (k) {
+        k->wanted = true;
+        if (!k->armed && !k->rearm_at && write_int3(memfd, k))
+            rep->armed++;
+        u64map_del(&h->removed, t->addr);
+        return;
+    }
+    uint8_t code[RELOC_MAX_INSN];
+    if (!procmem_read(memfd, t->addr, code, sizeof code) &&
+        !procmem_read(memfd, t->addr, code, 1)) {
+        fail(rep, "cannot read the code of %s", t->fn->name);
+        return;
+    }
+    if (code[0] == INT3) {
+        fail(rep, "%s already starts with a breakpoint", t->fn->name);
+        return;
+    }
+    uint64_t slot = slot_near(h, stopped_tid, memfd, t->module_lo, t->module_hi);
+    if (!slot) {
+        fail(rep, "no scratch memory near %s", t->fn->name);
+        return;
+    }
+    k = calloc(1, sizeof *k);
+    if (!k) {
+        fail(rep, "out of memory arming %s", t->fn->name);
+        return;
+    }
+    k->addr = t->addr;
+    k->fn = t->fn;
+    k->slot = slot;
+    k->orig = code[0];
+    k->wanted = true;
+    k->internal = t->internal;
+    k->needs_fp = needs_fp(t->fn);
+    k->hidden_ret = t->fn->return_type && abi_returns_in_memory(t->fn->return_type);
+    reloc_plan(code, sizeof code, t->addr, slot, &k->rel);
+    if (k->rel.kind == RELOC_OUT_OF_LINE &&
+        !procmem_write(memfd, slot, k->rel.slot, k->rel.slot_len)) {
+        free(k);
+        fail(rep, "cannot write the scratch slot of %s", t->fn->name);
+        return;
+    }
+    if (u64map_put(&h->by_addr, t->addr, k) != 0 || !write_int3(memfd, k)) {
+        u64map_del(&h->by_addr, t->addr);
+        free(k);
+        fail(rep, "cannot write the breakpoint of %s", t->fn->name);
+        return;
+    }
+    u64map_del(&h->removed, t->addr);
+    rep->armed++;
+    rep->single_step += k->rel.kind == RELOC_SINGLE_STEP;
+}
+
+void hooks_arm(struct hooks *h, pid_t stopped_tid, const struct hook_target *t, size_t n,
+               struct hooks_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    struct process *p = process_get(h, h->cfg.pid);
+    if (!p) {
+        rep->failed = n;
+        snprintf(rep->first_failure, sizeof rep->first_failure,
+                 "cannot open the memory of process %d", (int)h->cfg.pid);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        arm_one(h, stopped_tid, p->memfd, &t[i], rep);
+}
+
+void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n)
+{
+    struct process *p = process_get(h, h->cfg.pid);
+    for (size_t i = 0; i < n && p; i++) {
+        struct hook *k = u64map_get(&h->by_addr, addrs[i]);
+        if (!k || k->internal)
+            continue;
+        k->wanted = false;
+        k->rearm_at = 0;
+        if (k->armed) {
+            restore_orig(p->memfd, k);
+            u64map_put(&h->removed, k->addr, k);
+        }
+    }
+}
+
+void hooks_set_depth(struct hooks *h, int depth)
+{
+    h->vopts.max_depth = depth < 1 ? 1 : depth > 10 ? 10 : depth;
+}
+
+/* ---- events ------------------------------------------------------------------- */
+
+static void push_event(struct hooks *h, struct event *ev)
+{
+    ring_push(h->cfg.ring, ev, h->cfg.wake, h->cfg.wake_arg);
+}
+
+static void fill_location(struct event *ev, const struct hook *k, const struct thread *t)
+{
+    ev->pid = t->tgid;
+    ev->tid = t->tid;
+    ev->thread_name = t->name[0] ? t->name : NULL;
+    ev->function = k->fn->name;
+    ev->function_raw = k->fn->linkage_name;
+    ev->source_file = k->fn->decl_file;
+    ev->line = k->fn->decl_line;
+    ev->sampled = k->sampled;
+}
+
+static void abi_regs_from(struct abi_regs *a, const struct user_regs_struct *r, pid_t tid,
+                          bool fp)
+{
+    memset(a, 0, sizeof *a);
+    a->rdi = r->rdi;
+    a->rsi = r->rsi;
+    a->rdx = r->rdx;
+    a->rcx = r->rcx;
+    a->r8 = r->r8;
+    a->r9 = r->r9;
+    a->rax = r->rax;
+    a->rsp = r->rsp;
+    if (fp) {
+        struct user_fpregs_struct f;
+        if (ptrace(PTRACE_GETFPREGS, tid, 0, &f) == 0)
+            memcpy(a->xmm, f.xmm_space, sizeof a->xmm);
+    }
+}
+
+/* True while the function is hot: throttles it (disarms) and returns true. */
+static bool throttle_if_hot(struct hooks *h, struct hook *k, int memfd, int64_t now)
+{
+    if (now - k->window_start > HOT_WINDOW_NS) {
+        k->window_start = now;
+        k->window_hits = 0;
+        if (k->backoff_ns > BACKOFF_MIN_NS && !k->rearm_at)
+            k->backoff_ns /= 2; /* cooled down: shorter back-off next time */
+    }
+    k->window_hits++;
+    int64_t limit = h->cfg.hot_calls_per_second * HOT_WINDOW_NS / 1000000000LL;
+    if (k->internal || k->window_hits <= (limit > 0 ? limit : 1))
+        return false;
+    k->backoff_ns = k->backoff_ns ? k->backoff_ns * 2 : BACKOFF_MIN_NS;
+    if (k->backoff_ns > BACKOFF_MAX_NS)
+        k->backoff_ns = BACKOFF_MAX_NS;
+    k->rearm_at = now + k->backoff_ns;
+    k->sampled = true;
+    restore_orig(memfd, k);
+    u64map_put(&h->removed, k->addr, k);
+    return true;
+}
+
+/* The throwing thread's real return addresses go back on its stack before the
+ * unwinder reads them; those frames will not report a normal exit. */
+static void detach_frames(struct thread *t)
+{
+    for (int i = 0; i < t->depth; i++) {
+        struct frame *f = &t->frames[i];
+        if (!f->detached && procmem_write(t->memfd, f->rsp, &f->ret, sizeof f->ret))
+            f->detached = true;
+    }
+}
+
+static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
+                     struct user_regs_struct *regs)
+{
+    int64_t now = mono_ns();
+    h->hits++;
+    if (k->internal) {
+        detach_frames(t);
+        return;
+    }
+    throttle_if_hot(h, k, t->memfd, now);
+    if (++t->events_since_name >= 1024) {
+        t->events_since_name = 0;
+        read_thread_name(t);
+    }
+    struct abi_regs a;
+    abi_regs_from(&a, regs, t->tid, k->needs_fp);
+    h->args.len = 0;
+    if (h->args.buf)
+        h->args.buf[0] = '\0';
+    abi_args_json(&h->args, k->fn, &a, mem_read, &t->memfd, &h->vopts);
+
+    struct event ev = event_init(h->cfg.session_key, EV_FUNCTION_ENTER, now - h->cfg.t0_ns);
+    fill_location(&ev, k, t);
+    ev.seq = ++h->seq;
+    for (int i = t->depth - 1; i >= 0 && !ev.parent_seq; i--)
+        if (!t->frames[i].detached)
+            ev.parent_seq = t->frames[i].seq;
+    ev.arguments = h->args.oom ? NULL : h->args.buf;
+    push_event(h, &ev);
+
+    uint64_t ret;
+    struct frame *f;
+    uint64_t tramp = 0;
+    for (size_t i = 0; i < h->n_areas && !tramp; i++)
+        if (reaches(h->areas[i].base, k->addr))
+            tramp = h->areas[i].base;
+    if (!tramp && h->n_areas)
+        tramp = h->areas[0].base;
+    if (!tramp || !procmem_read(t->memfd, regs->rsp, &ret, sizeof ret) ||
+        !(f = frame_push(t)))
+        return; /* no exit event for this call; the entry stands */
+    *f = (struct frame){.ret = ret, .rsp = regs->rsp, .hidden_ret = regs->rdi,
+                        .seq = ev.seq, .t_enter = now, .hook = k};
+    if (!procmem_write(t->memfd, regs->rsp, &tramp, sizeof tramp))
+        t->depth--;
+}
+
+static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
+                      const struct user_regs_struct *regs, bool unwound, int64_t now)
+{
+    struct event ev = event_init(h->cfg.session_key, EV_FUNCTION_EXIT, now - h->cfg.t0_ns);
+    fill_location(&ev, f->hook, t);
+    ev.seq = ++h->seq;
+    ev.parent_seq = f->seq;
+    ev.duration_ns = now - f->t_enter;
+    if (unwound) {
+        ev.data = "{\"unwound\":true}";
+    } else {
+        struct abi_regs a;
+        abi_regs_from(&a, regs, t->tid, f->hook->needs_fp);
+        h->ret.len = 0;
+        if (h->ret.buf)
+            h->ret.buf[0] = '\0';
+        abi_return_json(&h->ret, f->hook->fn->return_type, &a, f->hidden_ret, mem_read,
+                        &t->memfd, &h->vopts);
+        ev.return_value = h->ret.oom ? NULL : h->ret.buf;
+    }
+    push_event(h, &ev);
+}
+
+/* A trampoline hit: the function whose return address was at rsp-8 returned. */
+static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct *regs)
+{
+    int64_t now = mono_ns();
+    uint64_t entry_rsp = regs->rsp - 8;
+    int match = -1;
+    for (int i = t->depth - 1; i >= 0; i--)
+        if (t->frames[i].rsp == entry_rsp && !t->frames[i].detached) {
+            match = i;
+            break;
+        }
+    if (match < 0)
+        return false; /* not a frame of ours: cannot know where to return */
+    for (int i = t->depth - 1; i > match; i--)
+        if (!t->frames[i].detached)
+            emit_exit(h, t, &t->frames[i], regs, true, now);
+    struct frame f = t->frames[match];
+    t->depth = match;
+    emit_exit(h, t, &f, regs, false, now);
+    regs->rip = f.ret;
+    return true;
+}
+
+static bool resume(pid_t tid, struct user_regs_struct *regs, bool step)
+{
+    if (ptrace(PTRACE_SETREGS, tid, 0, regs) != 0)
+        return false;
+    return ptrace(step ? PTRACE_SINGLESTEP : PTRACE_CONT, tid, 0, 0) == 0;
+}
+
+bool hooks_on_trap(struct hooks *h, pid_t tid)
+{
+    struct thread *t = thread_get(h, tid);
+    struct user_regs_struct regs;
+    if (!t || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
+        return false;
+    if (t->stepping) {
+        /* The single-step over a displaced instruction finished: put the int3 back. */
+        struct hook *k = t->stepping;
+        t->stepping = NULL;
+        if (k->wanted && !k->rearm_at)
+            write_int3(t->memfd, k);
+        return ptrace(PTRACE_CONT, tid, 0, 0) == 0;
+    }
+    uint64_t at = regs.rip - 1;
+    if (is_trampoline(h, at)) {
+        if (!on_return(h, t, &regs))
+            return false;
+        return resume(tid, &regs, false);
+    }
+    struct hook *k = u64map_get(&h->by_addr, at);
+    if (!k || (!k->armed && !u64map_get(&h->removed, at))) {
+        return false;
+    }
+    if (!k->armed) {
+        /* Disarmed while this trap was in flight: run the original instruction. */
+        regs.rip = at;
+        return resume(tid, &regs, false);
+    }
+    on_entry(h, t, k, &regs);
+    switch (k->rel.kind) {
+    case RELOC_OUT_OF_LINE:
+        regs.rip = k->slot;
+        return resume(tid, &regs, false);
+    case RELOC_EMULATE_JMP:
+        regs.rip = k->rel.target;
+        return resume(tid, &regs, false);
+    case RELOC_EMULATE_CALL: {
+        uint64_t next = at + k->rel.insn_len;
+        regs.rsp -= 8;
+        if (!procmem_write(t->memfd, regs.rsp, &next, sizeof next))
+            return false;
+        regs.rip = k->rel.target;
+        return resume(tid, &regs, false);
+    }
+    case RELOC_SINGLE_STEP:
+        break;
+    }
+    h->single_step_hits++;
+    restore_orig(t->memfd, k);
+    t->stepping = k;
+    regs.rip = at;
+    return resume(tid, &regs, true);
+}
+
+/* ---- bookkeeping ------------------------------------------------------------------- */
+
+void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process)
+{
+    struct thread *parent = thread_get(h, parent_tid);
+    pid_t tgid = new_process ? child_tid : (parent ? parent->tgid : tgid_of(child_tid));
+    struct thread *child = u64map_get(&h->threads, (uint64_t)child_tid);
+    if (!child)
+        child = thread_new(h, child_tid, tgid);
+    /* A forked child's stack is a copy: so are its trampolines and frames. */
+    if (new_process && parent && child && parent->depth > 0) {
+        child->frames = malloc((size_t)parent->cap * sizeof *child->frames);
+        if (child->frames) {
+            memcpy(child->frames, parent->frames, (size_t)parent->depth * sizeof *child->frames);
+            child->depth = parent->depth;
+            child->cap = parent->cap;
+        }
+    }
+}
+
+static void thread_free(struct thread *t)
+{
+    free(t->frames);
+    free(t);
+}
+
+void hooks_on_exit(struct hooks *h, pid_t tid)
+{
+    struct thread *t = u64map_del(&h->threads, (uint64_t)tid);
+    if (!t)
+        return;
+    if (t->tid == t->tgid) {
+        struct process *p = u64map_del(&h->procs, (uint64_t)t->tgid);
+        if (p) {
+            close(p->memfd);
+            free(p);
+        }
+    }
+    thread_free(t);
+}
+
+static void drop_threads_of(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct thread *t = value;
+    if (t->tgid == *(pid_t *)arg)
+        t->depth = 0, t->stepping = NULL;
+}
+
+void hooks_on_exec(struct hooks *h, pid_t pid)
+{
+    /* The old image is gone with its breakpoints and frames. */
+    u64map_each(&h->threads, drop_threads_of, &pid);
+    struct process *p = u64map_del(&h->procs, (uint64_t)pid);
+    if (p) {
+        close(p->memfd);
+        free(p);
+    }
+    struct thread *t = u64map_get(&h->threads, (uint64_t)pid);
+    if (t) {
+        struct process *np = process_get(h, pid);
+        t->memfd = np ? np->memfd : -1;
+    }
+}
+
+struct tick_state {
+    struct hooks *h;
+    int64_t now, next;
+    int memfd;
+};
+
+static void rearm_due(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct hook *k = value;
+    struct tick_state *s = arg;
+    if (!k->rearm_at)
+        return;
+    if (k->rearm_at <= s->now) {
+        k->rearm_at = 0;
+        k->window_start = s->now;
+        k->window_hits = 0;
+        if (k->wanted && write_int3(s->memfd, k))
+            u64map_del(&s->h->removed, k->addr);
+    } else if (s->next < 0 || k->rearm_at < s->next) {
+        s->next = k->rearm_at;
+    }
+}
+
+int hooks_tick(struct hooks *h)
+{
+    struct process *p = u64map_get(&h->procs, (uint64_t)h->cfg.pid);
+    if (!p)
+        return -1;
+    struct tick_state s = {h, mono_ns(), -1, p->memfd};
+    u64map_each(&h->by_addr, rearm_due, &s);
+    if (s.next < 0)
+        return -1;
+    return (int)((s.next - s.now) / 1000000) + 1;
+}
+
+struct stats_state {
+    struct hooks_stats *out;
+    const char **names;
+    size_t max, n;
+};
+
+static void count_hook(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct hook *k = value;
+    struct stats_state *s = arg;
+    if (k->internal || !k->wanted)
+        return;
+    if (s->out) {
+        s->out->armed++;
+        s->out->throttled += k->rearm_at != 0;
+    }
+    if (s->names && k->sampled && s->n < s->max)
+        s->names[s->n++] = k->fn->name;
+}
+
+void hooks_stats(const struct hooks *h, struct hooks_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->hits = h->hits;
+    out->single_step_hits = h->single_step_hits;
+    struct stats_state s = {out, NULL, 0, 0};
+    u64map_each(&h->by_addr, count_hook, &s);
+}
+
+size_t hooks_sampled_names(const struct hooks *h, const char **names, size_t max)
+{
+    struct stats_state s = {NULL, names, max, 0};
+    u64map_each(&h->by_addr, count_hook, &s);
+    return s.n;
+}
+
+/* ---- life cycle ------------------------------------------------------------------ */
+
+struct hooks *hooks_new(const struct hooks_config *cfg)
+{
+    struct hooks *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    h->cfg = *cfg;
+    h->vopts = (struct value_opts){.max_depth = 3, .max_string = 1024, .max_array = 100};
+    return h;
+}
+
+static void free_hook(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    (void)arg;
+    free(value);
+}
+
+static void free_thread(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    (void)arg;
+    thread_free(value);
+}
+
+static void free_process(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    (void)arg;
+    struct process *p = value;
+    close(p->memfd);
+    free(p);
+}
+
+void hooks_free(struct hooks *h)
+{
+    if (!h)
+        return;
+    u64map_each(&h->by_addr, free_hook, NULL);
+    u64map_each(&h->threads, free_thread, NULL);
+    u64map_each(&h->procs, free_process, NULL);
+    u64map_free(&h->by_addr);
+    u64map_free(&h->threads);
+    u64map_free(&h->procs);
+    u64map_free(&h->removed);
+    free(h->areas);
+    sb_free(&h->args);
+    sb_free(&h->ret);
+    free(h);
+}

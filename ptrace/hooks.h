@@ -1,0 +1,95 @@
+/*
+ * hooks.h - function entry/exit hooks made of int3 breakpoints, run on the tracer
+ * thread.
+ *
+ * Entry: an int3 replaces the first byte of the function. On a hit the tracer
+ * records a function_enter event (arguments decoded by DWARF type), swaps the
+ * return address on the stack for a trampoline (an int3 in the scratch area) and
+ * continues at the relocated copy of the displaced instruction (reloc.h): one stop,
+ * no single-step, no window where another thread could miss the breakpoint.
+ * Exit: the trampoline's int3; the tracer pops the thread's shadow stack, records
+ * function_exit with the return value and duration, and jumps to the real return
+ * address. A trampoline hit below the top of the shadow stack means frames were
+ * skipped (longjmp): they get exit events marked unwound. A C++ throw restores the
+ * real return addresses of the throwing thread first (the unwinder reads them), so
+ * frames an exception leaves never report a normal exit.
+ *
+ * Hot functions: a function hit faster than the configured rate is disarmed for a
+ * back-off window (200 ms, doubling up to 5 s while it stays hot) and re-armed by
+ * hooks_tick(); its events are then marked sampled.
+ */
+#ifndef STROBE_HOOKS_H
+#define STROBE_HOOKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/ring.h"
+#include "dwarf/dwarf.h"
+
+struct hooks;
+
+struct hooks_config {
+    pid_t pid;                  /* the session's main process */
+    int64_t session_key;
+    int64_t t0_ns;              /* CLOCK_MONOTONIC at launch: event timestamps */
+    struct ring *ring;          /* the tracer's ring (this thread produces) */
+    void (*wake)(void *);       /* ring_push's wake callback */
+    void *wake_arg;
+    int64_t hot_calls_per_second;
+};
+
+struct hooks *hooks_new(const struct hooks_config *cfg);
+void hooks_free(struct hooks *h);
+
+/* What to hook: a function of a loaded module, at its runtime address. */
+struct hook_target {
+    uint64_t addr;
+    const struct dw_function *fn;
+    uint64_t module_lo, module_hi; /* the module's mapped extent: scratch goes near */
+    bool internal;                 /* an engine hook (C++ throw), emits no events */
+};
+
+struct hooks_report {
+    size_t armed;                  /* newly armed */
+    size_t failed;                 /* could not be armed (unreadable code, no scratch) */
+    size_t single_step;            /* armed with the single-step fallback */
+    char first_failure[160];
+};
+
+/* Arms targets not armed yet. stopped_tid is a thread of the main process in a
+ * ptrace stop, used to map scratch memory when more is needed. */
+void hooks_arm(struct hooks *h, pid_t stopped_tid, const struct hook_target *t, size_t n,
+               struct hooks_report *rep);
+/* Disarms the functions at these runtime addresses. Threads already stopped at
+ * one of them are recognized and resumed correctly. */
+void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n);
+/* Changes the serialization depth of arguments and return values (1-10). */
+void hooks_set_depth(struct hooks *h, int depth);
+
+/* A SIGTRAP stop of thread tid. Returns true when it was one of ours: the event is
+ * recorded and the thread resumed. False: not ours, deliver the signal. */
+bool hooks_on_trap(struct hooks *h, pid_t tid);
+
+/* Thread and process bookkeeping from the tracer's ptrace events. */
+void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process);
+void hooks_on_exit(struct hooks *h, pid_t tid);
+void hooks_on_exec(struct hooks *h, pid_t pid);
+
+/* Re-arms throttled functions whose back-off has passed. Returns ms until the next
+ * one is due, or -1 when none is throttled. */
+int hooks_tick(struct hooks *h);
+
+struct hooks_stats {
+    size_t armed;                 /* functions armed now (including throttled) */
+    uint64_t hits;                /* entry hits */
+    uint64_t single_step_hits;    /* hits that took the single-step fallback */
+    size_t throttled;             /* functions under sampling now */
+};
+void hooks_stats(const struct hooks *h, struct hooks_stats *out);
+/* Names of functions under sampling, for debug_trace's report (up to max). */
+size_t hooks_sampled_names(const struct hooks *h, const char **names, size_t max);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * inject.h - running a system call inside a stopped tracee, the way a debugger
+ * allocates memory in its target: save the registers and two bytes at RIP, write a
+ * `syscall` instruction there, load the call's number and arguments, single-step,
+ * read the result, put everything back. Used to mmap the scratch area that holds
+ * relocated instructions and return trampolines.
+ */
+#ifndef STROBE_INJECT_H
+#define STROBE_INJECT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Runs syscall nr(args...) in thread tid, which must be in a ptrace stop. Returns
+ * the system call's result (a negative errno when it failed), or -EIO if the
+ * injection itself failed. If a signal arrived for tid meanwhile, *pending_signal
+ * is set to it (the caller delivers it on the next resume), else 0. */
+long inject_syscall(pid_t tid, int memfd, long nr, const long args[6], int *pending_signal);
+
+/* mmap(addr, size, PROT_READ|PROT_EXEC, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE)
+ * in the target: the scratch area. Returns its address, or 0. Writes go through
+ * /proc/PID/mem, which ignores the protection. */
+uint64_t inject_mmap_exec(pid_t tid, int memfd, uint64_t addr, uint64_t size,
+                          int *pending_signal);
+
+#endif

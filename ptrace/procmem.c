@@ -1,0 +1,167 @@
+/*
+ * procmem.c - target memory and maps. See procmem.h.
+ */
+#include "ptrace/procmem.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int procmem_open(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+    return open(path, O_RDWR | O_CLOEXEC);
+}
+
+bool procmem_read(int fd, uint64_t addr, void *buf, size_t len)
+{
+    return pread(fd, buf, len, (off_t)addr) == (ssize_t)len;
+}
+
+bool procmem_write(int fd, uint64_t addr, const void *buf, size_t len)
+{
+    return pwrite(fd, buf, len, (off_t)addr) == (ssize_t)len;
+}
+
+/* Lowest PT_LOAD virtual address of the ELF file, page-aligned down. */
+static bool min_load_vaddr(const char *path, uint64_t *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    Elf64_Ehdr eh;
+    bool ok = pread(fd, &eh, sizeof eh, 0) == sizeof eh &&
+              memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64;
+    uint64_t lowest = UINT64_MAX;
+    for (int i = 0; ok && i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
+            sizeof ph) {
+            ok = false;
+            break;
+        }
+        if (ph.p_type == PT_LOAD && ph.p_vaddr < lowest)
+            lowest = ph.p_vaddr;
+    }
+    close(fd);
+    if (!ok || lowest == UINT64_MAX)
+        return false;
+    *out = lowest & ~(uint64_t)0xFFF;
+    return true;
+}
+
+int procmem_modules(pid_t pid, struct module **mods, size_t *n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    *mods = NULL;
+    *n = 0;
+    if (!f)
+        return -1;
+    size_t cap = 0;
+    char line[PATH_MAX + 128];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long start, end, offset;
+        char perms[8], file[PATH_MAX];
+        file[0] = '\0';
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &offset,
+                   file) < 4 || file[0] != '/')
+            continue;
+        struct module *m = NULL;
+        for (size_t i = 0; i < *n; i++)
+            if (strcmp((*mods)[i].path, file) == 0)
+                m = &(*mods)[i];
+        if (!m) {
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 16;
+                struct module *nm = realloc(*mods, cap * sizeof *nm);
+                if (!nm) {
+                    fclose(f);
+                    return -1;
+                }
+                *mods = nm;
+            }
+            m = &(*mods)[(*n)++];
+            memset(m, 0, sizeof *m);
+            snprintf(m->path, sizeof m->path, "%s", file);
+            m->start = start;
+            m->bias = UINT64_MAX; /* set from the offset-0 mapping below */
+        }
+        if (end > m->end)
+            m->end = end;
+        if (start < m->start)
+            m->start = start;
+        uint64_t lowest;
+        if (offset == 0 && m->bias == UINT64_MAX && min_load_vaddr(file, &lowest))
+            m->bias = start - lowest;
+        if (strchr(perms, 'x'))
+            m->has_code = true;
+    }
+    fclose(f);
+    /* Keep the modules with code and a known bias. */
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        struct module *m = &(*mods)[i];
+        if (m->has_code && m->bias != UINT64_MAX)
+            (*mods)[k++] = *m;
+    }
+    *n = k;
+    return 0;
+}
+
+uint64_t procmem_free_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    const uint64_t reach = 1ULL << 30, page = 4096;
+    uint64_t prev_end = 0x10000, best = 0;
+    char line[PATH_MAX + 128];
+    for (;;) {
+        unsigned long long start = 0, end = 0;
+        bool more = fgets(line, sizeof line, f) != NULL;
+        if (more && sscanf(line, "%llx-%llx", &start, &end) != 2)
+            continue;
+        if (!more)
+            start = 0x7ffffffff000ULL;
+        /* The gap [prev_end, start): take the part closest to the module. */
+        if (start > prev_end && start - prev_end >= size + 2 * page) {
+            uint64_t cand_hi = (start - size - page) & ~(page - 1);
+            uint64_t cand_lo = (prev_end + page + page - 1) & ~(page - 1);
+            uint64_t cand = cand_lo >= hi ? cand_lo : cand_hi;
+            bool near = cand + size <= lo + reach && cand + reach >= hi;
+            if (near && (!best || (cand > hi ? cand - hi : lo - cand) <
+                                      (best > hi ? best - hi : lo - best)))
+                best = cand;
+        }
+        if (!more)
+            break;
+        if (end > prev_end)
+            prev_end = end;
+    }
+    fclose(f);
+    return best;
+}
+
+uint64_t procmem_entry_point(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    uint64_t pair[2], entry = 0;
+    while (read(fd, pair, sizeof pair) == sizeof pair && pair[0] != AT_NULL)
+        if (pair[0] == AT_ENTRY)
+            entry = pair[1];
+    close(fd);
+    return entry;
+}

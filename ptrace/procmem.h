@@ -1,0 +1,39 @@
+/*
+ * procmem.h - a stopped or running target's memory and address space, read from
+ * /proc: bytes through /proc/PID/mem (pread/pwrite: about 1 us each, and pwrite can
+ * patch read-only code pages, which process_vm_writev cannot), and the loaded ELF
+ * modules and free gaps from /proc/PID/maps.
+ */
+#ifndef STROBE_PROCMEM_H
+#define STROBE_PROCMEM_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* An fd on /proc/PID/mem opened read-write, or -1. */
+int procmem_open(pid_t pid);
+bool procmem_read(int fd, uint64_t addr, void *buf, size_t len);
+bool procmem_write(int fd, uint64_t addr, const void *buf, size_t len);
+
+struct module {
+    char path[PATH_MAX];
+    uint64_t start, end;   /* extent of all its mappings */
+    uint64_t bias;         /* runtime address = link-time address + bias */
+    bool has_code;         /* one of its mappings is executable */
+};
+
+/* The ELF files mapped with an executable segment (the program, the dynamic loader,
+ * shared libraries), in address order. *mods is malloc'd. 0, or -1 with errno. */
+int procmem_modules(pid_t pid, struct module **mods, size_t *n);
+
+/* A page-aligned address where `size` bytes are free in the target, within 1 GiB of
+ * [lo, hi) so rel32 jumps and RIP-relative operands reach; 0 if none. */
+uint64_t procmem_free_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t size);
+
+/* AT_ENTRY from /proc/PID/auxv: the program's entry point; 0 when unknown. */
+uint64_t procmem_entry_point(pid_t pid);
+
+#endif

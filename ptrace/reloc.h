@@ -1,0 +1,45 @@
+/*
+ * reloc.h - moving the instruction an int3 displaces so it can run somewhere else.
+ *
+ * An entry breakpoint overwrites the first byte of a function. To resume the
+ * function without taking the breakpoint out (which would race with other threads
+ * and cost a single-step), the displaced instruction runs out of line: a copy in a
+ * slot of the scratch area, followed by a jump back to the next original
+ * instruction. Copies of position-dependent instructions are fixed up: a
+ * RIP-relative memory operand gets a new displacement. Relative jumps and calls are
+ * not copied but emulated by the tracer (a register update, no extra stop).
+ * Anything else position-dependent, or that capstone cannot decode, falls back to
+ * the classic remove / single-step / reinsert, and is counted.
+ */
+#ifndef STROBE_RELOC_H
+#define STROBE_RELOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RELOC_SLOT_SIZE 32 /* bytes of scratch one hook's slot takes */
+#define RELOC_MAX_INSN 15
+
+enum reloc_kind {
+    RELOC_OUT_OF_LINE, /* run slot[]: set RIP to the slot address */
+    RELOC_EMULATE_JMP, /* jmp rel: set RIP to target */
+    RELOC_EMULATE_CALL,/* call rel: push next, set RIP to target */
+    RELOC_SINGLE_STEP, /* cannot relocate: step over the original */
+};
+
+struct reloc {
+    enum reloc_kind kind;
+    uint8_t insn_len;                 /* length of the displaced instruction */
+    uint8_t slot[RELOC_SLOT_SIZE];    /* for RELOC_OUT_OF_LINE */
+    uint8_t slot_len;
+    uint64_t target;                  /* for the emulated kinds */
+    char why[96];                     /* for RELOC_SINGLE_STEP: the reason */
+};
+
+/* Plans how to run the instruction at code[0..len) (len >= 1, up to 15 bytes read
+ * from the target), which sits at address `at`, from a slot at address `slot_at`.
+ * Never fails: the worst plan is RELOC_SINGLE_STEP. */
+void reloc_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t slot_at,
+                struct reloc *out);
+
+#endif
