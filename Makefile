@@ -82,6 +82,20 @@ $(B)/fixtures/%: tests/fixtures/%.cpp
 $(B)/fixtures/%: tests/fixtures/%.rs
 	@mkdir -p $(dir $@)
 	rustc -g -C opt-level=0 $(if $(filter %_v0,$*),-C symbol-mangling-version=v0) -o $@ $<
+# NAME_O2.c: optimized, endbr64 prologues; NAME_nocf_O2.c: optimized, no endbr64.
+$(B)/fixtures/%_O2: tests/fixtures/%_O2.c
+	@mkdir -p $(dir $@)
+	cc -O2 -g -Wall -fcf-protection=full -o $@ $<
+$(B)/fixtures/%_nocf_O2: tests/fixtures/%_nocf_O2.c
+	@mkdir -p $(dir $@)
+	cc -O2 -g -Wall -fcf-protection=none -o $@ $<
+# NAME_lib.c is the shared library libNAME.so; uses_lib links libshapes.so.
+FIXTURE_BIN := $(filter-out %_lib,$(FIXTURE_BIN)) $(B)/fixtures/libshapes.so
+$(B)/fixtures/lib%.so: tests/fixtures/%_lib.c
+	@mkdir -p $(dir $@)
+	cc $(FIXFLAGS) -shared -fPIC -o $@ $<
+$(B)/fixtures/uses_lib: tests/fixtures/uses_lib.c $(B)/fixtures/libshapes.so
+	cc $(FIXFLAGS) -o $@ $< -L$(B)/fixtures -lshapes -Wl,-rpath,'$$ORIGIN'
 fixtures: $(FIXTURE_BIN)
 
 demo: all

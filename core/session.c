@@ -69,7 +69,7 @@ struct session {
     _Atomic int stop_requested;
     _Atomic int finished;        /* status recorded in the store */
     int64_t output_cap, output_bytes;
-    int64_t hot_calls_per_second;
+    struct hook_tuning tuning;
     int pending;                 /* pending patterns preloaded at launch */
     int users;                   /* session_trace() calls in progress (reg.lock) */
     _Atomic int output_capped;
@@ -463,7 +463,7 @@ static int start_target(struct session *s, const struct launch_request *req,
             .on_main_exit = on_main_exit, .arg = s,
             .session_key = s->key, .t0_ns = s->t0_ns, .ring = s->tracer_ring,
             .wake = store_wake, .wake_arg = reg.store,
-            .hot_calls_per_second = s->hot_calls_per_second,
+            .tuning = s->tuning,
             .on_entry = s->pending ? on_entry : NULL,
         };
         pid_t pid;
@@ -517,7 +517,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->tracer_ring = ring_create(TRACER_RING_BYTES);
     s->trace = trace_new(req->project_root);
     s->output_cap = res->settings.output_max_bytes;
-    s->hot_calls_per_second = res->settings.hot_calls_per_second;
+    s->tuning = (struct hook_tuning){res->settings.hot_calls_per_second,
+                                     res->settings.capture_exits != 0};
     if (s->wake_fd < 0 || !s->binary_path || !s->ring || !s->tracer_ring || !s->trace) {
         session_free(s);
         return err_set(e, ERR_INTERNAL, "out of resources creating a session");

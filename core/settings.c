@@ -28,6 +28,7 @@ static const struct setting_def defs[] = {
      50LL * 1024 * 1024, 1024, 1024LL * 1024 * 1024},
     {"trace.hotCallsPerSecond", offsetof(struct settings, hot_calls_per_second),
      20000, 100, 10000000},
+    {"trace.captureExits", offsetof(struct settings, capture_exits), 1, 0, 1},
 };
 #define N_DEFS (sizeof defs / sizeof defs[0])
 

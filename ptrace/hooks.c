@@ -413,7 +413,7 @@ static bool throttle_if_hot(struct hooks *h, struct hook *k, int memfd, int64_t 
             k->backoff_ns /= 2; /* cooled down: shorter back-off next time */
     }
     k->window_hits++;
-    int64_t limit = h->cfg.hot_calls_per_second * HOT_WINDOW_NS / 1000000000LL;
+    int64_t limit = h->cfg.tuning.hot_calls_per_second * HOT_WINDOW_NS / 1000000000LL;
     if (k->internal || k->window_hits <= (limit > 0 ? limit : 1))
         return false;
     k->backoff_ns = k->backoff_ns ? k->backoff_ns * 2 : BACKOFF_MIN_NS;
@@ -467,6 +467,8 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     ev.arguments = h->args.oom ? NULL : h->args.buf;
     push_event(h, &ev);
 
+    if (!h->cfg.tuning.capture_exits)
+        return;
     uint64_t ret;
     struct frame *f;
     uint64_t tramp = 0;

@@ -31,6 +31,13 @@
 
 struct hooks;
 
+/* Per-session knobs from the settings. */
+struct hook_tuning {
+    int64_t hot_calls_per_second;  /* trace.hotCallsPerSecond */
+    bool capture_exits;            /* trace.captureExits: false = enter events only,
+                                      one stop per call instead of two */
+};
+
 struct hooks_config {
     pid_t pid;                  /* the session's main process */
     int64_t session_key;
@@ -38,7 +45,7 @@ struct hooks_config {
     struct ring *ring;          /* the tracer's ring (this thread produces) */
     void (*wake)(void *);       /* ring_push's wake callback */
     void *wake_arg;
-    int64_t hot_calls_per_second;
+    struct hook_tuning tuning;
 };
 
 struct hooks *hooks_new(const struct hooks_config *cfg);

@@ -333,7 +333,7 @@ static struct hooks *make_hooks(const struct tracer *t)
     struct hooks_config cfg = {
         .pid = t->main_pid, .session_key = t->spec.session_key, .t0_ns = t->spec.t0_ns,
         .ring = t->spec.ring, .wake = t->spec.wake, .wake_arg = t->spec.wake_arg,
-        .hot_calls_per_second = t->spec.hot_calls_per_second,
+        .tuning = t->spec.tuning,
     };
     return hooks_new(&cfg);
 }

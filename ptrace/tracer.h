@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "core/ring.h"
+#include "ptrace/hooks.h"
 
 struct tracer;
 struct hooks;
@@ -39,7 +40,7 @@ struct tracer_spec {
     struct ring *ring;
     void (*wake)(void *);
     void *wake_arg;
-    int64_t hot_calls_per_second;
+    struct hook_tuning tuning;
     /* When set, called on the tracer thread once the program reaches its entry
      * point: every library it links is loaded and no code of its own has run. The
      * place to arm pending trace patterns (with tracer_hooks() and a stopped

@@ -1,6 +1,7 @@
 #!/bin/sh
-# The main job, end to end: launch the bundled sample program under strobe, wait for
-# it to finish, query its timeline (stderr first, as an agent should), show the
+# The main job, end to end: stage a trace pattern, launch the bundled sample program
+# under strobe, wait for it to finish, query its timeline (stderr first, as an agent
+# should, then the traced calls with their arguments and return values), show the
 # session's status, then stop the session. Uses the normal state directory
 # (~/.strobe, or $STROBE_HOME); the daemon starts on first use.
 #
@@ -11,6 +12,10 @@ ctl="$build/strobectl"
 app="$(cd "$build/fixtures" && pwd)/demo_orders"
 root=$(cd "$(dirname "$0")/.." && pwd)
 
+# The sample exits within milliseconds, so the pattern is staged before launch
+# (pending mode); on a long-running program it can be added at any time.
+echo "\$ strobectl trace --add validate_order"
+"$ctl" trace --add validate_order >/dev/null
 echo "\$ strobectl launch $app"
 out=$("$ctl" --json launch --project-root "$root" "$app")
 sid=$(printf '%s\n' "$out" | sed -n 's/.*"sessionId":[[:space:]]*"\([^"]*\)".*/\1/p' | head -n 1)
@@ -32,8 +37,12 @@ echo
 echo "\$ strobectl query $sid                   # the whole timeline"
 "$ctl" query "$sid"
 echo
+echo "\$ strobectl query $sid --function validate_order --type function_exit --verbose"
+"$ctl" query "$sid" --function validate_order --type function_exit --verbose
+echo
 echo "\$ strobectl status $sid"
 "$ctl" status "$sid"
 echo
 echo "\$ strobectl stop $sid"
 "$ctl" stop "$sid"
+"$ctl" trace --remove validate_order >/dev/null
