@@ -89,9 +89,9 @@ $(B)/fixtures/%_O2: tests/fixtures/%_O2.c
 $(B)/fixtures/%_nocf_O2: tests/fixtures/%_nocf_O2.c
 	@mkdir -p $(dir $@)
 	cc -O2 -g -Wall -fcf-protection=none -o $@ $<
-# NAME_lib.c is the shared library libNAME.so; uses_lib links libshapes.so.
-FIXTURE_BIN := $(filter-out %_lib,$(FIXTURE_BIN)) $(B)/fixtures/libshapes.so
-$(B)/fixtures/lib%.so: tests/fixtures/%_lib.c
+# shapes_lib.c is the shared library libshapes.so, which uses_lib links.
+FIXTURE_BIN := $(filter-out $(B)/fixtures/shapes_lib,$(FIXTURE_BIN)) $(B)/fixtures/libshapes.so
+$(B)/fixtures/libshapes.so: tests/fixtures/shapes_lib.c tests/fixtures/shapes_lib.h
 	@mkdir -p $(dir $@)
 	cc $(FIXFLAGS) -shared -fPIC -o $@ $<
 $(B)/fixtures/uses_lib: tests/fixtures/uses_lib.c $(B)/fixtures/libshapes.so

@@ -192,12 +192,21 @@ static int build_plan(struct trace *tr, pid_t pid, struct plan *p, struct strobe
     snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
     ssize_t n = readlink(link, exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
+    bool any_exact = false;
+    for (int k = 0; k < tr->n_patterns; k++)
+        any_exact |= is_exact(tr->patterns[k]);
     for (size_t i = 0; i < n_mods; i++) {
+        bool is_exe = strcmp(mods[i].path, exe) == 0;
+        /* Indexing libc with its debug info costs ~150 ms: system libraries are read
+         * only when a pattern can match there (an exact name), or for the unwinder. */
+        const char *base = strrchr(mods[i].path, '/');
+        bool unwinder = base && strncmp(base + 1, "libgcc_s.", 9) == 0;
+        if (!is_exe && system_path(mods[i].path) && !any_exact && !unwinder)
+            continue;
         char err[256];
         const struct dw_index *ix = dw_index_get(mods[i].path, err, sizeof err);
         if (!ix)
             continue;
-        bool is_exe = strcmp(mods[i].path, exe) == 0;
         if (is_exe) {
             p->exe = ix;
             p->exe_has_dwarf = ix->has_dwarf;

@@ -94,6 +94,23 @@ char *arena_printf(struct arena *a, const char *fmt, ...)
     return d;
 }
 
+/* Moves every chunk of from into a (the arena of a worker thread into the index's). */
+static void arena_splice(struct arena *a, struct arena *from)
+{
+    struct arena_chunk *tail = from->head;
+    if (!tail)
+        return;
+    while (tail->next)
+        tail = tail->next;
+    if (a->head) { /* behind a's head, which stays the chunk being bumped */
+        tail->next = a->head->next;
+        a->head->next = from->head;
+    } else {
+        a->head = from->head;
+    }
+    from->head = NULL;
+}
+
 void arena_free(struct arena *a)
 {
     for (struct arena_chunk *c = a->head, *next; c; c = next) {
@@ -225,7 +242,16 @@ int dw_elf_build_id(const char *path, char out[41], char *err, size_t errlen)
 struct cand {
     uint64_t entry;
     Dwarf_Off off;
+    Dwarf_Die die;
     const char *prefix; /* enclosing scopes "a::b", NULL at top level */
+};
+
+/* A function whose name waits for the demangling pass. */
+struct pending {
+    struct dw_function *f;
+    const char *link;   /* linkage name in the DWARF string table, or NULL */
+    const char *dwname; /* DW_AT_name, for functions without a mangled name */
+    const char *prefix;
 };
 
 struct scope {
@@ -243,6 +269,10 @@ struct build {
     struct cand *inl; /* inlined-only candidates (entry unused) */
     size_t n_inl, cap_inl;
     struct pmap files; /* libdw file name pointer -> absolute path in the arena */
+    struct pending *pend;
+    size_t n_pend;
+    Dwarf_Die *params; /* scratch for read_params */
+    size_t cap_params;
 };
 
 static void push_cand(struct cand **v, size_t *n, size_t *cap, struct cand c)
@@ -278,13 +308,14 @@ static void note_subprogram(struct build *b, Dwarf_Die *die, struct scope *sc)
         if (!dwarf_hasattr(die, DW_AT_ranges) || dwarf_ranges(die, 0, &base, &entry, &end) <= 0) {
             if (dwarf_hasattr(die, DW_AT_inline))
                 push_cand(&b->inl, &b->n_inl, &b->cap_inl,
-                          (struct cand){0, dwarf_dieoffset(die), scope_prefix(b, sc)});
+                          (struct cand){0, dwarf_dieoffset(die), *die, scope_prefix(b, sc)});
             return;
         }
     }
     if (entry == 0 || entry >= (Dwarf_Addr)-2) /* discarded copies: 0 or a tombstone */
         return;
-    push_cand(&b->c, &b->n, &b->cap, (struct cand){entry, dwarf_dieoffset(die), scope_prefix(b, sc)});
+    push_cand(&b->c, &b->n, &b->cap,
+              (struct cand){entry, dwarf_dieoffset(die), *die, scope_prefix(b, sc)});
 }
 
 static void walk(struct build *b, Dwarf_Die *parent, struct scope *sc, bool c_cu, int depth)
@@ -394,59 +425,49 @@ static const char *decl_file(struct build *b, Dwarf_Die *die)
     return s->val = abs;
 }
 
-/* The DIE whose children are the function's parameters: die itself, or the first
- * DIE of its abstract_origin/specification chain that lists any. */
-static void param_owner(Dwarf_Die *die, Dwarf_Die *out)
-{
-    *out = *die;
-    for (int hops = 0; hops < 8; hops++) {
-        Dwarf_Die c;
-        if (dwarf_child(out, &c) == 0)
-            do {
-                int tag = dwarf_tag(&c);
-                if (tag == DW_TAG_formal_parameter || tag == DW_TAG_unspecified_parameters)
-                    return;
-            } while (dwarf_siblingof(&c, &c) == 0);
-        Dwarf_Attribute at;
-        Dwarf_Die next;
-        if (!(dwarf_attr(out, DW_AT_abstract_origin, &at) || dwarf_attr(out, DW_AT_specification, &at)) ||
-            !dwarf_formref_die(&at, &next))
-            break;
-        *out = next;
-    }
-    *out = *die;
-}
-
+/* Parameters and the variadic flag, from die's children or, when it lists none, from
+ * the first DIE of its abstract_origin/specification chain that does. */
 static void read_params(struct build *b, Dwarf_Die *die, struct dw_function *f)
 {
-    Dwarf_Die owner, c;
-    param_owner(die, &owner);
-    size_t count = 0;
-    if (dwarf_child(&owner, &c) == 0)
-        do
-            count += dwarf_tag(&c) == DW_TAG_formal_parameter;
-        while (dwarf_siblingof(&c, &c) == 0);
-    struct dw_param *ps = count ? arena_alloc(b->a, count * sizeof *ps) : NULL;
-    size_t i = 0;
-    if (dwarf_child(&owner, &c) == 0)
-        do {
-            int tag = dwarf_tag(&c);
-            if (tag == DW_TAG_unspecified_parameters)
-                f->variadic = true;
-            if (tag != DW_TAG_formal_parameter || i == count)
-                continue;
-            const char *name = attr_string(&c, DW_AT_name);
-            Dwarf_Attribute at;
-            bool artificial = false;
-            dwarf_formflag(dwarf_attr_integrate(&c, DW_AT_artificial, &at), &artificial);
-            ps[i].name = name ? arena_strdup(b->a, name) : artificial && i == 0 ? "this" : NULL;
-            ps[i].type = type_conv_of(b->tc, &c);
-            if (!ps[i].type)
-                ps[i].type = type_conv_unknown(b->tc);
-            i++;
-        } while (dwarf_siblingof(&c, &c) == 0);
+    Dwarf_Die owner = *die, c;
+    size_t n = 0;
+    for (int hops = 0; hops < 8; hops++) {
+        if (dwarf_child(&owner, &c) == 0)
+            do {
+                int tag = dwarf_tag(&c);
+                if (tag == DW_TAG_unspecified_parameters)
+                    f->variadic = true;
+                if (tag != DW_TAG_formal_parameter)
+                    continue;
+                if (n == b->cap_params) {
+                    b->cap_params = b->cap_params ? 2 * b->cap_params : 16;
+                    b->params = realloc(b->params, b->cap_params * sizeof *b->params);
+                    if (!b->params)
+                        abort();
+                }
+                b->params[n++] = c;
+            } while (dwarf_siblingof(&c, &c) == 0);
+        Dwarf_Attribute at;
+        if (n || f->variadic ||
+            !(dwarf_attr(&owner, DW_AT_abstract_origin, &at) ||
+              dwarf_attr(&owner, DW_AT_specification, &at)) ||
+            !dwarf_formref_die(&at, &owner))
+            break;
+    }
+    struct dw_param *ps = n ? arena_alloc(b->a, n * sizeof *ps) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        Dwarf_Die *p = &b->params[i];
+        const char *name = attr_string(p, DW_AT_name);
+        Dwarf_Attribute at;
+        bool artificial = false;
+        dwarf_formflag(dwarf_attr_integrate(p, DW_AT_artificial, &at), &artificial);
+        ps[i].name = name ? arena_strdup(b->a, name) : artificial && i == 0 ? "this" : NULL;
+        ps[i].type = type_conv_of(b->tc, p);
+        if (!ps[i].type)
+            ps[i].type = type_conv_unknown(b->tc);
+    }
     f->params = ps;
-    f->n_params = i;
+    f->n_params = n;
 }
 
 /* Rust v0 writes an inherent method as "<crate::Type>::method" where the legacy scheme
@@ -484,33 +505,66 @@ static char *plain_name(const char *link)
  * used for a DWARF function without a linkage name when its ELF symbol is mangled:
  * the symbol has the scopes DWARF lacks ("main::{lambda(int)#1}::operator()").
  * false when raw is not mangled. */
-static bool adopt_symbol_name(struct build *b, struct dw_function *f, const char *raw)
+static bool adopt_symbol_name(struct arena *a, struct dw_function *f, const char *raw)
 {
     char *plain = plain_name(raw);
     if (!plain)
         return false;
     char *full = dw_demangle(raw, true);
-    f->name = arena_strdup(b->a, plain);
-    f->demangled = full ? arena_strdup(b->a, full) : f->name;
-    f->linkage_name = arena_strdup(b->a, raw);
+    f->name = arena_strdup(a, plain);
+    f->demangled = full ? arena_strdup(a, full) : f->name;
+    f->linkage_name = arena_strdup(a, raw);
     free(plain);
     free(full);
     return true;
 }
 
-/* Qualified name, full demangled form and linkage name of a function DIE. */
-static void name_function(struct build *b, Dwarf_Die *die, const char *prefix,
-                          struct dw_function *f)
+/* Names p->f: from the demangled linkage name, else scopes + DW_AT_name. */
+static void resolve_name(struct arena *a, const struct pending *p)
 {
-    const char *link = linkage_name(die);
-    if (link && adopt_symbol_name(b, f, link))
+    struct dw_function *f = p->f;
+    if (p->link && adopt_symbol_name(a, f, p->link))
         return;
-    const char *name = attr_string(die, DW_AT_name);
-    if (!name)
-        name = link ? link : "(anonymous)";
-    f->name = prefix ? arena_printf(b->a, "%s::%s", prefix, name) : arena_strdup(b->a, name);
+    const char *name = p->dwname ? p->dwname : p->link ? p->link : "(anonymous)";
+    f->name = p->prefix ? arena_printf(a, "%s::%s", p->prefix, name) : arena_strdup(a, name);
     f->demangled = f->name;
-    f->linkage_name = link && strcmp(link, name) != 0 ? arena_strdup(b->a, link) : NULL;
+    f->linkage_name = p->link && strcmp(p->link, name) != 0 ? arena_strdup(a, p->link) : NULL;
+}
+
+static void defer_name(struct build *b, Dwarf_Die *die, const char *prefix, struct dw_function *f)
+{
+    b->pend[b->n_pend++] = (struct pending){f, linkage_name(die), attr_string(die, DW_AT_name), prefix};
+}
+
+struct name_job {
+    const struct pending *p;
+    size_t n;
+    struct arena arena;
+};
+
+static void *name_worker(void *arg)
+{
+    struct name_job *j = arg;
+    for (size_t i = 0; i < j->n; i++)
+        resolve_name(&j->arena, &j->p[i]);
+    return NULL;
+}
+
+/* Demangling is most of the cost of naming: share it with a second thread (these
+ * machines have two cores) when there is enough of it. Only libiberty runs there. */
+static void resolve_names(struct build *b)
+{
+    size_t half = b->n_pend >= 4096 ? b->n_pend / 2 : 0;
+    struct name_job job = {b->pend + half, b->n_pend - half, {0}};
+    pthread_t t;
+    bool threaded = half && pthread_create(&t, NULL, name_worker, &job) == 0;
+    for (size_t i = 0; i < (threaded ? half : b->n_pend); i++)
+        resolve_name(b->a, &b->pend[i]);
+    if (threaded) {
+        pthread_join(t, NULL);
+        arena_splice(b->a, &job.arena);
+    }
+    b->n_pend = 0;
 }
 
 static uint64_t function_end(Dwarf_Die *die, uint64_t entry)
@@ -525,18 +579,14 @@ static uint64_t function_end(Dwarf_Die *die, uint64_t entry)
     return entry;
 }
 
-static void read_function(struct build *b, const struct cand *c, struct dw_function *f)
+/* Everything but the name, which defer_name leaves to resolve_names. */
+static void read_function(struct build *b, struct cand *c, struct dw_function *f)
 {
-    Dwarf_Die die;
+    Dwarf_Die die = c->die;
     f->entry = c->entry;
-    f->end = c->entry;
-    if (!dwarf_offdie(b->dw, c->off, &die)) {
-        f->name = f->demangled = arena_printf(b->a, "0x%llx", (unsigned long long)c->entry);
-        return;
-    }
     f->has_dwarf = true;
     f->end = function_end(&die, c->entry);
-    name_function(b, &die, c->prefix, f);
+    defer_name(b, &die, c->prefix, f);
     f->decl_file = decl_file(b, &die);
     int line;
     f->decl_line = dwarf_decl_line(&die, &line) == 0 ? line : 0;
@@ -553,23 +603,33 @@ static int cmp_str(const void *x, const void *y)
 static void inlined_only(struct build *b, const struct dw_function *fs, size_t n,
                          struct dw_index *ix)
 {
-    struct pmap names = {0}; /* val != NULL: a function's name or an inlined-only one */
-    for (size_t i = 0; i < n; i++)
-        pmap_get(&names, fs[i].name, true)->val = (void *)1;
-    const char **out = b->n_inl ? arena_alloc(b->a, b->n_inl * sizeof *out) : NULL;
+    if (!b->n_inl)
+        return;
+    struct dw_function *tmp = calloc(b->n_inl, sizeof *tmp);
+    b->pend = realloc(b->pend, b->n_inl * sizeof *b->pend);
+    if (!tmp || !b->pend)
+        abort();
+    for (size_t i = 0; i < b->n_inl; i++)
+        defer_name(b, &b->inl[i].die, b->inl[i].prefix, &tmp[i]);
+    resolve_names(b);
+    struct pmap names = {0}; /* inlined names; val set: has code, or already listed */
+    for (size_t i = 0; i < b->n_inl; i++)
+        pmap_get(&names, tmp[i].name, true);
+    for (size_t i = 0; i < n; i++) {
+        struct pslot *s = pmap_slot(&names, fs[i].name, true);
+        if (s->key)
+            s->val = (void *)1;
+    }
+    const char **out = arena_alloc(b->a, b->n_inl * sizeof *out);
     size_t k = 0;
     for (size_t i = 0; i < b->n_inl; i++) {
-        Dwarf_Die die;
-        struct dw_function f = {0};
-        if (!dwarf_offdie(b->dw, b->inl[i].off, &die))
-            continue;
-        name_function(b, &die, b->inl[i].prefix, &f);
-        struct pslot *s = pmap_get(&names, f.name, true);
+        struct pslot *s = pmap_slot(&names, tmp[i].name, true);
         if (!s->val)
-            out[k++] = f.name;
+            out[k++] = tmp[i].name;
         s->val = (void *)1;
     }
     free(names.s);
+    free(tmp);
     qsort(out, k, sizeof *out, cmp_str);
     ix->inlined_only = out;
     ix->n_inlined_only = k;
@@ -599,8 +659,12 @@ static size_t index_dwarf(struct build *b, struct dw_function **fs_out, size_t *
         if (kept == 0 || b->c[kept - 1].entry != b->c[i].entry)
             b->c[kept++] = b->c[i];
     struct dw_function *fs = kept ? arena_alloc(b->a, kept * sizeof *fs) : NULL;
+    b->pend = malloc((kept ? kept : 1) * sizeof *b->pend);
+    if (!b->pend)
+        abort();
     for (size_t i = 0; i < kept; i++)
         read_function(b, &b->c[i], &fs[i]);
+    resolve_names(b);
     *fs_out = fs;
     return kept;
 }
@@ -610,6 +674,7 @@ static size_t index_dwarf(struct build *b, struct dw_function **fs_out, size_t *
 struct sym {
     uint64_t addr, size;
     const char *name; /* in the ELF string table */
+    size_t len;
     int rank;         /* lower is preferred as the function's name */
 };
 
@@ -643,7 +708,7 @@ static void collect_syms(Elf *elf, struct syms *out)
                 if (!out->v)
                     abort();
             }
-            out->v[out->n++] = (struct sym){sym.st_value, sym.st_size, name, rank};
+            out->v[out->n++] = (struct sym){sym.st_value, sym.st_size, name, strlen(name), rank};
         }
     }
 }
@@ -655,9 +720,8 @@ static int cmp_sym(const void *x, const void *y)
         return a->addr < b->addr ? -1 : 1;
     if (a->rank != b->rank)
         return a->rank - b->rank;
-    size_t la = strlen(a->name), lb = strlen(b->name);
-    if (la != lb)
-        return la < lb ? -1 : 1;
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
     return strcmp(a->name, b->name);
 }
 
@@ -704,22 +768,23 @@ static size_t index_symbols(struct build *b, struct syms *ss, struct dw_function
         size_t nn = 0;
         if (f && !f->linkage_name) /* e.g. a lambda, a static C++ function */
             for (size_t s = i; s < j; s++)
-                if (adopt_symbol_name(b, f, ss->v[s].name))
+                if (adopt_symbol_name(b->a, f, ss->v[s].name))
                     break;
         if (!f) {
             f = &so[k++];
             const struct sym *best = &ss->v[i];
             f->entry = best->addr;
             f->end = best->addr + best->size;
-            f->name = sym_name(b, best->name);
-            char *full = dw_demangle(best->name, true);
-            f->demangled = full ? arena_strdup(b->a, full) : f->name;
-            f->linkage_name = full ? arena_strdup(b->a, best->name) : NULL;
-            free(full);
+            if (!adopt_symbol_name(b->a, f, best->name))
+                f->name = f->demangled = arena_strdup(b->a, best->name);
         }
         for (size_t s = i; s < j && nn < 64; s++) {
             const char *raw = ss->v[s].name;
-            if ((f->linkage_name && strcmp(raw, f->linkage_name) == 0) || strcmp(raw, f->name) == 0)
+            /* a mangled alias of a mangled function is a constructor/destructor clone
+             * (C1/C2): it demangles to the same name */
+            if ((f->linkage_name && (strcmp(raw, f->linkage_name) == 0 ||
+                                     (raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R')))) ||
+                strcmp(raw, f->name) == 0)
                 continue;
             const char *name = sym_name(b, raw);
             bool dup = strcmp(name, f->name) == 0;
@@ -788,6 +853,8 @@ struct dw_index *dw_index_build(const char *path, char *err, size_t errlen)
     free(b.c);
     free(b.inl);
     free(b.files.s);
+    free(b.pend);
+    free(b.params);
     type_conv_free(b.tc);
     if (dw)
         dwarf_end(dw);

@@ -520,6 +520,12 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
             match = i;
             break;
         }
+    /* No exact frame (a function that moved its own return address): the outermost
+     * frame already below the stack pointer is the one that returned. */
+    for (int i = t->depth - 1; i >= 0 && match < 0; i--)
+        if (!t->frames[i].detached && t->frames[i].rsp < regs->rsp &&
+            (i == 0 || t->frames[i - 1].rsp >= regs->rsp))
+            match = i;
     if (match < 0)
         return false; /* not a frame of ours: cannot know where to return */
     for (int i = t->depth - 1; i > match; i--)

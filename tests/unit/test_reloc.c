@@ -1,0 +1,150 @@
+/*
+ * test_reloc.c - unit tests of displaced-instruction relocation (ptrace/reloc.c) and
+ * of the tracer's hash map (core/u64map.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "core/u64map.h"
+#include "ptrace/reloc.h"
+
+static const uint64_t AT = 0x401000, SLOT = 0x500000;
+
+static int32_t rel32_at(const uint8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static void test_plain_instruction_runs_out_of_line(void **state)
+{
+    (void)state;
+    const uint8_t push_rbp[] = {0x55, 0x48, 0x89, 0xe5};
+    struct reloc r;
+    reloc_plan(push_rbp, sizeof push_rbp, AT, SLOT, &r);
+    assert_int_equal(r.kind, RELOC_OUT_OF_LINE);
+    assert_int_equal(r.insn_len, 1);
+    assert_int_equal(r.slot_len, 6);
+    assert_int_equal(r.slot[0], 0x55);
+    assert_int_equal(r.slot[1], 0xE9); /* jmp back to AT + 1 */
+    assert_int_equal((int64_t)(SLOT + 6) + rel32_at(r.slot + 2), (int64_t)AT + 1);
+}
+
+static void test_endbr64_is_copied_whole(void **state)
+{
+    (void)state;
+    const uint8_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55};
+    struct reloc r;
+    reloc_plan(endbr, sizeof endbr, AT, SLOT, &r);
+    assert_int_equal(r.kind, RELOC_OUT_OF_LINE);
+    assert_int_equal(r.insn_len, 4);
+    assert_memory_equal(r.slot, endbr, 4);
+}
+
+static void test_rip_relative_operand_is_rebased(void **state)
+{
+    (void)state;
+    /* mov eax, [rip + 0x100] */
+    const uint8_t mov[] = {0x8b, 0x05, 0x00, 0x01, 0x00, 0x00};
+    struct reloc r;
+    reloc_plan(mov, sizeof mov, AT, SLOT, &r);
+    assert_int_equal(r.kind, RELOC_OUT_OF_LINE);
+    assert_int_equal(r.insn_len, 6);
+    int64_t target = (int64_t)(SLOT + 6) + rel32_at(r.slot + 2);
+    assert_int_equal(target, (int64_t)AT + 6 + 0x100);
+}
+
+static void test_rip_relative_out_of_reach_single_steps(void **state)
+{
+    (void)state;
+    const uint8_t mov[] = {0x8b, 0x05, 0x00, 0x01, 0x00, 0x00};
+    struct reloc r;
+    reloc_plan(mov, sizeof mov, AT, AT + (5ULL << 30), &r);
+    assert_int_equal(r.kind, RELOC_SINGLE_STEP);
+    assert_non_null(strstr(r.why, "out of reach"));
+}
+
+static void test_far_slot_jumps_back_absolutely(void **state)
+{
+    (void)state;
+    const uint8_t push_rbp[] = {0x55};
+    struct reloc r;
+    uint64_t far = AT + (8ULL << 30);
+    reloc_plan(push_rbp, sizeof push_rbp, AT, far, &r);
+    assert_int_equal(r.kind, RELOC_OUT_OF_LINE);
+    assert_int_equal(r.slot_len, 1 + 14);
+    assert_int_equal(r.slot[1], 0xFF);
+    uint64_t dest;
+    memcpy(&dest, r.slot + 7, 8);
+    assert_int_equal(dest, AT + 1);
+}
+
+static void test_relative_branches_are_emulated_or_stepped(void **state)
+{
+    (void)state;
+    struct reloc r;
+    const uint8_t jmp[] = {0xe9, 0x10, 0x00, 0x00, 0x00};
+    reloc_plan(jmp, sizeof jmp, AT, SLOT, &r);
+    assert_int_equal(r.kind, RELOC_EMULATE_JMP);
+    assert_int_equal(r.target, AT + 5 + 0x10);
+    const uint8_t call[] = {0xe8, 0xfb, 0xff, 0xff, 0xff};
+    reloc_plan(call, sizeof call, AT, SLOT, &r);
+    assert_int_equal(r.kind, RELOC_EMULATE_CALL);
+    assert_int_equal(r.target, AT);
+    assert_int_equal(r.insn_len, 5);
+    const uint8_t je[] = {0x74, 0x05};
+    reloc_plan(je, sizeof je, AT, SLOT, &r);
+    assert_int_equal(r.kind, RELOC_SINGLE_STEP);
+}
+
+static void test_undecodable_single_steps(void **state)
+{
+    (void)state;
+    const uint8_t junk[] = {0x48, 0x8b}; /* an instruction cut short */
+    struct reloc r;
+    reloc_plan(junk, sizeof junk, AT, SLOT, &r);
+    assert_int_equal(r.kind, RELOC_SINGLE_STEP);
+    assert_true(strlen(r.why) > 0);
+}
+
+static void test_u64map(void **state)
+{
+    (void)state;
+    struct u64map m = {0};
+    static int values[5000];
+    for (uint64_t k = 1; k <= 5000; k++)
+        assert_int_equal(u64map_put(&m, k * 4096, &values[k - 1]), 0);
+    assert_int_equal(m.live, 5000);
+    for (uint64_t k = 1; k <= 5000; k++)
+        assert_ptr_equal(u64map_get(&m, k * 4096), &values[k - 1]);
+    assert_null(u64map_get(&m, 12345));
+    for (uint64_t k = 1; k <= 5000; k += 2)
+        assert_ptr_equal(u64map_del(&m, k * 4096), &values[k - 1]);
+    assert_int_equal(m.live, 2500);
+    assert_null(u64map_get(&m, 4096));
+    assert_ptr_equal(u64map_get(&m, 2 * 4096), &values[1]);
+    assert_int_equal(u64map_put(&m, 4096, &values[0]), 0); /* reuses a tombstone */
+    assert_ptr_equal(u64map_get(&m, 4096), &values[0]);
+    u64map_free(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plain_instruction_runs_out_of_line),
+        cmocka_unit_test(test_endbr64_is_copied_whole),
+        cmocka_unit_test(test_rip_relative_operand_is_rebased),
+        cmocka_unit_test(test_rip_relative_out_of_reach_single_steps),
+        cmocka_unit_test(test_far_slot_jumps_back_absolutely),
+        cmocka_unit_test(test_relative_branches_are_emulated_or_stepped),
+        cmocka_unit_test(test_undecodable_single_steps),
+        cmocka_unit_test(test_u64map),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
