@@ -143,8 +143,14 @@ bool pattern_match_function(const char *pattern, const struct dw_function *f,
         return under_root(f->decl_file, project_root);
     if (strncmp(pattern, "@file:", 6) == 0)
         return f->decl_file && pattern[6] && strstr(f->decl_file, pattern + 6);
-    return pattern_match_name(pattern, f->name) ||
-           (f->linkage_name && strcmp(pattern, f->linkage_name) == 0);
+    if (pattern_match_name(pattern, f->name) ||
+        (f->linkage_name && strcmp(pattern, f->linkage_name) == 0))
+        return true;
+    /* Other symbols at the same address: libc's DWARF calls puts _IO_puts. */
+    for (size_t i = 0; i < f->n_aliases; i++)
+        if (pattern_match_name(pattern, f->aliases[i]))
+            return true;
+    return false;
 }
 
 /* Case-insensitive edit distance over the first LEVENSHTEIN_MAX characters. */

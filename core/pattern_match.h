@@ -42,7 +42,8 @@ bool pattern_match_name(const char *pattern, const char *qualified_name);
  *   '/' boundary; trailing slashes of project_root ignored; no ".." resolution).
  *   False when either is NULL or project_root is empty.
  * - "@file:NAME": f->decl_file contains NAME.
- * - otherwise pattern_match_name on f->name, or the pattern equals f->linkage_name. */
+ * - otherwise pattern_match_name on f->name or on one of f->aliases, or the pattern
+ *   equals f->linkage_name. */
 bool pattern_match_function(const char *pattern, const struct dw_function *f,
                             const char *project_root);
 

@@ -255,7 +255,7 @@ struct pending {
 };
 
 struct scope {
-    const struct scope *up;
+    struct scope *up;
     const char *name;
     const char *full; /* built on first use */
 };
@@ -269,6 +269,7 @@ struct build {
     struct cand *inl; /* inlined-only candidates (entry unused) */
     size_t n_inl, cap_inl;
     struct pmap files; /* libdw file name pointer -> absolute path in the arena */
+    struct pmap origins; /* DIE offset + 1 of every abstract root with code somewhere */
     struct pending *pend;
     size_t n_pend;
     Dwarf_Die *params; /* scratch for read_params */
@@ -291,7 +292,7 @@ static const char *scope_prefix(struct build *b, struct scope *s)
     if (!s)
         return NULL;
     if (!s->full) {
-        const char *up = scope_prefix(b, (struct scope *)s->up);
+        const char *up = scope_prefix(b, s->up);
         const char *name = s->name ? s->name : "(anonymous namespace)";
         s->full = up ? arena_printf(b->a, "%s::%s", up, name) : arena_strdup(b->a, name);
     }
@@ -314,6 +315,10 @@ static void note_subprogram(struct build *b, Dwarf_Die *die, struct scope *sc)
     }
     if (entry == 0 || entry >= (Dwarf_Addr)-2) /* discarded copies: 0 or a tombstone */
         return;
+    Dwarf_Attribute at;
+    Dwarf_Die origin;
+    if (dwarf_attr(die, DW_AT_abstract_origin, &at) && dwarf_formref_die(&at, &origin))
+        pmap_get(&b->origins, (void *)(uintptr_t)(dwarf_dieoffset(&origin) + 1), false);
     push_cand(&b->c, &b->n, &b->cap,
               (struct cand){entry, dwarf_dieoffset(die), *die, scope_prefix(b, sc)});
 }
@@ -599,30 +604,39 @@ static int cmp_str(const void *x, const void *y)
     return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-/* Names of the inlined-only roots that no function in fs[0..n) has, sorted, unique. */
+/* Names of the inlined-only roots that no function in fs[0..n) has, sorted, unique.
+ * Roots with an out-of-line copy in their own CU (a concrete DIE whose
+ * abstract_origin is the root) are dropped before the costly naming. */
 static void inlined_only(struct build *b, const struct dw_function *fs, size_t n,
                          struct dw_index *ix)
 {
-    if (!b->n_inl)
-        return;
-    struct dw_function *tmp = calloc(b->n_inl, sizeof *tmp);
-    b->pend = realloc(b->pend, b->n_inl * sizeof *b->pend);
+    struct dw_function *tmp = calloc(b->n_inl ? b->n_inl : 1, sizeof *tmp);
+    b->pend = realloc(b->pend, (b->n_inl ? b->n_inl : 1) * sizeof *b->pend);
     if (!tmp || !b->pend)
         abort();
-    for (size_t i = 0; i < b->n_inl; i++)
-        defer_name(b, &b->inl[i].die, b->inl[i].prefix, &tmp[i]);
+    for (size_t i = 0; i < b->n_inl; i++) {
+        void *key = (void *)(uintptr_t)(b->inl[i].off + 1);
+        if (!b->origins.cap || !pmap_slot(&b->origins, key, false)->key)
+            defer_name(b, &b->inl[i].die, b->inl[i].prefix, &tmp[b->n_pend]);
+    }
+    size_t m = b->n_pend;
     resolve_names(b);
     struct pmap names = {0}; /* inlined names; val set: has code, or already listed */
-    for (size_t i = 0; i < b->n_inl; i++)
+    bool lens[4096] = {0};   /* lengths of those names: a cheap first test */
+    for (size_t i = 0; i < m; i++) {
         pmap_get(&names, tmp[i].name, true);
-    for (size_t i = 0; i < n; i++) {
+        lens[strlen(tmp[i].name) & 4095] = true;
+    }
+    for (size_t i = 0; i < n && m; i++) {
+        if (!lens[strlen(fs[i].name) & 4095])
+            continue;
         struct pslot *s = pmap_slot(&names, fs[i].name, true);
         if (s->key)
             s->val = (void *)1;
     }
-    const char **out = arena_alloc(b->a, b->n_inl * sizeof *out);
+    const char **out = arena_alloc(b->a, (m ? m : 1) * sizeof *out);
     size_t k = 0;
-    for (size_t i = 0; i < b->n_inl; i++) {
+    for (size_t i = 0; i < m; i++) {
         struct pslot *s = pmap_slot(&names, tmp[i].name, true);
         if (!s->val)
             out[k++] = tmp[i].name;
@@ -853,6 +867,7 @@ struct dw_index *dw_index_build(const char *path, char *err, size_t errlen)
     free(b.c);
     free(b.inl);
     free(b.files.s);
+    free(b.origins.s);
     free(b.pend);
     free(b.params);
     type_conv_free(b.tc);

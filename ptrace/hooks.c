@@ -62,7 +62,9 @@ struct frame {
     int64_t seq;             /* the enter event's seq */
     int64_t t_enter;
     struct hook *hook;
-    bool detached;           /* real return address restored (exception) */
+    bool detached;           /* real return address restored (exception): no trampoline
+                                will report its exit; pruned as unwound once the stack
+                                is below it */
 };
 
 struct thread {
@@ -437,6 +439,20 @@ static void detach_frames(struct thread *t)
     }
 }
 
+static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
+                      const struct user_regs_struct *regs, bool unwound, int64_t now);
+
+/* Frames whose return-address slot is at or below the stack pointer of a new call
+ * are gone from the real stack: a longjmp or an exception unwound them. */
+static void prune_stale(struct hooks *h, struct thread *t, const struct user_regs_struct *regs,
+                        int64_t now)
+{
+    while (t->depth > 0 && t->frames[t->depth - 1].rsp <= regs->rsp) {
+        t->depth--;
+        emit_exit(h, t, &t->frames[t->depth], regs, true, now);
+    }
+}
+
 static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
                      struct user_regs_struct *regs)
 {
@@ -458,12 +474,12 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
         h->args.buf[0] = '\0';
     abi_args_json(&h->args, k->fn, &a, mem_read, &t->memfd, &h->vopts);
 
+    prune_stale(h, t, regs, now);
     struct event ev = event_init(h->cfg.session_key, EV_FUNCTION_ENTER, now - h->cfg.t0_ns);
     fill_location(&ev, k, t);
     ev.seq = ++h->seq;
-    for (int i = t->depth - 1; i >= 0 && !ev.parent_seq; i--)
-        if (!t->frames[i].detached)
-            ev.parent_seq = t->frames[i].seq;
+    if (t->depth > 0)
+        ev.parent_seq = t->frames[t->depth - 1].seq;
     ev.arguments = h->args.oom ? NULL : h->args.buf;
     push_event(h, &ev);
 
@@ -529,8 +545,7 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
     if (match < 0)
         return false; /* not a frame of ours: cannot know where to return */
     for (int i = t->depth - 1; i > match; i--)
-        if (!t->frames[i].detached)
-            emit_exit(h, t, &t->frames[i], regs, true, now);
+        emit_exit(h, t, &t->frames[i], regs, true, now);
     struct frame f = t->frames[match];
     t->depth = match;
     emit_exit(h, t, &f, regs, false, now);

@@ -21,3 +21,9 @@ echo
 mkdir -p "$work/home"
 export PATH="$build:$PATH" # the daemon the benchmark starts is this build's
 STROBE_HOME="$work/home" "$build/bench/bench_launch" "$build/fixtures/hello_exit3" 50
+echo
+echo "### Tracing (\`$build/bench/bench_trace $build/fixtures/bench_calls 20000 5\`)"
+echo
+# Starts its own daemons (one pinned to CPU 0, one free) in private STROBE_HOMEs
+# under /tmp and stops them; `strobe` comes from the PATH set above.
+"$build/bench/bench_trace" "$build/fixtures/bench_calls" 20000 5

@@ -22,6 +22,17 @@ cd "$root" || exit 2
 
 status=0
 
+# A sanitized build's daemon runs detached, its stderr on /dev/null: its reports go
+# to files instead, and any file at the end fails the run.
+san_logs=""
+case "$build" in
+*-san)
+    san_logs=$(mktemp -d)
+    export ASAN_OPTIONS="log_path=$san_logs/asan:detect_leaks=1"
+    export UBSAN_OPTIONS="log_path=$san_logs/ubsan:print_stacktrace=1:halt_on_error=1"
+    ;;
+esac
+
 if [ "${STROBE_VALGRIND:-}" = 1 ]; then
     echo "== e2e (pytest, daemon under valgrind) =="
 else
@@ -40,6 +51,16 @@ if [ "${STROBE_VALGRIND:-}" != 1 ]; then
         fi
     fi
     node "$sdk/sdk_test.mjs" "$build" || status=1
+fi
+
+if [ -n "$san_logs" ]; then
+    for f in "$san_logs"/*; do
+        [ -e "$f" ] || continue
+        echo "run-e2e: sanitizer report $f:" >&2
+        cat "$f" >&2
+        status=1
+    done
+    rm -rf "$san_logs"
 fi
 
 if [ $status -ne 0 ]; then

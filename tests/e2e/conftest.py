@@ -734,3 +734,28 @@ def raw(daemon):
     c = daemon.raw()
     c.world = daemon
     return c
+
+
+# --------------------------------------------------------------------------------
+# helpers of the function-tracing tests (test_trace_*.py)
+
+def wait_stable(value, quiet, timeout=None, what=None):
+    """Polls value() until it returns the same value for `quiet` seconds in a row (e.g.
+    an event count that must stop growing) and returns that value. Raises WaitTimeout
+    when it keeps changing for timeout seconds."""
+    timeout = timeout or T_LONG
+    deadline = time.monotonic() + timeout
+    last = value()
+    since = time.monotonic()
+    while True:
+        time.sleep(0.1)
+        now = value()
+        t = time.monotonic()
+        if now != last:
+            last, since = now, t
+        elif t - since >= quiet:
+            return last
+        if t >= deadline:
+            raise WaitTimeout("timed out after %.1fs waiting for %s to stay stable for "
+                              "%.1fs (last value: %r)" % (timeout, what or "a value",
+                                                           quiet, last))

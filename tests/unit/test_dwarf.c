@@ -1,0 +1,523 @@
+/*
+ * test_dwarf.c - the DWARF function index (dwarf/dwarf.h) on the real fixture programs
+ * build/fixtures/trace_c, trace_cpp and, when built, trace_rust and trace_rust_v0:
+ * names, declaration files and lines (read back from the sources), parameter and
+ * return types, C++ overloads/templates/operators/lambdas, Rust legacy and v0 names,
+ * one entry per address, dw_function_at, symbol-only libraries, the cache, and
+ * dw_demangle. Fixtures come from $STROBE_FIXTURES, else ../fixtures next to this
+ * binary (build/tests/test_dwarf -> build/fixtures).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dwarf/dwarf.h"
+
+static char fixture_dir[PATH_MAX];
+
+static const char *fixture(const char *name)
+{
+    static char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", fixture_dir, name);
+    return path;
+}
+
+static const struct dw_index *load(const char *name)
+{
+    char err[256] = "";
+    const struct dw_index *ix = dw_index_get(fixture(name), err, sizeof err);
+    if (!ix)
+        fail_msg("%s: %s (run `make fixtures`)", fixture(name), err);
+    return ix;
+}
+
+static const struct dw_function *find(const struct dw_index *ix, const char *name)
+{
+    for (size_t i = 0; i < ix->n_functions; i++) {
+        const struct dw_function *f = &ix->functions[i];
+        if (strcmp(f->name, name) == 0)
+            return f;
+        for (size_t a = 0; a < f->n_aliases; a++)
+            if (strcmp(f->aliases[a], name) == 0)
+                return f;
+    }
+    return NULL;
+}
+
+static const struct dw_function *must_find(const struct dw_index *ix, const char *name)
+{
+    const struct dw_function *f = find(ix, name);
+    if (!f)
+        fail_msg("no function %s in %s", name, ix->path);
+    return f;
+}
+
+static size_t count_named(const struct dw_index *ix, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ix->n_functions; i++)
+        n += strcmp(ix->functions[i].name, name) == 0;
+    return n;
+}
+
+/* f is declared in the fixture source named base, on a line that contains word. */
+static void check_decl(const struct dw_function *f, const char *base, const char *word)
+{
+    assert_true(f->has_dwarf);
+    assert_non_null(f->decl_file);
+    assert_int_equal(f->decl_file[0], '/');
+    const char *slash = strrchr(f->decl_file, '/');
+    assert_string_equal(slash + 1, base);
+    assert_true(f->decl_line > 0);
+    FILE *fp = fopen(f->decl_file, "r");
+    assert_non_null(fp);
+    char line[512] = "";
+    for (int i = 0; i < f->decl_line && fgets(line, sizeof line, fp); i++)
+        ;
+    fclose(fp);
+    if (!strstr(line, word))
+        fail_msg("%s: line %d of %s is \"%s\", expected %s", f->name, f->decl_line, base, line,
+                 word);
+}
+
+static void check_type(const struct dw_type *t, enum dw_type_kind kind, uint64_t size)
+{
+    assert_non_null(t);
+    assert_int_equal(t->kind, kind);
+    assert_int_equal(t->size, size);
+}
+
+static void check_param(const struct dw_function *f, size_t i, const char *name,
+                        enum dw_type_kind kind, uint64_t size)
+{
+    assert_true(i < f->n_params);
+    assert_string_equal(f->params[i].name, name);
+    check_type(f->params[i].type, kind, size);
+}
+
+/* ---- C ---- */
+
+static void test_c_functions(void **state)
+{
+    (void)state;
+    const struct dw_index *ix = load("trace_c");
+    assert_true(ix->has_dwarf);
+    assert_true(ix->is_pie);
+    assert_int_equal(strlen(ix->build_id), 40);
+    static const char *const names[] = {
+        "add_ints", "scale",      "count_chars", "manhattan",  "move_point", "color_name",
+        "is_even",  "factorial",  "square",      "apply",      "make_point", "next_color",
+        "half",     "first_char", "list_sum",    "count_flags", "sum_all",   "main"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const struct dw_function *f = must_find(ix, names[i]);
+        check_decl(f, "trace_c.c", names[i]);
+        assert_string_equal(f->demangled, f->name);
+        assert_null(f->linkage_name);
+        assert_true(f->end > f->entry);
+        assert_int_equal(f->variadic, strcmp(names[i], "sum_all") == 0);
+    }
+
+    const struct dw_function *f = must_find(ix, "add_ints");
+    assert_int_equal(f->n_params, 2);
+    check_param(f, 0, "a", DWT_SIGNED, 4);
+    check_param(f, 1, "b", DWT_SIGNED, 4);
+    check_type(f->return_type, DWT_SIGNED, 4);
+    assert_string_equal(f->return_type->name, "int");
+
+    f = must_find(ix, "scale");
+    check_param(f, 0, "v", DWT_FLOAT, 8);
+    check_type(f->return_type, DWT_FLOAT, 8);
+    check_type(must_find(ix, "half")->return_type, DWT_FLOAT, 4);
+
+    f = must_find(ix, "count_chars");
+    check_param(f, 0, "text", DWT_POINTER, 8);
+    check_type(f->params[0].type->target, DWT_CHAR, 1); /* const stripped */
+    check_param(f, 1, "c", DWT_CHAR, 1);
+    check_type(f->return_type, DWT_UNSIGNED, 8);
+    assert_string_equal(f->return_type->name, "size_t"); /* typedef keeps its name */
+
+    f = must_find(ix, "manhattan");
+    check_param(f, 0, "p", DWT_STRUCT, 8);
+    const struct dw_type *point = f->params[0].type;
+    assert_string_equal(point->name, "struct point");
+    assert_int_equal(point->n_members, 2);
+    assert_string_equal(point->members[0].name, "x");
+    assert_int_equal(point->members[0].offset, 0);
+    assert_string_equal(point->members[1].name, "y");
+    assert_int_equal(point->members[1].offset, 4);
+    check_type(point->members[1].type, DWT_SIGNED, 4);
+    /* one conversion per DIE: make_point returns the very same struct point */
+    assert_ptr_equal(must_find(ix, "make_point")->return_type, point);
+
+    f = must_find(ix, "move_point");
+    check_param(f, 0, "p", DWT_POINTER, 8);
+    assert_ptr_equal(f->params[0].type->target, point);
+    assert_null(f->return_type);
+
+    f = must_find(ix, "color_name");
+    check_param(f, 0, "c", DWT_ENUM, 4);
+    const struct dw_type *color = f->params[0].type;
+    assert_string_equal(color->name, "enum color");
+    assert_int_equal(color->n_enumerators, 3);
+    assert_string_equal(color->enumerators[0].name, "RED");
+    assert_int_equal(color->enumerators[0].value, 0);
+    assert_string_equal(color->enumerators[1].name, "GREEN");
+    assert_int_equal(color->enumerators[1].value, 5);
+    assert_string_equal(color->enumerators[2].name, "BLUE");
+    assert_int_equal(color->enumerators[2].value, -2);
+    check_type(f->return_type, DWT_POINTER, 8);
+    check_type(f->return_type->target, DWT_CHAR, 1);
+    check_type(must_find(ix, "next_color")->return_type, DWT_ENUM, 4);
+
+    f = must_find(ix, "is_even");
+    check_type(f->return_type, DWT_BOOL, 1);
+    f = must_find(ix, "factorial");
+    check_param(f, 0, "n", DWT_UNSIGNED, 4);
+    check_type(f->return_type, DWT_UNSIGNED, 8);
+
+    f = must_find(ix, "apply"); /* static, with a function pointer */
+    check_param(f, 0, "fn", DWT_POINTER, 8);
+    const struct dw_type *fn = f->params[0].type->target;
+    assert_non_null(fn);
+    assert_int_equal(fn->kind, DWT_FUNCTION);
+    check_type(fn->target, DWT_SIGNED, 4);
+    assert_string_equal(f->params[0].type->name, "int (*)(int)");
+
+    f = must_find(ix, "list_sum"); /* struct node { struct node *next; } terminates */
+    const struct dw_type *node = f->params[0].type->target;
+    check_type(node, DWT_STRUCT, 16);
+    assert_string_equal(node->members[0].name, "next");
+    assert_ptr_equal(node->members[0].type->target, node);
+
+    f = must_find(ix, "count_flags");
+    assert_string_equal(f->return_type->name, "counter_t");
+    check_type(f->return_type, DWT_UNSIGNED, 8);
+    const struct dw_type *flags = f->params[0].type->target;
+    check_type(flags, DWT_STRUCT, 72);
+    assert_int_equal(flags->n_members, 4);
+    assert_int_equal(flags->members[0].bit_size, 1);
+    assert_int_equal(flags->members[0].offset * 8 + flags->members[0].bit_offset, 0);
+    assert_int_equal(flags->members[1].bit_size, 3);
+    assert_int_equal(flags->members[1].offset * 8 + flags->members[1].bit_offset, 1);
+    const struct dw_type *tags = flags->members[2].type;
+    check_type(tags, DWT_ARRAY, 16);
+    assert_int_equal(tags->count, 4);
+    check_type(tags->target, DWT_SIGNED, 4);
+    const struct dw_type *grid = flags->members[3].type; /* double[2][3] */
+    check_type(grid, DWT_ARRAY, 48);
+    assert_int_equal(grid->count, 2);
+    check_type(grid->target, DWT_ARRAY, 24);
+    assert_int_equal(grid->target->count, 3);
+    check_type(grid->target->target, DWT_FLOAT, 8);
+    assert_int_equal(flags->members[3].offset, 24);
+}
+
+/* ---- C++ ---- */
+
+static void test_cpp_functions(void **state)
+{
+    (void)state;
+    const struct dw_index *ix = load("trace_cpp");
+    static const struct {
+        const char *name, *word;
+    } fns[] = {
+        {"a::b::Widget::get", "Widget::get"},
+        {"a::b::Widget::set", "Widget::set"},
+        {"a::b::Widget::scaled", "scaled"},
+        {"a::b::Widget::Widget", "Widget("},
+        {"a::b::operator+", "operator+"},
+        {"a::b::operator==", "operator=="},
+        {"a::b::twice<int>", "twice"},
+        {"a::b::twice<double>", "twice"},
+        {"a::b::Box<int>::unwrap", "unwrap"},
+        {"Square::area", "area"},
+        {"Circle::area", "area"},
+        {"checked_div", "checked_div"},
+        {"greet", "greet"},
+        {"main", "main"},
+    };
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
+        check_decl(must_find(ix, fns[i].name), "trace_cpp.cpp", fns[i].word);
+
+    const struct dw_function *f = must_find(ix, "a::b::Widget::get");
+    assert_string_equal(f->demangled, "a::b::Widget::get() const");
+    assert_string_equal(f->linkage_name, "_ZNK1a1b6Widget3getEv");
+    assert_int_equal(f->n_params, 1);
+    check_param(f, 0, "this", DWT_POINTER, 8);
+    assert_string_equal(f->params[0].type->target->name, "Widget");
+    check_type(f->return_type, DWT_SIGNED, 4);
+
+    f = must_find(ix, "a::b::Widget::set");
+    assert_string_equal(f->demangled, "a::b::Widget::set(int)");
+    check_param(f, 1, "size", DWT_SIGNED, 4);
+
+    /* overloads: three entries, one name, distinct demangled forms */
+    assert_int_equal(count_named(ix, "a::b::process"), 3);
+    bool seen_int = false, seen_double = false, seen_item = false;
+    for (size_t i = 0; i < ix->n_functions; i++) {
+        const struct dw_function *g = &ix->functions[i];
+        if (strcmp(g->name, "a::b::process") != 0)
+            continue;
+        check_decl(g, "trace_cpp.cpp", "process(");
+        if (strcmp(g->demangled, "a::b::process(int)") == 0) {
+            seen_int = true;
+            check_param(g, 0, "v", DWT_SIGNED, 4);
+        } else if (strcmp(g->demangled, "a::b::process(double)") == 0) {
+            seen_double = true;
+            check_param(g, 0, "v", DWT_FLOAT, 8);
+            check_type(g->return_type, DWT_FLOAT, 8);
+        } else if (strcmp(g->demangled, "a::b::process(a::b::Item const&)") == 0) {
+            seen_item = true;
+            check_param(g, 0, "item", DWT_REFERENCE, 8);
+            const struct dw_type *item = g->params[0].type->target;
+            check_type(item, DWT_STRUCT, 16);
+            assert_string_equal(item->members[1].name, "weight");
+            assert_int_equal(item->members[1].offset, 8);
+        }
+    }
+    assert_true(seen_int && seen_double && seen_item);
+
+    f = must_find(ix, "a::b::twice<double>");
+    assert_string_equal(f->demangled, "double a::b::twice<double>(double)");
+    check_param(f, 0, "v", DWT_FLOAT, 8);
+    assert_int_equal(count_named(ix, "a::b::twice<int>"), 1);
+
+    f = must_find(ix, "std::vector<a::b::Item, std::allocator<a::b::Item> >::push_back");
+    assert_true(f->has_dwarf);
+    assert_string_equal(f->linkage_name, "_ZNSt6vectorIN1a1b4ItemESaIS2_EE9push_backEOS2_");
+    assert_string_equal(f->params[0].name, "this");
+
+    f = must_find(ix, "a::b::operator+");
+    check_type(f->return_type, DWT_STRUCT, 16);
+    assert_int_equal(f->n_params, 2);
+    check_type(must_find(ix, "a::b::operator==")->return_type, DWT_BOOL, 1);
+
+    /* the lambda's DWARF has no linkage name: its symbol supplies the scopes */
+    f = must_find(ix, "main::{lambda(int)#1}::operator()");
+    assert_true(f->has_dwarf);
+    assert_string_equal(f->demangled, "main::{lambda(int)#1}::operator()(int) const");
+    check_param(f, 1, "x", DWT_SIGNED, 4);
+
+    /* constructors, virtual destructors and methods */
+    assert_non_null(find(ix, "Square::Square"));
+    assert_non_null(find(ix, "Shape::~Shape"));
+    check_type(must_find(ix, "Circle::area")->return_type, DWT_FLOAT, 8);
+
+    f = must_find(ix, "greet"); /* static: DWARF has no linkage name, the symbol has */
+    assert_non_null(f->linkage_name);
+    assert_non_null(strstr(f->demangled, "greet(std::"));
+    check_type(f->return_type, DWT_STRUCT, 32);
+
+    /* std functions that exist only inlined are listed, and nothing traceable is */
+    for (size_t i = 0; i < ix->n_inlined_only; i++) {
+        assert_true(dw_is_inlined_only(ix, ix->inlined_only[i]));
+        assert_null(find(ix, ix->inlined_only[i]));
+    }
+    assert_false(dw_is_inlined_only(ix, "main"));
+    assert_false(dw_is_inlined_only(ix, "a::b::process"));
+}
+
+/* ---- every index: one function per entry, dw_function_at ---- */
+
+static void check_unique_and_lookup(const struct dw_index *ix)
+{
+    assert_true(ix->n_functions > 0);
+    for (size_t i = 0; i < ix->n_functions; i++) {
+        const struct dw_function *f = &ix->functions[i];
+        if (i > 0)
+            assert_true(ix->functions[i - 1].entry < f->entry);
+        assert_non_null(f->name);
+        assert_non_null(f->demangled);
+        assert_true(f->end >= f->entry);
+        assert_ptr_equal(dw_function_at(ix, f->entry), f);
+        if (f->end > f->entry + 1 && (i + 1 == ix->n_functions || ix->functions[i + 1].entry >= f->end))
+            assert_ptr_equal(dw_function_at(ix, f->end - 1), f);
+    }
+    assert_null(dw_function_at(ix, 0));
+    assert_null(dw_function_at(ix, ix->functions[ix->n_functions - 1].end + 0x100000));
+}
+
+static void test_unique_entries(void **state)
+{
+    (void)state;
+    check_unique_and_lookup(load("trace_c"));
+    check_unique_and_lookup(load("trace_cpp"));
+    const struct dw_index *ix = load("trace_c");
+    const struct dw_function *f = must_find(ix, "factorial");
+    assert_ptr_equal(dw_function_at(ix, f->entry + 4), f);
+}
+
+/* ---- symbol-only libraries ---- */
+
+/* Path of the first mapped library of this process whose path contains needle. */
+static bool mapped_library(const char *needle, char *out, size_t outlen)
+{
+    FILE *fp = fopen("/proc/self/maps", "r");
+    assert_non_null(fp);
+    char line[PATH_MAX + 128];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, fp)) {
+        char *path = strchr(line, '/');
+        if (!path || !strstr(path, needle))
+            continue;
+        path[strcspn(path, "\n")] = '\0';
+        snprintf(out, outlen, "%s", path);
+        found = true;
+    }
+    fclose(fp);
+    return found;
+}
+
+static void test_symbol_only(void **state)
+{
+    (void)state;
+    char path[PATH_MAX], err[256];
+    /* cmocka ships without debug info: everything comes from .dynsym */
+    assert_true(mapped_library("libcmocka", path, sizeof path));
+    const struct dw_index *ix = dw_index_get(path, err, sizeof err);
+    assert_non_null(ix);
+    assert_false(ix->has_dwarf);
+    for (size_t i = 0; i < ix->n_functions; i++) {
+        assert_false(ix->functions[i].has_dwarf);
+        assert_null(ix->functions[i].decl_file);
+        assert_int_equal(ix->functions[i].n_params, 0);
+    }
+    const struct dw_function *f = must_find(ix, "_cmocka_run_group_tests");
+    assert_true(f->end > f->entry);
+    check_unique_and_lookup(ix);
+
+    /* libc: symbol-only unless libc6-dbg is installed; either way malloc and puts are
+     * found, by name or by alias (puts is _IO_puts in glibc's DWARF) */
+    assert_true(mapped_library("/libc.so", path, sizeof path));
+    ix = dw_index_get(path, err, sizeof err);
+    assert_non_null(ix);
+    for (const char *const *n = (const char *const[]){"malloc", "puts", "free", NULL}; *n; n++) {
+        f = must_find(ix, *n);
+        assert_int_equal(f->has_dwarf, ix->has_dwarf);
+        assert_true(f->end > f->entry);
+    }
+    check_unique_and_lookup(ix);
+}
+
+/* ---- Rust (when the Makefile's rustc rule built the fixtures) ---- */
+
+static void test_rust(void **state)
+{
+    (void)state;
+    if (access(fixture("trace_rust"), R_OK) != 0 || access(fixture("trace_rust_v0"), R_OK) != 0)
+        skip();
+    const struct dw_index *ix = load("trace_rust");
+    const struct dw_function *f = must_find(ix, "trace_rust::geometry::Point::manhattan");
+    check_decl(f, "trace_rust.rs", "manhattan");
+    assert_int_equal(strncmp(f->linkage_name, "_ZN", 3), 0); /* legacy */
+    check_param(f, 0, "self", DWT_POINTER, 8);
+    check_type(f->return_type, DWT_SIGNED, 4);
+    assert_int_equal(count_named(ix, "trace_rust::largest"), 2); /* hash stripped */
+    f = must_find(ix, "trace_rust::describe");
+    check_param(f, 1, "count", DWT_UNSIGNED, 8);
+    check_param(f, 2, "ok", DWT_BOOL, 1);
+    check_unique_and_lookup(ix);
+
+    ix = load("trace_rust_v0");
+    f = must_find(ix, "trace_rust_v0::describe");
+    check_decl(f, "trace_rust.rs", "describe");
+    assert_int_equal(strncmp(f->linkage_name, "_R", 2), 0);
+    char *d = dw_demangle(f->linkage_name, false);
+    assert_string_equal(d, "trace_rust_v0::describe");
+    free(d);
+    /* v0 writes "<crate::Point>::new"; the index unwraps it like legacy names */
+    f = must_find(ix, "trace_rust_v0::geometry::Point::new");
+    assert_string_equal(f->demangled, "<trace_rust_v0::geometry::Point>::new");
+    assert_non_null(find(ix, "trace_rust_v0::largest::<i32>"));
+    assert_non_null(find(ix, "trace_rust_v0::largest::<f64>"));
+    check_unique_and_lookup(ix);
+}
+
+/* ---- the cache ---- */
+
+static void test_cache(void **state)
+{
+    (void)state;
+    const struct dw_index *a = load("trace_c");
+    assert_ptr_equal(load("trace_c"), a);
+    assert_string_equal(a->path, fixture("trace_c"));
+    char err[256] = "";
+    assert_null(dw_index_get("/nonexistent/strobe", err, sizeof err));
+    assert_non_null(strstr(err, "/nonexistent/strobe"));
+    char src[PATH_MAX];
+    snprintf(src, sizeof src, "%s", must_find(a, "main")->decl_file); /* a C file */
+    err[0] = '\0';
+    assert_null(dw_index_get(src, err, sizeof err));
+    assert_non_null(strstr(err, "not an ELF"));
+    dw_cache_clear();
+    a = load("trace_c");
+    assert_non_null(find(a, "main"));
+}
+
+/* ---- demangling ---- */
+
+static void test_demangle(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *sym, *params, *plain;
+    } cases[] = {
+        {"_ZNK1a1b6Widget3getEv", "a::b::Widget::get() const", "a::b::Widget::get"},
+        {"_ZNSt6vectorIiSaIiEE9push_backERKi",
+         "std::vector<int, std::allocator<int> >::push_back(int const&)",
+         "std::vector<int, std::allocator<int> >::push_back"},
+        {"_Z5twiceIiET_S0_", "int twice<int>(int)", "twice<int>"},
+        {"_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write", "core::fmt::write"},
+        {"_RNvCs1234_7mycrate4main", "mycrate::main", "mycrate::main"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = dw_demangle(cases[i].sym, true), *n = dw_demangle(cases[i].sym, false);
+        assert_non_null(p);
+        assert_non_null(n);
+        assert_string_equal(p, cases[i].params);
+        assert_string_equal(n, cases[i].plain);
+        free(p);
+        free(n);
+    }
+    assert_null(dw_demangle("main", true));
+    assert_null(dw_demangle("_start", false));
+    assert_null(dw_demangle("", false));
+    assert_null(dw_demangle(NULL, false));
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dw_cache_clear();
+    return 0;
+}
+
+int main(void)
+{
+    const char *env = getenv("STROBE_FIXTURES");
+    if (env && *env) {
+        snprintf(fixture_dir, sizeof fixture_dir, "%s", env);
+    } else {
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        snprintf(fixture_dir, sizeof fixture_dir, "%s/../fixtures", dirname(exe));
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_c_functions),  cmocka_unit_test(test_cpp_functions),
+        cmocka_unit_test(test_unique_entries), cmocka_unit_test(test_symbol_only),
+        cmocka_unit_test(test_rust),          cmocka_unit_test(test_cache),
+        cmocka_unit_test(test_demangle),
+    };
+    return cmocka_run_group_tests(tests, NULL, teardown);
+}
