@@ -28,6 +28,7 @@
 #include "core/log.h"
 #include "core/paths.h"
 #include "core/session.h"
+#include "dwarf/dwarf.h"
 
 struct client {
     pthread_t thread;
@@ -279,6 +280,7 @@ int daemon_run(int idle_timeout_s, connection_fn serve)
     reap_clients(true);
     sessions_shutdown();
     store_close(d.store);
+    dw_cache_clear();
     unlink(paths[STROBE_PID]);
     log_info("daemon %d stopped", (int)getpid());
     log_close();

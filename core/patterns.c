@@ -11,6 +11,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char pending[PATTERNS_MAX][PATTERN_MAX_LEN];
 static int n_pending;
+static int pending_depth = 3;
 
 static int invalid(struct strobe_error *e, const char *p, const char *reason)
 {
@@ -85,6 +86,21 @@ void patterns_pending_remove(const char *p)
             break;
         }
     pthread_mutex_unlock(&lock);
+}
+
+void patterns_pending_set_depth(int depth)
+{
+    pthread_mutex_lock(&lock);
+    pending_depth = depth;
+    pthread_mutex_unlock(&lock);
+}
+
+int patterns_pending_depth(void)
+{
+    pthread_mutex_lock(&lock);
+    int depth = pending_depth;
+    pthread_mutex_unlock(&lock);
+    return depth;
 }
 
 int patterns_pending_list(char out[][PATTERN_MAX_LEN], int max)

@@ -21,5 +21,8 @@ int patterns_pending_add(const char *p, struct strobe_error *e);
 void patterns_pending_remove(const char *p);
 /* Copies the pending patterns into out (up to max); returns how many there are. */
 int patterns_pending_list(char out[][PATTERN_MAX_LEN], int max);
+/* The serialization depth staged with them (3 until set; 1-10). */
+void patterns_pending_set_depth(int depth);
+int patterns_pending_depth(void);
 
 #endif

@@ -561,7 +561,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     for (int i = 0; i < n_pending && i < PATTERNS_MAX; i++)
         list[i] = pending[i];
     s->pending = trace_preload(s->trace, list, n_pending < PATTERNS_MAX ? n_pending
-                                                                         : PATTERNS_MAX);
+                                                                         : PATTERNS_MAX,
+                               patterns_pending_depth());
     s->t0_ns = mono_ns();
     if (start_target(s, req, path, cwd, e) != 0) {
         store_session_delete(reg.store, s->key, NULL);

@@ -92,8 +92,9 @@ static void remove_pattern(struct trace *tr, const char *p)
         }
 }
 
-int trace_preload(struct trace *tr, const char *const *patterns, int n)
+int trace_preload(struct trace *tr, const char *const *patterns, int n, int depth)
 {
+    tr->depth = depth;
     for (int i = 0; i < n; i++)
         add_pattern(tr, patterns[i]);
     return tr->n_patterns;
@@ -157,18 +158,24 @@ static void match_module(const struct trace *tr, struct plan *p, const struct mo
         }
         u64map_put(&p->wanted, addr, (void *)f);
         if (!u64map_get(&tr->hooked, addr))
-            push_target(p, &(struct hook_target){addr, f, m->start, m->end, false});
+            push_target(p, &(struct hook_target){addr, f, m->start, m->end, HOOK_TRACE});
     }
 }
 
-/* The C++ unwinder's entry: hooked (internally) whenever anything is, so a throw
- * can put the real return addresses back before frames are unwound. */
-static void add_throw_hook(struct plan *p, const struct module *m, const struct dw_index *ix)
+/* The C++ unwinder's entry and the start of catch handlers: hooked whenever
+ * anything is, so exceptions never meet a trampoline (see hooks.h). */
+static void add_exception_hooks(struct plan *p, const struct module *m,
+                                const struct dw_index *ix)
 {
-    for (size_t i = 0; i < ix->n_functions; i++)
-        if (strcmp(ix->functions[i].name, "_Unwind_RaiseException") == 0)
+    for (size_t i = 0; i < ix->n_functions; i++) {
+        const char *name = ix->functions[i].name;
+        enum hook_role role = strcmp(name, "_Unwind_RaiseException") == 0 ? HOOK_THROW
+                            : strcmp(name, "__cxa_begin_catch") == 0      ? HOOK_CATCH
+                                                                          : HOOK_TRACE;
+        if (role != HOOK_TRACE)
             push_target(p, &(struct hook_target){ix->functions[i].entry + m->bias,
-                                                 &ix->functions[i], m->start, m->end, true});
+                                                 &ix->functions[i], m->start, m->end, role});
+    }
 }
 
 static void collect_disarm(uint64_t addr, void *value, void *arg)
@@ -200,7 +207,8 @@ static int build_plan(struct trace *tr, pid_t pid, struct plan *p, struct strobe
         /* Indexing libc with its debug info costs ~150 ms: system libraries are read
          * only when a pattern can match there (an exact name), or for the unwinder. */
         const char *base = strrchr(mods[i].path, '/');
-        bool unwinder = base && strncmp(base + 1, "libgcc_s.", 9) == 0;
+        bool unwinder = base && (strncmp(base + 1, "libgcc_s.", 9) == 0 ||
+                                 strncmp(base + 1, "libstdc++.", 10) == 0);
         if (!is_exe && system_path(mods[i].path) && !any_exact && !unwinder)
             continue;
         char err[256];
@@ -213,7 +221,7 @@ static int build_plan(struct trace *tr, pid_t pid, struct plan *p, struct strobe
         }
         match_module(tr, p, &mods[i], ix, is_exe);
         if (tr->n_patterns > 0)
-            add_throw_hook(p, &mods[i], ix);
+            add_exception_hooks(p, &mods[i], ix);
     }
     free(mods);
     p->disarm = calloc(tr->hooked.live + 1, sizeof *p->disarm);

@@ -51,8 +51,9 @@ int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int
 /* The patterns, nothing else (the session's process has ended). */
 void trace_describe(struct trace *tr, struct trace_result *res);
 
-/* Stages patterns before the target runs (pending patterns at launch). */
-int trace_preload(struct trace *tr, const char *const *patterns, int n);
+/* Stages patterns and the serialization depth before the target runs (pending
+ * patterns at launch). Returns the number of patterns. */
+int trace_preload(struct trace *tr, const char *const *patterns, int n, int depth);
 /* tracer_spec.on_entry for a session with preloaded patterns: arms them. */
 void trace_on_entry(void *trace, struct tracer *t);
 

@@ -58,6 +58,8 @@ static cJSON *pending_mode(const char **add, int n_add, const char **remove, int
             return NULL;
     for (int i = 0; i < n_remove; i++)
         patterns_pending_remove(remove[i]);
+    if (depth)
+        patterns_pending_set_depth(depth);
     static struct trace_result r; /* large: kept off the stack, guarded below */
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&lock);
@@ -65,7 +67,7 @@ static cJSON *pending_mode(const char **add, int n_add, const char **remove, int
     r.n_patterns = patterns_pending_list(r.patterns, PATTERNS_MAX);
     if (r.n_patterns > PATTERNS_MAX)
         r.n_patterns = PATTERNS_MAX;
-    r.depth = depth ? depth : 3;
+    r.depth = patterns_pending_depth();
     snprintf(r.status, sizeof r.status,
              "%d pattern(s) staged: the next debug_launch arms them before the program's "
              "main runs. Recommended instead: launch without patterns, read stderr/stdout "

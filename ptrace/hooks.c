@@ -47,7 +47,7 @@ struct hook {
     uint8_t orig;
     bool armed;              /* int3 in place */
     bool wanted;             /* not disarmed by the user */
-    bool internal;
+    enum hook_role role;
     bool needs_fp;           /* float arguments or return: read the SSE registers */
     bool hidden_ret;         /* returns a struct in memory through rdi */
     int64_t window_start, window_hits;
@@ -62,6 +62,7 @@ struct frame {
     int64_t seq;             /* the enter event's seq */
     int64_t t_enter;
     struct hook *hook;
+    bool tail_caller;        /* jumped to a traced callee that shares this slot */
     bool detached;           /* real return address restored (exception): no trampoline
                                 will report its exit; pruned as unwound once the stack
                                 is below it */
@@ -74,7 +75,8 @@ struct thread {
     int depth, cap;
     struct hook *stepping;   /* single-step fallback in progress */
     char name[16];
-    uint32_t events_since_name;
+    uint32_t events_since_name; /* the name is re-read every 1024 events */
+    bool name_read;             /* read at the first event: a clone's name is set later */
 };
 
 struct process {
@@ -88,7 +90,6 @@ struct hooks {
     struct u64map by_addr;   /* runtime address -> struct hook */
     struct u64map threads;   /* tid -> struct thread */
     struct u64map procs;     /* tgid -> struct process */
-    struct u64map removed;   /* addresses disarmed recently: a trap may be in flight */
     struct scratch *areas;
     size_t n_areas;
     int64_t seq;
@@ -168,7 +169,6 @@ static struct thread *thread_new(struct hooks *h, pid_t tid, pid_t tgid)
         free(t);
         return NULL;
     }
-    read_thread_name(t);
     return t;
 }
 
@@ -282,7 +282,6 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
         k->wanted = true;
         if (!k->armed && !k->rearm_at && write_int3(memfd, k))
             rep->armed++;
-        u64map_del(&h->removed, t->addr);
         return;
     }
     uint8_t code[RELOC_MAX_INSN];
@@ -310,7 +309,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     k->slot = slot;
     k->orig = code[0];
     k->wanted = true;
-    k->internal = t->internal;
+    k->role = t->role;
     k->needs_fp = needs_fp(t->fn);
     k->hidden_ret = t->fn->return_type && abi_returns_in_memory(t->fn->return_type);
     reloc_plan(code, sizeof code, t->addr, slot, &k->rel);
@@ -326,7 +325,6 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
         fail(rep, "cannot write the breakpoint of %s", t->fn->name);
         return;
     }
-    u64map_del(&h->removed, t->addr);
     rep->armed++;
     rep->single_step += k->rel.kind == RELOC_SINGLE_STEP;
 }
@@ -351,14 +349,11 @@ void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n)
     struct process *p = process_get(h, h->cfg.pid);
     for (size_t i = 0; i < n && p; i++) {
         struct hook *k = u64map_get(&h->by_addr, addrs[i]);
-        if (!k || k->internal)
+        if (!k || k->role != HOOK_TRACE)
             continue;
         k->wanted = false;
         k->rearm_at = 0;
-        if (k->armed) {
-            restore_orig(p->memfd, k);
-            u64map_put(&h->removed, k->addr, k);
-        }
+        restore_orig(p->memfd, k);
     }
 }
 
@@ -416,7 +411,7 @@ static bool throttle_if_hot(struct hooks *h, struct hook *k, int memfd, int64_t 
     }
     k->window_hits++;
     int64_t limit = h->cfg.tuning.hot_calls_per_second * HOT_WINDOW_NS / 1000000000LL;
-    if (k->internal || k->window_hits <= (limit > 0 ? limit : 1))
+    if (k->role != HOOK_TRACE || k->window_hits <= (limit > 0 ? limit : 1))
         return false;
     k->backoff_ns = k->backoff_ns ? k->backoff_ns * 2 : BACKOFF_MIN_NS;
     if (k->backoff_ns > BACKOFF_MAX_NS)
@@ -424,7 +419,6 @@ static bool throttle_if_hot(struct hooks *h, struct hook *k, int memfd, int64_t 
     k->rearm_at = now + k->backoff_ns;
     k->sampled = true;
     restore_orig(memfd, k);
-    u64map_put(&h->removed, k->addr, k);
     return true;
 }
 
@@ -439,78 +433,17 @@ static void detach_frames(struct thread *t)
     }
 }
 
-static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
-                      const struct user_regs_struct *regs, bool unwound, int64_t now);
-
-/* Frames whose return-address slot is at or below the stack pointer of a new call
- * are gone from the real stack: a longjmp or an exception unwound them. */
-static void prune_stale(struct hooks *h, struct thread *t, const struct user_regs_struct *regs,
-                        int64_t now)
-{
-    while (t->depth > 0 && t->frames[t->depth - 1].rsp <= regs->rsp) {
-        t->depth--;
-        emit_exit(h, t, &t->frames[t->depth], regs, true, now);
-    }
-}
-
-static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
-                     struct user_regs_struct *regs)
-{
-    int64_t now = mono_ns();
-    h->hits++;
-    if (k->internal) {
-        detach_frames(t);
-        return;
-    }
-    throttle_if_hot(h, k, t->memfd, now);
-    if (++t->events_since_name >= 1024) {
-        t->events_since_name = 0;
-        read_thread_name(t);
-    }
-    struct abi_regs a;
-    abi_regs_from(&a, regs, t->tid, k->needs_fp);
-    h->args.len = 0;
-    if (h->args.buf)
-        h->args.buf[0] = '\0';
-    abi_args_json(&h->args, k->fn, &a, mem_read, &t->memfd, &h->vopts);
-
-    prune_stale(h, t, regs, now);
-    struct event ev = event_init(h->cfg.session_key, EV_FUNCTION_ENTER, now - h->cfg.t0_ns);
-    fill_location(&ev, k, t);
-    ev.seq = ++h->seq;
-    if (t->depth > 0)
-        ev.parent_seq = t->frames[t->depth - 1].seq;
-    ev.arguments = h->args.oom ? NULL : h->args.buf;
-    push_event(h, &ev);
-
-    if (!h->cfg.tuning.capture_exits)
-        return;
-    uint64_t ret;
-    struct frame *f;
-    uint64_t tramp = 0;
-    for (size_t i = 0; i < h->n_areas && !tramp; i++)
-        if (reaches(h->areas[i].base, k->addr))
-            tramp = h->areas[i].base;
-    if (!tramp && h->n_areas)
-        tramp = h->areas[0].base;
-    if (!tramp || !procmem_read(t->memfd, regs->rsp, &ret, sizeof ret) ||
-        !(f = frame_push(t)))
-        return; /* no exit event for this call; the entry stands */
-    *f = (struct frame){.ret = ret, .rsp = regs->rsp, .hidden_ret = regs->rdi,
-                        .seq = ev.seq, .t_enter = now, .hook = k};
-    if (!procmem_write(t->memfd, regs->rsp, &tramp, sizeof tramp))
-        t->depth--;
-}
+enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
 
 static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
-                      const struct user_regs_struct *regs, bool unwound, int64_t now)
+                      const struct user_regs_struct *regs, enum exit_kind kind, int64_t now)
 {
     struct event ev = event_init(h->cfg.session_key, EV_FUNCTION_EXIT, now - h->cfg.t0_ns);
     fill_location(&ev, f->hook, t);
     ev.seq = ++h->seq;
     ev.parent_seq = f->seq;
     ev.duration_ns = now - f->t_enter;
-    if (unwound) {
+    if (kind == EXIT_UNWOUND) {
         ev.data = "{\"unwound\":true}";
     } else {
         struct abi_regs a;
@@ -523,6 +456,97 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
         ev.return_value = h->ret.oom ? NULL : h->ret.buf;
     }
     push_event(h, &ev);
+}
+
+/* Frames whose return-address slot is at or below the stack pointer of a new call
+ * are gone from the real stack: a longjmp or an exception unwound them. */
+static void prune_stale(struct hooks *h, struct thread *t, const struct user_regs_struct *regs,
+                        int64_t now)
+{
+    while (t->depth > 0 && t->frames[t->depth - 1].rsp <= regs->rsp) {
+        if (t->frames[t->depth - 1].rsp == regs->rsp && t->frames[t->depth - 1].tail_caller)
+            break;
+        t->depth--;
+        emit_exit(h, t, &t->frames[t->depth], regs, EXIT_UNWOUND, now);
+    }
+}
+
+static uint64_t trampoline_for(const struct hooks *h, uint64_t addr)
+{
+    for (size_t i = 0; i < h->n_areas; i++)
+        if (reaches(h->areas[i].base, addr))
+            return h->areas[i].base;
+    return h->n_areas ? h->areas[0].base : 0;
+}
+
+/* A catch handler starts: frames below it were unwound, the live ones get their
+ * trampolines back (their exits will be reported again). */
+static void on_catch(struct hooks *h, struct thread *t, const struct user_regs_struct *regs,
+                     int64_t now)
+{
+    prune_stale(h, t, regs, now);
+    for (int i = 0; i < t->depth; i++) {
+        struct frame *f = &t->frames[i];
+        uint64_t tramp = trampoline_for(h, f->hook->addr);
+        if (f->detached && tramp && procmem_write(t->memfd, f->rsp, &tramp, sizeof tramp))
+            f->detached = false;
+    }
+}
+
+static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
+                     struct user_regs_struct *regs)
+{
+    int64_t now = mono_ns();
+    h->hits++;
+    if (k->role == HOOK_THROW) {
+        detach_frames(t);
+        return;
+    }
+    if (k->role == HOOK_CATCH) {
+        on_catch(h, t, regs, now);
+        return;
+    }
+    throttle_if_hot(h, k, t->memfd, now);
+    if (!t->name_read || ++t->events_since_name >= 1024) {
+        t->name_read = true;
+        t->events_since_name = 0;
+        read_thread_name(t);
+    }
+    struct abi_regs a;
+    abi_regs_from(&a, regs, t->tid, k->needs_fp);
+    h->args.len = 0;
+    if (h->args.buf)
+        h->args.buf[0] = '\0';
+    abi_args_json(&h->args, k->fn, &a, mem_read, &t->memfd, &h->vopts);
+
+    /* A tail call: the callee was jumped to with the caller's trampoline as its
+     * return address. Both frames share the slot; the callee's return will end
+     * both, with the same return value. */
+    uint64_t ret = 0;
+    bool have_ret = procmem_read(t->memfd, regs->rsp, &ret, sizeof ret);
+    bool tail_call = have_ret && is_trampoline(h, ret) && t->depth > 0 &&
+                     t->frames[t->depth - 1].rsp == regs->rsp;
+    if (tail_call) {
+        t->frames[t->depth - 1].tail_caller = true;
+        ret = t->frames[t->depth - 1].ret;
+    }
+    prune_stale(h, t, regs, now);
+    struct event ev = event_init(h->cfg.session_key, EV_FUNCTION_ENTER, now - h->cfg.t0_ns);
+    fill_location(&ev, k, t);
+    ev.seq = ++h->seq;
+    if (t->depth > 0)
+        ev.parent_seq = t->frames[t->depth - 1].seq;
+    ev.arguments = h->args.oom ? NULL : h->args.buf;
+    push_event(h, &ev);
+
+    uint64_t tramp = trampoline_for(h, k->addr);
+    struct frame *f;
+    if (!h->cfg.tuning.capture_exits || !tramp || !have_ret || !(f = frame_push(t)))
+        return; /* no exit event for this call; the entry stands */
+    *f = (struct frame){.ret = ret, .rsp = regs->rsp, .hidden_ret = regs->rdi,
+                        .seq = ev.seq, .t_enter = now, .hook = k};
+    if (!tail_call && !procmem_write(t->memfd, regs->rsp, &tramp, sizeof tramp))
+        t->depth--;
 }
 
 /* A trampoline hit: the function whose return address was at rsp-8 returned. */
@@ -545,11 +569,16 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
     if (match < 0)
         return false; /* not a frame of ours: cannot know where to return */
     for (int i = t->depth - 1; i > match; i--)
-        emit_exit(h, t, &t->frames[i], regs, true, now);
-    struct frame f = t->frames[match];
-    t->depth = match;
-    emit_exit(h, t, &f, regs, false, now);
-    regs->rip = f.ret;
+        emit_exit(h, t, &t->frames[i], regs, EXIT_UNWOUND, now);
+    /* The callee of a tail call returns for its callers too. */
+    int bottom = match;
+    while (bottom > 0 && t->frames[bottom - 1].rsp == entry_rsp &&
+           t->frames[bottom - 1].tail_caller)
+        bottom--;
+    for (int i = match; i >= bottom; i--)
+        emit_exit(h, t, &t->frames[i], regs, EXIT_RETURN, now);
+    regs->rip = t->frames[bottom].ret;
+    t->depth = bottom;
     return true;
 }
 
@@ -581,11 +610,13 @@ bool hooks_on_trap(struct hooks *h, pid_t tid)
         return resume(tid, &regs, false);
     }
     struct hook *k = u64map_get(&h->by_addr, at);
-    if (!k || (!k->armed && !u64map_get(&h->removed, at))) {
+    if (!k)
         return false;
-    }
     if (!k->armed) {
-        /* Disarmed while this trap was in flight: run the original instruction. */
+        /* Disarmed (or stepped over by another thread) while this trap was in
+         * flight, or a forked child still carries the int3: put the original byte
+         * back in this process and run the original instruction. */
+        procmem_write(t->memfd, at, &k->orig, 1);
         regs.rip = at;
         return resume(tid, &regs, false);
     }
@@ -697,8 +728,8 @@ static void rearm_due(uint64_t key, void *value, void *arg)
         k->rearm_at = 0;
         k->window_start = s->now;
         k->window_hits = 0;
-        if (k->wanted && write_int3(s->memfd, k))
-            u64map_del(&s->h->removed, k->addr);
+        if (k->wanted)
+            write_int3(s->memfd, k);
     } else if (s->next < 0 || k->rearm_at < s->next) {
         s->next = k->rearm_at;
     }
@@ -727,7 +758,7 @@ static void count_hook(uint64_t key, void *value, void *arg)
     (void)key;
     struct hook *k = value;
     struct stats_state *s = arg;
-    if (k->internal || !k->wanted)
+    if (k->role != HOOK_TRACE || !k->wanted)
         return;
     if (s->out) {
         s->out->armed++;
@@ -798,7 +829,6 @@ void hooks_free(struct hooks *h)
     u64map_free(&h->by_addr);
     u64map_free(&h->threads);
     u64map_free(&h->procs);
-    u64map_free(&h->removed);
     free(h->areas);
     sb_free(&h->args);
     sb_free(&h->ret);

@@ -11,8 +11,11 @@
  * function_exit with the return value and duration, and jumps to the real return
  * address. A trampoline hit below the top of the shadow stack means frames were
  * skipped (longjmp): they get exit events marked unwound. A C++ throw restores the
- * real return addresses of the throwing thread first (the unwinder reads them), so
- * frames an exception leaves never report a normal exit.
+ * real return addresses of the throwing thread first (the unwinder reads them); the
+ * catch handler then reports the frames it left as unwound and puts the trampolines
+ * of the live ones back. A tail call (the callee's return address is a trampoline)
+ * stacks the callee's frame on the caller's slot; the callee's return reports both
+ * exits with the same return value.
  *
  * Hot functions: a function hit faster than the configured rate is disarmed for a
  * back-off window (200 ms, doubling up to 5 s while it stays hot) and re-armed by
@@ -51,12 +54,18 @@ struct hooks_config {
 struct hooks *hooks_new(const struct hooks_config *cfg);
 void hooks_free(struct hooks *h);
 
+/* Engine hooks that record nothing but keep return trampolines correct across C++
+ * exceptions: the unwinder's entry (the real return addresses go back on the stack
+ * before it reads them) and the start of a catch handler (frames the exception
+ * left are reported unwound; the ones still live get their trampolines back). */
+enum hook_role { HOOK_TRACE, HOOK_THROW, HOOK_CATCH };
+
 /* What to hook: a function of a loaded module, at its runtime address. */
 struct hook_target {
     uint64_t addr;
     const struct dw_function *fn;
     uint64_t module_lo, module_hi; /* the module's mapped extent: scratch goes near */
-    bool internal;                 /* an engine hook (C++ throw), emits no events */
+    enum hook_role role;
 };
 
 struct hooks_report {

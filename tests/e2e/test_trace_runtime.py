@@ -168,7 +168,7 @@ def test_longjmp_out_of_traced_functions(mcp):
     for f in ("deep1", "deep2"):
         if f in exits:  # skipped exits are marked unwound, without a return value
             assert exits[f]["parentEventId"] == enters[f]["id"]
-            assert (exits[f].get("data") or {}).get("unwound") is True, exits[f]
+            assert exits[f].get("unwound") is True, exits[f]
             assert exits[f]["returnValue"] is None
             # and reported when the jump is noticed, before after() runs
             assert int(exits[f]["id"]) < int(enters["after"]["id"]), exits[f]
@@ -198,7 +198,7 @@ def test_cpp_exception_through_traced_frames(mcp):
     assert enters["after_catch"]["parentEventId"] == enters["main"]["id"]
     for f in ("outer", "middle", "thrower"):
         assert f in exits, "no exit event for %s (unwound by the exception)" % f
-        assert exits[f]["data"]["unwound"] is True, exits[f]
+        assert exits[f]["unwound"] is True, exits[f]
         assert exits[f]["returnValue"] is None
         assert exits[f]["parentEventId"] == enters[f]["id"]
     assert "main" in exits, "main's exit is missing"
