@@ -277,6 +277,7 @@ static void on_entry(void *arg, struct tracer *t)
 static void on_main_exit(void *arg, int wait_status)
 {
     struct session *s = arg;
+    trace_entry_passed(s->trace);
     s->wait_status = wait_status;
     atomic_store(&s->exit_reported, 1);
     wake(s);

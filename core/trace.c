@@ -1,9 +1,10 @@
 /*
  * trace.c - pattern resolution and hook synchronization. See trace.h.
  *
- * update_lock serializes whole updates. The entry-point arming runs on the tracer
- * thread and only tries the lock: a client holding it waits for the tracer thread
- * in tracer_call(), and its update covers the preloaded patterns anyway.
+ * update_lock serializes whole updates. Preloaded patterns are armed on the tracer
+ * thread when the program reaches its entry point; until then a client's update
+ * waits (entry_pending), because holding update_lock it would wait for the tracer
+ * thread in tracer_call() while the tracer thread waits for the lock.
  */
 #include "core/trace.h"
 
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -25,6 +27,9 @@
 
 struct trace {
     pthread_mutex_t update_lock;
+    pthread_mutex_t entry_lock;
+    pthread_cond_t entry_done;
+    bool entry_pending;      /* preloaded patterns not armed yet */
     char project_root[PATH_MAX];
     int n_patterns;
     char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
@@ -38,6 +43,8 @@ struct trace *trace_new(const char *project_root)
     if (!tr)
         return NULL;
     pthread_mutex_init(&tr->update_lock, NULL);
+    pthread_mutex_init(&tr->entry_lock, NULL);
+    pthread_cond_init(&tr->entry_done, NULL);
     snprintf(tr->project_root, sizeof tr->project_root, "%s", project_root);
     tr->depth = 3;
     return tr;
@@ -49,6 +56,8 @@ void trace_free(struct trace *tr)
         return;
     u64map_free(&tr->hooked);
     pthread_mutex_destroy(&tr->update_lock);
+    pthread_mutex_destroy(&tr->entry_lock);
+    pthread_cond_destroy(&tr->entry_done);
     free(tr);
 }
 
@@ -97,6 +106,7 @@ int trace_preload(struct trace *tr, const char *const *patterns, int n, int dept
     tr->depth = depth;
     for (int i = 0; i < n; i++)
         add_pattern(tr, patterns[i]);
+    tr->entry_pending = tr->n_patterns > 0;
     return tr->n_patterns;
 }
 
@@ -345,6 +355,20 @@ static void fill_result(const struct trace *tr, const struct plan *p, struct tra
                  p->n_sampled ? " Hot functions are being sampled." : "");
 }
 
+/* Waits (5 s at most: the entry breakpoint may have failed to go in) until the
+ * preloaded patterns are armed or the program died before its entry point. */
+static void wait_for_entry(struct trace *tr)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    pthread_mutex_lock(&tr->entry_lock);
+    while (tr->entry_pending &&
+           pthread_cond_timedwait(&tr->entry_done, &tr->entry_lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&tr->entry_lock);
+}
+
 static int update_locked(struct trace *tr, struct tracer *t, struct trace_result *res,
                          struct strobe_error *e)
 {
@@ -379,6 +403,7 @@ int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int
                  struct trace_result *res, struct strobe_error *e)
 {
     memset(res, 0, sizeof *res);
+    wait_for_entry(tr);
     pthread_mutex_lock(&tr->update_lock);
     char saved[PATTERNS_MAX][PATTERN_MAX_LEN];
     int n_saved = tr->n_patterns, saved_depth = tr->depth;
@@ -412,15 +437,21 @@ void trace_describe(struct trace *tr, struct trace_result *res)
              "queryable with debug_query.");
 }
 
+void trace_entry_passed(struct trace *tr)
+{
+    pthread_mutex_lock(&tr->entry_lock);
+    tr->entry_pending = false;
+    pthread_cond_broadcast(&tr->entry_done);
+    pthread_mutex_unlock(&tr->entry_lock);
+}
+
 void trace_on_entry(void *arg, struct tracer *t)
 {
     struct trace *tr = arg;
-    /* A client holding the lock is waiting for this thread in tracer_call(): its
-     * update includes the preloaded patterns, so there is nothing left to do. */
-    if (pthread_mutex_trylock(&tr->update_lock) != 0)
-        return;
+    pthread_mutex_lock(&tr->update_lock);
     struct strobe_error e = {0};
     if (update_locked(tr, t, NULL, &e) != 0)
         log_warn("arming pending patterns at the entry point: %s", e.msg);
     pthread_mutex_unlock(&tr->update_lock);
+    trace_entry_passed(tr);
 }

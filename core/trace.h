@@ -56,5 +56,8 @@ void trace_describe(struct trace *tr, struct trace_result *res);
 int trace_preload(struct trace *tr, const char *const *patterns, int n, int depth);
 /* tracer_spec.on_entry for a session with preloaded patterns: arms them. */
 void trace_on_entry(void *trace, struct tracer *t);
+/* The program will never reach its entry point (it died first): updates stop
+ * waiting for the preloaded patterns. */
+void trace_entry_passed(struct trace *tr);
 
 #endif
