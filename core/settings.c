@@ -29,6 +29,7 @@ static const struct setting_def defs[] = {
     {"trace.hotCallsPerSecond", offsetof(struct settings, hot_calls_per_second),
      20000, 100, 10000000},
     {"trace.captureExits", offsetof(struct settings, capture_exits), 1, 0, 1},
+    {"trace.followCpu", offsetof(struct settings, follow_cpu), 1, 0, 1},
 };
 #define N_DEFS (sizeof defs / sizeof defs[0])
 

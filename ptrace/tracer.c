@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -55,6 +57,8 @@ struct tracer {
     uint64_t entry, entry_orig; /* entry-point breakpoint, while armed */
     timer_t rearm_timer;
     bool has_timer;
+    uint32_t stops;          /* breakpoint stops, for the CPU-follow sampling */
+    int cpu;                 /* the CPU this thread is pinned to, -1 = none */
 };
 
 static void kick_handler(int sig) { (void)sig; }
@@ -240,6 +244,40 @@ static int launch(struct tracer *t)
     }
 }
 
+/* The CPU thread tid last ran on (field 39 of /proc/TID/stat), or -1. */
+static int last_cpu(pid_t tid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    for (int field = 2; p && field < 39; field++)
+        p = strchr(p + 1, ' ');
+    return p ? atoi(p + 1) : -1;
+}
+
+/* Keeps the tracer on the CPU the target runs on: a stop round trip between
+ * threads on one CPU costs a quarter of one that crosses CPUs (design.md). Only
+ * the tracer moves; the target's own scheduling is left alone. */
+static void follow_cpu(struct tracer *t, pid_t tid)
+{
+    int cpu = last_cpu(tid);
+    if (cpu < 0 || cpu == t->cpu)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) == 0)
+        t->cpu = cpu;
+}
+
 static bool is_stop_signal(int sig)
 {
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
@@ -274,6 +312,8 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
         ptrace(PTRACE_CONT, pid, 0, 0);
         return;
     }
+    if (sig == SIGTRAP && t->spec.tuning.follow_cpu && (++t->stops & 63) == 1)
+        follow_cpu(t, pid);
     if (sig == SIGTRAP && (at_entry(t, pid) || (t->hooks && hooks_on_trap(t->hooks, pid))))
         return;
     ptrace(PTRACE_CONT, pid, 0, sig);
@@ -448,6 +488,7 @@ int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid
     if (!t)
         return err_set(e, ERR_INTERNAL, "out of memory starting a tracer");
     t->spec = *spec;
+    t->cpu = -1;
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, install_kick_handler);
     sem_init(&t->started, 0, 0);
