@@ -35,24 +35,13 @@ static int cmp(const void *a, const void *b)
 
 static cJSON *tool(struct rpc_client *c, const char *name, cJSON *args)
 {
-    char err[256];
-    cJSON *params = cJSON_CreateObject();
-    cJSON_AddStringToObject(params, "name", name);
-    cJSON_AddItemToObject(params, "arguments", args);
-    cJSON *resp = rpc_request(c, "tools/call", params, err, sizeof err);
-    if (!resp) {
+    char err[1024];
+    cJSON *value = rpc_call_tool(c, name, args, err, sizeof err);
+    if (!value) {
         fprintf(stderr, "bench_launch: %s\n", err);
         exit(1);
     }
-    cJSON *res = cJSON_GetObjectItem(resp, "result");
-    if (!res || cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"))) {
-        char *s = cJSON_PrintUnformatted(resp);
-        fprintf(stderr, "bench_launch: %s failed: %s\n", name, s);
-        exit(1);
-    }
-    cJSON *sc = cJSON_DetachItemFromObject(res, "structuredContent");
-    cJSON_Delete(resp);
-    return sc;
+    return value;
 }
 
 static double strobe_launch(struct rpc_client *c, const char *program, const char *root)
@@ -141,11 +130,10 @@ int main(int argc, char **argv)
     }
     struct rpc_client c;
     rpc_init(&c, fd);
-    cJSON *init = cJSON_CreateObject();
-    cJSON_AddStringToObject(init, "protocolVersion", "2025-06-18");
-    cJSON_AddItemToObject(init, "capabilities", cJSON_CreateObject());
-    cJSON_Delete(rpc_request(&c, "initialize", init, err, sizeof err));
-    rpc_notify(&c, "notifications/initialized", NULL);
+    if (rpc_handshake(&c, "bench_launch", err, sizeof err) != 0) {
+        fprintf(stderr, "bench_launch: %s\n", err);
+        return 1;
+    }
 
     double *a = calloc((size_t)runs, sizeof *a), *b = calloc((size_t)runs, sizeof *b);
     strobe_launch(&c, program, root); /* warm the page cache and the daemon */

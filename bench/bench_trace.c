@@ -213,22 +213,11 @@ static double raw_stop_us(long n, enum placement where)
 
 static cJSON *tool(struct rpc_client *c, const char *name, cJSON *args)
 {
-    char err[256];
-    cJSON *params = cJSON_CreateObject();
-    cJSON_AddStringToObject(params, "name", name);
-    cJSON_AddItemToObject(params, "arguments", args);
-    cJSON *resp = rpc_request(c, "tools/call", params, err, sizeof err);
-    if (!resp)
+    char err[1024];
+    cJSON *value = rpc_call_tool(c, name, args, err, sizeof err);
+    if (!value)
         die("%s", err);
-    cJSON *res = cJSON_GetObjectItem(resp, "result");
-    if (!res || cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"))) {
-        char *s = cJSON_PrintUnformatted(resp);
-        fprintf(stderr, "bench_trace: %s failed: %s\n", name, s);
-        exit(1);
-    }
-    cJSON *sc = cJSON_DetachItemFromObject(res, "structuredContent");
-    cJSON_Delete(resp);
-    return sc;
+    return value;
 }
 
 struct daemon {
@@ -267,11 +256,8 @@ static void daemon_start(struct daemon *d, const char *root, const char *name, b
         die("%s", err);
     rpc_init(&d->c, fd);
     d->connected = true;
-    cJSON *init = cJSON_CreateObject();
-    cJSON_AddStringToObject(init, "protocolVersion", "2025-06-18");
-    cJSON_AddItemToObject(init, "capabilities", cJSON_CreateObject());
-    cJSON_Delete(rpc_request(&d->c, "initialize", init, err, sizeof err));
-    rpc_notify(&d->c, "notifications/initialized", NULL);
+    if (rpc_handshake(&d->c, "bench_trace", err, sizeof err) != 0)
+        die("%s", err);
     cJSON *args = cJSON_CreateObject();
     cJSON *add = cJSON_AddArrayToObject(args, "add");
     cJSON_AddItemToArray(add, cJSON_CreateString("traced_fn"));

@@ -410,3 +410,54 @@ cJSON *rpc_request(struct rpc_client *c, const char *method, cJSON *params,
         cJSON_Delete(resp); /* a notification, or not ours */
     }
 }
+
+int rpc_handshake(struct rpc_client *c, const char *client_name, char *err, size_t errlen)
+{
+    cJSON *init = cJSON_CreateObject();
+    cJSON_AddStringToObject(init, "protocolVersion", "2025-06-18");
+    cJSON_AddItemToObject(init, "capabilities", cJSON_CreateObject());
+    cJSON *info = cJSON_AddObjectToObject(init, "clientInfo");
+    cJSON_AddStringToObject(info, "name", client_name);
+    cJSON_AddStringToObject(info, "version", "1");
+    cJSON *resp = rpc_request(c, "initialize", init, err, errlen);
+    bool ok = resp && cJSON_HasObjectItem(resp, "result");
+    if (resp && !ok)
+        snprintf(err, errlen, "the strobe daemon refused initialize");
+    cJSON_Delete(resp);
+    if (!ok)
+        return -1;
+    if (rpc_notify(c, "notifications/initialized", NULL) != 0) {
+        snprintf(err, errlen, "cannot send to the strobe daemon: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+cJSON *rpc_call_tool(struct rpc_client *c, const char *name, cJSON *args, char *err,
+                     size_t errlen)
+{
+    cJSON *params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "name", name);
+    cJSON_AddItemToObject(params, "arguments", args);
+    cJSON *resp = rpc_request(c, "tools/call", params, err, errlen);
+    if (!resp)
+        return NULL;
+    cJSON *res = cJSON_GetObjectItemCaseSensitive(resp, "result");
+    cJSON *value = NULL;
+    if (!res) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(resp, "error");
+        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+        snprintf(err, errlen, "%s: %s", name, msg ? msg : "JSON-RPC error");
+    } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "isError"))) {
+        const cJSON *text = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "content"), 0), "text");
+        snprintf(err, errlen, "%s: %s", name,
+                 cJSON_IsString(text) ? text->valuestring : "tool error");
+    } else {
+        value = cJSON_DetachItemFromObjectCaseSensitive(res, "structuredContent");
+        if (!value)
+            snprintf(err, errlen, "%s: the answer has no structuredContent", name);
+    }
+    cJSON_Delete(resp);
+    return value;
+}

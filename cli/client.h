@@ -98,4 +98,15 @@ int rpc_notify(struct rpc_client *c, const char *method, cJSON *params);
 cJSON *rpc_request(struct rpc_client *c, const char *method, cJSON *params,
                    char *err, size_t errlen);
 
+/* The MCP handshake: initialize (protocol 2025-06-18, clientInfo client_name), then
+ * notifications/initialized. 0, or -1 with a sentence in err. */
+int rpc_handshake(struct rpc_client *c, const char *client_name, char *err, size_t errlen);
+
+/* tools/call name(args), args consumed. Returns the result's structuredContent
+ * (the caller deletes it), or NULL with err set to the tool's "CODE: sentence", the
+ * JSON-RPC error, or the connection failure. For programs that stop on any error
+ * (benchmarks); strobectl formats results itself. */
+cJSON *rpc_call_tool(struct rpc_client *c, const char *name, cJSON *args, char *err,
+                     size_t errlen);
+
 #endif
