@@ -34,6 +34,12 @@ void dw_index_free(const struct dw_index *ix);
  * 0, or -1 with a sentence in err when the file cannot be read or is not ELF. */
 int dw_elf_build_id(const char *path, char out[41], char *err, size_t errlen);
 
+/* Both demanglings of sym at the cost of about one: *plain without the parameter list
+ * (as dw_demangle(sym, false)) and *full with it (as dw_demangle(sym, true), NULL
+ * when only the first succeeds). false, both NULL, when sym is not mangled. The
+ * caller frees both. */
+bool dw_demangle_both(const char *sym, char **plain, char **full);
+
 /* Converts DWARF type DIEs of one Dwarf handle into struct dw_type objects in an
  * arena, each DIE once (cached by DIE offset), so shared types are shared and
  * self-referencing types terminate. Lives for one index build. */
