@@ -233,6 +233,10 @@ int daemon_run(int idle_timeout_s, connection_fn serve)
     }
     if (log_open(paths[STROBE_LOG]) != 0)
         fprintf(stderr, "strobe: cannot open %s: %s\n", paths[STROBE_LOG], strerror(errno));
+    /* Function indexes persist there, so a new daemon does not read the DWARF again. */
+    char cache_dir[PATH_MAX + 8], home_err[256];
+    if (strobe_home(cache_dir, PATH_MAX, home_err, sizeof home_err) == 0)
+        dw_cache_set_dir(strcat(cache_dir, "/cache"));
 
     sigset_t sigs;
     sigemptyset(&sigs);

@@ -7,6 +7,8 @@
  * files at once. When two threads build the same file, the first one to finish is
  * kept and the other's copy freed. A file whose mtime or build-id changed gets a new
  * entry; the old one stays valid (callers may hold pointers into it) until the clear.
+ * A miss tries the on-disk cache (diskcache.c) before building, and stores what it
+ * built there.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@ struct entry {
     char build_id[41];
     struct timespec mtime;
     struct dw_index *ix;
+    struct arena disk; /* owns ix when it was loaded from disk; empty when built */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,6 +38,14 @@ static struct entry *find(const char *path, const char *build_id, struct timespe
             e->mtime.tv_sec == mtime.tv_sec && e->mtime.tv_nsec == mtime.tv_nsec)
             return e;
     return NULL;
+}
+
+static void free_index(struct dw_index *ix, struct arena *disk)
+{
+    if (disk->head)
+        arena_free(disk);
+    else
+        dw_index_free(ix);
 }
 
 const struct dw_index *dw_index_get(const char *path, char *err, size_t errlen)
@@ -53,17 +64,22 @@ const struct dw_index *dw_index_get(const char *path, char *err, size_t errlen)
     if (e)
         return e->ix;
 
-    struct dw_index *ix = dw_index_build(path, err, errlen);
-    if (!ix)
-        return NULL;
+    struct arena disk = {0};
+    struct dw_index *ix = dw_disk_load(path, build_id, &st, &disk);
+    if (!ix) {
+        if (!(ix = dw_index_build(path, err, errlen)))
+            return NULL;
+        dw_disk_store(path, &st, ix);
+    }
     pthread_mutex_lock(&lock);
     e = find(path, build_id, st.st_mtim);
     if (e) {
-        dw_index_free(ix);
+        free_index(ix, &disk);
     } else if ((e = calloc(1, sizeof *e)) && (e->path = strdup(path))) {
         memcpy(e->build_id, build_id, sizeof build_id);
         e->mtime = st.st_mtim;
         e->ix = ix;
+        e->disk = disk;
         e->next = entries;
         entries = e;
     } else {
@@ -81,7 +97,7 @@ void dw_cache_clear(void)
     pthread_mutex_unlock(&lock);
     while (e) {
         struct entry *next = e->next;
-        dw_index_free(e->ix);
+        free_index(e->ix, &e->disk);
         free(e->path);
         free(e);
         e = next;

@@ -7,7 +7,8 @@
  * addresses; add the load bias of a running process to get runtime addresses.
  *
  * An index is immutable once built, so any thread may read it. dw_index_get()
- * caches indexes per (path, build-id, mtime) in memory for the daemon's lifetime.
+ * caches indexes per (path, build-id, mtime) in memory for the daemon's lifetime, and
+ * on disk when dw_cache_set_dir() was called, so a new daemon does not index again.
  */
 #ifndef STROBE_DWARF_H
 #define STROBE_DWARF_H
@@ -112,6 +113,12 @@ bool dw_is_inlined_only(const struct dw_index *ix, const char *qualified_name);
 
 /* Drops every cached index (tests, and the daemon at exit for valgrind). */
 void dw_cache_clear(void);
+
+/* Keeps index files in dir too (created 0700 if missing), so a later dw_index_get of
+ * the same file, even in another process, loads it instead of reading DWARF. Ignored
+ * when dir is a symlink or not owned by the effective user; NULL turns it off (the
+ * default). */
+void dw_cache_set_dir(const char *dir);
 
 /* Demangles a C++ or Rust (legacy or v0) symbol; NULL when sym is not mangled.
  * With params false, the result has no parameter list (for pattern matching).

@@ -2,12 +2,14 @@
  * dwarf_internal.h - private declarations shared by the files of dwarf/: the arena
  * that owns every byte of one index (so freeing an index is one call), the index
  * builder (index.c) that cache.c calls, and the DWARF type converter (types.c) that
- * the builder calls for parameter and return types. Nothing outside dwarf/ includes it.
+ * the builder calls for parameter and return types, and the on-disk cache that cache.c
+ * tries before building. Nothing outside dwarf/ includes it.
  */
 #ifndef STROBE_DWARF_INTERNAL_H
 #define STROBE_DWARF_INTERNAL_H
 
 #include <elfutils/libdw.h>
+#include <sys/stat.h>
 
 #include "dwarf/dwarf.h"
 
@@ -52,5 +54,13 @@ const struct dw_type *type_conv_of(struct type_conv *tc, Dwarf_Die *die);
 /* The "unknown" type (DWT_VOID, no name): for parameters whose type is missing. */
 const struct dw_type *type_conv_unknown(struct type_conv *tc);
 void type_conv_free(struct type_conv *tc);
+
+/* The on-disk cache (diskcache.c), keyed by build-id (else path), size and mtime of
+ * the file stat()ed as st. dw_disk_load returns the index of path stored there, in
+ * memory it puts in *a (free with arena_free, not dw_index_free), or NULL when there
+ * is no cache dir or no valid file. dw_disk_store writes ix there, silently failing. */
+struct dw_index *dw_disk_load(const char *path, const char *build_id, const struct stat *st,
+                              struct arena *a);
+void dw_disk_store(const char *path, const struct stat *st, const struct dw_index *ix);
 
 #endif

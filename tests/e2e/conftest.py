@@ -680,15 +680,22 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "manages_daemon: the test starts, kills or waits for the daemon "
         "itself (skipped under STROBE_VALGRIND=1)")
+    config.addinivalue_line(
+        "markers", "wall_clock: the test bounds how long a traced program takes; a "
+        "daemon under valgrind runs 20-50x slower, so the normal and sanitizer runs "
+        "check it (skipped under STROBE_VALGRIND=1)")
 
 
 def pytest_collection_modifyitems(config, items):
     if not VALGRIND:
         return
     skip = pytest.mark.skip(reason=VALGRIND_SKIP_REASON)
+    slow = pytest.mark.skip(reason="valgrind mode: wall-clock bounds do not apply")
     for item in items:
         if "manages_daemon" in item.keywords:
             item.add_marker(skip)
+        elif "wall_clock" in item.keywords:
+            item.add_marker(slow)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -99,6 +99,7 @@ def test_trace_exited_and_unknown_sessions(mcp):
     assert err.code == "PROCESS_EXITED", err
 
 
+@pytest.mark.wall_clock
 def test_trace_query_right_after_launch_keeps_pending_patterns(mcp):
     """A debug_trace query sent at once after debug_launch must neither fail with
     PROCESS_EXITED while the target runs nor lose the staged patterns."""
@@ -116,6 +117,7 @@ def test_trace_query_right_after_launch_keeps_pending_patterns(mcp):
         mcp.delete(sid)
 
 
+@pytest.mark.wall_clock
 def test_hot_function_is_sampled(mcp):
     mcp.call_tool("debug_trace", {"add": ["hot"]})
     r = mcp.launch("hot_loop", project=REPO, args=["3"])  # lingers 3 s after "done"
@@ -136,6 +138,7 @@ def test_hot_function_is_sampled(mcp):
     assert {e["returnValue"] for e in ev} <= {0, 1, 2, 3}
 
 
+@pytest.mark.wall_clock
 def test_hot_function_finishes_in_time(mcp):
     mcp.call_tool("debug_trace", {"add": ["hot"]})
     r = mcp.launch("hot_loop", project=REPO)

@@ -14,11 +14,15 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <fcntl.h>
+
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dwarf/dwarf.h"
@@ -495,6 +499,250 @@ static void test_demangle(void **state)
     assert_null(dw_demangle(NULL, false));
 }
 
+/* ---- the on-disk cache ---- */
+
+/* Pairs of types already compared (or being compared: the graph has cycles), a -> b.
+ * A type met again must map to the same b, so sharing is preserved too. */
+struct type_pairs {
+    const struct dw_type **a, **b;
+    size_t n, cap;
+};
+
+static void eq_str(const char *a, const char *b)
+{
+    if (!a) {
+        assert_null(b);
+    } else {
+        assert_non_null(b);
+        assert_string_equal(a, b);
+    }
+}
+
+static void eq_type(struct type_pairs *tp, const struct dw_type *a, const struct dw_type *b)
+{
+    if (!a) {
+        assert_null(b);
+        return;
+    }
+    assert_non_null(b);
+    for (size_t i = 0; i < tp->n; i++)
+        if (tp->a[i] == a) {
+            assert_ptr_equal(tp->b[i], b);
+            return;
+        }
+    if (tp->n == tp->cap) {
+        tp->cap = tp->cap ? tp->cap * 2 : 64;
+        tp->a = realloc(tp->a, tp->cap * sizeof *tp->a);
+        tp->b = realloc(tp->b, tp->cap * sizeof *tp->b);
+        assert_true(tp->a && tp->b);
+    }
+    tp->a[tp->n] = a;
+    tp->b[tp->n++] = b;
+    assert_int_equal(a->kind, b->kind);
+    eq_str(a->name, b->name);
+    assert_int_equal(a->size, b->size);
+    assert_int_equal(a->count, b->count);
+    assert_int_equal(a->n_members, b->n_members);
+    for (size_t i = 0; i < a->n_members; i++) {
+        const struct dw_member *x = &a->members[i], *y = &b->members[i];
+        eq_str(x->name, y->name);
+        assert_int_equal(x->offset, y->offset);
+        assert_int_equal(x->bit_size, y->bit_size);
+        assert_int_equal(x->bit_offset, y->bit_offset);
+        eq_type(tp, x->type, y->type);
+    }
+    assert_int_equal(a->n_enumerators, b->n_enumerators);
+    for (size_t i = 0; i < a->n_enumerators; i++) {
+        eq_str(a->enumerators[i].name, b->enumerators[i].name);
+        assert_int_equal(a->enumerators[i].value, b->enumerators[i].value);
+    }
+    eq_type(tp, a->target, b->target);
+}
+
+/* Every public field of b equals a's, by value, except the path each was asked by. */
+static void eq_index(const struct dw_index *a, const struct dw_index *b)
+{
+    struct type_pairs tp = {0};
+    assert_ptr_not_equal(a, b);
+    assert_string_equal(a->build_id, b->build_id);
+    assert_int_equal(a->has_dwarf, b->has_dwarf);
+    assert_int_equal(a->is_pie, b->is_pie);
+    assert_int_equal(a->n_functions, b->n_functions);
+    for (size_t i = 0; i < a->n_functions; i++) {
+        const struct dw_function *f = &a->functions[i], *g = &b->functions[i];
+        assert_int_equal(f->entry, g->entry);
+        assert_int_equal(f->end, g->end);
+        eq_str(f->name, g->name);
+        eq_str(f->demangled, g->demangled);
+        eq_str(f->linkage_name, g->linkage_name);
+        eq_str(f->decl_file, g->decl_file);
+        assert_int_equal(f->decl_line, g->decl_line);
+        eq_type(&tp, f->return_type, g->return_type);
+        assert_int_equal(f->n_params, g->n_params);
+        for (size_t k = 0; k < f->n_params; k++) {
+            eq_str(f->params[k].name, g->params[k].name);
+            eq_type(&tp, f->params[k].type, g->params[k].type);
+        }
+        assert_int_equal(f->has_dwarf, g->has_dwarf);
+        assert_int_equal(f->variadic, g->variadic);
+        assert_int_equal(f->n_aliases, g->n_aliases);
+        for (size_t k = 0; k < f->n_aliases; k++)
+            eq_str(f->aliases[k], g->aliases[k]);
+    }
+    assert_int_equal(a->n_inlined_only, b->n_inlined_only);
+    for (size_t i = 0; i < a->n_inlined_only; i++)
+        eq_str(a->inlined_only[i], b->inlined_only[i]);
+    free(tp.a);
+    free(tp.b);
+}
+
+/* The fixture by a path spelled differently each time (k "./"): the in-memory cache
+ * is keyed by path and misses, the disk cache is keyed by build-id and hits. */
+static const struct dw_index *load_as(const char *name, int k)
+{
+    static char path[PATH_MAX + 128];
+    int n = snprintf(path, sizeof path, "%s/", fixture_dir);
+    while (k-- > 0)
+        n += snprintf(path + n, sizeof path - (size_t)n, "./");
+    snprintf(path + n, sizeof path - (size_t)n, "%s", name);
+    char err[256] = "";
+    const struct dw_index *ix = dw_index_get(path, err, sizeof err);
+    if (!ix)
+        fail_msg("%s: %s", path, err);
+    assert_string_equal(ix->path, path);
+    return ix;
+}
+
+/* The cache file of ix in dir (the only one named after its build-id) into out. */
+static void cache_file(const char *dir, const struct dw_index *ix, char *out, size_t outlen)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int found = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t len = strlen(de->d_name);
+        if (len > 7 && strcmp(de->d_name + len - 7, ".v1.idx") == 0 &&
+            strncmp(de->d_name, ix->build_id, strlen(ix->build_id)) == 0) {
+            snprintf(out, outlen, "%s/%s", dir, de->d_name);
+            found++;
+        }
+    }
+    closedir(d);
+    assert_int_equal(found, 1);
+}
+
+static ino_t inode_of(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return st.st_ino;
+}
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, p, n), (ssize_t)n);
+    close(fd);
+}
+
+static void check_disk_cache(const char *dir, const char *name)
+{
+    const struct dw_index *built = load(name);
+    assert_non_null(built->build_id[0] ? built->build_id : NULL); /* fixtures have one */
+    char file[PATH_MAX + 300];
+    cache_file(dir, built, file, sizeof file);
+    ino_t ino = inode_of(file);
+
+    /* A valid file is loaded and not rewritten: same inode. */
+    eq_index(built, load_as(name, 1));
+    assert_true(inode_of(file) == ino);
+
+    struct stat st;
+    assert_int_equal(stat(file, &st), 0);
+    size_t size = (size_t)st.st_size;
+    unsigned char *good = malloc(size);
+    FILE *f = fopen(file, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(good, 1, size, f), size);
+    fclose(f);
+
+    /* Truncated: rejected, rebuilt (equal), and replaced by a whole file. */
+    write_file(file, good, size / 2);
+    eq_index(built, load_as(name, 2));
+    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(st.st_size, size);
+    assert_true(st.st_ino != ino);
+
+    /* One flipped payload byte: the checksum catches it. */
+    unsigned char *bad = malloc(size);
+    memcpy(bad, good, size);
+    bad[68 + (size - 68) / 2] ^= 0x40;
+    write_file(file, bad, size);
+    ino = inode_of(file);
+    eq_index(built, load_as(name, 3));
+    assert_true(inode_of(file) != ino);
+
+    /* A header claiming huge tables, with and without a matching payload size: the
+     * sizes are checked against the file before anything is allocated. */
+    memcpy(bad, good, size);
+    memset(bad + 32, 0xff, 36);
+    write_file(file, bad, size);
+    eq_index(built, load_as(name, 4));
+    memset(bad + 16, 0xff, 8);
+    write_file(file, bad, size);
+    eq_index(built, load_as(name, 5));
+    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(st.st_size, size);
+    free(bad);
+    free(good);
+
+    /* And after the in-memory cache is dropped, the same path comes from disk. */
+    dw_cache_clear();
+    ino = inode_of(file);
+    const struct dw_index *again = load(name);
+    assert_true(inode_of(file) == ino);
+    assert_non_null(find(again, "main"));
+}
+
+static void test_disk_cache(void **state)
+{
+    (void)state;
+    dw_cache_clear();
+    char dir[] = "/tmp/strobe-idx-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[sizeof dir + 16], link[sizeof dir + 16];
+    snprintf(sub, sizeof sub, "%s/cache", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+
+    /* A symlink is refused: nothing is written behind it. */
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(symlink(sub, link), 0);
+    dw_cache_set_dir(link);
+    load("trace_c");
+    assert_int_equal(rmdir(sub), 0); /* fails unless empty */
+    dw_cache_clear();
+
+    dw_cache_set_dir(sub); /* created */
+    check_disk_cache(sub, "trace_cpp");
+    check_disk_cache(sub, "trace_c");
+    dw_cache_set_dir(NULL);
+    dw_cache_clear();
+
+    DIR *d = opendir(sub);
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d));) {
+        char p[sizeof sub + 300];
+        snprintf(p, sizeof p, "%s/%s", sub, de->d_name);
+        if (de->d_name[0] != '.' || strncmp(de->d_name, ".idx-", 5) == 0)
+            assert_int_equal(unlink(p), 0);
+    }
+    closedir(d);
+    assert_int_equal(rmdir(sub), 0);
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -517,7 +765,7 @@ int main(void)
         cmocka_unit_test(test_c_functions),  cmocka_unit_test(test_cpp_functions),
         cmocka_unit_test(test_unique_entries), cmocka_unit_test(test_symbol_only),
         cmocka_unit_test(test_rust),          cmocka_unit_test(test_cache),
-        cmocka_unit_test(test_demangle),
+        cmocka_unit_test(test_demangle),     cmocka_unit_test(test_disk_cache),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
