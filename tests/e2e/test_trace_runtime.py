@@ -3,6 +3,8 @@ and remove while the program runs, overlapping patterns, errors, hot functions
 (sampling), longjmp and C++ exceptions through traced frames, and the spec 000
 validation scenario end to end."""
 
+import pytest
+
 from conftest import REPO, T_LONG, wait_stable, wait_until
 
 
