@@ -5,7 +5,7 @@
 #
 #   scripts/deps.sh build   compiler and libraries (make, make demo)
 #   scripts/deps.sh check   + cmocka, pytest, node/npm, valgrind, clang runtime
-#   scripts/deps.sh bench   + ltrace, gdb, hyperfine
+#   scripts/deps.sh bench   + ltrace and gdb, the baselines of the tracing benchmark
 set -eu
 
 build="build-essential pkg-config libelf-dev libdw-dev libunwind-dev libsqlite3-dev

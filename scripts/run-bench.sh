@@ -27,3 +27,9 @@ echo
 # Starts its own daemons (one pinned to CPU 0, one free) in private STROBE_HOMEs
 # under /tmp and stops them; `strobe` comes from the PATH set above.
 "$build/bench/bench_trace" "$build/fixtures/bench_calls" 20000 5
+echo
+echo "### DWARF index (\`$build/bench/bench_dwarf\`, generated C++ binary, and libc)"
+echo
+# Generates and compiles a large C++ program (about 40 s), indexes it, and runs gdb's
+# `info functions` on the same file for comparison.
+"$build/bench/bench_dwarf"
