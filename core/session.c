@@ -520,7 +520,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->output_cap = res->settings.output_max_bytes;
     s->tuning = (struct hook_tuning){res->settings.hot_calls_per_second,
                                      res->settings.capture_exits != 0,
-                                     res->settings.follow_cpu != 0};
+                                     res->settings.pin_cpu != 0};
     if (s->wake_fd < 0 || !s->binary_path || !s->ring || !s->tracer_ring || !s->trace) {
         session_free(s);
         return err_set(e, ERR_INTERNAL, "out of resources creating a session");

@@ -27,9 +27,9 @@ static const struct setting_def defs[] = {
     {"output.maxBytesPerSession", offsetof(struct settings, output_max_bytes),
      50LL * 1024 * 1024, 1024, 1024LL * 1024 * 1024},
     {"trace.hotCallsPerSecond", offsetof(struct settings, hot_calls_per_second),
-     20000, 100, 10000000},
+     5000, 100, 10000000},
     {"trace.captureExits", offsetof(struct settings, capture_exits), 1, 0, 1},
-    {"trace.followCpu", offsetof(struct settings, follow_cpu), 1, 0, 1},
+    {"trace.pinCpu", offsetof(struct settings, pin_cpu), 1, 0, 1},
 };
 #define N_DEFS (sizeof defs / sizeof defs[0])
 

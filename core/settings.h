@@ -18,7 +18,7 @@ struct settings {
     int64_t output_max_bytes;         /* output.maxBytesPerSession */
     int64_t hot_calls_per_second;     /* trace.hotCallsPerSecond */
     int64_t capture_exits;            /* trace.captureExits, 0 or 1 */
-    int64_t follow_cpu;               /* trace.followCpu, 0 or 1 */
+    int64_t pin_cpu;                  /* trace.pinCpu, 0 or 1 */
     int n_warnings;
     char warnings[SETTINGS_MAX_WARNINGS][256];
 };

@@ -39,8 +39,8 @@ struct hook_tuning {
     int64_t hot_calls_per_second;  /* trace.hotCallsPerSecond */
     bool capture_exits;            /* trace.captureExits: false = enter events only,
                                       one stop per call instead of two */
-    bool follow_cpu;               /* trace.followCpu: keep the tracer thread on the
-                                      CPU the target last ran on */
+    bool pin_cpu;                  /* trace.pinCpu: run the tracer thread and the
+                                      target's main thread on one CPU */
 };
 
 struct hooks_config {

@@ -57,8 +57,8 @@ struct tracer {
     uint64_t entry, entry_orig; /* entry-point breakpoint, while armed */
     timer_t rearm_timer;
     bool has_timer;
-    uint32_t stops;          /* breakpoint stops, for the CPU-follow sampling */
-    int cpu;                 /* the CPU this thread is pinned to, -1 = none */
+    cpu_set_t original_cpus; /* the affinity new threads of the target get back */
+    bool pinned;             /* tracer and main thread share a CPU (pin_together) */
 };
 
 static void kick_handler(int sig) { (void)sig; }
@@ -244,38 +244,24 @@ static int launch(struct tracer *t)
     }
 }
 
-/* The CPU thread tid last ran on (field 39 of /proc/TID/stat), or -1. */
-static int last_cpu(pid_t tid)
+/* A stop round trip costs 11 us when tracer and target share a CPU and 45-78 us
+ * when they do not (design.md, bench_trace). With a CPU idle, the scheduler wakes
+ * the target on it every time, so "share" has to be forced: the tracer thread and
+ * the target's main thread are pinned to the CPU the tracer runs on. Threads and
+ * processes the target creates get the original affinity back, so a parallel
+ * program still runs in parallel. */
+static void pin_together(struct tracer *t)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    for (int field = 2; p && field < 39; field++)
-        p = strchr(p + 1, ' ');
-    return p ? atoi(p + 1) : -1;
-}
-
-/* Keeps the tracer on the CPU the target runs on: a stop round trip between
- * threads on one CPU costs a quarter of one that crosses CPUs (design.md). Only
- * the tracer moves; the target's own scheduling is left alone. */
-static void follow_cpu(struct tracer *t, pid_t tid)
-{
-    int cpu = last_cpu(tid);
-    if (cpu < 0 || cpu == t->cpu)
+    if (sched_getaffinity(0, sizeof t->original_cpus, &t->original_cpus) != 0 ||
+        CPU_COUNT(&t->original_cpus) < 2)
         return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) == 0)
-        t->cpu = cpu;
+    int cpu = sched_getcpu();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) == 0 &&
+        sched_setaffinity(t->main_pid, sizeof one, &one) == 0)
+        t->pinned = true;
 }
 
 static bool is_stop_signal(int sig)
@@ -300,6 +286,8 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
         event == PTRACE_EVENT_CLONE) {
         unsigned long child = 0;
         if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &child) == 0) {
+            if (t->pinned)
+                sched_setaffinity((pid_t)child, sizeof t->original_cpus, &t->original_cpus);
             if (event != PTRACE_EVENT_CLONE)
                 procs_add(t, (pid_t)child);
             if (t->hooks)
@@ -312,8 +300,6 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
         ptrace(PTRACE_CONT, pid, 0, 0);
         return;
     }
-    if (sig == SIGTRAP && t->spec.tuning.follow_cpu && (++t->stops & 63) == 1)
-        follow_cpu(t, pid);
     if (sig == SIGTRAP && (at_entry(t, pid) || (t->hooks && hooks_on_trap(t->hooks, pid))))
         return;
     ptrace(PTRACE_CONT, pid, 0, sig);
@@ -385,6 +371,8 @@ static void *tracer_main(void *arg)
     int rc = launch(t);
     if (rc == 0) {
         t->main_alive = true;
+        if (t->spec.tuning.pin_cpu)
+            pin_together(t);
         t->hooks = make_hooks(t);
         struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIG_KICK};
         sev._sigev_un._tid = t->thread_tid;
@@ -488,7 +476,6 @@ int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid
     if (!t)
         return err_set(e, ERR_INTERNAL, "out of memory starting a tracer");
     t->spec = *spec;
-    t->cpu = -1;
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, install_kick_handler);
     sem_init(&t->started, 0, 0);
