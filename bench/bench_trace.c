@@ -224,6 +224,7 @@ struct daemon {
     char home[4096]; /* empty: nothing to stop */
     struct rpc_client c;
     bool connected;
+    bool pin_cpu;    /* trace.pinCpu for its sessions */
 };
 
 static void write_settings(struct daemon *d, int capture_exits)
@@ -233,25 +234,24 @@ static void write_settings(struct daemon *d, int capture_exits)
     FILE *f = fopen(path, "w");
     if (!f)
         die("cannot write %s", path);
-    fprintf(f, "{\"trace.hotCallsPerSecond\": 10000000, \"trace.captureExits\": %d}\n",
-            capture_exits);
+    fprintf(f, "{\"trace.hotCallsPerSecond\": 10000000, \"trace.captureExits\": %d, "
+               "\"trace.pinCpu\": %d}\n", capture_exits, d->pin_cpu);
     fclose(f);
 }
 
-/* Starts a daemon in a fresh STROBE_HOME under root, on CPU 0 when pinned (the
- * daemon inherits the affinity, its tracer threads and their targets too). */
+/* Starts a daemon in a fresh STROBE_HOME under root. pinned: its sessions run
+ * with trace.pinCpu 1 (the default: the tracer pins itself and the target's main
+ * thread to one CPU); otherwise 0 (the scheduler places both). */
 static void daemon_start(struct daemon *d, const char *root, const char *name, bool pinned)
 {
     snprintf(d->home, sizeof d->home, "%s/%s", root, name);
     if (mkdir(d->home, 0700) != 0)
         die("mkdir: %s", strerror(errno));
+    d->pin_cpu = pinned;
     write_settings(d, 1);
     setenv("STROBE_HOME", d->home, 1);
-    if (pinned)
-        pin(true);
     char err[256];
     int fd = client_connect(true, err, sizeof err);
-    pin(false);
     if (fd < 0)
         die("%s", err);
     rpc_init(&d->c, fd);
@@ -532,9 +532,10 @@ int main(int argc, char **argv)
 
     /* ---- report ---- */
     printf("Medians of %d runs (ltrace and gdb: %d). Per call = the fixture's own ns/call "
-           "(CLOCK_MONOTONIC around the loop) minus the untraced ns/call. \"CPU 0\": tracer "
-           "and target pinned to CPU 0 (the daemon started under that affinity; all its "
-           "threads inherit it); \"free\": no affinity. Strobe runs with "
+           "(CLOCK_MONOTONIC around the loop) minus the untraced ns/call. Raw stops, ltrace "
+           "and gdb: \"CPU 0\" = pinned with sched_setaffinity, \"free\" = no affinity. "
+           "Strobe: \"CPU 0\" = trace.pinCpu 1, the default (the tracer pins itself and "
+           "the target's main thread to one CPU), \"free\" = trace.pinCpu 0. Strobe runs with "
            "trace.hotCallsPerSecond = 10000000 so the hot-function throttle stays out of the "
            "measurement; each traced run was checked to record %ld function_enter events "
            "(last: %.0f enter, %.0f exit).\n\n",
