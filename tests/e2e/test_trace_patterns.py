@@ -228,3 +228,27 @@ def test_shared_library_values_and_parents(mcp):
     assert lib[1]["arguments"][0]["value"]["other"] == 3
     assert all(e["parentEventId"] == main_id[0] for e in lib)
     assert all(e["sourceFile"].endswith("tests/fixtures/shapes_lib.c") for e in lib)
+
+
+# ---- programs without debug info ------------------------------------------------------
+
+def test_program_without_dwarf(mcp, tmp_path):
+    """A program stripped of debug info: launch warns, @usercode is NO_DEBUG_SYMBOLS
+    with the spec's sentence, and a function is still traceable by its symbol."""
+    import shutil
+    import subprocess
+    from conftest import fixture_path
+    exe = tmp_path / "worker_loop_nodebug"
+    shutil.copy(fixture_path("worker_loop"), exe)
+    subprocess.run(["strip", "--strip-debug", str(exe)], check=True)
+    r = mcp.launch(str(exe), project=REPO, args=["30"])
+    assert any("no DWARF debug info" in w for w in r.get("warnings", [])), r
+    sid = r["sessionId"]
+    e = mcp.tool_error("debug_trace", {"sessionId": sid, "add": ["@usercode"]})
+    assert e.code == "NO_DEBUG_SYMBOLS", e
+    assert "Ask user permission" in e.message and "-g" in e.message, e.message
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tick"]})
+    assert t["hookedFunctions"] == 1, t
+    q = mcp.wait_events(sid, 1, eventType="function_enter")
+    assert q["events"][0]["function"] == "tick"
+    mcp.call_tool("debug_session", {"action": "stop", "sessionId": sid})
