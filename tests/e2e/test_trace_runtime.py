@@ -210,6 +210,7 @@ def test_cpp_exception_through_traced_frames(mcp):
     assert exits["main"]["returnValue"] == 0
 
 
+@pytest.mark.wall_clock  # form_app runs 2 s: a daemon under valgrind is not ready in time
 def test_spec000_validation_scenario(mcp):
     """Launch clean, read stderr, add traces at runtime, find the failing validate."""
     r = mcp.launch("form_app", project=REPO)
