@@ -8,6 +8,7 @@
  * Prints Markdown table rows: median and p95 in ms.
  */
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,7 @@ static double plain_launch(const char *program)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addclose(&fa, p[0]);
     char *argv[] = {(char *)program, NULL};
     double t0 = now_ms();
