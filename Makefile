@@ -101,7 +101,7 @@ fixtures: $(FIXTURE_BIN)
 demo: all
 	@scripts/demo.sh $(B)
 
-unit: deps-check $(UNIT_BIN)
+unit: deps-check $(UNIT_BIN) fixtures # test_dwarf reads the fixtures
 	@scripts/run-unit.sh $(UNIT_BIN)
 
 e2e: deps-check all fixtures
