@@ -20,25 +20,11 @@
 
 /* Fake target memory: the stack and a result buffer. */
 #define MEM_BASE 0x20000u
-#define MEM_SIZE 4096u
+#define FAKE_MEM_BASE MEM_BASE
+#define FAKE_MEM_SIZE 4096u
 #define RSP (MEM_BASE + 0x108u) /* at entry rsp+8 is 16-byte aligned */
-static uint8_t mem[MEM_SIZE];
+#include "fake_mem.h"
 
-static bool mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-    (void)ctx;
-    if (addr < MEM_BASE || addr - MEM_BASE > MEM_SIZE || len > MEM_SIZE - (addr - MEM_BASE))
-        return false;
-    memcpy(buf, mem + (addr - MEM_BASE), len);
-    return true;
-}
-
-static void poke(uint64_t addr, const void *data, size_t len)
-{
-    memcpy(mem + (addr - MEM_BASE), data, len);
-}
-
-static void poke64(uint64_t addr, uint64_t v) { poke(addr, &v, 8); }
 
 static void set_xmm(struct abi_regs *r, int i, double d) { memcpy(r->xmm[i], &d, 8); }
 

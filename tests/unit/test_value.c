@@ -20,23 +20,10 @@
 /* Fake target memory: [MEM_BASE, MEM_BASE + MEM_SIZE), two pages. */
 #define MEM_BASE 0x10000u
 #define MEM_SIZE 8192u
-static uint8_t mem[MEM_SIZE];
+#define FAKE_MEM_BASE MEM_BASE
+#define FAKE_MEM_SIZE MEM_SIZE
+#include "fake_mem.h"
 
-static bool mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-    (void)ctx;
-    if (addr < MEM_BASE || addr - MEM_BASE > MEM_SIZE || len > MEM_SIZE - (addr - MEM_BASE))
-        return false;
-    memcpy(buf, mem + (addr - MEM_BASE), len);
-    return true;
-}
-
-static void poke(uint64_t addr, const void *data, size_t len)
-{
-    memcpy(mem + (addr - MEM_BASE), data, len);
-}
-
-static void poke64(uint64_t addr, uint64_t v) { poke(addr, &v, 8); }
 
 static void check_opts(const struct dw_type *t, const void *bytes, const struct value_opts *o,
                        const char *expected)
