@@ -1,10 +1,10 @@
 /*
- * session.c - the session registry and each live session's output thread. See
- * session.h.
+ * session.c - the session registry: launching, resolving, status, stop, delete and
+ * trace changes. See session.h.
  *
- * Ordering guarantee: a session's status leaves "running" only after its output
- * thread has read everything the main process wrote before it died and has pushed
- * the process_exit event behind those lines. Together with store_sync() in
+ * Ordering guarantee: a session's status leaves "running" only in the output
+ * capture's on_exit (core/output.h), after everything the main process wrote is
+ * queued and the process_exit event behind it. Together with store_sync() in
  * session_resolve(), an agent that sees "exited" and then queries sees all output.
  */
 #include "core/session.h"
@@ -12,22 +12,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "core/linesplit.h"
 #include "core/patterns.h"
 #include "core/log.h"
+#include "core/output.h"
 #include "core/ring.h"
 #include "core/strbuf.h"
 #include "dwarf/elfinfo.h"
@@ -37,17 +35,6 @@ extern char **environ;
 
 #define OUTPUT_RING_BYTES (4u << 20)
 #define TRACER_RING_BYTES (8u << 20)
-#define PARTIAL_LINE_MS 100
-
-struct session;
-
-struct stream {
-    struct session *owner;
-    int fd;                   /* read end, -1 once closed */
-    int type;                 /* EV_STDOUT or EV_STDERR */
-    struct linesplit split;
-    int64_t last_data_ns;
-};
 
 struct session {
     char id[SESSION_ID_MAX];
@@ -58,21 +45,19 @@ struct session {
     struct tracer *tracer;
     struct ring *tracer_ring;    /* function events, produced by the tracer thread */
     struct trace *trace;
-    struct ring *ring;           /* output thread's; released when it ends */
+    struct ring *ring;           /* the output capture's, until it starts */
     bool ring_attached;          /* the store drains (and will free) it */
-    struct stream out, err;
-    int wake_fd;                 /* eventfd: exit reported, stop requested */
-    pthread_t output_thread;
-    bool output_thread_started;
-    _Atomic int exit_reported;   /* set by the tracer thread */
-    int wait_status;
+    int out_fd, err_fd;          /* read ends, until the output capture starts */
+    pthread_mutex_t exit_lock;   /* hands the main process's end to the output capture */
+    struct output *output;       /* set under exit_lock once started */
+    bool exited;                 /* the main process ended before the capture started */
+    int exit_status;
     _Atomic int stop_requested;
     _Atomic int finished;        /* status recorded in the store */
-    int64_t output_cap, output_bytes;
+    int64_t output_cap;
     struct hook_tuning tuning;
     int pending;                 /* pending patterns preloaded at launch */
     int users;                   /* session_trace() calls in progress (reg.lock) */
-    _Atomic int output_capped;
     struct session *next;
 };
 
@@ -109,66 +94,12 @@ void sessions_settings(const char *project_root, struct settings *out)
     settings_load(out, reg.global_settings, project_root);
 }
 
-/* ---- output thread ------------------------------------------------------ */
+/* ---- the end of the main process ---------------------------------------------- */
 
-static void push(struct session *s, struct event *ev)
+/* The output capture's on_exit: the process_exit event, then the status. */
+static void record_exit(void *arg, struct output *o, int ws)
 {
-    if (!ring_push(s->ring, ev, store_wake, reg.store))
-        log_error("session %s: event of type %d too large for the ring, dropped", s->id,
-                  ev->type);
-}
-
-static void emit_line(void *arg, const char *line, size_t len)
-{
-    struct stream *st = arg;
-    struct session *s = st->owner;
-    if (atomic_load(&s->output_capped))
-        return;
-    if (s->output_bytes + (int64_t)len > s->output_cap) {
-        atomic_store(&s->output_capped, 1);
-        char marker[160];
-        snprintf(marker, sizeof marker,
-                 "[strobe] output limit of %lld bytes reached; further output discarded "
-                 "(setting output.maxBytesPerSession)", (long long)s->output_cap);
-        struct event ev = event_init(s->key, st->type, mono_ns() - s->t0_ns);
-        ev.pid = s->pid;
-        ev.text = marker;
-        push(s, &ev);
-        return;
-    }
-    s->output_bytes += (int64_t)len;
-    struct event ev = event_init(s->key, st->type, mono_ns() - s->t0_ns);
-    ev.pid = s->pid;
-    ev.tid = s->pid;
-    ev.text = line;
-    push(s, &ev);
-}
-
-/* Reads what is available now. Returns false at EOF or on error (fd closed). */
-static bool read_stream(struct stream *st)
-{
-    char buf[65536];
-    for (;;) {
-        ssize_t n = read(st->fd, buf, sizeof buf);
-        if (n > 0) {
-            linesplit_feed(&st->split, buf, (size_t)n, emit_line, st);
-            st->last_data_ns = mono_ns();
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            return true;
-        linesplit_flush(&st->split, emit_line, st);
-        close(st->fd);
-        st->fd = -1;
-        return false;
-    }
-}
-
-static void record_exit(struct session *s)
-{
-    int ws = s->wait_status;
+    struct session *s = arg;
     bool stopped = atomic_load(&s->stop_requested);
     char text[128], data[96];
     const char *status;
@@ -197,75 +128,12 @@ static void record_exit(struct session *s)
     ev.tid = s->pid;
     ev.text = text;
     ev.data = data;
-    push(s, &ev);
+    output_push(o, &ev);
     store_sync(reg.store);
     if (store_session_finish(reg.store, s->key, status, wall_ms(), has_code, code, signame) != 0)
         log_error("session %s: cannot record its end", s->id);
     atomic_store(&s->finished, 1);
     log_info("session %s: %s", s->id, text);
-}
-
-static void *output_main(void *arg)
-{
-    struct session *s = arg;
-    struct stream *streams[2] = {&s->out, &s->err};
-    for (;;) {
-        bool finished = atomic_load(&s->finished);
-        if (finished && (atomic_load(&s->stop_requested) ||
-                         (s->out.fd < 0 && s->err.fd < 0)))
-            break;
-        struct pollfd pfd[3];
-        int n = 0;
-        int timeout = -1;
-        for (int i = 0; i < 2; i++) {
-            if (streams[i]->fd < 0)
-                continue;
-            pfd[n++] = (struct pollfd){.fd = streams[i]->fd, .events = POLLIN};
-            if (streams[i]->split.len > 0) {
-                int64_t due = streams[i]->last_data_ns + PARTIAL_LINE_MS * 1000000LL;
-                int ms = (int)((due - mono_ns()) / 1000000) + 1;
-                timeout = (timeout < 0 || ms < timeout) ? (ms < 0 ? 0 : ms) : timeout;
-            }
-        }
-        pfd[n++] = (struct pollfd){.fd = s->wake_fd, .events = POLLIN};
-        if (poll(pfd, n, timeout) < 0 && errno != EINTR)
-            break;
-        for (int i = 0; i < 2; i++)
-            if (streams[i]->fd >= 0)
-                read_stream(streams[i]);
-        for (int i = 0; i < 2; i++)
-            if (streams[i]->split.len > 0 &&
-                mono_ns() - streams[i]->last_data_ns >= PARTIAL_LINE_MS * 1000000LL)
-                linesplit_flush(&streams[i]->split, emit_line, streams[i]);
-        uint64_t v;
-        if (pfd[n - 1].revents & POLLIN && read(s->wake_fd, &v, sizeof v) < 0)
-            log_warn("session %s: eventfd read: %s", s->id, strerror(errno));
-        if (atomic_load(&s->exit_reported) && !atomic_load(&s->finished)) {
-            /* Everything the process wrote is in the pipes now; it was read above.
-             * Partial lines end with the process. */
-            for (int i = 0; i < 2; i++)
-                linesplit_flush(&streams[i]->split, emit_line, streams[i]);
-            record_exit(s);
-        }
-    }
-    for (int i = 0; i < 2; i++)
-        if (streams[i]->fd >= 0) {
-            read_stream(streams[i]);
-            if (streams[i]->fd >= 0) {
-                close(streams[i]->fd);
-                streams[i]->fd = -1;
-            }
-        }
-    store_release_ring(reg.store, s->ring);
-    s->ring = NULL;
-    return NULL;
-}
-
-static void wake(struct session *s)
-{
-    uint64_t one = 1;
-    if (write(s->wake_fd, &one, sizeof one) < 0)
-        log_warn("session %s: eventfd write: %s", s->id, strerror(errno));
 }
 
 static void on_entry(void *arg, struct tracer *t)
@@ -278,9 +146,35 @@ static void on_main_exit(void *arg, int wait_status)
 {
     struct session *s = arg;
     trace_entry_passed(s->trace);
-    s->wait_status = wait_status;
-    atomic_store(&s->exit_reported, 1);
-    wake(s);
+    pthread_mutex_lock(&s->exit_lock);
+    struct output *o = s->output;
+    s->exited = true;
+    s->exit_status = wait_status;
+    pthread_mutex_unlock(&s->exit_lock);
+    if (o)
+        output_exited(o, wait_status);
+}
+
+/* Starts the output capture of a launched target; 0 or -1. */
+static int start_output(struct session *s)
+{
+    struct output_config cfg = {
+        .out_fd = s->out_fd, .err_fd = s->err_fd, .store = reg.store, .ring = s->ring,
+        .session_key = s->key, .t0_ns = s->t0_ns, .pid = s->pid,
+        .cap_bytes = s->output_cap, .on_exit = record_exit, .arg = s,
+    };
+    struct output *o = output_start(&cfg);
+    if (!o)
+        return -1;
+    s->out_fd = s->err_fd = -1;
+    s->ring = NULL;
+    pthread_mutex_lock(&s->exit_lock);
+    s->output = o;
+    bool exited = s->exited;
+    pthread_mutex_unlock(&s->exit_lock);
+    if (exited) /* a program that ended at once */
+        output_exited(o, s->exit_status);
+    return 0;
 }
 
 /* ---- launch ----------------------------------------------------------------- */
@@ -407,12 +301,10 @@ static int id_taken(void *arg, const char *id)
 
 static void session_free(struct session *s)
 {
-    if (s->out.fd >= 0)
-        close(s->out.fd);
-    if (s->err.fd >= 0)
-        close(s->err.fd);
-    if (s->wake_fd >= 0)
-        close(s->wake_fd);
+    if (s->out_fd >= 0)
+        close(s->out_fd);
+    if (s->err_fd >= 0)
+        close(s->err_fd);
     if (s->ring && s->ring_attached)
         store_release_ring(reg.store, s->ring);
     else
@@ -422,6 +314,7 @@ static void session_free(struct session *s)
     else
         ring_destroy(s->tracer_ring);
     trace_free(s->trace);
+    pthread_mutex_destroy(&s->exit_lock);
     free(s->binary_path);
     free(s);
 }
@@ -446,8 +339,8 @@ static int start_target(struct session *s, const struct launch_request *req,
     }
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     fcntl(err[0], F_SETFL, O_NONBLOCK);
-    s->out.fd = out[0];
-    s->err.fd = err[0];
+    s->out_fd = out[0];
+    s->err_fd = err[0];
 
     char **argv = calloc((size_t)req->n_args + 2, sizeof *argv);
     char **envp = build_env(req);
@@ -510,9 +403,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     struct session *s = calloc(1, sizeof *s);
     if (!s)
         return err_set(e, ERR_INTERNAL, "out of memory");
-    s->out = (struct stream){.owner = s, .fd = -1, .type = EV_STDOUT};
-    s->err = (struct stream){.owner = s, .fd = -1, .type = EV_STDERR};
-    s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    s->out_fd = s->err_fd = -1;
+    pthread_mutex_init(&s->exit_lock, NULL);
     s->binary_path = strdup(path);
     s->ring = ring_create(OUTPUT_RING_BYTES);
     s->tracer_ring = ring_create(TRACER_RING_BYTES);
@@ -521,7 +413,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->tuning = (struct hook_tuning){res->settings.hot_calls_per_second,
                                      res->settings.capture_exits != 0,
                                      res->settings.pin_cpu != 0};
-    if (s->wake_fd < 0 || !s->binary_path || !s->ring || !s->tracer_ring || !s->trace) {
+    if (!s->binary_path || !s->ring || !s->tracer_ring || !s->trace) {
         session_free(s);
         return err_set(e, ERR_INTERNAL, "out of resources creating a session");
     }
@@ -570,7 +462,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
         store_session_delete(reg.store, s->key, NULL);
         goto fail_locked;
     }
-    if (pthread_create(&s->output_thread, NULL, output_main, s) != 0) {
+    if (start_output(s) != 0) {
         /* Without its reader the target would block on a full pipe: end it. */
         tracer_kill(s->tracer);
         tracer_join(s->tracer);
@@ -578,7 +470,6 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
         err_set(e, ERR_INTERNAL, "cannot create the output thread");
         goto fail_locked;
     }
-    s->output_thread_started = true;
     s->next = reg.live;
     reg.live = s;
     snprintf(res->session_id, sizeof res->session_id, "%s", s->id);
@@ -636,7 +527,7 @@ int session_status(const char *id, struct store_reader *rd, struct session_statu
         return not_found(id, e);
     pthread_mutex_lock(&reg.lock);
     struct session *s = find_live(id);
-    out->output_capped = s && atomic_load(&s->output_capped);
+    out->output_capped = s && s->output && output_capped(s->output);
     pthread_mutex_unlock(&reg.lock);
     if (store_count_by_type(rd, key, out->counts) != 0 ||
         store_query_pids(rd, key, &out->pids, &out->n_pids) != 0) {
@@ -661,12 +552,13 @@ static void end_live(struct session *s)
 {
     atomic_store(&s->stop_requested, 1);
     tracer_kill(s->tracer);
-    wake(s);
     while (s->users > 0) /* a trace update finishes: the dead target ends its wait */
         pthread_cond_wait(&reg.unused, &reg.lock);
-    if (s->output_thread_started)
-        pthread_join(s->output_thread, NULL);
+    /* The tracer thread ends once it has reaped every process, after reporting the
+     * main one's end to the output capture, which records it before stopping. */
     tracer_join(s->tracer);
+    if (s->output)
+        output_stop(s->output);
     for (struct session **p = &reg.live; *p; p = &(*p)->next)
         if (*p == s) {
             *p = s->next;

@@ -1,0 +1,210 @@
+/*
+ * output.c - the output capture thread. See output.h.
+ */
+#include "core/output.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/linesplit.h"
+#include "core/log.h"
+
+#define PARTIAL_LINE_MS 100
+
+struct output;
+
+struct stream {
+    struct output *owner;
+    int fd;                   /* -1 once closed */
+    int type;                 /* EV_STDOUT or EV_STDERR */
+    struct linesplit split;
+    int64_t last_data_ns;
+};
+
+struct output {
+    struct output_config cfg;
+    struct stream out, err;
+    int wake_fd;              /* eventfd: exit reported, stop requested */
+    pthread_t thread;
+    _Atomic int exit_reported;
+    int wait_status;          /* written before exit_reported is set */
+    bool exit_handled;        /* on_exit has run (output thread only) */
+    _Atomic int stop_requested;
+    _Atomic int capped;
+    int64_t bytes;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void output_push(struct output *o, struct event *ev)
+{
+    if (!ring_push(o->cfg.ring, ev, store_wake, o->cfg.store))
+        log_error("pid %d: event of type %d too large for the ring, dropped", o->cfg.pid,
+                  ev->type);
+}
+
+static void emit_line(void *arg, const char *line, size_t len)
+{
+    struct stream *st = arg;
+    struct output *o = st->owner;
+    if (atomic_load(&o->capped))
+        return;
+    struct event ev = event_init(o->cfg.session_key, st->type, mono_ns() - o->cfg.t0_ns);
+    ev.pid = o->cfg.pid;
+    ev.tid = o->cfg.pid;
+    char marker[160];
+    if (o->bytes + (int64_t)len > o->cfg.cap_bytes) {
+        atomic_store(&o->capped, 1);
+        snprintf(marker, sizeof marker,
+                 "[strobe] output limit of %lld bytes reached; further output discarded "
+                 "(setting output.maxBytesPerSession)", (long long)o->cfg.cap_bytes);
+        ev.text = marker;
+    } else {
+        o->bytes += (int64_t)len;
+        ev.text = line;
+    }
+    output_push(o, &ev);
+}
+
+/* Reads what is available now; at EOF (or an error) flushes and closes. */
+static void read_stream(struct stream *st)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(st->fd, buf, sizeof buf);
+        if (n > 0) {
+            linesplit_feed(&st->split, buf, (size_t)n, emit_line, st);
+            st->last_data_ns = mono_ns();
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        linesplit_flush(&st->split, emit_line, st);
+        close(st->fd);
+        st->fd = -1;
+        return;
+    }
+}
+
+/* ms until the oldest partial line is due, or -1. */
+static int partial_line_timeout(struct stream *const *streams)
+{
+    int timeout = -1;
+    for (int i = 0; i < 2; i++) {
+        if (streams[i]->fd < 0 || streams[i]->split.len == 0)
+            continue;
+        int64_t due = streams[i]->last_data_ns + PARTIAL_LINE_MS * 1000000LL;
+        int ms = (int)((due - mono_ns()) / 1000000) + 1;
+        if (ms < 0)
+            ms = 0;
+        if (timeout < 0 || ms < timeout)
+            timeout = ms;
+    }
+    return timeout;
+}
+
+static void *output_main(void *arg)
+{
+    struct output *o = arg;
+    struct stream *streams[2] = {&o->out, &o->err};
+    while (!o->exit_handled || !(atomic_load(&o->stop_requested) ||
+                                 (o->out.fd < 0 && o->err.fd < 0))) {
+        struct pollfd pfd[3];
+        int n = 0;
+        for (int i = 0; i < 2; i++)
+            if (streams[i]->fd >= 0)
+                pfd[n++] = (struct pollfd){.fd = streams[i]->fd, .events = POLLIN};
+        pfd[n++] = (struct pollfd){.fd = o->wake_fd, .events = POLLIN};
+        if (poll(pfd, n, partial_line_timeout(streams)) < 0 && errno != EINTR)
+            break;
+        for (int i = 0; i < 2; i++)
+            if (streams[i]->fd >= 0)
+                read_stream(streams[i]);
+        for (int i = 0; i < 2; i++)
+            if (streams[i]->split.len > 0 &&
+                mono_ns() - streams[i]->last_data_ns >= PARTIAL_LINE_MS * 1000000LL)
+                linesplit_flush(&streams[i]->split, emit_line, streams[i]);
+        uint64_t v;
+        if (pfd[n - 1].revents & POLLIN && read(o->wake_fd, &v, sizeof v) < 0)
+            log_warn("pid %d: eventfd read: %s", o->cfg.pid, strerror(errno));
+        if (atomic_load(&o->exit_reported) && !o->exit_handled) {
+            /* Everything the process wrote is in the pipes now and was read above;
+             * its partial lines end with it. */
+            for (int i = 0; i < 2; i++)
+                linesplit_flush(&streams[i]->split, emit_line, streams[i]);
+            o->cfg.on_exit(o->cfg.arg, o, o->wait_status);
+            o->exit_handled = true;
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (streams[i]->fd >= 0) {
+            read_stream(streams[i]);
+            if (streams[i]->fd >= 0) {
+                close(streams[i]->fd);
+                streams[i]->fd = -1;
+            }
+        }
+    store_release_ring(o->cfg.store, o->cfg.ring);
+    return NULL;
+}
+
+static void wake(struct output *o)
+{
+    uint64_t one = 1;
+    if (write(o->wake_fd, &one, sizeof one) < 0)
+        log_warn("pid %d: eventfd write: %s", o->cfg.pid, strerror(errno));
+}
+
+struct output *output_start(const struct output_config *cfg)
+{
+    struct output *o = calloc(1, sizeof *o);
+    if (!o)
+        return NULL;
+    o->cfg = *cfg;
+    o->out = (struct stream){.owner = o, .fd = cfg->out_fd, .type = EV_STDOUT};
+    o->err = (struct stream){.owner = o, .fd = cfg->err_fd, .type = EV_STDERR};
+    o->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (o->wake_fd < 0 || pthread_create(&o->thread, NULL, output_main, o) != 0) {
+        if (o->wake_fd >= 0)
+            close(o->wake_fd);
+        free(o);
+        return NULL;
+    }
+    return o;
+}
+
+void output_exited(struct output *o, int wait_status)
+{
+    o->wait_status = wait_status;
+    atomic_store(&o->exit_reported, 1);
+    wake(o);
+}
+
+void output_stop(struct output *o)
+{
+    atomic_store(&o->stop_requested, 1);
+    wake(o);
+    pthread_join(o->thread, NULL);
+    close(o->wake_fd);
+    free(o);
+}
+
+bool output_capped(const struct output *o)
+{
+    return atomic_load(&o->capped);
+}

@@ -1,0 +1,55 @@
+/*
+ * output.h - capture of a target's stdout and stderr into the timeline.
+ *
+ * One thread per session reads both pipes (non-blocking, with poll), turns bytes
+ * into line events (core/linesplit.h), flushes a partial line after 100 ms of
+ * silence, and enforces output.maxBytesPerSession with a single marker event (the
+ * rest is read and dropped, so the target never blocks on a full pipe). Once told
+ * that the main process has ended, it drains what the process wrote and calls
+ * on_exit on its own thread: the process_exit event then lands behind the last
+ * line, and a session reported ended has all of its output queryable.
+ */
+#ifndef STROBE_OUTPUT_H
+#define STROBE_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/event.h"
+#include "core/ring.h"
+#include "store/store.h"
+
+struct output;
+
+struct output_config {
+    int out_fd, err_fd;        /* read ends of the pipes, owned by the capture */
+    struct store *store;
+    struct ring *ring;         /* attached to the store; released when the thread ends */
+    int64_t session_key;
+    int64_t t0_ns;             /* CLOCK_MONOTONIC at launch: event timestamps */
+    pid_t pid;
+    int64_t cap_bytes;
+    /* Called once on the output thread when the main process has ended and all it
+     * wrote is in the ring; may push events with output_push(). */
+    void (*on_exit)(void *arg, struct output *o, int wait_status);
+    void *arg;
+};
+
+/* Starts the thread. On success the capture owns the fds and the ring; NULL when
+ * the thread cannot start (the caller still owns them). */
+struct output *output_start(const struct output_config *cfg);
+
+/* From on_exit only: queues an event behind the output. */
+void output_push(struct output *o, struct event *ev);
+
+/* The main process ended with wait_status. Any thread. */
+void output_exited(struct output *o, int wait_status);
+
+/* Stops reading once the exit has been handled, waits for the thread, frees o. */
+void output_stop(struct output *o);
+
+/* Whether the output cap was reached. Any thread. */
+bool output_capped(const struct output *o);
+
+#endif
