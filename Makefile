@@ -98,7 +98,7 @@ $(B)/fixtures/uses_lib: tests/fixtures/uses_lib.c $(B)/fixtures/libshapes.so
 	cc $(FIXFLAGS) -o $@ $< -L$(B)/fixtures -lshapes -Wl,-rpath,'$$ORIGIN'
 fixtures: $(FIXTURE_BIN)
 
-demo: all
+demo: all $(B)/fixtures/demo_orders
 	@scripts/demo.sh $(B)
 
 unit: deps-check $(UNIT_BIN) fixtures # test_dwarf reads the fixtures
