@@ -255,6 +255,8 @@ static void apply_plan(struct tracer *t, void *arg)
     struct hooks *h = tracer_hooks(t);
     if (!h)
         return;
+    if (p->n_arm > 0)
+        tracer_pin(t);
     hooks_set_depth(h, p->depth);
     hooks_disarm(h, p->disarm, p->n_disarm);
     hooks_arm(h, tracer_pid(t), p->arm, p->n_arm, &p->report);

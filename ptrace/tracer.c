@@ -58,7 +58,7 @@ struct tracer {
     timer_t rearm_timer;
     bool has_timer;
     cpu_set_t original_cpus; /* the affinity new threads of the target get back */
-    bool pinned;             /* tracer and main thread share a CPU (pin_together) */
+    bool pinned;             /* tracer and main thread share a CPU (tracer_pin) */
 };
 
 static void kick_handler(int sig) { (void)sig; }
@@ -250,9 +250,10 @@ static int launch(struct tracer *t)
  * the target's main thread are pinned to the CPU the tracer runs on. Threads and
  * processes the target creates get the original affinity back, so a parallel
  * program still runs in parallel. */
-static void pin_together(struct tracer *t)
+void tracer_pin(struct tracer *t)
 {
-    if (sched_getaffinity(0, sizeof t->original_cpus, &t->original_cpus) != 0 ||
+    if (t->pinned || !t->spec.tuning.pin_cpu ||
+        sched_getaffinity(0, sizeof t->original_cpus, &t->original_cpus) != 0 ||
         CPU_COUNT(&t->original_cpus) < 2)
         return;
     int cpu = sched_getcpu();
@@ -371,8 +372,6 @@ static void *tracer_main(void *arg)
     int rc = launch(t);
     if (rc == 0) {
         t->main_alive = true;
-        if (t->spec.tuning.pin_cpu)
-            pin_together(t);
         t->hooks = make_hooks(t);
         struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIG_KICK};
         sev._sigev_un._tid = t->thread_tid;

@@ -3,6 +3,8 @@ and remove while the program runs, overlapping patterns, errors, hot functions
 (sampling), longjmp and C++ exceptions through traced frames, and the spec 000
 validation scenario end to end."""
 
+import os
+
 import pytest
 
 from conftest import REPO, T_LONG, wait_stable, wait_until
@@ -258,3 +260,26 @@ def test_spec000_validation_scenario(mcp):
     q = mcp.query(sid, function={"equals": "form::validate"}, eventType="function_exit",
                   returnValue={"equals": False})
     assert q["totalCount"] == n_validate
+
+
+def _cpus_allowed(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_cpu_pinning_only_once_traced(mcp):
+    """trace.pinCpu: an output-only session keeps its affinity; the first hook pins
+    the target's main thread to the tracer's CPU (cheaper stops)."""
+    r = mcp.launch("worker_loop", project=REPO, args=["30"])
+    sid, pid = r["sessionId"], r["pid"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    before = _cpus_allowed(pid)
+    assert before == _cpus_allowed(os.getpid()), before
+    mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tick"]})
+    after = _cpus_allowed(pid)
+    assert after.isdigit(), after
+    mcp.call_tool("debug_session", {"action": "stop", "sessionId": sid})
