@@ -529,8 +529,11 @@ int session_status(const char *id, struct store_reader *rd, struct session_statu
     struct session *s = find_live(id);
     out->output_capped = s && s->output && output_capped(s->output);
     pthread_mutex_unlock(&reg.lock);
+    out->store_errors = store_write_errors(reg.store, out->store_error,
+                                           sizeof out->store_error);
     if (store_count_by_type(rd, key, out->counts) != 0 ||
-        store_query_pids(rd, key, &out->pids, &out->n_pids) != 0) {
+        store_query_pids(rd, key, &out->pids, &out->n_pids) != 0 ||
+        store_count_by_function(rd, key, 10, &out->top, &out->n_top) != 0) {
         session_status_free(out);
         return err_set(e, ERR_INTERNAL, "cannot count the events of session '%s'", id);
     }
@@ -544,6 +547,10 @@ void session_status_free(struct session_status *st)
     session_row_free(&st->row);
     free(st->pids);
     st->pids = NULL;
+    for (int i = 0; i < st->n_top; i++)
+        free(st->top[i].function);
+    free(st->top);
+    st->top = NULL;
 }
 
 /* Ends a live session's process and threads; s is unlinked and freed. Called

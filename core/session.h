@@ -64,6 +64,10 @@ struct session_status {
     int *pids;                          /* malloc'd, ascending */
     int n_pids;
     bool output_capped;
+    struct function_count *top;         /* most called functions, malloc'd */
+    int n_top;
+    int64_t store_errors;               /* batches the database failed to commit */
+    char store_error[256];              /* the last such failure */
 };
 int session_status(const char *id, struct store_reader *rd, struct session_status *out,
                    struct strobe_error *e);

@@ -335,9 +335,10 @@ static void fill_result(const struct trace *tr, const struct plan *p, struct tra
     if (p->report.failed)
         warn(res, "%zu function(s) could not be hooked, e.g.: %s", p->report.failed,
              p->report.first_failure);
-    if (p->report.single_step)
-        warn(res, "%zu function(s) start with an instruction that cannot run out of line; "
-             "they are hooked with a slower single-step", p->report.single_step);
+    if (p->report.single_step || p->stats.single_step_hits)
+        warn(res, "%zu newly hooked function(s) start with an instruction that cannot run "
+             "out of line and take a slower single-step (%llu such hits so far)",
+             p->report.single_step, (unsigned long long)p->stats.single_step_hits);
     if (p->n_sampled)
         warn(res, "%zu hot function(s) are sampled (e.g. %s): their events are a sample; "
              "narrow the patterns for full capture", p->n_sampled, p->sampled[0]);

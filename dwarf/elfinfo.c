@@ -75,14 +75,6 @@ int elf_facts_read(const char *path, struct elf_facts *out)
         read_build_id(elf, out->build_id);
         if (!out->has_dwarf)
             out->has_dwarf = separate_debug_file_exists(out->build_id);
-        size_t nph = 0;
-        out->is_static = true;
-        if (elf_getphdrnum(elf, &nph) == 0)
-            for (size_t i = 0; i < nph; i++) {
-                GElf_Phdr ph;
-                if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
-                    out->is_static = false;
-            }
     }
     if (elf)
         elf_end(elf);

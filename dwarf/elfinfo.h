@@ -12,7 +12,6 @@
 struct elf_facts {
     bool is_elf;
     bool has_dwarf;          /* .debug_info here or in the build-id debug file */
-    bool is_static;          /* no PT_INTERP */
     char build_id[41];       /* hex, "" when absent */
 };
 

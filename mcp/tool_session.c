@@ -1,6 +1,7 @@
 /*
  * tool_session.c - debug_session: status, stop, list, delete.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,21 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
     cJSON_AddNumberToObject(o, "totalEvents", (double)st.total_events);
     if (st.output_capped)
         cJSON_AddTrueToObject(o, "outputLimitReached");
+    if (st.n_top > 0) {
+        cJSON *top = cJSON_AddArrayToObject(o, "topFunctions");
+        for (int i = 0; i < st.n_top; i++) {
+            cJSON *f = cJSON_CreateObject();
+            cJSON_AddStringToObject(f, "function", st.top[i].function);
+            cJSON_AddNumberToObject(f, "calls", (double)st.top[i].count);
+            cJSON_AddItemToArray(top, f);
+        }
+    }
+    if (st.store_errors > 0) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "%lld batch(es) of events could not be written to the "
+                 "database and are missing: %s", (long long)st.store_errors, st.store_error);
+        cJSON_AddStringToObject(o, "storeErrors", msg);
+    }
     const char *hint = strcmp(st.row.status, "running") == 0
         ? "Still running. Read its output with debug_query (eventType \"stdout\"/\"stderr\"), "
           "poll new events with afterEventId."

@@ -760,10 +760,8 @@ static void count_hook(uint64_t key, void *value, void *arg)
     struct stats_state *s = arg;
     if (k->role != HOOK_TRACE || !k->wanted)
         return;
-    if (s->out) {
+    if (s->out)
         s->out->armed++;
-        s->out->throttled += k->rearm_at != 0;
-    }
     if (s->names && k->sampled && s->n < s->max)
         s->names[s->n++] = k->fn->name;
 }

@@ -104,7 +104,6 @@ struct hooks_stats {
     size_t armed;                 /* functions armed now (including throttled) */
     uint64_t hits;                /* entry hits */
     uint64_t single_step_hits;    /* hits that took the single-step fallback */
-    size_t throttled;             /* functions under sampling now */
 };
 void hooks_stats(const struct hooks *h, struct hooks_stats *out);
 /* Names of functions under sampling, for debug_trace's report (up to max). */

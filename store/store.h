@@ -165,7 +165,8 @@ struct function_count {
     int64_t count;
 };
 /* Calls per function (function_enter events) of a session, most called first, up
- * to limit rows. Answered from counters the writer keeps, not by scanning events. */
+ * to limit rows. Answered from counters the writer keeps, not by scanning events.
+ * *rows is malloc'd: free each function, then the array. */
 int store_count_by_function(struct store_reader *r, int64_t session_key, int limit,
                             struct function_count **rows, int *n);
 

@@ -364,3 +364,19 @@ def test_query_filters_on_function_events(mcp):
     assert [e["durationNs"] for e in q["events"]] == [longest]
     q = mcp.query(sid, minDurationNs=1)
     assert q["totalCount"] == len(exits)
+
+
+def test_status_lists_most_called_functions(mcp):
+    """debug_session status: topFunctions, most called first, counted by the store."""
+    mcp.call_tool("debug_trace", {"add": ["factorial", "add_ints"]})
+    sid = mcp.launch("trace_c", project=REPO)["sessionId"]
+    st = mcp.wait_ended(sid)
+    top = st["topFunctions"]
+    calls = {t["function"]: t["calls"] for t in top}
+    assert set(calls) == {"factorial", "add_ints"}, top
+    assert [t["calls"] for t in top] == sorted(calls.values(), reverse=True)
+    assert sum(calls.values()) == st["eventCounts"]["function_enter"]
+    for name, n in calls.items():
+        q = mcp.query(sid, eventType="function_enter", function={"equals": name})
+        assert q["totalCount"] == n, (name, q["totalCount"], n)
+    mcp.call_tool("debug_trace", {"remove": ["factorial", "add_ints"]})
