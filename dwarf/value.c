@@ -351,7 +351,9 @@ static void emit_bitfield(struct walk *w, const struct dw_type *t, const struct 
 static void put_text(struct walk *w, const char *bytes, size_t n, bool truncated)
 {
     static const char marker[] = "...(truncated)";
-    char *clean = malloc(4 * n + sizeof marker);
+    char local[4 * 1024 + sizeof marker]; /* the default 1 KiB string, escaped */
+    size_t need = 4 * n + sizeof marker;
+    char *clean = need <= sizeof local ? local : malloc(need);
     if (!clean) {
         sb_puts(w->out, "null");
         return;
@@ -360,7 +362,8 @@ static void put_text(struct walk *w, const char *bytes, size_t n, bool truncated
     if (truncated)
         memcpy(clean + len, marker, sizeof marker);
     sb_json_string(w->out, clean);
-    free(clean);
+    if (clean != local)
+        free(clean);
 }
 
 /* The NUL-terminated string at addr: chunks that start small, double, and never
@@ -368,7 +371,8 @@ static void put_text(struct walk *w, const char *bytes, size_t n, bool truncated
 static void emit_cstring(struct walk *w, uint64_t addr)
 {
     size_t want = w->max_string + 1; /* one more byte tells whether it was cut */
-    char *buf = malloc(want);
+    char local[1024 + 1];             /* the default max_string needs no allocation */
+    char *buf = want <= sizeof local ? local : malloc(want);
     if (!buf) {
         sb_puts(w->out, "null");
         return;
@@ -392,7 +396,8 @@ static void emit_cstring(struct walk *w, uint64_t addr)
         put_hex_addr(w, "<unreadable ", addr, ">");
     else
         put_text(w, buf, got < w->max_string ? got : w->max_string, true);
-    free(buf);
+    if (buf != local)
+        free(buf);
 }
 
 static void emit_char_array(struct walk *w, const struct dw_type *t, const struct span *s,
@@ -406,7 +411,8 @@ static void emit_char_array(struct walk *w, const struct dw_type *t, const struc
         return;
     }
     size_t n = t->count < w->max_string ? (size_t)t->count : w->max_string;
-    char *buf = malloc(n ? n : 1);
+    char local[1024];
+    char *buf = n <= sizeof local ? local : malloc(n);
     if (!buf) {
         sb_puts(w->out, "null");
         return;
@@ -417,7 +423,8 @@ static void emit_char_array(struct walk *w, const struct dw_type *t, const struc
         const char *nul = memchr(buf, '\0', n);
         put_text(w, buf, nul ? (size_t)(nul - buf) : n, !nul && t->count > n);
     }
-    free(buf);
+    if (buf != local)
+        free(buf);
 }
 
 static void emit_array(struct walk *w, const struct dw_type *t, const struct span *s,
@@ -528,14 +535,9 @@ static void emit_object_at(struct walk *w, const struct dw_type *t, uint64_t add
                            int depth, bool with_ptr)
 {
     size_t n = t->size < WINDOW_MAX ? (size_t)t->size : WINDOW_MAX;
-    uint8_t *window = malloc(n ? n : 1);
-    if (!window) {
-        sb_puts(w->out, "null");
-        return;
-    }
+    uint8_t window[WINDOW_MAX]; /* on the stack: no allocation per traced call */
     if (n && !w->rd(w->ctx, addr, window, n)) {
         put_hex_addr(w, "<unreadable ", addr, ">");
-        free(window);
         return;
     }
     struct span s = {.bytes = window, .len = n, .addr = addr, .has_addr = true};
@@ -549,7 +551,6 @@ static void emit_object_at(struct walk *w, const struct dw_type *t, uint64_t add
         emit_value(w, t, &s, 0, depth);
     if (on_path)
         w->n_path--;
-    free(window);
 }
 
 /* A pointer or reference to a complete struct/union at addr. */
