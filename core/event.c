@@ -3,7 +3,10 @@
  */
 #include "core/event.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 static const char *const names[] = {
     [EV_STDOUT] = "stdout",
@@ -28,4 +31,21 @@ int event_type_parse(const char *name)
         if (strcmp(names[t], name) == 0)
             return t;
     return 0;
+}
+
+bool event_describe_exit(int pid, int ws, bool stopped, char *text, size_t text_cap,
+                         char *data, size_t data_cap)
+{
+    if (WIFEXITED(ws)) {
+        snprintf(text, text_cap, "process %d exited with code %d", pid, WEXITSTATUS(ws));
+        snprintf(data, data_cap, "{\"exitCode\":%d}", WEXITSTATUS(ws));
+        return true;
+    }
+    int sig = WTERMSIG(ws);
+    const char *abbrev = sigabbrev_np(sig);
+    snprintf(text, text_cap, "process %d killed by SIG%s%s", pid, abbrev ? abbrev : "UNKNOWN",
+             stopped ? " (session stopped)" : "");
+    snprintf(data, data_cap, "{\"signal\":\"SIG%s\",\"signalNumber\":%d}",
+             abbrev ? abbrev : "UNKNOWN", sig);
+    return false;
 }

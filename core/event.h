@@ -13,6 +13,7 @@
 #define STROBE_EVENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum event_type {
@@ -39,6 +40,13 @@ static inline bool event_type_evictable(int type)
 const char *event_type_name(int type);
 /* Inverse of event_type_name(); 0 when the name is unknown. */
 int event_type_parse(const char *name);
+
+/* The text ("process 12 exited with code 3", "process 12 killed by SIGSEGV") and
+ * data JSON ({"exitCode":3} or {"signal":"SIGSEGV","signalNumber":11}) of the
+ * process_exit event of pid for wait(2) status ws; stopped says the session was
+ * stopped (kill on request). Returns true when the process exited normally. */
+bool event_describe_exit(int pid, int ws, bool stopped, char *text, size_t text_cap,
+                         char *data, size_t data_cap);
 
 struct event {
     int64_t session_key;     /* store_session_create()'s key */

@@ -40,6 +40,10 @@ struct output {
     _Atomic int stop_requested;
     _Atomic int capped;
     int64_t bytes;
+    /* output_settle(): requests and completions, guarded by settle_lock. */
+    pthread_mutex_t settle_lock;
+    pthread_cond_t settled;
+    uint64_t settle_requested, settle_done;
 };
 
 static int64_t mono_ns(void)
@@ -118,6 +122,26 @@ static int partial_line_timeout(struct stream *const *streams)
     return timeout;
 }
 
+/* Answers output_settle(): what is in the pipes now, partial lines included, goes
+ * to the ring before the waiter is released. */
+static void settle(struct output *o, struct stream *const *streams)
+{
+    pthread_mutex_lock(&o->settle_lock);
+    uint64_t want = o->settle_requested;
+    pthread_mutex_unlock(&o->settle_lock);
+    if (want == o->settle_done)
+        return;
+    for (int i = 0; i < 2; i++) {
+        if (streams[i]->fd >= 0)
+            read_stream(streams[i]);
+        linesplit_flush(&streams[i]->split, emit_line, streams[i]);
+    }
+    pthread_mutex_lock(&o->settle_lock);
+    o->settle_done = want;
+    pthread_cond_broadcast(&o->settled);
+    pthread_mutex_unlock(&o->settle_lock);
+}
+
 static void *output_main(void *arg)
 {
     struct output *o = arg;
@@ -142,6 +166,7 @@ static void *output_main(void *arg)
         uint64_t v;
         if (pfd[n - 1].revents & POLLIN && read(o->wake_fd, &v, sizeof v) < 0)
             log_warn("pid %d: eventfd read: %s", o->cfg.pid, strerror(errno));
+        settle(o, streams);
         if (atomic_load(&o->exit_reported) && !o->exit_handled) {
             /* Everything the process wrote is in the pipes now and was read above;
              * its partial lines end with it. */
@@ -179,13 +204,42 @@ struct output *output_start(const struct output_config *cfg)
     o->out = (struct stream){.owner = o, .fd = cfg->out_fd, .type = EV_STDOUT};
     o->err = (struct stream){.owner = o, .fd = cfg->err_fd, .type = EV_STDERR};
     o->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    pthread_mutex_init(&o->settle_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&o->settled, &ca);
+    pthread_condattr_destroy(&ca);
     if (o->wake_fd < 0 || pthread_create(&o->thread, NULL, output_main, o) != 0) {
         if (o->wake_fd >= 0)
             close(o->wake_fd);
+        pthread_mutex_destroy(&o->settle_lock);
+        pthread_cond_destroy(&o->settled);
         free(o);
         return NULL;
     }
     return o;
+}
+
+void output_settle(struct output *o, int timeout_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&o->settle_lock);
+    uint64_t ticket = ++o->settle_requested;
+    pthread_mutex_unlock(&o->settle_lock);
+    wake(o);
+    pthread_mutex_lock(&o->settle_lock);
+    while (o->settle_done < ticket &&
+           pthread_cond_timedwait(&o->settled, &o->settle_lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&o->settle_lock);
 }
 
 void output_exited(struct output *o, int wait_status)
@@ -201,6 +255,8 @@ void output_stop(struct output *o)
     wake(o);
     pthread_join(o->thread, NULL);
     close(o->wake_fd);
+    pthread_mutex_destroy(&o->settle_lock);
+    pthread_cond_destroy(&o->settled);
     free(o);
 }
 

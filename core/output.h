@@ -46,6 +46,12 @@ void output_push(struct output *o, struct event *ev);
 /* The main process ended with wait_status. Any thread. */
 void output_exited(struct output *o, int wait_status);
 
+/* Waits (up to timeout_ms) until everything in the pipes now, partial lines
+ * included, is in the ring: called by the tracer before it stamps a crash, so the
+ * program's last words come before it in the timeline. Any thread but the
+ * output thread. */
+void output_settle(struct output *o, int timeout_ms);
+
 /* Stops reading once the exit has been handled, waits for the thread, frees o. */
 void output_stop(struct output *o);
 

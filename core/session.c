@@ -101,28 +101,16 @@ static void record_exit(void *arg, struct output *o, int ws)
 {
     struct session *s = arg;
     bool stopped = atomic_load(&s->stop_requested);
-    char text[128], data[96];
-    const char *status;
-    bool has_code = false;
-    int code = 0;
+    char text[128], data[96], sigbuf[32];
+    bool has_code = event_describe_exit(s->pid, ws, stopped, text, sizeof text, data, sizeof data);
+    int code = has_code ? WEXITSTATUS(ws) : 0;
     const char *signame = NULL;
-    char sigbuf[32];
-    if (WIFEXITED(ws)) {
-        has_code = true;
-        code = WEXITSTATUS(ws);
-        status = stopped ? "stopped" : "exited";
-        snprintf(text, sizeof text, "process %d exited with code %d", s->pid, code);
-        snprintf(data, sizeof data, "{\"exitCode\":%d}", code);
-    } else {
-        int sig = WTERMSIG(ws);
-        const char *abbrev = sigabbrev_np(sig);
+    if (!has_code) {
+        const char *abbrev = sigabbrev_np(WTERMSIG(ws));
         snprintf(sigbuf, sizeof sigbuf, "SIG%s", abbrev ? abbrev : "UNKNOWN");
         signame = sigbuf;
-        status = stopped ? "stopped" : "crashed";
-        snprintf(text, sizeof text, "process %d killed by %s%s", s->pid, signame,
-                 stopped ? " (session stopped)" : "");
-        snprintf(data, sizeof data, "{\"signal\":\"%s\",\"signalNumber\":%d}", signame, sig);
     }
+    const char *status = stopped ? "stopped" : has_code ? "exited" : "crashed";
     struct event ev = event_init(s->key, EV_PROCESS_EXIT, mono_ns() - s->t0_ns);
     ev.pid = s->pid;
     ev.tid = s->pid;
@@ -140,6 +128,30 @@ static void on_entry(void *arg, struct tracer *t)
 {
     struct session *s = arg;
     trace_on_entry(s->trace, t);
+}
+
+static void on_main_exec(void *arg)
+{
+    struct session *s = arg;
+    trace_main_exec(s->trace);
+}
+
+static void on_image_entry(void *arg, struct tracer *t, pid_t pid, struct hooks *h)
+{
+    (void)t;
+    struct session *s = arg;
+    trace_on_image(s->trace, pid, h);
+}
+
+/* Before a crash is stamped: what the program wrote before it is read first. */
+static void settle_output(void *arg)
+{
+    struct session *s = arg;
+    pthread_mutex_lock(&s->exit_lock);
+    struct output *o = s->output;
+    pthread_mutex_unlock(&s->exit_lock);
+    if (o)
+        output_settle(o, 200);
 }
 
 static void on_main_exit(void *arg, int wait_status)
@@ -354,11 +366,12 @@ static int start_target(struct session *s, const struct launch_request *req,
         struct tracer_spec spec = {
             .path = path, .argv = argv, .envp = envp, .cwd = cwd,
             .stdin_fd = devnull, .stdout_fd = out[1], .stderr_fd = err[1],
-            .on_main_exit = on_main_exit, .arg = s,
+            .on_main_exit = on_main_exit, .settle_output = settle_output,
+            .on_main_exec = on_main_exec, .on_image_entry = on_image_entry, .arg = s,
             .session_key = s->key, .t0_ns = s->t0_ns, .ring = s->tracer_ring,
             .wake = store_wake, .wake_arg = reg.store,
             .tuning = s->tuning,
-            .on_entry = s->pending ? on_entry : NULL,
+            .on_entry = on_entry, .stop_at_entry = s->pending > 0,
         };
         pid_t pid;
         rc = tracer_start(&spec, &s->tracer, &pid, e);

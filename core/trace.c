@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@
 
 struct trace {
     pthread_mutex_t update_lock;
+    pthread_mutex_t patterns_lock; /* patterns and depth, for the tracer thread's
+                                      snapshots (it must never wait on update_lock) */
     pthread_mutex_t entry_lock;
     pthread_cond_t entry_done;
     bool entry_pending;      /* preloaded patterns not armed yet */
@@ -35,6 +38,7 @@ struct trace {
     char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
     int depth;
     struct u64map hooked;    /* runtime address -> const struct dw_function */
+    atomic_bool image_replaced; /* the main process exec'd: hooked is stale */
 };
 
 struct trace *trace_new(const char *project_root)
@@ -43,6 +47,7 @@ struct trace *trace_new(const char *project_root)
     if (!tr)
         return NULL;
     pthread_mutex_init(&tr->update_lock, NULL);
+    pthread_mutex_init(&tr->patterns_lock, NULL);
     pthread_mutex_init(&tr->entry_lock, NULL);
     pthread_cond_init(&tr->entry_done, NULL);
     snprintf(tr->project_root, sizeof tr->project_root, "%s", project_root);
@@ -56,6 +61,7 @@ void trace_free(struct trace *tr)
         return;
     u64map_free(&tr->hooked);
     pthread_mutex_destroy(&tr->update_lock);
+    pthread_mutex_destroy(&tr->patterns_lock);
     pthread_mutex_destroy(&tr->entry_lock);
     pthread_cond_destroy(&tr->entry_done);
     free(tr);
@@ -375,6 +381,8 @@ static void wait_for_entry(struct trace *tr)
 static int update_locked(struct trace *tr, struct tracer *t, struct trace_result *res,
                          struct strobe_error *e)
 {
+    if (atomic_exchange(&tr->image_replaced, false))
+        u64map_free(&tr->hooked); /* nothing of the old image is armed any more */
     struct plan p = {.depth = tr->depth};
     int rc = build_plan(tr, tracer_pid(t), &p, e);
     if (rc == 0 && !p.exe_has_dwarf)
@@ -411,17 +419,21 @@ int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int
     char saved[PATTERNS_MAX][PATTERN_MAX_LEN];
     int n_saved = tr->n_patterns, saved_depth = tr->depth;
     memcpy(saved, tr->patterns, sizeof saved);
+    pthread_mutex_lock(&tr->patterns_lock);
     for (int i = 0; i < n_remove; i++)
         remove_pattern(tr, remove[i]);
     for (int i = 0; i < n_add; i++)
         add_pattern(tr, add[i]);
     if (depth > 0)
         tr->depth = depth;
+    pthread_mutex_unlock(&tr->patterns_lock);
     int rc = update_locked(tr, t, res, e);
     if (rc != 0) { /* a failed update changes nothing */
+        pthread_mutex_lock(&tr->patterns_lock);
         memcpy(tr->patterns, saved, sizeof saved);
         tr->n_patterns = n_saved;
         tr->depth = saved_depth;
+        pthread_mutex_unlock(&tr->patterns_lock);
     }
     pthread_mutex_unlock(&tr->update_lock);
     return rc;
@@ -451,10 +463,54 @@ void trace_entry_passed(struct trace *tr)
 void trace_on_entry(void *arg, struct tracer *t)
 {
     struct trace *tr = arg;
-    pthread_mutex_lock(&tr->update_lock);
+    pthread_mutex_lock(&tr->entry_lock);
+    bool pending = tr->entry_pending;
+    pthread_mutex_unlock(&tr->entry_lock);
+    if (!pending) {
+        /* Re-exec of the main process. A client update holding the lock would wait
+         * for this thread: it resolves against the new image itself, so skip. */
+        pthread_mutex_lock(&tr->patterns_lock);
+        int n = tr->n_patterns;
+        pthread_mutex_unlock(&tr->patterns_lock);
+        if (n == 0 || pthread_mutex_trylock(&tr->update_lock) != 0)
+            return;
+    } else {
+        pthread_mutex_lock(&tr->update_lock);
+    }
     struct strobe_error e = {0};
     if (update_locked(tr, t, NULL, &e) != 0)
         log_warn("arming pending patterns at the entry point: %s", e.msg);
     pthread_mutex_unlock(&tr->update_lock);
     trace_entry_passed(tr);
+}
+
+void trace_main_exec(struct trace *tr)
+{
+    atomic_store(&tr->image_replaced, true);
+}
+
+void trace_on_image(struct trace *tr, pid_t pid, struct hooks *h)
+{
+    struct trace *snap = calloc(1, sizeof *snap);
+    if (!snap)
+        return;
+    pthread_mutex_lock(&tr->patterns_lock);
+    memcpy(snap->patterns, tr->patterns, sizeof snap->patterns);
+    snap->n_patterns = tr->n_patterns;
+    snap->depth = tr->depth;
+    memcpy(snap->project_root, tr->project_root, sizeof snap->project_root);
+    pthread_mutex_unlock(&tr->patterns_lock);
+    struct plan p = {.depth = snap->depth};
+    struct strobe_error e = {0};
+    if (snap->n_patterns > 0 && build_plan(snap, pid, &p, &e) == 0) {
+        hooks_set_depth(h, p.depth);
+        hooks_arm(h, pid, p.arm, p.n_arm, &p.report);
+        log_info("pid %d (exec'd): %zu functions matched, %zu armed", (int)pid, p.matched,
+                 p.report.armed);
+    } else if (snap->n_patterns > 0) {
+        log_warn("pid %d (exec'd): patterns not armed: %s", (int)pid, e.msg);
+    }
+    plan_free(&p);
+    u64map_free(&snap->hooked);
+    free(snap);
 }

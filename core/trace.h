@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "core/error.h"
 #include "core/patterns.h"
@@ -59,5 +60,15 @@ void trace_on_entry(void *trace, struct tracer *t);
 /* The program will never reach its entry point (it died first): updates stop
  * waiting for the preloaded patterns. */
 void trace_entry_passed(struct trace *tr);
+
+/* Tracer thread: the main process exec'd another program; what was armed is gone
+ * (trace_on_entry arms the patterns again at its entry point). */
+void trace_main_exec(struct trace *tr);
+
+/* Tracer thread: child process pid exec'd another program and stands at its entry
+ * point; arms the session's current patterns in it through h. Patterns added or
+ * removed later apply to the main program and its forks only. */
+struct hooks;
+void trace_on_image(struct trace *tr, pid_t pid, struct hooks *h);
 
 #endif

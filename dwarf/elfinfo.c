@@ -81,3 +81,45 @@ int elf_facts_read(const char *path, struct elf_facts *out)
     close(fd);
     return 0;
 }
+
+static uint64_t find_in_table(Elf *elf, Elf64_Word type,
+                              bool (*want)(const char *name, void *arg), void *arg)
+{
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || sh.sh_entsize == 0)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        size_t n = sh.sh_size / sh.sh_entsize;
+        for (size_t i = 1; data && i < n; i++) {
+            GElf_Sym sym;
+            if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+                sym.st_value == 0)
+                continue;
+            const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+            if (name && *name && want(name, arg))
+                return sym.st_value;
+        }
+    }
+    return 0;
+}
+
+uint64_t elf_symbol_find(const char *path, bool (*want)(const char *name, void *arg),
+                         void *arg)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    uint64_t value = 0;
+    if (elf && elf_kind(elf) == ELF_K_ELF) {
+        value = find_in_table(elf, SHT_SYMTAB, want, arg);
+        if (!value)
+            value = find_in_table(elf, SHT_DYNSYM, want, arg);
+    }
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return value;
+}

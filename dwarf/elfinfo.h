@@ -8,6 +8,7 @@
 #define STROBE_ELFINFO_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct elf_facts {
     bool is_elf;
@@ -18,5 +19,12 @@ struct elf_facts {
 /* 0 with *out filled, -1 when the file cannot be read (errno set). A file that is
  * not ELF (a #! script) is not an error: is_elf is false. */
 int elf_facts_read(const char *path, struct elf_facts *out);
+
+/* The link-time value of the first symbol (.symtab, then .dynsym; functions and
+ * data alike) whose name satisfies want(name, arg): how the crash reporter finds
+ * glibc's __abort_msg and Rust's rust_panic without building a whole index.
+ * 0 when none does or the file cannot be read. */
+uint64_t elf_symbol_find(const char *path, bool (*want)(const char *name, void *arg),
+                         void *arg);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "core/session.h"
 #include "core/timearg.h"
+#include "mcp/crash_context.h"
 #include "mcp/args.h"
 #include "mcp/tools.h"
 
@@ -130,8 +131,19 @@ static cJSON *event_json(const struct store_event_row *r, bool verbose, bool mul
         if (r->type == EV_FUNCTION_EXIT)
             cJSON_AddStringToObject(o, "returnType", return_type(r->return_value));
     }
-    if (multi_pid || verbose || r->type == EV_PROCESS_EXIT)
+    if (r->type == EV_CRASH) {
+        /* The crashing frame, and where: crash events always say which process. */
+        if (r->function)
+            cJSON_AddStringToObject(o, "function", r->function);
+        if (r->source_file)
+            cJSON_AddStringToObject(o, "sourceFile", r->source_file);
+        if (r->line)
+            cJSON_AddNumberToObject(o, "line", r->line);
+    }
+    if (multi_pid || verbose || r->type == EV_PROCESS_EXIT || r->type == EV_CRASH)
         cJSON_AddNumberToObject(o, "pid", r->pid);
+    if (r->type == EV_CRASH && !verbose)
+        cJSON_AddNumberToObject(o, "threadId", r->tid);
     if (r->text)
         add_text(o, r->text, verbose);
     if (r->data) {
@@ -293,6 +305,8 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     int64_t last_id = q.after_id;
     for (; shown < res.n; shown++) {
         cJSON *ev = event_json(&res.rows[shown], verbose, n_pids > 1);
+        if (res.rows[shown].type == EV_CRASH)
+            crash_context_add(ev, rd, key, &res.rows[shown], verbose);
         char *text = cJSON_PrintUnformatted(ev);
         size_t size = text ? strlen(text) : 0;
         free(text);

@@ -92,7 +92,8 @@ struct hooks {
     struct u64map procs;     /* tgid -> struct process */
     struct scratch *areas;
     size_t n_areas;
-    int64_t seq;
+    int64_t own_seq;
+    int64_t *seq;            /* cfg.seq, or own_seq */
     uint64_t hits, single_step_hits;
     struct strbuf args, ret;
 };
@@ -130,20 +131,6 @@ static struct process *process_get(struct hooks *h, pid_t tgid)
     return p;
 }
 
-static pid_t tgid_of(pid_t tid)
-{
-    char path[64], line[128];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
-    FILE *f = fopen(path, "re");
-    pid_t tgid = tid;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "Tgid: %d", &tgid) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return tgid;
-}
-
 static void read_thread_name(struct thread *t)
 {
     char path[64];
@@ -175,7 +162,7 @@ static struct thread *thread_new(struct hooks *h, pid_t tid, pid_t tgid)
 static struct thread *thread_get(struct hooks *h, pid_t tid)
 {
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
-    return t ? t : thread_new(h, tid, tgid_of(tid));
+    return t ? t : thread_new(h, tid, procmem_tgid(tid));
 }
 
 static struct frame *frame_push(struct thread *t)
@@ -440,7 +427,7 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
 {
     struct event ev = event_init(h->cfg.session_key, EV_FUNCTION_EXIT, now - h->cfg.t0_ns);
     fill_location(&ev, f->hook, t);
-    ev.seq = ++h->seq;
+    ev.seq = ++*h->seq;
     ev.parent_seq = f->seq;
     ev.duration_ns = now - f->t_enter;
     if (kind == EXIT_UNWOUND) {
@@ -533,7 +520,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     prune_stale(h, t, regs, now);
     struct event ev = event_init(h->cfg.session_key, EV_FUNCTION_ENTER, now - h->cfg.t0_ns);
     fill_location(&ev, k, t);
-    ev.seq = ++h->seq;
+    ev.seq = ++*h->seq;
     if (t->depth > 0)
         ev.parent_seq = t->frames[t->depth - 1].seq;
     ev.arguments = h->args.oom ? NULL : h->args.buf;
@@ -651,7 +638,7 @@ bool hooks_on_trap(struct hooks *h, pid_t tid)
 void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process)
 {
     struct thread *parent = thread_get(h, parent_tid);
-    pid_t tgid = new_process ? child_tid : (parent ? parent->tgid : tgid_of(child_tid));
+    pid_t tgid = new_process ? child_tid : (parent ? parent->tgid : procmem_tgid(child_tid));
     struct thread *child = u64map_get(&h->threads, (uint64_t)child_tid);
     if (!child)
         child = thread_new(h, child_tid, tgid);
@@ -687,28 +674,38 @@ void hooks_on_exit(struct hooks *h, pid_t tid)
     thread_free(t);
 }
 
-static void drop_threads_of(uint64_t key, void *value, void *arg)
+bool hooks_owns_thread(const struct hooks *h, pid_t tid)
 {
-    (void)key;
-    struct thread *t = value;
-    if (t->tgid == *(pid_t *)arg)
-        t->depth = 0, t->stepping = NULL;
+    return u64map_get(&h->threads, (uint64_t)tid) != NULL;
 }
 
-void hooks_on_exec(struct hooks *h, pid_t pid)
+void hooks_adopt(struct hooks *h, pid_t pid)
 {
-    /* The old image is gone with its breakpoints and frames. */
-    u64map_each(&h->threads, drop_threads_of, &pid);
-    struct process *p = u64map_del(&h->procs, (uint64_t)pid);
-    if (p) {
-        close(p->memfd);
-        free(p);
-    }
-    struct thread *t = u64map_get(&h->threads, (uint64_t)pid);
-    if (t) {
-        struct process *np = process_get(h, pid);
-        t->memfd = np ? np->memfd : -1;
-    }
+    if (!u64map_get(&h->threads, (uint64_t)pid))
+        thread_new(h, pid, pid);
+}
+
+struct forget_state {
+    pid_t tgid;
+    pid_t tids[256];
+    int n;
+};
+
+static void collect_threads_of(uint64_t key, void *value, void *arg)
+{
+    struct forget_state *st = arg;
+    if (((struct thread *)value)->tgid == st->tgid && st->n < 256)
+        st->tids[st->n++] = (pid_t)key;
+}
+
+void hooks_forget_process(struct hooks *h, pid_t tgid)
+{
+    struct forget_state st = {.tgid = tgid};
+    u64map_each(&h->threads, collect_threads_of, &st);
+    for (int i = 0; i < st.n; i++)
+        if (st.tids[i] != tgid)
+            hooks_on_exit(h, st.tids[i]);
+    hooks_on_exit(h, tgid);
 }
 
 struct tick_state {
@@ -790,6 +787,7 @@ struct hooks *hooks_new(const struct hooks_config *cfg)
     if (!h)
         return NULL;
     h->cfg = *cfg;
+    h->seq = cfg->seq ? cfg->seq : &h->own_seq;
     h->vopts = (struct value_opts){.max_depth = 3, .max_string = 1024, .max_array = 100};
     return h;
 }

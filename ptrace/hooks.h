@@ -51,6 +51,9 @@ struct hooks_config {
     void (*wake)(void *);       /* ring_push's wake callback */
     void *wake_arg;
     struct hook_tuning tuning;
+    /* The session's event sequence, shared by the hooks of every image the session
+     * runs (parent links are per session); NULL: this hooks counts on its own. */
+    int64_t *seq;
 };
 
 struct hooks *hooks_new(const struct hooks_config *cfg);
@@ -94,7 +97,14 @@ bool hooks_on_trap(struct hooks *h, pid_t tid);
 /* Thread and process bookkeeping from the tracer's ptrace events. */
 void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process);
 void hooks_on_exit(struct hooks *h, pid_t tid);
-void hooks_on_exec(struct hooks *h, pid_t pid);
+
+/* Several images: a process that exec'd another program gets a hooks of its own.
+ * hooks_owns_thread says whether tid is one of this hooks' threads;
+ * hooks_forget_process drops a process and its threads (it exec'd: it belongs to
+ * another hooks now); hooks_adopt takes the freshly exec'd process pid. */
+bool hooks_owns_thread(const struct hooks *h, pid_t tid);
+void hooks_forget_process(struct hooks *h, pid_t tgid);
+void hooks_adopt(struct hooks *h, pid_t pid);
 
 /* Re-arms throttled functions whose back-off has passed. Returns ms until the next
  * one is due, or -1 when none is throttled. */

@@ -55,6 +55,24 @@ static bool min_load_vaddr(const char *path, uint64_t *out)
     return true;
 }
 
+/* Appends run to mods when it is a loaded module: contiguous mappings of one file,
+ * starting at its offset 0 and with code. Other mappings of a file (a symbolizer's
+ * read-only view of it, as AddressSanitizer makes) are not the module. */
+static int add_run(struct module **mods, size_t *n, size_t *cap, const struct module *run)
+{
+    if (!run->has_code || run->bias == UINT64_MAX)
+        return 0;
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        struct module *nm = realloc(*mods, *cap * sizeof *nm);
+        if (!nm)
+            return -1;
+        *mods = nm;
+    }
+    (*mods)[(*n)++] = *run;
+    return 0;
+}
+
 int procmem_modules(pid_t pid, struct module **mods, size_t *n)
 {
     char path[64];
@@ -66,53 +84,41 @@ int procmem_modules(pid_t pid, struct module **mods, size_t *n)
         return -1;
     size_t cap = 0;
     char line[PATH_MAX + 128];
-    while (fgets(line, sizeof line, f)) {
+    struct module run = {.bias = UINT64_MAX};
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
         unsigned long long start, end, offset;
         char perms[8], file[PATH_MAX];
         file[0] = '\0';
         if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &offset,
-                   file) < 4 || file[0] != '/')
+                   file) < 4)
             continue;
-        struct module *m = NULL;
-        for (size_t i = 0; i < *n; i++)
-            if (strcmp((*mods)[i].path, file) == 0)
-                m = &(*mods)[i];
-        if (!m) {
-            if (*n == cap) {
-                cap = cap ? cap * 2 : 16;
-                struct module *nm = realloc(*mods, cap * sizeof *nm);
-                if (!nm) {
-                    fclose(f);
-                    return -1;
-                }
-                *mods = nm;
-            }
-            m = &(*mods)[(*n)++];
-            memset(m, 0, sizeof *m);
-            snprintf(m->path, sizeof m->path, "%s", file);
-            m->start = start;
-            m->bias = UINT64_MAX; /* set from the offset-0 mapping below */
+        bool continues = file[0] == '/' && run.path[0] && start == run.end &&
+                         strcmp(run.path, file) == 0;
+        if (!continues) {
+            rc = add_run(mods, n, &cap, &run);
+            memset(&run, 0, sizeof run);
+            run.bias = UINT64_MAX;
+            uint64_t lowest;
+            if (file[0] != '/' || offset != 0 || !min_load_vaddr(file, &lowest))
+                continue;
+            snprintf(run.path, sizeof run.path, "%s", file);
+            run.start = start;
+            run.bias = start - lowest;
         }
-        if (end > m->end)
-            m->end = end;
-        if (start < m->start)
-            m->start = start;
-        uint64_t lowest;
-        if (offset == 0 && m->bias == UINT64_MAX && min_load_vaddr(file, &lowest))
-            m->bias = start - lowest;
+        run.end = end;
         if (strchr(perms, 'x'))
-            m->has_code = true;
+            run.has_code = true;
     }
+    if (rc == 0)
+        rc = add_run(mods, n, &cap, &run);
     fclose(f);
-    /* Keep the modules with code and a known bias. */
-    size_t k = 0;
-    for (size_t i = 0; i < *n; i++) {
-        struct module *m = &(*mods)[i];
-        if (m->has_code && m->bias != UINT64_MAX)
-            (*mods)[k++] = *m;
+    if (rc != 0) {
+        free(*mods);
+        *mods = NULL;
+        *n = 0;
     }
-    *n = k;
-    return 0;
+    return rc;
 }
 
 uint64_t procmem_free_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t size)
@@ -164,4 +170,18 @@ uint64_t procmem_entry_point(pid_t pid)
             entry = pair[1];
     close(fd);
     return entry;
+}
+
+pid_t procmem_tgid(pid_t tid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    FILE *f = fopen(path, "re");
+    pid_t tgid = tid;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Tgid: %d", &tgid) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return tgid;
 }

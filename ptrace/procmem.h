@@ -33,6 +33,10 @@ int procmem_modules(pid_t pid, struct module **mods, size_t *n);
  * [lo, hi) so rel32 jumps and RIP-relative operands reach; 0 if none. */
 uint64_t procmem_free_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t size);
 
+/* The process (thread group) a thread belongs to, from /proc/TID/status; tid itself
+ * when it cannot be read. */
+pid_t procmem_tgid(pid_t tid);
+
 /* AT_ENTRY from /proc/PID/auxv: the program's entry point; 0 when unknown. */
 uint64_t procmem_entry_point(pid_t pid);
 

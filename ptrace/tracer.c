@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/event.h"
+#include "ptrace/crash.h"
 #include "ptrace/hooks.h"
 #include "ptrace/procmem.h"
 
@@ -35,6 +37,22 @@
 /* The signal that interrupts the tracer's waitpid: a command is waiting, or a
  * throttled function is due to be re-armed. Its handler does nothing. */
 #define SIG_KICK (SIGRTMIN + 3)
+
+/* An int3 on a process's entry point (AT_ENTRY), while armed. */
+struct entry_bp {
+    uint64_t addr;
+    uint8_t orig;
+};
+
+/* A child process that exec'd: another program, with hooks of its own, armed from
+ * the session's patterns when it reaches its entry point. */
+struct image {
+    pid_t pid;
+    struct hooks *hooks;
+    struct entry_bp entry;
+};
+
+#define MAX_IMAGES 64
 
 struct tracer {
     struct tracer_spec spec;
@@ -53,8 +71,12 @@ struct tracer {
     void (*cmd_fn)(struct tracer *t, void *arg);
     void *cmd_arg;
     bool cmd_pending, cmd_ran, finished;
-    struct hooks *hooks;
-    uint64_t entry, entry_orig; /* entry-point breakpoint, while armed */
+    struct hooks *hooks;     /* the main image's: the program and its forks */
+    struct image images[MAX_IMAGES]; /* processes that exec'd another program */
+    int n_images;
+    int64_t seq;             /* event sequence shared by all hooks */
+    struct crash *crash;
+    struct entry_bp entry;   /* the main process's entry breakpoint, while armed */
     timer_t rearm_timer;
     bool has_timer;
     cpu_set_t original_cpus; /* the affinity new threads of the target get back */
@@ -78,15 +100,18 @@ static void procs_add(struct tracer *t, pid_t pid)
     pthread_mutex_unlock(&t->lock);
 }
 
-static void procs_remove(struct tracer *t, pid_t pid)
+/* Whether pid was one of the processes (not a mere thread). */
+static bool procs_remove(struct tracer *t, pid_t pid)
 {
+    bool found = false;
     pthread_mutex_lock(&t->lock);
-    for (int i = 0; i < t->n_procs; i++)
+    for (int i = 0; i < t->n_procs && !found; i++)
         if (t->procs[i] == pid) {
             t->procs[i] = t->procs[--t->n_procs];
-            break;
+            found = true;
         }
     pthread_mutex_unlock(&t->lock);
+    return found;
 }
 
 /* In the child between fork and exec: async-signal-safe calls only. */
@@ -138,44 +163,60 @@ static int exec_errno(int errfd)
     return n == sizeof err ? err : 0;
 }
 
-/* An int3 on the program's entry point: reached once the dynamic loader has mapped
+/* An int3 on the entry point of pid: reached once the dynamic loader has mapped
  * every library, before any code of the program runs. */
-static void arm_entry_breakpoint(struct tracer *t)
+static bool arm_entry_breakpoint(pid_t pid, struct entry_bp *bp)
 {
-    int fd = procmem_open(t->main_pid);
-    uint64_t entry = procmem_entry_point(t->main_pid);
+    int fd = procmem_open(pid);
+    uint64_t entry = procmem_entry_point(pid);
     uint8_t orig, int3 = 0xCC;
-    if (fd >= 0 && entry && procmem_read(fd, entry, &orig, 1) &&
-        procmem_write(fd, entry, &int3, 1)) {
-        t->entry = entry;
-        t->entry_orig = orig;
-    } else {
+    bool ok = fd >= 0 && entry && procmem_read(fd, entry, &orig, 1) &&
+              procmem_write(fd, entry, &int3, 1);
+    if (ok)
+        *bp = (struct entry_bp){.addr = entry, .orig = orig};
+    else
         log_warn("pid %d: cannot stop at the entry point; pending patterns are armed late",
-                 t->main_pid);
-    }
+                 pid);
     if (fd >= 0)
         close(fd);
+    return ok;
 }
 
-/* The entry breakpoint was hit: restore it, arm what on_entry wants, resume. */
-static bool at_entry(struct tracer *t, pid_t pid)
+/* Whether the trap of pid is its entry breakpoint; if so the original byte is back
+ * and pid stands at the entry point, stopped. */
+static bool hit_entry_breakpoint(pid_t pid, struct entry_bp *bp)
 {
     struct user_regs_struct regs;
-    if (!t->entry || pid != t->main_pid || ptrace(PTRACE_GETREGS, pid, 0, &regs) != 0 ||
-        regs.rip - 1 != t->entry)
+    if (!bp->addr || ptrace(PTRACE_GETREGS, pid, 0, &regs) != 0 || regs.rip - 1 != bp->addr)
         return false;
     int fd = procmem_open(pid);
-    uint8_t orig = (uint8_t)t->entry_orig;
     if (fd >= 0) {
-        procmem_write(fd, t->entry, &orig, 1);
+        procmem_write(fd, bp->addr, &bp->orig, 1);
         close(fd);
     }
-    regs.rip = t->entry;
-    t->entry = 0;
+    regs.rip = bp->addr;
+    bp->addr = 0;
     ptrace(PTRACE_SETREGS, pid, 0, &regs);
-    t->spec.on_entry(t->spec.arg, t);
-    ptrace(PTRACE_CONT, pid, 0, 0);
     return true;
+}
+
+/* The entry breakpoint of the main process or of an exec'd child was hit: arm
+ * what the session wants there, resume. */
+static bool at_entry(struct tracer *t, pid_t pid)
+{
+    if (pid == t->main_pid && hit_entry_breakpoint(pid, &t->entry)) {
+        t->spec.on_entry(t->spec.arg, t);
+        ptrace(PTRACE_CONT, pid, 0, 0);
+        return true;
+    }
+    for (int i = 0; i < t->n_images; i++)
+        if (t->images[i].pid == pid && hit_entry_breakpoint(pid, &t->images[i].entry)) {
+            if (t->spec.on_image_entry)
+                t->spec.on_image_entry(t->spec.arg, t, pid, t->images[i].hooks);
+            ptrace(PTRACE_CONT, pid, 0, 0);
+            return true;
+        }
+    return false;
 }
 
 /* Forks, seizes and runs the target up to its exec. Returns 0 with the target
@@ -206,7 +247,7 @@ static int launch(struct tracer *t)
         return fail_start(t, ERR_ATTACH_FAILED, "setting up the child", err ? err : EIO);
     }
     long opts = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-                PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC;
+                PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
     if (ptrace(PTRACE_SEIZE, pid, 0, opts) != 0) {
         int err = errno;
         kill(pid, SIGKILL);
@@ -234,8 +275,8 @@ static int launch(struct tracer *t)
         }
         if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
             close(errpipe[0]);
-            if (t->spec.on_entry)
-                arm_entry_breakpoint(t);
+            if (t->spec.on_entry && t->spec.stop_at_entry)
+                arm_entry_breakpoint(pid, &t->entry);
             return 0;
         }
         /* The SIGSTOP we raised, the SIGCONT we sent, the seize's group-stop: all
@@ -270,6 +311,74 @@ static bool is_stop_signal(int sig)
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+static struct hooks *make_hooks(struct tracer *t, pid_t pid)
+{
+    if (!t->spec.ring)
+        return NULL;
+    struct hooks_config cfg = {
+        .pid = pid, .session_key = t->spec.session_key, .t0_ns = t->spec.t0_ns,
+        .ring = t->spec.ring, .wake = t->spec.wake, .wake_arg = t->spec.wake_arg,
+        .tuning = t->spec.tuning, .seq = &t->seq,
+    };
+    struct hooks *h = hooks_new(&cfg);
+    if (h)
+        hooks_adopt(h, pid);
+    return h;
+}
+
+/* The hooks thread tid belongs to: an exec'd child's image, else the main one. */
+static struct hooks *hooks_of(struct tracer *t, pid_t tid)
+{
+    for (int i = 0; i < t->n_images; i++)
+        if (hooks_owns_thread(t->images[i].hooks, tid))
+            return t->images[i].hooks;
+    return t->hooks;
+}
+
+static void image_drop(struct tracer *t, pid_t pid)
+{
+    for (int i = 0; i < t->n_images; i++)
+        if (t->images[i].pid == pid) {
+            hooks_free(t->images[i].hooks);
+            t->images[i] = t->images[--t->n_images];
+            return;
+        }
+}
+
+/* PTRACE_EVENT_EXEC of pid: the old image and its breakpoints are gone. The main
+ * process starts over with fresh hooks (the session re-arms at its entry point);
+ * a child becomes an image of its own, armed at its entry point. */
+static void on_exec(struct tracer *t, pid_t pid)
+{
+    crash_on_exec(t->crash, pid);
+    if (!t->hooks)
+        return;
+    if (pid == t->main_pid) {
+        hooks_free(t->hooks);
+        t->hooks = make_hooks(t, pid);
+        for (int i = 0; i < t->n_images; i++)
+            hooks_forget_process(t->images[i].hooks, pid);
+        if (t->spec.on_main_exec)
+            t->spec.on_main_exec(t->spec.arg);
+        if (t->spec.on_entry)
+            arm_entry_breakpoint(pid, &t->entry);
+        return;
+    }
+    hooks_forget_process(hooks_of(t, pid), pid);
+    image_drop(t, pid);
+    if (t->n_images == MAX_IMAGES) {
+        log_warn("pid %d: more than %d exec'd processes; this one is not traced", pid,
+                 MAX_IMAGES);
+        return;
+    }
+    struct image *img = &t->images[t->n_images];
+    *img = (struct image){.pid = pid, .hooks = make_hooks(t, pid)};
+    if (!img->hooks)
+        return;
+    t->n_images++;
+    arm_entry_breakpoint(pid, &img->entry);
+}
+
 static void handle_stop(struct tracer *t, pid_t pid, int status)
 {
     int sig = WSTOPSIG(status);
@@ -289,20 +398,30 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
         if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &child) == 0) {
             if (t->pinned)
                 sched_setaffinity((pid_t)child, sizeof t->original_cpus, &t->original_cpus);
-            if (event != PTRACE_EVENT_CLONE)
+            if (event != PTRACE_EVENT_CLONE) {
                 procs_add(t, (pid_t)child);
-            if (t->hooks)
-                hooks_on_clone(t->hooks, pid, (pid_t)child, event != PTRACE_EVENT_CLONE);
+                crash_on_fork(t->crash, pid, (pid_t)child);
+            }
+            struct hooks *h = hooks_of(t, pid);
+            if (h)
+                hooks_on_clone(h, pid, (pid_t)child, event != PTRACE_EVENT_CLONE);
         }
     }
-    if (event == PTRACE_EVENT_EXEC && t->hooks)
-        hooks_on_exec(t->hooks, pid);
+    if (event == PTRACE_EVENT_EXEC)
+        on_exec(t, pid);
+    if (event == PTRACE_EVENT_EXIT)
+        crash_on_exit_event(t->crash, pid);
     if (event != 0) {
         ptrace(PTRACE_CONT, pid, 0, 0);
         return;
     }
-    if (sig == SIGTRAP && (at_entry(t, pid) || (t->hooks && hooks_on_trap(t->hooks, pid))))
+    struct hooks *h = sig == SIGTRAP ? hooks_of(t, pid) : NULL;
+    if (sig == SIGTRAP && (at_entry(t, pid) || (h && hooks_on_trap(h, pid)) ||
+                           crash_on_trap(t->crash, pid)))
         return;
+    /* A crash is recorded before its signal is delivered: the program's own
+     * handler, or the default action, still follows. */
+    crash_on_signal(t->crash, pid, sig);
     ptrace(PTRACE_CONT, pid, 0, sig);
 }
 
@@ -312,10 +431,55 @@ static void tick(struct tracer *t)
     if (!t->hooks)
         return;
     int ms = hooks_tick(t->hooks);
+    for (int i = 0; i < t->n_images; i++) {
+        int img_ms = hooks_tick(t->images[i].hooks);
+        if (img_ms >= 0 && (ms < 0 || img_ms < ms))
+            ms = img_ms;
+    }
     if (ms < 0 || !t->has_timer)
         return;
     struct itimerspec its = {.it_value = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L}};
     timer_settime(t->rearm_timer, 0, &its, NULL);
+}
+
+/* A child process ended: its process_exit event (the main process's comes from the
+ * session, behind the last of its output). */
+static void record_child_exit(struct tracer *t, pid_t pid, int status)
+{
+    if (!t->spec.ring)
+        return;
+    char text[128], data[96];
+    event_describe_exit(pid, status, false, text, sizeof text, data, sizeof data);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    struct event ev = event_init(t->spec.session_key, EV_PROCESS_EXIT,
+                                 (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - t->spec.t0_ns);
+    ev.pid = pid;
+    ev.tid = pid;
+    ev.text = text;
+    ev.data = data;
+    ring_push(t->spec.ring, &ev, t->spec.wake, t->spec.wake_arg);
+}
+
+/* A tracee is gone: a thread, a child process or the main process. Threads other
+ * than a group leader are not in procs. */
+static void reap(struct tracer *t, pid_t pid, int status)
+{
+    bool process = procs_remove(t, pid);
+    struct hooks *h = hooks_of(t, pid);
+    if (h)
+        hooks_on_exit(h, pid);
+    if (process) {
+        crash_on_process_exit(t->crash, pid);
+        image_drop(t, pid);
+    }
+    if (pid == t->main_pid) {
+        t->main_alive = false;
+        if (t->spec.on_main_exit)
+            t->spec.on_main_exit(t->spec.arg, status);
+    } else if (process) {
+        record_child_exit(t, pid, status);
+    }
 }
 
 /* Runs the pending command with the main thread stopped. */
@@ -338,12 +502,7 @@ static void run_command(struct tracer *t)
             ran = true;
             handle_stop(t, t->main_pid, status);
         } else if (w == t->main_pid) {
-            procs_remove(t, w);
-            if (t->hooks)
-                hooks_on_exit(t->hooks, w);
-            t->main_alive = false;
-            if (t->spec.on_main_exit)
-                t->spec.on_main_exit(t->spec.arg, status);
+            reap(t, w, status);
         }
     }
     pthread_mutex_lock(&t->lock);
@@ -353,16 +512,19 @@ static void run_command(struct tracer *t)
     pthread_mutex_unlock(&t->lock);
 }
 
-static struct hooks *make_hooks(const struct tracer *t)
+static struct crash *make_crash(struct tracer *t)
 {
     if (!t->spec.ring)
         return NULL;
-    struct hooks_config cfg = {
-        .pid = t->main_pid, .session_key = t->spec.session_key, .t0_ns = t->spec.t0_ns,
-        .ring = t->spec.ring, .wake = t->spec.wake, .wake_arg = t->spec.wake_arg,
-        .tuning = t->spec.tuning,
+    struct crash_config cfg = {
+        .session_key = t->spec.session_key, .t0_ns = t->spec.t0_ns, .ring = t->spec.ring,
+        .wake = t->spec.wake, .wake_arg = t->spec.wake_arg,
+        .settle_output = t->spec.settle_output, .arg = t->spec.arg,
     };
-    return hooks_new(&cfg);
+    struct crash *c = crash_new(&cfg);
+    if (c)
+        crash_on_exec(c, t->main_pid);
+    return c;
 }
 
 static void *tracer_main(void *arg)
@@ -372,7 +534,8 @@ static void *tracer_main(void *arg)
     int rc = launch(t);
     if (rc == 0) {
         t->main_alive = true;
-        t->hooks = make_hooks(t);
+        t->hooks = make_hooks(t, t->main_pid);
+        t->crash = make_crash(t);
         struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIG_KICK};
         sev._sigev_un._tid = t->thread_tid;
         t->has_timer = timer_create(CLOCK_MONOTONIC, &sev, &t->rearm_timer) == 0;
@@ -398,16 +561,7 @@ static void *tracer_main(void *arg)
         if (WIFSTOPPED(status)) {
             handle_stop(t, pid, status);
         } else {
-            /* Exit of a thread or a process. Threads other than a group leader are
-             * not in procs; removing an absent pid is a no-op. */
-            procs_remove(t, pid);
-            if (t->hooks)
-                hooks_on_exit(t->hooks, pid);
-            if (pid == t->main_pid) {
-                t->main_alive = false;
-                if (t->spec.on_main_exit)
-                    t->spec.on_main_exit(t->spec.arg, status);
-            }
+            reap(t, pid, status);
         }
         run_command(t);
     }
@@ -419,6 +573,10 @@ static void *tracer_main(void *arg)
         timer_delete(t->rearm_timer);
     hooks_free(t->hooks);
     t->hooks = NULL;
+    while (t->n_images)
+        image_drop(t, t->images[0].pid);
+    crash_free(t->crash);
+    t->crash = NULL;
     return NULL;
 }
 

@@ -41,11 +41,23 @@ struct tracer_spec {
     void (*wake)(void *);
     void *wake_arg;
     struct hook_tuning tuning;
-    /* When set, called on the tracer thread once the program reaches its entry
-     * point: every library it links is loaded and no code of its own has run. The
-     * place to arm pending trace patterns (with tracer_hooks() and a stopped
-     * thread, tracer_pid()). */
+    /* Called on the tracer thread once the program reaches its entry point: every
+     * library it links is loaded and no code of its own has run. The place to arm
+     * trace patterns (with tracer_hooks() and a stopped thread, tracer_pid()). At
+     * launch only when stop_at_entry is set (pending patterns); after the main
+     * process exec'd another program, always. */
     void (*on_entry)(void *arg, struct tracer *t);
+    bool stop_at_entry;
+    /* Called on the tracer thread before a crash event is stamped (ptrace/crash.h),
+     * with arg: output the program wrote before failing gets timestamps before it. */
+    void (*settle_output)(void *arg);
+    /* Called on the tracer thread when the main process exec'd another program:
+     * its hooks are new and empty; on_entry follows at the new entry point. */
+    void (*on_main_exec)(void *arg);
+    /* Called on the tracer thread when a child process that exec'd another program
+     * reaches its entry point (stopped there): the place to arm the session's
+     * patterns in it, through h (hooks_arm with pid as the stopped thread). */
+    void (*on_image_entry)(void *arg, struct tracer *t, pid_t pid, struct hooks *h);
 };
 
 /* Starts the tracer thread and the target; returns once the target has exec'd and

@@ -1,0 +1,780 @@
+/*
+ * crash.c - crash capture on the tracer thread. See crash.h.
+ *
+ * The event is built in one pass: unwind (ptrace/unwind.h), map each pc to its
+ * module (/proc/PID/maps), name it with the module's function index (dwarf.h, which
+ * covers libraries without debug info through their symbol tables), expand inlined
+ * calls and read variables with dwarf/frame.h, then write JSON. Everything is read
+ * while the thread is stopped; nothing is written to the target except the int3 of
+ * the Rust panic breakpoint.
+ */
+#include "ptrace/crash.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/failure_text.h"
+#include "core/log.h"
+#include "core/strbuf.h"
+#include "dwarf/dwarf.h"
+#include "dwarf/elfinfo.h"
+#include "dwarf/frame.h"
+#include "ptrace/procmem.h"
+#include "ptrace/unwind.h"
+
+#define KEEP_HEAD 48
+#define KEEP_TAIL 8
+#define MAX_STEPS 50000
+#define MAX_SITES 8
+#define FRAMES_WITH_ARGS 16
+#define ABORT_MSG_MAX 4096
+
+/* An int3 of ours in one process. Forks copy them; exec drops them. */
+struct breakpoint {
+    pid_t tgid;
+    uint64_t addr;
+    uint8_t orig;
+};
+
+/* Per-process counters (crash limit, repeated-fault suppression). */
+struct proc_state {
+    pid_t tgid;
+    int crashes;
+    pid_t last_tid;
+    uint64_t last_pc;
+    int last_sig;
+};
+
+struct crash {
+    struct crash_config cfg;
+    struct breakpoint *bps;
+    size_t n_bps, cap_bps;
+    struct proc_state *procs;
+    size_t n_procs, cap_procs;
+    int total;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    return procmem_read(*(int *)ctx, addr, buf, len);
+}
+
+struct crash *crash_new(const struct crash_config *cfg)
+{
+    struct crash *c = calloc(1, sizeof *c);
+    if (c)
+        c->cfg = *cfg;
+    return c;
+}
+
+void crash_free(struct crash *c)
+{
+    if (!c)
+        return;
+    free(c->bps);
+    free(c->procs);
+    free(c);
+}
+
+int crash_count(const struct crash *c) { return c ? c->total : 0; }
+
+static struct proc_state *proc_state(struct crash *c, pid_t tgid)
+{
+    for (size_t i = 0; i < c->n_procs; i++)
+        if (c->procs[i].tgid == tgid)
+            return &c->procs[i];
+    if (c->n_procs == c->cap_procs) {
+        size_t cap = c->cap_procs ? 2 * c->cap_procs : 8;
+        struct proc_state *p = realloc(c->procs, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        c->procs = p;
+        c->cap_procs = cap;
+    }
+    c->procs[c->n_procs] = (struct proc_state){.tgid = tgid};
+    return &c->procs[c->n_procs++];
+}
+
+/* ---- breakpoints ------------------------------------------------------------- */
+
+static void bp_add(struct crash *c, pid_t tgid, uint64_t addr, uint8_t orig)
+{
+    if (c->n_bps == c->cap_bps) {
+        size_t cap = c->cap_bps ? 2 * c->cap_bps : 4;
+        struct breakpoint *b = realloc(c->bps, cap * sizeof *b);
+        if (!b)
+            return;
+        c->bps = b;
+        c->cap_bps = cap;
+    }
+    c->bps[c->n_bps++] = (struct breakpoint){.tgid = tgid, .addr = addr, .orig = orig};
+}
+
+static void bp_drop_process(struct crash *c, pid_t tgid)
+{
+    for (size_t i = 0; i < c->n_bps;)
+        if (c->bps[i].tgid == tgid)
+            c->bps[i] = c->bps[--c->n_bps];
+        else
+            i++;
+}
+
+static struct breakpoint *bp_find(struct crash *c, pid_t tgid, uint64_t addr)
+{
+    for (size_t i = 0; i < c->n_bps; i++)
+        if (c->bps[i].tgid == tgid && c->bps[i].addr == addr)
+            return &c->bps[i];
+    return NULL;
+}
+
+/* Rust's panic entry: "rust_panic" (unmangled in older toolchains) or
+ * "__rustc::rust_panic" / "std::panicking::rust_panic" mangled. */
+static bool is_rust_panic(const char *name, void *arg)
+{
+    (void)arg;
+    if (strcmp(name, "rust_panic") == 0)
+        return true;
+    if (!strstr(name, "10rust_panic"))
+        return false;
+    char *d = dw_demangle(name, false);
+    bool yes = d && (strcmp(d, "__rustc::rust_panic") == 0 ||
+                     strcmp(d, "std::panicking::rust_panic") == 0);
+    free(d);
+    return yes;
+}
+
+void crash_on_exec(struct crash *c, pid_t pid)
+{
+    bp_drop_process(c, pid);
+    char link[64], exe[4096];
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(link, exe, sizeof exe - 1);
+    if (n <= 0)
+        return;
+    exe[n] = '\0';
+    uint64_t sym = elf_symbol_find(exe, is_rust_panic, NULL);
+    if (!sym)
+        return;
+    struct module *mods;
+    size_t nm;
+    if (procmem_modules(pid, &mods, &nm) != 0)
+        return;
+    uint64_t bias = 0;
+    bool found = false;
+    for (size_t i = 0; i < nm && !found; i++)
+        if (strcmp(mods[i].path, exe) == 0) {
+            bias = mods[i].bias;
+            found = true;
+        }
+    free(mods);
+    int fd = procmem_open(pid);
+    uint8_t orig, int3 = 0xCC;
+    if (found && fd >= 0 && procmem_read(fd, sym + bias, &orig, 1) && orig != int3 &&
+        procmem_write(fd, sym + bias, &int3, 1))
+        bp_add(c, pid, sym + bias, orig);
+    if (fd >= 0)
+        close(fd);
+}
+
+void crash_on_fork(struct crash *c, pid_t parent_tid, pid_t child)
+{
+    pid_t parent = procmem_tgid(parent_tid);
+    size_t n = c->n_bps;
+    for (size_t i = 0; i < n; i++)
+        if (c->bps[i].tgid == parent)
+            bp_add(c, child, c->bps[i].addr, c->bps[i].orig);
+}
+
+void crash_on_process_exit(struct crash *c, pid_t pid)
+{
+    bp_drop_process(c, pid);
+    for (size_t i = 0; i < c->n_procs; i++)
+        if (c->procs[i].tgid == pid) {
+            c->procs[i] = c->procs[--c->n_procs];
+            break;
+        }
+}
+
+/* ---- symbolization -------------------------------------------------------------- */
+
+struct modules {
+    struct module *m;
+    size_t n;
+};
+
+static const struct module *module_of(const struct modules *ms, uint64_t pc)
+{
+    for (size_t i = 0; i < ms->n; i++)
+        if (pc >= ms->m[i].start && pc < ms->m[i].end)
+            return &ms->m[i];
+    return NULL;
+}
+
+/* One printed frame: a physical frame, or an inlined call inside one. */
+struct shown_frame {
+    size_t phys;                 /* index into the unwind result */
+    const struct module *mod;
+    uint64_t lookup_pc;          /* link-time pc used for lookups */
+    const char *function;        /* points into sites or the index */
+    const char *file;
+    int line;
+    bool inlined;
+    bool outermost_site;         /* the out-of-line function of its physical frame */
+};
+
+struct symbolized {
+    struct shown_frame *frames;
+    size_t n;
+    struct dw_site *sites;       /* all sites, owned */
+    size_t n_sites;
+};
+
+static bool is_system_path(const char *path)
+{
+    return strncmp(path, "/lib/", 5) == 0 || strncmp(path, "/usr/lib/", 9) == 0 ||
+           strncmp(path, "/lib64/", 7) == 0 || strncmp(path, "/usr/lib64/", 11) == 0;
+}
+
+/* Frames of language runtimes, which are never "the crashing frame". */
+static bool is_runtime_frame(const struct shown_frame *f)
+{
+    static const char *const prefixes[] = {
+        "std::", "core::", "alloc::", "__rustc::", "rust_", "__rust_", "__asan", "__lsan",
+        "__ubsan", "__tsan", "__sanitizer", "__interceptor_", "__cxa_", "__cxxabiv1::",
+        "__gnu_cxx::", "_Unwind_", "panic_unwind::", "__assert", "abort", "raise",
+    };
+    if (f->mod && is_system_path(f->mod->path))
+        return true;
+    if (f->file && strncmp(f->file, "/rustc/", 7) == 0)
+        return true;
+    for (size_t i = 0; f->function && i < sizeof prefixes / sizeof *prefixes; i++)
+        if (strncmp(f->function, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
+static void symbolize(const struct unwind_result *uw, const struct modules *ms,
+                      struct symbolized *out)
+{
+    memset(out, 0, sizeof *out);
+    out->frames = calloc(uw->n * MAX_SITES, sizeof *out->frames);
+    out->sites = calloc(uw->n * MAX_SITES, sizeof *out->sites);
+    if (!out->frames || !out->sites)
+        return;
+    for (size_t i = 0; i < uw->n; i++) {
+        /* A caller's pc is a return address: the call is the byte before. */
+        uint64_t pc = uw->frames[i].pc - (i > 0 ? 1 : 0);
+        const struct module *m = module_of(ms, pc);
+        uint64_t lpc = m ? pc - m->bias : pc;
+        struct dw_site *sites = out->sites + out->n_sites;
+        size_t ns = m ? dw_frame_sites(m->path, lpc, sites, MAX_SITES) : 0;
+        out->n_sites += ns;
+        const char *name = NULL;
+        if (m && (ns == 0 || !sites[ns - 1].function)) {
+            char err[256];
+            const struct dw_index *ix = dw_index_get(m->path, err, sizeof err);
+            const struct dw_function *fn = ix ? dw_function_at(ix, lpc) : NULL;
+            name = fn ? fn->name : NULL;
+        }
+        for (size_t s = 0; s < (ns ? ns : 1); s++) {
+            struct shown_frame *f = &out->frames[out->n++];
+            f->phys = i;
+            f->mod = m;
+            f->lookup_pc = lpc;
+            f->function = ns && sites[s].function ? sites[s].function : name;
+            f->file = ns ? sites[s].file : NULL;
+            f->line = ns ? sites[s].line : 0;
+            f->inlined = ns ? sites[s].inlined : false;
+            f->outermost_site = s + 1 == (ns ? ns : 1);
+        }
+    }
+}
+
+static void symbolized_free(struct symbolized *s)
+{
+    if (s->sites)
+        dw_sites_free(s->sites, s->n_sites);
+    free(s->frames);
+}
+
+/* The innermost frame of the program's own code with a source line; else the
+ * innermost with one; else 0. */
+static size_t crash_frame(const struct symbolized *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->frames[i].file && s->frames[i].line && !is_runtime_frame(&s->frames[i]))
+            return i;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->frames[i].file && s->frames[i].line)
+            return i;
+    return 0;
+}
+
+static bool any_frame_named(const struct symbolized *s, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < s->n; i++)
+        for (size_t k = 0; s->frames[i].function && k < n; k++)
+            if (strncmp(s->frames[i].function, names[k], strlen(names[k])) == 0)
+                return true;
+    return false;
+}
+
+/* ---- signal facts -------------------------------------------------------------- */
+
+static bool is_crash_signal(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+           sig == SIGABRT || sig == SIGSYS || sig == SIGTRAP;
+}
+
+static const char *code_name(int sig, int code)
+{
+    switch (code) {
+    case SI_USER: return "SI_USER";
+    case SI_KERNEL: return "SI_KERNEL";
+    case SI_QUEUE: return "SI_QUEUE";
+    case SI_TKILL: return "SI_TKILL";
+    default: break;
+    }
+    switch (sig) {
+    case SIGSEGV:
+        return code == SEGV_MAPERR ? "SEGV_MAPERR" : code == SEGV_ACCERR ? "SEGV_ACCERR"
+             : code == SEGV_BNDERR ? "SEGV_BNDERR" : code == SEGV_PKUERR ? "SEGV_PKUERR" : NULL;
+    case SIGBUS:
+        return code == BUS_ADRALN ? "BUS_ADRALN" : code == BUS_ADRERR ? "BUS_ADRERR"
+             : code == BUS_OBJERR ? "BUS_OBJERR" : NULL;
+    case SIGFPE: {
+        static const char *const n[] = {NULL, "FPE_INTDIV", "FPE_INTOVF", "FPE_FLTDIV",
+                                        "FPE_FLTOVF", "FPE_FLTUND", "FPE_FLTRES",
+                                        "FPE_FLTINV", "FPE_FLTSUB"};
+        return code > 0 && code < 9 ? n[code] : NULL;
+    }
+    case SIGILL: {
+        static const char *const n[] = {NULL, "ILL_ILLOPC", "ILL_ILLOPN", "ILL_ILLADR",
+                                        "ILL_ILLTRP", "ILL_PRVOPC", "ILL_PRVREG",
+                                        "ILL_COPROC", "ILL_BADSTK"};
+        return code > 0 && code < 9 ? n[code] : NULL;
+    }
+    case SIGTRAP:
+        return code == TRAP_BRKPT ? "TRAP_BRKPT" : code == TRAP_TRACE ? "TRAP_TRACE" : NULL;
+    default:
+        return NULL;
+    }
+}
+
+static bool has_fault_address(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
+}
+
+/* Whether the process has its own handler for sig (SigCgt in /proc/PID/status). */
+static bool handler_installed(pid_t tgid, int sig)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tgid);
+    FILE *f = fopen(path, "re");
+    unsigned long long mask = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+}
+
+static void thread_name(pid_t tid, char *out, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)tid);
+    out[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    out[n > 0 ? n : 0] = '\0';
+    char *nl = strchr(out, '\n');
+    if (nl)
+        *nl = '\0';
+}
+
+static bool name_is(const char *name, void *want) { return strcmp(name, want) == 0; }
+
+/* glibc's __abort_msg: a pointer to {uint32 size; char msg[]} that assert and the
+ * library's fatal error reports set before calling abort. */
+static bool abort_message(const struct modules *ms, int memfd, char *out, size_t cap)
+{
+    for (size_t i = 0; i < ms->n; i++) {
+        const char *base = strrchr(ms->m[i].path, '/');
+        if (!base || strncmp(base + 1, "libc.so", 7) != 0)
+            continue;
+        uint64_t sym = elf_symbol_find(ms->m[i].path, name_is, "__abort_msg");
+        uint64_t ptr = 0;
+        uint32_t size = 0;
+        if (!sym || !procmem_read(memfd, sym + ms->m[i].bias, &ptr, sizeof ptr) || !ptr ||
+            !procmem_read(memfd, ptr, &size, sizeof size) || size <= 4)
+            return false;
+        size_t n = size - 4 < cap - 1 ? size - 4 : cap - 1;
+        while (n > 0 && !procmem_read(memfd, ptr + 4, out, n))
+            n /= 2;
+        out[n] = '\0';
+        size_t len = strlen(out);
+        while (len && (out[len - 1] == '\n'))
+            out[--len] = '\0';
+        return len > 0;
+    }
+    return false;
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+static void hex(struct strbuf *sb, uint64_t v) { sb_printf(sb, "\"0x%llx\"", (unsigned long long)v); }
+
+static void write_registers(struct strbuf *sb, const struct user_regs_struct *r)
+{
+    const struct { const char *name; unsigned long long v; } regs[] = {
+        {"rip", r->rip}, {"rsp", r->rsp}, {"rbp", r->rbp}, {"rax", r->rax},
+        {"rbx", r->rbx}, {"rcx", r->rcx}, {"rdx", r->rdx}, {"rsi", r->rsi},
+        {"rdi", r->rdi}, {"r8", r->r8},   {"r9", r->r9},   {"r10", r->r10},
+        {"r11", r->r11}, {"r12", r->r12}, {"r13", r->r13}, {"r14", r->r14},
+        {"r15", r->r15}, {"eflags", r->eflags}, {"fs_base", r->fs_base},
+    };
+    sb_puts(sb, ",\"registers\":{");
+    for (size_t i = 0; i < sizeof regs / sizeof *regs; i++) {
+        sb_printf(sb, "%s\"%s\":", i ? "," : "", regs[i].name);
+        hex(sb, regs[i].v);
+    }
+    sb_puts(sb, "}");
+}
+
+static void to_dw_regs(const struct unwind_frame *f, struct dw_regs *r)
+{
+    memset(r, 0, sizeof *r);
+    memcpy(r->val, f->regs, sizeof r->val);
+    r->known = f->known;
+    r->cfa = f->cfa;
+}
+
+/* Frame numbers count the frames left out between the head and the tail. */
+static size_t shown_index(const struct unwind_result *uw, const struct symbolized *s, size_t i)
+{
+    return i + (s->frames[i].phys >= uw->head ? uw->total - uw->n : 0);
+}
+
+static void write_frames(struct strbuf *sb, const struct unwind_result *uw,
+                         const struct symbolized *s, size_t crash_idx, int memfd,
+                         struct strbuf *locals)
+{
+    struct value_opts vo = {.max_depth = 2, .max_output = 2048};
+    sb_puts(sb, ",\"frames\":[");
+    size_t with_args = 0, omitted = uw->total - uw->n;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct shown_frame *f = &s->frames[i];
+        const struct unwind_frame *uf = &uw->frames[f->phys];
+        if (omitted && f->phys == uw->head && (i == 0 || s->frames[i - 1].phys != f->phys))
+            sb_printf(sb, ",{\"omittedFrames\":%zu}", omitted);
+        sb_printf(sb, "%s{\"index\":%zu,\"function\":", i ? "," : "", shown_index(uw, s, i));
+        if (f->function)
+            sb_json_string(sb, f->function);
+        else
+            sb_puts(sb, "null");
+        if (f->file) {
+            sb_puts(sb, ",\"file\":");
+            sb_json_string(sb, f->file);
+            sb_printf(sb, ",\"line\":%d", f->line);
+        }
+        sb_puts(sb, ",\"pc\":");
+        hex(sb, uf->pc);
+        if (f->mod) {
+            sb_puts(sb, ",\"module\":");
+            sb_json_string(sb, f->mod->path);
+        }
+        if (f->inlined)
+            sb_puts(sb, ",\"inlined\":true");
+        /* Arguments belong to the out-of-line function of the physical frame. */
+        /* Runtime frames (libc, the C++ and Rust runtimes, sanitizers) keep their
+         * names and lines but not their arguments: noise for the reader. */
+        bool want_vars = f->file && f->mod && (i == crash_idx ||
+                         (f->outermost_site && !f->inlined && with_args < FRAMES_WITH_ARGS &&
+                          !is_runtime_frame(f)));
+        if (want_vars) {
+            struct dw_regs regs;
+            to_dw_regs(uf, &regs);
+            struct strbuf params = {0}, vars = {0};
+            if (dw_frame_vars_json(&params, &vars, f->mod->path, f->lookup_pc, f->mod->bias,
+                                   &regs, mem_read, &memfd, &vo) == 0) {
+                if (f->outermost_site && !f->inlined) {
+                    sb_puts(sb, ",\"arguments\":");
+                    sb_puts(sb, params.len ? params.buf : "[]");
+                    with_args++;
+                }
+                if (i == crash_idx) {
+                    sb_puts(locals, vars.len ? vars.buf : "[]");
+                    if (!(f->outermost_site && !f->inlined)) {
+                        sb_puts(sb, ",\"arguments\":");
+                        sb_puts(sb, params.len ? params.buf : "[]");
+                    }
+                }
+            }
+            sb_free(&params);
+            sb_free(&vars);
+        }
+        sb_puts(sb, "}");
+    }
+    sb_puts(sb, "]");
+}
+
+/* ---- capture ---------------------------------------------------------------------- */
+
+enum crash_kind { KIND_SIGNAL, KIND_ASSERTION, KIND_EXCEPTION, KIND_PANIC, KIND_SANITIZER };
+
+static const char *kind_name(enum crash_kind k)
+{
+    static const char *const n[] = {"signal", "assertion", "uncaught_exception", "panic",
+                                    "sanitizer"};
+    return n[k];
+}
+
+static const char *basename_of(const char *p)
+{
+    const char *s = p ? strrchr(p, '/') : NULL;
+    return s ? s + 1 : p;
+}
+
+/* Records one crash of thread tid. si is NULL for failures without a signal. */
+static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const siginfo_t *si)
+{
+    pid_t tgid = procmem_tgid(tid);
+    struct proc_state *ps = proc_state(c, tgid);
+    if (!ps || ps->crashes >= CRASH_MAX_PER_PROCESS)
+        return;
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
+        return;
+    int sig = si ? si->si_signo : 0;
+    if (si && ps->last_tid == tid && ps->last_pc == regs.rip && ps->last_sig == sig)
+        return; /* the same fault again: a handler returned without fixing it */
+    ps->last_tid = tid;
+    ps->last_pc = regs.rip;
+    ps->last_sig = sig;
+    ps->crashes++;
+    c->total++;
+
+    if (c->cfg.settle_output)
+        c->cfg.settle_output(c->cfg.arg);
+    int64_t ts = mono_ns() - c->cfg.t0_ns;
+    int memfd = procmem_open(tgid);
+    struct modules ms = {0};
+    procmem_modules(tgid, &ms.m, &ms.n);
+    struct unwind_result uw;
+    bool unwound = unwind_thread(tid, memfd, KEEP_HEAD, KEEP_TAIL, MAX_STEPS, &uw) == 0;
+    struct symbolized sy = {0};
+    if (unwound)
+        symbolize(&uw, &ms, &sy);
+    size_t ci = crash_frame(&sy);
+
+    char abort_msg[ABORT_MSG_MAX] = "";
+    struct assertion_info as;
+    bool assertion = false;
+    if (sig == SIGABRT) {
+        static const char *const terminate[] = {"std::terminate", "__cxxabiv1::__terminate",
+                                                "__gnu_cxx::__verbose_terminate_handler"};
+        static const char *const panic[] = {"__rustc::rust_panic", "rust_panic",
+                                            "std::panicking::rust_panic"};
+        if (abort_message(&ms, memfd, abort_msg, sizeof abort_msg) &&
+            failure_parse_assertion(abort_msg, &as)) {
+            kind = KIND_ASSERTION;
+            assertion = true;
+        } else if (any_frame_named(&sy, terminate, 3)) {
+            kind = KIND_EXCEPTION;
+        } else if (any_frame_named(&sy, panic, 3)) {
+            kind = KIND_PANIC;
+        }
+    }
+
+    struct strbuf d = {0}, locals = {0}, text = {0};
+    sb_puts(&d, "{\"kind\":\"");
+    sb_puts(&d, kind_name(kind));
+    sb_puts(&d, "\"");
+    char signame[32] = "";
+    if (si) {
+        const char *abbrev = sigabbrev_np(sig);
+        snprintf(signame, sizeof signame, "SIG%s", abbrev ? abbrev : "UNKNOWN");
+        const char *code = code_name(sig, si->si_code);
+        sb_printf(&d, ",\"signal\":\"%s\",\"signalNumber\":%d", signame, sig);
+        if (code)
+            sb_printf(&d, ",\"signalCode\":\"%s\"", code);
+        if (has_fault_address(sig)) {
+            sb_puts(&d, ",\"faultAddress\":");
+            hex(&d, (uint64_t)(uintptr_t)si->si_addr);
+        }
+        uint64_t fa = (uint64_t)(uintptr_t)si->si_addr;
+        if (sig == SIGSEGV && (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) &&
+            (fa > regs.rsp ? fa - regs.rsp : regs.rsp - fa) < 65536)
+            sb_puts(&d, ",\"stackOverflow\":true");
+        if (handler_installed(tgid, sig))
+            sb_puts(&d, ",\"handlerInstalled\":true");
+        sb_printf(&text, "%s", signame);
+        if (code)
+            sb_printf(&text, " (%s)", code);
+        if (has_fault_address(sig))
+            sb_printf(&text, " at address 0x%llx", (unsigned long long)fa);
+    }
+    if (assertion) {
+        sb_puts(&d, ",\"assertion\":{\"expression\":");
+        sb_json_string(&d, as.expression);
+        sb_puts(&d, ",\"file\":");
+        sb_json_string(&d, as.file);
+        sb_printf(&d, ",\"line\":%d,\"function\":", as.line);
+        sb_json_string(&d, as.function);
+        sb_puts(&d, "}");
+        text.len = 0;
+        sb_printf(&text, "assertion `%s' failed", as.expression);
+    } else if (kind == KIND_EXCEPTION) {
+        text.len = 0;
+        sb_puts(&text, "uncaught C++ exception");
+    } else if (kind == KIND_PANIC) {
+        text.len = 0;
+        sb_puts(&text, "Rust panic");
+    } else if (kind == KIND_SANITIZER) {
+        sb_puts(&text, "sanitizer report");
+    }
+    if (abort_msg[0]) {
+        sb_puts(&d, ",\"abortMessage\":");
+        sb_json_string(&d, abort_msg);
+    }
+    if (sy.n) {
+        write_frames(&d, &uw, &sy, ci, memfd, &locals);
+        if (uw.total > uw.n || uw.truncated)
+            sb_printf(&d, ",\"framesTotal\":%zu%s", uw.total,
+                      uw.truncated ? ",\"framesTotalIsLowerBound\":true" : "");
+        sb_printf(&d, ",\"crashFrame\":%zu", shown_index(&uw, &sy, ci));
+        sb_puts(&d, ",\"locals\":");
+        sb_puts(&d, locals.len ? locals.buf : "[]");
+    }
+    write_registers(&d, &regs);
+    sb_puts(&d, "}");
+
+    const struct shown_frame *top = sy.n ? &sy.frames[ci] : NULL;
+    if (top && top->function) {
+        sb_printf(&text, " in %s", top->function);
+        if (top->file)
+            sb_printf(&text, " (%s:%d)", basename_of(top->file), top->line);
+    }
+    char tname[32];
+    thread_name(tid, tname, sizeof tname);
+    struct event ev = event_init(c->cfg.session_key, EV_CRASH, ts);
+    ev.pid = tgid;
+    ev.tid = tid;
+    ev.thread_name = tname[0] ? tname : NULL;
+    ev.function = top ? top->function : NULL;
+    ev.source_file = top ? top->file : NULL;
+    ev.line = top ? top->line : 0;
+    ev.text = text.len ? text.buf : kind_name(kind);
+    ev.data = d.buf;
+    ring_push(c->cfg.ring, &ev, c->cfg.wake, c->cfg.wake_arg);
+    log_info("pid %d: crash recorded: %s", (int)tgid, ev.text);
+
+    sb_free(&d);
+    sb_free(&locals);
+    sb_free(&text);
+    symbolized_free(&sy);
+    if (unwound)
+        unwind_result_free(&uw);
+    free(ms.m);
+    if (memfd >= 0)
+        close(memfd);
+}
+
+void crash_on_signal(struct crash *c, pid_t tid, int sig)
+{
+    if (!c || !is_crash_signal(sig))
+        return;
+    siginfo_t si;
+    if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0)
+        return;
+    capture(c, tid, KIND_SIGNAL, &si);
+}
+
+bool crash_on_trap(struct crash *c, pid_t tid)
+{
+    if (!c || c->n_bps == 0)
+        return false;
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
+        return false;
+    pid_t tgid = procmem_tgid(tid);
+    struct breakpoint *bp = bp_find(c, tgid, regs.rip - 1);
+    if (!bp)
+        return false;
+    uint64_t addr = bp->addr;
+    uint8_t orig = bp->orig, int3 = 0xCC;
+    regs.rip = addr;
+    ptrace(PTRACE_SETREGS, tid, 0, &regs);
+    capture(c, tid, KIND_PANIC, NULL);
+    /* Step the original instruction, then put the breakpoint back: a later panic
+     * (another thread, or after catch_unwind) is recorded too. */
+    int fd = procmem_open(tgid);
+    procmem_write(fd, addr, &orig, 1);
+    int status;
+    if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) == 0) {
+        pid_t w;
+        do
+            w = waitpid(tid, &status, __WALL);
+        while (w < 0 && errno == EINTR);
+        if (w == tid && WIFSTOPPED(status)) {
+            procmem_write(fd, addr, &int3, 1);
+            int sig = WSTOPSIG(status);
+            ptrace(PTRACE_CONT, tid, 0, sig == SIGTRAP ? 0 : sig);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return true;
+}
+
+static bool is_sanitizer_runtime(const struct module *m)
+{
+    static const char *const names[] = {"libasan", "libubsan", "libtsan", "liblsan",
+                                        "libhwasan"};
+    const char *base = m ? basename_of(m->path) : "";
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strncmp(base, names[i], strlen(names[i])) == 0)
+            return true;
+    return false;
+}
+
+void crash_on_exit_event(struct crash *c, pid_t tid)
+{
+    unsigned long status = 0;
+    struct user_regs_struct regs;
+    if (!c || ptrace(PTRACE_GETEVENTMSG, tid, 0, &status) != 0 || !WIFEXITED((int)status) ||
+        WEXITSTATUS((int)status) == 0 || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
+        return;
+    /* A sanitizer's Die() makes the exit system call itself, from inside its
+     * runtime; a program's own exit(1) goes through libc's _exit even when the
+     * runtime intercepts it. */
+    struct modules ms = {0};
+    if (procmem_modules(procmem_tgid(tid), &ms.m, &ms.n) != 0)
+        return;
+    bool dying_in_runtime = is_sanitizer_runtime(module_of(&ms, regs.rip));
+    free(ms.m);
+    if (dying_in_runtime)
+        capture(c, tid, KIND_SANITIZER, NULL);
+}

@@ -1,0 +1,77 @@
+/*
+ * crash.h - black-box recording of how a traced process failed: one `crash` event
+ * per fatal signal, assertion, uncaught C++ exception, Rust panic or sanitizer
+ * death, captured on the tracer thread while the thread is still stopped, before
+ * anything of the failure has been delivered.
+ *
+ * What a crash event holds (the data JSON, docs/PROTOCOL.md "Crash events"): the
+ * signal with its code and fault address (PTRACE_GETSIGINFO), the registers, the
+ * stack unwound with libunwind (ptrace/unwind.h) and symbolized with libdw (inlined
+ * calls become frames of their own), the arguments of every frame with debug info,
+ * the locals of the crashing frame (the innermost frame of the program's own code)
+ * and the language-level facts the runtime left in memory (glibc's abort message,
+ * from which assertions are parsed). Facts that only exist as text on stderr (the
+ * C++ what(), a Rust panic message, a sanitizer report) are joined at query time;
+ * the crash records when it happened relative to that output, because the output
+ * capture is asked to settle before the event is stamped.
+ *
+ * Which stops are crashes:
+ * - signal-delivery stops of SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS and a
+ *   SIGTRAP no hook claimed; the signal is delivered afterwards as it would have
+ *   been, so a program's own handler still runs;
+ * - Rust panics, on an int3 at the runtime's rust_panic (armed at every exec): a
+ *   panic unwinds and exits with 101, so no signal would ever tell;
+ * - PTRACE_EVENT_EXIT of a process exiting non-zero from inside a sanitizer runtime
+ *   (AddressSanitizer reports and calls _exit(1)).
+ * A thread that faults again at the same place with the same signal (a handler that
+ * returns without fixing anything) is recorded once, and a process records at most
+ * CRASH_MAX_PER_PROCESS crashes.
+ */
+#ifndef STROBE_CRASH_H
+#define STROBE_CRASH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/ring.h"
+
+#define CRASH_MAX_PER_PROCESS 16
+
+struct crash;
+
+struct crash_config {
+    int64_t session_key;
+    int64_t t0_ns;              /* CLOCK_MONOTONIC at launch: event timestamps */
+    struct ring *ring;          /* the tracer thread's ring */
+    void (*wake)(void *);
+    void *wake_arg;
+    /* Called before a crash is stamped, so that what the program wrote before it
+     * failed gets earlier timestamps than the crash. May be NULL. */
+    void (*settle_output)(void *arg);
+    void *arg;
+};
+
+struct crash *crash_new(const struct crash_config *cfg);
+void crash_free(struct crash *c);
+
+/* Process bookkeeping from the tracer's ptrace events. pid is a process (tgid). */
+void crash_on_exec(struct crash *c, pid_t pid);
+void crash_on_fork(struct crash *c, pid_t parent_tid, pid_t child);
+void crash_on_process_exit(struct crash *c, pid_t pid);
+
+/* A SIGTRAP of thread tid that no hook claimed: true when it was the crash
+ * module's own breakpoint (recorded, thread resumed past it). */
+bool crash_on_trap(struct crash *c, pid_t tid);
+
+/* A signal-delivery stop of tid for sig: records a crash when sig is one. The
+ * caller delivers the signal afterwards either way. */
+void crash_on_signal(struct crash *c, pid_t tid, int sig);
+
+/* The PTRACE_EVENT_EXIT stop of tid: records a sanitizer death. */
+void crash_on_exit_event(struct crash *c, pid_t tid);
+
+/* Crash events recorded so far, all processes. */
+int crash_count(const struct crash *c);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * unwind.h - the call stack of a thread in a ptrace stop, unwound with
+ * libunwind-ptrace (.eh_frame CFI, frame-pointer heuristics where CFI is missing).
+ *
+ * libunwind's own remote accessors read memory one PTRACE_PEEKDATA word at a time;
+ * this module reads it through /proc/PID/mem instead, which is what makes unwinding
+ * a 20,000-frame stack overflow take milliseconds rather than seconds. Symbolizing
+ * frames is the caller's business (libdw knows more than libunwind's dynsym names).
+ */
+#ifndef STROBE_UNWIND_H
+#define STROBE_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Registers by DWARF number (x86-64 psABI: 0 rax 1 rdx 2 rcx 3 rbx 4 rsi 5 rdi 6 rbp
+ * 7 rsp 8-15 r8-r15 16 rip), with a mask of those that are meaningful: every
+ * register for the innermost frame, the callee-saved ones plus rsp/rip for callers. */
+#define UNWIND_NREGS 17
+struct unwind_frame {
+    uint64_t pc;        /* for callers, the return address */
+    uint64_t sp;
+    uint64_t cfa;       /* canonical frame address (the caller's sp), 0 = unknown */
+    uint64_t regs[UNWIND_NREGS];
+    uint32_t known;     /* bit i: regs[i] is valid */
+};
+
+struct unwind_result {
+    struct unwind_frame *frames; /* head frames, then tail frames (malloc'd) */
+    size_t n;                    /* frames kept */
+    size_t head;                 /* frames[0..head) are the innermost ones */
+    size_t total;                /* frames walked (>= n); omitted = total - n */
+    bool truncated;              /* stopped at max_steps: total is a lower bound */
+};
+
+/* Unwinds thread tid (stopped) of the process whose /proc/PID/mem is memfd. Keeps
+ * the innermost keep_head frames and the outermost keep_tail ones (the bottom of a
+ * runaway recursion is where it started), walking at most max_steps. 0, or -1 when
+ * not even the first frame could be read. */
+int unwind_thread(pid_t tid, int memfd, size_t keep_head, size_t keep_tail,
+                  size_t max_steps, struct unwind_result *out);
+void unwind_result_free(struct unwind_result *r);
+
+#endif
