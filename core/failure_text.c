@@ -232,17 +232,20 @@ bool failure_sanitizer_span(const char *const *lines, size_t n, size_t *first, s
         if (!sanitizer_error_line(lines[i], &tool, &tlen, &report) &&
             !is_runtime_error_line(lines[i]))
             continue;
+        /* The report runs to "==PID==ABORTING" when the tool prints it (after the
+         * shadow-byte map), else to its SUMMARY line. */
         *first = i;
         *last = i;
+        bool summary = false;
         for (size_t j = i + 1; j < n; j++) {
-            if (starts_with(lines[j], "SUMMARY: ") || strstr(lines[j], "==ABORTING")) {
+            if (strstr(lines[j], "==ABORTING")) {
                 *last = j;
-                if (starts_with(lines[j], "SUMMARY: ") && j + 1 < n &&
-                    strstr(lines[j + 1], "==ABORTING"))
-                    *last = j + 1;
                 break;
             }
-            *last = j;
+            if (!summary && starts_with(lines[j], "SUMMARY: ")) {
+                *last = j;
+                summary = true;
+            }
         }
         return true;
     }

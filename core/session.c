@@ -50,6 +50,8 @@ struct session {
     int out_fd, err_fd;          /* read ends, until the output capture starts */
     pthread_mutex_t exit_lock;   /* hands the main process's end to the output capture */
     struct output *output;       /* set under exit_lock once started */
+    pthread_cond_t output_ready; /* output set, or output_failed */
+    bool output_failed;
     bool exited;                 /* the main process ended before the capture started */
     int exit_status;
     _Atomic int stop_requested;
@@ -143,15 +145,24 @@ static void on_image_entry(void *arg, struct tracer *t, pid_t pid, struct hooks 
     trace_on_image(s->trace, pid, h);
 }
 
-/* Before a crash is stamped: what the program wrote before it is read first. */
+/* Before a crash is stamped: what the program wrote before it is read first. A
+ * program can crash before its output capture has started (the launch starts it
+ * once the target runs): then it is waited for. The bounds only matter when the
+ * daemon is starved (valgrind runs it 20-50x slower). */
 static void settle_output(void *arg)
 {
     struct session *s = arg;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 5;
     pthread_mutex_lock(&s->exit_lock);
+    while (!s->output && !s->output_failed &&
+           pthread_cond_timedwait(&s->output_ready, &s->exit_lock, &until) == 0)
+        ;
     struct output *o = s->output;
     pthread_mutex_unlock(&s->exit_lock);
     if (o)
-        output_settle(o, 200);
+        output_settle(o, 5000);
 }
 
 static void on_main_exit(void *arg, int wait_status)
@@ -176,12 +187,18 @@ static int start_output(struct session *s)
         .cap_bytes = s->output_cap, .on_exit = record_exit, .arg = s,
     };
     struct output *o = output_start(&cfg);
-    if (!o)
+    if (!o) {
+        pthread_mutex_lock(&s->exit_lock);
+        s->output_failed = true;
+        pthread_cond_broadcast(&s->output_ready);
+        pthread_mutex_unlock(&s->exit_lock);
         return -1;
+    }
     s->out_fd = s->err_fd = -1;
     s->ring = NULL;
     pthread_mutex_lock(&s->exit_lock);
     s->output = o;
+    pthread_cond_broadcast(&s->output_ready);
     bool exited = s->exited;
     pthread_mutex_unlock(&s->exit_lock);
     if (exited) /* a program that ended at once */
@@ -244,7 +261,25 @@ static int resolve_command(const struct launch_request *req, char *out, struct s
     return 0;
 }
 
-/* The daemon's environment minus STROBE_* (ours, not the target's), plus req->env. */
+/* Whether the daemon itself is built with a sanitizer: then the *SAN_OPTIONS in its
+ * environment configure it (log files of the test suite), not the programs it runs. */
+#if defined(__SANITIZE_ADDRESS__) /* the SAN=1 build: address and undefined */
+#define DAEMON_SANITIZED 1
+#else
+#define DAEMON_SANITIZED 0
+#endif
+
+static bool daemon_only_variable(const char *kv)
+{
+    if (strncmp(kv, "STROBE_", 7) == 0)
+        return true;
+    return DAEMON_SANITIZED &&
+           (strncmp(kv, "ASAN_OPTIONS=", 13) == 0 || strncmp(kv, "UBSAN_OPTIONS=", 14) == 0 ||
+            strncmp(kv, "LSAN_OPTIONS=", 13) == 0);
+}
+
+/* The daemon's environment minus what configures the daemon itself (STROBE_*, and a
+ * sanitized daemon's sanitizer options), plus req->env. */
 static char **build_env(const struct launch_request *req)
 {
     int n = 0;
@@ -255,7 +290,7 @@ static char **build_env(const struct launch_request *req)
         return NULL;
     int m = 0;
     for (int i = 0; i < n; i++) {
-        if (strncmp(environ[i], "STROBE_", 7) == 0)
+        if (daemon_only_variable(environ[i]))
             continue;
         const char *eq = strchr(environ[i], '=');
         size_t klen = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
@@ -327,6 +362,7 @@ static void session_free(struct session *s)
         ring_destroy(s->tracer_ring);
     trace_free(s->trace);
     pthread_mutex_destroy(&s->exit_lock);
+    pthread_cond_destroy(&s->output_ready);
     free(s->binary_path);
     free(s);
 }
@@ -418,6 +454,11 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
         return err_set(e, ERR_INTERNAL, "out of memory");
     s->out_fd = s->err_fd = -1;
     pthread_mutex_init(&s->exit_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->output_ready, &ca);
+    pthread_condattr_destroy(&ca);
     s->binary_path = strdup(path);
     s->ring = ring_create(OUTPUT_RING_BYTES);
     s->tracer_ring = ring_create(TRACER_RING_BYTES);

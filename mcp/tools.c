@@ -60,7 +60,10 @@ static const struct tool_def catalog[] = {
         "debug_query",
         "Query a session's unified timeline: process stdout/stderr lines, process exits "
         "and crashes, and function calls when tracing is on, in chronological order. "
-        "Start with eventType \"stderr\" or \"stdout\". Summary events by default (set "
+        "Start with eventType \"stderr\" or \"stdout\"; when the program died, eventType "
+        "\"crash\" gives the signal, stack with file:line, locals of the crashing frame, "
+        "assertion/exception/panic/sanitizer details and the ids of the events before it. "
+        "Summary events by default (set "
         "verbose for arguments, thread and full output lines). Page with limit/offset, or "
         "poll for new events with afterEventId set to the previous lastEventId.",
         "{\"type\":\"object\",\"properties\":{"

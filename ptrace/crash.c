@@ -310,6 +310,7 @@ static void symbolized_free(struct symbolized *s)
 {
     if (s->sites)
         dw_sites_free(s->sites, s->n_sites);
+    free(s->sites);
     free(s->frames);
 }
 

@@ -1,14 +1,21 @@
 /*
  * unwind.c - remote unwinding of a stopped thread. See unwind.h.
  *
- * The accessors are libunwind-ptrace's (register access, .eh_frame lookup) except
- * memory reads, which go through the /proc/PID/mem fd of the process. libunwind
- * passes the _UPT context, not ours, to access_mem, so the fd travels in a
- * thread-local: unwinding only ever happens on the tracer thread that owns the
- * process, synchronously.
+ * Two unwinders, one result. libdw's (dwfl_getthread_frames) leads: on Debian 12,
+ * libunwind 1.6.2 loses the frames above a call to a function that never returns
+ * in Rust code (a panic's stack jumped from parse_input straight to lang_start,
+ * dropping main), where libdw walks the whole chain. libunwind-ptrace takes over
+ * when libdw cannot attach or yields fewer than two frames. Its accessors are
+ * libunwind-ptrace's except memory reads, which go through the /proc/PID/mem fd of
+ * the process; libunwind passes its own context to access_mem, so the fd travels in
+ * a thread-local (unwinding only happens on the tracer thread, synchronously).
+ *
+ * Frames are collected the same way from both: the innermost keep_head, and a ring
+ * of the outermost keep_tail.
  */
 #include "ptrace/unwind.h"
 
+#include <elfutils/libdwfl.h>
 #include <libunwind-ptrace.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,20 +24,15 @@
 
 #include "ptrace/procmem.h"
 
-static __thread int current_memfd = -1;
-
-static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
-                      void *arg)
-{
-    (void)as;
-    (void)arg;
-    if (write)
-        return -UNW_EINVAL;
-    return procmem_read(current_memfd, addr, val, sizeof *val) ? 0 : -UNW_EINVAL;
-}
-
 /* Callee-saved registers survive a call; caller frames know them (and rsp, rip). */
 static const int callee_saved[] = {3, 6, 7, 12, 13, 14, 15, 16};
+
+struct collector {
+    struct unwind_result *out;
+    size_t keep_head, keep_tail, max_steps;
+    struct unwind_frame *prev; /* the frame whose cfa the next frame's sp is */
+    pid_t tid;
+};
 
 static void frame0_regs(pid_t tid, struct unwind_frame *f)
 {
@@ -44,96 +46,165 @@ static void frame0_regs(pid_t tid, struct unwind_frame *f)
     f->known = (1u << UNWIND_NREGS) - 1;
 }
 
-static void caller_regs(unw_cursor_t *c, struct unwind_frame *f)
+/* Keeps frame f (pc, sp and, for callers, registers already set). False once
+ * max_steps frames were seen. */
+static bool collect(struct collector *c, struct unwind_frame *f)
 {
-    for (size_t i = 0; i < sizeof callee_saved / sizeof *callee_saved; i++) {
-        unw_word_t v;
-        if (unw_get_reg(c, callee_saved[i], &v) == 0) {
-            f->regs[callee_saved[i]] = v;
-            f->known |= 1u << callee_saved[i];
-        }
+    struct unwind_result *out = c->out;
+    if (out->total == 0)
+        frame0_regs(c->tid, f);
+    if (c->prev)
+        c->prev->cfa = f->sp;
+    struct unwind_frame *slot = NULL;
+    if (out->total < c->keep_head)
+        slot = &out->frames[out->total];
+    else if (c->keep_tail)
+        slot = &out->frames[c->keep_head + (out->total - c->keep_head) % c->keep_tail];
+    if (slot)
+        *slot = *f;
+    c->prev = slot;
+    out->total++;
+    if (out->total >= c->max_steps) {
+        out->truncated = true;
+        return false;
     }
+    return true;
+}
+
+/* Puts the tail ring in outward order and sets n and head. */
+static void finish(struct collector *c)
+{
+    struct unwind_result *out = c->out;
+    out->head = out->total < c->keep_head ? out->total : c->keep_head;
+    size_t in_tail = out->total > c->keep_head ? out->total - c->keep_head : 0;
+    if (in_tail > c->keep_tail) {
+        struct unwind_frame *tail = out->frames + c->keep_head;
+        size_t start = in_tail % c->keep_tail;
+        struct unwind_frame *tmp = malloc(c->keep_tail * sizeof *tmp);
+        if (tmp) {
+            for (size_t i = 0; i < c->keep_tail; i++)
+                tmp[i] = tail[(start + i) % c->keep_tail];
+            memcpy(tail, tmp, c->keep_tail * sizeof *tmp);
+            free(tmp);
+        }
+        in_tail = c->keep_tail;
+    }
+    out->n = out->head + in_tail;
+}
+
+static void reset(struct collector *c)
+{
+    c->out->total = 0;
+    c->out->truncated = false;
+    c->prev = NULL;
+}
+
+/* ---- libdw -------------------------------------------------------------------- */
+
+static char *no_debuginfo_path;
+static const Dwfl_Callbacks dwfl_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .debuginfo_path = &no_debuginfo_path,
+};
+
+static int dwfl_frame_cb(Dwfl_Frame *state, void *arg)
+{
+    struct collector *c = arg;
+    struct unwind_frame f = {0};
+    bool activation;
+    if (!dwfl_frame_pc(state, &f.pc, &activation) || f.pc == 0)
+        return DWARF_CB_ABORT;
+    Dwarf_Word v;
+    if (dwfl_frame_reg(state, 7, &v) == 0)
+        f.sp = v;
+    for (size_t i = 0; c->out->total > 0 && i < sizeof callee_saved / sizeof *callee_saved; i++)
+        if (dwfl_frame_reg(state, (unsigned)callee_saved[i], &v) == 0) {
+            f.regs[callee_saved[i]] = v;
+            f.known |= 1u << callee_saved[i];
+        }
+    f.regs[16] = f.pc;
+    f.known |= 1u << 16;
+    return collect(c, &f) ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static void unwind_dwfl(pid_t tgid, struct collector *c)
+{
+    Dwfl *dwfl = dwfl_begin(&dwfl_callbacks);
+    if (!dwfl)
+        return;
+    if (dwfl_linux_proc_report(dwfl, tgid) == 0 && dwfl_report_end(dwfl, NULL, NULL) == 0 &&
+        dwfl_linux_proc_attach(dwfl, tgid, true) == 0)
+        dwfl_getthread_frames(dwfl, c->tid, dwfl_frame_cb, c);
+    dwfl_end(dwfl);
+}
+
+/* ---- libunwind --------------------------------------------------------------- */
+
+static __thread int current_memfd = -1;
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+                      void *arg)
+{
+    (void)as;
+    (void)arg;
+    if (write)
+        return -UNW_EINVAL;
+    return procmem_read(current_memfd, addr, val, sizeof *val) ? 0 : -UNW_EINVAL;
+}
+
+static void unwind_libunwind(int memfd, struct collector *c)
+{
+    unw_accessors_t acc = _UPT_accessors;
+    acc.access_mem = access_mem;
+    unw_addr_space_t as = unw_create_addr_space(&acc, 0);
+    void *upt = as ? _UPT_create(c->tid) : NULL;
+    unw_cursor_t cur;
+    if (upt && unw_init_remote(&cur, as, upt) == 0) {
+        current_memfd = memfd;
+        do {
+            struct unwind_frame f = {0};
+            unw_word_t ip = 0, sp = 0;
+            unw_get_reg(&cur, UNW_REG_IP, &ip);
+            unw_get_reg(&cur, UNW_REG_SP, &sp);
+            if (ip == 0)
+                break;
+            f.pc = ip;
+            f.sp = sp;
+            for (size_t i = 0; c->out->total > 0 && i < sizeof callee_saved / sizeof *callee_saved; i++) {
+                unw_word_t v;
+                if (unw_get_reg(&cur, callee_saved[i], &v) == 0) {
+                    f.regs[callee_saved[i]] = v;
+                    f.known |= 1u << callee_saved[i];
+                }
+            }
+            if (!collect(c, &f))
+                break;
+        } while (unw_step(&cur) > 0);
+        current_memfd = -1;
+    }
+    if (upt)
+        _UPT_destroy(upt);
+    if (as)
+        unw_destroy_addr_space(as);
 }
 
 int unwind_thread(pid_t tid, int memfd, size_t keep_head, size_t keep_tail,
                   size_t max_steps, struct unwind_result *out)
 {
     memset(out, 0, sizeof *out);
-    size_t cap = keep_head + keep_tail;
-    out->frames = calloc(cap ? cap : 1, sizeof *out->frames);
+    out->frames = calloc(keep_head + keep_tail ? keep_head + keep_tail : 1, sizeof *out->frames);
     if (!out->frames)
         return -1;
-    unw_accessors_t acc = _UPT_accessors;
-    acc.access_mem = access_mem;
-    unw_addr_space_t as = unw_create_addr_space(&acc, 0);
-    void *upt = as ? _UPT_create(tid) : NULL;
-    unw_cursor_t c;
-    if (!upt || unw_init_remote(&c, as, upt) != 0) {
-        if (upt)
-            _UPT_destroy(upt);
-        if (as)
-            unw_destroy_addr_space(as);
-        return -1;
+    struct collector c = {.out = out, .keep_head = keep_head, .keep_tail = keep_tail,
+                          .max_steps = max_steps, .tid = tid};
+    unwind_dwfl(procmem_tgid(tid), &c);
+    if (out->total < 2) {
+        reset(&c);
+        unwind_libunwind(memfd, &c);
     }
-    current_memfd = memfd;
-    /* The tail is a ring of keep_tail frames behind the head. */
-    struct unwind_frame *tail = out->frames + keep_head;
-    struct unwind_frame *prev = NULL;
-    size_t total = 0;
-    int step;
-    do {
-        struct unwind_frame f = {0};
-        unw_word_t ip = 0, sp = 0;
-        unw_get_reg(&c, UNW_REG_IP, &ip);
-        unw_get_reg(&c, UNW_REG_SP, &sp);
-        if (ip == 0)
-            break;
-        f.pc = ip;
-        f.sp = sp;
-        if (total == 0)
-            frame0_regs(tid, &f);
-        else
-            caller_regs(&c, &f);
-        if (prev)
-            prev->cfa = sp;
-        if (total < keep_head) {
-            out->frames[total] = f;
-            prev = &out->frames[total];
-        } else if (keep_tail) {
-            struct unwind_frame *slot = &tail[(total - keep_head) % keep_tail];
-            *slot = f;
-            prev = slot;
-        } else {
-            prev = NULL;
-        }
-        total++;
-        if (total >= max_steps) {
-            out->truncated = true;
-            break;
-        }
-        step = unw_step(&c);
-    } while (step > 0);
-    current_memfd = -1;
-    _UPT_destroy(upt);
-    unw_destroy_addr_space(as);
-
-    out->total = total;
-    out->head = total < keep_head ? total : keep_head;
-    size_t in_tail = total > keep_head ? total - keep_head : 0;
-    if (in_tail > keep_tail) {
-        /* Rotate the ring so the tail reads outward in order. */
-        size_t start = in_tail % keep_tail;
-        struct unwind_frame *tmp = malloc(keep_tail * sizeof *tmp);
-        if (tmp) {
-            for (size_t i = 0; i < keep_tail; i++)
-                tmp[i] = tail[(start + i) % keep_tail];
-            memcpy(tail, tmp, keep_tail * sizeof *tmp);
-            free(tmp);
-        }
-        in_tail = keep_tail;
-    }
-    out->n = out->head + in_tail;
-    return total ? 0 : -1;
+    finish(&c);
+    return out->total ? 0 : -1;
 }
 
 void unwind_result_free(struct unwind_result *r)

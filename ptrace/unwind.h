@@ -1,11 +1,7 @@
 /*
- * unwind.h - the call stack of a thread in a ptrace stop, unwound with
- * libunwind-ptrace (.eh_frame CFI, frame-pointer heuristics where CFI is missing).
- *
- * libunwind's own remote accessors read memory one PTRACE_PEEKDATA word at a time;
- * this module reads it through /proc/PID/mem instead, which is what makes unwinding
- * a 20,000-frame stack overflow take milliseconds rather than seconds. Symbolizing
- * frames is the caller's business (libdw knows more than libunwind's dynsym names).
+ * unwind.h - the call stack of a thread in a ptrace stop, unwound from its CFI
+ * (.eh_frame, .debug_frame) by libdw, with libunwind-ptrace as the fallback (see
+ * unwind.c for why that order). Symbolizing frames is the caller's business.
  */
 #ifndef STROBE_UNWIND_H
 #define STROBE_UNWIND_H
