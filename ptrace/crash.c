@@ -558,15 +558,74 @@ static const char *basename_of(const char *p)
     return s ? s + 1 : p;
 }
 
+/* What a SIGABRT was: an assertion (glibc left its message), an uncaught C++
+ * exception (std::terminate on the stack), a Rust panic built with panic=abort. */
+static enum crash_kind classify_abort(const struct symbolized *sy, const struct modules *ms,
+                                      int memfd, char *abort_msg, size_t cap,
+                                      struct assertion_info *as)
+{
+    static const char *const terminate[] = {"std::terminate", "__cxxabiv1::__terminate",
+                                            "__gnu_cxx::__verbose_terminate_handler"};
+    static const char *const panic[] = {"__rustc::rust_panic", "rust_panic",
+                                        "std::panicking::rust_panic"};
+    if (abort_message(ms, memfd, abort_msg, cap) && failure_parse_assertion(abort_msg, as))
+        return KIND_ASSERTION;
+    if (any_frame_named(sy, terminate, 3))
+        return KIND_EXCEPTION;
+    if (any_frame_named(sy, panic, 3))
+        return KIND_PANIC;
+    return KIND_SIGNAL;
+}
+
+/* The signal's members of the data object, and its headline ("SIGSEGV
+ * (SEGV_MAPERR) at address 0x0"). */
+static void describe_signal(struct strbuf *d, struct strbuf *headline, const siginfo_t *si,
+                            const struct user_regs_struct *regs, pid_t tgid)
+{
+    int sig = si->si_signo;
+    const char *abbrev = sigabbrev_np(sig);
+    char signame[32];
+    snprintf(signame, sizeof signame, "SIG%s", abbrev ? abbrev : "UNKNOWN");
+    const char *code = code_name(sig, si->si_code);
+    uint64_t fa = (uint64_t)(uintptr_t)si->si_addr;
+    sb_printf(d, ",\"signal\":\"%s\",\"signalNumber\":%d", signame, sig);
+    sb_puts(headline, signame);
+    if (code) {
+        sb_printf(d, ",\"signalCode\":\"%s\"", code);
+        sb_printf(headline, " (%s)", code);
+    }
+    if (has_fault_address(sig)) {
+        sb_puts(d, ",\"faultAddress\":");
+        hex(d, fa);
+        sb_printf(headline, " at address 0x%llx", (unsigned long long)fa);
+    }
+    /* A fault next to the stack pointer is the guard page below the stack. */
+    if (sig == SIGSEGV && (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) &&
+        (fa > regs->rsp ? fa - regs->rsp : regs->rsp - fa) < 65536)
+        sb_puts(d, ",\"stackOverflow\":true");
+    if (handler_installed(tgid, sig))
+        sb_puts(d, ",\"handlerInstalled\":true");
+}
+
+static void describe_assertion(struct strbuf *d, const struct assertion_info *as)
+{
+    sb_puts(d, ",\"assertion\":{\"expression\":");
+    sb_json_string(d, as->expression);
+    sb_puts(d, ",\"file\":");
+    sb_json_string(d, as->file);
+    sb_printf(d, ",\"line\":%d,\"function\":", as->line);
+    sb_json_string(d, as->function);
+    sb_puts(d, "}");
+}
+
 /* Records one crash of thread tid. si is NULL for failures without a signal. */
 static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const siginfo_t *si)
 {
     pid_t tgid = procmem_tgid(tid);
     struct proc_state *ps = proc_state(c, tgid);
-    if (!ps || ps->crashes >= CRASH_MAX_PER_PROCESS)
-        return;
     struct user_regs_struct regs;
-    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
+    if (!ps || ps->crashes >= CRASH_MAX_PER_PROCESS ||
+        ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
         return;
     int sig = si ? si->si_signo : 0;
     if (si && ps->last_tid == tid && ps->last_pc == regs.rip && ps->last_sig == sig)
@@ -589,72 +648,25 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     if (unwound)
         symbolize(&uw, &ms, &sy);
     size_t ci = crash_frame(&sy);
-
     char abort_msg[ABORT_MSG_MAX] = "";
     struct assertion_info as;
-    bool assertion = false;
-    if (sig == SIGABRT) {
-        static const char *const terminate[] = {"std::terminate", "__cxxabiv1::__terminate",
-                                                "__gnu_cxx::__verbose_terminate_handler"};
-        static const char *const panic[] = {"__rustc::rust_panic", "rust_panic",
-                                            "std::panicking::rust_panic"};
-        if (abort_message(&ms, memfd, abort_msg, sizeof abort_msg) &&
-            failure_parse_assertion(abort_msg, &as)) {
-            kind = KIND_ASSERTION;
-            assertion = true;
-        } else if (any_frame_named(&sy, terminate, 3)) {
-            kind = KIND_EXCEPTION;
-        } else if (any_frame_named(&sy, panic, 3)) {
-            kind = KIND_PANIC;
-        }
-    }
+    if (sig == SIGABRT)
+        kind = classify_abort(&sy, &ms, memfd, abort_msg, sizeof abort_msg, &as);
 
-    struct strbuf d = {0}, locals = {0}, text = {0};
-    sb_puts(&d, "{\"kind\":\"");
-    sb_puts(&d, kind_name(kind));
-    sb_puts(&d, "\"");
-    char signame[32] = "";
-    if (si) {
-        const char *abbrev = sigabbrev_np(sig);
-        snprintf(signame, sizeof signame, "SIG%s", abbrev ? abbrev : "UNKNOWN");
-        const char *code = code_name(sig, si->si_code);
-        sb_printf(&d, ",\"signal\":\"%s\",\"signalNumber\":%d", signame, sig);
-        if (code)
-            sb_printf(&d, ",\"signalCode\":\"%s\"", code);
-        if (has_fault_address(sig)) {
-            sb_puts(&d, ",\"faultAddress\":");
-            hex(&d, (uint64_t)(uintptr_t)si->si_addr);
-        }
-        uint64_t fa = (uint64_t)(uintptr_t)si->si_addr;
-        if (sig == SIGSEGV && (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) &&
-            (fa > regs.rsp ? fa - regs.rsp : regs.rsp - fa) < 65536)
-            sb_puts(&d, ",\"stackOverflow\":true");
-        if (handler_installed(tgid, sig))
-            sb_puts(&d, ",\"handlerInstalled\":true");
-        sb_printf(&text, "%s", signame);
-        if (code)
-            sb_printf(&text, " (%s)", code);
-        if (has_fault_address(sig))
-            sb_printf(&text, " at address 0x%llx", (unsigned long long)fa);
-    }
-    if (assertion) {
-        sb_puts(&d, ",\"assertion\":{\"expression\":");
-        sb_json_string(&d, as.expression);
-        sb_puts(&d, ",\"file\":");
-        sb_json_string(&d, as.file);
-        sb_printf(&d, ",\"line\":%d,\"function\":", as.line);
-        sb_json_string(&d, as.function);
-        sb_puts(&d, "}");
-        text.len = 0;
-        sb_printf(&text, "assertion `%s' failed", as.expression);
-    } else if (kind == KIND_EXCEPTION) {
-        text.len = 0;
-        sb_puts(&text, "uncaught C++ exception");
-    } else if (kind == KIND_PANIC) {
-        text.len = 0;
-        sb_puts(&text, "Rust panic");
-    } else if (kind == KIND_SANITIZER) {
-        sb_puts(&text, "sanitizer report");
+    struct strbuf d = {0}, locals = {0}, headline = {0};
+    sb_printf(&d, "{\"kind\":\"%s\"", kind_name(kind));
+    if (si)
+        describe_signal(&d, &headline, si, &regs, tgid);
+    static const char *const headlines[] = {
+        [KIND_ASSERTION] = "assertion failed", [KIND_EXCEPTION] = "uncaught C++ exception",
+        [KIND_PANIC] = "Rust panic", [KIND_SANITIZER] = "sanitizer report"};
+    if (kind == KIND_ASSERTION) {
+        describe_assertion(&d, &as);
+        headline.len = 0;
+        sb_printf(&headline, "assertion `%s' failed", as.expression);
+    } else if (kind != KIND_SIGNAL) {
+        headline.len = 0;
+        sb_puts(&headline, headlines[kind]);
     }
     if (abort_msg[0]) {
         sb_puts(&d, ",\"abortMessage\":");
@@ -665,19 +677,17 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
         if (uw.total > uw.n || uw.truncated)
             sb_printf(&d, ",\"framesTotal\":%zu%s", uw.total,
                       uw.truncated ? ",\"framesTotalIsLowerBound\":true" : "");
-        sb_printf(&d, ",\"crashFrame\":%zu", shown_index(&uw, &sy, ci));
-        sb_puts(&d, ",\"locals\":");
-        sb_puts(&d, locals.len ? locals.buf : "[]");
+        sb_printf(&d, ",\"crashFrame\":%zu,\"locals\":%s", shown_index(&uw, &sy, ci),
+                  locals.len ? locals.buf : "[]");
     }
     write_registers(&d, &regs);
     sb_puts(&d, "}");
 
     const struct shown_frame *top = sy.n ? &sy.frames[ci] : NULL;
-    if (top && top->function) {
-        sb_printf(&text, " in %s", top->function);
-        if (top->file)
-            sb_printf(&text, " (%s:%d)", basename_of(top->file), top->line);
-    }
+    if (top && top->function)
+        sb_printf(&headline, " in %s", top->function);
+    if (top && top->function && top->file)
+        sb_printf(&headline, " (%s:%d)", basename_of(top->file), top->line);
     char tname[32];
     thread_name(tid, tname, sizeof tname);
     struct event ev = event_init(c->cfg.session_key, EV_CRASH, ts);
@@ -687,14 +697,14 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     ev.function = top ? top->function : NULL;
     ev.source_file = top ? top->file : NULL;
     ev.line = top ? top->line : 0;
-    ev.text = text.len ? text.buf : kind_name(kind);
+    ev.text = headline.len ? headline.buf : kind_name(kind);
     ev.data = d.buf;
     ring_push(c->cfg.ring, &ev, c->cfg.wake, c->cfg.wake_arg);
     log_info("pid %d: crash recorded: %s", (int)tgid, ev.text);
 
     sb_free(&d);
     sb_free(&locals);
-    sb_free(&text);
+    sb_free(&headline);
     symbolized_free(&sy);
     if (unwound)
         unwind_result_free(&uw);
