@@ -42,6 +42,14 @@ int dw_elf_build_id(const char *path, char out[41], char *err, size_t errlen);
  * caller frees both. */
 bool dw_demangle_both(const char *sym, char **plain, char **full);
 
+/* Name and path normalizations the index and the frame inspector (frame.c) share,
+ * so a function has one name and a file one path whichever found it:
+ * dw_unwrap_inherent_impl turns Rust v0's "<crate::Type>::method" into the legacy
+ * "crate::Type::method" (not "<A as Trait>::m"), in place; dw_normalize_path removes
+ * "." and "dir/.." segments lexically, in place. */
+void dw_unwrap_inherent_impl(char *name);
+void dw_normalize_path(char *p);
+
 /* Converts DWARF type DIEs of one Dwarf handle into struct dw_type objects in an
  * arena, each DIE once (cached by DIE offset), so shared types are shared and
  * self-referencing types terminate. Lives for one index build. */

@@ -668,7 +668,7 @@ static struct file_table *file_table(struct worker *w, Dwarf_CU *cu)
 }
 
 /* Lexically removes "." and "dir/.." segments from a path, in place. */
-static void normalize_path(char *p)
+void dw_normalize_path(char *p)
 {
     bool absolute = p[0] == '/';
     char *out = p;
@@ -709,7 +709,7 @@ static char *absolute_path(struct worker *w, Dwarf_Die *die, const char *dir, co
                                : NULL;
     if (comp_dir)
         abs = arena_printf(w->a, "%s/%s", comp_dir, abs);
-    normalize_path(abs);
+    dw_normalize_path(abs);
     return abs;
 }
 
@@ -789,7 +789,7 @@ static void read_params(struct worker *w, Dwarf_Die *die, struct dw_function *f)
 /* Rust v0 writes an inherent method as "<crate::Type>::method" where the legacy scheme
  * writes "crate::Type::method": unwrap the brackets (not "<A as Trait>::m") in place so
  * one pattern matches both. */
-static void unwrap_inherent_impl(char *name)
+void dw_unwrap_inherent_impl(char *name)
 {
     if (name[0] != '<')
         return;
@@ -813,7 +813,7 @@ static char *plain_name(const char *link)
 {
     char *plain = dw_demangle(link, false);
     if (plain && link[1] == 'R')
-        unwrap_inherent_impl(plain);
+        dw_unwrap_inherent_impl(plain);
     return plain;
 }
 
@@ -827,7 +827,7 @@ static bool adopt_symbol_name(struct arena *a, struct dw_function *f, const char
     if (!dw_demangle_both(raw, &plain, &full))
         return false;
     if (raw[1] == 'R')
-        unwrap_inherent_impl(plain);
+        dw_unwrap_inherent_impl(plain);
     f->name = arena_strdup(a, plain);
     f->demangled = full ? arena_strdup(a, full) : f->name;
     f->linkage_name = arena_strdup(a, raw);

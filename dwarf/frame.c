@@ -1,0 +1,981 @@
+/*
+ * frame.c - the DWARF view of one frame (frame.h): its source sites with the inlined
+ * calls, and its variables with their values. It owns a small cache of open ELF/DWARF
+ * files (each with the types converted from it, so a type is converted once), and an
+ * evaluator of the DWARF location expressions compilers write for variables.
+ *
+ * The scopes at an address are the DIEs that physically contain it, found by walking
+ * the DIE tree of its CU: innermost first, lexical blocks and inlined subroutines, up
+ * to the first DW_TAG_subprogram, the out-of-line function whose frame this is.
+ * libdw's dwarf_getscopes does not serve: from an inlined subroutine it goes on into
+ * the abstract origin's scopes (skipping the caller), and (0.188) it does not look
+ * inside namespaces, so it finds no Rust function and no C++ lambda.
+ *
+ * The inlined copy of a function lists its parameters and variables as concrete DIEs
+ * pointing at the abstract ones (DW_AT_abstract_origin), not always in declaration
+ * order (gcc writes a callee's parameters in the order it evaluated them): the
+ * variables of a scope are sorted by the offset of their abstract DIE.
+ *
+ * One mutex guards the cache and is held for a whole call, values read included:
+ * libdw handles and the type converter are not meant for concurrent use, and calls are
+ * rare (one per frame of a crash). At most MAX_FILES files stay open, the most recently
+ * used.
+ */
+#include "dwarf/frame.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dwarf/dwarf_internal.h"
+
+enum {
+    MAX_FILES = 16,     /* open files kept */
+    MAX_DEPTH = 64,     /* DIE nesting followed */
+    MAX_VARS = 64,      /* entries of one JSON array before "(N more)" */
+    STACK_MAX = 64,     /* DWARF expression stack */
+    N_REGS = 17,        /* struct dw_regs */
+    WHY_MAX = 96,       /* a reason for "<unavailable: ...>" */
+};
+
+/* ---- the file cache ---- */
+
+struct file {
+    struct file *next;
+    char *path;
+    struct stat st;     /* identity: dev, ino, size, mtime */
+    int fd, dfd;        /* dfd: the separate debug file, -1 when none */
+    Elf *elf, *delf;
+    Dwarf *dw;          /* NULL when there is no DWARF */
+    Dwarf_CFI *eh_cfi;  /* elf's .eh_frame, NULL when none */
+    struct arena arena; /* the converted types */
+    struct type_conv *tc;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct file *files; /* most recently used first */
+
+/* DWARF from the build-id debug file under /usr/lib/debug, for a file without any (as
+ * the function index does). Its CFI stays the one of the file itself. */
+static void open_debug_file(struct file *f)
+{
+    const void *bits;
+    ssize_t n = dwelf_elf_gnu_build_id(f->elf, &bits);
+    if (n < 2 || n > 64)
+        return;
+    const unsigned char *id = bits;
+    char path[200];
+    int len = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", id[0]);
+    for (ssize_t i = 1; i < n; i++)
+        len += snprintf(path + len, sizeof path - (size_t)len, "%02x", id[i]);
+    snprintf(path + len, sizeof path - (size_t)len, ".debug");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Dwarf *dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+    if (!dw) {
+        elf_end(elf);
+        close(fd);
+        return;
+    }
+    f->dfd = fd;
+    f->delf = elf;
+    f->dw = dw;
+}
+
+static void elf_init(void)
+{
+    elf_version(EV_CURRENT);
+}
+
+static struct file *file_open(const char *path, const struct stat *st)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, elf_init);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!elf || elf_kind(elf) != ELF_K_ELF) {
+        elf_end(elf);
+        close(fd);
+        return NULL;
+    }
+    struct file *f = calloc(1, sizeof *f);
+    if (!f || !(f->path = strdup(path)))
+        abort();
+    f->st = *st;
+    f->fd = fd;
+    f->dfd = -1;
+    f->elf = elf;
+    f->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+    if (!f->dw)
+        open_debug_file(f);
+    f->eh_cfi = dwarf_getcfi_elf(elf);
+    f->tc = type_conv_new(&f->arena);
+    return f;
+}
+
+static void file_close(struct file *f)
+{
+    type_conv_free(f->tc);
+    arena_free(&f->arena);
+    if (f->eh_cfi)
+        dwarf_cfi_end(f->eh_cfi);
+    if (f->dw)
+        dwarf_end(f->dw);
+    if (f->delf) {
+        elf_end(f->delf);
+        close(f->dfd);
+    }
+    elf_end(f->elf);
+    close(f->fd);
+    free(f->path);
+    free(f);
+}
+
+/* The open file at path (opened again when it changed on disk), made the most recently
+ * used; NULL when it cannot be read or is not ELF. The lock is held. */
+static struct file *file_get(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return NULL;
+    struct file **pp, *f = NULL;
+    for (pp = &files; *pp; pp = &(*pp)->next)
+        if (strcmp((*pp)->path, path) == 0) {
+            f = *pp;
+            *pp = f->next;
+            break;
+        }
+    if (f && (f->st.st_dev != st.st_dev || f->st.st_ino != st.st_ino ||
+              f->st.st_size != st.st_size || f->st.st_mtim.tv_sec != st.st_mtim.tv_sec ||
+              f->st.st_mtim.tv_nsec != st.st_mtim.tv_nsec)) {
+        file_close(f);
+        f = NULL;
+    }
+    if (!f && !(f = file_open(path, &st)))
+        return NULL;
+    f->next = files;
+    files = f;
+    size_t kept = 0;
+    for (pp = &files; *pp && ++kept <= MAX_FILES; pp = &(*pp)->next)
+        ;
+    while (*pp) {
+        struct file *old = *pp;
+        *pp = old->next;
+        file_close(old);
+    }
+    return f;
+}
+
+void dw_frame_cache_clear(void)
+{
+    pthread_mutex_lock(&lock);
+    struct file *f = files;
+    files = NULL;
+    pthread_mutex_unlock(&lock);
+    while (f) {
+        struct file *next = f->next;
+        file_close(f);
+        f = next;
+    }
+}
+
+/* ---- the scopes at an address ---- */
+
+struct chain {
+    Dwarf_Die cu;
+    Dwarf_Die *dies; /* innermost first */
+    size_t n, cap;
+    size_t fn;       /* index of the out-of-line function */
+};
+
+/* The CU whose code holds pc. Some producers write no .debug_aranges: then each CU
+ * is asked. */
+static bool cu_at(Dwarf *dw, uint64_t pc, Dwarf_Die *cu)
+{
+    if (dwarf_addrdie(dw, pc, cu))
+        return true;
+    Dwarf_Off off = 0, next;
+    size_t hsize;
+    while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+        if (dwarf_offdie(dw, off + hsize, cu) && dwarf_haspc(cu, pc) > 0)
+            return true;
+        off = next;
+    }
+    return false;
+}
+
+static void push_die(struct chain *c, Dwarf_Die *d)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 16;
+        c->dies = realloc(c->dies, c->cap * sizeof *c->dies);
+        if (!c->dies)
+            abort();
+    }
+    c->dies[c->n++] = *d;
+}
+
+/* Searches the children of parent for the innermost DIE of code holding pc, and on
+ * the way back appends it and the scopes of code around it to c (innermost first).
+ * Besides the scopes holding pc it descends into namespaces, modules, classes and,
+ * for the local classes they hold (a lambda's operator() is defined in a class in the
+ * function that writes it), into functions and blocks that do not hold pc. */
+static bool find_pc(Dwarf_Die *parent, uint64_t pc, struct chain *c, int depth)
+{
+    Dwarf_Die d;
+    if (depth > MAX_DEPTH || dwarf_child(parent, &d) != 0)
+        return false;
+    do {
+        switch (dwarf_tag(&d)) {
+        case DW_TAG_subprogram:
+        case DW_TAG_inlined_subroutine:
+        case DW_TAG_lexical_block:
+        case DW_TAG_try_block:
+        case DW_TAG_catch_block:
+            if (dwarf_haspc(&d, pc) > 0) {
+                find_pc(&d, pc, c, depth + 1);
+                push_die(c, &d);
+                return true;
+            }
+            /* fall through */
+        case DW_TAG_namespace:
+        case DW_TAG_module:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+        case DW_TAG_interface_type:
+            if (find_pc(&d, pc, c, depth + 1))
+                return true;
+            break;
+        default:
+            break;
+        }
+    } while (dwarf_siblingof(&d, &d) == 0);
+    return false;
+}
+
+/* The scopes that physically contain pc, up to its out-of-line function; false when
+ * no function covers pc. Free c->dies. */
+static bool chain_at(struct file *f, uint64_t pc, struct chain *c)
+{
+    *c = (struct chain){0};
+    if (!f->dw || !cu_at(f->dw, pc, &c->cu))
+        return false;
+    find_pc(&c->cu, pc, c, 0);
+    for (c->fn = 0; c->fn < c->n && dwarf_tag(&c->dies[c->fn]) != DW_TAG_subprogram; c->fn++)
+        ;
+    if (c->fn < c->n)
+        return true;
+    free(c->dies);
+    return false;
+}
+
+static const char *attr_string(Dwarf_Die *die, int name)
+{
+    Dwarf_Attribute at;
+    return dwarf_formstring(dwarf_attr_integrate(die, name, &at));
+}
+
+/* The end of die's DW_AT_abstract_origin chain (and DW_AT_specification's when
+ * with_spec): the DIE that declares what die is a copy or a definition of. */
+static Dwarf_Die origin_of(Dwarf_Die *die, bool with_spec)
+{
+    Dwarf_Die d = *die;
+    Dwarf_Attribute at;
+    for (int hops = 0; hops < 8; hops++)
+        if (!(dwarf_attr(&d, DW_AT_abstract_origin, &at) ||
+              (with_spec && dwarf_attr(&d, DW_AT_specification, &at))) ||
+            !dwarf_formref_die(&at, &d))
+            break;
+    return d;
+}
+
+/* ---- names and files of the sites ---- */
+
+static char *take(struct strbuf *sb)
+{
+    char *s = sb->oom ? NULL : sb_take(sb);
+    if (!s)
+        abort();
+    return s;
+}
+
+/* Appends "name::" for each namespace and class around die, outermost first: found
+ * by descending from its CU into the child whose subtree holds die's offset (the last
+ * one that starts at or before it, since a subtree ends where the next sibling starts). */
+static void append_scopes(struct strbuf *sb, Dwarf_Die *die)
+{
+    Dwarf_Die parent, d, best;
+    Dwarf_Off target = dwarf_dieoffset(die);
+    if (!dwarf_diecu(die, &parent, NULL, NULL))
+        return;
+    for (int depth = 0; depth < MAX_DEPTH && dwarf_child(&parent, &d) == 0; depth++) {
+        bool found = false;
+        do {
+            if (dwarf_dieoffset(&d) > target)
+                break;
+            best = d;
+            found = true;
+        } while (dwarf_siblingof(&d, &d) == 0);
+        if (!found || dwarf_dieoffset(&best) == target)
+            return;
+        int tag = dwarf_tag(&best);
+        if (tag == DW_TAG_namespace || tag == DW_TAG_module || tag == DW_TAG_class_type ||
+            tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+            tag == DW_TAG_interface_type) {
+            const char *name = dwarf_diename(&best);
+            sb_puts(sb, name ? name
+                         : tag == DW_TAG_namespace ? "(anonymous namespace)"
+                                                   : "(anonymous)");
+            sb_puts(sb, "::");
+        }
+        parent = best;
+    }
+}
+
+/* The name of a subprogram or inlined subroutine DIE: its demangled linkage name,
+ * else its DW_AT_name qualified by the namespaces and classes around its declaration. */
+static char *die_function_name(Dwarf_Die *fn)
+{
+    const char *link = attr_string(fn, DW_AT_linkage_name);
+    if (!link)
+        link = attr_string(fn, DW_AT_MIPS_linkage_name);
+    char *plain = link ? dw_demangle(link, false) : NULL;
+    if (plain) {
+        if (link[1] == 'R')
+            dw_unwrap_inherent_impl(plain);
+        return plain;
+    }
+    const char *name = attr_string(fn, DW_AT_name);
+    struct strbuf sb = {0};
+    Dwarf_Die decl = origin_of(fn, true);
+    if (name)
+        append_scopes(&sb, &decl);
+    sb_puts(&sb, name ? name : link ? link : "(anonymous)");
+    return take(&sb);
+}
+
+/* The out-of-line function fn of the file at path as the index names it (the index
+ * also takes names from the ELF symbols, e.g. "main::{lambda(int)#1}::operator()"),
+ * else from its DIE. */
+static char *function_name(Dwarf_Die *fn, const char *path)
+{
+    char err[256];
+    const struct dw_index *ix = dw_index_get(path, err, sizeof err);
+    Dwarf_Addr entry, base, end;
+    if (ix && (dwarf_entrypc(fn, &entry) == 0 || dwarf_ranges(fn, 0, &base, &entry, &end) > 0)) {
+        const struct dw_function *f = dw_function_at(ix, entry);
+        if (f && f->entry == entry) {
+            char *s = strdup(f->name);
+            if (!s)
+                abort();
+            return s;
+        }
+    }
+    return die_function_name(fn);
+}
+
+/* name (from a line table) made absolute with the compilation directory of cu and
+ * normalized; NULL when it cannot be made absolute. */
+static char *absolute_path(Dwarf_Die *cu, const char *name)
+{
+    if (!name)
+        return NULL;
+    struct strbuf sb = {0};
+    if (name[0] != '/') {
+        const char *dir = attr_string(cu, DW_AT_comp_dir);
+        if (!dir || dir[0] != '/')
+            return NULL;
+        sb_puts(&sb, dir);
+        sb_puts(&sb, "/");
+    }
+    sb_puts(&sb, name);
+    char *p = take(&sb);
+    dw_normalize_path(p);
+    return p;
+}
+
+/* The file, line and column of pc in the line table of cu. */
+static void site_of_pc(Dwarf_Die *cu, uint64_t pc, struct dw_site *s)
+{
+    Dwarf_Line *l = dwarf_getsrc_die(cu, pc);
+    if (!l)
+        return;
+    dwarf_lineno(l, &s->line);
+    dwarf_linecol(l, &s->column);
+    s->file = absolute_path(cu, dwarf_linesrc(l, NULL, NULL));
+}
+
+/* The file, line and column of the call that inlined the subroutine inl. */
+static void site_of_call(Dwarf_Die *inl, struct dw_site *s)
+{
+    Dwarf_Attribute at;
+    Dwarf_Word line, col, idx;
+    Dwarf_Die cu;
+    Dwarf_Files *fs;
+    size_t nfs;
+    if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &at), &line) == 0)
+        s->line = (int)line;
+    if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_column, &at), &col) == 0)
+        s->column = (int)col;
+    if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &at), &idx) == 0 &&
+        dwarf_diecu(inl, &cu, NULL, NULL) && dwarf_getsrcfiles(&cu, &fs, &nfs) == 0 && idx < nfs)
+        s->file = absolute_path(&cu, dwarf_filesrc(fs, idx, NULL, NULL));
+}
+
+size_t dw_frame_sites(const char *path, uint64_t pc, struct dw_site *sites, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&lock);
+    struct file *f = file_get(path);
+    struct chain c;
+    if (f && max && chain_at(f, pc, &c)) {
+        Dwarf_Die *callee = NULL;
+        for (size_t i = 0; i <= c.fn && n < max; i++) {
+            Dwarf_Die *d = &c.dies[i];
+            int tag = dwarf_tag(d);
+            if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+                continue;
+            struct dw_site *s = &sites[n++];
+            *s = (struct dw_site){.inlined = tag == DW_TAG_inlined_subroutine};
+            s->function = i == c.fn ? function_name(d, path) : die_function_name(d);
+            if (callee)
+                site_of_call(callee, s);
+            else
+                site_of_pc(&c.cu, pc, s);
+            callee = d;
+        }
+        free(c.dies);
+    }
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void dw_sites_free(struct dw_site *sites, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(sites[i].function);
+        free(sites[i].file);
+        sites[i].function = sites[i].file = NULL;
+    }
+}
+
+/* ---- location expressions ---- */
+
+/* Where a variable is, or why that is not known. */
+struct loc {
+    enum { LOC_NONE, LOC_MEM, LOC_REG, LOC_VALUE, LOC_BYTES, LOC_FAIL } kind;
+    uint64_t v;                 /* MEM: address; REG: register number; VALUE: value */
+    const unsigned char *bytes; /* BYTES: the value itself, len bytes */
+    size_t len;
+    char why[WHY_MAX];          /* FAIL */
+};
+
+/* One call's evaluation context. The frame base and the CFA are computed on first
+ * use: state 0 not yet, 1 known, -1 unknown (why says why), also while being computed,
+ * so that an expression using itself fails instead of looping. */
+struct eval {
+    struct file *f;
+    uint64_t pc, bias;
+    const struct dw_regs *regs;
+    mem_read_fn rd;
+    void *ctx;
+    const struct value_opts *o;
+    Dwarf_Die *fn;              /* the out-of-line function: DW_AT_frame_base */
+    int fb_state, cfa_state;
+    uint64_t fb, cfa;
+    char fb_why[WHY_MAX], cfa_why[WHY_MAX];
+    struct member {
+        Dwarf_Die die;
+        Dwarf_Off key;          /* offset of the abstract DIE: declaration order */
+        bool param;
+    } *members;                 /* scratch: the variables of one scope */
+    size_t cap_members;
+};
+
+static bool fail(struct loc *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail(struct loc *l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->why, sizeof l->why, fmt, ap);
+    va_end(ap);
+    l->kind = LOC_FAIL;
+    return false;
+}
+
+/* Operations that may appear in locations and that this evaluator does not do. */
+static bool unsupported(struct loc *l, unsigned atom)
+{
+    static const struct {
+        unsigned atom;
+        const char *name;
+    } names[] = {
+        {DW_OP_piece, "DW_OP_piece"},
+        {DW_OP_bit_piece, "DW_OP_bit_piece"},
+        {DW_OP_entry_value, "DW_OP_entry_value"},
+        {DW_OP_GNU_entry_value, "DW_OP_GNU_entry_value"},
+        {DW_OP_implicit_pointer, "DW_OP_implicit_pointer"},
+        {DW_OP_GNU_implicit_pointer, "DW_OP_GNU_implicit_pointer"},
+        {DW_OP_GNU_parameter_ref, "DW_OP_GNU_parameter_ref"},
+        {DW_OP_regval_type, "DW_OP_regval_type"},
+        {DW_OP_GNU_regval_type, "DW_OP_GNU_regval_type"},
+        {DW_OP_deref_type, "DW_OP_deref_type"},
+        {DW_OP_GNU_deref_type, "DW_OP_GNU_deref_type"},
+        {DW_OP_const_type, "DW_OP_const_type"},
+        {DW_OP_GNU_const_type, "DW_OP_GNU_const_type"},
+        {DW_OP_convert, "DW_OP_convert"},
+        {DW_OP_GNU_convert, "DW_OP_GNU_convert"},
+        {DW_OP_reinterpret, "DW_OP_reinterpret"},
+        {DW_OP_form_tls_address, "DW_OP_form_tls_address"},
+        {DW_OP_GNU_push_tls_address, "DW_OP_GNU_push_tls_address"},
+        {DW_OP_push_object_address, "DW_OP_push_object_address"},
+        {DW_OP_call2, "DW_OP_call2"},
+        {DW_OP_call4, "DW_OP_call4"},
+        {DW_OP_call_ref, "DW_OP_call_ref"},
+        {DW_OP_bra, "DW_OP_bra"},
+        {DW_OP_skip, "DW_OP_skip"},
+        {DW_OP_constx, "DW_OP_constx"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].atom == atom)
+            return fail(l, "%s", names[i].name);
+    return fail(l, "DW_OP_0x%02x", atom);
+}
+
+static bool reg_value(const struct eval *e, uint64_t reg, uint64_t *v, struct loc *l)
+{
+    if (reg < N_REGS && e->regs && (e->regs->known >> reg & 1)) {
+        *v = e->regs->val[reg];
+        return true;
+    }
+    return fail(l, "register %" PRIu64 " not saved", reg);
+}
+
+/* The word a location stands for when used as an address (frame base, CFA): the
+ * address of a memory location, the content of a register, a computed value. */
+static bool loc_word(const struct eval *e, struct loc *l, uint64_t *v)
+{
+    switch (l->kind) {
+    case LOC_MEM:
+    case LOC_VALUE:
+        *v = l->v;
+        return true;
+    case LOC_REG:
+        return reg_value(e, l->v, v, l);
+    case LOC_FAIL:
+        return false;
+    default:
+        return fail(l, "no address");
+    }
+}
+
+static bool eval_ops(struct eval *e, Dwarf_Attribute *attr, const Dwarf_Op *ops, size_t n,
+                     struct loc *l);
+
+static bool frame_base(struct eval *e, uint64_t *v, struct loc *l)
+{
+    if (e->fb_state == 0) {
+        e->fb_state = -1;
+        snprintf(e->fb_why, sizeof e->fb_why, "no frame base");
+        Dwarf_Attribute at;
+        Dwarf_Op *ops;
+        size_t nops;
+        struct loc fl = {0};
+        if (dwarf_attr_integrate(e->fn, DW_AT_frame_base, &at) &&
+            dwarf_getlocation_addr(&at, e->pc, &ops, &nops, 1) == 1 && nops > 0) {
+            if (eval_ops(e, &at, ops, nops, &fl) && loc_word(e, &fl, &e->fb))
+                e->fb_state = 1;
+            else
+                snprintf(e->fb_why, sizeof e->fb_why, "%s", fl.why);
+        }
+    }
+    if (e->fb_state < 0)
+        return fail(l, "%s", e->fb_why);
+    *v = e->fb;
+    return true;
+}
+
+/* The CFA: the caller's, else from the CFI of the file at pc (.eh_frame first). */
+static bool frame_cfa(struct eval *e, uint64_t *v, struct loc *l)
+{
+    if (e->regs && e->regs->cfa) {
+        *v = e->regs->cfa;
+        return true;
+    }
+    if (e->cfa_state == 0) {
+        e->cfa_state = -1;
+        snprintf(e->cfa_why, sizeof e->cfa_why, "no CFA");
+        Dwarf_CFI *cfis[2] = {e->f->eh_cfi, dwarf_getcfi(e->f->dw)};
+        for (int i = 0; i < 2; i++) {
+            Dwarf_Frame *fr;
+            if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], e->pc, &fr) != 0)
+                continue;
+            Dwarf_Op *ops;
+            size_t nops;
+            struct loc cl = {0};
+            if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops > 0 &&
+                eval_ops(e, NULL, ops, nops, &cl) && loc_word(e, &cl, &e->cfa))
+                e->cfa_state = 1;
+            else if (cl.kind == LOC_FAIL)
+                snprintf(e->cfa_why, sizeof e->cfa_why, "%s", cl.why);
+            free(fr);
+            break;
+        }
+    }
+    if (e->cfa_state < 0)
+        return fail(l, "%s", e->cfa_why);
+    *v = e->cfa;
+    return true;
+}
+
+/* Evaluates a location expression into l. attr is the attribute it came from, which
+ * DW_OP_implicit_value and DW_OP_addrx need; NULL for a CFA rule. */
+static bool eval_ops(struct eval *e, Dwarf_Attribute *attr, const Dwarf_Op *ops, size_t n,
+                     struct loc *l)
+{
+    uint64_t st[STACK_MAX], v = 0;
+    size_t sp = 0;
+    for (size_t i = 0; i < n; i++) {
+        const Dwarf_Op *op = &ops[i];
+        unsigned a = op->atom;
+        bool last = i + 1 == n;
+        size_t need = 0; /* operands the operation pops */
+        switch (a) {
+        case DW_OP_plus_uconst: case DW_OP_neg: case DW_OP_not: case DW_OP_deref:
+        case DW_OP_deref_size: case DW_OP_dup: case DW_OP_drop: case DW_OP_stack_value:
+            need = 1;
+            break;
+        case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or:
+        case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: case DW_OP_swap:
+        case DW_OP_over:
+            need = 2;
+            break;
+        }
+        if (sp < need)
+            return fail(l, "malformed location");
+        if (sp == STACK_MAX)
+            return fail(l, "location too deep");
+        uint64_t x = sp ? st[sp - 1] : 0, y = sp > 1 ? st[sp - 2] : 0;
+        if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+            st[sp++] = a - DW_OP_lit0;
+        } else if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
+            if (!reg_value(e, a - DW_OP_breg0, &v, l))
+                return false;
+            st[sp++] = v + op->number;
+        } else if ((a >= DW_OP_reg0 && a <= DW_OP_reg31) || a == DW_OP_regx) {
+            if (!last)
+                return unsupported(l, ops[i + 1].atom);
+            l->kind = LOC_REG;
+            l->v = a == DW_OP_regx ? op->number : a - DW_OP_reg0;
+            return true;
+        } else {
+            switch (a) {
+            case DW_OP_addr:
+                st[sp++] = op->number + e->bias;
+                break;
+            case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u:
+            case DW_OP_constu: case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s:
+            case DW_OP_const8s: case DW_OP_consts:
+                st[sp++] = op->number; /* libdw sign-extends the signed ones */
+                break;
+            case DW_OP_fbreg:
+                if (!frame_base(e, &v, l))
+                    return false;
+                st[sp++] = v + op->number;
+                break;
+            case DW_OP_addrx:
+            case DW_OP_GNU_addr_index: {
+                Dwarf_Attribute r;
+                if (!attr || dwarf_getlocation_attr(attr, op, &r) != 0 ||
+                    dwarf_formaddr(&r, &v) != 0)
+                    return fail(l, "malformed location");
+                st[sp++] = v + e->bias;
+                break;
+            }
+            case DW_OP_bregx:
+                if (!reg_value(e, op->number, &v, l))
+                    return false;
+                st[sp++] = v + op->number2;
+                break;
+            case DW_OP_call_frame_cfa:
+                if (!frame_cfa(e, &v, l))
+                    return false;
+                st[sp++] = v;
+                break;
+            case DW_OP_plus_uconst: st[sp - 1] = x + op->number; break;
+            case DW_OP_neg: st[sp - 1] = -x; break;
+            case DW_OP_not: st[sp - 1] = ~x; break;
+            case DW_OP_plus: st[--sp - 1] = y + x; break;
+            case DW_OP_minus: st[--sp - 1] = y - x; break;
+            case DW_OP_mul: st[--sp - 1] = y * x; break;
+            case DW_OP_and: st[--sp - 1] = y & x; break;
+            case DW_OP_or: st[--sp - 1] = y | x; break;
+            case DW_OP_xor: st[--sp - 1] = y ^ x; break;
+            case DW_OP_shl: st[--sp - 1] = x < 64 ? y << x : 0; break;
+            case DW_OP_shr: st[--sp - 1] = x < 64 ? y >> x : 0; break;
+            case DW_OP_shra:
+                st[--sp - 1] = (uint64_t)((int64_t)y >> (x < 64 ? x : 63));
+                break;
+            case DW_OP_dup: st[sp++] = x; break;
+            case DW_OP_drop: sp--; break;
+            case DW_OP_swap: st[sp - 1] = y, st[sp - 2] = x; break;
+            case DW_OP_over: st[sp++] = y; break;
+            case DW_OP_nop: break;
+            case DW_OP_deref:
+            case DW_OP_deref_size: {
+                uint64_t size = a == DW_OP_deref ? 8 : op->number;
+                v = 0;
+                if (size == 0 || size > 8)
+                    return fail(l, "malformed location");
+                if (!e->rd(e->ctx, x, &v, size))
+                    return fail(l, "memory at 0x%" PRIx64 " unreadable", x);
+                st[sp - 1] = v;
+                break;
+            }
+            case DW_OP_stack_value:
+                if (!last)
+                    return unsupported(l, ops[i + 1].atom);
+                l->kind = LOC_VALUE;
+                l->v = x;
+                return true;
+            case DW_OP_implicit_value: {
+                Dwarf_Block b;
+                if (!attr || dwarf_getlocation_implicit_value(attr, op, &b) != 0)
+                    return fail(l, "malformed location");
+                if (!last)
+                    return unsupported(l, ops[i + 1].atom);
+                l->kind = LOC_BYTES;
+                l->bytes = b.data;
+                l->len = b.length;
+                return true;
+            }
+            default:
+                return unsupported(l, a);
+            }
+        }
+    }
+    if (!sp)
+        return fail(l, "malformed location");
+    l->kind = LOC_MEM;
+    l->v = st[sp - 1];
+    return true;
+}
+
+/* Where variable die is at e->pc. */
+static void locate(struct eval *e, Dwarf_Die *die, struct loc *l)
+{
+    Dwarf_Attribute at;
+    if (dwarf_attr_integrate(die, DW_AT_location, &at)) {
+        Dwarf_Op *ops;
+        size_t n;
+        int k = dwarf_getlocation_addr(&at, e->pc, &ops, &n, 1);
+        if (k < 0)
+            fail(l, "%s", dwarf_errmsg(-1));
+        else if (k > 0 && n > 0)
+            eval_ops(e, &at, ops, n, l);
+        return; /* else LOC_NONE: no location at pc */
+    }
+    if (!dwarf_attr_integrate(die, DW_AT_const_value, &at))
+        return;
+    Dwarf_Block b;
+    Dwarf_Sword s;
+    Dwarf_Word u;
+    switch (dwarf_whatform(&at)) {
+    case DW_FORM_block: case DW_FORM_block1: case DW_FORM_block2: case DW_FORM_block4:
+    case DW_FORM_data16:
+        if (dwarf_formblock(&at, &b) == 0) {
+            l->kind = LOC_BYTES;
+            l->bytes = b.data;
+            l->len = b.length;
+            return;
+        }
+        break;
+    case DW_FORM_sdata: case DW_FORM_implicit_const:
+        if (dwarf_formsdata(&at, &s) == 0) {
+            l->kind = LOC_VALUE;
+            l->v = (uint64_t)s;
+            return;
+        }
+        break;
+    default:
+        if (dwarf_formudata(&at, &u) == 0) {
+            l->kind = LOC_VALUE;
+            l->v = u;
+            return;
+        }
+    }
+    fail(l, "DW_AT_const_value in form 0x%x", dwarf_whatform(&at));
+}
+
+/* The value of variable die of type t as JSON. Registers and computed values are
+ * rendered from their low t->size bytes (x86-64 is little-endian). */
+static void write_value(struct eval *e, struct strbuf *out, Dwarf_Die *die,
+                        const struct dw_type *t)
+{
+    struct loc l = {0};
+    uint64_t v;
+    locate(e, die, &l);
+    switch (l.kind) {
+    case LOC_NONE:
+        sb_json_string(out, "<optimized out>");
+        return;
+    case LOC_MEM:
+        value_json_at(out, t, l.v, e->rd, e->ctx, e->o);
+        return;
+    case LOC_BYTES:
+        if (t && t->size > l.len) {
+            fail(&l, "%zu bytes for a %" PRIu64 "-byte type", l.len, t->size);
+            break;
+        }
+        value_json(out, t, l.bytes, e->rd, e->ctx, e->o);
+        return;
+    case LOC_REG:
+    case LOC_VALUE:
+        if (!loc_word(e, &l, &v))
+            break;
+        if (t && t->size > sizeof v) {
+            fail(&l, "%" PRIu64 "-byte value in 8 bytes", t->size);
+            break;
+        }
+        value_json(out, t, &v, e->rd, e->ctx, e->o);
+        return;
+    case LOC_FAIL:
+        break;
+    }
+    char text[WHY_MAX + 32];
+    snprintf(text, sizeof text, "<unavailable: %s>", l.why);
+    sb_json_string(out, text);
+}
+
+static const char *type_label(const struct dw_type *t)
+{
+    if (!t)
+        return "void";
+    if (t->name)
+        return t->name;
+    switch (t->kind) {
+    case DWT_STRUCT:
+        return "(anonymous struct)";
+    case DWT_UNION:
+        return "(anonymous union)";
+    case DWT_ENUM:
+        return "(anonymous enum)";
+    default:
+        return "?";
+    }
+}
+
+/* ---- the variables ---- */
+
+/* One JSON array being written. */
+struct vlist {
+    struct strbuf *out;
+    size_t start;   /* out->len after "[" */
+    size_t budget;  /* bytes of entries before the rest are only counted */
+    size_t n, more;
+};
+
+static void write_var(struct eval *e, struct vlist *vl, Dwarf_Die *die)
+{
+    if (vl->n == MAX_VARS || vl->out->len - vl->start >= vl->budget) {
+        vl->more++;
+        return;
+    }
+    const struct dw_type *t = type_conv_of(e->f->tc, die);
+    sb_puts(vl->out, vl->n++ ? ",{\"name\":" : "{\"name\":");
+    sb_json_string(vl->out, attr_string(die, DW_AT_name));
+    sb_puts(vl->out, ",\"type\":");
+    sb_json_string(vl->out, type_label(t));
+    sb_puts(vl->out, ",\"value\":");
+    write_value(e, vl->out, die, t);
+    sb_puts(vl->out, "}");
+}
+
+static int cmp_member(const void *x, const void *y)
+{
+    const struct member *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* The parameters and variables declared directly in scope, in declaration order. */
+static void scope_vars(struct eval *e, Dwarf_Die *scope, struct vlist *params,
+                       struct vlist *locals)
+{
+    size_t n = 0;
+    Dwarf_Die c;
+    if (dwarf_child(scope, &c) == 0)
+        do {
+            int tag = dwarf_tag(&c);
+            Dwarf_Attribute at;
+            bool artificial = false;
+            if ((tag != DW_TAG_formal_parameter && tag != DW_TAG_variable) ||
+                !attr_string(&c, DW_AT_name) || dwarf_hasattr_integrate(&c, DW_AT_declaration))
+                continue;
+            dwarf_formflag(dwarf_attr_integrate(&c, DW_AT_artificial, &at), &artificial);
+            if (artificial && tag == DW_TAG_variable)
+                continue;
+            if (n == e->cap_members) {
+                e->cap_members = e->cap_members ? 2 * e->cap_members : 32;
+                e->members = realloc(e->members, e->cap_members * sizeof *e->members);
+                if (!e->members)
+                    abort();
+            }
+            Dwarf_Die origin = origin_of(&c, false);
+            e->members[n++] = (struct member){c, dwarf_dieoffset(&origin),
+                                              tag == DW_TAG_formal_parameter};
+        } while (dwarf_siblingof(&c, &c) == 0);
+    if (n > 1)
+        qsort(e->members, n, sizeof *e->members, cmp_member);
+    for (size_t i = 0; i < n; i++)
+        write_var(e, e->members[i].param ? params : locals, &e->members[i].die);
+}
+
+static void vlist_end(struct vlist *vl)
+{
+    if (vl->more)
+        sb_printf(vl->out, "%s{\"name\":\"...\",\"value\":\"(%zu more)\"}", vl->n ? "," : "",
+                  vl->more);
+    sb_puts(vl->out, "]");
+}
+
+int dw_frame_vars_json(struct strbuf *params, struct strbuf *locals, const char *path,
+                       uint64_t pc, uint64_t bias, const struct dw_regs *regs,
+                       mem_read_fn rd, void *ctx, const struct value_opts *o)
+{
+    size_t budget = 4 * (o && o->max_output ? o->max_output : VALUE_DEFAULT_MAX_OUTPUT);
+    sb_puts(params, "[");
+    sb_puts(locals, "[");
+    struct vlist pl = {params, params->len, budget, 0, 0};
+    struct vlist ll = {locals, locals->len, budget, 0, 0};
+    int rc = -1;
+    pthread_mutex_lock(&lock);
+    struct file *f = file_get(path);
+    struct chain c;
+    if (f && chain_at(f, pc, &c)) {
+        struct eval e = {.f = f, .pc = pc, .bias = bias, .regs = regs, .rd = rd, .ctx = ctx,
+                         .o = o, .fn = &c.dies[c.fn]};
+        for (size_t i = 0; i <= c.fn; i++)
+            scope_vars(&e, &c.dies[i], &pl, &ll);
+        free(e.members);
+        free(c.dies);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    vlist_end(&pl);
+    vlist_end(&ll);
+    return rc;
+}
