@@ -17,33 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/client.h"
+#include "bench/bench_util.h"
 
 extern char **environ;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static cJSON *tool(struct rpc_client *c, const char *name, cJSON *args)
-{
-    char err[1024];
-    cJSON *value = rpc_call_tool(c, name, args, err, sizeof err);
-    if (!value) {
-        fprintf(stderr, "bench_launch: %s\n", err);
-        exit(1);
-    }
-    return value;
-}
 
 static double strobe_launch(struct rpc_client *c, const char *program, const char *root)
 {
@@ -51,7 +27,7 @@ static double strobe_launch(struct rpc_client *c, const char *program, const cha
     cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "command", program);
     cJSON_AddStringToObject(args, "projectRoot", root);
-    cJSON *res = tool(c, "debug_launch", args);
+    cJSON *res = bench_tool(c, "debug_launch", args);
     char sid[128];
     snprintf(sid, sizeof sid, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
     cJSON_Delete(res);
@@ -61,7 +37,7 @@ static double strobe_launch(struct rpc_client *c, const char *program, const cha
         cJSON_AddStringToObject(args, "sessionId", sid);
         cJSON_AddStringToObject(args, "eventType", "stdout");
         cJSON_AddNumberToObject(args, "limit", 1);
-        res = tool(c, "debug_query", args);
+        res = bench_tool(c, "debug_query", args);
         int n = cJSON_GetArraySize(cJSON_GetObjectItem(res, "events"));
         cJSON_Delete(res);
         if (n > 0) {
@@ -72,7 +48,7 @@ static double strobe_launch(struct rpc_client *c, const char *program, const cha
     args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "action", "stop");
     cJSON_AddStringToObject(args, "sessionId", sid);
-    cJSON_Delete(tool(c, "debug_session", args));
+    cJSON_Delete(bench_tool(c, "debug_session", args));
     return t1 - t0;
 }
 
@@ -104,12 +80,6 @@ static double plain_launch(const char *program)
     return t1 - t0;
 }
 
-static void report(const char *what, double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    printf("| %s | %d | %.2f | %.2f |\n", what, n, v[n / 2], v[(n * 95) / 100]);
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -124,18 +94,8 @@ int main(int argc, char **argv)
     snprintf(root, sizeof root, "%s", program);
     *strrchr(root, '/') = '\0';
 
-    char err[256];
-    int fd = client_connect(true, err, sizeof err);
-    if (fd < 0) {
-        fprintf(stderr, "bench_launch: %s\n", err);
-        return 1;
-    }
     struct rpc_client c;
-    rpc_init(&c, fd);
-    if (rpc_handshake(&c, "bench_launch", err, sizeof err) != 0) {
-        fprintf(stderr, "bench_launch: %s\n", err);
-        return 1;
-    }
+    bench_connect(&c, "bench_launch");
 
     double *a = calloc((size_t)runs, sizeof *a), *b = calloc((size_t)runs, sizeof *b);
     strobe_launch(&c, program, root); /* warm the page cache and the daemon */
@@ -144,8 +104,8 @@ int main(int argc, char **argv)
         b[i] = plain_launch(program);
     }
     printf("| launch to first stdout event | runs | median ms | p95 ms |\n|---|---|---|---|\n");
-    report("strobe: debug_launch -> debug_query sees the line", a, runs);
-    report("posix_spawn -> first byte on a pipe (floor)", b, runs);
+    report_row("strobe: debug_launch -> debug_query sees the line", a, runs);
+    report_row("posix_spawn -> first byte on a pipe (floor)", b, runs);
     free(a);
     free(b);
     rpc_close(&c);

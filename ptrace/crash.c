@@ -636,6 +636,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     ps->crashes++;
     c->total++;
 
+    int64_t t_stop = mono_ns();
     if (c->cfg.settle_output)
         c->cfg.settle_output(c->cfg.arg);
     int64_t ts = mono_ns() - c->cfg.t0_ns;
@@ -700,7 +701,8 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     ev.text = headline.len ? headline.buf : kind_name(kind);
     ev.data = d.buf;
     ring_push(c->cfg.ring, &ev, c->cfg.wake, c->cfg.wake_arg);
-    log_info("pid %d: crash recorded: %s", (int)tgid, ev.text);
+    log_info("pid %d: crash recorded in %.2f ms: %s", (int)tgid,
+             (double)(mono_ns() - t_stop) / 1e6, ev.text);
 
     sb_free(&d);
     sb_free(&locals);

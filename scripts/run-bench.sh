@@ -22,6 +22,14 @@ mkdir -p "$work/home"
 export PATH="$build:$PATH" # the daemon the benchmark starts is this build's
 STROBE_HOME="$work/home" "$build/bench/bench_launch" "$build/fixtures/hello_exit3" 50
 echo
+echo "### Crash reports (\`$build/bench/bench_crash 10 ...\`)"
+echo
+# RUST_BACKTRACE makes the Rust panic hook walk and print its own stack: off, so the
+# plain run is the program's own cost.
+f="$build/fixtures"
+(unset RUST_BACKTRACE; STROBE_HOME="$work/home" "$build/bench/bench_crash" 10 "$f/crash_null" \
+    "$f/crash_uncaught" "$f/crash_panic" "$f/crash_stack_overflow" "$f/crash_asan")
+echo
 echo "### Tracing (\`$build/bench/bench_trace $build/fixtures/bench_calls 20000 5\`)"
 echo
 # Starts its own daemons (one pinned to CPU 0, one free) in private STROBE_HOMEs

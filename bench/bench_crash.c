@@ -1,0 +1,110 @@
+/*
+ * bench_crash.c - what a crash report costs. For each crashing program: the time from
+ * debug_launch until its crash event (stack, locals, signal) can be read back with
+ * debug_query, through the real daemon socket; beside it the program run plainly to
+ * its death (posix_spawn + waitpid, the floor), and gdb's batch crash report
+ * (`gdb -batch -ex run -ex bt -ex "info locals"`), the usual way to get the same facts.
+ *
+ *   bench_crash RUNS PROGRAM...      (STROBE_HOME chooses the daemon)
+ * Prints a Markdown table: medians in ms and strobe's time as a ratio of gdb's.
+ */
+#include <fcntl.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/bench_util.h"
+
+extern char **environ;
+
+static double strobe_crash(struct rpc_client *c, const char *program, const char *root)
+{
+    double t0 = now_ms();
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "command", program);
+    cJSON_AddStringToObject(args, "projectRoot", root);
+    cJSON *res = bench_tool(c, "debug_launch", args);
+    char sid[128];
+    snprintf(sid, sizeof sid, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
+    cJSON_Delete(res);
+    double t1;
+    for (;;) {
+        args = cJSON_CreateObject();
+        cJSON_AddStringToObject(args, "sessionId", sid);
+        cJSON_AddStringToObject(args, "eventType", "crash");
+        res = bench_tool(c, "debug_query", args);
+        int n = cJSON_GetArraySize(cJSON_GetObjectItem(res, "events"));
+        cJSON_Delete(res);
+        if (n > 0) {
+            t1 = now_ms();
+            break;
+        }
+    }
+    args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "action", "stop");
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    cJSON_Delete(bench_tool(c, "debug_session", args));
+    return t1 - t0;
+}
+
+/* Runs argv to its end with stdout and stderr on /dev/null; ms. */
+static double run_quiet(char *const argv[])
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    double t0 = now_ms();
+    pid_t pid;
+    if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
+        fprintf(stderr, "bench_crash: cannot run %s\n", argv[0]);
+        exit(1);
+    }
+    waitpid(pid, NULL, 0);
+    double t1 = now_ms();
+    posix_spawn_file_actions_destroy(&fa);
+    return t1 - t0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_crash RUNS PROGRAM...\n");
+        return 64;
+    }
+    int runs = atoi(argv[1]);
+    if (runs < 1)
+        runs = 10;
+    struct rpc_client c;
+    bench_connect(&c, "bench_crash");
+    double *s = calloc((size_t)runs, sizeof *s), *p = calloc((size_t)runs, sizeof *p),
+           *g = calloc((size_t)runs, sizeof *g);
+    printf("| crashing program | runs | plain run to death (floor) ms | strobe: launch -> crash "
+           "event queryable ms | gdb -batch run+bt+locals ms | strobe / gdb |\n"
+           "|---|---|---|---|---|---|\n");
+    for (int k = 2; k < argc; k++) {
+        const char *program = argv[k];
+        char root[4096];
+        snprintf(root, sizeof root, "%s", program);
+        *strrchr(root, '/') = '\0';
+        char *plain[] = {(char *)program, NULL};
+        char *gdb[] = {"gdb", "-q", "-nx", "-batch", "-ex", "run", "-ex", "bt", "-ex",
+                       "info locals", (char *)program, NULL};
+        strobe_crash(&c, program, root); /* warm the caches: index, page cache */
+        run_quiet(gdb);
+        for (int i = 0; i < runs; i++) {
+            p[i] = run_quiet(plain);
+            s[i] = strobe_crash(&c, program, root);
+            g[i] = run_quiet(gdb);
+        }
+        double ms = median(s, runs), mp = median(p, runs), mg = median(g, runs);
+        printf("| %s | %d | %.2f | %.2f | %.1f | %.2fx |\n", strrchr(program, '/') + 1, runs,
+               mp, ms, mg, ms / mg);
+    }
+    free(s);
+    free(p);
+    free(g);
+    rpc_close(&c);
+    return 0;
+}

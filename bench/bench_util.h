@@ -1,0 +1,71 @@
+/*
+ * bench_util.h - what the daemon-driving benchmarks share: a clock, medians, tool
+ * calls that abort the benchmark on error, and the connection to the daemon.
+ * Header-only because each benchmark is one executable.
+ */
+#ifndef STROBE_BENCH_UTIL_H
+#define STROBE_BENCH_UTIL_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cli/client.h"
+
+static inline double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static inline int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts v and returns its median. */
+static inline double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+/* Sorts v and prints a Markdown row: what, runs, median, p95 (ms). */
+static inline void report_row(const char *what, double *v, int n)
+{
+    double med = median(v, n);
+    printf("| %s | %d | %.2f | %.2f |\n", what, n, med, v[(n * 95) / 100]);
+}
+
+/* The result of a tool call; exits the benchmark on any error. */
+static inline cJSON *bench_tool(struct rpc_client *c, const char *name, cJSON *args)
+{
+    char err[1024];
+    cJSON *value = rpc_call_tool(c, name, args, err, sizeof err);
+    if (!value) {
+        fprintf(stderr, "bench: %s\n", err);
+        exit(1);
+    }
+    return value;
+}
+
+/* Connects to (starting if needed) the daemon of $STROBE_HOME; exits on failure. */
+static inline void bench_connect(struct rpc_client *c, const char *who)
+{
+    char err[256];
+    int fd = client_connect(true, err, sizeof err);
+    if (fd < 0) {
+        fprintf(stderr, "%s: %s\n", who, err);
+        exit(1);
+    }
+    rpc_init(c, fd);
+    if (rpc_handshake(c, who, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", who, err);
+        exit(1);
+    }
+}
+
+#endif
