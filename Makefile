@@ -89,6 +89,12 @@ $(B)/fixtures/%_O2: tests/fixtures/%_O2.c
 $(B)/fixtures/%_nocf_O2: tests/fixtures/%_nocf_O2.c
 	@mkdir -p $(dir $@)
 	cc -O2 -g -Wall -fcf-protection=none -o $@ $<
+# NAME_asan.c: AddressSanitizer, whose reports the crash tests read.
+$(B)/fixtures/%_asan: tests/fixtures/%_asan.c
+	@mkdir -p $(dir $@)
+	cc -O0 -g -Wall -fsanitize=address -fno-omit-frame-pointer -o $@ $<
+# fork_exec runs a fixture from its own directory.
+$(B)/fixtures/fork_exec: | $(B)/fixtures/hello_exit3
 # shapes_lib.c is the shared library libshapes.so, which uses_lib links.
 FIXTURE_BIN := $(filter-out $(B)/fixtures/shapes_lib,$(FIXTURE_BIN)) $(B)/fixtures/libshapes.so
 $(B)/fixtures/libshapes.so: tests/fixtures/shapes_lib.c tests/fixtures/shapes_lib.h

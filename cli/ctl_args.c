@@ -22,6 +22,7 @@
 #define U_DELETE "strobectl delete SESSION"
 #define U_TRACE  "strobectl trace [SESSION] [--add PATTERN]... [--remove PATTERN]... " \
                  "[--project-root DIR]"
+#define U_CRASH  "strobectl crash SESSION [--pid N] [--full-paths] [--registers]"
 #define U_TOOLS  "strobectl tools"
 #define U_CALL   "strobectl call TOOL [JSON-ARGUMENTS]"
 #define U_ANY    "strobectl [--json] COMMAND [ARGS...]; see strobectl --help"
@@ -49,6 +50,10 @@ const char ctl_help[] =
     "  " U_DELETE "\n"
     "  " U_TRACE "\n"
     "      add or remove trace patterns (pending for the next launch without SESSION)\n"
+    "  " U_CRASH "\n"
+    "      print how the session's processes crashed: signal, assertion, exception,\n"
+    "      panic or sanitizer report, the stack with arguments, the crashing frame's\n"
+    "      locals; --json prints the crash events; exits 3 when there is none\n"
     "  " U_TOOLS "\n"
     "      list the daemon's MCP tools\n"
     "  " U_CALL "\n"
@@ -60,7 +65,7 @@ const char ctl_help[] =
     "  --version   print the version\n"
     "\n"
     "exit status: 0 ok, 1 the tool or the daemon reported an error,\n"
-    "2 the daemon cannot be reached, 64 usage error.\n";
+    "2 the daemon cannot be reached, 3 no crash recorded (crash), 64 usage error.\n";
 
 static int usage_error(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -380,6 +385,43 @@ static int parse_trace(struct walker *w, const char *cwd, cJSON *args)
     return 0;
 }
 
+/* crash: debug_query of every crash event, verbose (frames, locals, registers). */
+static int parse_crash(struct walker *w, struct ctl_cmd *out)
+{
+    static const struct opt_def opts[] = {
+        { "--pid", VALUE }, { "--full-paths", FLAG }, { "--registers", FLAG }, { 0 },
+    };
+    bool dd = false;
+    const char *sid = NULL, *name, *value;
+    int k;
+    cJSON_AddStringToObject(out->args, "eventType", "crash");
+    cJSON_AddTrueToObject(out->args, "verbose");
+    cJSON_AddNumberToObject(out->args, "limit", 500);
+    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+        if (k < 0)
+            return -1;
+        if (k == 2) {
+            if (sid)
+                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+            sid = value;
+        } else if (strcmp(name, "--full-paths") == 0) {
+            out->full_paths = true;
+        } else if (strcmp(name, "--registers") == 0) {
+            out->registers = true;
+        } else {
+            long long pid;
+            if (parse_int(name, value, 1, 2147483647LL, &pid, w->err, w->errlen) != 0)
+                return -1;
+            cJSON_DeleteItemFromObjectCaseSensitive(out->args, "pid");
+            cJSON_AddNumberToObject(out->args, "pid", (double)pid);
+        }
+    }
+    if (!sid)
+        return usage_error(w->err, w->errlen, "crash needs a SESSION id");
+    cJSON_AddStringToObject(out->args, "sessionId", sid);
+    return 0;
+}
+
 /* sessions, tools: no arguments at all. */
 static int parse_none(struct walker *w, const char *cmd)
 {
@@ -454,6 +496,7 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         { "stop", CTL_STOP, "debug_session", U_STOP },
         { "delete", CTL_DELETE, "debug_session", U_DELETE },
         { "trace", CTL_TRACE, "debug_trace", U_TRACE },
+        { "crash", CTL_CRASH, "debug_query", U_CRASH },
         { "tools", CTL_TOOLS, NULL, U_TOOLS },
         { "call", CTL_CALL, NULL, U_CALL },
         { "help", CTL_HELP, NULL, U_ANY },
@@ -491,6 +534,9 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         break;
     case CTL_TRACE:
         rc = parse_trace(&w, cwd, out->args);
+        break;
+    case CTL_CRASH:
+        rc = parse_crash(&w, out);
         break;
     case CTL_TOOLS:
         cJSON_Delete(out->args);

@@ -23,6 +23,7 @@ enum ctl_kind {
     CTL_STOP,     /* debug_session stop */
     CTL_DELETE,   /* debug_session delete */
     CTL_TRACE,    /* debug_trace */
+    CTL_CRASH,    /* debug_query of the crash events, rendered as crash reports */
 };
 
 struct ctl_cmd {
@@ -33,6 +34,8 @@ struct ctl_cmd {
     cJSON *args;      /* the tools/call arguments (an object), owned; NULL when
                          there is no tools/call */
     const char *usage; /* one-line synopsis of the command, for usage errors */
+    bool full_paths;  /* crash --full-paths: source files and modules as stored */
+    bool registers;   /* crash --registers: print the registers too */
 };
 
 /* Full help text for --help. */

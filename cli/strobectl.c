@@ -1,9 +1,10 @@
 /*
  * strobectl.c - the command-line client: one MCP exchange with the daemon per run
  * (initialize, notifications/initialized, one tools/call or tools/list) and the
- * human-readable rendering of the answer. Argument parsing lives in ctl_args.c,
- * the connection in client.c. Exit status: 0 ok, 1 tool or JSON-RPC error, 2 the
- * daemon cannot be reached, 64 usage error.
+ * human-readable rendering of the answer (`crash` pages through its query, and
+ * crash_report.c renders its events). Argument parsing lives in ctl_args.c, the
+ * connection in client.c. Exit status: 0 ok, 1 tool or JSON-RPC error, 2 the daemon
+ * cannot be reached, 3 `crash` found no crash event, 64 usage error.
  */
 #include <limits.h>
 #include <signal.h>
@@ -16,13 +17,18 @@
 #include <cjson/cJSON.h>
 
 #include "cli/client.h"
+#include "cli/crash_report.h"
 #include "cli/ctl_args.h"
 
 #ifndef STROBE_VERSION
 #define STROBE_VERSION "0.1.0"
 #endif
 
-enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_USAGE = 64 };
+enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_NO_CRASH = 3, EXIT_USAGE = 64 };
+
+/* `crash` follows hasMore with afterEventId; a daemon that never says "no more"
+ * is not followed forever. */
+#define CRASH_MAX_PAGES 1000
 
 /* ---- small accessors -------------------------------------------------------------- */
 
@@ -361,6 +367,78 @@ static cJSON *call(struct rpc_client *c, const char *method, cJSON *params, int 
     return result;
 }
 
+/* `crash`: every crash event of the session (debug_query answers are cut at about
+ * 32 KiB, so it pages with afterEventId), then one report per event, or the events
+ * as one JSON array. */
+static int run_crash(struct rpc_client *c, const struct ctl_cmd *cmd)
+{
+    const char *sid = str(cmd->args, "sessionId");
+    cJSON *events = cJSON_CreateArray();
+    int status = 0;
+    for (int page = 0; page < CRASH_MAX_PAGES; page++) {
+        cJSON *params = cJSON_CreateObject();
+        cJSON_AddStringToObject(params, "name", cmd->tool);
+        cJSON_AddItemReferenceToObject(params, "arguments", cmd->args);
+        cJSON *result = call(c, "tools/call", params, &status);
+        if (!result)
+            break;
+        cJSON *owned;
+        const cJSON *sc = structured(result, &owned);
+        bool more = false;
+        if (cJSON_IsTrue(get(result, "isError"))) {
+            report_tool_error(result, sc);
+            status = EXIT_TOOL_ERROR;
+        } else if (!sc) {
+            fprintf(stderr, "strobectl: the daemon's answer to debug_query has no "
+                            "structured result\n");
+            status = EXIT_TOOL_ERROR;
+        } else {
+            const cJSON *e;
+            cJSON_ArrayForEach(e, get(sc, "events"))
+                cJSON_AddItemToArray(events, cJSON_Duplicate(e, true));
+            const char *last = str(sc, "lastEventId");
+            const char *after = str(cmd->args, "afterEventId");
+            more = cJSON_IsTrue(get(sc, "hasMore")) && last &&
+                   !(after && strcmp(after, last) == 0);
+            if (more) {
+                cJSON_DeleteItemFromObjectCaseSensitive(cmd->args, "afterEventId");
+                cJSON_AddStringToObject(cmd->args, "afterEventId", last);
+            }
+        }
+        cJSON_Delete(owned);
+        cJSON_Delete(result);
+        if (!more)
+            break;
+    }
+    if (status == 0) {
+        int n = cJSON_GetArraySize(events);
+        if (cmd->json) {
+            print_json(events);
+        } else if (n == 0) {
+            printf("no crash recorded in session %s", sid ? sid : "?");
+            if (has_num(cmd->args, "pid"))
+                printf(" for pid %lld", num(cmd->args, "pid"));
+            putchar('\n');
+        } else {
+            unsigned flags = (cmd->full_paths ? CRASH_REPORT_FULL_PATHS : 0) |
+                             (cmd->registers ? CRASH_REPORT_REGISTERS : 0);
+            const cJSON *e;
+            bool first = true;
+            cJSON_ArrayForEach(e, events)
+            {
+                if (!first)
+                    putchar('\n');
+                crash_report_print(stdout, e, sid, flags);
+                first = false;
+            }
+        }
+        if (n == 0)
+            status = EXIT_NO_CRASH;
+    }
+    cJSON_Delete(events);
+    return status;
+}
+
 static int run(struct ctl_cmd *cmd)
 {
     char err[1024];
@@ -389,6 +467,10 @@ static int run(struct ctl_cmd *cmd)
         goto out;
     }
 
+    if (cmd->kind == CTL_CRASH) {
+        status = run_crash(&c, cmd);
+        goto out;
+    }
     if (cmd->kind == CTL_TOOLS) {
         result = call(&c, "tools/list", NULL, &status);
         if (!result)

@@ -2,7 +2,8 @@
  * test_client.c - unit tests of the client side: the line reader and writer of
  * cli/client.c over real sockets (partial reads and writes, long and overlong
  * lines, a last line without newline), the blocking JSON-RPC exchange, connecting
- * with no daemon, and strobectl's argument parsing (cli/ctl_args.c).
+ * with no daemon, strobectl's argument parsing (cli/ctl_args.c) and its crash
+ * reports (cli/crash_report.c) from hand-written crash events.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 
 #include "cli/client.h"
+#include "cli/crash_report.h"
 #include "cli/ctl_args.h"
 
 /* ---- a writer thread feeding one end of a socketpair ------------------------------- */
@@ -449,6 +451,197 @@ static void test_ctl_misc(void **state)
     assert_int_equal(parse(&c, err, "call", NULL), -1);
 }
 
+static void test_ctl_crash(void **state)
+{
+    (void)state;
+    struct ctl_cmd c;
+    char err[256];
+    assert_int_equal(parse(&c, err, "crash", "s1", NULL), 0);
+    assert_int_equal(c.kind, CTL_CRASH);
+    assert_string_equal(c.tool, "debug_query");
+    assert_false(c.full_paths || c.registers || c.json);
+    assert_args(&c, "{\"eventType\":\"crash\",\"verbose\":true,\"limit\":500,"
+                    "\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+
+    assert_int_equal(parse(&c, err, "crash", "--pid=42", "--registers", "s1", "--json",
+                           "--full-paths", "--pid", "43", NULL), 0);
+    assert_true(c.full_paths && c.registers && c.json);
+    assert_args(&c, "{\"eventType\":\"crash\",\"verbose\":true,\"limit\":500,\"pid\":43,"
+                    "\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+
+    assert_int_equal(parse(&c, err, "crash", NULL), -1);
+    assert_string_equal(err, "crash needs a SESSION id");
+    assert_non_null(strstr(c.usage, "strobectl crash SESSION"));
+    assert_int_equal(parse(&c, err, "crash", "s1", "s2", NULL), -1);
+    assert_string_equal(err, "unexpected argument 's2'");
+    assert_int_equal(parse(&c, err, "crash", "s1", "--pid", "0", NULL), -1);
+    assert_int_equal(parse(&c, err, "crash", "s1", "--registers=yes", NULL), -1);
+    assert_string_equal(err, "--registers takes no value");
+    assert_int_equal(parse(&c, err, "crash", "s1", "--type", "stdout", NULL), -1);
+    assert_string_equal(err, "unknown option --type");
+}
+
+/* The report of a parsed event, with flags. Caller frees. */
+static char *report(const char *event_json, unsigned flags)
+{
+    cJSON *e = cJSON_Parse(event_json);
+    assert_non_null(e);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    crash_report_print(f, e, "app-1", flags);
+    fclose(f);
+    cJSON_Delete(e);
+    return text;
+}
+
+/* A SIGSEGV as the daemon stores it: frames with and without source, an inlined
+ * one, a long argument, cut frames, locals of frame 1, registers, last events. */
+static const char segv_event[] =
+    "{\"id\":\"9\",\"timestampNs\":5000,\"eventType\":\"crash\",\"pid\":7,\"threadId\":8,"
+    "\"function\":\"get\",\"sourceFile\":\"/src/app/node.c\",\"line\":31,"
+    "\"text\":\"SIGSEGV (SEGV_MAPERR) at address 0x0 in get (node.c:31)\","
+    "\"kind\":\"signal\",\"signal\":\"SIGSEGV\",\"signalNumber\":11,"
+    "\"signalCode\":\"SEGV_MAPERR\",\"faultAddress\":\"0x0\",\"handlerInstalled\":true,"
+    "\"frames\":["
+    "{\"index\":0,\"function\":\"get\",\"file\":\"/src/app/node.c\",\"line\":31,"
+    "\"pc\":\"0x1139\",\"module\":\"/src/app/app\",\"inlined\":true,"
+    "\"arguments\":[{\"name\":\"n\",\"type\":\"struct node *\",\"value\":null}]},"
+    "{\"index\":1,\"function\":\"walk\",\"file\":\"/src/app/node.c\",\"line\":40,"
+    "\"pc\":\"0x1139\",\"module\":\"/src/app/app\",\"arguments\":["
+    "{\"name\":\"name\",\"type\":\"const char *\",\"value\":"
+    "\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"},"
+    "{\"name\":\"depth\",\"type\":\"int\",\"value\":2}]},"
+    "{\"index\":2,\"function\":\"__libc_start_call_main\",\"pc\":\"0x7f0000029d90\","
+    "\"module\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\",\"arguments\":[]},"
+    "{\"index\":3,\"pc\":\"0x7f0000029e40\","
+    "\"module\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\"}],"
+    "\"framesTotal\":6,\"crashFrame\":1,"
+    "\"locals\":[{\"name\":\"count\",\"type\":\"int\",\"value\":3},"
+    "{\"name\":\"ratio\",\"type\":\"double\",\"value\":0.75},"
+    "{\"name\":\"label\",\"type\":\"char[16]\",\"value\":\"widget\"},"
+    "{\"name\":\"origin\",\"type\":\"struct point\",\"value\":{\"x\":4,\"y\":-2}}],"
+    "\"registers\":{\"rip\":\"0x1139\",\"rsp\":\"0x7ffc0000\",\"rax\":\"0x0\","
+    "\"rbx\":\"0x1\",\"eflags\":\"0x10246\"},"
+    "\"lastEventIds\":[\"5\",\"6\"]}";
+
+static void test_crash_report_signal(void **state)
+{
+    (void)state;
+    char *t = report(segv_event, 0);
+    assert_string_equal(t,
+        "session app-1, pid 7, thread 8: SIGSEGV (SEGV_MAPERR) at address 0x0 in get "
+        "(node.c:31)\n"
+        "the program has its own SIGSEGV handler\n"
+        "#0  get (n=null) at node.c:31 [inlined]\n"
+        "#1  walk (name=\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+        "\xc3\xa9\xc3\xa9\xc3\xa9...,"
+        " depth=2) at node.c:40\n"
+        "#2  __libc_start_call_main () from libc.so.6\n"
+        "#3  0x7f0000029e40 in ?? () from libc.so.6\n"
+        "... 2 more frames\n"
+        "locals of #1 walk:\n"
+        "  count = 3\n"
+        "  ratio = 0.75\n"
+        "  label = \"widget\"\n"
+        "  origin = {\"x\":4,\"y\":-2}\n"
+        "last events before the crash: 5, 6\n");
+    free(t);
+
+    t = report(segv_event, CRASH_REPORT_FULL_PATHS | CRASH_REPORT_REGISTERS);
+    assert_non_null(strstr(t, "#0  get (n=null) at /src/app/node.c:31 [inlined]\n"));
+    assert_non_null(strstr(t, "#3  0x7f0000029e40 in ?? () from "
+                              "/usr/lib/x86_64-linux-gnu/libc.so.6\n"));
+    assert_non_null(strstr(t, "  origin = {\"x\":4,\"y\":-2}\n"
+                              "registers:\n"
+                              "  rip    0x1139              rsp    0x7ffc0000          "
+                              "rax    0x0                 rbx    0x1\n"
+                              "  eflags 0x10246\n"
+                              "last events"));
+    free(t);
+}
+
+/* The language-level details, a summary composed without "text", no frames, an
+ * empty locals list, registers asked for but not recorded. */
+static void test_crash_report_details(void **state)
+{
+    (void)state;
+    char *t = report(
+        "{\"pid\":7,\"kind\":\"assertion\",\"signal\":\"SIGABRT\",\"signalCode\":\"SI_TKILL\","
+        "\"function\":\"check\",\"sourceFile\":\"/src/a.c\",\"line\":12,"
+        "\"assertion\":{\"expression\":\"count > 0\",\"file\":\"/src/a.c\",\"line\":12,"
+        "\"function\":\"check\"},\"abortMessage\":\"a: a.c:12: check: Assertion failed.\","
+        "\"frames\":[],\"crashFrame\":0,\"locals\":[]}", CRASH_REPORT_REGISTERS);
+    assert_string_equal(t,
+        "session app-1, pid 7: SIGABRT (SI_TKILL) in check (a.c:12)\n"
+        "assertion failed: count > 0 in check at a.c:12\n"
+        "locals: none\n"
+        "registers: not recorded\n");
+    free(t);
+
+    t = report("{\"kind\":\"uncaught_exception\",\"signal\":\"SIGABRT\","
+               "\"abortMessage\":\"terminate called\\nsecond line\\n\","
+               "\"exception\":{\"type\":\"std::runtime_error\",\"what\":\"config\\nmissing\"},"
+               "\"stackOverflow\":true}", 0);
+    assert_string_equal(t,
+        "session app-1: SIGABRT\n"
+        "stack overflow\n"
+        "abort message: terminate called\n"
+        "  second line\n"
+        "uncaught exception: std::runtime_error\n"
+        "  what(): config\n"
+        "  missing\n");
+    free(t);
+
+    t = report("{\"pid\":3,\"threadId\":4,\"kind\":\"panic\",\"function\":\"app::parse\","
+               "\"panic\":{\"message\":\"bad input: 7\",\"file\":\"src/main.rs\",\"line\":5,"
+               "\"column\":9,\"thread\":\"main\"}}", 0);
+    assert_string_equal(t,
+        "session app-1, pid 3, thread 4: panic in app::parse\n"
+        "thread 'main' panicked at src/main.rs:5:9:\n"
+        "  bad input: 7\n");
+    free(t);
+
+    t = report("{\"kind\":\"sanitizer\",\"sanitizer\":{\"tool\":\"AddressSanitizer\","
+               "\"report\":\"heap-buffer-overflow on address 0x6030\",\"summary\":"
+               "\"SUMMARY: AddressSanitizer: heap-buffer-overflow a.c:28 in fill\","
+               "\"reportEventIds\":[\"12\",\"40\"]}}", 0);
+    assert_string_equal(t,
+        "session app-1: sanitizer report\n"
+        "AddressSanitizer: heap-buffer-overflow on address 0x6030\n"
+        "  SUMMARY: AddressSanitizer: heap-buffer-overflow a.c:28 in fill\n"
+        "  report in events: 12, 40\n");
+    free(t);
+
+    t = report("{}", 0);
+    assert_string_equal(t, "session app-1: crash\n");
+    free(t);
+
+    /* The innermost and outermost frames kept, the middle cut; arguments of a frame
+     * with source not recorded. */
+    t = report("{\"text\":\"SIGSEGV\",\"framesTotal\":9,\"frames\":["
+               "{\"index\":0,\"function\":\"f\",\"file\":\"/s/a.c\",\"line\":3,"
+               "\"arguments\":[]},"
+               "{\"index\":1,\"function\":\"f\",\"file\":\"/s/a.c\",\"line\":4},"
+               "{\"index\":7,\"function\":\"_start\",\"module\":\"/s/app\"}]}", 0);
+    assert_string_equal(t,
+        "session app-1: SIGSEGV\n"
+        "#0  f () at a.c:3\n"
+        "#1  f (...) at a.c:4\n"
+        "... 5 more frames\n"
+        "#7  _start () from app\n"
+        "... 1 more frame\n");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +656,9 @@ int main(void)
         cmocka_unit_test(test_ctl_query),
         cmocka_unit_test(test_ctl_sessions_and_trace),
         cmocka_unit_test(test_ctl_misc),
+        cmocka_unit_test(test_ctl_crash),
+        cmocka_unit_test(test_crash_report_signal),
+        cmocka_unit_test(test_crash_report_details),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
