@@ -210,6 +210,34 @@ try {
     );
   });
 
+  await check('crash_null: one debug_query gives the crash, its stack and locals', async () => {
+    const r = structured(await client.callTool({
+      name: 'debug_launch',
+      arguments: { command: fixture('crash_null'), projectRoot: project },
+    }));
+    const crash = await waitUntil(async () => {
+      const q = structured(await client.callTool({
+        name: 'debug_query', arguments: { sessionId: r.sessionId, eventType: 'crash' },
+      }));
+      return q.events.length ? q.events[0] : null;
+    }, 20000, 'the crash event');
+    assert.equal(crash.signal, 'SIGSEGV');
+    assert.equal(crash.faultAddress, '0x0');
+    assert.equal(crash.function, 'read_field');
+    assert.equal(crash.line, 54);
+    assert.deepEqual(crash.frames.slice(0, 4).map((f) => [f.function, f.line]),
+      [['read_field', 54], ['validate', 60], ['process_order', 66], ['main', 75]]);
+    const locals = Object.fromEntries(crash.locals.map((v) => [v.name, v.value]));
+    assert.equal(locals.count, 3);
+    assert.equal(locals.label, 'widget');
+    assert.deepEqual(locals.origin, { x: 4, y: -2 });
+    assert.equal(crash.lastEventIds.length, 2);
+    const stop = structured(await client.callTool({
+      name: 'debug_session', arguments: { action: 'stop', sessionId: r.sessionId },
+    }));
+    assert.equal(stop.success, true);
+  });
+
   await check('debug_session stop deletes the session', async () => {
     const r = structured(await client.callTool({
       name: 'debug_session', arguments: { action: 'stop', sessionId },
