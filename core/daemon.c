@@ -4,6 +4,13 @@
  * The main thread polls the listening socket and a signalfd (SIGTERM, SIGINT,
  * SIGHUP) with a one-second timeout that drives the idle check. SIGPIPE is ignored:
  * a client that disconnects mid-answer costs a failed send, not the daemon.
+ *
+ * Retention: store_purge_expired() runs once at start, before the socket is bound,
+ * then on a thread of its own every STROBE_RETENTION_INTERVAL_MS (default one
+ * hour), so a long purge never holds up accepting clients or the idle check, and
+ * goes through the store's session connection one session at a time, so it never
+ * holds up the writer (tracing) for more than one chunk of a delete. The
+ * retention.* settings are re-read from the global file at every check.
  */
 #include "core/daemon.h"
 
@@ -29,6 +36,7 @@
 #include "core/paths.h"
 #include "core/session.h"
 #include "dwarf/dwarf.h"
+#include "dwarf/frame.h"
 
 struct client {
     pthread_t thread;
@@ -44,6 +52,22 @@ static struct {
     pthread_mutex_t lock; /* guards clients */
     struct client *clients;
 } d = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define RETENTION_INTERVAL_MS_DEFAULT (3600 * 1000LL)
+#define DAY_MS (86400 * 1000LL)
+
+static struct {
+    pthread_mutex_t lock; /* guards stop */
+    pthread_cond_t cond;  /* CLOCK_MONOTONIC; signalled to stop */
+    bool stop;
+    pthread_t thread;
+    bool started;
+    int64_t interval_ms;
+    /* The settings warnings logged last (by the retention checks only, which never
+     * run at once): a bad file is reported once, not at every check. */
+    int n_warned;
+    __typeof__(((struct settings *)0)->warnings) warned;
+} ret = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int64_t now_s(void)
 {
@@ -64,6 +88,116 @@ int daemon_default_idle_timeout(void)
             return (int)n;
     }
     return 1800;
+}
+
+/* $STROBE_RETENTION_INTERVAL_MS if set and valid (1 ms to 1 year), else one hour. */
+static int64_t retention_interval_ms(void)
+{
+    const char *v = getenv("STROBE_RETENTION_INTERVAL_MS");
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        long long n = strtoll(v, &end, 10);
+        if (!*end && !errno && n > 0 && n <= 365 * DAY_MS)
+            return n;
+        log_warn("STROBE_RETENTION_INTERVAL_MS=%s is not a number of milliseconds from 1 "
+                 "to %lld; retention checks run every %lld ms", v, 365 * DAY_MS,
+                 RETENTION_INTERVAL_MS_DEFAULT);
+    }
+    return RETENTION_INTERVAL_MS_DEFAULT;
+}
+
+static void log_purge(void *arg, const struct store_purged *p)
+{
+    const struct settings *st = arg;
+    if (p->by_age)
+        log_info("retention: purged session %s: %.1f days old, more than "
+                 "retention.maxAgeDays (%lld)", p->session_id, (double)p->age_ms / DAY_MS,
+                 (long long)st->retention_max_age_days);
+    else
+        log_info("retention: purged session %s: the database uses %lld bytes, more than "
+                 "retention.maxTotalBytes (%lld); oldest sessions go first", p->session_id,
+                 (long long)p->used_bytes, (long long)st->retention_max_total_bytes);
+}
+
+/* One retention check with the current global settings. */
+static void retention_check(void)
+{
+    struct settings st;
+    sessions_settings(NULL, &st);
+    if (st.n_warnings != ret.n_warned ||
+        memcmp(st.warnings, ret.warned, sizeof st.warnings) != 0) {
+        for (int i = 0; i < st.n_warnings; i++)
+            log_warn("settings: %s", st.warnings[i]);
+        ret.n_warned = st.n_warnings;
+        memcpy(ret.warned, st.warnings, sizeof st.warnings);
+    }
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    struct store_retention policy = {
+        .now_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000,
+        .max_age_ms = st.retention_max_age_days * DAY_MS,
+        .max_used_bytes = st.retention_max_total_bytes,
+        .in_use = session_key_in_use,
+    };
+    char *err = NULL;
+    if (store_purge_expired(d.store, &policy, log_purge, &st, &err) < 0)
+        log_error("retention: %s", err ? err : "purge failed");
+    free(err);
+}
+
+static void *retention_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&ret.lock);
+    while (!ret.stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += ret.interval_ms / 1000;
+        until.tv_nsec += (ret.interval_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        int rc = 0;
+        while (!ret.stop && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&ret.cond, &ret.lock, &until);
+        if (ret.stop)
+            break;
+        pthread_mutex_unlock(&ret.lock);
+        retention_check();
+        pthread_mutex_lock(&ret.lock);
+    }
+    pthread_mutex_unlock(&ret.lock);
+    return NULL;
+}
+
+static void retention_start(void)
+{
+    ret.interval_ms = retention_interval_ms();
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ret.cond, &ca);
+    pthread_condattr_destroy(&ca);
+    ret.stop = false;
+    ret.started = pthread_create(&ret.thread, NULL, retention_main, NULL) == 0;
+    if (!ret.started)
+        log_error("cannot start the retention thread: retention runs at daemon start only");
+}
+
+/* Waits for a check in progress to finish. */
+static void retention_stop(void)
+{
+    if (ret.started) {
+        pthread_mutex_lock(&ret.lock);
+        ret.stop = true;
+        pthread_cond_signal(&ret.cond);
+        pthread_mutex_unlock(&ret.lock);
+        pthread_join(ret.thread, NULL);
+        ret.started = false;
+    }
+    pthread_cond_destroy(&ret.cond);
 }
 
 static void *client_main(void *arg)
@@ -264,6 +398,8 @@ int daemon_run(int idle_timeout_s, connection_fn serve)
     if (orphans > 0)
         log_info("marked %d session(s) of a previous daemon as stopped", orphans);
     sessions_init(d.store, paths[STROBE_SETTINGS]);
+    retention_check();
+    retention_start();
     d.serve = serve;
     touch();
 
@@ -282,9 +418,11 @@ int daemon_run(int idle_timeout_s, connection_fn serve)
         unlink(paths[STROBE_SOCK]);
     }
     reap_clients(true);
+    retention_stop();
     sessions_shutdown();
     store_close(d.store);
     dw_cache_clear();
+    dw_frame_cache_clear();
     unlink(paths[STROBE_PID]);
     log_info("daemon %d stopped", (int)getpid());
     log_close();

@@ -720,3 +720,17 @@ void sessions_shutdown(void)
         end_live(reg.live);
     pthread_mutex_unlock(&reg.lock);
 }
+
+bool session_key_in_use(void *arg, int64_t key)
+{
+    (void)arg;
+    pthread_mutex_lock(&reg.lock);
+    bool traced = false;
+    for (struct session *s = reg.live; s; s = s->next)
+        if (s->key == key) {
+            traced = s->tracer && !tracer_finished(s->tracer);
+            break;
+        }
+    pthread_mutex_unlock(&reg.lock);
+    return traced;
+}

@@ -85,4 +85,9 @@ int session_stop(const char *id, bool retain, int64_t *events_collected,
 /* Kills the target if it runs and deletes the session's data. */
 int session_delete(const char *id, struct strobe_error *e);
 
+/* Whether the session stored under key still has processes this daemon traces (its
+ * main process may have ended while children live on): retention never purges
+ * those, whose events may still be on their way. arg is unused. */
+bool session_key_in_use(void *arg, int64_t key);
+
 #endif

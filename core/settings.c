@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,19 +18,24 @@ struct setting_def {
     const char *key;
     size_t offset;
     int64_t def, min, max;
+    bool global_only; /* daemon-wide: a project file may not set it */
 };
 
 static const struct setting_def defs[] = {
     {"events.maxPerSession", offsetof(struct settings, events_max_per_session),
-     200000, 1, 10000000},
+     200000, 1, 10000000, false},
     {"test.statusRetryMs", offsetof(struct settings, test_status_retry_ms),
-     5000, 500, 60000},
+     5000, 500, 60000, false},
     {"output.maxBytesPerSession", offsetof(struct settings, output_max_bytes),
-     50LL * 1024 * 1024, 1024, 1024LL * 1024 * 1024},
+     50LL * 1024 * 1024, 1024, 1024LL * 1024 * 1024, false},
     {"trace.hotCallsPerSecond", offsetof(struct settings, hot_calls_per_second),
-     5000, 100, 10000000},
-    {"trace.captureExits", offsetof(struct settings, capture_exits), 1, 0, 1},
-    {"trace.pinCpu", offsetof(struct settings, pin_cpu), 1, 0, 1},
+     5000, 100, 10000000, false},
+    {"trace.captureExits", offsetof(struct settings, capture_exits), 1, 0, 1, false},
+    {"trace.pinCpu", offsetof(struct settings, pin_cpu), 1, 0, 1, false},
+    {"retention.maxAgeDays", offsetof(struct settings, retention_max_age_days),
+     7, 1, 3650, true},
+    {"retention.maxTotalBytes", offsetof(struct settings, retention_max_total_bytes),
+     10LL * 1024 * 1024 * 1024, 1024 * 1024, 1LL << 50, true},
 };
 #define N_DEFS (sizeof defs / sizeof defs[0])
 
@@ -74,7 +80,7 @@ static char *read_small_file(const char *path, int *err)
     return buf;
 }
 
-static void apply_file(struct settings *s, const char *path)
+static void apply_file(struct settings *s, const char *path, bool project)
 {
     int err = 0;
     char *text = read_small_file(path, &err);
@@ -99,6 +105,11 @@ static void apply_file(struct settings *s, const char *path)
             warn(s, "unknown setting '%s' in %s ignored", item->string, path);
             continue;
         }
+        if (project && d->global_only) {
+            warn(s, "setting '%s' in %s ignored: it applies to the whole database, set it "
+                    "in $STROBE_HOME/settings.json", item->string, path);
+            continue;
+        }
         double v = item->valuedouble;
         if (!cJSON_IsNumber(item) || v != floor(v) || v < (double)d->min ||
             v > (double)d->max) {
@@ -119,11 +130,11 @@ void settings_load(struct settings *out, const char *global_path, const char *pr
     for (size_t i = 0; i < N_DEFS; i++)
         *(int64_t *)((char *)out + defs[i].offset) = defs[i].def;
     if (global_path)
-        apply_file(out, global_path);
+        apply_file(out, global_path, false);
     if (project_root) {
         char path[PATH_MAX];
         int n = snprintf(path, sizeof path, "%s/.strobe/settings.json", project_root);
         if (n > 0 && (size_t)n < sizeof path)
-            apply_file(out, path);
+            apply_file(out, path, true);
     }
 }

@@ -4,6 +4,10 @@
  * Re-read on every tool call (no cache): editing a file takes effect at once.
  * A bad value (wrong type, out of range, unknown key, unreadable or invalid file)
  * keeps the lower layer's value and adds a warning for the caller to show.
+ *
+ * The retention.* keys govern the whole database, not one project's sessions: they
+ * are read from the global file only, and a project file that sets one gets a
+ * warning saying so.
  */
 #ifndef STROBE_SETTINGS_H
 #define STROBE_SETTINGS_H
@@ -19,6 +23,8 @@ struct settings {
     int64_t hot_calls_per_second;     /* trace.hotCallsPerSecond */
     int64_t capture_exits;            /* trace.captureExits, 0 or 1 */
     int64_t pin_cpu;                  /* trace.pinCpu, 0 or 1 */
+    int64_t retention_max_age_days;   /* retention.maxAgeDays (global file only) */
+    int64_t retention_max_total_bytes; /* retention.maxTotalBytes (global file only) */
     int n_warnings;
     char warnings[SETTINGS_MAX_WARNINGS][256];
 };

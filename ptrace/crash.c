@@ -506,6 +506,8 @@ static void write_frames(struct strbuf *sb, const struct unwind_result *uw,
             sb_puts(sb, ",\"module\":");
             sb_json_string(sb, f->mod->path);
         }
+        if (f->mod && !f->function) /* for addr2line on a build with symbols */
+            sb_printf(sb, ",\"moduleAddress\":\"0x%llx\"", (unsigned long long)f->lookup_pc);
         if (f->inlined)
             sb_puts(sb, ",\"inlined\":true");
         /* Arguments belong to the out-of-line function of the physical frame. */
@@ -680,6 +682,10 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
                       uw.truncated ? ",\"framesTotalIsLowerBound\":true" : "");
         sb_printf(&d, ",\"crashFrame\":%zu,\"locals\":%s", shown_index(&uw, &sy, ci),
                   locals.len ? locals.buf : "[]");
+        if (!sy.frames[ci].file)
+            sb_puts(&d, ",\"note\":\"No frame of this program has debug info: functions "
+                        "and lines come from symbols only and locals cannot be read. Rebuild "
+                        "with -g (a debug build) to get them.\"");
     }
     write_registers(&d, &regs);
     sb_puts(&d, "}");

@@ -657,6 +657,14 @@ int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid
     return 0;
 }
 
+bool tracer_finished(struct tracer *t)
+{
+    pthread_mutex_lock(&t->lock);
+    bool done = t->finished;
+    pthread_mutex_unlock(&t->lock);
+    return done;
+}
+
 void tracer_kill(struct tracer *t)
 {
     pthread_mutex_lock(&t->lock);

@@ -83,6 +83,10 @@ pid_t tracer_pid(const struct tracer *t);
  * less than across CPUs). Sessions that only capture output are never pinned. */
 void tracer_pin(struct tracer *t);
 
+/* Whether every tracee is gone (the tracer thread has ended or is ending): nothing
+ * more will come from it. Safe from any thread. */
+bool tracer_finished(struct tracer *t);
+
 /* Sends SIGKILL to every process the tracer owns. Safe from any thread. */
 void tracer_kill(struct tracer *t);
 

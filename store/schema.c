@@ -1,6 +1,7 @@
 /*
- * schema.c - the database layout and its creation/upgrade, plus store_open/close and
- * store_size_bytes (the lifetime of struct store).
+ * schema.c - the database layout and its creation/upgrade, plus store_open/close,
+ * store_size_bytes and store_used_bytes (the lifetime of struct store, and what it
+ * weighs).
  *
  * Layout (spec 003's tables, with the changes measured in design.md):
  *   sessions        INTEGER key for events to refer to; the human TEXT id is UNIQUE.
@@ -204,4 +205,28 @@ int64_t store_size_bytes(struct store *s)
         free(wal);
     }
     return total;
+}
+
+/* One integer PRAGMA on the session connection (sess_lock held); -1 on error. */
+static int64_t pragma_int(struct store *s, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(s->sdb, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int64_t store_used_bytes(struct store *s)
+{
+    pthread_mutex_lock(&s->sess_lock);
+    int64_t pages = pragma_int(s, "PRAGMA page_count");
+    int64_t free_pages = pragma_int(s, "PRAGMA freelist_count");
+    int64_t page_size = pragma_int(s, "PRAGMA page_size");
+    pthread_mutex_unlock(&s->sess_lock);
+    if (pages < 0 || free_pages < 0 || page_size < 0)
+        return -1;
+    return (pages - free_pages) * page_size;
 }

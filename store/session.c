@@ -1,7 +1,8 @@
 /*
- * session.c - session rows: create, look up, list, finish, retain, delete, and the
- * orphan sweep at daemon start. All of it runs on the session connection (s->sdb)
- * under s->sess_lock; WAL plus busy_timeout serialize it with the writer thread.
+ * session.c - session rows: create, look up, list, finish, retain, delete (also the
+ * retention purge's delete, see retention.c), and the orphan sweep at daemon start.
+ * All of it runs on the session connection (s->sdb) under s->sess_lock; WAL plus
+ * busy_timeout serialize it with the writer thread.
  * event_count comes from type_counts (kept exact by the writer), never from a scan.
  */
 #include "store/store_internal.h"
@@ -255,45 +256,54 @@ int store_session_set_pid(struct store *s, int64_t key, int pid)
     return rc < 0 ? -1 : 0;
 }
 
-int store_session_delete(struct store *s, int64_t key, char **err)
+int st_session_delete(struct store *s, int64_t key, char **err)
 {
-    pthread_mutex_lock(&s->sess_lock);
-    int ret = -1;
-    /* Events first, in chunks, each its own short transaction: the writer (and other
-     * sessions' inserts) get the write lock between chunks. */
+    /* Events first, in chunks, each its own short transaction taken under its own
+     * hold of sess_lock: the writer (other sessions' inserts) and other session
+     * calls get in between chunks. */
     for (;;) {
+        pthread_mutex_lock(&s->sess_lock);
         int64_t n = exec_params(s,
                                 "DELETE FROM events WHERE id IN (SELECT id FROM events"
                                 " WHERE session = ?1 LIMIT ?2)",
                                 "ii", (int64_t)key, (int64_t)DELETE_CHUNK);
-        if (n < 0) {
+        if (n < 0)
             st_fail_db(err, s->sdb, "cannot delete the session's events");
-            goto out;
-        }
+        pthread_mutex_unlock(&s->sess_lock);
+        if (n < 0)
+            return -1;
         if (n < DELETE_CHUNK)
             break;
     }
+    pthread_mutex_lock(&s->sess_lock);
+    int64_t ret = -1;
     if (st_exec(s->sdb, "BEGIN IMMEDIATE", err) < 0)
         goto out;
     if (exec_params(s, "DELETE FROM events WHERE session = ?1", "i", (int64_t)key) < 0 ||
         exec_params(s, "DELETE FROM type_counts WHERE session = ?1", "i", (int64_t)key) < 0 ||
         exec_params(s, "DELETE FROM function_counts WHERE session = ?1", "i", (int64_t)key) < 0 ||
         exec_params(s, "DELETE FROM session_pids WHERE session = ?1", "i", (int64_t)key) < 0 ||
-        exec_params(s, "DELETE FROM sessions WHERE key = ?1", "i", (int64_t)key) < 0) {
+        (ret = exec_params(s, "DELETE FROM sessions WHERE key = ?1", "i", (int64_t)key)) < 0) {
         st_fail_db(err, s->sdb, "cannot delete the session");
         sqlite3_exec(s->sdb, "ROLLBACK", NULL, NULL, NULL);
+        ret = -1;
         goto out;
     }
     if (st_exec(s->sdb, "COMMIT", err) < 0) {
         sqlite3_exec(s->sdb, "ROLLBACK", NULL, NULL, NULL);
+        ret = -1;
         goto out;
     }
-    ret = 0;
 out:
     pthread_mutex_unlock(&s->sess_lock);
-    if (ret == 0)
+    if (ret >= 0)
         st_writer_forget(s, key);
-    return ret;
+    return (int)ret;
+}
+
+int store_session_delete(struct store *s, int64_t key, char **err)
+{
+    return st_session_delete(s, key, err) < 0 ? -1 : 0;
 }
 
 int store_session_close_orphans(struct store *s, int64_t now_ms)

@@ -8,7 +8,10 @@
  * Session rows are written through a separate connection guarded by a mutex (WAL
  * plus busy_timeout serialize it with the writer). Queries open their own read
  * connection with store_reader_open(), one per client thread, because an SQLite
- * connection must not be shared between threads running at once.
+ * connection must not be shared between threads running at once. Retention
+ * (store_purge_expired) runs on its caller's thread through the session connection,
+ * one session at a time, so it never holds the writer up for longer than one
+ * chunk of a delete.
  *
  * Errors: functions returning int give 0 on success and -1 on failure, with a
  * sentence in *err (malloc'd, the caller frees) when err is not NULL.
@@ -66,8 +69,9 @@ int store_session_finish(struct store *s, int64_t key, const char *status,
 int store_session_set_retained(struct store *s, int64_t key, bool retained);
 /* Records the pid of the session's main process once it is known. */
 int store_session_set_pid(struct store *s, int64_t key, int pid);
-/* Deletes the session and all of its events. Call store_sync() first if rings of
- * this session may still hold events. */
+/* Deletes the session and all of its events (in chunks, each its own transaction,
+ * so the writer and other session calls get in between). Call store_sync() first if
+ * rings of this session may still hold events. */
 int store_session_delete(struct store *s, int64_t key, char **err);
 /* At daemon start: sessions left "running" by a daemon that died are marked
  * "stopped" (their targets died with it). Returns how many, or -1. */
@@ -78,7 +82,9 @@ void store_session_set_limit(struct store *s, int64_t key, int64_t max_events);
 
 /* ---- producers ---------------------------------------------------------- */
 
-/* The writer starts draining r. The producer keeps pushing into it. */
+/* The writer starts draining r. The producer keeps pushing into it. A ring carries
+ * the events of one session (its first event names it): while a ring of a session
+ * is attached, or released but not yet drained, retention never purges it. */
 void store_attach_ring(struct store *s, struct ring *r);
 /* The producer is done with r: the writer drains what is left, then destroys it. */
 void store_release_ring(struct store *s, struct ring *r);
@@ -170,7 +176,46 @@ struct function_count {
 int store_count_by_function(struct store_reader *r, int64_t session_key, int limit,
                             struct function_count **rows, int *n);
 
-/* Database file size in bytes (main file plus WAL), for retention and status. */
+/* Database file size in bytes (main file plus WAL), for benchmarks and status. */
 int64_t store_size_bytes(struct store *s);
+/* Bytes the database uses: (page_count - freelist_count) * page_size, as the latest
+ * commit sees it (pages still in the WAL included). Pages freed by deletions go to
+ * the freelist and stop counting at once, although the file does not shrink (they
+ * are reused by later inserts). This is what retention.maxTotalBytes caps. -1 on
+ * error. */
+int64_t store_used_bytes(struct store *s);
+
+/* ---- retention ------------------------------------------------------------ */
+
+struct store_retention {
+    int64_t now_ms;          /* unix ms */
+    int64_t max_age_ms;      /* a session ended longer ago than this is purged */
+    int64_t max_used_bytes;  /* then, oldest first, until store_used_bytes() fits */
+    /* When set, sessions it says are in use (processes the daemon still traces
+     * may produce events for them) are never candidates. */
+    bool (*in_use)(void *arg, int64_t key);
+    void *in_use_arg;
+};
+
+/* One purged session, as reported to store_purge_expired()'s callback. */
+struct store_purged {
+    const char *session_id;
+    bool by_age;             /* false: purged to bring the database under the cap */
+    int64_t age_ms;          /* since it ended (since it started if it never ended) */
+    int64_t used_bytes;      /* store_used_bytes() before it went; -1 when by_age */
+};
+
+/* Applies the retention policy: a session is a candidate when its status is not
+ * "running" and no attached ring carries its events (see store_attach_ring),
+ * whether it is retained or not. First every candidate whose age (now - ended_at,
+ * or - started_at when it never ended) exceeds max_age_ms goes; then, while
+ * store_used_bytes() exceeds max_used_bytes, candidates go oldest first by
+ * started_at. Running sessions are never purged, even when the database stays over
+ * the cap. Each session is deleted as store_session_delete() does, and on_purge
+ * (may be NULL) is called after each. The database is not vacuumed: freed pages are
+ * reused. Returns the number of sessions purged, or -1 with *err. */
+int store_purge_expired(struct store *s, const struct store_retention *policy,
+                        void (*on_purge)(void *arg, const struct store_purged *p),
+                        void *arg, char **err);
 
 #endif

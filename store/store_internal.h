@@ -1,7 +1,8 @@
 /*
  * store_internal.h - declarations shared by the store's own files (schema.c, writer.c,
- * session.c, query.c, util.c). Nothing outside store/ includes this header, except
- * the store's unit test, which uses store_explain_query() to check query plans.
+ * session.c, retention.c, query.c, util.c). Nothing outside store/ includes this
+ * header, except the store's unit test, which uses store_explain_query() to check
+ * query plans.
  *
  * Concurrency map of struct store:
  *   - sdb, the session connection, is used only with sess_lock held;
@@ -73,6 +74,7 @@ struct writer;
 struct ring_slot {
     struct ring *ring;
     bool released;
+    int64_t session; /* key of the session its events belong to; 0 until the first */
 };
 struct limit_entry {
     int64_t key;
@@ -111,6 +113,13 @@ int st_writer_start(struct store *s, char **err);
 void st_writer_stop(struct store *s);
 /* Asks the writer to forget its per-session state for a deleted session. */
 void st_writer_forget(struct store *s, int64_t key);
+
+/* ---- session.c -------------------------------------------------------------- */
+
+/* store_session_delete(), telling whether there was a session row to delete:
+ * 1 deleted, 0 no such session, -1 with *err. Takes sess_lock itself, once per
+ * chunk of events. */
+int st_session_delete(struct store *s, int64_t key, char **err);
 
 /* ---- query.c --------------------------------------------------------------- */
 

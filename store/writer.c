@@ -17,6 +17,9 @@
  * Event ids: the writer assigns them from next_event_id (persisted in meta at every
  * commit), so ids grow in commit order and are never reused.
  *
+ * Ring owners: the session of a ring's first event is recorded in its slot, so
+ * retention (retention.c) can tell which sessions still have producers.
+ *
  * Eviction: a session whose evictable events (event_type_evictable) exceed its
  * limit by more than 1% loses its oldest evictable events (smallest ts_ns) down to
  * the limit, in the same transaction. type_counts is decremented; function_counts is not
@@ -691,6 +694,18 @@ static int snapshot(struct store *s, struct writer *w)
     return rc;
 }
 
+/* The first event popped from a ring names the session the ring serves; recorded in
+ * s->rings, where retention looks for sessions that still have producers. */
+static void note_ring_session(struct store *s, struct ring_slot *rs, int64_t key)
+{
+    rs->session = key;
+    pthread_mutex_lock(&s->lock);
+    for (int j = 0; j < s->nrings; j++)
+        if (s->rings[j].ring == rs->ring)
+            s->rings[j].session = key;
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* One pass; returns the number of events inserted, or -1 when a batch failed. */
 static int64_t pass(struct store *s, struct writer *w)
 {
@@ -721,6 +736,8 @@ static int64_t pass(struct store *s, struct writer *w)
             return -1;
         }
         inserted++;
+        if (!w->rs[best].session)
+            note_ring_session(s, &w->rs[best], w->heads[best].session_key);
         ring_pop(w->rs[best].ring);
         w->has_head[best] = ring_peek(w->rs[best].ring, &w->heads[best]);
         if (w->batch_n >= BATCH_MAX) {
@@ -955,7 +972,7 @@ void store_attach_ring(struct store *s, struct ring *r)
         s->rings = n;
         s->rings_cap = ncap;
     }
-    s->rings[s->nrings++] = (struct ring_slot){r, false};
+    s->rings[s->nrings++] = (struct ring_slot){r, false, 0};
     pthread_mutex_unlock(&s->lock);
 }
 

@@ -7,8 +7,9 @@ The facts asserted are the ones each fixture's top comment records (checked ther
 against gdb)."""
 
 import os
+import subprocess
 
-from conftest import wait_until
+from conftest import fixture_path, wait_until
 
 PROCESS_EXIT = "process_exit"
 
@@ -301,6 +302,22 @@ def test_fork_exec_of_a_clean_child(mcp):
              if e["eventType"] in ("stdout", "stderr")]
     assert texts[-1] == "child exited with code 3"
     assert "hello" in texts and "oops" in texts
+
+
+def test_program_without_debug_info(mcp, tmp_path):
+    stripped = str(tmp_path / "crash_null_stripped")
+    subprocess.run(["strip", "-o", stripped, fixture_path("crash_null")], check=True)
+    sid, _, st = run_to_end(mcp, stripped)
+    assert st["signal"] == "SIGSEGV"
+    ev = only_crash(mcp, sid)
+    assert (ev["signal"], ev["faultAddress"]) == ("SIGSEGV", "0x0")
+    assert "function" not in ev and ev["locals"] == []
+    top = ev["frames"][0]
+    assert top["function"] is None and top["module"] == stripped
+    assert top["moduleAddress"].startswith("0x")
+    assert "Rebuild with -g" in ev["note"]
+    # libc still has its symbols.
+    assert "__libc_start_call_main" in [f["function"] for f in ev["frames"]]
 
 
 def test_clean_exit_has_no_crash(mcp):
