@@ -104,7 +104,8 @@ static void slim(cJSON *ev)
     cJSON *frames = cJSON_GetObjectItem(ev, "frames");
     for (cJSON *f = frames ? frames->child : NULL; f; f = f->next) {
         cJSON_DeleteItemFromObject(f, "pc");
-        /* Without a function name, the module is all there is to say. */
+        /* Without a function name, the module and the address in it are all there
+         * is to say. */
         if (cJSON_IsString(cJSON_GetObjectItem(f, "function")))
             cJSON_DeleteItemFromObject(f, "module");
     }
