@@ -18,36 +18,6 @@
 
 extern char **environ;
 
-static double strobe_crash(struct rpc_client *c, const char *program, const char *root)
-{
-    double t0 = now_ms();
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "command", program);
-    cJSON_AddStringToObject(args, "projectRoot", root);
-    cJSON *res = bench_tool(c, "debug_launch", args);
-    char sid[128];
-    snprintf(sid, sizeof sid, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
-    cJSON_Delete(res);
-    double t1;
-    for (;;) {
-        args = cJSON_CreateObject();
-        cJSON_AddStringToObject(args, "sessionId", sid);
-        cJSON_AddStringToObject(args, "eventType", "crash");
-        res = bench_tool(c, "debug_query", args);
-        int n = cJSON_GetArraySize(cJSON_GetObjectItem(res, "events"));
-        cJSON_Delete(res);
-        if (n > 0) {
-            t1 = now_ms();
-            break;
-        }
-    }
-    args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "action", "stop");
-    cJSON_AddStringToObject(args, "sessionId", sid);
-    cJSON_Delete(bench_tool(c, "debug_session", args));
-    return t1 - t0;
-}
-
 /* Runs argv to its end with stdout and stderr on /dev/null; ms. */
 static double run_quiet(char *const argv[])
 {
@@ -91,11 +61,11 @@ int main(int argc, char **argv)
         char *plain[] = {(char *)program, NULL};
         char *gdb[] = {"gdb", "-q", "-nx", "-batch", "-ex", "run", "-ex", "bt", "-ex",
                        "info locals", (char *)program, NULL};
-        strobe_crash(&c, program, root); /* warm the caches: index, page cache */
+        bench_launch_until(&c, program, root, "crash"); /* warm the caches: index, page cache */
         run_quiet(gdb);
         for (int i = 0; i < runs; i++) {
             p[i] = run_quiet(plain);
-            s[i] = strobe_crash(&c, program, root);
+            s[i] = bench_launch_until(&c, program, root, "crash");
             g[i] = run_quiet(gdb);
         }
         double ms = median(s, runs), mp = median(p, runs), mg = median(g, runs);

@@ -21,37 +21,6 @@
 
 extern char **environ;
 
-static double strobe_launch(struct rpc_client *c, const char *program, const char *root)
-{
-    double t0 = now_ms();
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "command", program);
-    cJSON_AddStringToObject(args, "projectRoot", root);
-    cJSON *res = bench_tool(c, "debug_launch", args);
-    char sid[128];
-    snprintf(sid, sizeof sid, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
-    cJSON_Delete(res);
-    double t1;
-    for (;;) {
-        args = cJSON_CreateObject();
-        cJSON_AddStringToObject(args, "sessionId", sid);
-        cJSON_AddStringToObject(args, "eventType", "stdout");
-        cJSON_AddNumberToObject(args, "limit", 1);
-        res = bench_tool(c, "debug_query", args);
-        int n = cJSON_GetArraySize(cJSON_GetObjectItem(res, "events"));
-        cJSON_Delete(res);
-        if (n > 0) {
-            t1 = now_ms();
-            break;
-        }
-    }
-    args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "action", "stop");
-    cJSON_AddStringToObject(args, "sessionId", sid);
-    cJSON_Delete(bench_tool(c, "debug_session", args));
-    return t1 - t0;
-}
-
 static double plain_launch(const char *program)
 {
     int p[2];
@@ -98,9 +67,9 @@ int main(int argc, char **argv)
     bench_connect(&c, "bench_launch");
 
     double *a = calloc((size_t)runs, sizeof *a), *b = calloc((size_t)runs, sizeof *b);
-    strobe_launch(&c, program, root); /* warm the page cache and the daemon */
+    bench_launch_until(&c, program, root, "stdout"); /* warm the page cache and the daemon */
     for (int i = 0; i < runs; i++) {
-        a[i] = strobe_launch(&c, program, root);
+        a[i] = bench_launch_until(&c, program, root, "stdout");
         b[i] = plain_launch(program);
     }
     printf("| launch to first stdout event | runs | median ms | p95 ms |\n|---|---|---|---|\n");

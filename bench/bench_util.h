@@ -52,6 +52,40 @@ static inline cJSON *bench_tool(struct rpc_client *c, const char *name, cJSON *a
     return value;
 }
 
+/* ms from debug_launch of program until debug_query sees an event of event_type in
+ * its session; the session is then stopped. */
+static inline double bench_launch_until(struct rpc_client *c, const char *program,
+                                        const char *root, const char *event_type)
+{
+    double t0 = now_ms();
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "command", program);
+    cJSON_AddStringToObject(args, "projectRoot", root);
+    cJSON *res = bench_tool(c, "debug_launch", args);
+    char sid[128];
+    snprintf(sid, sizeof sid, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
+    cJSON_Delete(res);
+    double t1;
+    for (;;) {
+        args = cJSON_CreateObject();
+        cJSON_AddStringToObject(args, "sessionId", sid);
+        cJSON_AddStringToObject(args, "eventType", event_type);
+        cJSON_AddNumberToObject(args, "limit", 1);
+        res = bench_tool(c, "debug_query", args);
+        int n = cJSON_GetArraySize(cJSON_GetObjectItem(res, "events"));
+        cJSON_Delete(res);
+        if (n > 0) {
+            t1 = now_ms();
+            break;
+        }
+    }
+    args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "action", "stop");
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    cJSON_Delete(bench_tool(c, "debug_session", args));
+    return t1 - t0;
+}
+
 /* Connects to (starting if needed) the daemon of $STROBE_HOME; exits on failure. */
 static inline void bench_connect(struct rpc_client *c, const char *who)
 {

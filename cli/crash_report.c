@@ -6,32 +6,11 @@
  * the sanitizers' report headers, so each part looks like what its tool prints.
  */
 #include "cli/crash_report.h"
+#include "cli/json_view.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const cJSON *get(const cJSON *o, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = get(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool has_num(const cJSON *o, const char *key)
-{
-    return cJSON_IsNumber(get(o, key));
-}
-
-static long long num(const cJSON *o, const char *key)
-{
-    const cJSON *v = get(o, key);
-    return cJSON_IsNumber(v) ? (long long)v->valuedouble : 0;
-}
 
 /* path as shown: its basename unless the full paths were asked for. */
 static const char *shown(const char *path, unsigned flags)
@@ -45,9 +24,9 @@ static const char *shown(const char *path, unsigned flags)
 /* "FILE" or "FILE:LINE" of object o's key file_key and its "line". */
 static void print_file_line(FILE *out, const cJSON *o, const char *file_key, unsigned flags)
 {
-    fputs(shown(str(o, file_key), flags), out);
-    if (num(o, "line") > 0)
-        fprintf(out, ":%lld", num(o, "line"));
+    fputs(shown(json_str(o, file_key), flags), out);
+    if (json_num(o, "line") > 0)
+        fprintf(out, ":%lld", json_num(o, "line"));
 }
 
 /* text's first line after first, the others on lines of their own after indent;
@@ -126,24 +105,24 @@ static void print_summary(FILE *out, const cJSON *e, unsigned flags)
         { "panic", "panic" },
         { "sanitizer", "sanitizer report" },
     };
-    const char *sig = str(e, "signal");
+    const char *sig = json_str(e, "signal");
     if (sig) {
         fputs(sig, out);
-        if (str(e, "signalCode"))
-            fprintf(out, " (%s)", str(e, "signalCode"));
-        if (str(e, "faultAddress"))
-            fprintf(out, " at address %s", str(e, "faultAddress"));
+        if (json_str(e, "signalCode"))
+            fprintf(out, " (%s)", json_str(e, "signalCode"));
+        if (json_str(e, "faultAddress"))
+            fprintf(out, " at address %s", json_str(e, "faultAddress"));
     } else {
-        const char *kind = str(e, "kind");
+        const char *kind = json_str(e, "kind");
         const char *words = kind ? kind : "crash";
         for (size_t i = 0; kind && i < sizeof kinds / sizeof kinds[0]; i++)
             if (strcmp(kind, kinds[i][0]) == 0)
                 words = kinds[i][1];
         fputs(words, out);
     }
-    if (str(e, "function"))
-        fprintf(out, " in %s", str(e, "function"));
-    if (str(e, "sourceFile")) {
+    if (json_str(e, "function"))
+        fprintf(out, " in %s", json_str(e, "function"));
+    if (json_str(e, "sourceFile")) {
         fputs(" (", out);
         print_file_line(out, e, "sourceFile", flags);
         fputc(')', out);
@@ -152,60 +131,60 @@ static void print_summary(FILE *out, const cJSON *e, unsigned flags)
 
 static void print_detail(FILE *out, const cJSON *e, unsigned flags)
 {
-    if (cJSON_IsTrue(get(e, "stackOverflow")))
+    if (cJSON_IsTrue(json_get(e, "stackOverflow")))
         fputs("stack overflow\n", out);
-    if (cJSON_IsTrue(get(e, "handlerInstalled")))
+    if (cJSON_IsTrue(json_get(e, "handlerInstalled")))
         fprintf(out, "the program has its own %s handler\n",
-                str(e, "signal") ? str(e, "signal") : "signal");
+                json_str(e, "signal") ? json_str(e, "signal") : "signal");
 
-    const cJSON *a = get(e, "assertion");
+    const cJSON *a = json_get(e, "assertion");
     if (cJSON_IsObject(a)) {
-        fprintf(out, "assertion failed: %s", str(a, "expression") ? str(a, "expression")
+        fprintf(out, "assertion failed: %s", json_str(a, "expression") ? json_str(a, "expression")
                                                                  : "?");
-        if (str(a, "function"))
-            fprintf(out, " in %s", str(a, "function"));
-        if (str(a, "file")) {
+        if (json_str(a, "function"))
+            fprintf(out, " in %s", json_str(a, "function"));
+        if (json_str(a, "file")) {
             fputs(" at ", out);
             print_file_line(out, a, "file", flags);
         }
         fputc('\n', out);
-    } else if (str(e, "abortMessage")) {
+    } else if (json_str(e, "abortMessage")) {
         /* An assertion's abort message only repeats it. */
-        print_text(out, "abort message: ", "  ", str(e, "abortMessage"));
+        print_text(out, "abort message: ", "  ", json_str(e, "abortMessage"));
     }
 
-    const cJSON *x = get(e, "exception");
+    const cJSON *x = json_get(e, "exception");
     if (cJSON_IsObject(x)) {
-        fprintf(out, "uncaught exception%s%s\n", str(x, "type") ? ": " : "",
-                str(x, "type") ? str(x, "type") : "");
-        if (str(x, "what"))
-            print_text(out, "  what(): ", "  ", str(x, "what"));
+        fprintf(out, "uncaught exception%s%s\n", json_str(x, "type") ? ": " : "",
+                json_str(x, "type") ? json_str(x, "type") : "");
+        if (json_str(x, "what"))
+            print_text(out, "  what(): ", "  ", json_str(x, "what"));
     }
 
-    const cJSON *p = get(e, "panic");
+    const cJSON *p = json_get(e, "panic");
     if (cJSON_IsObject(p)) {
-        if (str(p, "thread"))
-            fprintf(out, "thread '%s' ", str(p, "thread"));
+        if (json_str(p, "thread"))
+            fprintf(out, "thread '%s' ", json_str(p, "thread"));
         fputs("panicked", out);
-        if (str(p, "file")) {
-            fprintf(out, " at %s", str(p, "file"));
-            if (num(p, "line") > 0)
-                fprintf(out, ":%lld", num(p, "line"));
-            if (num(p, "column") > 0)
-                fprintf(out, ":%lld", num(p, "column"));
+        if (json_str(p, "file")) {
+            fprintf(out, " at %s", json_str(p, "file"));
+            if (json_num(p, "line") > 0)
+                fprintf(out, ":%lld", json_num(p, "line"));
+            if (json_num(p, "column") > 0)
+                fprintf(out, ":%lld", json_num(p, "column"));
         }
         fputs(":\n", out);
-        if (str(p, "message"))
-            print_text(out, "  ", "  ", str(p, "message"));
+        if (json_str(p, "message"))
+            print_text(out, "  ", "  ", json_str(p, "message"));
     }
 
-    const cJSON *s = get(e, "sanitizer");
+    const cJSON *s = json_get(e, "sanitizer");
     if (cJSON_IsObject(s)) {
-        fprintf(out, "%s: %s\n", str(s, "tool") ? str(s, "tool") : "sanitizer",
-                str(s, "report") ? str(s, "report") : "(no report line)");
-        if (str(s, "summary"))
-            fprintf(out, "  %s\n", str(s, "summary"));
-        print_ids(out, "  report in events", get(s, "reportEventIds"));
+        fprintf(out, "%s: %s\n", json_str(s, "tool") ? json_str(s, "tool") : "sanitizer",
+                json_str(s, "report") ? json_str(s, "report") : "(no report line)");
+        if (json_str(s, "summary"))
+            fprintf(out, "  %s\n", json_str(s, "summary"));
+        print_ids(out, "  report in events", json_get(s, "reportEventIds"));
     }
 }
 
@@ -213,14 +192,14 @@ static void print_detail(FILE *out, const cJSON *e, unsigned flags)
 static void print_frame(FILE *out, const cJSON *f, long long index, unsigned flags)
 {
     fprintf(out, "#%-2lld ", index);
-    if (str(f, "function"))
-        fputs(str(f, "function"), out);
+    if (json_str(f, "function"))
+        fputs(json_str(f, "function"), out);
     else
-        fprintf(out, "%s in ??", str(f, "pc") ? str(f, "pc") : "?");
+        fprintf(out, "%s in ??", json_str(f, "pc") ? json_str(f, "pc") : "?");
     /* A frame with source but no arguments recorded has unknown ones, unlike a
      * frame without debug info, which gdb prints with "()". */
-    const cJSON *args = get(f, "arguments");
-    if (!args && str(f, "file")) {
+    const cJSON *args = json_get(f, "arguments");
+    if (!args && json_str(f, "file")) {
         fputs(" (...)", out);
     } else {
         fputs(" (", out);
@@ -229,34 +208,34 @@ static void print_frame(FILE *out, const cJSON *f, long long index, unsigned fla
         cJSON_ArrayForEach(arg, args)
         {
             fprintf(out, "%s%s=", first ? "" : ", ",
-                    str(arg, "name") ? str(arg, "name") : "?");
-            print_value(out, get(arg, "value"), CRASH_REPORT_ARG_MAX);
+                    json_str(arg, "name") ? json_str(arg, "name") : "?");
+            print_value(out, json_get(arg, "value"), CRASH_REPORT_ARG_MAX);
             first = false;
         }
         fputc(')', out);
     }
-    if (str(f, "file")) {
+    if (json_str(f, "file")) {
         fputs(" at ", out);
         print_file_line(out, f, "file", flags);
-    } else if (str(f, "module")) {
-        fprintf(out, " from %s", shown(str(f, "module"), flags));
+    } else if (json_str(f, "module")) {
+        fprintf(out, " from %s", shown(json_str(f, "module"), flags));
     }
-    if (cJSON_IsTrue(get(f, "inlined")))
+    if (cJSON_IsTrue(json_get(f, "inlined")))
         fputs(" [inlined]", out);
     fputc('\n', out);
 }
 
 static void print_locals(FILE *out, const cJSON *e)
 {
-    const cJSON *locals = get(e, "locals");
+    const cJSON *locals = json_get(e, "locals");
     if (!cJSON_IsArray(locals))
         return;
-    const cJSON *f = has_num(e, "crashFrame")
-                         ? cJSON_GetArrayItem(get(e, "frames"), (int)num(e, "crashFrame"))
+    const cJSON *f = json_has_num(e, "crashFrame")
+                         ? cJSON_GetArrayItem(json_get(e, "frames"), (int)json_num(e, "crashFrame"))
                          : NULL;
     if (f)
-        fprintf(out, "locals of #%lld %s:", num(e, "crashFrame"),
-                str(f, "function") ? str(f, "function") : "??");
+        fprintf(out, "locals of #%lld %s:", json_num(e, "crashFrame"),
+                json_str(f, "function") ? json_str(f, "function") : "??");
     else
         fputs("locals:", out);
     if (cJSON_GetArraySize(locals) == 0)
@@ -265,8 +244,8 @@ static void print_locals(FILE *out, const cJSON *e)
     const cJSON *l;
     cJSON_ArrayForEach(l, locals)
     {
-        fprintf(out, "  %s = ", str(l, "name") ? str(l, "name") : "?");
-        print_value(out, get(l, "value"), 0);
+        fprintf(out, "  %s = ", json_str(l, "name") ? json_str(l, "name") : "?");
+        print_value(out, json_get(l, "value"), 0);
         fputc('\n', out);
     }
 }
@@ -274,7 +253,7 @@ static void print_locals(FILE *out, const cJSON *e)
 /* Four registers a line: "  rax    0x0000000000000000  rbx    0x...". */
 static void print_registers(FILE *out, const cJSON *e)
 {
-    const cJSON *regs = get(e, "registers");
+    const cJSON *regs = json_get(e, "registers");
     if (!cJSON_IsObject(regs)) {
         fputs("registers: not recorded\n", out);
         return;
@@ -298,13 +277,13 @@ static void print_registers(FILE *out, const cJSON *e)
 void crash_report_print(FILE *out, const cJSON *e, const char *sid, unsigned flags)
 {
     fprintf(out, "session %s", sid ? sid : "?");
-    if (has_num(e, "pid"))
-        fprintf(out, ", pid %lld", num(e, "pid"));
-    if (has_num(e, "threadId"))
-        fprintf(out, ", thread %lld", num(e, "threadId"));
+    if (json_has_num(e, "pid"))
+        fprintf(out, ", pid %lld", json_num(e, "pid"));
+    if (json_has_num(e, "threadId"))
+        fprintf(out, ", thread %lld", json_num(e, "threadId"));
     fputs(": ", out);
-    if (str(e, "text"))
-        fputs(str(e, "text"), out);
+    if (json_str(e, "text"))
+        fputs(json_str(e, "text"), out);
     else
         print_summary(out, e, flags);
     fputc('\n', out);
@@ -315,20 +294,20 @@ void crash_report_print(FILE *out, const cJSON *e, const char *sid, unsigned fla
      * indexes, or fewer frames than framesTotal, is said where it is. */
     long long next = 0;
     const cJSON *f;
-    cJSON_ArrayForEach(f, get(e, "frames"))
+    cJSON_ArrayForEach(f, json_get(e, "frames"))
     {
-        long long index = has_num(f, "index") ? num(f, "index") : next;
+        long long index = json_has_num(f, "index") ? json_num(f, "index") : next;
         if (index > next)
             print_gap(out, index - next);
         print_frame(out, f, index, flags);
         next = index + 1;
     }
-    if (num(e, "framesTotal") > next)
-        print_gap(out, num(e, "framesTotal") - next);
+    if (json_num(e, "framesTotal") > next)
+        print_gap(out, json_num(e, "framesTotal") - next);
 
     print_locals(out, e);
     if (flags & CRASH_REPORT_REGISTERS)
         print_registers(out, e);
 
-    print_ids(out, "last events before the crash", get(e, "lastEventIds"));
+    print_ids(out, "last events before the crash", json_get(e, "lastEventIds"));
 }

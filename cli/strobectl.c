@@ -18,6 +18,7 @@
 
 #include "cli/client.h"
 #include "cli/crash_report.h"
+#include "cli/json_view.h"
 #include "cli/ctl_args.h"
 
 #ifndef STROBE_VERSION
@@ -31,28 +32,6 @@ enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_NO_CRASH = 3, EXIT_USAGE 
 #define CRASH_MAX_PAGES 1000
 
 /* ---- small accessors -------------------------------------------------------------- */
-
-static const cJSON *get(const cJSON *o, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = get(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool has_num(const cJSON *o, const char *key)
-{
-    return cJSON_IsNumber(get(o, key));
-}
-
-static long long num(const cJSON *o, const char *key)
-{
-    const cJSON *v = get(o, key);
-    return cJSON_IsNumber(v) ? (long long)v->valuedouble : 0;
-}
 
 static void print_json(const cJSON *v)
 {
@@ -145,40 +124,40 @@ static void print_fields(const cJSON *o)
 
 static void print_launch(const cJSON *r)
 {
-    printf("session %s pid %lld\n", str(r, "sessionId") ? str(r, "sessionId") : "?",
-           num(r, "pid"));
+    printf("session %s pid %lld\n", json_str(r, "sessionId") ? json_str(r, "sessionId") : "?",
+           json_num(r, "pid"));
     const cJSON *w;
-    cJSON_ArrayForEach(w, get(r, "warnings"))
+    cJSON_ArrayForEach(w, json_get(r, "warnings"))
         if (cJSON_IsString(w))
             printf("warning: %s\n", w->valuestring);
-    if (has_num(r, "pendingPatternsApplied"))
-        printf("pending patterns applied: %lld\n", num(r, "pendingPatternsApplied"));
-    if (str(r, "nextSteps"))
-        printf("%s\n", str(r, "nextSteps"));
+    if (json_has_num(r, "pendingPatternsApplied"))
+        printf("pending patterns applied: %lld\n", json_num(r, "pendingPatternsApplied"));
+    if (json_str(r, "nextSteps"))
+        printf("%s\n", json_str(r, "nextSteps"));
 }
 
 static void print_event(const cJSON *e, bool verbose)
 {
-    const char *type = str(e, "eventType") ? str(e, "eventType") : "?";
-    const char *text = str(e, "text");
-    printf("[%10.3f ms] %-7s", (double)num(e, "timestampNs") / 1e6, type);
+    const char *type = json_str(e, "eventType") ? json_str(e, "eventType") : "?";
+    const char *text = json_str(e, "text");
+    printf("[%10.3f ms] %-7s", (double)json_num(e, "timestampNs") / 1e6, type);
     if (strncmp(type, "function_", 9) == 0 || (strcmp(type, "crash") == 0 && !text)) {
-        const char *fn = str(e, "function");
-        const char *file = str(e, "sourceFile");
+        const char *fn = json_str(e, "function");
+        const char *file = json_str(e, "sourceFile");
         printf(" %s", fn ? fn : "?");
         if (file) {
             const char *base = strrchr(file, '/');
             printf(" (%s", verbose || !base ? file : base + 1);
-            if (num(e, "line") > 0)
-                printf(":%lld", num(e, "line"));
+            if (json_num(e, "line") > 0)
+                printf(":%lld", json_num(e, "line"));
             putchar(')');
         }
-        if (has_num(e, "durationNs") && num(e, "durationNs") >= 0)
-            printf(" took %.3f ms", (double)num(e, "durationNs") / 1e6);
+        if (json_has_num(e, "durationNs") && json_num(e, "durationNs") >= 0)
+            printf(" took %.3f ms", (double)json_num(e, "durationNs") / 1e6);
         static const char *const extras[][2] = { { "arguments", "args=" },
                                                  { "returnValue", "=> " } };
         for (size_t i = 0; i < 2; i++) {
-            const cJSON *v = get(e, extras[i][0]);
+            const cJSON *v = json_get(e, extras[i][0]);
             if (!v || cJSON_IsNull(v))
                 continue;
             char *s = cJSON_PrintUnformatted(v);
@@ -188,21 +167,21 @@ static void print_event(const cJSON *e, bool verbose)
     } else if (text) {
         printf(" %s", text);
     } else if (strcmp(type, "process_exit") == 0) {
-        if (str(e, "signal"))
-            printf(" killed by %s", str(e, "signal"));
+        if (json_str(e, "signal"))
+            printf(" killed by %s", json_str(e, "signal"));
         else
-            printf(" exited with code %lld", num(e, "exitCode"));
-    } else if (get(e, "data")) {
-        char *s = cJSON_PrintUnformatted(get(e, "data"));
+            printf(" exited with code %lld", json_num(e, "exitCode"));
+    } else if (json_get(e, "data")) {
+        char *s = cJSON_PrintUnformatted(json_get(e, "data"));
         printf(" %s", s ? s : "?");
         free(s);
     }
-    if (verbose && has_num(e, "pid")) {
-        printf("  {pid %lld", num(e, "pid"));
-        if (str(e, "threadName"))
-            printf(", thread %s", str(e, "threadName"));
-        else if (has_num(e, "threadId"))
-            printf(", tid %lld", num(e, "threadId"));
+    if (verbose && json_has_num(e, "pid")) {
+        printf("  {pid %lld", json_num(e, "pid"));
+        if (json_str(e, "threadName"))
+            printf(", thread %s", json_str(e, "threadName"));
+        else if (json_has_num(e, "threadId"))
+            printf(", tid %lld", json_num(e, "threadId"));
         putchar('}');
     }
     putchar('\n');
@@ -210,27 +189,27 @@ static void print_event(const cJSON *e, bool verbose)
 
 static void print_query(const cJSON *r, const cJSON *args)
 {
-    bool verbose = cJSON_IsTrue(get(args, "verbose"));
+    bool verbose = cJSON_IsTrue(json_get(args, "verbose"));
     const cJSON *e;
     long long n = 0;
-    cJSON_ArrayForEach(e, get(r, "events"))
+    cJSON_ArrayForEach(e, json_get(r, "events"))
     {
         print_event(e, verbose);
         n++;
     }
-    printf("%lld of %lld events", n, num(r, "totalCount"));
-    if (cJSON_IsTrue(get(r, "hasMore"))) {
-        if (get(args, "afterEventId"))
-            printf(" (more: --after %s)", str(r, "lastEventId") ? str(r, "lastEventId")
+    printf("%lld of %lld events", n, json_num(r, "totalCount"));
+    if (cJSON_IsTrue(json_get(r, "hasMore"))) {
+        if (json_get(args, "afterEventId"))
+            printf(" (more: --after %s)", json_str(r, "lastEventId") ? json_str(r, "lastEventId")
                                                                  : "?");
         else
-            printf(" (more: --offset %lld)", num(args, "offset") + n);
+            printf(" (more: --offset %lld)", json_num(args, "offset") + n);
     }
     putchar('\n');
-    if (cJSON_IsString(get(r, "truncated")))
-        printf("%s\n", str(r, "truncated"));
-    if (get(r, "pids")) {
-        char *s = scalar_text(NULL, get(r, "pids"));
+    if (cJSON_IsString(json_get(r, "truncated")))
+        printf("%s\n", json_str(r, "truncated"));
+    if (json_get(r, "pids")) {
+        char *s = scalar_text(NULL, json_get(r, "pids"));
         printf("pids: %s\n", s ? s : "?");
         free(s);
     }
@@ -238,7 +217,7 @@ static void print_query(const cJSON *r, const cJSON *args)
 
 static void print_sessions(const cJSON *r)
 {
-    const cJSON *list = get(r, "sessions");
+    const cJSON *list = json_get(r, "sessions");
     int n = cJSON_GetArraySize(list);
     if (n == 0) {
         puts("no sessions");
@@ -254,19 +233,19 @@ static void print_sessions(const cJSON *r)
     cJSON_ArrayForEach(s, list)
     {
         struct row *rw = &rows[i++];
-        rw->id = str(s, "sessionId") ? str(s, "sessionId") : "?";
-        rw->bin = str(s, "binaryPath") ? str(s, "binaryPath") : "?";
-        const char *st = str(s, "status") ? str(s, "status") : "?";
-        if (str(s, "signal"))
-            snprintf(rw->status, sizeof rw->status, "%s(%s)", st, str(s, "signal"));
-        else if (has_num(s, "exitCode"))
-            snprintf(rw->status, sizeof rw->status, "%s(%lld)", st, num(s, "exitCode"));
+        rw->id = json_str(s, "sessionId") ? json_str(s, "sessionId") : "?";
+        rw->bin = json_str(s, "binaryPath") ? json_str(s, "binaryPath") : "?";
+        const char *st = json_str(s, "status") ? json_str(s, "status") : "?";
+        if (json_str(s, "signal"))
+            snprintf(rw->status, sizeof rw->status, "%s(%s)", st, json_str(s, "signal"));
+        else if (json_has_num(s, "exitCode"))
+            snprintf(rw->status, sizeof rw->status, "%s(%lld)", st, json_num(s, "exitCode"));
         else
             snprintf(rw->status, sizeof rw->status, "%s", st);
-        if (cJSON_IsTrue(get(s, "retained")))
+        if (cJSON_IsTrue(json_get(s, "retained")))
             strncat(rw->status, ",retained", sizeof rw->status - strlen(rw->status) - 1);
-        snprintf(rw->pid, sizeof rw->pid, "%lld", num(s, "pid"));
-        const cJSON *t = get(s, "startedAt");
+        snprintf(rw->pid, sizeof rw->pid, "%lld", json_num(s, "pid"));
+        const cJSON *t = json_get(s, "startedAt");
         format_time(cJSON_IsNumber(t) ? t->valuedouble : 0, rw->started,
                     sizeof rw->started);
         if ((int)strlen(rw->id) > w_id)
@@ -298,11 +277,11 @@ static void print_result(const struct ctl_cmd *cmd, const cJSON *r)
         break;
     case CTL_STOP:
         printf("stopped %s: %lld events collected, data %s\n",
-               str(r, "sessionId") ? str(r, "sessionId") : "?", num(r, "eventsCollected"),
-               cJSON_IsTrue(get(r, "retained")) ? "retained" : "deleted");
+               json_str(r, "sessionId") ? json_str(r, "sessionId") : "?", json_num(r, "eventsCollected"),
+               cJSON_IsTrue(json_get(r, "retained")) ? "retained" : "deleted");
         break;
     case CTL_DELETE:
-        printf("deleted %s\n", str(r, "sessionId") ? str(r, "sessionId") : "?");
+        printf("deleted %s\n", json_str(r, "sessionId") ? json_str(r, "sessionId") : "?");
         break;
     default: /* status, trace */
         print_fields(r);
@@ -317,26 +296,26 @@ static void print_result(const struct ctl_cmd *cmd, const cJSON *r)
 static const cJSON *structured(const cJSON *result, cJSON **owned)
 {
     *owned = NULL;
-    const cJSON *sc = get(result, "structuredContent");
+    const cJSON *sc = json_get(result, "structuredContent");
     if (sc)
         return sc;
-    const cJSON *first = cJSON_GetArrayItem(get(result, "content"), 0);
-    if (str(first, "text"))
-        *owned = cJSON_Parse(str(first, "text"));
+    const cJSON *first = cJSON_GetArrayItem(json_get(result, "content"), 0);
+    if (json_str(first, "text"))
+        *owned = cJSON_Parse(json_str(first, "text"));
     return *owned;
 }
 
 /* Reports a tool error (isError) as "CODE: sentence". */
 static void report_tool_error(const cJSON *result, const cJSON *sc)
 {
-    const cJSON *e = get(sc, "error");
-    if (str(e, "code") && str(e, "message")) {
-        fprintf(stderr, "strobectl: %s: %s\n", str(e, "code"), str(e, "message"));
+    const cJSON *e = json_get(sc, "error");
+    if (json_str(e, "code") && json_str(e, "message")) {
+        fprintf(stderr, "strobectl: %s: %s\n", json_str(e, "code"), json_str(e, "message"));
         return;
     }
-    const cJSON *first = cJSON_GetArrayItem(get(result, "content"), 0);
+    const cJSON *first = cJSON_GetArrayItem(json_get(result, "content"), 0);
     fprintf(stderr, "strobectl: %s\n",
-            str(first, "text") ? str(first, "text") : "the tool failed");
+            json_str(first, "text") ? json_str(first, "text") : "the tool failed");
 }
 
 /* Sends method and returns its result, or NULL after reporting the failure with
@@ -350,10 +329,10 @@ static cJSON *call(struct rpc_client *c, const char *method, cJSON *params, int 
         *status = EXIT_UNREACHABLE;
         return NULL;
     }
-    const cJSON *e = get(resp, "error");
+    const cJSON *e = json_get(resp, "error");
     if (e) {
-        fprintf(stderr, "strobectl: error %lld: %s\n", num(e, "code"),
-                str(e, "message") ? str(e, "message") : "(no message)");
+        fprintf(stderr, "strobectl: error %lld: %s\n", json_num(e, "code"),
+                json_str(e, "message") ? json_str(e, "message") : "(no message)");
         cJSON_Delete(resp);
         *status = EXIT_TOOL_ERROR;
         return NULL;
@@ -372,7 +351,7 @@ static cJSON *call(struct rpc_client *c, const char *method, cJSON *params, int 
  * as one JSON array. */
 static int run_crash(struct rpc_client *c, const struct ctl_cmd *cmd)
 {
-    const char *sid = str(cmd->args, "sessionId");
+    const char *sid = json_str(cmd->args, "sessionId");
     cJSON *events = cJSON_CreateArray();
     int status = 0;
     for (int page = 0; page < CRASH_MAX_PAGES; page++) {
@@ -385,7 +364,7 @@ static int run_crash(struct rpc_client *c, const struct ctl_cmd *cmd)
         cJSON *owned;
         const cJSON *sc = structured(result, &owned);
         bool more = false;
-        if (cJSON_IsTrue(get(result, "isError"))) {
+        if (cJSON_IsTrue(json_get(result, "isError"))) {
             report_tool_error(result, sc);
             status = EXIT_TOOL_ERROR;
         } else if (!sc) {
@@ -394,11 +373,11 @@ static int run_crash(struct rpc_client *c, const struct ctl_cmd *cmd)
             status = EXIT_TOOL_ERROR;
         } else {
             const cJSON *e;
-            cJSON_ArrayForEach(e, get(sc, "events"))
+            cJSON_ArrayForEach(e, json_get(sc, "events"))
                 cJSON_AddItemToArray(events, cJSON_Duplicate(e, true));
-            const char *last = str(sc, "lastEventId");
-            const char *after = str(cmd->args, "afterEventId");
-            more = cJSON_IsTrue(get(sc, "hasMore")) && last &&
+            const char *last = json_str(sc, "lastEventId");
+            const char *after = json_str(cmd->args, "afterEventId");
+            more = cJSON_IsTrue(json_get(sc, "hasMore")) && last &&
                    !(after && strcmp(after, last) == 0);
             if (more) {
                 cJSON_DeleteItemFromObjectCaseSensitive(cmd->args, "afterEventId");
@@ -416,8 +395,8 @@ static int run_crash(struct rpc_client *c, const struct ctl_cmd *cmd)
             print_json(events);
         } else if (n == 0) {
             printf("no crash recorded in session %s", sid ? sid : "?");
-            if (has_num(cmd->args, "pid"))
-                printf(" for pid %lld", num(cmd->args, "pid"));
+            if (json_has_num(cmd->args, "pid"))
+                printf(" for pid %lld", json_num(cmd->args, "pid"));
             putchar('\n');
         } else {
             unsigned flags = (cmd->full_paths ? CRASH_REPORT_FULL_PATHS : 0) |
@@ -479,9 +458,9 @@ static int run(struct ctl_cmd *cmd)
             print_json(result);
         } else {
             const cJSON *t;
-            cJSON_ArrayForEach(t, get(result, "tools"))
-                if (str(t, "name"))
-                    puts(str(t, "name"));
+            cJSON_ArrayForEach(t, json_get(result, "tools"))
+                if (json_str(t, "name"))
+                    puts(json_str(t, "name"));
         }
         cJSON_Delete(result);
         goto out;
@@ -495,7 +474,7 @@ static int run(struct ctl_cmd *cmd)
         goto out;
     cJSON *owned;
     const cJSON *sc = structured(result, &owned);
-    bool is_error = cJSON_IsTrue(get(result, "isError"));
+    bool is_error = cJSON_IsTrue(json_get(result, "isError"));
     if (cmd->kind == CTL_CALL)
         print_json(result);
     else if (cmd->json)

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/linesplit.h"
 #include "core/log.h"
 
@@ -45,13 +46,6 @@ struct output {
     pthread_cond_t settled;
     uint64_t settle_requested, settle_done;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 void output_push(struct output *o, struct event *ev)
 {

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/patterns.h"
 #include "core/log.h"
 #include "core/output.h"
@@ -70,13 +71,6 @@ static struct {
     struct store *store;
     const char *global_settings;
 } reg = {.lock = PTHREAD_MUTEX_INITIALIZER, .unused = PTHREAD_COND_INITIALIZER};
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int64_t wall_ms(void)
 {

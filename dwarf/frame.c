@@ -350,7 +350,8 @@ static struct cu_functions *cu_functions(struct file *f, Dwarf_Die *cu)
         abort();
     t->cu = off;
     collect_functions(t, cu, 0);
-    qsort(t->r, t->n, sizeof *t->r, range_cmp);
+    if (t->n > 1)
+        qsort(t->r, t->n, sizeof *t->r, range_cmp);
     t->next = f->cus;
     f->cus = t;
     return t;

@@ -421,7 +421,8 @@ static void *walk_worker(void *arg)
         }
         off = next;
     }
-    qsort(w->c, w->n, sizeof *w->c, cmp_cand);
+    if (w->n > 1) /* qsort must not be given NULL, even for 0 elements */
+        qsort(w->c, w->n, sizeof *w->c, cmp_cand);
     return NULL;
 }
 
@@ -992,7 +993,8 @@ static void inlined_only(struct arena *a, struct worker *ws, int nw, const struc
     }
     free(names.s);
     free(tmp);
-    qsort(out, k, sizeof *out, cmp_str);
+    if (k > 1)
+        qsort(out, k, sizeof *out, cmp_str);
     ix->inlined_only = out;
     ix->n_inlined_only = k;
 }
@@ -1224,7 +1226,8 @@ static const char *sym_name(struct arena *a, const char *raw)
 static size_t index_symbols(struct arena *a, struct syms *ss, struct dw_function *fs, size_t n,
                             struct dw_function **out)
 {
-    qsort(ss->v, ss->n, sizeof *ss->v, cmp_sym);
+    if (ss->n > 1) /* a stripped file has no symbols: v is NULL */
+        qsort(ss->v, ss->n, sizeof *ss->v, cmp_sym);
     size_t groups = 0;
     for (size_t i = 0; i < ss->n; i++)
         groups += i == 0 || ss->v[i].addr != ss->v[i - 1].addr;

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/failure_text.h"
 #include "core/log.h"
 #include "core/strbuf.h"
@@ -62,18 +63,6 @@ struct crash {
     size_t n_procs, cap_procs;
     int total;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static bool mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-    return procmem_read(*(int *)ctx, addr, buf, len);
-}
 
 struct crash *crash_new(const struct crash_config *cfg)
 {
@@ -521,7 +510,7 @@ static void write_frames(struct strbuf *sb, const struct unwind_result *uw,
             to_dw_regs(uf, &regs);
             struct strbuf params = {0}, vars = {0};
             if (dw_frame_vars_json(&params, &vars, f->mod->path, f->lookup_pc, f->mod->bias,
-                                   &regs, mem_read, &memfd, &vo) == 0) {
+                                   &regs, procmem_read_ctx, &memfd, &vo) == 0) {
                 if (f->outermost_site && !f->inlined) {
                     sb_puts(sb, ",\"arguments\":");
                     sb_puts(sb, params.len ? params.buf : "[]");

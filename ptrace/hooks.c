@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/strbuf.h"
 #include "core/u64map.h"
 #include "dwarf/abi.h"
@@ -97,18 +98,6 @@ struct hooks {
     uint64_t hits, single_step_hits;
     struct strbuf args, ret;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static bool mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-    return procmem_read(*(int *)ctx, addr, buf, len);
-}
 
 /* ---- processes and threads ------------------------------------------------- */
 
@@ -438,7 +427,7 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
         h->ret.len = 0;
         if (h->ret.buf)
             h->ret.buf[0] = '\0';
-        abi_return_json(&h->ret, f->hook->fn->return_type, &a, f->hidden_ret, mem_read,
+        abi_return_json(&h->ret, f->hook->fn->return_type, &a, f->hidden_ret, procmem_read_ctx,
                         &t->memfd, &h->vopts);
         ev.return_value = h->ret.oom ? NULL : h->ret.buf;
     }
@@ -504,7 +493,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     h->args.len = 0;
     if (h->args.buf)
         h->args.buf[0] = '\0';
-    abi_args_json(&h->args, k->fn, &a, mem_read, &t->memfd, &h->vopts);
+    abi_args_json(&h->args, k->fn, &a, procmem_read_ctx, &t->memfd, &h->vopts);
 
     /* A tail call: the callee was jumped to with the caller's trampoline as its
      * return address. Both frames share the slot; the callee's return will end

@@ -23,6 +23,11 @@ bool procmem_read(int fd, uint64_t addr, void *buf, size_t len)
     return pread(fd, buf, len, (off_t)addr) == (ssize_t)len;
 }
 
+bool procmem_read_ctx(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    return procmem_read(*(int *)ctx, addr, buf, len);
+}
+
 bool procmem_write(int fd, uint64_t addr, const void *buf, size_t len)
 {
     return pwrite(fd, buf, len, (off_t)addr) == (ssize_t)len;

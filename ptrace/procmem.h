@@ -17,6 +17,8 @@
 int procmem_open(pid_t pid);
 bool procmem_read(int fd, uint64_t addr, void *buf, size_t len);
 bool procmem_write(int fd, uint64_t addr, const void *buf, size_t len);
+/* procmem_read as a mem_read_fn (dwarf/value.h) whose ctx points at the fd. */
+bool procmem_read_ctx(void *ctx, uint64_t addr, void *buf, size_t len);
 
 struct module {
     char path[PATH_MAX];

@@ -165,7 +165,7 @@ static int exec_errno(int errfd)
 
 /* An int3 on the entry point of pid: reached once the dynamic loader has mapped
  * every library, before any code of the program runs. */
-static bool arm_entry_breakpoint(pid_t pid, struct entry_bp *bp)
+static void arm_entry_breakpoint(pid_t pid, struct entry_bp *bp)
 {
     int fd = procmem_open(pid);
     uint64_t entry = procmem_entry_point(pid);
@@ -179,7 +179,6 @@ static bool arm_entry_breakpoint(pid_t pid, struct entry_bp *bp)
                  pid);
     if (fd >= 0)
         close(fd);
-    return ok;
 }
 
 /* Whether the trap of pid is its entry breakpoint; if so the original byte is back

@@ -9,6 +9,14 @@
  * tracer sees PTRACE_EVENT_EXEC: the new image is mapped and no instruction of it
  * has run. That is the point where breakpoints get armed; then the target resumes.
  * An execve failure travels back through a close-on-exec pipe as an errno.
+ *
+ * Processes: forked children are followed from their first instruction and share
+ * the main image's hooks (their memory is a copy, int3s included). A child that
+ * execs another program becomes an image of its own (its own hooks, an entry
+ * breakpoint, on_image_entry there); the main process exec'ing starts over
+ * (on_main_exec, then on_entry at the new entry point). Every fatal signal, Rust
+ * panic and sanitizer exit goes through ptrace/crash.h before the target sees it;
+ * the exit of each child process is a process_exit event pushed on the ring.
  */
 #ifndef STROBE_TRACER_H
 #define STROBE_TRACER_H
