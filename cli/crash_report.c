@@ -89,6 +89,25 @@ static void print_ids(FILE *out, const char *label, const cJSON *ids)
     fputc('\n', out);
 }
 
+/* What led to the crash: one line per event ("  #12 stderr  text") when the
+ * daemon sent them in brief, else their ids. */
+static void print_last_events(FILE *out, const cJSON *e)
+{
+    const cJSON *briefs = json_get(e, "lastEvents");
+    if (cJSON_GetArraySize(briefs) == 0) {
+        print_ids(out, "last events before the crash", json_get(e, "lastEventIds"));
+        return;
+    }
+    fputs("last events before the crash:\n", out);
+    const cJSON *b;
+    cJSON_ArrayForEach(b, briefs)
+    {
+        const char *what = json_str(b, "function") ? json_str(b, "function") : json_str(b, "text");
+        fprintf(out, "  #%s %s  %s\n", json_str(b, "id") ? json_str(b, "id") : "?",
+                json_str(b, "eventType") ? json_str(b, "eventType") : "?", what ? what : "");
+    }
+}
+
 /* "... N more frames": frames the daemon did not keep. */
 static void print_gap(FILE *out, long long n)
 {
@@ -309,5 +328,5 @@ void crash_report_print(FILE *out, const cJSON *e, const char *sid, unsigned fla
     if (flags & CRASH_REPORT_REGISTERS)
         print_registers(out, e);
 
-    print_ids(out, "last events before the crash", json_get(e, "lastEventIds"));
+    print_last_events(out, e);
 }

@@ -32,20 +32,41 @@ static cJSON *id_string(int64_t id)
     return cJSON_CreateString(buf);
 }
 
+/* One line of what led to the crash: enough to read the story without a second
+ * query (the id gets the rest). */
+static cJSON *brief(const struct store_event_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "id", id_string(r->id));
+    cJSON_AddStringToObject(o, "eventType", event_type_name(r->type));
+    if (r->function)
+        cJSON_AddStringToObject(o, "function", r->function);
+    if (r->text) {
+        char cut[CRASH_CONTEXT_BRIEF_TEXT + 4];
+        size_t n = strlen(r->text);
+        snprintf(cut, sizeof cut, "%.*s%s", CRASH_CONTEXT_BRIEF_TEXT, r->text,
+                 n > CRASH_CONTEXT_BRIEF_TEXT ? "..." : "");
+        cJSON_AddStringToObject(o, "text", cut);
+    }
+    return o;
+}
+
 static void add_last_events(cJSON *ev, struct store_reader *rd, int64_t key,
                             const struct store_event_row *row)
 {
     struct store_result res;
     if (events_before(rd, key, row, 0, CRASH_CONTEXT_LAST_EVENTS + 1, &res) != 0)
         return;
-    cJSON *ids = cJSON_CreateArray();
+    cJSON *ids = cJSON_CreateArray(), *briefs = cJSON_CreateArray();
     int kept = 0;
     for (int i = res.n; i-- > 0 && kept < CRASH_CONTEXT_LAST_EVENTS;)
         if (res.rows[i].id != row->id) {
             cJSON_InsertItemInArray(ids, 0, id_string(res.rows[i].id));
+            cJSON_InsertItemInArray(briefs, 0, brief(&res.rows[i]));
             kept++;
         }
     cJSON_AddItemToObject(ev, "lastEventIds", ids);
+    cJSON_AddItemToObject(ev, "lastEvents", briefs);
     store_result_free(&res);
 }
 

@@ -1,6 +1,7 @@
 /*
- * crash_context.h - what a crash event gains when it is queried: the ids of the
- * events that led to it, and what the language runtimes wrote on stderr just
+ * crash_context.h - what a crash event gains when it is queried: the events that led
+ * to it (lastEventIds, and lastEvents: type, function or text cut at 120 characters,
+ * so one query tells the story), and what the language runtimes wrote on stderr just
  * before it (the C++ exception's type and what(), a Rust panic's message and
  * location, a sanitizer report and the ids of its lines), parsed by
  * core/failure_text.h. These are joined at query time because the crash is
@@ -20,6 +21,7 @@
 
 #define CRASH_CONTEXT_LAST_EVENTS 10
 #define CRASH_CONTEXT_STDERR_LINES 200
+#define CRASH_CONTEXT_BRIEF_TEXT 120
 
 /* Adds lastEventIds and the runtime's own account to ev, the JSON of crash event
  * row of session session_key. */

@@ -87,6 +87,9 @@ def test_null_dereference_three_calls_deep(mcp):
     by_id = texts_by_id(mcp, sid)
     assert [by_id[i] for i in ev["lastEventIds"]] == ["processing order 42",
                                                       "validating order 42"]
+    assert ev["lastEvents"] == [
+        {"id": ev["lastEventIds"][0], "eventType": "stdout", "text": "processing order 42"},
+        {"id": ev["lastEventIds"][1], "eventType": "stderr", "text": "validating order 42"}]
     # Summary mode leaves raw machine state to verbose.
     assert "registers" not in ev and all("pc" not in f for f in frames)
 
@@ -324,3 +327,21 @@ def test_clean_exit_has_no_crash(mcp):
     sid, _, st = run_to_end(mcp, "hello_exit3")
     assert st["exitCode"] == 3
     assert crash_events(mcp, sid) == []
+
+
+def test_forked_children_inherit_traces_and_tag_their_events(mcp):
+    mcp.call_tool("debug_trace", {"add": ["do_work"]})
+    sid, parent, st = run_to_end(mcp, "fork_workers")
+    workers = sorted(p for p in st["pids"] if p != parent)
+    assert len(workers) == 3
+    enters = wait_until(lambda: (lambda q: q["events"] if q["totalCount"] >= 3 else None)(
+        mcp.query(sid, eventType="function_enter", verbose=True)))
+    assert sorted(e["pid"] for e in enters) == workers
+    assert sorted(e["arguments"][0]["value"] for e in enters) == [0, 1, 2]
+    # Worker 1 crashed inside do_work: no exit for it; the other two returned.
+    exits = mcp.query(sid, eventType="function_exit", verbose=True)["events"]
+    crashed = only_crash(mcp, sid)["pid"]
+    assert sorted(e["pid"] for e in exits) == sorted(p for p in workers if p != crashed)
+    # The pid filter isolates one worker's call.
+    q = mcp.query(sid, pid=crashed, eventType="function_enter", verbose=True)
+    assert [(e["function"], e["arguments"][0]["value"]) for e in q["events"]] == [("do_work", 1)]

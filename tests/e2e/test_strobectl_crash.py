@@ -189,7 +189,9 @@ def test_null_deref_report(world):
     assert len(lines[1:i]) == len(e["frames"]), lines
     assert all(re.match(r"#%d +\S" % n, line) for n, line in enumerate(lines[1:i])), lines
     assert lines[i + 1:i + 8] == NULL_LOCAL_LINES, lines
-    assert lines[i + 8:] == ["last events before the crash: " + ", ".join(e["lastEventIds"])]
+    assert lines[i + 8:] == ["last events before the crash:",
+                             "  #%s stdout  processing order 42" % e["lastEventIds"][0],
+                             "  #%s stderr  validating order 42" % e["lastEventIds"][1]]
     assert "registers" not in "\n".join(lines)
 
 
@@ -204,11 +206,11 @@ def test_null_deref_options(world):
     lines = text_of(world, sid, "--registers")
     i = lines.index("registers:")
     assert lines[i - 7:i] == NULL_LOCAL_LINES, lines
-    rows = lines[i + 1:-1]
+    rows = lines[i + 1:-3]
     assert len(rows) == (len(e["registers"]) + 3) // 4, lines
     shown = dict(pair for row in rows for pair in re.findall(r"(\w+) +(0x[0-9a-f]+)", row))
     assert shown == e["registers"], lines
-    assert lines[-1].startswith("last events before the crash: "), lines
+    assert lines[-3] == "last events before the crash:", lines
 
     assert text_of(world, sid, "--pid", str(pid)) == text_of(world, sid)
     assert ctl_json(world, "crash", sid, "--pid", str(pid)) == ctl_json(world, "crash", sid)
