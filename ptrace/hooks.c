@@ -83,6 +83,11 @@ struct thread {
 struct process {
     pid_t tgid;
     int memfd;
+    /* Scratch areas mapped in this process: areas[0..n_areas). A forked child has
+     * those of its parent at the fork; areas mapped later exist in the main
+     * process only (see hooks_on_trap). The main process's count is h->n_areas. */
+    size_t n_areas;
+    bool forked;
 };
 
 struct hooks {
@@ -185,6 +190,21 @@ static bool is_trampoline(const struct hooks *h, uint64_t addr)
     return false;
 }
 
+/* How many scratch areas process p has (the main process has them all). */
+static size_t areas_in(const struct hooks *h, const struct process *p)
+{
+    return p && p->forked ? p->n_areas : h->n_areas;
+}
+
+/* Whether addr lies in one of the first n scratch areas. */
+static bool in_areas(const struct hooks *h, size_t n, uint64_t addr)
+{
+    for (size_t i = 0; i < n && i < h->n_areas; i++)
+        if (addr >= h->areas[i].base && addr < h->areas[i].base + SCRATCH_SIZE)
+            return true;
+    return false;
+}
+
 /* A free slot near [lo, hi), mapping a new area through stopped_tid if needed. */
 static uint64_t slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo,
                           uint64_t hi)
@@ -216,16 +236,42 @@ static uint64_t slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_
     return base + RELOC_SLOT_SIZE;
 }
 
-static bool write_int3(int memfd, struct hook *k)
+struct patch {
+    uint64_t addr;
+    uint8_t byte;
+    pid_t main;
+    bool main_ok;
+};
+
+static void patch_one(uint64_t key, void *value, void *arg)
 {
-    uint8_t b = INT3;
-    k->armed = procmem_write(memfd, k->addr, &b, 1);
+    (void)key;
+    const struct process *p = value;
+    struct patch *pt = arg;
+    bool ok = procmem_write(p->memfd, pt->addr, &pt->byte, 1);
+    if (p->tgid == pt->main)
+        pt->main_ok = ok;
+}
+
+/* Puts hook k's int3 (arm) or original byte in every process of this image: the
+ * main one, whose write decides k->armed, and the forked children, whose memory is
+ * a copy, so patterns changed after the fork reach them only this way. */
+static bool patch(struct hooks *h, struct hook *k, bool arm)
+{
+    struct patch pt = {k->addr, arm ? INT3 : k->orig, h->cfg.pid, false};
+    u64map_each(&h->procs, patch_one, &pt);
+    return pt.main_ok;
+}
+
+static bool write_int3(struct hooks *h, struct hook *k)
+{
+    k->armed = patch(h, k, true);
     return k->armed;
 }
 
-static void restore_orig(int memfd, struct hook *k)
+static void restore_orig(struct hooks *h, struct hook *k)
 {
-    if (k->armed && procmem_write(memfd, k->addr, &k->orig, 1))
+    if (k->armed && patch(h, k, false))
         k->armed = false;
 }
 
@@ -243,6 +289,31 @@ static bool needs_fp(const struct dw_function *fn)
     return fp;
 }
 
+struct slot_copy {
+    const struct hooks *h;
+    const struct hook *k;
+};
+
+static void copy_slot(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    const struct process *p = value;
+    const struct slot_copy *sc = arg;
+    if (p->forked && in_areas(sc->h, p->n_areas, sc->k->slot))
+        procmem_write(p->memfd, sc->k->slot, sc->k->rel.slot, sc->k->rel.slot_len);
+}
+
+/* Writes k's relocated instruction into its slot in the main process (memfd) and
+ * in the forked children that have the slot's area: they jump there too. */
+static bool write_slot(struct hooks *h, int memfd, const struct hook *k)
+{
+    if (!procmem_write(memfd, k->slot, k->rel.slot, k->rel.slot_len))
+        return false;
+    struct slot_copy sc = {h, k};
+    u64map_each(&h->procs, copy_slot, &sc);
+    return true;
+}
+
 static void fail(struct hooks_report *rep, const char *fmt, const char *name)
 {
     rep->failed++;
@@ -256,7 +327,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     struct hook *k = u64map_get(&h->by_addr, t->addr);
     if (k) {
         k->wanted = true;
-        if (!k->armed && !k->rearm_at && write_int3(memfd, k))
+        if (!k->armed && !k->rearm_at && write_int3(h, k))
             rep->armed++;
         return;
     }
@@ -289,13 +360,12 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     k->needs_fp = needs_fp(t->fn);
     k->hidden_ret = t->fn->return_type && abi_returns_in_memory(t->fn->return_type);
     reloc_plan(code, sizeof code, t->addr, slot, &k->rel);
-    if (k->rel.kind == RELOC_OUT_OF_LINE &&
-        !procmem_write(memfd, slot, k->rel.slot, k->rel.slot_len)) {
+    if (k->rel.kind == RELOC_OUT_OF_LINE && !write_slot(h, memfd, k)) {
         free(k);
         fail(rep, "cannot write the scratch slot of %s", t->fn->name);
         return;
     }
-    if (u64map_put(&h->by_addr, t->addr, k) != 0 || !write_int3(memfd, k)) {
+    if (u64map_put(&h->by_addr, t->addr, k) != 0 || !write_int3(h, k)) {
         u64map_del(&h->by_addr, t->addr);
         free(k);
         fail(rep, "cannot write the breakpoint of %s", t->fn->name);
@@ -329,7 +399,7 @@ void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n)
             continue;
         k->wanted = false;
         k->rearm_at = 0;
-        restore_orig(p->memfd, k);
+        restore_orig(h, k);
     }
 }
 
@@ -377,7 +447,7 @@ static void abi_regs_from(struct abi_regs *a, const struct user_regs_struct *r, 
 }
 
 /* True while the function is hot: throttles it (disarms) and returns true. */
-static bool throttle_if_hot(struct hooks *h, struct hook *k, int memfd, int64_t now)
+static bool throttle_if_hot(struct hooks *h, struct hook *k, int64_t now)
 {
     if (now - k->window_start > HOT_WINDOW_NS) {
         k->window_start = now;
@@ -394,7 +464,7 @@ static bool throttle_if_hot(struct hooks *h, struct hook *k, int memfd, int64_t 
         k->backoff_ns = BACKOFF_MAX_NS;
     k->rearm_at = now + k->backoff_ns;
     k->sampled = true;
-    restore_orig(memfd, k);
+    restore_orig(h, k);
     return true;
 }
 
@@ -447,12 +517,19 @@ static void prune_stale(struct hooks *h, struct thread *t, const struct user_reg
     }
 }
 
-static uint64_t trampoline_for(const struct hooks *h, uint64_t addr)
+/* The return trampoline for a hook at addr in a process with the first n areas:
+ * the area near addr, else any (a return address reaches anywhere); 0 if none. */
+static uint64_t trampoline_for(const struct hooks *h, size_t n, uint64_t addr)
 {
-    for (size_t i = 0; i < h->n_areas; i++)
+    for (size_t i = 0; i < n && i < h->n_areas; i++)
         if (reaches(h->areas[i].base, addr))
             return h->areas[i].base;
-    return h->n_areas ? h->areas[0].base : 0;
+    return n && h->n_areas ? h->areas[0].base : 0;
+}
+
+static size_t areas_of_thread(const struct hooks *h, const struct thread *t)
+{
+    return areas_in(h, u64map_get(&h->procs, (uint64_t)t->tgid));
 }
 
 /* A catch handler starts: frames below it were unwound, the live ones get their
@@ -463,7 +540,7 @@ static void on_catch(struct hooks *h, struct thread *t, const struct user_regs_s
     prune_stale(h, t, regs, now);
     for (int i = 0; i < t->depth; i++) {
         struct frame *f = &t->frames[i];
-        uint64_t tramp = trampoline_for(h, f->hook->addr);
+        uint64_t tramp = trampoline_for(h, areas_of_thread(h, t), f->hook->addr);
         if (f->detached && tramp && procmem_write(t->memfd, f->rsp, &tramp, sizeof tramp))
             f->detached = false;
     }
@@ -482,7 +559,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
         on_catch(h, t, regs, now);
         return;
     }
-    throttle_if_hot(h, k, t->memfd, now);
+    throttle_if_hot(h, k, now);
     if (!t->name_read || ++t->events_since_name >= 1024) {
         t->name_read = true;
         t->events_since_name = 0;
@@ -515,7 +592,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     ev.arguments = h->args.oom ? NULL : h->args.buf;
     push_event(h, &ev);
 
-    uint64_t tramp = trampoline_for(h, k->addr);
+    uint64_t tramp = trampoline_for(h, areas_of_thread(h, t), k->addr);
     struct frame *f;
     if (!h->cfg.tuning.capture_exits || !tramp || !have_ret || !(f = frame_push(t)))
         return; /* no exit event for this call; the entry stands */
@@ -576,7 +653,7 @@ bool hooks_on_trap(struct hooks *h, pid_t tid)
         struct hook *k = t->stepping;
         t->stepping = NULL;
         if (k->wanted && !k->rearm_at)
-            write_int3(t->memfd, k);
+            write_int3(h, k);
         return ptrace(PTRACE_CONT, tid, 0, 0) == 0;
     }
     uint64_t at = regs.rip - 1;
@@ -596,9 +673,14 @@ bool hooks_on_trap(struct hooks *h, pid_t tid)
         regs.rip = at;
         return resume(tid, &regs, false);
     }
+    struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
     on_entry(h, t, k, &regs);
     switch (k->rel.kind) {
     case RELOC_OUT_OF_LINE:
+        /* A child forked before this slot's area was mapped has no copy of it:
+         * it steps the original instruction instead. */
+        if (!in_areas(h, areas_in(h, p), k->slot))
+            break;
         regs.rip = k->slot;
         return resume(tid, &regs, false);
     case RELOC_EMULATE_JMP:
@@ -616,7 +698,10 @@ bool hooks_on_trap(struct hooks *h, pid_t tid)
         break;
     }
     h->single_step_hits++;
-    restore_orig(t->memfd, k);
+    /* Only this process loses the int3 while it steps; k->armed says so, so a
+     * thread that meets the gap puts the original byte back in its own process. */
+    if (procmem_write(t->memfd, at, &k->orig, 1))
+        k->armed = false;
     t->stepping = k;
     regs.rip = at;
     return resume(tid, &regs, true);
@@ -631,6 +716,11 @@ void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new
     struct thread *child = u64map_get(&h->threads, (uint64_t)child_tid);
     if (!child)
         child = thread_new(h, child_tid, tgid);
+    struct process *cp = new_process ? u64map_get(&h->procs, (uint64_t)tgid) : NULL;
+    if (cp && parent) {
+        cp->forked = true;
+        cp->n_areas = areas_in(h, u64map_get(&h->procs, (uint64_t)parent->tgid));
+    }
     /* A forked child's stack is a copy: so are its trampolines and frames. */
     if (new_process && parent && child && parent->depth > 0) {
         child->frames = malloc((size_t)parent->cap * sizeof *child->frames);
@@ -700,7 +790,6 @@ void hooks_forget_process(struct hooks *h, pid_t tgid)
 struct tick_state {
     struct hooks *h;
     int64_t now, next;
-    int memfd;
 };
 
 static void rearm_due(uint64_t key, void *value, void *arg)
@@ -715,7 +804,7 @@ static void rearm_due(uint64_t key, void *value, void *arg)
         k->window_start = s->now;
         k->window_hits = 0;
         if (k->wanted)
-            write_int3(s->memfd, k);
+            write_int3(s->h, k);
     } else if (s->next < 0 || k->rearm_at < s->next) {
         s->next = k->rearm_at;
     }
@@ -723,10 +812,9 @@ static void rearm_due(uint64_t key, void *value, void *arg)
 
 int hooks_tick(struct hooks *h)
 {
-    struct process *p = u64map_get(&h->procs, (uint64_t)h->cfg.pid);
-    if (!p)
+    if (!u64map_get(&h->procs, (uint64_t)h->cfg.pid))
         return -1;
-    struct tick_state s = {h, mono_ns(), -1, p->memfd};
+    struct tick_state s = {h, mono_ns(), -1};
     u64map_each(&h->by_addr, rearm_due, &s);
     if (s.next < 0)
         return -1;

@@ -17,6 +17,11 @@
  * stacks the callee's frame on the caller's slot; the callee's return reports both
  * exits with the same return value.
  *
+ * Forked children share the image: their memory is a copy, int3s and scratch areas
+ * included, and every later arm or disarm patches them as well as the main process.
+ * A child without the scratch area of a hook (mapped after its fork) runs the
+ * displaced instruction by single-stepping instead.
+ *
  * Hot functions: a function hit faster than the configured rate is disarmed for a
  * back-off window (200 ms, doubling up to 5 s while it stays hot) and re-armed by
  * hooks_tick(); its events are then marked sampled.

@@ -345,3 +345,34 @@ def test_forked_children_inherit_traces_and_tag_their_events(mcp):
     # The pid filter isolates one worker's call.
     q = mcp.query(sid, pid=crashed, eventType="function_enter", verbose=True)
     assert [(e["function"], e["arguments"][0]["value"]) for e in q["events"]] == [("do_work", 1)]
+
+
+def test_patterns_changed_after_fork_reach_the_children(mcp, tmp_path):
+    stop = str(tmp_path / "stop")
+    r = mcp.launch("fork_loop", args=[stop])
+    sid, parent = r["sessionId"], r["pid"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    # Added at runtime, after both children exist: armed in all three processes.
+    mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tick"]})
+
+    def callers():
+        q = mcp.query(sid, eventType="function_enter", verbose=True, limit=500)
+        pids = {e["pid"] for e in q["events"]}
+        return pids if len(pids) == 3 else None
+    pids = wait_until(callers)
+    assert parent in pids
+    # Each child calls tick with its own number.
+    q = mcp.query(sid, eventType="function_enter", verbose=True, limit=500)
+    by_pid = {}
+    for e in q["events"]:
+        by_pid.setdefault(e["pid"], set()).add(e["arguments"][0]["value"])
+    assert sorted(tuple(sorted(v)) for v in by_pid.values()) == [(-1,), (0,), (1,)]
+
+    # Removed again: the children keep running without the breakpoint.
+    mcp.call_tool("debug_trace", {"sessionId": sid, "remove": ["tick"]})
+    open(stop, "w").close()
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 0
+    stdout = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
+    assert stdout[-2:] == ["child 0 exited with code 0", "child 1 exited with code 0"]
+    assert crash_events(mcp, sid) == []
