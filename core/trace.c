@@ -133,6 +133,7 @@ struct plan {
     size_t n_sampled;
     const char *sampled[16];
     int depth;
+    struct trace *tr;        /* whose patterns exec'd images follow (runtime updates) */
 };
 
 static bool push_target(struct plan *p, const struct hook_target *t)
@@ -254,6 +255,56 @@ static void plan_free(struct plan *p)
     u64map_free(&p->wanted);
 }
 
+/* The patterns as they are now, for the tracer thread: a trace of its own with
+ * nothing hooked (an exec'd image is resolved from scratch). NULL on ENOMEM. */
+static struct trace *snapshot(struct trace *tr)
+{
+    struct trace *snap = calloc(1, sizeof *snap);
+    if (!snap)
+        return NULL;
+    pthread_mutex_lock(&tr->patterns_lock);
+    memcpy(snap->patterns, tr->patterns, sizeof snap->patterns);
+    snap->n_patterns = tr->n_patterns;
+    snap->depth = tr->depth;
+    memcpy(snap->project_root, tr->project_root, sizeof snap->project_root);
+    pthread_mutex_unlock(&tr->patterns_lock);
+    return snap;
+}
+
+/* Brings the image of pid (stopped) to the patterns of snap: arms what they match,
+ * disarms what they no longer do. */
+static void sync_image(struct trace *snap, pid_t pid, struct hooks *h)
+{
+    struct plan p = {.depth = snap->depth};
+    struct strobe_error e = {0};
+    if (build_plan(snap, pid, &p, &e) != 0) {
+        log_warn("pid %d (exec'd): patterns not applied: %s", (int)pid, e.msg);
+        plan_free(&p);
+        return;
+    }
+    size_t n = hooks_traced(h, NULL, 0);
+    uint64_t *traced = calloc(n + 1, sizeof *traced);
+    size_t n_off = 0;
+    if (traced) {
+        hooks_traced(h, traced, n);
+        for (size_t i = 0; i < n; i++)
+            if (!u64map_get(&p.wanted, traced[i]))
+                traced[n_off++] = traced[i];
+        hooks_disarm(h, traced, n_off);
+    }
+    hooks_set_depth(h, p.depth);
+    hooks_arm(h, pid, p.arm, p.n_arm, &p.report);
+    log_info("pid %d (exec'd): %zu functions matched, %zu armed, %zu disarmed", (int)pid,
+             p.matched, p.report.armed, n_off);
+    free(traced);
+    plan_free(&p);
+}
+
+static void sync_image_cb(pid_t pid, struct hooks *h, void *arg)
+{
+    sync_image(arg, pid, h);
+}
+
 /* On the tracer thread, target stopped. */
 static void apply_plan(struct tracer *t, void *arg)
 {
@@ -268,6 +319,13 @@ static void apply_plan(struct tracer *t, void *arg)
     hooks_arm(h, tracer_pid(t), p->arm, p->n_arm, &p->report);
     hooks_stats(h, &p->stats);
     p->n_sampled = hooks_sampled_names(h, p->sampled, 16);
+    /* Child processes that exec'd other programs follow the same patterns. */
+    struct trace *snap = p->tr ? snapshot(p->tr) : NULL;
+    if (snap) {
+        tracer_each_image(t, sync_image_cb, snap);
+        u64map_free(&snap->hooked);
+        free(snap);
+    }
 }
 
 static void copy_hooked(uint64_t addr, void *value, void *arg)
@@ -383,7 +441,7 @@ static int update_locked(struct trace *tr, struct tracer *t, struct trace_result
 {
     if (atomic_exchange(&tr->image_replaced, false))
         u64map_free(&tr->hooked); /* nothing of the old image is armed any more */
-    struct plan p = {.depth = tr->depth};
+    struct plan p = {.depth = tr->depth, .tr = tr};
     int rc = build_plan(tr, tracer_pid(t), &p, e);
     if (rc == 0 && !p.exe_has_dwarf)
         for (int k = 0; k < tr->n_patterns; k++)
@@ -491,26 +549,11 @@ void trace_main_exec(struct trace *tr)
 
 void trace_on_image(struct trace *tr, pid_t pid, struct hooks *h)
 {
-    struct trace *snap = calloc(1, sizeof *snap);
+    struct trace *snap = snapshot(tr);
     if (!snap)
         return;
-    pthread_mutex_lock(&tr->patterns_lock);
-    memcpy(snap->patterns, tr->patterns, sizeof snap->patterns);
-    snap->n_patterns = tr->n_patterns;
-    snap->depth = tr->depth;
-    memcpy(snap->project_root, tr->project_root, sizeof snap->project_root);
-    pthread_mutex_unlock(&tr->patterns_lock);
-    struct plan p = {.depth = snap->depth};
-    struct strobe_error e = {0};
-    if (snap->n_patterns > 0 && build_plan(snap, pid, &p, &e) == 0) {
-        hooks_set_depth(h, p.depth);
-        hooks_arm(h, pid, p.arm, p.n_arm, &p.report);
-        log_info("pid %d (exec'd): %zu functions matched, %zu armed", (int)pid, p.matched,
-                 p.report.armed);
-    } else if (snap->n_patterns > 0) {
-        log_warn("pid %d (exec'd): patterns not armed: %s", (int)pid, e.msg);
-    }
-    plan_free(&p);
+    if (snap->n_patterns > 0)
+        sync_image(snap, pid, h);
     u64map_free(&snap->hooked);
     free(snap);
 }

@@ -66,8 +66,8 @@ void trace_entry_passed(struct trace *tr);
 void trace_main_exec(struct trace *tr);
 
 /* Tracer thread: child process pid exec'd another program and stands at its entry
- * point; arms the session's current patterns in it through h. Patterns added or
- * removed later apply to the main program and its forks only. */
+ * point; arms the session's current patterns in it through h. Later updates reach
+ * it too (trace_update brings every such image to the new patterns). */
 struct hooks;
 void trace_on_image(struct trace *tr, pid_t pid, struct hooks *h);
 

@@ -403,6 +403,29 @@ void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n)
     }
 }
 
+struct traced_state {
+    uint64_t *addrs;
+    size_t max, n;
+};
+
+static void collect_traced(uint64_t key, void *value, void *arg)
+{
+    const struct hook *k = value;
+    struct traced_state *st = arg;
+    if (k->role != HOOK_TRACE || !k->wanted)
+        return;
+    if (st->n < st->max)
+        st->addrs[st->n] = key;
+    st->n++;
+}
+
+size_t hooks_traced(const struct hooks *h, uint64_t *addrs, size_t max)
+{
+    struct traced_state st = {addrs, max, 0};
+    u64map_each((struct u64map *)&h->by_addr, collect_traced, &st);
+    return st.n;
+}
+
 void hooks_set_depth(struct hooks *h, int depth)
 {
     h->vopts.max_depth = depth < 1 ? 1 : depth > 10 ? 10 : depth;

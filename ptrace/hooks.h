@@ -92,6 +92,9 @@ void hooks_arm(struct hooks *h, pid_t stopped_tid, const struct hook_target *t, 
 /* Disarms the functions at these runtime addresses. Threads already stopped at
  * one of them are recognized and resumed correctly. */
 void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n);
+/* The addresses of the functions traced now (armed or throttled, not engine
+ * hooks), up to max; returns how many there are. */
+size_t hooks_traced(const struct hooks *h, uint64_t *addrs, size_t max);
 /* Changes the serialization depth of arguments and return values (1-10). */
 void hooks_set_depth(struct hooks *h, int depth);
 

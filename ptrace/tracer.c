@@ -621,6 +621,36 @@ int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void 
     return 0;
 }
 
+void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, void *arg),
+                       void *arg)
+{
+    /* handle_stop() may drop or add images: walk a copy of the pids. */
+    pid_t pids[MAX_IMAGES];
+    int n = t->n_images;
+    for (int i = 0; i < n; i++)
+        pids[i] = t->images[i].pid;
+    for (int i = 0; i < n; i++) {
+        int status;
+        pid_t w = -1;
+        if (ptrace(PTRACE_INTERRUPT, pids[i], 0, 0) == 0)
+            do
+                w = waitpid(pids[i], &status, __WALL);
+            while (w < 0 && errno == EINTR);
+        if (w != pids[i])
+            continue;
+        if (!WIFSTOPPED(status)) {
+            reap(t, w, status);
+            continue;
+        }
+        /* Whatever stop came first (our interrupt, a breakpoint, a signal), the
+         * process is stopped: change it, then handle that stop as usual. */
+        for (int k = 0; k < t->n_images; k++)
+            if (t->images[k].pid == w)
+                fn(w, t->images[k].hooks, arg);
+        handle_stop(t, w, status);
+    }
+}
+
 struct hooks *tracer_hooks(struct tracer *t) { return t->hooks; }
 
 pid_t tracer_pid(const struct tracer *t) { return t->main_pid; }

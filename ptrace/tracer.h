@@ -81,6 +81,12 @@ int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid
 int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
                 struct strobe_error *e);
 
+/* From a tracer_call function: runs fn for each child process that exec'd another
+ * program (an image of its own), with that process interrupted and stopped, then
+ * resumes it. pid is the process, h its hooks. */
+void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, void *arg),
+                       void *arg);
+
 /* For code running on the tracer thread (on_entry, tracer_call functions): the
  * hooks of the target, and its main pid (stopped during those calls). */
 struct hooks *tracer_hooks(struct tracer *t);

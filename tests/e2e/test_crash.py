@@ -9,7 +9,7 @@ against gdb)."""
 import os
 import subprocess
 
-from conftest import fixture_path, wait_until
+from conftest import fixture_path, wait_stable, wait_until
 
 PROCESS_EXIT = "process_exit"
 
@@ -375,4 +375,32 @@ def test_patterns_changed_after_fork_reach_the_children(mcp, tmp_path):
     assert st["exitCode"] == 0
     stdout = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
     assert stdout[-2:] == ["child 0 exited with code 0", "child 1 exited with code 0"]
+    assert crash_events(mcp, sid) == []
+
+
+def test_patterns_changed_at_runtime_reach_an_execd_child(mcp, tmp_path):
+    # fork_exec -> child execs fork_loop, which forks two children of its own.
+    stop = str(tmp_path / "stop")
+    r = mcp.launch("fork_exec", args=["fork_loop", stop])
+    sid, top = r["sessionId"], r["pid"]
+    mcp.wait_events(sid, 2, eventType="stdout")  # "child pid P", "ready"
+    mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tick"]})
+
+    def loop_pids():
+        q = mcp.query(sid, eventType="function_enter", verbose=True, limit=500)
+        pids = {e["pid"] for e in q["events"]}
+        return pids if len(pids) == 3 else None
+    pids = wait_until(loop_pids)
+    assert top not in pids  # fork_exec itself has no tick
+
+    # Removed: the count stops growing although every process still calls tick
+    # every 5 ms (60 calls in the 0.3 s it must stay still).
+    mcp.call_tool("debug_trace", {"sessionId": sid, "remove": ["tick"]})
+    wait_stable(lambda: mcp.query(sid, eventType="function_enter")["totalCount"], 0.3)
+    open(stop, "w").close()
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 0
+    stdout = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
+    assert stdout[-3:] == ["child 0 exited with code 0", "child 1 exited with code 0",
+                           "child exited with code 0"]
     assert crash_events(mcp, sid) == []
