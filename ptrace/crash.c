@@ -634,11 +634,22 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     int memfd = procmem_open(tgid);
     struct modules ms = {0};
     procmem_modules(tgid, &ms.m, &ms.n);
+    /* A fault in a relocated instruction is reported (and unwound) at the
+     * function's own address; the thread's real registers are put back after. */
+    uint64_t pc = regs.rip;
+    if (c->cfg.prepare_unwind)
+        c->cfg.prepare_unwind(c->cfg.prepare_arg, tid, &pc);
+    struct user_regs_struct shown = regs;
+    shown.rip = pc;
+    if (pc != regs.rip)
+        ptrace(PTRACE_SETREGS, tid, 0, &shown);
     struct unwind_result uw;
     bool unwound = unwind_thread(tid, memfd, KEEP_HEAD, KEEP_TAIL, MAX_STEPS, &uw) == 0;
     struct symbolized sy = {0};
     if (unwound)
         symbolize(&uw, &ms, &sy);
+    if (pc != regs.rip)
+        ptrace(PTRACE_SETREGS, tid, 0, &regs);
     size_t ci = crash_frame(&sy);
     char abort_msg[ABORT_MSG_MAX] = "";
     struct assertion_info as;
@@ -676,7 +687,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
                         "and lines come from symbols only and locals cannot be read. Rebuild "
                         "with -g (a debug build) to get them.\"");
     }
-    write_registers(&d, &regs);
+    write_registers(&d, &shown);
     sb_puts(&d, "}");
 
     const struct shown_frame *top = sy.n ? &sy.frames[ci] : NULL;

@@ -50,6 +50,12 @@ struct crash_config {
      * failed gets earlier timestamps than the crash. May be NULL. */
     void (*settle_output)(void *arg);
     void *arg;
+    /* Called before thread tid is unwound, with the pc it stopped at: makes the
+     * stack readable to an unwinder (trampolines replaced by the real return
+     * addresses) and may move *pc out of relocated code (hooks_prepare_unwind).
+     * May be NULL. */
+    void (*prepare_unwind)(void *arg, pid_t tid, uint64_t *pc);
+    void *prepare_arg;
 };
 
 struct crash *crash_new(const struct crash_config *cfg);

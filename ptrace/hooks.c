@@ -502,6 +502,33 @@ static void detach_frames(struct thread *t)
     }
 }
 
+struct slot_lookup {
+    uint64_t pc, orig;
+};
+
+static void find_slot(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    const struct hook *k = value;
+    struct slot_lookup *sl = arg;
+    if (k->rel.kind == RELOC_OUT_OF_LINE && sl->pc >= k->slot &&
+        sl->pc < k->slot + k->rel.slot_len)
+        sl->orig = k->addr;
+}
+
+void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
+{
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    if (t)
+        detach_frames(t);
+    if (!in_areas(h, h->n_areas, *pc))
+        return;
+    struct slot_lookup sl = {*pc, 0};
+    u64map_each(&h->by_addr, find_slot, &sl);
+    if (sl.orig)
+        *pc = sl.orig;
+}
+
 enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
 
 static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,

@@ -102,6 +102,13 @@ void hooks_set_depth(struct hooks *h, int depth);
  * recorded and the thread resumed. False: not ours, deliver the signal. */
 bool hooks_on_trap(struct hooks *h, pid_t tid);
 
+/* Before a crash report unwinds thread tid: puts the real return addresses back on
+ * its stack in place of the trampolines (the unwinder reads them; the frames'
+ * exits are then reported as unwound if the thread ever returns there), and maps
+ * *pc from a relocated instruction in scratch memory back to the function's own
+ * address, where the instruction came from. */
+void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc);
+
 /* Thread and process bookkeeping from the tracer's ptrace events. */
 void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process);
 void hooks_on_exit(struct hooks *h, pid_t tid);

@@ -511,6 +511,14 @@ static void run_command(struct tracer *t)
     pthread_mutex_unlock(&t->lock);
 }
 
+static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
+{
+    struct tracer *t = arg;
+    struct hooks *h = hooks_of(t, tid);
+    if (h)
+        hooks_prepare_unwind(h, tid, pc);
+}
+
 static struct crash *make_crash(struct tracer *t)
 {
     if (!t->spec.ring)
@@ -519,6 +527,7 @@ static struct crash *make_crash(struct tracer *t)
         .session_key = t->spec.session_key, .t0_ns = t->spec.t0_ns, .ring = t->spec.ring,
         .wake = t->spec.wake, .wake_arg = t->spec.wake_arg,
         .settle_output = t->spec.settle_output, .arg = t->spec.arg,
+        .prepare_unwind = prepare_unwind, .prepare_arg = t,
     };
     struct crash *c = crash_new(&cfg);
     if (c)

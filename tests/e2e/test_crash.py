@@ -404,3 +404,20 @@ def test_patterns_changed_at_runtime_reach_an_execd_child(mcp, tmp_path):
     assert stdout[-3:] == ["child 0 exited with code 0", "child 1 exited with code 0",
                            "child exited with code 0"]
     assert crash_events(mcp, sid) == []
+
+
+def test_crash_inside_traced_functions(mcp):
+    # Traced frames have a trampoline as their return address: the report still
+    # unwinds through them to the real callers.
+    mcp.call_tool("debug_trace", {"add": ["read_field", "validate", "process_order"]})
+    sid, _, st = run_to_end(mcp, "crash_null")
+    assert st["signal"] == "SIGSEGV"
+    ev = only_crash(mcp, sid)
+    assert frame_summary(ev)[:4] == [
+        ("read_field", "crash_null.c", 54), ("validate", "crash_null.c", 60),
+        ("process_order", "crash_null.c", 66), ("main", "crash_null.c", 75)]
+    assert ev["locals"][0] == {"name": "count", "type": "int", "value": 3}
+    # Output is stamped when read, calls when they trap: only the calls' order is
+    # fixed relative to each other.
+    calls = [b["function"] for b in ev["lastEvents"] if b["eventType"] == "function_enter"]
+    assert calls == ["process_order", "validate", "read_field"]
