@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 
 #include "dwarf/dwarf.h"
+#include "dwarf/frame.h"
+#include "dwarf/value.h"
 
 /* A bump allocator made of malloc'd chunks. Zero-initialise to start. */
 struct arena {
@@ -49,6 +51,39 @@ bool dw_demangle_both(const char *sym, char **plain, char **full);
  * "." and "dir/.." segments lexically, in place. */
 void dw_unwrap_inherent_impl(char *name);
 void dw_normalize_path(char *p);
+
+/* Where a variable of a stopped frame lives (location.c). */
+#define DW_LOC_WHY_MAX 96
+struct dw_loc {
+    enum { DW_LOC_NONE, DW_LOC_MEM, DW_LOC_REG, DW_LOC_VALUE, DW_LOC_BYTES, DW_LOC_FAIL } kind;
+    uint64_t v;                 /* MEM: address; REG: register number; VALUE: value */
+    const unsigned char *bytes; /* BYTES: the value itself, len bytes */
+    size_t len;
+    char why[DW_LOC_WHY_MAX];   /* FAIL: why, for "<unavailable: ...>" */
+};
+
+/* The frame a location is evaluated in. Fill the first fields and zero the rest:
+ * the frame base and the CFA are computed on first use and kept (state 0 not yet,
+ * 1 known, -1 unknown with the reason in *_why, also while being computed, so that an
+ * expression using itself fails instead of looping). */
+struct dw_frame_ctx {
+    Dwarf_CFI *cfi[2];          /* .eh_frame and .debug_frame, for the CFA (may be NULL) */
+    uint64_t pc, bias;          /* link-time pc; runtime = link-time + bias */
+    const struct dw_regs *regs;
+    mem_read_fn rd;
+    void *ctx;
+    Dwarf_Die *fn;              /* the out-of-line function: DW_AT_frame_base */
+    int fb_state, cfa_state;
+    uint64_t fb, cfa;
+    char fb_why[DW_LOC_WHY_MAX], cfa_why[DW_LOC_WHY_MAX];
+};
+
+/* Where variable die (DW_AT_location, else DW_AT_const_value) is at e->pc; NONE
+ * when it has no location there (optimized out). */
+void dw_locate(struct dw_frame_ctx *e, Dwarf_Die *die, struct dw_loc *l);
+/* The word location l stands for (the address of MEM, a register's content, a
+ * computed value); false with l->why set when it cannot be had. */
+bool dw_loc_word(const struct dw_frame_ctx *e, struct dw_loc *l, uint64_t *v);
 
 /* Converts DWARF type DIEs of one Dwarf handle into struct dw_type objects in an
  * arena, each DIE once (cached by DIE offset), so shared types are shared and

@@ -1,8 +1,8 @@
 /*
  * frame.c - the DWARF view of one frame (frame.h): its source sites with the inlined
  * calls, and its variables with their values. It owns a small cache of open ELF/DWARF
- * files (each with the types converted from it, so a type is converted once), and an
- * evaluator of the DWARF location expressions compilers write for variables.
+ * files (each with the types converted from it, so a type is converted once); where
+ * each variable lives is location.c's business.
  *
  * The scopes at an address are the DIEs that physically contain it, found by walking
  * the DIE tree of its CU: innermost first, lexical blocks and inlined subroutines, up
@@ -29,7 +29,6 @@
 #include <inttypes.h>
 #include <libelf.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +41,6 @@ enum {
     MAX_FILES = 16,     /* open files kept */
     MAX_DEPTH = 64,     /* DIE nesting followed */
     MAX_VARS = 64,      /* entries of one JSON array before "(N more)" */
-    STACK_MAX = 64,     /* DWARF expression stack */
-    N_REGS = 17,        /* struct dw_regs */
-    WHY_MAX = 96,       /* a reason for "<unavailable: ...>" */
 };
 
 /* ---- the file cache ---- */
@@ -583,31 +579,12 @@ void dw_sites_free(struct dw_site *sites, size_t n)
     }
 }
 
-/* ---- location expressions ---- */
-
-/* Where a variable is, or why that is not known. */
-struct loc {
-    enum { LOC_NONE, LOC_MEM, LOC_REG, LOC_VALUE, LOC_BYTES, LOC_FAIL } kind;
-    uint64_t v;                 /* MEM: address; REG: register number; VALUE: value */
-    const unsigned char *bytes; /* BYTES: the value itself, len bytes */
-    size_t len;
-    char why[WHY_MAX];          /* FAIL */
-};
-
-/* One call's evaluation context. The frame base and the CFA are computed on first
- * use: state 0 not yet, 1 known, -1 unknown (why says why), also while being computed,
- * so that an expression using itself fails instead of looping. */
+/* One call's state: where variables are read from (location.c) and what they are
+ * rendered with. */
 struct eval {
     struct file *f;
-    uint64_t pc, bias;
-    const struct dw_regs *regs;
-    mem_read_fn rd;
-    void *ctx;
+    struct dw_frame_ctx loc;
     const struct value_opts *o;
-    Dwarf_Die *fn;              /* the out-of-line function: DW_AT_frame_base */
-    int fb_state, cfa_state;
-    uint64_t fb, cfa;
-    char fb_why[WHY_MAX], cfa_why[WHY_MAX];
     struct member {
         Dwarf_Die die;
         Dwarf_Off key;          /* offset of the abstract DIE: declaration order */
@@ -616,357 +593,43 @@ struct eval {
     size_t cap_members;
 };
 
-static bool fail(struct loc *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool fail(struct loc *l, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(l->why, sizeof l->why, fmt, ap);
-    va_end(ap);
-    l->kind = LOC_FAIL;
-    return false;
-}
-
-/* Operations that may appear in locations and that this evaluator does not do. */
-static bool unsupported(struct loc *l, unsigned atom)
-{
-    static const struct {
-        unsigned atom;
-        const char *name;
-    } names[] = {
-        {DW_OP_piece, "DW_OP_piece"},
-        {DW_OP_bit_piece, "DW_OP_bit_piece"},
-        {DW_OP_entry_value, "DW_OP_entry_value"},
-        {DW_OP_GNU_entry_value, "DW_OP_GNU_entry_value"},
-        {DW_OP_implicit_pointer, "DW_OP_implicit_pointer"},
-        {DW_OP_GNU_implicit_pointer, "DW_OP_GNU_implicit_pointer"},
-        {DW_OP_GNU_parameter_ref, "DW_OP_GNU_parameter_ref"},
-        {DW_OP_regval_type, "DW_OP_regval_type"},
-        {DW_OP_GNU_regval_type, "DW_OP_GNU_regval_type"},
-        {DW_OP_deref_type, "DW_OP_deref_type"},
-        {DW_OP_GNU_deref_type, "DW_OP_GNU_deref_type"},
-        {DW_OP_const_type, "DW_OP_const_type"},
-        {DW_OP_GNU_const_type, "DW_OP_GNU_const_type"},
-        {DW_OP_convert, "DW_OP_convert"},
-        {DW_OP_GNU_convert, "DW_OP_GNU_convert"},
-        {DW_OP_reinterpret, "DW_OP_reinterpret"},
-        {DW_OP_form_tls_address, "DW_OP_form_tls_address"},
-        {DW_OP_GNU_push_tls_address, "DW_OP_GNU_push_tls_address"},
-        {DW_OP_push_object_address, "DW_OP_push_object_address"},
-        {DW_OP_call2, "DW_OP_call2"},
-        {DW_OP_call4, "DW_OP_call4"},
-        {DW_OP_call_ref, "DW_OP_call_ref"},
-        {DW_OP_bra, "DW_OP_bra"},
-        {DW_OP_skip, "DW_OP_skip"},
-        {DW_OP_constx, "DW_OP_constx"},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].atom == atom)
-            return fail(l, "%s", names[i].name);
-    return fail(l, "DW_OP_0x%02x", atom);
-}
-
-static bool reg_value(const struct eval *e, uint64_t reg, uint64_t *v, struct loc *l)
-{
-    if (reg < N_REGS && e->regs && (e->regs->known >> reg & 1)) {
-        *v = e->regs->val[reg];
-        return true;
-    }
-    return fail(l, "register %" PRIu64 " not saved", reg);
-}
-
-/* The word a location stands for when used as an address (frame base, CFA): the
- * address of a memory location, the content of a register, a computed value. */
-static bool loc_word(const struct eval *e, struct loc *l, uint64_t *v)
-{
-    switch (l->kind) {
-    case LOC_MEM:
-    case LOC_VALUE:
-        *v = l->v;
-        return true;
-    case LOC_REG:
-        return reg_value(e, l->v, v, l);
-    case LOC_FAIL:
-        return false;
-    default:
-        return fail(l, "no address");
-    }
-}
-
-static bool eval_ops(struct eval *e, Dwarf_Attribute *attr, const Dwarf_Op *ops, size_t n,
-                     struct loc *l);
-
-static bool frame_base(struct eval *e, uint64_t *v, struct loc *l)
-{
-    if (e->fb_state == 0) {
-        e->fb_state = -1;
-        snprintf(e->fb_why, sizeof e->fb_why, "no frame base");
-        Dwarf_Attribute at;
-        Dwarf_Op *ops;
-        size_t nops;
-        struct loc fl = {0};
-        if (dwarf_attr_integrate(e->fn, DW_AT_frame_base, &at) &&
-            dwarf_getlocation_addr(&at, e->pc, &ops, &nops, 1) == 1 && nops > 0) {
-            if (eval_ops(e, &at, ops, nops, &fl) && loc_word(e, &fl, &e->fb))
-                e->fb_state = 1;
-            else
-                snprintf(e->fb_why, sizeof e->fb_why, "%s", fl.why);
-        }
-    }
-    if (e->fb_state < 0)
-        return fail(l, "%s", e->fb_why);
-    *v = e->fb;
-    return true;
-}
-
-/* The CFA: the caller's, else from the CFI of the file at pc (.eh_frame first). */
-static bool frame_cfa(struct eval *e, uint64_t *v, struct loc *l)
-{
-    if (e->regs && e->regs->cfa) {
-        *v = e->regs->cfa;
-        return true;
-    }
-    if (e->cfa_state == 0) {
-        e->cfa_state = -1;
-        snprintf(e->cfa_why, sizeof e->cfa_why, "no CFA");
-        Dwarf_CFI *cfis[2] = {e->f->eh_cfi, dwarf_getcfi(e->f->dw)};
-        for (int i = 0; i < 2; i++) {
-            Dwarf_Frame *fr;
-            if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], e->pc, &fr) != 0)
-                continue;
-            Dwarf_Op *ops;
-            size_t nops;
-            struct loc cl = {0};
-            if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops > 0 &&
-                eval_ops(e, NULL, ops, nops, &cl) && loc_word(e, &cl, &e->cfa))
-                e->cfa_state = 1;
-            else if (cl.kind == LOC_FAIL)
-                snprintf(e->cfa_why, sizeof e->cfa_why, "%s", cl.why);
-            free(fr);
-            break;
-        }
-    }
-    if (e->cfa_state < 0)
-        return fail(l, "%s", e->cfa_why);
-    *v = e->cfa;
-    return true;
-}
-
-/* Evaluates a location expression into l. attr is the attribute it came from, which
- * DW_OP_implicit_value and DW_OP_addrx need; NULL for a CFA rule. */
-static bool eval_ops(struct eval *e, Dwarf_Attribute *attr, const Dwarf_Op *ops, size_t n,
-                     struct loc *l)
-{
-    uint64_t st[STACK_MAX], v = 0;
-    size_t sp = 0;
-    for (size_t i = 0; i < n; i++) {
-        const Dwarf_Op *op = &ops[i];
-        unsigned a = op->atom;
-        bool last = i + 1 == n;
-        size_t need = 0; /* operands the operation pops */
-        switch (a) {
-        case DW_OP_plus_uconst: case DW_OP_neg: case DW_OP_not: case DW_OP_deref:
-        case DW_OP_deref_size: case DW_OP_dup: case DW_OP_drop: case DW_OP_stack_value:
-            need = 1;
-            break;
-        case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or:
-        case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: case DW_OP_swap:
-        case DW_OP_over:
-            need = 2;
-            break;
-        }
-        if (sp < need)
-            return fail(l, "malformed location");
-        if (sp == STACK_MAX)
-            return fail(l, "location too deep");
-        uint64_t x = sp ? st[sp - 1] : 0, y = sp > 1 ? st[sp - 2] : 0;
-        if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
-            st[sp++] = a - DW_OP_lit0;
-        } else if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
-            if (!reg_value(e, a - DW_OP_breg0, &v, l))
-                return false;
-            st[sp++] = v + op->number;
-        } else if ((a >= DW_OP_reg0 && a <= DW_OP_reg31) || a == DW_OP_regx) {
-            if (!last)
-                return unsupported(l, ops[i + 1].atom);
-            l->kind = LOC_REG;
-            l->v = a == DW_OP_regx ? op->number : a - DW_OP_reg0;
-            return true;
-        } else {
-            switch (a) {
-            case DW_OP_addr:
-                st[sp++] = op->number + e->bias;
-                break;
-            case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u:
-            case DW_OP_constu: case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s:
-            case DW_OP_const8s: case DW_OP_consts:
-                st[sp++] = op->number; /* libdw sign-extends the signed ones */
-                break;
-            case DW_OP_fbreg:
-                if (!frame_base(e, &v, l))
-                    return false;
-                st[sp++] = v + op->number;
-                break;
-            case DW_OP_addrx:
-            case DW_OP_GNU_addr_index: {
-                Dwarf_Attribute r;
-                if (!attr || dwarf_getlocation_attr(attr, op, &r) != 0 ||
-                    dwarf_formaddr(&r, &v) != 0)
-                    return fail(l, "malformed location");
-                st[sp++] = v + e->bias;
-                break;
-            }
-            case DW_OP_bregx:
-                if (!reg_value(e, op->number, &v, l))
-                    return false;
-                st[sp++] = v + op->number2;
-                break;
-            case DW_OP_call_frame_cfa:
-                if (!frame_cfa(e, &v, l))
-                    return false;
-                st[sp++] = v;
-                break;
-            case DW_OP_plus_uconst: st[sp - 1] = x + op->number; break;
-            case DW_OP_neg: st[sp - 1] = -x; break;
-            case DW_OP_not: st[sp - 1] = ~x; break;
-            case DW_OP_plus: st[--sp - 1] = y + x; break;
-            case DW_OP_minus: st[--sp - 1] = y - x; break;
-            case DW_OP_mul: st[--sp - 1] = y * x; break;
-            case DW_OP_and: st[--sp - 1] = y & x; break;
-            case DW_OP_or: st[--sp - 1] = y | x; break;
-            case DW_OP_xor: st[--sp - 1] = y ^ x; break;
-            case DW_OP_shl: st[--sp - 1] = x < 64 ? y << x : 0; break;
-            case DW_OP_shr: st[--sp - 1] = x < 64 ? y >> x : 0; break;
-            case DW_OP_shra:
-                st[--sp - 1] = (uint64_t)((int64_t)y >> (x < 64 ? x : 63));
-                break;
-            case DW_OP_dup: st[sp++] = x; break;
-            case DW_OP_drop: sp--; break;
-            case DW_OP_swap: st[sp - 1] = y, st[sp - 2] = x; break;
-            case DW_OP_over: st[sp++] = y; break;
-            case DW_OP_nop: break;
-            case DW_OP_deref:
-            case DW_OP_deref_size: {
-                uint64_t size = a == DW_OP_deref ? 8 : op->number;
-                v = 0;
-                if (size == 0 || size > 8)
-                    return fail(l, "malformed location");
-                if (!e->rd(e->ctx, x, &v, size))
-                    return fail(l, "memory at 0x%" PRIx64 " unreadable", x);
-                st[sp - 1] = v;
-                break;
-            }
-            case DW_OP_stack_value:
-                if (!last)
-                    return unsupported(l, ops[i + 1].atom);
-                l->kind = LOC_VALUE;
-                l->v = x;
-                return true;
-            case DW_OP_implicit_value: {
-                Dwarf_Block b;
-                if (!attr || dwarf_getlocation_implicit_value(attr, op, &b) != 0)
-                    return fail(l, "malformed location");
-                if (!last)
-                    return unsupported(l, ops[i + 1].atom);
-                l->kind = LOC_BYTES;
-                l->bytes = b.data;
-                l->len = b.length;
-                return true;
-            }
-            default:
-                return unsupported(l, a);
-            }
-        }
-    }
-    if (!sp)
-        return fail(l, "malformed location");
-    l->kind = LOC_MEM;
-    l->v = st[sp - 1];
-    return true;
-}
-
-/* Where variable die is at e->pc. */
-static void locate(struct eval *e, Dwarf_Die *die, struct loc *l)
-{
-    Dwarf_Attribute at;
-    if (dwarf_attr_integrate(die, DW_AT_location, &at)) {
-        Dwarf_Op *ops;
-        size_t n;
-        int k = dwarf_getlocation_addr(&at, e->pc, &ops, &n, 1);
-        if (k < 0)
-            fail(l, "%s", dwarf_errmsg(-1));
-        else if (k > 0 && n > 0)
-            eval_ops(e, &at, ops, n, l);
-        return; /* else LOC_NONE: no location at pc */
-    }
-    if (!dwarf_attr_integrate(die, DW_AT_const_value, &at))
-        return;
-    Dwarf_Block b;
-    Dwarf_Sword s;
-    Dwarf_Word u;
-    switch (dwarf_whatform(&at)) {
-    case DW_FORM_block: case DW_FORM_block1: case DW_FORM_block2: case DW_FORM_block4:
-    case DW_FORM_data16:
-        if (dwarf_formblock(&at, &b) == 0) {
-            l->kind = LOC_BYTES;
-            l->bytes = b.data;
-            l->len = b.length;
-            return;
-        }
-        break;
-    case DW_FORM_sdata: case DW_FORM_implicit_const:
-        if (dwarf_formsdata(&at, &s) == 0) {
-            l->kind = LOC_VALUE;
-            l->v = (uint64_t)s;
-            return;
-        }
-        break;
-    default:
-        if (dwarf_formudata(&at, &u) == 0) {
-            l->kind = LOC_VALUE;
-            l->v = u;
-            return;
-        }
-    }
-    fail(l, "DW_AT_const_value in form 0x%x", dwarf_whatform(&at));
-}
-
 /* The value of variable die of type t as JSON. Registers and computed values are
  * rendered from their low t->size bytes (x86-64 is little-endian). */
 static void write_value(struct eval *e, struct strbuf *out, Dwarf_Die *die,
                         const struct dw_type *t)
 {
-    struct loc l = {0};
+    struct dw_loc l = {0};
     uint64_t v;
-    locate(e, die, &l);
+    dw_locate(&e->loc, die, &l);
     switch (l.kind) {
-    case LOC_NONE:
+    case DW_LOC_NONE:
         sb_json_string(out, "<optimized out>");
         return;
-    case LOC_MEM:
-        value_json_at(out, t, l.v, e->rd, e->ctx, e->o);
+    case DW_LOC_MEM:
+        value_json_at(out, t, l.v, e->loc.rd, e->loc.ctx, e->o);
         return;
-    case LOC_BYTES:
+    case DW_LOC_BYTES:
         if (t && t->size > l.len) {
-            fail(&l, "%zu bytes for a %" PRIu64 "-byte type", l.len, t->size);
+            snprintf(l.why, sizeof l.why, "%zu bytes for a %" PRIu64 "-byte type", l.len,
+                     t->size);
             break;
         }
-        value_json(out, t, l.bytes, e->rd, e->ctx, e->o);
+        value_json(out, t, l.bytes, e->loc.rd, e->loc.ctx, e->o);
         return;
-    case LOC_REG:
-    case LOC_VALUE:
-        if (!loc_word(e, &l, &v))
+    case DW_LOC_REG:
+    case DW_LOC_VALUE:
+        if (!dw_loc_word(&e->loc, &l, &v))
             break;
         if (t && t->size > sizeof v) {
-            fail(&l, "%" PRIu64 "-byte value in 8 bytes", t->size);
+            snprintf(l.why, sizeof l.why, "%" PRIu64 "-byte value in 8 bytes", t->size);
             break;
         }
-        value_json(out, t, &v, e->rd, e->ctx, e->o);
+        value_json(out, t, &v, e->loc.rd, e->loc.ctx, e->o);
         return;
-    case LOC_FAIL:
+    case DW_LOC_FAIL:
         break;
     }
-    char text[WHY_MAX + 32];
+    char text[DW_LOC_WHY_MAX + 32];
     snprintf(text, sizeof text, "<unavailable: %s>", l.why);
     sb_json_string(out, text);
 }
@@ -1076,8 +739,11 @@ int dw_frame_vars_json(struct strbuf *params, struct strbuf *locals, const char 
     struct file *f = file_get(path);
     struct chain c;
     if (f && chain_at(f, pc, &c)) {
-        struct eval e = {.f = f, .pc = pc, .bias = bias, .regs = regs, .rd = rd, .ctx = ctx,
-                         .o = o, .fn = &c.dies[c.fn]};
+        struct eval e = {
+            .f = f, .o = o,
+            .loc = {.cfi = {f->eh_cfi, dwarf_getcfi(f->dw)}, .pc = pc, .bias = bias,
+                    .regs = regs, .rd = rd, .ctx = ctx, .fn = &c.dies[c.fn]},
+        };
         for (size_t i = 0; i <= c.fn; i++)
             scope_vars(&e, &c.dies[i], &pl, &ll);
         free(e.members);
