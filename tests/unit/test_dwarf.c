@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/fixture_dir.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 
@@ -752,15 +754,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-    const char *env = getenv("STROBE_FIXTURES");
-    if (env && *env) {
-        snprintf(fixture_dir, sizeof fixture_dir, "%s", env);
-    } else {
-        char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = '\0';
-        snprintf(fixture_dir, sizeof fixture_dir, "%s/../fixtures", dirname(exe));
-    }
+    find_fixture_dir(fixture_dir, sizeof fixture_dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_c_functions),  cmocka_unit_test(test_cpp_functions),
         cmocka_unit_test(test_unique_entries), cmocka_unit_test(test_symbol_only),

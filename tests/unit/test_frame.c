@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/fixture_dir.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -630,15 +632,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-    const char *env = getenv("STROBE_FIXTURES");
-    if (env && *env) {
-        snprintf(fixture_dir, sizeof fixture_dir, "%s", env);
-    } else {
-        char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = '\0';
-        snprintf(fixture_dir, sizeof fixture_dir, "%s/../fixtures", dirname(exe));
-    }
+    find_fixture_dir(fixture_dir, sizeof fixture_dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sites_plain),    cmocka_unit_test(test_sites_inlined),
         cmocka_unit_test(test_sites_names),    cmocka_unit_test(test_vars_stack),
