@@ -421,3 +421,17 @@ def test_crash_inside_traced_functions(mcp):
     # fixed relative to each other.
     calls = [b["function"] for b in ev["lastEvents"] if b["eventType"] == "function_enter"]
     assert calls == ["process_order", "validate", "read_field"]
+
+
+def test_crash_in_a_second_thread(mcp):
+    sid, pid, st = run_to_end(mcp, "crash_thread")
+    assert st["signal"] == "SIGSEGV"
+    ev = only_crash(mcp, sid, verbose=True)
+    assert ev["pid"] == pid and ev["threadId"] != pid
+    assert ev["threadName"] == "worker"
+    assert (ev["signal"], ev["faultAddress"]) == ("SIGSEGV", "0x8")
+    assert frame_summary(ev)[:2] == [("parse_job", "crash_thread.c", 27),
+                                     ("worker_main", "crash_thread.c", 36)]
+    assert args_of(ev["frames"][0]) == {"job": None, "retries": 7}
+    assert ev["locals"] == [{"name": "attempt", "type": "int", "value": 2}]
+    assert "start_thread" in [f["function"] for f in ev["frames"]]
