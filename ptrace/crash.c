@@ -5,8 +5,10 @@
  * module (/proc/PID/maps), name it with the module's function index (dwarf.h, which
  * covers libraries without debug info through their symbol tables), expand inlined
  * calls and read variables with dwarf/frame.h, then write JSON. Everything is read
- * while the thread is stopped; nothing is written to the target except the int3 of
- * the Rust panic breakpoint.
+ * while the thread is stopped. What is written to the target: the int3 of the Rust
+ * panic breakpoint, and for a thread inside traced functions its real return
+ * addresses in place of the trampolines (hooks_prepare_unwind), so that its stack
+ * unwinds; the exits of those frames are then reported as unwound.
  */
 #include "ptrace/crash.h"
 
