@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "tests/unit/fixture_dir.h"
+#include "tests/unit/fixtures.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -28,24 +28,6 @@
 #include <unistd.h>
 
 #include "dwarf/dwarf.h"
-
-static char fixture_dir[PATH_MAX];
-
-static const char *fixture(const char *name)
-{
-    static char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", fixture_dir, name);
-    return path;
-}
-
-static const struct dw_index *load(const char *name)
-{
-    char err[256] = "";
-    const struct dw_index *ix = dw_index_get(fixture(name), err, sizeof err);
-    if (!ix)
-        fail_msg("%s: %s (run `make fixtures`)", fixture(name), err);
-    return ix;
-}
 
 static const struct dw_function *find(const struct dw_index *ix, const char *name)
 {
@@ -754,7 +736,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-    find_fixture_dir(fixture_dir, sizeof fixture_dir);
+    find_fixture_dir();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_c_functions),  cmocka_unit_test(test_cpp_functions),
         cmocka_unit_test(test_unique_entries), cmocka_unit_test(test_symbol_only),

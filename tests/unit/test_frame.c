@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "tests/unit/fixture_dir.h"
+#include "tests/unit/fixtures.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -47,24 +47,6 @@
 #define LABEL 0x10200u  /* "walk" */
 #define CALLS 0x10300u  /* where the static `calls` is loaded */
 #define CFA 0x11000u
-
-static char fixture_dir[PATH_MAX];
-
-static const char *fixture(const char *name)
-{
-    static char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", fixture_dir, name);
-    return path;
-}
-
-static const struct dw_index *load(const char *name)
-{
-    char err[256] = "";
-    const struct dw_index *ix = dw_index_get(fixture(name), err, sizeof err);
-    if (!ix)
-        fail_msg("%s: %s (run `make fixtures`)", fixture(name), err);
-    return ix;
-}
 
 static const struct dw_function *must_find(const struct dw_index *ix, const char *name)
 {
@@ -632,7 +614,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-    find_fixture_dir(fixture_dir, sizeof fixture_dir);
+    find_fixture_dir();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sites_plain),    cmocka_unit_test(test_sites_inlined),
         cmocka_unit_test(test_sites_names),    cmocka_unit_test(test_vars_stack),
