@@ -137,7 +137,7 @@ static bool ends_panic_message(const char *l)
            starts_with(l, "thread '");
 }
 
-/* After the thread name's closing quote: " panicked at ", or since Rust 1.84 or so
+/* After the thread name's closing quote: " panicked at ", or in recent Rust (1.95 here)
  * " (TID) panicked at ". The text after it, or NULL. */
 static const char *panicked_at(const char *s)
 {

@@ -422,7 +422,7 @@ static void collect_traced(uint64_t key, void *value, void *arg)
 size_t hooks_traced(const struct hooks *h, uint64_t *addrs, size_t max)
 {
     struct traced_state st = {addrs, max, 0};
-    u64map_each((struct u64map *)&h->by_addr, collect_traced, &st);
+    u64map_each(&h->by_addr, collect_traced, &st);
     return st.n;
 }
 

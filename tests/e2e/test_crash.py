@@ -46,6 +46,15 @@ def run_to_end(mcp, fixture, **kw):
     return r["sessionId"], r["pid"], st
 
 
+def wait_callers(mcp, sid, n):
+    """The pids of the traced calls once n distinct processes have made some."""
+    def callers():
+        q = mcp.query(sid, eventType="function_enter", verbose=True, limit=500)
+        pids = {e["pid"] for e in q["events"]}
+        return pids if len(pids) == n else None
+    return wait_until(callers, what="traced calls from %d processes" % n)
+
+
 def texts_by_id(mcp, sid):
     return {e["id"]: e.get("text") for e in mcp.all_events(sid)}
 
@@ -355,11 +364,7 @@ def test_patterns_changed_after_fork_reach_the_children(mcp, tmp_path):
     # Added at runtime, after both children exist: armed in all three processes.
     mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tick"]})
 
-    def callers():
-        q = mcp.query(sid, eventType="function_enter", verbose=True, limit=500)
-        pids = {e["pid"] for e in q["events"]}
-        return pids if len(pids) == 3 else None
-    pids = wait_until(callers)
+    pids = wait_callers(mcp, sid, 3)
     assert parent in pids
     # Each child calls tick with its own number.
     q = mcp.query(sid, eventType="function_enter", verbose=True, limit=500)
@@ -386,11 +391,7 @@ def test_patterns_changed_at_runtime_reach_an_execd_child(mcp, tmp_path):
     mcp.wait_events(sid, 2, eventType="stdout")  # "child pid P", "ready"
     mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tick"]})
 
-    def loop_pids():
-        q = mcp.query(sid, eventType="function_enter", verbose=True, limit=500)
-        pids = {e["pid"] for e in q["events"]}
-        return pids if len(pids) == 3 else None
-    pids = wait_until(loop_pids)
+    pids = wait_callers(mcp, sid, 3)
     assert top not in pids  # fork_exec itself has no tick
 
     # Removed: the count stops growing although every process still calls tick
