@@ -7,7 +7,9 @@
 #   make bench      benchmarks (results go to BENCHMARKS.md by hand)
 #   make install    PREFIX=/usr/local
 #
-# Every target first runs scripts/deps.sh, which apt-installs what is missing.
+# Every public target first runs scripts/deps.sh, which apt-installs what is missing,
+# and only then builds, in a sub-make: with any -j nothing is compiled (and
+# pkg-config is not asked) before the packages are there.
 # SAN=1 builds into build-san/ with AddressSanitizer and UndefinedBehaviorSanitizer.
 
 PREFIX ?= /usr/local
@@ -26,8 +28,8 @@ CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -I. -pthre
              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
 LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -liberty -lm -pthread $(LDLIBS)
 
-LIB_SRC := $(wildcard core/*.c dwarf/*.c ptrace/*.c store/*.c mcp/*.c cli/*.c)
-LIB_SRC := $(filter-out core/main.c cli/strobectl.c,$(LIB_SRC))
+LIB_SRC := $(wildcard base/*.c core/*.c dwarf/*.c ptrace/*.c store/*.c mcp/*.c cli/*.c)
+LIB_SRC := $(filter-out cli/strobectl.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
@@ -36,16 +38,38 @@ FIXTURE_BIN := $(patsubst tests/fixtures/%,$(B)/fixtures/%,$(basename $(FIXTURE_
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 
-.PHONY: all deps deps-check deps-bench demo check unit e2e check-san valgrind bench \
-        install clean fixtures
-all: deps $(B)/strobe $(B)/strobectl
+.PHONY: all demo check unit e2e valgrind bench install clean fixtures layers \
+        build-all build-demo build-unit build-e2e build-valgrind build-bench \
+        build-install build-fixtures
+all:
 
-deps:
+# Public targets: packages first (scripts/deps.sh LEVEL), then the build-* target of
+# the same name in a sub-make, which inherits -j and SAN.
+all demo install fixtures:
 	@scripts/deps.sh build
-deps-check:
+	@$(MAKE) --no-print-directory build-$@
+unit e2e valgrind:
 	@scripts/deps.sh check
-deps-bench:
+	@$(MAKE) --no-print-directory build-$@
+bench:
 	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory build-bench
+
+# The whole test suite, one step after the other: the layering rule, both builds'
+# unit and end-to-end suites, then the daemon under valgrind.
+check:
+	@scripts/deps.sh check
+	@scripts/check-layers.sh
+	@$(MAKE) --no-print-directory build-unit
+	@$(MAKE) --no-print-directory build-e2e
+	@$(MAKE) --no-print-directory SAN=1 build-unit
+	@$(MAKE) --no-print-directory SAN=1 build-e2e
+	@$(MAKE) --no-print-directory build-valgrind
+
+layers:
+	@scripts/check-layers.sh
+
+build-all: $(B)/strobe $(B)/strobectl
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -55,7 +79,7 @@ $(B)/libstrobe.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/strobe: $(B)/obj/core/main.o $(B)/libstrobe.a
+$(B)/strobe: $(B)/obj/strobe.o $(B)/libstrobe.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 $(B)/strobectl: $(B)/obj/cli/strobectl.o $(B)/libstrobe.a
@@ -102,30 +126,24 @@ $(B)/fixtures/libshapes.so: tests/fixtures/shapes_lib.c tests/fixtures/shapes_li
 	cc $(FIXFLAGS) -shared -fPIC -o $@ $<
 $(B)/fixtures/uses_lib: tests/fixtures/uses_lib.c $(B)/fixtures/libshapes.so
 	cc $(FIXFLAGS) -o $@ $< -L$(B)/fixtures -lshapes -Wl,-rpath,'$$ORIGIN'
-fixtures: $(FIXTURE_BIN)
+build-fixtures: $(FIXTURE_BIN)
 
-demo: all $(B)/fixtures/demo_orders
+build-demo: build-all $(B)/fixtures/demo_orders
 	@scripts/demo.sh $(B)
 
-unit: deps-check $(UNIT_BIN) fixtures # test_dwarf reads the fixtures
+build-unit: $(UNIT_BIN) build-fixtures # test_dwarf reads the fixtures
 	@scripts/run-unit.sh $(UNIT_BIN)
 
-e2e: deps-check all fixtures
+build-e2e: build-all build-fixtures
 	@scripts/run-e2e.sh $(B)
 
-# The whole test suite: both builds, then the daemon under valgrind.
-check: deps-check
-	$(MAKE) unit e2e
-	$(MAKE) SAN=1 unit e2e
-	$(MAKE) valgrind
-
-valgrind: deps-check all fixtures
+build-valgrind: build-all build-fixtures
 	@STROBE_VALGRIND=1 scripts/run-e2e.sh $(B)
 
-bench: deps-bench all fixtures $(BENCH_BIN)
+build-bench: build-all build-fixtures $(BENCH_BIN)
 	@scripts/run-bench.sh $(B)
 
-install: all
+build-install: build-all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(B)/strobe $(B)/strobectl $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 man/strobe.1 man/strobectl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
@@ -133,4 +151,4 @@ install: all
 clean:
 	rm -rf build build-san
 
--include $(LIB_OBJ:.o=.d) $(B)/obj/core/main.d $(B)/obj/cli/strobectl.d
+-include $(LIB_OBJ:.o=.d) $(B)/obj/strobe.d $(B)/obj/cli/strobectl.d

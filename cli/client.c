@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/paths.h"
+#include "base/paths.h"
 
 /* ---- connecting ------------------------------------------------------------- */
 

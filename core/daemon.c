@@ -32,8 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/paths.h"
+#include "base/log.h"
+#include "base/paths.h"
 #include "core/session.h"
 #include "dwarf/dwarf.h"
 #include "dwarf/frame.h"

@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/linesplit.h"
-#include "core/log.h"
+#include "base/clock.h"
+#include "base/linesplit.h"
+#include "base/log.h"
 
 #define PARTIAL_LINE_MS 100
 

@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/event.h"
-#include "core/ring.h"
+#include "base/event.h"
+#include "base/ring.h"
 #include "store/store.h"
 
 struct output;

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 #define PATTERN_MAX_LEN 512
 #define PATTERNS_MAX 256

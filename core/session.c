@@ -23,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/patterns.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/output.h"
-#include "core/ring.h"
-#include "core/strbuf.h"
+#include "base/ring.h"
+#include "base/strbuf.h"
 #include "dwarf/elfinfo.h"
 #include "ptrace/tracer.h"
 

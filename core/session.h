@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/error.h"
-#include "core/session_id.h"
+#include "base/error.h"
+#include "base/session_id.h"
 #include "core/settings.h"
 #include "core/trace.h"
 #include "store/store.h"

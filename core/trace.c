@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "core/pattern_match.h"
-#include "core/u64map.h"
+#include "base/u64map.h"
 #include "dwarf/dwarf.h"
 #include "ptrace/hooks.h"
 #include "ptrace/procmem.h"

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/patterns.h"
 
 struct trace;

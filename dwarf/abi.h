@@ -40,7 +40,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/strbuf.h"
+#include "base/strbuf.h"
 #include "dwarf/dwarf.h"
 #include "dwarf/value.h"
 

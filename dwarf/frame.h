@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/strbuf.h"
+#include "base/strbuf.h"
 #include "dwarf/value.h"
 
 /* Register values of one frame, by DWARF register number (x86-64 psABI: 0 rax, 1 rdx,

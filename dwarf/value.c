@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/linesplit.h"
+#include "base/linesplit.h"
 
 enum {
     NESTING_MAX = 64,   /* recursion guard against looping type graphs */

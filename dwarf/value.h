@@ -64,7 +64,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/strbuf.h"
+#include "base/strbuf.h"
 #include "dwarf/dwarf.h"
 
 /* Reads len bytes of the target at addr into buf; false when any of them is

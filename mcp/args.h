@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 /* Rejects fields not in `allowed` (NULL-terminated), suggesting the closest one. */
 int args_only(const cJSON *obj, const char *where, const char *const *allowed,

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/event.h"
-#include "core/failure_text.h"
-#include "core/strbuf.h"
+#include "base/event.h"
+#include "base/failure_text.h"
+#include "base/strbuf.h"
 
 /* The events of the session up to the crash's timestamp, latest `limit`. */
 static int events_before(struct store_reader *rd, int64_t key, const struct store_event_row *row,

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/session.h"
-#include "core/timearg.h"
+#include "base/timearg.h"
 #include "mcp/crash_context.h"
 #include "mcp/args.h"
 #include "mcp/tools.h"

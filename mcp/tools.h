@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "store/store.h"
 
 struct tool_ctx {

@@ -24,10 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/failure_text.h"
-#include "core/log.h"
-#include "core/strbuf.h"
+#include "base/clock.h"
+#include "base/failure_text.h"
+#include "base/log.h"
+#include "base/strbuf.h"
 #include "dwarf/dwarf.h"
 #include "dwarf/elfinfo.h"
 #include "dwarf/frame.h"

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/ring.h"
+#include "base/ring.h"
 
 #define CRASH_MAX_PER_PROCESS 16
 

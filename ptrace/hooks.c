@@ -20,9 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/strbuf.h"
-#include "core/u64map.h"
+#include "base/clock.h"
+#include "base/strbuf.h"
+#include "base/u64map.h"
 #include "dwarf/abi.h"
 #include "dwarf/value.h"
 #include "ptrace/inject.h"

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/ring.h"
+#include "base/ring.h"
 #include "dwarf/dwarf.h"
 
 struct hooks;

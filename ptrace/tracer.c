@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/event.h"
+#include "base/log.h"
+#include "base/event.h"
 #include "ptrace/crash.h"
 #include "ptrace/hooks.h"
 #include "ptrace/procmem.h"

@@ -25,8 +25,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/error.h"
-#include "core/ring.h"
+#include "base/error.h"
+#include "base/ring.h"
 #include "ptrace/hooks.h"
 
 struct tracer;

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/ring.h"
+#include "base/ring.h"
 
 struct store;
 struct store_reader;

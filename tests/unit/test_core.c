@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/linesplit.h"
+#include "base/linesplit.h"
 #include "core/patterns.h"
-#include "core/session_id.h"
+#include "base/session_id.h"
 #include "core/settings.h"
-#include "core/timearg.h"
+#include "base/timearg.h"
 
 /* ---- linesplit ---- */
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/failure_text.h"
+#include "base/failure_text.h"
 
 static void test_assertion_full(void **state)
 {

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "core/u64map.h"
+#include "base/u64map.h"
 #include "ptrace/reloc.h"
 
 static const uint64_t AT = 0x401000, SLOT = 0x500000;

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/ring.h"
+#include "base/ring.h"
 
 static void test_push_peek_pop(void **state)
 {

@@ -1,7 +1,7 @@
 /*
  * event.c - names of event types, the single place the wire names live.
  */
-#include "core/event.h"
+#include "base/event.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * the middle of its output is not mistaken for one only when the shape matches
  * completely.
  */
-#include "core/failure_text.h"
+#include "base/failure_text.h"
 
 #include <ctype.h>
 #include <stdio.h>

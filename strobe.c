@@ -1,5 +1,5 @@
 /*
- * main.c - the strobe command: `strobe daemon`, `strobe mcp`, `strobe --version`.
+ * strobe.c - the strobe command: `strobe daemon`, `strobe mcp`, `strobe --version`.
  * It is the only place where core/ meets mcp/: the daemon is handed the MCP
  * connection handler, so the engine never depends on the protocol.
  */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/daemon.h"
-#include "mcp/proxy.h"
+#include "cli/mcp_proxy.h"
 #include "mcp/server.h"
 
 #define STROBE_VERSION "0.1.0"

@@ -1,7 +1,7 @@
 /*
  * paths.c - the state directory and its files. See paths.h.
  */
-#include "core/paths.h"
+#include "base/paths.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -8,7 +8,7 @@
  * with a release store of head, the consumer frees space with a release store of
  * tail; each reads the other's index with acquire.
  */
-#include "core/ring.h"
+#include "base/ring.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

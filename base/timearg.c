@@ -1,7 +1,7 @@
 /*
  * timearg.c - parsing of debug_query time bounds. See timearg.h.
  */
-#include "core/timearg.h"
+#include "base/timearg.h"
 
 #include <errno.h>
 #include <stdlib.h>

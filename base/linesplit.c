@@ -3,7 +3,7 @@
  * linesplit.h. The pending bytes are kept raw; sanitizing happens when a line is
  * emitted, so a multi-byte character split across two reads stays whole.
  */
-#include "core/linesplit.h"
+#include "base/linesplit.h"
 
 #include <stdint.h>
 #include <stdio.h>

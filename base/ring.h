@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/event.h"
+#include "base/event.h"
 
 struct ring;
 

@@ -1,7 +1,7 @@
 /*
  * strbuf.c - growable strings. See strbuf.h.
  */
-#include "core/strbuf.h"
+#include "base/strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * session_id.c - session id generation. See session_id.h.
  */
-#include "core/session_id.h"
+#include "base/session_id.h"
 
 #include <stdio.h>
 #include <string.h>

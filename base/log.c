@@ -2,7 +2,7 @@
  * log.c - daemon log. See log.h. A line is formatted in full and written with one
  * write(2) on an O_APPEND descriptor, so lines from threads never interleave.
  */
-#include "core/log.h"
+#include "base/log.h"
 
 #include <fcntl.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
  * u64map.c - open addressing with linear probing; deletions leave tombstones that
  * the next growth clears. See u64map.h.
  */
-#include "core/u64map.h"
+#include "base/u64map.h"
 
 #include <stdlib.h>
 

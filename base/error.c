@@ -1,7 +1,7 @@
 /*
  * error.c - error codes and their names. See error.h.
  */
-#include "core/error.h"
+#include "base/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

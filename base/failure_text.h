@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/strbuf.h"
+#include "base/strbuf.h"
 
 struct assertion_info {
     char expression[512];

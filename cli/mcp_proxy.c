@@ -5,7 +5,7 @@
  * that a new daemon can be brought up without the client noticing more than a
  * "retry" error. See proxy.h.
  */
-#include "mcp/proxy.h"
+#include "cli/mcp_proxy.h"
 
 #include <errno.h>
 #include <fcntl.h>

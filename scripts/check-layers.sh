@@ -1,0 +1,65 @@
+#!/bin/sh
+# The layering rule, checked: every `#include "dir/file.h"` of a project file must be
+# an edge that README.md's "Layout" table allows in its "may include" column (a
+# folder name allows the whole folder; dir/file.h allows that one header). A file
+# may always include its own folder. The composition root (strobe.c), tests/ and
+# bench/ may include anything. It also fails when an mcp/ file calls a store_*
+# function: tool handlers reach the database through the engine (core/timeline.h).
+#
+#   scripts/check-layers.sh        exits 1 and names each forbidden edge
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 2
+
+# "| base/ | owns ... | (nothing) |" -> "base: ..." lines, one per folder.
+rules=$(awk -F'|' '
+    /^## Layout/ { in_layout = 1; next }
+    /^## / { in_layout = 0 }
+    in_layout && $2 ~ /^ *[a-z]+\/ *$/ {
+        dir = $2; gsub(/[ \/`]/, "", dir)
+        allow = $4; gsub(/`/, "", allow); gsub(/,/, " ", allow)
+        print dir ":" allow
+    }' README.md)
+if [ -z "$rules" ]; then
+    echo "check-layers: README.md has no Layout table with a 'may include' column" >&2
+    exit 2
+fi
+
+status=0
+for f in $(git ls-files '*.c' '*.h'); do
+    dir=${f%%/*}
+    case "$f" in
+    */*) ;;
+    *) continue ;;                      # strobe.c: the composition root
+    esac
+    case "$dir" in tests|bench) continue ;; esac
+    allow=$(printf '%s\n' "$rules" | sed -n "s/^$dir://p")
+    if ! printf '%s\n' "$rules" | grep -q "^$dir:"; then
+        echo "check-layers: $f: folder $dir/ is not in README.md's Layout table" >&2
+        status=1
+        continue
+    fi
+    for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+        idir=${inc%%/*}
+        [ "$idir" = "$dir" ] && continue
+        ok=0
+        for a in $allow; do
+            if [ "$a" = "$idir" ] || [ "$a" = "$inc" ]; then ok=1; break; fi
+        done
+        if [ $ok = 0 ]; then
+            echo "check-layers: $f includes $inc: $dir/ may include only: ${allow:-nothing}" >&2
+            status=1
+        fi
+    done
+done
+
+for f in $(git ls-files 'mcp/*.c' 'mcp/*.h'); do
+    calls=$(grep -on '\bstore_[a-z_]*[[:space:]]*(' "$f" | sed 's/[[:space:]]*($//')
+    if [ -n "$calls" ]; then
+        echo "check-layers: $f calls the store directly (use core/timeline.h):" $calls >&2
+        status=1
+    fi
+done
+
+[ $status = 0 ] && echo "check-layers: every include follows README.md's Layout table"
+exit $status
