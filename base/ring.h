@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/event.h"
 
@@ -41,5 +42,28 @@ void ring_pop(struct ring *r);
 
 /* Bytes queued: for the consumer's heuristics and for tests. */
 size_t ring_used(const struct ring *r);
+
+/* Where a producer's events go: the session they belong to, its clock origin, the
+ * producer's own ring and the consumer's wake-up. Declared once; the tracer, its
+ * hooks and its crash recorder all carry the one their session gave them. */
+struct event_sink {
+    int64_t session_key;
+    int64_t t0_ns;               /* CLOCK_MONOTONIC at launch: event timestamps */
+    struct ring *ring;
+    void (*wake)(void *);
+    void *wake_arg;
+};
+
+/* An event of sink's session at ts_ns (CLOCK_MONOTONIC), timestamped relative to t0. */
+static inline struct event event_sink_init(const struct event_sink *s, int type, int64_t ts_ns)
+{
+    return event_init(s->session_key, type, ts_ns - s->t0_ns);
+}
+
+/* ring_push into the sink's ring. */
+static inline bool event_sink_push(const struct event_sink *s, const struct event *e)
+{
+    return ring_push(s->ring, e, s->wake, s->wake_arg);
+}
 
 #endif

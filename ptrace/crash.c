@@ -632,7 +632,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     int64_t t_stop = mono_ns();
     if (c->cfg.settle_output)
         c->cfg.settle_output(c->cfg.arg);
-    int64_t ts = mono_ns() - c->cfg.t0_ns;
+    int64_t ts = mono_ns() - c->cfg.sink.t0_ns;
     int memfd = procmem_open(tgid);
     struct modules ms = {0};
     procmem_modules(tgid, &ms.m, &ms.n);
@@ -699,7 +699,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
         sb_printf(&headline, " (%s:%d)", basename_of(top->file), top->line);
     char tname[32];
     thread_name(tid, tname, sizeof tname);
-    struct event ev = event_init(c->cfg.session_key, EV_CRASH, ts);
+    struct event ev = event_init(c->cfg.sink.session_key, EV_CRASH, ts);
     ev.pid = tgid;
     ev.tid = tid;
     ev.thread_name = tname[0] ? tname : NULL;
@@ -708,7 +708,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     ev.line = top ? top->line : 0;
     ev.text = headline.len ? headline.buf : kind_name(kind);
     ev.data = d.buf;
-    ring_push(c->cfg.ring, &ev, c->cfg.wake, c->cfg.wake_arg);
+    event_sink_push(&c->cfg.sink, &ev);
     log_info("pid %d: crash recorded in %.2f ms: %s", (int)tgid,
              (double)(mono_ns() - t_stop) / 1e6, ev.text);
 

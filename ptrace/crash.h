@@ -41,11 +41,7 @@
 struct crash;
 
 struct crash_config {
-    int64_t session_key;
-    int64_t t0_ns;              /* CLOCK_MONOTONIC at launch: event timestamps */
-    struct ring *ring;          /* the tracer thread's ring */
-    void (*wake)(void *);
-    void *wake_arg;
+    struct event_sink sink;     /* the tracer thread's */
     /* Called before a crash is stamped, so that what the program wrote before it
      * failed gets earlier timestamps than the crash. May be NULL. */
     void (*settle_output)(void *arg);

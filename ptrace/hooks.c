@@ -435,7 +435,7 @@ void hooks_set_depth(struct hooks *h, int depth)
 
 static void push_event(struct hooks *h, struct event *ev)
 {
-    ring_push(h->cfg.ring, ev, h->cfg.wake, h->cfg.wake_arg);
+    event_sink_push(&h->cfg.sink, ev);
 }
 
 static void fill_location(struct event *ev, const struct hook *k, const struct thread *t)
@@ -534,7 +534,7 @@ enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
 static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
                       const struct user_regs_struct *regs, enum exit_kind kind, int64_t now)
 {
-    struct event ev = event_init(h->cfg.session_key, EV_FUNCTION_EXIT, now - h->cfg.t0_ns);
+    struct event ev = event_sink_init(&h->cfg.sink, EV_FUNCTION_EXIT, now);
     fill_location(&ev, f->hook, t);
     ev.seq = ++*h->seq;
     ev.parent_seq = f->seq;
@@ -634,7 +634,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
         ret = t->frames[t->depth - 1].ret;
     }
     prune_stale(h, t, regs, now);
-    struct event ev = event_init(h->cfg.session_key, EV_FUNCTION_ENTER, now - h->cfg.t0_ns);
+    struct event ev = event_sink_init(&h->cfg.sink, EV_FUNCTION_ENTER, now);
     fill_location(&ev, k, t);
     ev.seq = ++*h->seq;
     if (t->depth > 0)

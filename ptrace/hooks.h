@@ -50,11 +50,7 @@ struct hook_tuning {
 
 struct hooks_config {
     pid_t pid;                  /* the session's main process */
-    int64_t session_key;
-    int64_t t0_ns;              /* CLOCK_MONOTONIC at launch: event timestamps */
-    struct ring *ring;          /* the tracer's ring (this thread produces) */
-    void (*wake)(void *);       /* ring_push's wake callback */
-    void *wake_arg;
+    struct event_sink sink;     /* the tracer's (this thread produces) */
     struct hook_tuning tuning;
     /* The session's event sequence, shared by the hooks of every image the session
      * runs (parent links are per session); NULL: this hooks counts on its own. */

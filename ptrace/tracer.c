@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/event.h"
 #include "ptrace/crash.h"
@@ -312,12 +313,10 @@ static bool is_stop_signal(int sig)
 
 static struct hooks *make_hooks(struct tracer *t, pid_t pid)
 {
-    if (!t->spec.ring)
+    if (!t->spec.sink.ring)
         return NULL;
     struct hooks_config cfg = {
-        .pid = pid, .session_key = t->spec.session_key, .t0_ns = t->spec.t0_ns,
-        .ring = t->spec.ring, .wake = t->spec.wake, .wake_arg = t->spec.wake_arg,
-        .tuning = t->spec.tuning, .seq = &t->seq,
+        .pid = pid, .sink = t->spec.sink, .tuning = t->spec.tuning, .seq = &t->seq,
     };
     struct hooks *h = hooks_new(&cfg);
     if (h)
@@ -445,19 +444,16 @@ static void tick(struct tracer *t)
  * session, behind the last of its output). */
 static void record_child_exit(struct tracer *t, pid_t pid, int status)
 {
-    if (!t->spec.ring)
+    if (!t->spec.sink.ring)
         return;
     char text[128], data[96];
     event_describe_exit(pid, status, false, text, sizeof text, data, sizeof data);
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    struct event ev = event_init(t->spec.session_key, EV_PROCESS_EXIT,
-                                 (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - t->spec.t0_ns);
+    struct event ev = event_sink_init(&t->spec.sink, EV_PROCESS_EXIT, mono_ns());
     ev.pid = pid;
     ev.tid = pid;
     ev.text = text;
     ev.data = data;
-    ring_push(t->spec.ring, &ev, t->spec.wake, t->spec.wake_arg);
+    event_sink_push(&t->spec.sink, &ev);
 }
 
 /* A tracee is gone: a thread, a child process or the main process. Threads other
@@ -521,11 +517,10 @@ static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
 
 static struct crash *make_crash(struct tracer *t)
 {
-    if (!t->spec.ring)
+    if (!t->spec.sink.ring)
         return NULL;
     struct crash_config cfg = {
-        .session_key = t->spec.session_key, .t0_ns = t->spec.t0_ns, .ring = t->spec.ring,
-        .wake = t->spec.wake, .wake_arg = t->spec.wake_arg,
+        .sink = t->spec.sink,
         .settle_output = t->spec.settle_output, .arg = t->spec.arg,
         .prepare_unwind = prepare_unwind, .prepare_arg = t,
     };

@@ -42,12 +42,9 @@ struct tracer_spec {
      * with its wait(2) status. Other processes of the session may live on. */
     void (*on_main_exit)(void *arg, int wait_status);
     void *arg;
-    /* Function events: the tracer thread produces into ring (see hooks.h). */
-    int64_t session_key;
-    int64_t t0_ns;
-    struct ring *ring;
-    void (*wake)(void *);
-    void *wake_arg;
+    /* Function, crash and child-exit events: the tracer thread produces into
+     * sink.ring (see hooks.h, crash.h). sink.ring NULL: output-only, no hooks. */
+    struct event_sink sink;
     struct hook_tuning tuning;
     /* Called on the tracer thread once the program reaches its entry point: every
      * library it links is loaded and no code of its own has run. The place to arm
