@@ -1,0 +1,171 @@
+/*
+ * collector.h - the seam between the engine and whatever watches a program run.
+ *
+ * A collector knows one kind of program (native code through ptrace today; Python
+ * or Node later) and drives it on the engine's behalf: it launches the program,
+ * applies trace patterns to it, reports on it, kills it. It pushes every event it
+ * produces through the event_sink its session hands it (base/ring.h) and knows
+ * nothing of sessions, the store or any protocol. The engine (core/session.c)
+ * knows collectors only through this table, so core/ includes no ptrace/ or dwarf/
+ * header, and a new language needs no edit of the session code.
+ *
+ * The table is versioned like sqlite3_io_methods: `version` says which members a
+ * collector fills. Members of a later version are read only when version is at
+ * least that. The slots after `join` belong to the inspection and stop-and-step
+ * work; a collector may leave any of them NULL, and the engine then answers
+ * NOT_IMPLEMENTED naming the collector's language (collector_unsupported()).
+ *
+ * To add a collector:
+ *   1. fill a `const struct collector_methods` (version COLLECTOR_VERSION, name,
+ *      language, probe, launch, set_patterns, describe, kill, finished, join, and
+ *      whatever optional slots it supports) in its own folder;
+ *   2. declare it in that folder's header (see ptrace/native.h);
+ *   3. register it in strobe.c, the composition root, with collector_register();
+ *      the first registered collector whose probe() accepts a program launches it;
+ *   4. add its folder to README.md's Layout table (it may include core/collector.h).
+ *
+ * Threads: launch, set_patterns, describe and the optional slots are called from
+ * the daemon's request threads, several sessions at once; one collector_target is
+ * used by one request at a time for set_patterns (the engine serializes them).
+ * kill and finished may be called from any thread at any time.
+ */
+#ifndef STROBE_COLLECTOR_H
+#define STROBE_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "base/ring.h"
+#include "core/patterns.h"
+
+#define COLLECTOR_VERSION 1
+
+struct collector_target; /* one launched program and everything it spawns */
+
+/* Per-session knobs from the settings (core/settings.h). */
+struct collector_tuning {
+    int64_t hot_calls_per_second;  /* trace.hotCallsPerSecond */
+    bool capture_exits;            /* trace.captureExits */
+    bool pin_cpu;                  /* trace.pinCpu */
+};
+
+/* What probe() learned about a program before it runs. */
+struct collector_probe {
+    int n_warnings;                /* e.g. "no debug info: rebuild with -g" */
+    char warnings[2][512];
+};
+
+/* Callbacks into the session; all run on the collector's own thread. */
+struct collector_events {
+    /* The main process ended (exited or was killed), with its wait(2) status.
+     * Other processes of the program may live on. */
+    void (*main_exit)(void *arg, int wait_status);
+    /* Called before a crash is stamped: output the program wrote before failing
+     * must get earlier timestamps than the crash. */
+    void (*settle_output)(void *arg);
+    void *arg;
+};
+
+struct collector_launch {
+    const char *path;              /* resolved executable */
+    char *const *argv;             /* argv[0] included, NULL-terminated */
+    char *const *envp;             /* full environment, NULL-terminated */
+    const char *cwd;
+    int stdin_fd, stdout_fd, stderr_fd; /* become fds 0, 1, 2 of the target */
+    const char *project_root;      /* scopes patterns (@file:, user code) */
+    struct event_sink sink;        /* where every event goes */
+    struct collector_tuning tuning;
+    /* Patterns armed before the program's own code runs (pending patterns). */
+    const char *const *patterns;
+    int n_patterns;
+    int depth;                     /* serialization depth, 1-10 */
+    struct collector_events events;
+};
+
+/* What a pattern change did: the answer to debug_trace, in the collector's words.
+ * status and warnings state facts; the front end adds the next step. */
+struct trace_result {
+    int n_patterns;
+    char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
+    size_t hooked;           /* functions armed now */
+    size_t matched;          /* functions the patterns match */
+    int depth;
+    int n_warnings;
+    char warnings[8][256];
+    char status[1024];
+    size_t n_sampled;        /* functions under hot-function sampling */
+    const char *sampled[16];
+};
+
+/* The slots of the next issues take requests whose shapes those issues define. */
+struct collector_stacks_request;
+struct collector_stacks;
+struct collector_breakpoint;
+struct collector_watch;
+
+enum collector_resume {
+    RESUME_CONTINUE,
+    RESUME_STEP_INTO,
+    RESUME_STEP_OVER,
+    RESUME_STEP_OUT,
+};
+
+struct collector_methods {
+    int version;                   /* COLLECTOR_VERSION when written */
+    const char *name;              /* "native" */
+    const char *language;          /* "native code (C, C++, Rust)" */
+
+    /* Whether this collector runs the program at path; fills *out with facts worth
+     * a warning. Cheap: reads headers, never runs anything. */
+    bool (*probe)(const char *path, struct collector_probe *out);
+    /* Starts the program; returns once it runs (or failed to: -1 and e, with
+     * COMMAND_NOT_FOUND, COMMAND_NOT_EXECUTABLE or ATTACH_FAILED). *armed is the
+     * number of req->patterns in force (they are armed before main). */
+    int (*launch)(const struct collector_launch *req, struct collector_target **out,
+                  pid_t *pid, struct strobe_error *e);
+    /* Adds and removes patterns (syntax already checked), sets the serialization
+     * depth (0: unchanged) and brings the running program in line. A failed
+     * change changes nothing. PROCESS_EXITED once the program is gone. */
+    int (*set_patterns)(struct collector_target *t, const char *const *add, int n_add,
+                        const char *const *remove, int n_remove, int depth,
+                        struct trace_result *res, struct strobe_error *e);
+    /* The patterns in force, without touching the program (it may be gone). */
+    void (*describe)(struct collector_target *t, struct trace_result *res);
+    /* SIGKILL to every process of the program. Any thread, any time. */
+    void (*kill)(struct collector_target *t);
+    /* Whether every process of the program is gone. Any thread. */
+    bool (*finished)(struct collector_target *t);
+    /* Waits until finished, then frees t. */
+    void (*join)(struct collector_target *t);
+
+    /* ---- optional: NULL answers NOT_IMPLEMENTED (version 1) ---- */
+    int (*read_memory)(struct collector_target *t, pid_t pid, uint64_t addr, void *buf,
+                       size_t len, struct strobe_error *e);
+    int (*write_memory)(struct collector_target *t, pid_t pid, uint64_t addr,
+                        const void *buf, size_t len, struct strobe_error *e);
+    int (*stacks)(struct collector_target *t, const struct collector_stacks_request *req,
+                  struct collector_stacks *out, struct strobe_error *e);
+    int (*breakpoint_set)(struct collector_target *t, struct collector_breakpoint *bp,
+                          struct strobe_error *e);
+    int (*breakpoint_clear)(struct collector_target *t, int id, struct strobe_error *e);
+    int (*watch_set)(struct collector_target *t, struct collector_watch *w,
+                     struct strobe_error *e);
+    int (*watch_clear)(struct collector_target *t, int id, struct strobe_error *e);
+    int (*resume)(struct collector_target *t, pid_t tid, enum collector_resume how,
+                  struct strobe_error *e);
+};
+
+/* Registers m (kept by pointer; m must outlive the daemon). Up to 8 collectors;
+ * -1 when full or when m->version is newer than this engine knows. */
+int collector_register(const struct collector_methods *m);
+/* The first registered collector whose probe() accepts path, NULL if none. */
+const struct collector_methods *collector_for(const char *path, struct collector_probe *out);
+/* Sets e to NOT_IMPLEMENTED for an optional slot m leaves empty, naming the
+ * collector's language and what was asked ("reading memory"); returns -1. */
+int collector_unsupported(const struct collector_methods *m, const char *what,
+                          struct strobe_error *e);
+
+#endif
