@@ -19,6 +19,20 @@ int collector_register(const struct collector_methods *m)
     return 0;
 }
 
+void collectors_init(const char *cache_dir)
+{
+    for (int i = 0; i < n_registered; i++)
+        if (registered[i]->init)
+            registered[i]->init(cache_dir);
+}
+
+void collectors_shutdown(void)
+{
+    for (int i = 0; i < n_registered; i++)
+        if (registered[i]->shutdown)
+            registered[i]->shutdown();
+}
+
 const struct collector_methods *collector_for(const char *path, struct collector_probe *out)
 {
     for (int i = 0; i < n_registered; i++) {

@@ -17,7 +17,7 @@
  *
  * To add a collector:
  *   1. fill a `const struct collector_methods` (version COLLECTOR_VERSION, name,
- *      language, probe, launch, set_patterns, describe, kill, finished, join, and
+ *      language, init/shutdown (or NULL), probe, launch, set_patterns, describe, kill, finished, join, and
  *      whatever optional slots it supports) in its own folder;
  *   2. declare it in that folder's header (see ptrace/native.h);
  *   3. register it in strobe.c, the composition root, with collector_register();
@@ -118,6 +118,11 @@ struct collector_methods {
     const char *name;              /* "native" */
     const char *language;          /* "native code (C, C++, Rust)" */
 
+    /* Daemon start, before any launch: cache_dir is the collector's own directory
+     * for caches that outlive the daemon (created 0700). Daemon shutdown, after
+     * every target is joined: drops caches. Either may be NULL. */
+    void (*init)(const char *cache_dir);
+    void (*shutdown)(void);
     /* Whether this collector runs the program at path; fills *out with facts worth
      * a warning. Cheap: reads headers, never runs anything. */
     bool (*probe)(const char *path, struct collector_probe *out);
@@ -161,6 +166,9 @@ struct collector_methods {
 /* Registers m (kept by pointer; m must outlive the daemon). Up to 8 collectors;
  * -1 when full or when m->version is newer than this engine knows. */
 int collector_register(const struct collector_methods *m);
+/* Calls every registered collector's init / shutdown (see the members). */
+void collectors_init(const char *cache_dir);
+void collectors_shutdown(void);
 /* The first registered collector whose probe() accepts path, NULL if none. */
 const struct collector_methods *collector_for(const char *path, struct collector_probe *out);
 /* Sets e to NOT_IMPLEMENTED for an optional slot m leaves empty, naming the
