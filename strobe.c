@@ -10,8 +10,8 @@
 #include "core/daemon.h"
 #include "cli/mcp_proxy.h"
 #include "mcp/server.h"
+#include "base/version.h"
 
-#define STROBE_VERSION "0.1.0"
 
 static int usage(FILE *f, int status)
 {

@@ -20,10 +20,8 @@
 #include "cli/crash_report.h"
 #include "cli/json_view.h"
 #include "cli/ctl_args.h"
+#include "base/version.h"
 
-#ifndef STROBE_VERSION
-#define STROBE_VERSION "0.1.0"
-#endif
 
 enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_NO_CRASH = 3, EXIT_USAGE = 64 };
 

@@ -3,7 +3,7 @@
  * that owns every byte of one index (so freeing an index is one call), the index
  * builder (index.c) that cache.c calls, and the DWARF type converter (types.c) that
  * the builder calls for parameter and return types, and the on-disk cache that cache.c
- * tries before building. Nothing outside dwarf/ includes it.
+ * tries before building. The arena itself is base/arena.h. Nothing outside dwarf/ includes it.
  */
 #ifndef STROBE_DWARF_INTERNAL_H
 #define STROBE_DWARF_INTERNAL_H
@@ -11,23 +11,10 @@
 #include <elfutils/libdw.h>
 #include <sys/stat.h>
 
+#include "base/arena.h"
 #include "dwarf/dwarf.h"
 #include "dwarf/frame.h"
 #include "dwarf/value.h"
-
-/* A bump allocator made of malloc'd chunks. Zero-initialise to start. */
-struct arena {
-    struct arena_chunk *head;
-};
-
-/* Zeroed, 16-byte aligned memory that lives until arena_free; aborts on ENOMEM. */
-void *arena_alloc(struct arena *a, size_t n);
-/* Copies of s (NULL stays NULL) and of the first n bytes of s, NUL-terminated. */
-char *arena_strdup(struct arena *a, const char *s);
-char *arena_strndup(struct arena *a, const char *s, size_t n);
-/* printf into the arena. */
-char *arena_printf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void arena_free(struct arena *a);
 
 /* Builds the index of the ELF file at path (the cache's miss path). NULL with a
  * sentence in err when the file cannot be read or is not ELF. */

@@ -19,8 +19,8 @@
 #include "base/log.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
+#include "base/version.h"
 
-#define STROBE_VERSION "0.1.0"
 
 static const char *const protocol_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
 
