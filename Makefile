@@ -105,7 +105,7 @@ $(B)/fixtures/%: tests/fixtures/%.cpp
 # Rust fixtures: NAME_v0.rs builds with the v0 symbol mangling, the others with legacy.
 $(B)/fixtures/%: tests/fixtures/%.rs
 	@mkdir -p $(dir $@)
-	rustc -g -C opt-level=0 $(if $(filter %_v0,$*),-C symbol-mangling-version=v0) -o $@ $<
+	MAKEFLAGS= rustc -g -C opt-level=0 $(if $(filter %_v0,$*),-C symbol-mangling-version=v0) -o $@ $<
 # NAME_O2.c: optimized, endbr64 prologues; NAME_nocf_O2.c: optimized, no endbr64.
 $(B)/fixtures/%_O2: tests/fixtures/%_O2.c
 	@mkdir -p $(dir $@)

@@ -30,6 +30,10 @@
 #include <unistd.h>
 
 #include "dwarf/dwarf_internal.h"
+#include "base/hash.h"
+#include "base/lineio.h"
+#include "base/strmap.h"
+#include "base/u64map.h"
 
 #define MAGIC "STRBIDX1"
 #define VERSION 1u
@@ -73,15 +77,6 @@ void dw_cache_set_dir(const char *dir)
     pthread_mutex_lock(&dir_lock);
     memcpy(cache_dir, copy, sizeof copy);
     pthread_mutex_unlock(&dir_lock);
-}
-
-static uint64_t fnv1a(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
 }
 
 /* The cache file of path into out; false when there is no cache dir. */
@@ -146,52 +141,10 @@ static void put32(struct buf *b, uint32_t v) { put(b, v, 4); }
 static void put64(struct buf *b, uint64_t v) { put(b, v, 8); }
 
 /* Open-addressing map from a key (a type pointer, or a string by content) to a uint32. */
-struct slot {
-    const void *key;
-    uint32_t val;
-};
-struct map {
-    struct slot *s;
-    size_t n, cap;
-    bool by_string;
-};
-
-static size_t map_hash(const struct map *m, const void *key)
-{
-    if (m->by_string)
-        return (size_t)fnv1a(key, strlen(key));
-    uintptr_t k = (uintptr_t)key;
-    return (size_t)((k >> 4) * 0x9e3779b97f4a7c15ull);
-}
-
-/* The slot of key (key NULL in it when new); NULL when out of memory. */
-static struct slot *map_slot(struct map *m, const void *key)
-{
-    if (m->n * 2 >= m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 1024;
-        struct slot *s = calloc(cap, sizeof *s);
-        if (!s)
-            return NULL;
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->s[i].key) {
-                size_t j = map_hash(m, m->s[i].key) & (cap - 1);
-                while (s[j].key)
-                    j = (j + 1) & (cap - 1);
-                s[j] = m->s[i];
-            }
-        free(m->s);
-        m->s = s;
-        m->cap = cap;
-    }
-    size_t i = map_hash(m, key) & (m->cap - 1);
-    while (m->s[i].key && (m->by_string ? strcmp(m->s[i].key, key) != 0 : m->s[i].key != key))
-        i = (i + 1) & (m->cap - 1);
-    return &m->s[i];
-}
-
 struct writer {
     struct buf t[T_COUNT];
-    struct map strs, types;
+    struct strmap strs;           /* string -> offset in the strings blob */
+    struct u64map types;          /* dw_type address -> its index + 1 */
     const struct dw_type **order; /* types by index: the walk's work list */
     size_t n_order, cap_order;
     bool failed;
@@ -202,25 +155,21 @@ static uint32_t str_off(struct writer *w, const char *s)
 {
     if (!s)
         return NONE;
-    struct slot *sl = map_slot(&w->strs, s);
-    if (!sl) {
+    size_t n = strlen(s);
+    uint64_t h = strmap_hash(s, n);
+    int64_t off = strmap_get(&w->strs, s, n, h);
+    if (off >= 0)
+        return (uint32_t)off;
+    if (w->t[T_STRINGS].n + n + 1 >= NONE ||
+        strmap_put(&w->strs, s, n, h, (int64_t)w->t[T_STRINGS].n) != 0) {
         w->failed = true;
         return NONE;
     }
-    if (!sl->key) {
-        size_t len = strlen(s) + 1;
-        if (w->t[T_STRINGS].n + len >= NONE) {
-            w->failed = true;
-            return NONE;
-        }
-        sl->key = s;
-        sl->val = (uint32_t)w->t[T_STRINGS].n;
-        w->strs.n++;
-        unsigned char *at = grow(&w->t[T_STRINGS], len);
-        if (at)
-            memcpy(at, s, len);
-    }
-    return sl->val;
+    uint32_t at_off = (uint32_t)w->t[T_STRINGS].n;
+    unsigned char *at = grow(&w->t[T_STRINGS], n + 1);
+    if (at)
+        memcpy(at, s, n + 1);
+    return at_off;
 }
 
 /* The index of type t, queued for writing the first time it is seen. */
@@ -228,28 +177,25 @@ static uint32_t type_idx(struct writer *w, const struct dw_type *t)
 {
     if (!t)
         return NONE;
-    struct slot *sl = map_slot(&w->types, t);
-    if (!sl) {
+    uintptr_t known = (uintptr_t)u64map_get(&w->types, (uint64_t)(uintptr_t)t);
+    if (known)
+        return (uint32_t)(known - 1);
+    if (w->n_order == w->cap_order) {
+        size_t cap = w->cap_order ? w->cap_order * 2 : 256;
+        const struct dw_type **o = realloc(w->order, cap * sizeof *o);
+        if (!o) {
+            w->failed = true;
+            return NONE;
+        }
+        w->order = o;
+        w->cap_order = cap;
+    }
+    if (u64map_put(&w->types, (uint64_t)(uintptr_t)t, (void *)(uintptr_t)(w->n_order + 1)) != 0) {
         w->failed = true;
         return NONE;
     }
-    if (!sl->key) {
-        if (w->n_order == w->cap_order) {
-            size_t cap = w->cap_order ? w->cap_order * 2 : 256;
-            const struct dw_type **o = realloc(w->order, cap * sizeof *o);
-            if (!o) {
-                w->failed = true;
-                return NONE;
-            }
-            w->order = o;
-            w->cap_order = cap;
-        }
-        sl->key = t;
-        sl->val = (uint32_t)w->n_order;
-        w->types.n++;
-        w->order[w->n_order++] = t;
-    }
-    return sl->val;
+    w->order[w->n_order++] = t;
+    return (uint32_t)(w->n_order - 1);
 }
 
 static void write_payload(struct writer *w, const struct dw_index *ix, struct buf *scalars)
@@ -316,26 +262,12 @@ static void write_payload(struct writer *w, const struct dw_index *ix, struct bu
     }
 }
 
-static bool write_all(int fd, const void *p, size_t n)
-{
-    for (const char *c = p; n;) {
-        ssize_t k = write(fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        c += k;
-        n -= (size_t)k;
-    }
-    return true;
-}
-
 void dw_disk_store(const char *path, const struct stat *st, const struct dw_index *ix)
 {
     char file[PATH_MAX], dir[PATH_MAX];
     if (!file_name(path, ix->build_id, st, file, dir))
         return;
-    struct writer w = {.strs = {.by_string = true}};
+    struct writer w = {0};
     struct buf scalars = {0}, head = {0};
     write_payload(&w, ix, &scalars);
 
@@ -367,16 +299,16 @@ void dw_disk_store(const char *path, const struct stat *st, const struct dw_inde
     if (ok && snprintf(tmp, sizeof tmp, "%s/.idx-XXXXXX", dir) < (int)sizeof tmp)
         fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
     if (fd >= 0) {
-        ok = write_all(fd, head.p, head.n) && write_all(fd, scalars.p, scalars.n);
+        ok = write_all(fd, head.p, head.n) == 0 && write_all(fd, scalars.p, scalars.n) == 0;
         for (int i = 0; i < T_COUNT && ok; i++)
-            ok = write_all(fd, w.t[i].p, w.t[i].n);
+            ok = write_all(fd, w.t[i].p, w.t[i].n) == 0;
         if (close(fd) != 0 || !ok || rename(tmp, file) != 0)
             unlink(tmp);
     }
     for (int i = 0; i < T_COUNT; i++)
         free(w.t[i].p);
-    free(w.strs.s);
-    free(w.types.s);
+    strmap_clear(&w.strs);
+    u64map_free(&w.types);
     free(w.order);
     free(scalars.p);
     free(head.p);

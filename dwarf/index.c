@@ -31,11 +31,13 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "base/strmap.h"
+#include "base/u64map.h"
 
 /* ---- the index object ---- */
 
@@ -50,59 +52,6 @@ void dw_index_free(const struct dw_index *ix)
         return;
     struct arena a = ((const struct index_impl *)ix)->arena;
     arena_free(&a); /* the index itself lives in its arena */
-}
-
-/* ---- small hash maps: pointer -> pointer, and a string set ---- */
-
-struct pmap {
-    struct pslot {
-        const void *key;
-        void *val;
-    } *s;
-    size_t cap, used;
-};
-
-static size_t hash_ptr(const void *p)
-{
-    return (size_t)(((uintptr_t)p * 0x9E3779B97F4A7C15ull) >> 17);
-}
-
-static size_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (size_t)h;
-}
-
-/* The slot of key (a string when strs), or the empty slot where it would go. */
-static struct pslot *pmap_slot(struct pmap *m, const void *key, bool strs)
-{
-    size_t i = (strs ? hash_str(key) : hash_ptr(key)) & (m->cap - 1);
-    while (m->s[i].key && (strs ? strcmp(m->s[i].key, key) != 0 : m->s[i].key != key))
-        i = (i + 1) & (m->cap - 1);
-    return &m->s[i];
-}
-
-static struct pslot *pmap_get(struct pmap *m, const void *key, bool strs)
-{
-    if (2 * (m->used + 1) > m->cap) {
-        struct pmap old = *m;
-        m->cap = m->cap ? 2 * m->cap : 256;
-        m->s = calloc(m->cap, sizeof *m->s);
-        if (!m->s)
-            abort();
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.s[i].key)
-                *pmap_slot(m, old.s[i].key, strs) = old.s[i];
-        free(old.s);
-    }
-    struct pslot *s = pmap_slot(m, key, strs);
-    if (!s->key) {
-        s->key = key;
-        m->used++;
-    }
-    return s;
 }
 
 /* ---- ELF ---- */
@@ -205,10 +154,10 @@ struct worker {
     size_t n, cap;
     struct cand *inl;   /* inlined-only candidates (entry unused) */
     size_t n_inl, cap_inl;
-    struct pmap origins; /* DIE offset + 1 of every abstract root with code somewhere */
+    struct u64map origins; /* DIE offset + 1 of every abstract root with code somewhere */
     struct sections sec;
-    struct pmap tables; /* Dwarf_CU -> struct file_table */
-    struct pmap files;  /* libdw file name -> absolute path, when a table is unreadable */
+    struct u64map tables; /* Dwarf_CU -> struct file_table */
+    struct u64map files;  /* libdw file name -> absolute path, when a table is unreadable */
     Dwarf_Die *params;  /* scratch for read_params */
     size_t cap_params;
     /* phase 2 input: the kept candidates, each read by its own worker */
@@ -263,7 +212,8 @@ static void note_subprogram(struct worker *w, Dwarf_Die *die, struct scope *sc)
     Dwarf_Attribute at;
     Dwarf_Die origin;
     if (dwarf_attr(die, DW_AT_abstract_origin, &at) && dwarf_formref_die(&at, &origin))
-        pmap_get(&w->origins, (void *)(uintptr_t)(dwarf_dieoffset(&origin) + 1), false);
+        if (u64map_put(&w->origins, dwarf_dieoffset(&origin) + 1, (void *)1) != 0)
+            abort();
     struct cand c = {.entry = entry, .off = dwarf_dieoffset(die), .die = *die,
                      .prefix = scope_prefix(w, sc), .worker = w->id};
     if (sc && sc->is_type) {
@@ -568,17 +518,19 @@ static const char *attr_string(Dwarf_Die *die, int name)
 
 static struct file_table *file_table(struct worker *w, Dwarf_CU *cu)
 {
-    struct pslot *s = pmap_get(&w->tables, cu, false);
-    if (s->val)
-        return s->val;
-    struct file_table *t = arena_alloc(w->a, sizeof *t);
+    struct file_table *t = u64map_get(&w->tables, (uint64_t)(uintptr_t)cu);
+    if (t)
+        return t;
+    t = arena_alloc(w->a, sizeof *t);
     Dwarf_Die cudie;
     Dwarf_Attribute at;
     Dwarf_Word off;
     t->unreadable = !dwarf_cu_die(cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL) ||
                     dwarf_formudata(dwarf_attr(&cudie, DW_AT_stmt_list, &at), &off) != 0 ||
                     !read_file_table(w, off, attr_string(&cudie, DW_AT_comp_dir), t);
-    return s->val = t;
+    if (u64map_put(&w->tables, (uint64_t)(uintptr_t)cu, t) != 0)
+        abort(); /* as arena_alloc: an index build does not survive ENOMEM */
+    return t;
 }
 
 /* Lexically removes "." and "dir/.." segments from a path, in place. */
@@ -643,8 +595,11 @@ static const char *decl_file(struct worker *w, Dwarf_Die *die)
     const char *f = dwarf_decl_file(die);
     if (!f)
         return NULL;
-    struct pslot *s = pmap_get(&w->files, f, false);
-    return s->val ? s->val : (s->val = absolute_path(w, die, NULL, f));
+    const char *abs = u64map_get(&w->files, (uint64_t)(uintptr_t)f);
+    if (!abs && (abs = absolute_path(w, die, NULL, f)) &&
+        u64map_put(&w->files, (uint64_t)(uintptr_t)f, (void *)abs) != 0)
+        abort();
+    return abs;
 }
 
 /* ---- pass 2: reading the kept DIEs ---- */
@@ -872,10 +827,10 @@ static void inlined_only(struct arena *a, struct worker *ws, int nw, const struc
     size_t m = 0;
     for (int k = 0; k < nw; k++)
         for (size_t i = 0; i < ws[k].n_inl; i++) {
-            void *key = (void *)(uintptr_t)(ws[k].inl[i].off + 1);
+            uint64_t key = ws[k].inl[i].off + 1;
             bool has_code = false;
             for (int o = 0; o < nw && !has_code; o++)
-                has_code = ws[o].origins.cap && pmap_slot(&ws[o].origins, key, false)->key;
+                has_code = u64map_get(&ws[o].origins, key) != NULL;
             if (!has_code) {
                 pend[m] = defer_name(&ws[k].inl[i].die, ws[k].inl[i].prefix, &tmp[m]);
                 m++;
@@ -883,28 +838,34 @@ static void inlined_only(struct arena *a, struct worker *ws, int nw, const struc
         }
     resolve_names(a, pend, m);
     free(pend);
-    struct pmap names = {0}; /* inlined names; val set: has code, or already listed */
-    bool lens[4096] = {0};   /* lengths of those names: a cheap first test */
+    struct strmap names = {0}; /* inlined names -> 1: has code, or already listed */
+    bool lens[4096] = {0};     /* lengths of those names: a cheap first test */
     for (size_t i = 0; i < m; i++) {
-        pmap_get(&names, tmp[i].name, true);
-        lens[strlen(tmp[i].name) & 4095] = true;
+        size_t len = strlen(tmp[i].name);
+        uint64_t h = strmap_hash(tmp[i].name, len);
+        if (!strmap_ref(&names, tmp[i].name, len, h) &&
+            strmap_put(&names, tmp[i].name, len, h, 0) != 0)
+            abort();
+        lens[len & 4095] = true;
     }
     for (size_t i = 0; i < n && m; i++) {
-        if (!lens[strlen(fs[i].name) & 4095])
+        size_t len = strlen(fs[i].name);
+        if (!lens[len & 4095])
             continue;
-        struct pslot *s = pmap_slot(&names, fs[i].name, true);
-        if (s->key)
-            s->val = (void *)1;
+        int64_t *v = strmap_ref(&names, fs[i].name, len, strmap_hash(fs[i].name, len));
+        if (v)
+            *v = 1;
     }
     const char **out = arena_alloc(a, (m ? m : 1) * sizeof *out);
     size_t k = 0;
     for (size_t i = 0; i < m; i++) {
-        struct pslot *s = pmap_slot(&names, tmp[i].name, true);
-        if (!s->val)
+        size_t len = strlen(tmp[i].name);
+        int64_t *v = strmap_ref(&names, tmp[i].name, len, strmap_hash(tmp[i].name, len));
+        if (!*v)
             out[k++] = tmp[i].name;
-        s->val = (void *)1;
+        *v = 1;
     }
-    free(names.s);
+    strmap_clear(&names);
     free(tmp);
     if (k > 1)
         qsort(out, k, sizeof *out, cmp_str);
@@ -959,9 +920,9 @@ static void worker_free(struct worker *w, bool own_handles)
 {
     free(w->c);
     free(w->inl);
-    free(w->origins.s);
-    free(w->tables.s);
-    free(w->files.s);
+    u64map_free(&w->origins);
+    u64map_free(&w->tables);
+    u64map_free(&w->files);
     free(w->params);
     type_conv_free(w->tc);
     if (own_handles) {

@@ -8,18 +8,17 @@
  */
 #include "mcp/server.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "base/log.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
 #include "base/version.h"
+#include "base/lineio.h"
 
 
 static const char *const protocol_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
@@ -182,86 +181,30 @@ char *mcp_handle_line(struct mcp_conn *c, const char *line, size_t len)
     return out;
 }
 
-static bool write_line(int fd, const char *s)
-{
-    struct part {
-        const char *p;
-        size_t n;
-    } parts[2] = {{s, strlen(s)}, {"\n", 1}};
-    for (int i = 0; i < 2; i++) {
-        const char *p = parts[i].p;
-        size_t left = parts[i].n;
-        while (left > 0) {
-            ssize_t w = send(fd, p, left, MSG_NOSIGNAL);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                return false;
-            p += w;
-            left -= (size_t)w;
-        }
-    }
-    return true;
-}
-
 void mcp_serve(int fd, struct store *store, void (*on_activity)(void))
 {
     struct mcp_conn *c = mcp_conn_new(store);
-    size_t cap = 64 * 1024, len = 0;
-    char *buf = malloc(cap);
-    bool skipping = false; /* inside an over-long line, dropping up to its newline */
-    while (c && buf) {
-        if (len == cap) {
-            size_t ncap = cap * 2 > RPC_MAX_LINE + 1 ? RPC_MAX_LINE + 1 : cap * 2;
-            char *nb = ncap > cap ? realloc(buf, ncap) : NULL;
-            if (nb) {
-                buf = nb;
-                cap = ncap;
-            } else {
-                /* Line over the limit: answer once, then drop until newline. */
-                char *err = rpc_error(NULL, RPC_INVALID_REQUEST,
-                                      "Invalid Request: the line exceeds the 1 MiB limit and "
-                                      "was discarded.", NULL);
-                bool ok = err && write_line(fd, err);
-                free(err);
-                if (!ok)
-                    break;
-                skipping = true;
-                len = 0;
-            }
-        }
-        ssize_t n = recv(fd, buf + len, cap - len, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
+    struct line_reader rd;
+    lr_init(&rd, fd, RPC_MAX_LINE);
+    for (bool ok = c != NULL; ok;) {
+        char *line;
+        size_t len;
+        enum lr_status st = lr_read_line(&rd, &line, &len);
+        if (st == LR_EOF || st == LR_ERROR)
             break;
-        size_t start = 0, end = len + (size_t)n;
-        bool ok = true;
-        for (size_t i = len; i < end && ok; i++) {
-            if (buf[i] != '\n')
-                continue;
-            if (!skipping) {
-                char *out = mcp_handle_line(c, buf + start, i - start);
-                if (out) {
-                    ok = write_line(fd, out);
-                    free(out);
-                }
-                if (on_activity)
-                    on_activity();
-            }
-            skipping = false;
-            start = i + 1;
+        /* A line over the limit is answered once; the reader drops the rest of it. */
+        char *out = st == LR_TOO_LONG
+                        ? rpc_error(NULL, RPC_INVALID_REQUEST, "Invalid Request: the line "
+                                    "exceeds the 1 MiB limit and was discarded.", NULL)
+                        : mcp_handle_line(c, line, len);
+        if (out) {
+            ok = write_line(fd, out, strlen(out)) == 0;
+            free(out);
         }
-        if (!ok)
-            break;
-        if (skipping) {
-            len = 0;
-        } else {
-            memmove(buf, buf + start, end - start);
-            len = end - start;
-        }
+        if (st == LR_LINE && on_activity)
+            on_activity();
     }
-    free(buf);
+    lr_free(&rd);
     mcp_conn_free(c);
     close(fd);
 }

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
+
 struct store_reader {
     struct store *s;
     sqlite3 *db;
@@ -52,44 +54,6 @@ void store_reader_close(struct store_reader *r)
         return;
     sqlite3_close(r->db);
     free(r);
-}
-
-/* ---- small dynamic string ---------------------------------------------------- */
-
-struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-};
-
-static void sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(struct sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = true;
-            return;
-        }
-        if (b->p && (size_t)n < room) {
-            b->len += n;
-            return;
-        }
-        size_t ncap = (b->cap + n + 1) * 2;
-        char *np = realloc(b->p, ncap);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = ncap;
-    }
 }
 
 /* ---- id sets from the names tables -------------------------------------------- */
@@ -190,7 +154,7 @@ static int regex_ids(struct store_reader *r, const char *sql, const char *patter
 /* ---- building the statement ------------------------------------------------------ */
 
 struct built {
-    struct sbuf where; /* " AND ..." terms after e.session = ?1 */
+    struct strbuf where; /* " AND ..." terms after e.session = ?1 */
     bool empty;        /* a name filter matched nothing: no rows */
     bool counters_exact; /* only session/type filters: totals from type_counts */
     bool has_num;
@@ -203,18 +167,18 @@ struct built {
 
 static void built_free(struct built *b)
 {
-    free(b->where.p);
+    free(b->where.buf);
     free(b->fn.ids);
     free(b->file.ids);
     free(b->thr.ids);
 }
 
-static void add_in(struct sbuf *w, const char *col, const struct idset *set)
+static void add_in(struct strbuf *w, const char *col, const struct idset *set)
 {
-    sb_add(w, " AND %s IN (", col);
+    sb_printf(w, " AND %s IN (", col);
     for (int i = 0; i < set->n; i++)
-        sb_add(w, "%s%lld", i ? "," : "", (long long)set->ids[i]);
-    sb_add(w, ")");
+        sb_printf(w, "%s%lld", i ? "," : "", (long long)set->ids[i]);
+    sb_printf(w, ")");
 }
 
 static bool parse_number(const char *s, double *out)
@@ -288,8 +252,8 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
         (b->thr.active && !b->thr.n))
         b->empty = true;
 
-    struct sbuf *w = &b->where;
-    sb_add(w, " ");
+    struct strbuf *w = &b->where;
+    sb_printf(w, " ");
     int type = q->event_type;
     bool ret_filter = q->return_equals || q->return_is_null >= 0;
     if (ret_filter) {
@@ -300,7 +264,7 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
     /* A literal, not a parameter: SQLite picks the partial index ev_session_type only
      * when it can see the value (schema.c). */
     if (type)
-        sb_add(w, " AND e.type = %d", type);
+        sb_printf(w, " AND e.type = %d", type);
     if (b->file.active)
         add_in(w, "e.file_id", &b->file);
     if (b->thr.active)
@@ -308,28 +272,28 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
     if (q->return_equals) {
         b->has_num = parse_number(q->return_equals, &b->num);
         if (b->has_num)
-            sb_add(w,
+            sb_printf(w,
                    " AND (e.return_value = ?%d OR (CASE WHEN json_valid(e.return_value)"
                    " THEN json_type(e.return_value) END IN ('integer', 'real')"
                    " AND CAST(e.return_value AS REAL) = ?%d))",
                    P_RET, P_RETNUM);
         else
-            sb_add(w, " AND e.return_value = ?%d", P_RET);
+            sb_printf(w, " AND e.return_value = ?%d", P_RET);
     }
     if (q->return_is_null == 1)
-        sb_add(w, " AND (e.return_value IS NULL OR e.return_value = 'null')");
+        sb_printf(w, " AND (e.return_value IS NULL OR e.return_value = 'null')");
     else if (q->return_is_null == 0)
-        sb_add(w, " AND e.return_value IS NOT NULL AND e.return_value <> 'null'");
+        sb_printf(w, " AND e.return_value IS NOT NULL AND e.return_value <> 'null'");
     if (q->has_time_from)
-        sb_add(w, " AND e.ts_ns >= ?%d", P_FROM);
+        sb_printf(w, " AND e.ts_ns >= ?%d", P_FROM);
     if (q->has_time_to)
-        sb_add(w, " AND e.ts_ns <= ?%d", P_TO);
+        sb_printf(w, " AND e.ts_ns <= ?%d", P_TO);
     if (q->min_duration_ns > 0)
-        sb_add(w, " AND e.duration_ns >= ?%d", P_MINDUR);
+        sb_printf(w, " AND e.duration_ns >= ?%d", P_MINDUR);
     if (q->pid)
-        sb_add(w, " AND e.pid = ?%d", P_PID);
+        sb_printf(w, " AND e.pid = ?%d", P_PID);
     if (q->after_id > 0)
-        sb_add(w, " AND e.id > ?%d", P_AFTER);
+        sb_printf(w, " AND e.id > ?%d", P_AFTER);
     if (w->oom)
         return st_fail(err, "out of memory building a query");
     b->counters_exact = !b->fn.active && !b->file.active && !b->thr.active && !ret_filter &&
@@ -377,41 +341,41 @@ static int clamp_limit(int limit) { return limit < 0 ? 0 : limit > 100000 ? 1000
 
 static char *rows_sql(const struct store_query *q, const struct built *b)
 {
-    struct sbuf s = {0};
+    struct strbuf s = {0};
     if (b->fn.active && b->fn.n > 1 && b->fn.n <= MERGE_MAX_IDS) {
         const char *order = q->after_id > 0 ? "1" : q->latest ? "3 DESC, 1 DESC" : "3, 1";
         for (int i = 0; i < b->fn.n; i++)
-            sb_add(&s, "%s" ROW_COLUMNS " AND e.function_id = %lld%s", i ? " UNION ALL " : "",
-                   b->session_term, (long long)b->fn.ids[i], b->where.p);
-        sb_add(&s, " ORDER BY %s LIMIT ?%d OFFSET ?%d", order, P_LIMIT, P_OFFSET);
+            sb_printf(&s, "%s" ROW_COLUMNS " AND e.function_id = %lld%s", i ? " UNION ALL " : "",
+                   b->session_term, (long long)b->fn.ids[i], b->where.buf);
+        sb_printf(&s, " ORDER BY %s LIMIT ?%d OFFSET ?%d", order, P_LIMIT, P_OFFSET);
     } else {
         const char *order = q->after_id > 0 ? "e.id"
                             : q->latest     ? "e.ts_ns DESC, e.id DESC"
                                             : "e.ts_ns, e.id";
-        sb_add(&s, ROW_COLUMNS, b->session_term);
+        sb_printf(&s, ROW_COLUMNS, b->session_term);
         if (b->fn.active)
             add_in(&s, "e.function_id", &b->fn);
-        sb_add(&s, "%s ORDER BY %s LIMIT ?%d OFFSET ?%d", b->where.p, order, P_LIMIT, P_OFFSET);
+        sb_printf(&s, "%s ORDER BY %s LIMIT ?%d OFFSET ?%d", b->where.buf, order, P_LIMIT, P_OFFSET);
     }
     if (s.oom) {
-        free(s.p);
+        free(s.buf);
         return NULL;
     }
-    return s.p;
+    return s.buf;
 }
 
 static char *count_sql(const struct built *b)
 {
-    struct sbuf s = {0};
-    sb_add(&s, "SELECT count(*) FROM (SELECT 1 FROM events e WHERE %s", b->session_term);
+    struct strbuf s = {0};
+    sb_printf(&s, "SELECT count(*) FROM (SELECT 1 FROM events e WHERE %s", b->session_term);
     if (b->fn.active)
         add_in(&s, "e.function_id", &b->fn);
-    sb_add(&s, "%s LIMIT %d)", b->where.p, STORE_COUNT_CAP);
+    sb_printf(&s, "%s LIMIT %d)", b->where.buf, STORE_COUNT_CAP);
     if (s.oom) {
-        free(s.p);
+        free(s.buf);
         return NULL;
     }
-    return s.p;
+    return s.buf;
 }
 
 static char *col_dup(sqlite3_stmt *st, int i)
@@ -600,18 +564,18 @@ done:
 /* ---- EXPLAIN QUERY PLAN, for tests ------------------------------------------------- */
 
 static int explain(struct store_reader *r, const char *sql, const struct store_query *q,
-                   const struct built *b, struct sbuf *plan, char **err)
+                   const struct built *b, struct strbuf *plan, char **err)
 {
-    struct sbuf e = {0};
-    sb_add(&e, "EXPLAIN QUERY PLAN %s", sql);
+    struct strbuf e = {0};
+    sb_printf(&e, "EXPLAIN QUERY PLAN %s", sql);
     sqlite3_stmt *st = NULL;
-    int rc = e.oom ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, e.p, -1, &st, NULL);
-    free(e.p);
+    int rc = e.oom ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, e.buf, -1, &st, NULL);
+    free(e.buf);
     if (rc != SQLITE_OK)
         return st_fail_db(err, r->db, "cannot explain the query");
     bind_all(st, q, b);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        sb_add(plan, "%s\n", (const char *)sqlite3_column_text(st, 3));
+        sb_printf(plan, "%s\n", (const char *)sqlite3_column_text(st, 3));
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : st_fail_db(err, r->db, "cannot explain the query");
 }
@@ -621,15 +585,15 @@ int store_explain_query(struct store_reader *r, const struct store_query *q, cha
 {
     *plan = NULL;
     struct built b;
-    struct sbuf p = {0};
+    struct strbuf p = {0};
     int ret = -1;
     if (build(r, q, &b, err) < 0)
         goto out;
     char *rows = rows_sql(q, &b), *count = count_sql(&b);
     if (rows && count) {
-        sb_add(&p, "-- rows\n");
+        sb_printf(&p, "-- rows\n");
         if (explain(r, rows, q, &b, &p, err) == 0) {
-            sb_add(&p, "-- count\n");
+            sb_printf(&p, "-- count\n");
             if (explain(r, count, q, &b, &p, err) == 0)
                 ret = 0;
         }
@@ -641,9 +605,9 @@ int store_explain_query(struct store_reader *r, const struct store_query *q, cha
 out:
     built_free(&b);
     if (ret == 0)
-        *plan = p.p;
+        *plan = p.buf;
     else
-        free(p.p);
+        free(p.buf);
     return ret;
 }
 

@@ -50,19 +50,6 @@ sqlite3 *st_connect(const char *path, bool create, char **err);
 /* Runs SQL without results; -1 with *err on failure. */
 int st_exec(sqlite3 *db, const char *sql, char **err);
 
-/* String -> int64 map (open addressing), keys copied. Used by the writer's
- * interning caches. */
-struct strmap {
-    struct strmap_ent *ents;
-    size_t cap, n;
-};
-uint64_t st_hash(const char *s, size_t len);
-/* -1 when absent. */
-int64_t strmap_get(const struct strmap *m, const char *key, size_t len, uint64_t h);
-/* 0 or -1 on ENOMEM. */
-int strmap_put(struct strmap *m, const char *key, size_t len, uint64_t h, int64_t val);
-void strmap_clear(struct strmap *m);
-
 /* ---- schema.c ----------------------------------------------------------- */
 
 /* Creates or upgrades the schema on db. */

@@ -33,6 +33,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/strmap.h"
+
 #define BATCH_MAX 32768
 #define WAKE_MS 10
 #define PARENT_CAP (1u << 15)
@@ -284,7 +286,7 @@ static int64_t intern(struct writer *w, struct strmap *m, sqlite3_stmt *ins,
         w->keybuf[len] = 0;
         key = w->keybuf;
     }
-    uint64_t h = st_hash(key, len);
+    uint64_t h = strmap_hash(key, len);
     int64_t id = strmap_get(m, key, len, h);
     if (id > 0)
         return id;
