@@ -1,6 +1,6 @@
 /*
  * client.h - the client side of the daemon connection, shared by `strobe mcp`
- * (mcp/proxy.c) and strobectl: connecting to $STROBE_HOME/strobe.sock (starting the
+ * (cli/mcp_proxy.c) and strobectl: connecting to $STROBE_HOME/strobe.sock (starting the
  * daemon when nothing answers), and one blocking JSON-RPC request/response exchange.
  *
  * The transport is described in docs/PROTOCOL.md: one JSON-RPC 2.0 message per line.

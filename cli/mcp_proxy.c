@@ -1,9 +1,9 @@
 /*
- * proxy.c - `strobe mcp`, the stdio <-> unix socket proxy an MCP client talks to.
+ * mcp_proxy.c - `strobe mcp`, the stdio <-> unix socket proxy an MCP client talks to.
  * It owns the survival of the client's session across daemon restarts: it
  * remembers the client's initialize handshake and the ids of requests in flight so
  * that a new daemon can be brought up without the client noticing more than a
- * "retry" error. See proxy.h.
+ * "retry" error. See mcp_proxy.h.
  */
 #include "cli/mcp_proxy.h"
 

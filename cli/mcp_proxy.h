@@ -1,5 +1,5 @@
 /*
- * proxy.h - `strobe mcp`: the stdio MCP server an agent registers, which is a proxy
+ * mcp_proxy.h - `strobe mcp`: the stdio MCP server an agent registers, which is a proxy
  * to the daemon's unix socket (docs/PROTOCOL.md, "Transport").
  */
 #ifndef STROBE_PROXY_H

@@ -2,7 +2,7 @@
  * output.h - capture of a target's stdout and stderr into the timeline.
  *
  * One thread per session reads both pipes (non-blocking, with poll), turns bytes
- * into line events (core/linesplit.h), flushes a partial line after 100 ms of
+ * into line events (base/linesplit.h), flushes a partial line after 100 ms of
  * silence, and enforces output.maxBytesPerSession with a single marker event (the
  * rest is read and dropped, so the target never blocks on a full pipe). Once told
  * that the main process has ended, it drains what the process wrote and calls

@@ -23,7 +23,7 @@
  *   when longer (or when memory ends before a NUL) "...(truncated)" is appended to
  *   the text. Reads never cross a 4 KiB boundary, so a string that ends just before
  *   an unmapped page still reads. Bytes that are not valid UTF-8 are written as
- *   "\xNN" (utf8_sanitize of core/linesplit.h).
+ *   "\xNN" (utf8_sanitize of base/linesplit.h).
  * - A pointer to a complete struct/union is followed while the depth allows:
  *   {"@ptr":"0x...", members...}; beyond the depth "<struct NAME at 0x...>"; to an
  *   address already being expanded on the current path "<cycle 0x...>"; unreadable

@@ -4,7 +4,7 @@
  * so one query tells the story), and what the language runtimes wrote on stderr just
  * before it (the C++ exception's type and what(), a Rust panic's message and
  * location, a sanitizer report and the ids of its lines), parsed by
- * core/failure_text.h. These are joined at query time because the crash is
+ * base/failure_text.h. These are joined at query time because the crash is
  * recorded on the tracer thread while the lines are still on their way through the
  * output capture; by the time anyone queries, both are in the store.
  *

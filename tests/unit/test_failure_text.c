@@ -1,6 +1,6 @@
 /*
  * test_failure_text.c - unit tests of the runtimes' failure-message parsers
- * (core/failure_text.h): glibc assertions, libstdc++ terminate, Rust panics old and
+ * (base/failure_text.h): glibc assertions, libstdc++ terminate, Rust panics old and
  * new, sanitizer reports, and text that only looks like them.
  */
 #include <setjmp.h>

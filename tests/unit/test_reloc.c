@@ -1,6 +1,6 @@
 /*
  * test_reloc.c - unit tests of displaced-instruction relocation (ptrace/reloc.c) and
- * of the tracer's hash map (core/u64map.c).
+ * of the tracer's hash map (base/u64map.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
