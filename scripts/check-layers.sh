@@ -2,7 +2,8 @@
 # The layering rule, checked: every `#include "dir/file.h"` of a project file must be
 # an edge that README.md's "Layout" table allows in its "may include" column (a
 # folder name allows the whole folder; dir/file.h allows that one header). A file
-# may always include its own folder. The composition root (strobe.c), tests/ and
+# may always include its own folder, and the table itself must allow no cycle
+# between folders. The composition root (strobe.c), tests/ and
 # bench/ may include anything. It also fails when an mcp/ file calls a store_*
 # function: tool handlers reach the database through the engine (core/timeline.h).
 #
@@ -17,7 +18,8 @@ rules=$(awk -F'|' '
     /^## / { in_layout = 0 }
     in_layout && $2 ~ /^ *[a-z]+\/ *$/ {
         dir = $2; gsub(/[ \/`]/, "", dir)
-        allow = $4; gsub(/`/, "", allow); gsub(/,/, " ", allow)
+        allow = $4; gsub(/`|\([^)]*\)/, "", allow); gsub(/,/, " ", allow)
+        gsub(/^ +| +$/, "", allow); gsub(/ +/, " ", allow)
         print dir ":" allow
     }' README.md)
 if [ -z "$rules" ]; then
@@ -26,6 +28,17 @@ if [ -z "$rules" ]; then
 fi
 
 status=0
+# The table itself must be a DAG of folders (dir/file.h counts as its folder): an
+# allowed edge both ways would make a cycle the include check could not see.
+edges=$(printf '%s\n' "$rules" | while IFS=: read -r dir allow; do
+    for a in $allow; do printf '%s %s\n' "$dir" "${a%%/*}"; done
+done)
+if [ -n "$edges" ] && ! printf '%s\n' "$edges" | tsort >/dev/null 2>&1; then
+    echo "check-layers: README.md's Layout table allows a cycle between folders:" >&2
+    printf '%s\n' "$edges" | tsort 2>&1 >/dev/null | sed 's/^/check-layers:   /' >&2
+    status=1
+fi
+
 for f in $(git ls-files '*.c' '*.h'); do
     dir=${f%%/*}
     case "$f" in

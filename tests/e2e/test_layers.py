@@ -1,0 +1,118 @@
+"""The layering check (scripts/check-layers.sh) on small trees of its own: it must
+fail on an include edge README.md's Layout table does not allow, on a store_* call
+from mcp/, and on a folder the table does not list, and pass on a tree that follows
+the table. The real tree is checked by `make check` itself."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+README = """# t
+
+## Layout
+
+| dir | owns | may include |
+| --- | --- | --- |
+| base/ | utilities | (nothing) |
+| core/ | engine | base |
+| ptrace/ | collector | base, core/collector.h |
+| mcp/ | tools | base, core |
+
+## Next
+"""
+
+
+@pytest.fixture
+def tree():
+    d = tempfile.mkdtemp(prefix="strobe-layers-")
+    subprocess.run(["git", "init", "-q", d], check=True)
+    os.makedirs(os.path.join(d, "scripts"))
+    shutil.copy(os.path.join(ROOT, "scripts", "check-layers.sh"), os.path.join(d, "scripts"))
+    with open(os.path.join(d, "README.md"), "w") as f:
+        f.write(README)
+    files = {
+        "base/str.h": "#include <stddef.h>\n",
+        "core/collector.h": '#include "base/str.h"\n',
+        "core/session.h": '#include "core/collector.h"\n',
+        "ptrace/native.c": '#include "base/str.h"\n#include "core/collector.h"\n',
+        "mcp/tool.c": '#include "core/session.h"\nstatic int f(void) { return timeline_x(); }\n',
+        "strobe.c": '#include "ptrace/native.c"\n#include "mcp/tool.c"\n',
+    }
+    for path, text in files.items():
+        write(d, path, text)
+    yield d
+    shutil.rmtree(d)
+
+
+def write(d, path, text):
+    os.makedirs(os.path.dirname(os.path.join(d, path)) or d, exist_ok=True)
+    with open(os.path.join(d, path), "w") as f:
+        f.write(text)
+    subprocess.run(["git", "-C", d, "add", "-A"], check=True)
+
+
+def check(d):
+    return subprocess.run([os.path.join(d, "scripts", "check-layers.sh")],
+                          capture_output=True, text=True)
+
+
+def test_tree_that_follows_the_table_passes(tree):
+    r = check(tree)
+    assert r.returncode == 0, r.stderr
+    assert "every include follows" in r.stdout
+
+
+def test_forbidden_edge_is_named(tree):
+    write(tree, "core/trace.c", '#include "ptrace/native.h"\n')
+    r = check(tree)
+    assert r.returncode == 1
+    assert "core/trace.c includes ptrace/native.h: core/ may include only: base" in r.stderr
+
+
+def test_one_header_allowed_is_not_the_whole_folder(tree):
+    write(tree, "ptrace/hooks.c", '#include "core/session.h"\n')
+    r = check(tree)
+    assert r.returncode == 1
+    assert "ptrace/hooks.c includes core/session.h" in r.stderr
+
+
+def test_base_includes_nothing_outside(tree):
+    write(tree, "base/log.c", '#include "core/session.h"\n')
+    r = check(tree)
+    assert r.returncode == 1
+    assert "base/ may include only: nothing" in r.stderr
+
+
+def test_store_call_from_mcp(tree):
+    write(tree, "mcp/query.c", "int q(void) { return store_query_events (0); }\n")
+    r = check(tree)
+    assert r.returncode == 1
+    assert "mcp/query.c calls the store directly" in r.stderr
+    assert "store_query_events" in r.stderr
+
+
+def test_folder_missing_from_the_table(tree):
+    write(tree, "repl/repl.c", '#include "base/str.h"\n')
+    r = check(tree)
+    assert r.returncode == 1
+    assert "folder repl/ is not in README.md's Layout table" in r.stderr
+
+
+def test_table_that_allows_a_cycle(tree):
+    write(tree, "README.md", README.replace("| base/ | utilities | (nothing) |",
+                                            "| base/ | utilities | mcp |"))
+    r = check(tree)
+    assert r.returncode == 1
+    assert "allows a cycle between folders" in r.stderr
+
+
+def test_readme_without_table(tree):
+    write(tree, "README.md", "# nothing here\n")
+    r = check(tree)
+    assert r.returncode == 2
+    assert "no Layout table" in r.stderr
