@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "core/timeline.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
 
@@ -41,7 +42,7 @@ void mcp_conn_free(struct mcp_conn *c)
 {
     if (!c)
         return;
-    store_reader_close(c->tools.reader);
+    timeline_reader_close(c->tools.reader);
     free(c);
 }
 
