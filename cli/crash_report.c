@@ -330,3 +330,24 @@ void crash_report_print(FILE *out, const cJSON *e, const char *sid, unsigned fla
 
     print_last_events(out, e);
 }
+
+void crash_report_print_all(FILE *out, const cJSON *events, const char *sid, long long pid,
+                            unsigned flags)
+{
+    if (cJSON_GetArraySize(events) == 0) {
+        fprintf(out, "no crash recorded in session %s", sid ? sid : "?");
+        if (pid)
+            fprintf(out, " for pid %lld", pid);
+        fputc('\n', out);
+        return;
+    }
+    const cJSON *e;
+    bool first = true;
+    cJSON_ArrayForEach(e, events)
+    {
+        if (!first)
+            fputc('\n', out);
+        crash_report_print(out, e, sid, flags);
+        first = false;
+    }
+}

@@ -4,8 +4,8 @@
  * report for `strobectl crash`: the summary line, the language-level detail
  * (assertion, abort message, C++ exception, Rust panic, sanitizer report), the stack
  * as gdb's backtrace prints it, the crashing frame's locals and, on request, the
- * registers. It writes only to the FILE it is given, so a hand-written event can
- * unit-test it.
+ * registers. It writes only to the FILE it is given, so any client can print
+ * it (strobectl, a REPL) and a hand-written event can unit-test it.
  */
 #ifndef STROBE_CRASH_REPORT_H
 #define STROBE_CRASH_REPORT_H
@@ -27,5 +27,11 @@
  * missing: what is missing is left out (the summary is then composed from the
  * signal, kind and location). flags: CRASH_REPORT_*. */
 void crash_report_print(FILE *out, const cJSON *e, const char *sid, unsigned flags);
+
+/* The reports of every crash event in the array events, a blank line between two;
+ * none says "no crash recorded in session SID" (" for pid PID" when pid is not 0,
+ * the process the query was limited to). */
+void crash_report_print_all(FILE *out, const cJSON *events, const char *sid, long long pid,
+                            unsigned flags);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "core/timeline.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
 #include "base/version.h"
@@ -40,7 +41,7 @@ void mcp_conn_free(struct mcp_conn *c)
 {
     if (!c)
         return;
-    store_reader_close(c->tools.reader);
+    timeline_reader_close(c->tools.reader);
     free(c);
 }
 

@@ -8,8 +8,7 @@
 
 #include <stddef.h>
 
-#include "store/store.h"
-
+struct store; /* the daemon's database: opaque here, handed to the engine */
 struct mcp_conn;
 
 struct mcp_conn *mcp_conn_new(struct store *store);

@@ -5,15 +5,18 @@
  * (default 50, max 500) and by size (about 32 KiB of JSON). Output lines are cut at
  * 500 characters in summary mode. When either cut applies the answer says so and
  * how to get the rest (offset, afterEventId, verbose).
+ *
+ * The engine reads (core/timeline.h) and owns the crash event's shape
+ * (core/crash_payload.h); this file validates the arguments and shapes the answer.
  */
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/session.h"
 #include "base/timearg.h"
-#include "mcp/crash_context.h"
+#include "core/crash_payload.h"
+#include "core/session.h"
+#include "core/timeline.h"
 #include "mcp/args.h"
 #include "mcp/tools.h"
 
@@ -26,27 +29,21 @@ static const char *const fields[] = {
     "afterEventId", NULL};
 
 /* timeFrom / timeTo: integer ns, or a string timearg_parse() accepts. */
-static int time_bound(const cJSON *args, const char *field, struct store_reader *rd,
-                      int64_t key, bool *has, int64_t *out, struct strobe_error *e)
+static int time_bound(const cJSON *args, const char *field, struct timeline_bound *b,
+                      struct strobe_error *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, field);
-    *has = v != NULL;
+    b->set = v != NULL;
     if (!v)
         return 0;
-    bool relative = false;
     if (cJSON_IsNumber(v)) {
-        *out = (int64_t)v->valuedouble;
-    } else if (!cJSON_IsString(v) || timearg_parse(v->valuestring, out, &relative) != 0) {
+        b->ns = (int64_t)v->valuedouble;
+        return 0;
+    }
+    if (!cJSON_IsString(v) || timearg_parse(v->valuestring, &b->ns, &b->relative) != 0)
         return err_set(e, ERR_VALIDATION, "'%s' must be ns since the session started (a "
                        "number) or a relative time like \"-5s\", \"-500ms\", \"-1m\"; got %s.",
                        field, cJSON_IsString(v) ? v->valuestring : args_type_name(v));
-    }
-    if (relative) {
-        int64_t latest = 0;
-        if (store_latest_ts(rd, key, &latest) != 0)
-            return err_set(e, ERR_INTERNAL, "cannot read the session's latest event time");
-        *out = latest + *out < 0 ? 0 : latest + *out;
-    }
     return 0;
 }
 
@@ -111,6 +108,8 @@ static void add_text(cJSON *o, const char *text, bool verbose)
     free(s);
 }
 
+/* The event as debug_query shows it: the columns its type has, then its data
+ * members as fields of its own. Crash events are completed by crash_payload.h. */
 static cJSON *event_json(const struct store_event_row *r, bool verbose, bool multi_pid)
 {
     cJSON *o = cJSON_CreateObject();
@@ -131,19 +130,8 @@ static cJSON *event_json(const struct store_event_row *r, bool verbose, bool mul
         if (r->type == EV_FUNCTION_EXIT)
             cJSON_AddStringToObject(o, "returnType", return_type(r->return_value));
     }
-    if (r->type == EV_CRASH) {
-        /* The crashing frame, and where: crash events always say which process. */
-        if (r->function)
-            cJSON_AddStringToObject(o, "function", r->function);
-        if (r->source_file)
-            cJSON_AddStringToObject(o, "sourceFile", r->source_file);
-        if (r->line)
-            cJSON_AddNumberToObject(o, "line", r->line);
-    }
-    if (multi_pid || verbose || r->type == EV_PROCESS_EXIT || r->type == EV_CRASH)
+    if (multi_pid || verbose || r->type == EV_PROCESS_EXIT)
         cJSON_AddNumberToObject(o, "pid", r->pid);
-    if (r->type == EV_CRASH && !verbose)
-        cJSON_AddNumberToObject(o, "threadId", r->tid);
     if (r->text)
         add_text(o, r->text, verbose);
     if (r->data) {
@@ -176,13 +164,13 @@ static cJSON *event_json(const struct store_event_row *r, bool verbose, bool mul
     return o;
 }
 
-/* Fills q from args. Strings in q point into args. */
-static int build_query(const cJSON *args, struct store_reader *rd, int64_t key,
-                       struct store_query *q, bool *verbose, struct strobe_error *e)
+/* Fills q from args. Strings in q point into args; *rv_text (the returnValue.equals
+ * filter as JSON text) is malloc'd, the caller frees it. */
+static int build_query(const cJSON *args, struct timeline_query *q, char **rv_text,
+                       bool *verbose, struct strobe_error *e)
 {
     memset(q, 0, sizeof *q);
-    q->session_key = key;
-    q->return_is_null = -1;
+    *rv_text = NULL;
     const char *type = NULL;
     if (args_string(args, "eventType", false, &type, e) != 0)
         return -1;
@@ -200,17 +188,6 @@ static int build_query(const cJSON *args, struct store_reader *rd, int64_t key,
         string_filter(args, "sourceFile", file_keys, file_out, e) != 0 ||
         string_filter(args, "threadName", thread_keys, thread_out, e) != 0)
         return -1;
-    if (q->function_matches) {
-        regex_t re;
-        int rc = regcomp(&re, q->function_matches, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char why[128];
-            regerror(rc, &re, why, sizeof why);
-            return err_set(e, ERR_VALIDATION, "'function.matches' is not a valid POSIX "
-                           "extended regex (%s): %.200s", why, q->function_matches);
-        }
-        regfree(&re);
-    }
 
     const cJSON *rv;
     if (args_object(args, "returnValue", &rv, e) != 0)
@@ -222,7 +199,7 @@ static int build_query(const cJSON *args, struct store_reader *rd, int64_t key,
             args_bool(rv, "isNull", &is_null, e) != 0)
             return -1;
         if (has_null)
-            q->return_is_null = is_null;
+            q->return_null = is_null ? TIMELINE_RETURN_NULL : TIMELINE_RETURN_NOT_NULL;
     }
 
     int64_t v;
@@ -258,10 +235,23 @@ static int build_query(const cJSON *args, struct store_reader *rd, int64_t key,
                            "lastEventId of a previous answer), not %s.",
                            args_type_name(after));
     }
-    if (time_bound(args, "timeFrom", rd, key, &q->has_time_from, &q->time_from_ns, e) != 0 ||
-        time_bound(args, "timeTo", rd, key, &q->has_time_to, &q->time_to_ns, e) != 0)
+    if (time_bound(args, "timeFrom", &q->from, e) != 0 ||
+        time_bound(args, "timeTo", &q->to, e) != 0)
         return -1;
+    const cJSON *equals = cJSON_GetObjectItemCaseSensitive(rv, "equals");
+    if (equals)
+        q->return_equals = *rv_text = cJSON_PrintUnformatted(equals);
     return 0;
+}
+
+/* The engine's failure, with the next step in debug_query's terms. */
+static void query_failed(const struct timeline_query *q, struct strobe_error *e)
+{
+    if (e->code == ERR_VALIDATION && q->function_matches) {
+        struct strobe_error why = *e;
+        err_set(e, ERR_VALIDATION, "'function.matches': %s. Pass a POSIX extended regex, "
+                "e.g. \"^parse_\", or use function.contains for a plain substring.", why.msg);
+    }
 }
 
 cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
@@ -270,33 +260,26 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     if (args_only(args, "debug_query", fields, e) != 0 ||
         args_string(args, "sessionId", true, &id, e) != 0)
         return NULL;
-    struct store_reader *rd = tool_reader(ctx, e);
+    struct timeline_reader *rd = tool_reader(ctx, e);
     int64_t key;
     if (!rd || session_resolve(id, &key, e) != 0)
         return NULL;
-    struct store_query q;
+    struct timeline_query q;
     bool verbose;
-    if (build_query(args, rd, key, &q, &verbose, e) != 0)
+    char *rv_text;
+    if (build_query(args, &q, &rv_text, &verbose, e) != 0) {
+        free(rv_text);
         return NULL;
-    char *rv_text = NULL;
-    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(args, "returnValue"), "equals");
-    if (rv) {
-        rv_text = cJSON_PrintUnformatted(rv);
-        q.return_equals = rv_text;
     }
-
-    struct store_result res;
-    char *err = NULL;
-    int rc = store_query_events(rd, &q, &res, &err);
+    struct timeline_page res;
+    int rc = timeline_events(rd, key, &q, &res, e);
+    if (rc != 0)
+        query_failed(&q, e);
     free(rv_text);
-    if (rc != 0) {
-        err_set(e, ERR_INTERNAL, "%s", err ? err : "query failed");
-        free(err);
+    if (rc != 0)
         return NULL;
-    }
     int *pids = NULL, n_pids = 0;
-    store_query_pids(rd, key, &pids, &n_pids);
+    timeline_pids(rd, key, &pids, &n_pids, NULL); /* without them, pids are not shown */
 
     cJSON *out = cJSON_CreateObject();
     cJSON *events = cJSON_AddArrayToObject(out, "events");
@@ -304,9 +287,15 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     int shown = 0;
     int64_t last_id = q.after_id;
     for (; shown < res.n; shown++) {
-        cJSON *ev = event_json(&res.rows[shown], verbose, n_pids > 1);
-        if (res.rows[shown].type == EV_CRASH)
-            crash_context_add(ev, rd, key, &res.rows[shown], verbose);
+        const struct store_event_row *row = &res.events[shown];
+        cJSON *ev = event_json(row, verbose, n_pids > 1);
+        if (row->type == EV_CRASH) {
+            /* What could not be joined is left out; the event itself stands. */
+            struct timeline_crash_context cc;
+            timeline_crash_context(rd, key, row, &cc, NULL);
+            crash_payload_shape(ev, row, &cc, verbose);
+            timeline_crash_context_free(&cc);
+        }
         char *text = cJSON_PrintUnformatted(ev);
         size_t size = text ? strlen(text) : 0;
         free(text);
@@ -316,7 +305,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         }
         used += size;
         cJSON_AddItemToArray(events, ev);
-        last_id = res.rows[shown].id;
+        last_id = res.events[shown].id;
     }
     cJSON_AddNumberToObject(out, "totalCount", (double)res.total_count);
     if (res.total_is_lower_bound)
@@ -341,6 +330,6 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
             cJSON_AddItemToArray(arr, cJSON_CreateNumber(pids[i]));
     }
     free(pids);
-    store_result_free(&res);
+    timeline_page_free(&res);
     return out;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/session.h"
+#include "core/timeline.h"
 #include "mcp/args.h"
 #include "mcp/tools.h"
 
@@ -34,9 +35,9 @@ static cJSON *row_json(const struct session_row *r)
 
 static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *e)
 {
-    struct store_reader *rd = tool_reader(ctx, e);
+    struct timeline_reader *rd = tool_reader(ctx, e);
     struct session_status st;
-    if (!rd || session_status(id, rd, &st, e) != 0)
+    if (!rd || timeline_status(rd, id, &st, e) != 0)
         return NULL;
     cJSON *o = row_json(&st.row);
     cJSON_AddStringToObject(o, "projectRoot", st.row.project_root);
@@ -83,21 +84,16 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
 
 static cJSON *list(struct tool_ctx *ctx, struct strobe_error *e)
 {
+    struct timeline_reader *rd = tool_reader(ctx, e);
     struct session_row *rows = NULL;
     int n = 0;
-    char *err = NULL;
-    if (store_session_list(ctx->store, &rows, &n, &err) != 0) {
-        err_set(e, ERR_INTERNAL, "cannot list sessions: %s", err ? err : "?");
-        free(err);
+    if (!rd || timeline_sessions(rd, &rows, &n, e) != 0)
         return NULL;
-    }
     cJSON *o = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(o, "sessions");
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         cJSON_AddItemToArray(arr, row_json(&rows[i]));
-        session_row_free(&rows[i]);
-    }
-    free(rows);
+    timeline_sessions_free(rows, n);
     return o;
 }
 

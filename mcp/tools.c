@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/timeline.h"
+
 static const struct tool_def catalog[] = {
     {
         "debug_launch",
@@ -136,16 +138,9 @@ cJSON *tools_list(void)
     return res;
 }
 
-struct store_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e)
+struct timeline_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e)
 {
-    if (!ctx->reader) {
-        char *err = NULL;
-        ctx->reader = store_reader_open(ctx->store, &err);
-        if (!ctx->reader) {
-            err_set(e, ERR_INTERNAL, "cannot open the database for reading: %s",
-                    err ? err : "?");
-            free(err);
-        }
-    }
+    if (!ctx->reader)
+        ctx->reader = timeline_reader_open(ctx->store, e);
     return ctx->reader;
 }

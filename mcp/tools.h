@@ -9,11 +9,12 @@
 #include <cjson/cJSON.h>
 
 #include "base/error.h"
-#include "store/store.h"
+
+struct store; /* the daemon's database: opaque here, handed to the engine */
 
 struct tool_ctx {
     struct store *store;
-    struct store_reader *reader; /* this connection's, opened on first use */
+    struct timeline_reader *reader; /* this connection's, opened on first use */
 };
 
 typedef cJSON *(*tool_fn)(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
@@ -32,8 +33,9 @@ cJSON *tools_list(void);
 /* "debug_launch, debug_trace, ..." for error messages. */
 const char *tools_names(void);
 
-/* The reader of ctx, opened on first use; NULL with e set on failure. */
-struct store_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e);
+/* The timeline reader of ctx (core/timeline.h), opened on first use; NULL with e
+ * set on failure. */
+struct timeline_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e);
 
 cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_session(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);

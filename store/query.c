@@ -384,7 +384,7 @@ static char *col_dup(sqlite3_stmt *st, int i)
     return t ? strdup((const char *)t) : NULL;
 }
 
-static void row_free(struct store_event_row *e)
+void store_event_row_free(struct store_event_row *e)
 {
     free(e->thread_name);
     free(e->function);
@@ -401,7 +401,7 @@ void store_result_free(struct store_result *res)
     if (!res)
         return;
     for (int i = 0; i < res->n; i++)
-        row_free(&res->rows[i]);
+        store_event_row_free(&res->rows[i]);
     free(res->rows);
     memset(res, 0, sizeof *res);
 }

@@ -149,6 +149,9 @@ struct store_result {
     bool total_is_lower_bound;
 };
 void store_result_free(struct store_result *res);
+/* Frees the strings of one row (not the row): for callers that drop rows from a
+ * result before freeing the rest. */
+void store_event_row_free(struct store_event_row *e);
 
 /* Events of one session matching q, chronological (ts, id), or by id when
  * q->after_id is set. An invalid regex is an error with a sentence in *err. */

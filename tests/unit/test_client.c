@@ -2,8 +2,9 @@
  * test_client.c - unit tests of the client side: the line reader and writer of
  * cli/client.c over real sockets (partial reads and writes, long and overlong
  * lines, a last line without newline), the blocking JSON-RPC exchange, connecting
- * with no daemon, strobectl's argument parsing (cli/ctl_args.c) and its crash
- * reports (cli/crash_report.c) from hand-written crash events.
+ * with no daemon, strobectl's argument parsing (cli/ctl_args.c), its renderers
+ * (cli/render.c) and its crash reports (cli/crash_report.c) from hand-written
+ * answers and crash events.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -22,6 +24,7 @@
 #include "cli/client.h"
 #include "cli/crash_report.h"
 #include "cli/ctl_args.h"
+#include "cli/render.h"
 
 /* ---- a writer thread feeding one end of a socketpair ------------------------------- */
 
@@ -642,6 +645,154 @@ static void test_crash_report_details(void **state)
     free(t);
 }
 
+/* ---- renderers --------------------------------------------------------------------- */
+
+/* What the renderers write for one answer, as a malloc'd string. */
+struct capture {
+    char *text;
+    size_t len;
+    FILE *f;
+};
+
+static FILE *capture_start(struct capture *c)
+{
+    c->text = NULL;
+    c->len = 0;
+    c->f = open_memstream(&c->text, &c->len);
+    assert_non_null(c->f);
+    return c->f;
+}
+
+static char *capture_end(struct capture *c)
+{
+    fclose(c->f);
+    return c->text;
+}
+
+static void test_render_query(void **state)
+{
+    (void)state;
+    cJSON *r = cJSON_Parse(
+        "{\"events\":["
+        "{\"id\":\"1\",\"timestampNs\":1500000,\"eventType\":\"stdout\",\"text\":\"hello\"},"
+        "{\"id\":\"2\",\"timestampNs\":2000000,\"eventType\":\"function_exit\","
+        "\"function\":\"add\",\"sourceFile\":\"/src/m.c\",\"line\":4,\"durationNs\":1500,"
+        "\"returnValue\":3,\"pid\":9,\"threadName\":\"main\"},"
+        "{\"id\":\"3\",\"timestampNs\":3000000,\"eventType\":\"process_exit\",\"pid\":9,"
+        "\"exitCode\":3}],"
+        "\"totalCount\":7,\"hasMore\":true,\"lastEventId\":\"3\",\"pids\":[9,12]}");
+    cJSON *args = cJSON_Parse("{\"sessionId\":\"s\",\"offset\":2}");
+    struct capture c;
+    render_query(capture_start(&c), r, args, "--after", "--offset");
+    char *t = capture_end(&c);
+    assert_string_equal(t,
+                        "[     1.500 ms] stdout  hello\n"
+                        "[     2.000 ms] function_exit add (m.c:4) took 0.002 ms => 3\n"
+                        "[     3.000 ms] process_exit exited with code 3\n"
+                        "3 of 7 events (more: --offset 5)\n"
+                        "pids: 9, 12\n");
+    free(t);
+
+    /* Polling names its own continuation; verbose shows the process and thread. */
+    cJSON_AddStringToObject(args, "afterEventId", "0");
+    cJSON_AddTrueToObject(args, "verbose");
+    render_query(capture_start(&c), r, args, "after", "offset");
+    t = capture_end(&c);
+    assert_non_null(strstr(t, "add (/src/m.c:4) took 0.002 ms => 3  {pid 9, thread main}\n"));
+    assert_non_null(strstr(t, "3 of 7 events (more: after 3)\n"));
+    free(t);
+    cJSON_Delete(args);
+    cJSON_Delete(r);
+}
+
+static void test_render_sessions_and_results(void **state)
+{
+    (void)state;
+    setenv("TZ", "UTC", 1);
+    tzset();
+    cJSON *r = cJSON_Parse(
+        "{\"sessions\":["
+        "{\"sessionId\":\"app-2026-01-01-10h00\",\"status\":\"crashed\",\"signal\":\"SIGSEGV\","
+        "\"pid\":41,\"startedAt\":1767261600000,\"binaryPath\":\"/bin/app\",\"retained\":true},"
+        "{\"sessionId\":\"b-1\",\"status\":\"running\",\"pid\":7,\"binaryPath\":\"/bin/b\"}]}");
+    struct capture c;
+    render_sessions(capture_start(&c), r);
+    char *t = capture_end(&c);
+    assert_string_equal(t,
+                        "SESSION               STATUS                     PID  STARTED"
+                        "              BINARY\n"
+                        "app-2026-01-01-10h00  crashed(SIGSEGV),retained   41  2026-01-01 "
+                        "10:00:00  /bin/app\n"
+                        "b-1                   running                      7  -"
+                        "                    /bin/b\n");
+    free(t);
+    cJSON_Delete(r);
+
+    r = cJSON_Parse("{\"sessions\":[]}");
+    render_sessions(capture_start(&c), r);
+    t = capture_end(&c);
+    assert_string_equal(t, "no sessions\n");
+    free(t);
+    cJSON_Delete(r);
+
+    r = cJSON_Parse("{\"sessionId\":\"s-1\",\"eventsCollected\":12,\"retained\":true}");
+    render_stopped(capture_start(&c), r);
+    t = capture_end(&c);
+    assert_string_equal(t, "stopped s-1: 12 events collected, data retained\n");
+    free(t);
+    render_deleted(capture_start(&c), r);
+    t = capture_end(&c);
+    assert_string_equal(t, "deleted s-1\n");
+    free(t);
+    cJSON_Delete(r);
+
+    r = cJSON_Parse("{\"status\":\"exited\",\"exitCode\":3,\"retained\":false,"
+                    "\"endedAt\":null,\"pids\":[1,2],\"eventCounts\":{\"stdout\":2}}");
+    render_fields(capture_start(&c), r);
+    t = capture_end(&c);
+    assert_string_equal(t,
+                        "status:      exited\n"
+                        "exitCode:    3\n"
+                        "retained:    no\n"
+                        "endedAt:     -\n"
+                        "pids:        1, 2\n"
+                        "eventCounts: stdout 2\n");
+    free(t);
+    cJSON_Delete(r);
+
+    r = cJSON_Parse("{\"tools\":[{\"name\":\"debug_launch\"},{\"name\":\"debug_query\"}]}");
+    render_tools(capture_start(&c), r);
+    t = capture_end(&c);
+    assert_string_equal(t, "debug_launch\ndebug_query\n");
+    free(t);
+    cJSON_Delete(r);
+}
+
+static void test_crash_report_all(void **state)
+{
+    (void)state;
+    cJSON *none = cJSON_CreateArray();
+    struct capture c;
+    crash_report_print_all(capture_start(&c), none, "app-1", 42, 0);
+    char *t = capture_end(&c);
+    assert_string_equal(t, "no crash recorded in session app-1 for pid 42\n");
+    free(t);
+    crash_report_print_all(capture_start(&c), none, "app-1", 0, 0);
+    t = capture_end(&c);
+    assert_string_equal(t, "no crash recorded in session app-1\n");
+    free(t);
+    cJSON_Delete(none);
+
+    cJSON *two = cJSON_Parse("[{\"pid\":1,\"text\":\"first\"},{\"pid\":2,\"text\":\"second\"}]");
+    crash_report_print_all(capture_start(&c), two, "app-1", 0, 0);
+    t = capture_end(&c);
+    assert_string_equal(t, "session app-1, pid 1: first\n"
+                           "\n"
+                           "session app-1, pid 2: second\n");
+    free(t);
+    cJSON_Delete(two);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -659,6 +810,9 @@ int main(void)
         cmocka_unit_test(test_ctl_crash),
         cmocka_unit_test(test_crash_report_signal),
         cmocka_unit_test(test_crash_report_details),
+        cmocka_unit_test(test_render_query),
+        cmocka_unit_test(test_render_sessions_and_results),
+        cmocka_unit_test(test_crash_report_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,269 @@
+/*
+ * render.c - the text forms of the daemon's answers. See render.h.
+ *
+ * The formats are strobectl's output, which its tests compare byte for byte: a
+ * change here is a change of strobectl.
+ */
+#include "cli/render.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/json_view.h"
+
+void render_json(FILE *out, const cJSON *v)
+{
+    char *s = cJSON_Print(v);
+    if (s) {
+        fputs(s, out);
+        fputc('\n', out);
+    }
+    free(s);
+}
+
+/* "2026-02-05 14:32:07" from a Unix time in ms (seconds are accepted too). */
+static void format_time(double t, char *out, size_t outlen)
+{
+    if (t <= 0) {
+        snprintf(out, outlen, "-");
+        return;
+    }
+    time_t secs = (time_t)(t > 1e11 ? t / 1000 : t);
+    struct tm tm;
+    localtime_r(&secs, &tm);
+    strftime(out, outlen, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* A value as one line of text: scalars as themselves, arrays joined with ", ",
+ * objects as "k v, k v". Caller frees. */
+static char *scalar_text(const char *key, const cJSON *v)
+{
+    char *out = NULL;
+    if (cJSON_IsString(v))
+        return strdup(v->valuestring);
+    if (cJSON_IsBool(v))
+        return strdup(cJSON_IsTrue(v) ? "yes" : "no");
+    if (cJSON_IsNull(v))
+        return strdup("-");
+    if (cJSON_IsNumber(v)) {
+        char buf[64];
+        size_t klen = key ? strlen(key) : 0;
+        if (klen > 2 && strcmp(key + klen - 2, "At") == 0) /* startedAt, endedAt */
+            format_time(v->valuedouble, buf, sizeof buf);
+        else if (v->valuedouble > -1e18 && v->valuedouble < 1e18 &&
+                 v->valuedouble == (double)(long long)v->valuedouble)
+            snprintf(buf, sizeof buf, "%lld", (long long)v->valuedouble);
+        else
+            snprintf(buf, sizeof buf, "%g", v->valuedouble);
+        return strdup(buf);
+    }
+    if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        if (!f)
+            return NULL;
+        const cJSON *c;
+        bool first = true;
+        cJSON_ArrayForEach(c, v)
+        {
+            char *t = (cJSON_IsArray(c) || cJSON_IsObject(c)) ? cJSON_PrintUnformatted(c)
+                                                              : scalar_text(NULL, c);
+            fprintf(f, "%s%s%s%s", first ? "" : ", ", c->string ? c->string : "",
+                    c->string ? " " : "", t ? t : "?");
+            free(t);
+            first = false;
+        }
+        if (first)
+            fputs("(none)", f);
+        fclose(f);
+        return out;
+    }
+    return strdup("?");
+}
+
+/* Every member as an aligned "key: value" line. */
+void render_fields(FILE *out, const cJSON *o)
+{
+    int width = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, o)
+    {
+        int n = (int)strlen(c->string);
+        if (n > width)
+            width = n;
+    }
+    cJSON_ArrayForEach(c, o)
+    {
+        char *t = scalar_text(c->string, c);
+        fprintf(out, "%s:%*s %s\n", c->string, width - (int)strlen(c->string), "",
+                t ? t : "?");
+        free(t);
+    }
+}
+
+void render_launch(FILE *out, const cJSON *r)
+{
+    fprintf(out, "session %s pid %lld\n",
+            json_str(r, "sessionId") ? json_str(r, "sessionId") : "?", json_num(r, "pid"));
+    const cJSON *w;
+    cJSON_ArrayForEach(w, json_get(r, "warnings"))
+        if (cJSON_IsString(w))
+            fprintf(out, "warning: %s\n", w->valuestring);
+    if (json_has_num(r, "pendingPatternsApplied"))
+        fprintf(out, "pending patterns applied: %lld\n",
+                json_num(r, "pendingPatternsApplied"));
+    if (json_str(r, "nextSteps"))
+        fprintf(out, "%s\n", json_str(r, "nextSteps"));
+}
+
+void render_event(FILE *out, const cJSON *e, bool verbose)
+{
+    const char *type = json_str(e, "eventType") ? json_str(e, "eventType") : "?";
+    const char *text = json_str(e, "text");
+    fprintf(out, "[%10.3f ms] %-7s", (double)json_num(e, "timestampNs") / 1e6, type);
+    if (strncmp(type, "function_", 9) == 0 || (strcmp(type, "crash") == 0 && !text)) {
+        const char *fn = json_str(e, "function");
+        const char *file = json_str(e, "sourceFile");
+        fprintf(out, " %s", fn ? fn : "?");
+        if (file) {
+            const char *base = strrchr(file, '/');
+            fprintf(out, " (%s", verbose || !base ? file : base + 1);
+            if (json_num(e, "line") > 0)
+                fprintf(out, ":%lld", json_num(e, "line"));
+            fputc(')', out);
+        }
+        if (json_has_num(e, "durationNs") && json_num(e, "durationNs") >= 0)
+            fprintf(out, " took %.3f ms", (double)json_num(e, "durationNs") / 1e6);
+        static const char *const extras[][2] = { { "arguments", "args=" },
+                                                 { "returnValue", "=> " } };
+        for (size_t i = 0; i < 2; i++) {
+            const cJSON *v = json_get(e, extras[i][0]);
+            if (!v || cJSON_IsNull(v))
+                continue;
+            char *s = cJSON_PrintUnformatted(v);
+            fprintf(out, " %s%s", extras[i][1], s ? s : "?");
+            free(s);
+        }
+    } else if (text) {
+        fprintf(out, " %s", text);
+    } else if (strcmp(type, "process_exit") == 0) {
+        if (json_str(e, "signal"))
+            fprintf(out, " killed by %s", json_str(e, "signal"));
+        else
+            fprintf(out, " exited with code %lld", json_num(e, "exitCode"));
+    } else if (json_get(e, "data")) {
+        char *s = cJSON_PrintUnformatted(json_get(e, "data"));
+        fprintf(out, " %s", s ? s : "?");
+        free(s);
+    }
+    if (verbose && json_has_num(e, "pid")) {
+        fprintf(out, "  {pid %lld", json_num(e, "pid"));
+        if (json_str(e, "threadName"))
+            fprintf(out, ", thread %s", json_str(e, "threadName"));
+        else if (json_has_num(e, "threadId"))
+            fprintf(out, ", tid %lld", json_num(e, "threadId"));
+        fputc('}', out);
+    }
+    fputc('\n', out);
+}
+
+void render_query(FILE *out, const cJSON *r, const cJSON *args, const char *after_flag,
+                  const char *offset_flag)
+{
+    bool verbose = cJSON_IsTrue(json_get(args, "verbose"));
+    const cJSON *e;
+    long long n = 0;
+    cJSON_ArrayForEach(e, json_get(r, "events"))
+    {
+        render_event(out, e, verbose);
+        n++;
+    }
+    fprintf(out, "%lld of %lld events", n, json_num(r, "totalCount"));
+    if (cJSON_IsTrue(json_get(r, "hasMore"))) {
+        if (json_get(args, "afterEventId"))
+            fprintf(out, " (more: %s %s)", after_flag,
+                    json_str(r, "lastEventId") ? json_str(r, "lastEventId") : "?");
+        else
+            fprintf(out, " (more: %s %lld)", offset_flag, json_num(args, "offset") + n);
+    }
+    fputc('\n', out);
+    if (cJSON_IsString(json_get(r, "truncated")))
+        fprintf(out, "%s\n", json_str(r, "truncated"));
+    if (json_get(r, "pids")) {
+        char *s = scalar_text(NULL, json_get(r, "pids"));
+        fprintf(out, "pids: %s\n", s ? s : "?");
+        free(s);
+    }
+}
+
+void render_sessions(FILE *out, const cJSON *r)
+{
+    const cJSON *list = json_get(r, "sessions");
+    int n = cJSON_GetArraySize(list);
+    if (n == 0) {
+        fputs("no sessions\n", out);
+        return;
+    }
+    struct row { char status[64], pid[24], started[32]; const char *id, *bin; };
+    struct row *rows = calloc((size_t)n, sizeof *rows);
+    if (!rows)
+        return;
+    int w_id = 7, w_status = 6, w_pid = 3;
+    int i = 0;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, list)
+    {
+        struct row *rw = &rows[i++];
+        rw->id = json_str(s, "sessionId") ? json_str(s, "sessionId") : "?";
+        rw->bin = json_str(s, "binaryPath") ? json_str(s, "binaryPath") : "?";
+        const char *st = json_str(s, "status") ? json_str(s, "status") : "?";
+        if (json_str(s, "signal"))
+            snprintf(rw->status, sizeof rw->status, "%s(%s)", st, json_str(s, "signal"));
+        else if (json_has_num(s, "exitCode"))
+            snprintf(rw->status, sizeof rw->status, "%s(%lld)", st, json_num(s, "exitCode"));
+        else
+            snprintf(rw->status, sizeof rw->status, "%s", st);
+        if (cJSON_IsTrue(json_get(s, "retained")))
+            strncat(rw->status, ",retained", sizeof rw->status - strlen(rw->status) - 1);
+        snprintf(rw->pid, sizeof rw->pid, "%lld", json_num(s, "pid"));
+        const cJSON *t = json_get(s, "startedAt");
+        format_time(cJSON_IsNumber(t) ? t->valuedouble : 0, rw->started,
+                    sizeof rw->started);
+        if ((int)strlen(rw->id) > w_id)
+            w_id = (int)strlen(rw->id);
+        if ((int)strlen(rw->status) > w_status)
+            w_status = (int)strlen(rw->status);
+        if ((int)strlen(rw->pid) > w_pid)
+            w_pid = (int)strlen(rw->pid);
+    }
+    fprintf(out, "%-*s  %-*s  %*s  %-19s  %s\n", w_id, "SESSION", w_status, "STATUS", w_pid,
+            "PID", "STARTED", "BINARY");
+    for (i = 0; i < n; i++)
+        fprintf(out, "%-*s  %-*s  %*s  %-19s  %s\n", w_id, rows[i].id, w_status,
+                rows[i].status, w_pid, rows[i].pid, rows[i].started, rows[i].bin);
+    free(rows);
+}
+
+void render_stopped(FILE *out, const cJSON *r)
+{
+    fprintf(out, "stopped %s: %lld events collected, data %s\n",
+            json_str(r, "sessionId") ? json_str(r, "sessionId") : "?",
+            json_num(r, "eventsCollected"),
+            cJSON_IsTrue(json_get(r, "retained")) ? "retained" : "deleted");
+}
+
+void render_deleted(FILE *out, const cJSON *r)
+{
+    fprintf(out, "deleted %s\n", json_str(r, "sessionId") ? json_str(r, "sessionId") : "?");
+}
+
+void render_tools(FILE *out, const cJSON *r)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, json_get(r, "tools"))
+        if (json_str(t, "name")) {
+            fputs(json_str(t, "name"), out);
+            fputc('\n', out);
+        }
+}
