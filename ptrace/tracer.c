@@ -701,8 +701,9 @@ static bool dispatch_trap(struct tracer *t, pid_t tid)
             continue;
         if (v == BP_STEP_OVER)
             step_past(t, tid, addr);
-        if (v == BP_PARK && (th = u64map_get(&t->threads, (uint64_t)tid)))
-            th->state = TS_PARKED;
+        /* Resumed by now, unless parked: the hold below must stop it too. */
+        if ((th = u64map_get(&t->threads, (uint64_t)tid)) && th->state == TS_STOPPED)
+            th->state = v == BP_PARK ? TS_PARKED : TS_RUNNING;
         /* A hit may have throttled a hot function: its int3 goes now, with the
          * image's threads held, not during the hit. */
         patch_throttled(t, space_pid, 0);
