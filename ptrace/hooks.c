@@ -8,8 +8,8 @@
  * image is stopped: hooks_arm and hooks_disarm run inside the tracer's commands,
  * which stop them all; a hot function is not disarmed during its hit but flagged,
  * and the tracer applies the flag with hooks_tick under one stop of all threads
- * (hooks_patch_due). The one exception is a slot, written before any int3 leads to
- * it: no thread can reach it yet.
+ * (hooks_patch_due). (A slot would be safe to write under running threads anyway:
+ * it is written before any int3 leads to it.)
  */
 #include "ptrace/hooks.h"
 
