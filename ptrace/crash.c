@@ -31,6 +31,7 @@
 #include "dwarf/dwarf.h"
 #include "dwarf/elfinfo.h"
 #include "dwarf/frame.h"
+#include "ptrace/bptab.h"
 #include "ptrace/procmem.h"
 #include "ptrace/unwind.h"
 
@@ -40,13 +41,6 @@
 #define MAX_SITES 8
 #define FRAMES_WITH_ARGS 16
 #define ABORT_MSG_MAX 4096
-
-/* An int3 of ours in one process. Forks copy them; exec drops them. */
-struct breakpoint {
-    pid_t tgid;
-    uint64_t addr;
-    uint8_t orig;
-};
 
 /* Per-process counters (crash limit, repeated-fault suppression). */
 struct proc_state {
@@ -59,8 +53,6 @@ struct proc_state {
 
 struct crash {
     struct crash_config cfg;
-    struct breakpoint *bps;
-    size_t n_bps, cap_bps;
     struct proc_state *procs;
     size_t n_procs, cap_procs;
     int total;
@@ -78,7 +70,6 @@ void crash_free(struct crash *c)
 {
     if (!c)
         return;
-    free(c->bps);
     free(c->procs);
     free(c);
 }
@@ -102,37 +93,7 @@ static struct proc_state *proc_state(struct crash *c, pid_t tgid)
     return &c->procs[c->n_procs++];
 }
 
-/* ---- breakpoints ------------------------------------------------------------- */
-
-static void bp_add(struct crash *c, pid_t tgid, uint64_t addr, uint8_t orig)
-{
-    if (c->n_bps == c->cap_bps) {
-        size_t cap = c->cap_bps ? 2 * c->cap_bps : 4;
-        struct breakpoint *b = realloc(c->bps, cap * sizeof *b);
-        if (!b)
-            return;
-        c->bps = b;
-        c->cap_bps = cap;
-    }
-    c->bps[c->n_bps++] = (struct breakpoint){.tgid = tgid, .addr = addr, .orig = orig};
-}
-
-static void bp_drop_process(struct crash *c, pid_t tgid)
-{
-    for (size_t i = 0; i < c->n_bps;)
-        if (c->bps[i].tgid == tgid)
-            c->bps[i] = c->bps[--c->n_bps];
-        else
-            i++;
-}
-
-static struct breakpoint *bp_find(struct crash *c, pid_t tgid, uint64_t addr)
-{
-    for (size_t i = 0; i < c->n_bps; i++)
-        if (c->bps[i].tgid == tgid && c->bps[i].addr == addr)
-            return &c->bps[i];
-    return NULL;
-}
+/* ---- the Rust panic breakpoint ------------------------------------------------ */
 
 /* Rust's panic entry: "rust_panic" (unmangled in older toolchains) or
  * "__rustc::rust_panic" / "std::panicking::rust_panic" mangled. */
@@ -150,9 +111,10 @@ static bool is_rust_panic(const char *name, void *arg)
     return yes;
 }
 
-void crash_on_exec(struct crash *c, pid_t pid)
+void crash_on_exec(struct crash *c, pid_t pid, struct bptab *b)
 {
-    bp_drop_process(c, pid);
+    if (!c)
+        return;
     char link[64], exe[4096];
     snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
     ssize_t n = readlink(link, exe, sizeof exe - 1);
@@ -174,27 +136,14 @@ void crash_on_exec(struct crash *c, pid_t pid)
             found = true;
         }
     free(mods);
-    int fd = procmem_open(pid);
-    uint8_t orig, int3 = 0xCC;
-    if (found && fd >= 0 && procmem_read(fd, sym + bias, &orig, 1) && orig != int3 &&
-        procmem_write(fd, sym + bias, &int3, 1))
-        bp_add(c, pid, sym + bias, orig);
-    if (fd >= 0)
-        close(fd);
-}
-
-void crash_on_fork(struct crash *c, pid_t parent_tid, pid_t child)
-{
-    pid_t parent = procmem_tgid(parent_tid);
-    size_t n = c->n_bps;
-    for (size_t i = 0; i < n; i++)
-        if (c->bps[i].tgid == parent)
-            bp_add(c, child, c->bps[i].addr, c->bps[i].orig);
+    if (found)
+        bptab_insert(b, sym + bias, BP_PANIC);
 }
 
 void crash_on_process_exit(struct crash *c, pid_t pid)
 {
-    bp_drop_process(c, pid);
+    if (!c)
+        return;
     for (size_t i = 0; i < c->n_procs; i++)
         if (c->procs[i].tgid == pid) {
             c->procs[i] = c->procs[--c->n_procs];
@@ -733,41 +682,24 @@ void crash_on_signal(struct crash *c, pid_t tid, int sig)
     capture(c, tid, KIND_SIGNAL, &si);
 }
 
-bool crash_on_trap(struct crash *c, pid_t tid)
+enum bp_verdict crash_on_trap(struct crash *c, pid_t tid, struct user_regs_struct *regs,
+                              unsigned owners)
 {
-    if (!c || c->n_bps == 0)
-        return false;
-    struct user_regs_struct regs;
-    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
-        return false;
-    pid_t tgid = procmem_tgid(tid);
-    struct breakpoint *bp = bp_find(c, tgid, regs.rip - 1);
-    if (!bp)
-        return false;
-    uint64_t addr = bp->addr;
-    uint8_t orig = bp->orig, int3 = 0xCC;
-    regs.rip = addr;
-    ptrace(PTRACE_SETREGS, tid, 0, &regs);
+    if (!c)
+        return BP_PASS;
+    regs->rip--;
+    if (ptrace(PTRACE_SETREGS, tid, 0, regs) != 0)
+        return BP_PASS;
     capture(c, tid, KIND_PANIC, NULL);
-    /* Step the original instruction, then put the breakpoint back: a later panic
-     * (another thread, or after catch_unwind) is recorded too. */
-    int fd = procmem_open(tgid);
-    procmem_write(fd, addr, &orig, 1);
-    int status;
-    if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) == 0) {
-        pid_t w;
-        do
-            w = waitpid(tid, &status, __WALL);
-        while (w < 0 && errno == EINTR);
-        if (w == tid && WIFSTOPPED(status)) {
-            procmem_write(fd, addr, &int3, 1);
-            int sig = WSTOPSIG(status);
-            ptrace(PTRACE_CONT, tid, 0, sig == SIGTRAP ? 0 : sig);
-        }
+    /* The breakpoint stays: a later panic (another thread, or after catch_unwind)
+     * is recorded too. Another owner of the address resumes the thread its way;
+     * else the tracer steps the original instruction. */
+    if (owners & ~BP_OWNER_BIT(BP_PANIC)) {
+        regs->rip++;
+        ptrace(PTRACE_SETREGS, tid, 0, regs);
+        return BP_PASS;
     }
-    if (fd >= 0)
-        close(fd);
-    return true;
+    return BP_STEP_OVER;
 }
 
 static bool is_sanitizer_runtime(const struct module *m)

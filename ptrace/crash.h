@@ -19,8 +19,9 @@
  * - signal-delivery stops of SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS and a
  *   SIGTRAP no hook claimed; the signal is delivered afterwards as it would have
  *   been, so a program's own handler still runs;
- * - Rust panics, on an int3 at the runtime's rust_panic (armed at every exec): a
- *   panic unwinds and exits with 101, so no signal would ever tell;
+ * - Rust panics, on an int3 at the runtime's rust_panic (a BP_PANIC reference in the
+ *   image's breakpoint table, taken at every exec): a panic unwinds and exits with
+ *   101, so no signal would ever tell;
  * - PTRACE_EVENT_EXIT of a process exiting non-zero from inside a sanitizer runtime
  *   (AddressSanitizer reports and calls _exit(1)).
  * A thread that faults again at the same place with the same signal (a handler that
@@ -33,8 +34,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 #include "base/ring.h"
+#include "ptrace/bptab.h"
 
 #define CRASH_MAX_PER_PROCESS 16
 
@@ -57,14 +60,18 @@ struct crash_config {
 struct crash *crash_new(const struct crash_config *cfg);
 void crash_free(struct crash *c);
 
-/* Process bookkeeping from the tracer's ptrace events. pid is a process (tgid). */
-void crash_on_exec(struct crash *c, pid_t pid);
-void crash_on_fork(struct crash *c, pid_t parent_tid, pid_t child);
+/* Process bookkeeping from the tracer's ptrace events. pid is a process (tgid).
+ * crash_on_exec puts the Rust panic breakpoint in b, the table of pid's new image
+ * (its forks share it). */
+void crash_on_exec(struct crash *c, pid_t pid, struct bptab *b);
 void crash_on_process_exit(struct crash *c, pid_t pid);
 
-/* A SIGTRAP of thread tid that no hook claimed: true when it was the crash
- * module's own breakpoint (recorded, thread resumed past it). */
-bool crash_on_trap(struct crash *c, pid_t tid);
+/* A trap of thread tid on the BP_PANIC int3 (regs: its registers, rip past the
+ * int3; owners: every owner of the address). Records the panic, then either
+ * BP_STEP_OVER (rip back on the instruction: the tracer steps it) or, when another
+ * owner holds the address too, BP_PASS for that owner to resume the thread. */
+enum bp_verdict crash_on_trap(struct crash *c, pid_t tid, struct user_regs_struct *regs,
+                              unsigned owners);
 
 /* A signal-delivery stop of tid for sig: records a crash when sig is one. The
  * caller delivers the signal afterwards either way. */

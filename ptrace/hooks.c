@@ -3,9 +3,13 @@
  *
  * Scratch areas: 1 MiB mapped near a module (so rel32 and RIP-relative fix-ups
  * reach). Byte 0 is the return trampoline (int3); slots of RELOC_SLOT_SIZE follow.
- * All code bytes are written through /proc/PID/mem while threads run: the slot is
- * complete before the int3 that leads to it is written, and a one-byte int3 store
- * is atomic with respect to instruction fetch on x86.
+ * Every int3 (entries and trampolines) is a BP_TRACE_HOOK reference in the image's
+ * breakpoint table (bptab.h). Code bytes change only while every thread of the
+ * image is stopped: hooks_arm and hooks_disarm run inside the tracer's commands,
+ * which stop them all; a hot function is not disarmed during its hit but flagged,
+ * and the tracer applies the flag with hooks_tick under one stop of all threads
+ * (hooks_patch_due). (A slot would be safe to write under running threads anyway:
+ * it is written before any int3 leads to it.)
  */
 #include "ptrace/hooks.h"
 
@@ -25,6 +29,7 @@
 #include "base/u64map.h"
 #include "dwarf/abi.h"
 #include "dwarf/value.h"
+#include "ptrace/bptab.h"
 #include "ptrace/inject.h"
 #include "ptrace/procmem.h"
 #include "ptrace/reloc.h"
@@ -45,7 +50,6 @@ struct hook {
     const struct dw_function *fn;
     struct reloc rel;
     uint64_t slot;
-    uint8_t orig;
     bool armed;              /* int3 in place */
     bool wanted;             /* not disarmed by the user */
     enum hook_role role;
@@ -74,7 +78,6 @@ struct thread {
     int memfd;               /* the process's /proc/PID/mem */
     struct frame *frames;
     int depth, cap;
-    struct hook *stepping;   /* single-step fallback in progress */
     char name[16];
     uint32_t events_since_name; /* the name is re-read every 1024 events */
     bool name_read;             /* read at the first event: a clone's name is set later */
@@ -101,6 +104,10 @@ struct hooks {
     int64_t own_seq;
     int64_t *seq;            /* cfg.seq, or own_seq */
     uint64_t hits, single_step_hits;
+    /* A hot function was throttled and still has its int3 (hooks_tick removes it);
+     * next_rearm: the earliest back-off end, 0 if none is throttled. */
+    bool disarm_pending;
+    int64_t next_rearm;
     struct strbuf args, ret;
 };
 
@@ -230,37 +237,19 @@ static uint64_t slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_
     if (!areas)
         return 0;
     h->areas = areas;
-    uint8_t tramp = INT3;
-    procmem_write(memfd, base, &tramp, 1);
+    if (!bptab_insert(h->cfg.bp, base, BP_TRACE_HOOK))
+        return 0;
     h->areas[h->n_areas++] = (struct scratch){base, 2 * RELOC_SLOT_SIZE};
     return base + RELOC_SLOT_SIZE;
 }
 
-struct patch {
-    uint64_t addr;
-    uint8_t byte;
-    pid_t main;
-    bool main_ok;
-};
-
-static void patch_one(uint64_t key, void *value, void *arg)
-{
-    (void)key;
-    const struct process *p = value;
-    struct patch *pt = arg;
-    bool ok = procmem_write(p->memfd, pt->addr, &pt->byte, 1);
-    if (p->tgid == pt->main)
-        pt->main_ok = ok;
-}
-
-/* Puts hook k's int3 (arm) or original byte in every process of this image: the
- * main one, whose write decides k->armed, and the forked children, whose memory is
- * a copy, so patterns changed after the fork reach them only this way. */
+/* Puts hook k's int3 (arm) or takes it out, through the image's breakpoint table,
+ * which writes every process of the image: forked children's memory is a copy, so
+ * patterns changed after the fork reach them only this way. */
 static bool patch(struct hooks *h, struct hook *k, bool arm)
 {
-    struct patch pt = {k->addr, arm ? INT3 : k->orig, h->cfg.pid, false};
-    u64map_each(&h->procs, patch_one, &pt);
-    return pt.main_ok;
+    return arm ? bptab_insert(h->cfg.bp, k->addr, BP_TRACE_HOOK)
+               : bptab_remove(h->cfg.bp, k->addr, BP_TRACE_HOOK);
 }
 
 static bool write_int3(struct hooks *h, struct hook *k)
@@ -332,8 +321,8 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
         return;
     }
     uint8_t code[RELOC_MAX_INSN];
-    if (!procmem_read(memfd, t->addr, code, sizeof code) &&
-        !procmem_read(memfd, t->addr, code, 1)) {
+    if (!bptab_read(h->cfg.bp, memfd, t->addr, code, sizeof code) &&
+        !bptab_read(h->cfg.bp, memfd, t->addr, code, 1)) {
         fail(rep, "cannot read the code of %s", t->fn->name);
         return;
     }
@@ -354,7 +343,6 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     k->addr = t->addr;
     k->fn = t->fn;
     k->slot = slot;
-    k->orig = code[0];
     k->wanted = true;
     k->role = t->role;
     k->needs_fp = needs_fp(t->fn);
@@ -487,7 +475,9 @@ static bool throttle_if_hot(struct hooks *h, struct hook *k, int64_t now)
         k->backoff_ns = BACKOFF_MAX_NS;
     k->rearm_at = now + k->backoff_ns;
     k->sampled = true;
-    restore_orig(h, k);
+    h->disarm_pending = true;
+    if (!h->next_rearm || k->rearm_at < h->next_rearm)
+        h->next_rearm = k->rearm_at;
     return true;
 }
 
@@ -685,76 +675,56 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
     return true;
 }
 
-static bool resume(pid_t tid, struct user_regs_struct *regs, bool step)
+static enum bp_verdict resume(pid_t tid, const struct user_regs_struct *regs)
 {
-    if (ptrace(PTRACE_SETREGS, tid, 0, regs) != 0)
-        return false;
-    return ptrace(step ? PTRACE_SINGLESTEP : PTRACE_CONT, tid, 0, 0) == 0;
+    bool ok = ptrace(PTRACE_SETREGS, tid, 0, regs) == 0 &&
+              ptrace(PTRACE_CONT, tid, 0, 0) == 0;
+    return ok ? BP_RESUMED : BP_PASS;
 }
 
-bool hooks_on_trap(struct hooks *h, pid_t tid)
+enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs)
 {
     struct thread *t = thread_get(h, tid);
-    struct user_regs_struct regs;
-    if (!t || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
-        return false;
-    if (t->stepping) {
-        /* The single-step over a displaced instruction finished: put the int3 back. */
-        struct hook *k = t->stepping;
-        t->stepping = NULL;
-        if (k->wanted && !k->rearm_at)
-            write_int3(h, k);
-        return ptrace(PTRACE_CONT, tid, 0, 0) == 0;
-    }
-    uint64_t at = regs.rip - 1;
+    if (!t)
+        return BP_PASS;
+    uint64_t at = regs->rip - 1;
     if (is_trampoline(h, at)) {
-        if (!on_return(h, t, &regs))
-            return false;
-        return resume(tid, &regs, false);
+        if (!on_return(h, t, regs))
+            return BP_PASS;
+        return resume(tid, regs);
     }
     struct hook *k = u64map_get(&h->by_addr, at);
-    if (!k)
-        return false;
-    if (!k->armed) {
-        /* Disarmed (or stepped over by another thread) while this trap was in
-         * flight, or a forked child still carries the int3: put the original byte
-         * back in this process and run the original instruction. */
-        procmem_write(t->memfd, at, &k->orig, 1);
-        regs.rip = at;
-        return resume(tid, &regs, false);
-    }
+    if (!k || !k->armed)
+        return BP_PASS;
     struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
-    on_entry(h, t, k, &regs);
+    on_entry(h, t, k, regs);
     switch (k->rel.kind) {
     case RELOC_OUT_OF_LINE:
         /* A child forked before this slot's area was mapped has no copy of it:
          * it steps the original instruction instead. */
         if (!in_areas(h, areas_in(h, p), k->slot))
             break;
-        regs.rip = k->slot;
-        return resume(tid, &regs, false);
+        regs->rip = k->slot;
+        return resume(tid, regs);
     case RELOC_EMULATE_JMP:
-        regs.rip = k->rel.target;
-        return resume(tid, &regs, false);
+        regs->rip = k->rel.target;
+        return resume(tid, regs);
     case RELOC_EMULATE_CALL: {
         uint64_t next = at + k->rel.insn_len;
-        regs.rsp -= 8;
-        if (!procmem_write(t->memfd, regs.rsp, &next, sizeof next))
-            return false;
-        regs.rip = k->rel.target;
-        return resume(tid, &regs, false);
+        regs->rsp -= 8;
+        if (!procmem_write(t->memfd, regs->rsp, &next, sizeof next))
+            return BP_PASS;
+        regs->rip = k->rel.target;
+        return resume(tid, regs);
     }
     case RELOC_SINGLE_STEP:
         break;
     }
+    /* The tracer steps the original instruction with the other threads stopped
+     * (bptab.h, step_over). */
     h->single_step_hits++;
-    /* Only this process loses the int3 while it steps; k->armed says so, so a
-     * thread that meets the gap puts the original byte back in its own process. */
-    if (procmem_write(t->memfd, at, &k->orig, 1))
-        k->armed = false;
-    t->stepping = k;
-    regs.rip = at;
-    return resume(tid, &regs, true);
+    regs->rip = at;
+    return ptrace(PTRACE_SETREGS, tid, 0, regs) == 0 ? BP_STEP_OVER : BP_PASS;
 }
 
 /* ---- bookkeeping ------------------------------------------------------------------- */
@@ -853,11 +823,13 @@ static void rearm_due(uint64_t key, void *value, void *arg)
         k->rearm_at = 0;
         k->window_start = s->now;
         k->window_hits = 0;
-        if (k->wanted)
+        if (k->wanted && !k->armed)
             write_int3(s->h, k);
-    } else if (s->next < 0 || k->rearm_at < s->next) {
-        s->next = k->rearm_at;
+        return;
     }
+    restore_orig(s->h, k); /* throttled during a hit: the int3 goes now */
+    if (s->next < 0 || k->rearm_at < s->next)
+        s->next = k->rearm_at;
 }
 
 int hooks_tick(struct hooks *h)
@@ -866,9 +838,16 @@ int hooks_tick(struct hooks *h)
         return -1;
     struct tick_state s = {h, mono_ns(), -1};
     u64map_each(&h->by_addr, rearm_due, &s);
+    h->disarm_pending = false;
+    h->next_rearm = s.next < 0 ? 0 : s.next;
     if (s.next < 0)
         return -1;
     return (int)((s.next - s.now) / 1000000) + 1;
+}
+
+bool hooks_patch_due(const struct hooks *h, int64_t now)
+{
+    return h->disarm_pending || (h->next_rearm && now >= h->next_rearm);
 }
 
 struct stats_state {

@@ -18,13 +18,17 @@
  * exits with the same return value.
  *
  * Forked children share the image: their memory is a copy, int3s and scratch areas
- * included, and every later arm or disarm patches them as well as the main process.
- * A child without the scratch area of a hook (mapped after its fork) runs the
- * displaced instruction by single-stepping instead.
+ * included, and every later arm or disarm patches them as well as the main process
+ * (through the image's breakpoint table, bptab.h). A child without the scratch area
+ * of a hook (mapped after its fork) runs the displaced instruction by the tracer's
+ * single-step instead, as does an instruction reloc.h cannot move.
  *
  * Hot functions: a function hit faster than the configured rate is disarmed for a
  * back-off window (200 ms, doubling up to 5 s while it stays hot) and re-armed by
  * hooks_tick(); its events are then marked sampled.
+ *
+ * Code is patched only while every thread of the image is stopped: the caller of
+ * hooks_arm, hooks_disarm and hooks_tick stops them (tracer.c).
  */
 #ifndef STROBE_HOOKS_H
 #define STROBE_HOOKS_H
@@ -33,8 +37,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 #include "base/ring.h"
+#include "ptrace/bptab.h"
 #include "dwarf/dwarf.h"
 
 struct hooks;
@@ -55,6 +61,7 @@ struct hooks_config {
     /* The session's event sequence, shared by the hooks of every image the session
      * runs (parent links are per session); NULL: this hooks counts on its own. */
     int64_t *seq;
+    struct bptab *bp;           /* the image's breakpoint table (the tracer's) */
 };
 
 struct hooks *hooks_new(const struct hooks_config *cfg);
@@ -85,8 +92,8 @@ struct hooks_report {
  * ptrace stop, used to map scratch memory when more is needed. */
 void hooks_arm(struct hooks *h, pid_t stopped_tid, const struct hook_target *t, size_t n,
                struct hooks_report *rep);
-/* Disarms the functions at these runtime addresses. Threads already stopped at
- * one of them are recognized and resumed correctly. */
+/* Disarms the functions at these runtime addresses. A thread that trapped on one
+ * just before is rewound by the tracer (bptab_original). */
 void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n);
 /* The addresses of the functions traced now (armed or throttled, not engine
  * hooks), up to max; returns how many there are. */
@@ -94,9 +101,11 @@ size_t hooks_traced(const struct hooks *h, uint64_t *addrs, size_t max);
 /* Changes the serialization depth of arguments and return values (1-10). */
 void hooks_set_depth(struct hooks *h, int depth);
 
-/* A SIGTRAP stop of thread tid. Returns true when it was one of ours: the event is
- * recorded and the thread resumed. False: not ours, deliver the signal. */
-bool hooks_on_trap(struct hooks *h, pid_t tid);
+/* A trap of thread tid on a BP_TRACE_HOOK int3; regs are its registers (rip just
+ * past the int3), and may be changed. BP_RESUMED: the event is recorded and the
+ * thread resumed; BP_STEP_OVER: recorded, the tracer must step the original
+ * instruction (rip is back on it); BP_PASS: not one of ours. */
+enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs);
 
 /* Before a crash report unwinds thread tid: puts the real return addresses back on
  * its stack in place of the trampolines (the unwinder reads them; the frames'
@@ -117,9 +126,14 @@ bool hooks_owns_thread(const struct hooks *h, pid_t tid);
 void hooks_forget_process(struct hooks *h, pid_t tgid);
 void hooks_adopt(struct hooks *h, pid_t pid);
 
-/* Re-arms throttled functions whose back-off has passed. Returns ms until the next
- * one is due, or -1 when none is throttled. */
+/* Takes the int3s of functions throttled since the last call out, and re-arms
+ * throttled functions whose back-off has passed. Returns ms until the next one is
+ * due, or -1 when none is throttled. Patches code: every thread of the image must
+ * be stopped. */
 int hooks_tick(struct hooks *h);
+/* Whether hooks_tick has code to patch at time now (CLOCK_MONOTONIC ns): a
+ * function was throttled, or a back-off has passed. Cheap: asked after traps. */
+bool hooks_patch_due(const struct hooks *h, int64_t now);
 
 struct hooks_stats {
     size_t armed;                 /* functions armed now (including throttled) */

@@ -17,6 +17,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 
+#include "ptrace/bptab.h"
 #include "ptrace/procmem.h"
 
 long inject_syscall(pid_t tid, int memfd, long nr, const long args[6], int *pending_signal)
@@ -40,26 +41,10 @@ long inject_syscall(pid_t tid, int memfd, long nr, const long args[6], int *pend
     regs.r9 = (uint64_t)args[5];
     long result = -EIO;
     if (ptrace(PTRACE_SETREGS, tid, 0, &regs) == 0) {
-        for (int tries = 0; tries < 8; tries++) {
-            int status;
-            if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) != 0)
-                break;
-            pid_t w;
-            do
-                w = waitpid(tid, &status, __WALL);
-            while (w < 0 && errno == EINTR);
-            if (w != tid || !WIFSTOPPED(status))
-                break;
-            int sig = WSTOPSIG(status);
-            if (sig == SIGTRAP && (status >> 16) == 0) {
-                if (ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0)
-                    result = (long)regs.rax;
-                break;
-            }
-            /* Another signal got in first: keep it for later, step again. */
-            if ((status >> 16) == 0)
-                *pending_signal = sig;
-        }
+        int status = step_insn(tid, pending_signal);
+        if (status != -1 && WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP &&
+            (status >> 16) == 0 && ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0)
+            result = (long)regs.rax;
     }
     procmem_write(memfd, saved.rip, code, 2);
     ptrace(PTRACE_SETREGS, tid, 0, &saved);

@@ -4,6 +4,10 @@
  * `syscall` instruction there, load the call's number and arguments, single-step,
  * read the result, put everything back. Used to mmap the scratch area that holds
  * relocated instructions and return trampolines.
+ *
+ * The `syscall` is written over code every thread of the process may run: the
+ * caller has stopped every thread of the address space first (tracer.c holds the
+ * image around tracer_call commands and entry callbacks), so none can execute it.
  */
 #ifndef STROBE_INJECT_H
 #define STROBE_INJECT_H

@@ -6,6 +6,22 @@
  * Stops it does not own a reason for are resumed as ptrace(2) prescribes:
  * event stops and our own seize stops resume with no signal, signal-delivery stops
  * deliver the signal, group-stops are kept with PTRACE_LISTEN so job control works.
+ *
+ * Address spaces: the main image (the program and the processes it forks) and each
+ * child that exec'd another program is a `space`: a breakpoint table (bptab.h),
+ * its hooks, its entry breakpoint. A SIGTRAP is looked up in the table of the
+ * thread's space and handed to the stop handlers of the owners holding the address,
+ * in the order they were registered (entry, panic, trace hooks, then any added).
+ *
+ * Threads: every tracee thread has a state. Running; stopped while the loop
+ * handles its stop; held (stopped by hold() so that code can be patched, with the
+ * stop it reported, which release() handles afterwards like any other); parked
+ * (a handler asked to keep it stopped until tracer_resume_thread()).
+ *
+ * Code is written only while every thread of the space is stopped (hold): commands
+ * (tracer_call, tracer_each_image), entry callbacks, the throttle batches of
+ * hooks_tick and the single-step over a breakpoint. The cost is one interrupt and
+ * one wait per thread, paid when code changes, never per hit.
  */
 #include "ptrace/tracer.h"
 
@@ -29,31 +45,57 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/event.h"
+#include "base/u64map.h"
+#include "ptrace/bptab.h"
 #include "ptrace/crash.h"
 #include "ptrace/hooks.h"
 #include "ptrace/procmem.h"
 
 #define MAX_PROCS 256
+#define MAX_IMAGES 64
+#define MAX_HANDLERS 8
 
 /* The signal that interrupts the tracer's waitpid: a command is waiting, or a
  * throttled function is due to be re-armed. Its handler does nothing. */
 #define SIG_KICK (SIGRTMIN + 3)
 
-/* An int3 on a process's entry point (AT_ENTRY), while armed. */
-struct entry_bp {
-    uint64_t addr;
-    uint8_t orig;
+/* An address space: the main image with its forks, or a child that exec'd. */
+struct space {
+    pid_t pid;               /* the process that exec'd the image */
+    struct bptab *bp;
+    struct hooks *hooks;     /* NULL in output-only sessions */
+    uint64_t entry;          /* the entry breakpoint's address while armed */
 };
 
-/* A child process that exec'd: another program, with hooks of its own, armed from
- * the session's patterns when it reaches its entry point. */
-struct image {
-    pid_t pid;
-    struct hooks *hooks;
-    struct entry_bp entry;
+enum thread_state {
+    TS_RUNNING,
+    TS_STOPPED,   /* its stop is being handled */
+    TS_HELD,      /* stopped by hold(); pending: the stop it reported, or -1 */
+    TS_PARKED,    /* stopped until tracer_resume_thread() */
 };
 
-#define MAX_IMAGES 64
+struct tthread {
+    pid_t tid, tgid;
+    enum thread_state state;
+    int pending;
+    bool in_vfork;   /* blocked in vfork until the child execs or exits: it runs no
+                        code and would not stop for an interrupt before that */
+    bool exiting;    /* past PTRACE_EVENT_EXIT: runs no more code (a leader may stay
+                        a zombie until its other threads end) */
+};
+
+struct stop_handler {
+    const char *name;
+    enum bp_owner owner;
+    tracer_stop_fn fn;
+    void *arg;
+};
+
+/* Threads stopped by one hold(), for its release(). */
+struct held {
+    pid_t *tids;
+    size_t n, cap;
+};
 
 struct tracer {
     struct tracer_spec spec;
@@ -72,17 +114,22 @@ struct tracer {
     void (*cmd_fn)(struct tracer *t, void *arg);
     void *cmd_arg;
     bool cmd_pending, cmd_ran, finished;
-    struct hooks *hooks;     /* the main image's: the program and its forks */
-    struct image images[MAX_IMAGES]; /* processes that exec'd another program */
+    struct space main;       /* the program and its forks */
+    struct space images[MAX_IMAGES]; /* processes that exec'd another program */
     int n_images;
+    struct u64map threads;   /* tid -> struct tthread */
+    struct stop_handler handlers[MAX_HANDLERS];
+    int n_handlers;
     int64_t seq;             /* event sequence shared by all hooks */
     struct crash *crash;
-    struct entry_bp entry;   /* the main process's entry breakpoint, while armed */
     timer_t rearm_timer;
     bool has_timer;
     cpu_set_t original_cpus; /* the affinity new threads of the target get back */
     bool pinned;             /* tracer and main thread share a CPU (tracer_pin) */
 };
+
+static void handle_stop(struct tracer *t, pid_t pid, int status);
+static void reap(struct tracer *t, pid_t pid, int status);
 
 static void kick_handler(int sig) { (void)sig; }
 
@@ -114,6 +161,223 @@ static bool procs_remove(struct tracer *t, pid_t pid)
     pthread_mutex_unlock(&t->lock);
     return found;
 }
+
+/* ---- threads ------------------------------------------------------------------- */
+
+static struct tthread *thread_add(struct tracer *t, pid_t tid, pid_t tgid)
+{
+    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+    if (th)
+        return th;
+    th = calloc(1, sizeof *th);
+    if (!th)
+        return NULL;
+    *th = (struct tthread){.tid = tid, .tgid = tgid, .state = TS_RUNNING, .pending = -1};
+    if (u64map_put(&t->threads, (uint64_t)tid, th) != 0) {
+        free(th);
+        return NULL;
+    }
+    return th;
+}
+
+/* A thread's record; one that stops before its creator's clone event was seen is
+ * added here. */
+static struct tthread *thread_of(struct tracer *t, pid_t tid)
+{
+    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+    return th ? th : thread_add(t, tid, procmem_tgid(tid));
+}
+
+static void thread_drop(struct tracer *t, pid_t tid)
+{
+    free(u64map_del(&t->threads, (uint64_t)tid));
+}
+
+/* ---- address spaces -------------------------------------------------------------- */
+
+/* The space process tgid belongs to, or NULL. */
+static struct space *space_of_process(struct tracer *t, pid_t tgid)
+{
+    if (t->main.bp && bptab_has_process(t->main.bp, tgid))
+        return &t->main;
+    for (int i = 0; i < t->n_images; i++)
+        if (bptab_has_process(t->images[i].bp, tgid))
+            return &t->images[i];
+    return NULL;
+}
+
+static struct space *space_of(struct tracer *t, pid_t tid)
+{
+    struct tthread *th = thread_of(t, tid);
+    return th ? space_of_process(t, th->tgid) : NULL;
+}
+
+/* The space whose image process pid exec'd (spaces move when one is dropped: find
+ * them again after anything that may reap). */
+static struct space *space_by_pid(struct tracer *t, pid_t pid)
+{
+    if (pid == t->main.pid)
+        return &t->main;
+    for (int i = 0; i < t->n_images; i++)
+        if (t->images[i].pid == pid)
+            return &t->images[i];
+    return NULL;
+}
+
+static struct hooks *make_hooks(struct tracer *t, pid_t pid, struct bptab *bp)
+{
+    if (!t->spec.sink.ring)
+        return NULL;
+    struct hooks_config cfg = {
+        .pid = pid, .sink = t->spec.sink, .tuning = t->spec.tuning, .seq = &t->seq,
+        .bp = bp,
+    };
+    struct hooks *h = hooks_new(&cfg);
+    if (h)
+        hooks_adopt(h, pid);
+    return h;
+}
+
+/* A fresh space for the image process pid just exec'd. False if out of memory. */
+static bool space_init(struct tracer *t, struct space *sp, pid_t pid)
+{
+    *sp = (struct space){.pid = pid, .bp = bptab_new()};
+    if (!sp->bp || !bptab_add_process(sp->bp, pid)) {
+        bptab_free(sp->bp);
+        sp->bp = NULL;
+        return false;
+    }
+    sp->hooks = make_hooks(t, pid, sp->bp);
+    return true;
+}
+
+static void space_free(struct space *sp)
+{
+    hooks_free(sp->hooks);
+    bptab_free(sp->bp);
+    sp->hooks = NULL;
+    sp->bp = NULL;
+}
+
+static void image_drop(struct tracer *t, pid_t pid)
+{
+    for (int i = 0; i < t->n_images; i++)
+        if (t->images[i].pid == pid) {
+            space_free(&t->images[i]);
+            t->images[i] = t->images[--t->n_images];
+            return;
+        }
+}
+
+/* ---- stopping every thread of a space ------------------------------------------ */
+
+struct hold_scan {
+    struct tracer *t;
+    const struct space *sp;
+    pid_t except;
+    struct held *hd;
+};
+
+static void held_add(struct held *hd, pid_t tid)
+{
+    if (hd->n == hd->cap) {
+        size_t cap = hd->cap ? 2 * hd->cap : 16;
+        pid_t *p = realloc(hd->tids, cap * sizeof *p);
+        if (!p)
+            return;
+        hd->tids = p;
+        hd->cap = cap;
+    }
+    hd->tids[hd->n++] = tid;
+}
+
+static void scan_running(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct tthread *th = value;
+    struct hold_scan *s = arg;
+    if (th->state == TS_RUNNING && !th->in_vfork && !th->exiting && th->tid != s->except &&
+        bptab_has_process(s->sp->bp, th->tgid))
+        held_add(s->hd, th->tid);
+}
+
+/* Whether status is the stop PTRACE_INTERRUPT asked for (or a new thread's first
+ * stop, which is the same and needs nothing either). */
+static bool is_interrupt_stop(int status)
+{
+    return (status >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(status) == SIGTRAP;
+}
+
+/* Stops every running thread of sp but except and records them in hd. A thread
+ * that reports another stop first (a breakpoint, a signal, an event) keeps it
+ * pending: release() handles it as the loop would have, so nothing is lost. The
+ * threads skipped run no code: stopped already, blocked in vfork, or exiting. */
+static void hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd)
+{
+    *hd = (struct held){0};
+    if (!sp->bp)
+        return;
+    struct hold_scan s = {t, sp, except, hd};
+    u64map_each(&t->threads, scan_running, &s);
+    size_t n = 0;
+    for (size_t i = 0; i < hd->n; i++)
+        if (ptrace(PTRACE_INTERRUPT, hd->tids[i], 0, 0) == 0)
+            hd->tids[n++] = hd->tids[i];
+    hd->n = n;
+    n = 0;
+    for (size_t i = 0; i < hd->n; i++) {
+        pid_t tid = hd->tids[i], w;
+        int status;
+        do
+            w = waitpid(tid, &status, __WALL);
+        while (w < 0 && errno == EINTR);
+        if (w != tid)
+            continue;
+        if (!WIFSTOPPED(status)) {
+            reap(t, tid, status);
+            continue;
+        }
+        struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+        th->state = TS_HELD;
+        th->pending = is_interrupt_stop(status) ? -1 : status;
+        hd->tids[n++] = tid;
+    }
+    hd->n = n;
+}
+
+/* The loop's handling of one stop of tid, with its thread state kept. */
+static void on_stop(struct tracer *t, pid_t tid, int status)
+{
+    struct tthread *th = thread_of(t, tid);
+    if (th)
+        th->state = TS_STOPPED;
+    handle_stop(t, tid, status);
+    th = u64map_get(&t->threads, (uint64_t)tid);
+    if (th && th->state == TS_STOPPED)
+        th->state = TS_RUNNING;
+}
+
+/* Resumes what hold() stopped; the stops they reported meanwhile are handled now. */
+static void release(struct tracer *t, struct held *hd)
+{
+    for (size_t i = 0; i < hd->n; i++) {
+        struct tthread *th = u64map_get(&t->threads, (uint64_t)hd->tids[i]);
+        if (!th || th->state != TS_HELD)
+            continue;
+        int status = th->pending;
+        th->pending = -1;
+        if (status == -1) {
+            th->state = TS_RUNNING;
+            ptrace(PTRACE_CONT, th->tid, 0, 0);
+        } else {
+            on_stop(t, th->tid, status);
+        }
+    }
+    free(hd->tids);
+    *hd = (struct held){0};
+}
+
+/* ---- launch ----------------------------------------------------------------------- */
 
 /* In the child between fork and exec: async-signal-safe calls only. */
 static void child_exec(const struct tracer_spec *s, int errfd)
@@ -164,59 +428,16 @@ static int exec_errno(int errfd)
     return n == sizeof err ? err : 0;
 }
 
-/* An int3 on the entry point of pid: reached once the dynamic loader has mapped
- * every library, before any code of the program runs. */
-static void arm_entry_breakpoint(pid_t pid, struct entry_bp *bp)
+/* An int3 on the entry point of sp's process: reached once the dynamic loader has
+ * mapped every library, before any code of the program runs. */
+static void arm_entry_breakpoint(struct space *sp)
 {
-    int fd = procmem_open(pid);
-    uint64_t entry = procmem_entry_point(pid);
-    uint8_t orig, int3 = 0xCC;
-    bool ok = fd >= 0 && entry && procmem_read(fd, entry, &orig, 1) &&
-              procmem_write(fd, entry, &int3, 1);
-    if (ok)
-        *bp = (struct entry_bp){.addr = entry, .orig = orig};
+    uint64_t entry = procmem_entry_point(sp->pid);
+    if (entry && bptab_insert(sp->bp, entry, BP_ENTRY))
+        sp->entry = entry;
     else
         log_warn("pid %d: cannot stop at the entry point; pending patterns are armed late",
-                 pid);
-    if (fd >= 0)
-        close(fd);
-}
-
-/* Whether the trap of pid is its entry breakpoint; if so the original byte is back
- * and pid stands at the entry point, stopped. */
-static bool hit_entry_breakpoint(pid_t pid, struct entry_bp *bp)
-{
-    struct user_regs_struct regs;
-    if (!bp->addr || ptrace(PTRACE_GETREGS, pid, 0, &regs) != 0 || regs.rip - 1 != bp->addr)
-        return false;
-    int fd = procmem_open(pid);
-    if (fd >= 0) {
-        procmem_write(fd, bp->addr, &bp->orig, 1);
-        close(fd);
-    }
-    regs.rip = bp->addr;
-    bp->addr = 0;
-    ptrace(PTRACE_SETREGS, pid, 0, &regs);
-    return true;
-}
-
-/* The entry breakpoint of the main process or of an exec'd child was hit: arm
- * what the session wants there, resume. */
-static bool at_entry(struct tracer *t, pid_t pid)
-{
-    if (pid == t->main_pid && hit_entry_breakpoint(pid, &t->entry)) {
-        t->spec.on_entry(t->spec.arg, t);
-        ptrace(PTRACE_CONT, pid, 0, 0);
-        return true;
-    }
-    for (int i = 0; i < t->n_images; i++)
-        if (t->images[i].pid == pid && hit_entry_breakpoint(pid, &t->images[i].entry)) {
-            if (t->spec.on_image_entry)
-                t->spec.on_image_entry(t->spec.arg, t, pid, t->images[i].hooks);
-            ptrace(PTRACE_CONT, pid, 0, 0);
-            return true;
-        }
-    return false;
+                 sp->pid);
 }
 
 /* Forks, seizes and runs the target up to its exec. Returns 0 with the target
@@ -247,7 +468,8 @@ static int launch(struct tracer *t)
         return fail_start(t, ERR_ATTACH_FAILED, "setting up the child", err ? err : EIO);
     }
     long opts = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-                PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
+                PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE | PTRACE_O_TRACEEXEC |
+                PTRACE_O_TRACEEXIT;
     if (ptrace(PTRACE_SEIZE, pid, 0, opts) != 0) {
         int err = errno;
         kill(pid, SIGKILL);
@@ -275,8 +497,6 @@ static int launch(struct tracer *t)
         }
         if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
             close(errpipe[0]);
-            if (t->spec.on_entry && t->spec.stop_at_entry)
-                arm_entry_breakpoint(pid, &t->entry);
             return 0;
         }
         /* The SIGSTOP we raised, the SIGCONT we sent, the seize's group-stop: all
@@ -311,70 +531,270 @@ static bool is_stop_signal(int sig)
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-static struct hooks *make_hooks(struct tracer *t, pid_t pid)
-{
-    if (!t->spec.sink.ring)
-        return NULL;
-    struct hooks_config cfg = {
-        .pid = pid, .sink = t->spec.sink, .tuning = t->spec.tuning, .seq = &t->seq,
-    };
-    struct hooks *h = hooks_new(&cfg);
-    if (h)
-        hooks_adopt(h, pid);
-    return h;
-}
+/* ---- throttled hooks ------------------------------------------------------------- */
 
-/* The hooks thread tid belongs to: an exec'd child's image, else the main one. */
-static struct hooks *hooks_of(struct tracer *t, pid_t tid)
+/* Arms the re-arm timer to fire in ms unless it fires sooner already. */
+static void arm_timer(struct tracer *t, int ms)
 {
-    for (int i = 0; i < t->n_images; i++)
-        if (hooks_owns_thread(t->images[i].hooks, tid))
-            return t->images[i].hooks;
-    return t->hooks;
-}
-
-static void image_drop(struct tracer *t, pid_t pid)
-{
-    for (int i = 0; i < t->n_images; i++)
-        if (t->images[i].pid == pid) {
-            hooks_free(t->images[i].hooks);
-            t->images[i] = t->images[--t->n_images];
+    if (ms < 0 || !t->has_timer)
+        return;
+    struct itimerspec cur;
+    int64_t want = (int64_t)ms * 1000000;
+    if (timer_gettime(t->rearm_timer, &cur) == 0) {
+        int64_t left = (int64_t)cur.it_value.tv_sec * 1000000000 + cur.it_value.tv_nsec;
+        if (left > 0 && left <= want)
             return;
-        }
+    }
+    struct itimerspec its = {.it_value = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L}};
+    timer_settime(t->rearm_timer, 0, &its, NULL);
 }
+
+/* Applies the throttle changes of the hooks of the space of pid (hooks_tick) under
+ * one stop of all its threads, when there are any at time now. */
+static void patch_throttled(struct tracer *t, pid_t pid, int64_t now)
+{
+    struct space *sp = space_by_pid(t, pid);
+    if (!sp || !sp->hooks || !hooks_patch_due(sp->hooks, now))
+        return;
+    struct held hd;
+    hold(t, sp, 0, &hd);
+    sp = space_by_pid(t, pid);
+    int ms = sp && sp->hooks ? hooks_tick(sp->hooks) : -1;
+    release(t, &hd);
+    arm_timer(t, ms);
+}
+
+/* The re-arm timer fired (or a command kicked): re-arms what is due. */
+static void tick(struct tracer *t)
+{
+    int64_t now = mono_ns();
+    pid_t pids[MAX_IMAGES + 1];
+    int n = 0;
+    pids[n++] = t->main.pid;
+    for (int i = 0; i < t->n_images; i++)
+        pids[n++] = t->images[i].pid;
+    for (int i = 0; i < n; i++)
+        patch_throttled(t, pids[i], now);
+}
+
+/* ---- stop handlers ------------------------------------------------------------------ */
+
+/* The entry breakpoint of the main process or of an exec'd child: it goes (the
+ * thread resumes on the entry point's own instruction, or on another owner's int3
+ * there), then what the session wants is armed, with the image's threads held. */
+static enum bp_verdict entry_stop(struct tracer *t, pid_t tid, struct tracer_stop *st,
+                                  void *arg)
+{
+    (void)arg;
+    struct space *sp = space_by_pid(t, tid);
+    if (!sp || !sp->entry || sp->entry != st->addr)
+        return BP_PASS;
+    bptab_remove(sp->bp, sp->entry, BP_ENTRY);
+    sp->entry = 0;
+    st->regs->rip = st->addr;
+    ptrace(PTRACE_SETREGS, tid, 0, st->regs);
+    bool is_main = sp == &t->main;
+    struct held hd;
+    hold(t, sp, tid, &hd);
+    sp = space_by_pid(t, tid);
+    if (sp && is_main && t->spec.on_entry)
+        t->spec.on_entry(t->spec.arg, t);
+    else if (sp && !is_main && t->spec.on_image_entry)
+        t->spec.on_image_entry(t->spec.arg, t, tid, sp->hooks);
+    release(t, &hd);
+    ptrace(PTRACE_CONT, tid, 0, 0);
+    return BP_RESUMED;
+}
+
+static enum bp_verdict panic_stop(struct tracer *t, pid_t tid, struct tracer_stop *st,
+                                  void *arg)
+{
+    (void)arg;
+    return crash_on_trap(t->crash, tid, st->regs, st->owners);
+}
+
+static enum bp_verdict hook_stop(struct tracer *t, pid_t tid, struct tracer_stop *st,
+                                 void *arg)
+{
+    (void)t;
+    (void)arg;
+    return st->hooks ? hooks_on_trap(st->hooks, tid, st->regs) : BP_PASS;
+}
+
+int tracer_add_stop_handler(struct tracer *t, const char *name, enum bp_owner owner,
+                            tracer_stop_fn fn, void *arg)
+{
+    if (t->n_handlers == MAX_HANDLERS)
+        return -1;
+    t->handlers[t->n_handlers++] = (struct stop_handler){name, owner, fn, arg};
+    return 0;
+}
+
+/* BP_STEP_OVER: tid's pc is on the instruction under the breakpoint at addr. It
+ * runs with the other threads of the space held (the original byte is back in
+ * tid's process meanwhile: no other thread may run past it), then tid continues. */
+static void step_past(struct tracer *t, pid_t tid, uint64_t addr)
+{
+    struct space *sp = space_of(t, tid);
+    if (!sp)
+        return;
+    pid_t space_pid = sp->pid;
+    struct held hd;
+    hold(t, sp, tid, &hd);
+    sp = space_by_pid(t, space_pid);
+    int pending = 0;
+    int status = sp ? step_over(sp->bp, tid, addr, &pending) : -1;
+    release(t, &hd);
+    if (status == -1)
+        return;
+    if (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP) {
+        ptrace(PTRACE_CONT, tid, 0, pending);
+        return;
+    }
+    /* The instruction ended in an event or the thread's end: handled as the loop
+     * would; a signal kept during the step is sent again. */
+    if (pending)
+        syscall(SYS_tgkill, procmem_tgid(tid), tid, pending);
+    if (WIFSTOPPED(status))
+        handle_stop(t, tid, status);
+    else
+        reap(t, tid, status);
+}
+
+/* A trap on an int3 the table no longer holds but did: it was removed after the
+ * trap (this thread reported it late), or this process kept a copy of it. The
+ * byte is put back here and the thread rewound onto the program's instruction.
+ * Only for an int3 trap (SI_KERNEL): a SIGTRAP sent by kill() is the program's. */
+static bool rewind_stale(struct space *sp, pid_t tid, struct tthread *th,
+                         struct user_regs_struct *regs)
+{
+    uint64_t addr = regs->rip - 1;
+    siginfo_t si;
+    if (!bptab_rewind(sp->bp, th->tgid, addr) || ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 ||
+        si.si_code != SI_KERNEL)
+        return false;
+    regs->rip = addr;
+    return ptrace(PTRACE_SETREGS, tid, 0, regs) == 0 && ptrace(PTRACE_CONT, tid, 0, 0) == 0;
+}
+
+/* A SIGTRAP of tid: asks the owners of the int3 it hit. True when one handled it. */
+static bool dispatch_trap(struct tracer *t, pid_t tid)
+{
+    struct tthread *th = thread_of(t, tid);
+    struct space *sp = th ? space_of_process(t, th->tgid) : NULL;
+    struct user_regs_struct regs;
+    if (!sp || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
+        return false;
+    uint64_t addr = regs.rip - 1;
+    unsigned owners = bptab_lookup(sp->bp, addr);
+    if (!owners)
+        return rewind_stale(sp, tid, th, &regs);
+    struct tracer_stop st = {.regs = &regs, .addr = addr, .owners = owners,
+                             .bp = sp->bp, .hooks = sp->hooks};
+    pid_t space_pid = sp->pid;
+    for (int i = 0; i < t->n_handlers; i++) {
+        struct stop_handler *h = &t->handlers[i];
+        if (!(owners & BP_OWNER_BIT(h->owner)))
+            continue;
+        enum bp_verdict v = h->fn(t, tid, &st, h->arg);
+        if (v == BP_PASS)
+            continue;
+        if (v == BP_STEP_OVER)
+            step_past(t, tid, addr);
+        /* Resumed by now, unless parked: the hold below must stop it too. */
+        if ((th = u64map_get(&t->threads, (uint64_t)tid)) && th->state == TS_STOPPED)
+            th->state = v == BP_PARK ? TS_PARKED : TS_RUNNING;
+        /* A hit may have throttled a hot function: its int3 goes now, with the
+         * image's threads held, not during the hit. */
+        patch_throttled(t, space_pid, 0);
+        return true;
+    }
+    return false;
+}
+
+int tracer_resume_thread(struct tracer *t, pid_t tid)
+{
+    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+    if (!th || th->state != TS_PARKED)
+        return -1;
+    th->state = TS_RUNNING;
+    return ptrace(PTRACE_CONT, tid, 0, 0) == 0 ? 0 : -1;
+}
+
+/* ---- events --------------------------------------------------------------------------- */
 
 /* PTRACE_EVENT_EXEC of pid: the old image and its breakpoints are gone. The main
- * process starts over with fresh hooks (the session re-arms at its entry point);
- * a child becomes an image of its own, armed at its entry point. */
+ * process starts over with a fresh space (the session re-arms at its entry point);
+ * a child becomes a space of its own, armed at its entry point. */
 static void on_exec(struct tracer *t, pid_t pid)
 {
-    crash_on_exec(t->crash, pid);
-    if (!t->hooks)
-        return;
+    /* A thread other than the leader exec'd: it took the leader's tid and the
+     * kernel reports no exit for its old one. */
+    unsigned long former = 0;
+    if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) == 0 && (pid_t)former != pid)
+        thread_drop(t, (pid_t)former);
     if (pid == t->main_pid) {
-        hooks_free(t->hooks);
-        t->hooks = make_hooks(t, pid);
+        space_free(&t->main);
         for (int i = 0; i < t->n_images; i++)
-            hooks_forget_process(t->images[i].hooks, pid);
+            if (t->images[i].hooks)
+                hooks_forget_process(t->images[i].hooks, pid);
+        if (!space_init(t, &t->main, pid))
+            return;
+        crash_on_exec(t->crash, pid, t->main.bp);
+        if (!t->main.hooks)
+            return;
         if (t->spec.on_main_exec)
             t->spec.on_main_exec(t->spec.arg);
         if (t->spec.on_entry)
-            arm_entry_breakpoint(pid, &t->entry);
+            arm_entry_breakpoint(&t->main);
         return;
     }
-    hooks_forget_process(hooks_of(t, pid), pid);
+    struct space *old = space_of_process(t, pid);
+    if (old && old->pid != pid) {
+        bptab_drop_process(old->bp, pid);
+        if (old->hooks)
+            hooks_forget_process(old->hooks, pid);
+    }
     image_drop(t, pid);
     if (t->n_images == MAX_IMAGES) {
         log_warn("pid %d: more than %d exec'd processes; this one is not traced", pid,
                  MAX_IMAGES);
         return;
     }
-    struct image *img = &t->images[t->n_images];
-    *img = (struct image){.pid = pid, .hooks = make_hooks(t, pid)};
-    if (!img->hooks)
+    struct space *sp = &t->images[t->n_images];
+    if (!space_init(t, sp, pid))
         return;
+    crash_on_exec(t->crash, pid, sp->bp);
+    if (!sp->hooks) {
+        space_free(sp);
+        return;
+    }
     t->n_images++;
-    arm_entry_breakpoint(pid, &img->entry);
+    arm_entry_breakpoint(sp);
+}
+
+static void on_new_tracee(struct tracer *t, pid_t pid, int event)
+{
+    unsigned long msg = 0;
+    if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) != 0)
+        return;
+    pid_t child = (pid_t)msg;
+    bool new_process = event != PTRACE_EVENT_CLONE;
+    struct tthread *parent = thread_of(t, pid);
+    pid_t parent_tgid = parent ? parent->tgid : procmem_tgid(pid);
+    thread_add(t, child, new_process ? child : parent_tgid);
+    if (parent && event == PTRACE_EVENT_VFORK)
+        parent->in_vfork = true;
+    if (t->pinned)
+        sched_setaffinity(child, sizeof t->original_cpus, &t->original_cpus);
+    struct space *sp = space_of_process(t, parent_tgid);
+    if (new_process) {
+        procs_add(t, child);
+        if (sp)
+            bptab_add_process(sp->bp, child);
+    }
+    if (sp && sp->hooks)
+        hooks_on_clone(sp->hooks, pid, child, new_process);
 }
 
 static void handle_stop(struct tracer *t, pid_t pid, int status)
@@ -391,53 +811,28 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
         return;
     }
     if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
-        event == PTRACE_EVENT_CLONE) {
-        unsigned long child = 0;
-        if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &child) == 0) {
-            if (t->pinned)
-                sched_setaffinity((pid_t)child, sizeof t->original_cpus, &t->original_cpus);
-            if (event != PTRACE_EVENT_CLONE) {
-                procs_add(t, (pid_t)child);
-                crash_on_fork(t->crash, pid, (pid_t)child);
-            }
-            struct hooks *h = hooks_of(t, pid);
-            if (h)
-                hooks_on_clone(h, pid, (pid_t)child, event != PTRACE_EVENT_CLONE);
-        }
-    }
+        event == PTRACE_EVENT_CLONE)
+        on_new_tracee(t, pid, event);
+    struct tthread *th = event ? thread_of(t, pid) : NULL;
+    if (event == PTRACE_EVENT_VFORK_DONE && th)
+        th->in_vfork = false;
     if (event == PTRACE_EVENT_EXEC)
         on_exec(t, pid);
-    if (event == PTRACE_EVENT_EXIT)
+    if (event == PTRACE_EVENT_EXIT) {
         crash_on_exit_event(t->crash, pid);
+        if (th)
+            th->exiting = true;
+    }
     if (event != 0) {
         ptrace(PTRACE_CONT, pid, 0, 0);
         return;
     }
-    struct hooks *h = sig == SIGTRAP ? hooks_of(t, pid) : NULL;
-    if (sig == SIGTRAP && (at_entry(t, pid) || (h && hooks_on_trap(h, pid)) ||
-                           crash_on_trap(t->crash, pid)))
+    if (sig == SIGTRAP && dispatch_trap(t, pid))
         return;
     /* A crash is recorded before its signal is delivered: the program's own
      * handler, or the default action, still follows. */
     crash_on_signal(t->crash, pid, sig);
     ptrace(PTRACE_CONT, pid, 0, sig);
-}
-
-/* Re-arms throttled functions that are due and sets the timer for the next. */
-static void tick(struct tracer *t)
-{
-    if (!t->hooks)
-        return;
-    int ms = hooks_tick(t->hooks);
-    for (int i = 0; i < t->n_images; i++) {
-        int img_ms = hooks_tick(t->images[i].hooks);
-        if (img_ms >= 0 && (ms < 0 || img_ms < ms))
-            ms = img_ms;
-    }
-    if (ms < 0 || !t->has_timer)
-        return;
-    struct itimerspec its = {.it_value = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L}};
-    timer_settime(t->rearm_timer, 0, &its, NULL);
 }
 
 /* A child process ended: its process_exit event (the main process's comes from the
@@ -461,10 +856,13 @@ static void record_child_exit(struct tracer *t, pid_t pid, int status)
 static void reap(struct tracer *t, pid_t pid, int status)
 {
     bool process = procs_remove(t, pid);
-    struct hooks *h = hooks_of(t, pid);
-    if (h)
-        hooks_on_exit(h, pid);
+    struct space *sp = space_of(t, pid);
+    if (sp && sp->hooks)
+        hooks_on_exit(sp->hooks, pid);
+    thread_drop(t, pid);
     if (process) {
+        if (sp)
+            bptab_drop_process(sp->bp, pid);
         crash_on_process_exit(t->crash, pid);
         image_drop(t, pid);
     }
@@ -477,7 +875,7 @@ static void reap(struct tracer *t, pid_t pid, int status)
     }
 }
 
-/* Runs the pending command with the main thread stopped. */
+/* Runs the pending command with every thread of the main image held. */
 static void run_command(struct tracer *t)
 {
     pthread_mutex_lock(&t->lock);
@@ -486,19 +884,14 @@ static void run_command(struct tracer *t)
     if (!pending)
         return;
     bool ran = false;
-    int status = 0;
-    if (t->main_alive && ptrace(PTRACE_INTERRUPT, t->main_pid, 0, 0) == 0) {
-        pid_t w;
-        do
-            w = waitpid(t->main_pid, &status, __WALL);
-        while (w < 0 && errno == EINTR);
-        if (w == t->main_pid && WIFSTOPPED(status)) {
+    if (t->main_alive) {
+        struct held hd;
+        hold(t, &t->main, 0, &hd);
+        if (t->main_alive) {
             t->cmd_fn(t, t->cmd_arg);
             ran = true;
-            handle_stop(t, t->main_pid, status);
-        } else if (w == t->main_pid) {
-            reap(t, w, status);
         }
+        release(t, &hd);
     }
     pthread_mutex_lock(&t->lock);
     t->cmd_pending = false;
@@ -510,9 +903,9 @@ static void run_command(struct tracer *t)
 static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
 {
     struct tracer *t = arg;
-    struct hooks *h = hooks_of(t, tid);
-    if (h)
-        hooks_prepare_unwind(h, tid, pc);
+    struct space *sp = space_of(t, tid);
+    if (sp && sp->hooks)
+        hooks_prepare_unwind(sp->hooks, tid, pc);
 }
 
 static struct crash *make_crash(struct tracer *t)
@@ -526,8 +919,15 @@ static struct crash *make_crash(struct tracer *t)
     };
     struct crash *c = crash_new(&cfg);
     if (c)
-        crash_on_exec(c, t->main_pid);
+        crash_on_exec(c, t->main_pid, t->main.bp);
     return c;
+}
+
+static void free_thread(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    (void)arg;
+    free(value);
 }
 
 static void *tracer_main(void *arg)
@@ -537,8 +937,14 @@ static void *tracer_main(void *arg)
     int rc = launch(t);
     if (rc == 0) {
         t->main_alive = true;
-        t->hooks = make_hooks(t, t->main_pid);
+        thread_add(t, t->main_pid, t->main_pid);
+        space_init(t, &t->main, t->main_pid);
+        if (t->main.bp && t->spec.on_entry && t->spec.stop_at_entry)
+            arm_entry_breakpoint(&t->main);
         t->crash = make_crash(t);
+        tracer_add_stop_handler(t, "entry", BP_ENTRY, entry_stop, NULL);
+        tracer_add_stop_handler(t, "panic", BP_PANIC, panic_stop, NULL);
+        tracer_add_stop_handler(t, "hooks", BP_TRACE_HOOK, hook_stop, NULL);
         struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIG_KICK};
         sev._sigev_un._tid = t->thread_tid;
         t->has_timer = timer_create(CLOCK_MONOTONIC, &sev, &t->rearm_timer) == 0;
@@ -562,7 +968,7 @@ static void *tracer_main(void *arg)
             break;
         }
         if (WIFSTOPPED(status)) {
-            handle_stop(t, pid, status);
+            on_stop(t, pid, status);
         } else {
             reap(t, pid, status);
         }
@@ -574,12 +980,13 @@ static void *tracer_main(void *arg)
     pthread_mutex_unlock(&t->lock);
     if (t->has_timer)
         timer_delete(t->rearm_timer);
-    hooks_free(t->hooks);
-    t->hooks = NULL;
+    space_free(&t->main);
     while (t->n_images)
         image_drop(t, t->images[0].pid);
     crash_free(t->crash);
     t->crash = NULL;
+    u64map_each(&t->threads, free_thread, NULL);
+    u64map_free(&t->threads);
     return NULL;
 }
 
@@ -628,35 +1035,28 @@ int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void 
 void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, void *arg),
                        void *arg)
 {
-    /* handle_stop() may drop or add images: walk a copy of the pids. */
+    /* Holding may reap, and handling held stops may drop or add images: walk a
+     * copy of the pids and find each space again. */
     pid_t pids[MAX_IMAGES];
     int n = t->n_images;
     for (int i = 0; i < n; i++)
         pids[i] = t->images[i].pid;
     for (int i = 0; i < n; i++) {
-        int status;
-        pid_t w = -1;
-        if (ptrace(PTRACE_INTERRUPT, pids[i], 0, 0) == 0)
-            do
-                w = waitpid(pids[i], &status, __WALL);
-            while (w < 0 && errno == EINTR);
-        if (w != pids[i])
+        struct space *sp = space_by_pid(t, pids[i]);
+        if (!sp)
             continue;
-        if (!WIFSTOPPED(status)) {
-            reap(t, w, status);
-            continue;
-        }
-        /* Whatever stop came first (our interrupt, a breakpoint, a signal), the
-         * process is stopped: change it, then handle that stop as usual. */
-        for (int k = 0; k < t->n_images; k++)
-            if (t->images[k].pid == w)
-                fn(w, t->images[k].hooks, arg);
-        handle_stop(t, w, status);
+        struct held hd;
+        hold(t, sp, 0, &hd);
+        sp = space_by_pid(t, pids[i]);
+        if (sp && sp->hooks)
+            fn(pids[i], sp->hooks, arg);
+        release(t, &hd);
     }
 }
 
-struct hooks *tracer_hooks(struct tracer *t) { return t->hooks; }
+struct hooks *tracer_hooks(struct tracer *t) { return t->main.hooks; }
 
+struct bptab *tracer_bptab(struct tracer *t) { return t->main.bp; }
 pid_t tracer_pid(const struct tracer *t) { return t->main_pid; }
 
 int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid,

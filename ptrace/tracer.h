@@ -17,6 +17,16 @@
  * (on_main_exec, then on_entry at the new entry point). Every fatal signal, Rust
  * panic and sanitizer exit goes through ptrace/crash.h before the target sees it;
  * the exit of each child process is a process_exit event pushed on the ring.
+ *
+ * Breakpoints: each image (the main one with its forks, each exec'd child) has a
+ * breakpoint table (bptab.h). A trap is handed to the stop handlers of the owners
+ * that hold its address, in registration order: the entry breakpoint, the Rust
+ * panic hook, the trace hooks, then any added with tracer_add_stop_handler().
+ *
+ * Code is patched only with every thread of the image stopped: tracer_call and
+ * tracer_each_image stop them all (PTRACE_INTERRUPT each, keeping whatever other
+ * stop a thread reports first to handle it afterwards), as do the re-arming of
+ * throttled hooks and the single-step over a breakpoint.
  */
 #ifndef STROBE_TRACER_H
 #define STROBE_TRACER_H
@@ -24,9 +34,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 #include "base/error.h"
 #include "base/ring.h"
+#include "ptrace/bptab.h"
 #include "ptrace/hooks.h"
 
 struct tracer;
@@ -71,16 +83,17 @@ struct tracer_spec {
 int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid,
                  struct strobe_error *e);
 
-/* Runs fn(t, arg) on the tracer thread with the main thread of the target in a
- * ptrace stop (interrupted if it was running), then resumes it; returns when fn
- * has run. -1 with PROCESS_EXITED if the target is gone. From the tracer thread
- * itself (inside on_entry), fn runs at once. */
+/* Runs fn(t, arg) on the tracer thread with every thread of the main image (the
+ * program and its forked children) in a ptrace stop (interrupted if it was
+ * running), then resumes them; returns when fn has run. fn may patch code.
+ * -1 with PROCESS_EXITED if the target is gone. From the tracer thread itself
+ * (inside on_entry), fn runs at once. */
 int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
                 struct strobe_error *e);
 
 /* From a tracer_call function: runs fn for each child process that exec'd another
- * program (an image of its own), with that process interrupted and stopped, then
- * resumes it. pid is the process, h its hooks. */
+ * program (an image of its own), with every thread of that image stopped, then
+ * resumes them. pid is the process, h its hooks. */
 void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, void *arg),
                        void *arg);
 
@@ -88,6 +101,33 @@ void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, 
  * hooks of the target, and its main pid (stopped during those calls). */
 struct hooks *tracer_hooks(struct tracer *t);
 pid_t tracer_pid(const struct tracer *t);
+/* The main image's breakpoint table (tracer thread only). */
+struct bptab *tracer_bptab(struct tracer *t);
+
+/* A trap on a breakpoint, as a stop handler sees it. */
+struct tracer_stop {
+    struct user_regs_struct *regs;  /* the thread's; rip is just past the int3. A
+                                       handler that changes them sets them itself */
+    uint64_t addr;                  /* the int3's address */
+    unsigned owners;                /* BP_OWNER_BIT()s of every owner holding addr */
+    struct bptab *bp;               /* the table of the thread's image */
+    struct hooks *hooks;            /* the hooks of the thread's image, or NULL */
+};
+
+/* A stop handler: called on the tracer thread for a trap of thread tid on an
+ * address its owner holds; says what it did (bptab.h, enum bp_verdict). */
+typedef enum bp_verdict (*tracer_stop_fn)(struct tracer *t, pid_t tid,
+                                          struct tracer_stop *st, void *arg);
+
+/* On the tracer thread (a tracer_call function): adds a handler for the traps on
+ * owner's breakpoints, asked after those registered before. -1 if the list is full
+ * (8 handlers). */
+int tracer_add_stop_handler(struct tracer *t, const char *name, enum bp_owner owner,
+                            tracer_stop_fn fn, void *arg);
+
+/* On the tracer thread (a tracer_call function): resumes thread tid, parked by a
+ * handler (BP_PARK), with its registers as they are now. -1 if it is not parked. */
+int tracer_resume_thread(struct tracer *t, pid_t tid);
 
 /* On the tracer thread, before the first hook is armed: when trace.pinCpu is on,
  * pins the tracer thread and the target's main thread to one CPU (stops cost 4x

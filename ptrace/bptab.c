@@ -1,0 +1,233 @@
+/*
+ * bptab.c - the breakpoint table and the single-step primitive. See bptab.h.
+ *
+ * Entries are kept after their last reference goes (total == 0): a thread that
+ * trapped on an int3 just before it was removed reports the trap afterwards, and
+ * the tracer needs the byte to tell that trap from the program's own int3 and to
+ * rewind the thread (bptab_rewind).
+ */
+#include "ptrace/bptab.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/u64map.h"
+#include "ptrace/procmem.h"
+
+#define INT3 0xCC
+#define STEP_TRIES 8
+
+struct bp {
+    uint8_t orig;
+    unsigned refs[BP_N_OWNERS];
+    unsigned total;
+};
+
+struct proc {
+    pid_t tgid;
+    int memfd;
+};
+
+struct bptab {
+    struct u64map bps;       /* addr -> struct bp */
+    struct proc *procs;
+    size_t n_procs, cap_procs;
+};
+
+struct bptab *bptab_new(void)
+{
+    return calloc(1, sizeof(struct bptab));
+}
+
+static void free_bp(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    (void)arg;
+    free(value);
+}
+
+void bptab_free(struct bptab *b)
+{
+    if (!b)
+        return;
+    u64map_each(&b->bps, free_bp, NULL);
+    u64map_free(&b->bps);
+    for (size_t i = 0; i < b->n_procs; i++)
+        close(b->procs[i].memfd);
+    free(b->procs);
+    free(b);
+}
+
+static struct proc *proc_of(const struct bptab *b, pid_t tgid)
+{
+    for (size_t i = 0; i < b->n_procs; i++)
+        if (b->procs[i].tgid == tgid)
+            return &b->procs[i];
+    return NULL;
+}
+
+bool bptab_add_process(struct bptab *b, pid_t tgid)
+{
+    if (proc_of(b, tgid))
+        return true;
+    if (b->n_procs == b->cap_procs) {
+        size_t cap = b->cap_procs ? 2 * b->cap_procs : 4;
+        struct proc *p = realloc(b->procs, cap * sizeof *p);
+        if (!p)
+            return false;
+        b->procs = p;
+        b->cap_procs = cap;
+    }
+    int fd = procmem_open(tgid);
+    if (fd < 0)
+        return false;
+    b->procs[b->n_procs++] = (struct proc){tgid, fd};
+    return true;
+}
+
+void bptab_drop_process(struct bptab *b, pid_t tgid)
+{
+    struct proc *p = proc_of(b, tgid);
+    if (!p)
+        return;
+    close(p->memfd);
+    /* Keep the order: procs[0] stays the image's own process while it lives. */
+    size_t i = (size_t)(p - b->procs);
+    memmove(&b->procs[i], &b->procs[i + 1], (b->n_procs - i - 1) * sizeof *p);
+    b->n_procs--;
+}
+
+bool bptab_has_process(const struct bptab *b, pid_t tgid)
+{
+    return proc_of(b, tgid) != NULL;
+}
+
+/* Writes byte at addr into every process; whether the first one took it. */
+static bool write_all(struct bptab *b, uint64_t addr, uint8_t byte)
+{
+    bool ok = false;
+    for (size_t i = 0; i < b->n_procs; i++) {
+        bool w = procmem_write(b->procs[i].memfd, addr, &byte, 1);
+        if (i == 0)
+            ok = w;
+    }
+    return ok;
+}
+
+bool bptab_insert(struct bptab *b, uint64_t addr, enum bp_owner owner)
+{
+    struct bp *e = u64map_get(&b->bps, addr);
+    if (e && e->total) {
+        e->refs[owner]++;
+        e->total++;
+        return true;
+    }
+    uint8_t orig;
+    if (!b->n_procs || !procmem_read(b->procs[0].memfd, addr, &orig, 1) || orig == INT3)
+        return false;
+    bool fresh = !e;
+    if (fresh && !(e = calloc(1, sizeof *e)))
+        return false;
+    if (fresh && u64map_put(&b->bps, addr, e) != 0) {
+        free(e);
+        return false;
+    }
+    e->orig = orig;
+    if (!write_all(b, addr, INT3))
+        return false;
+    e->refs[owner] = 1;
+    e->total = 1;
+    return true;
+}
+
+bool bptab_remove(struct bptab *b, uint64_t addr, enum bp_owner owner)
+{
+    struct bp *e = u64map_get(&b->bps, addr);
+    if (!e || !e->refs[owner])
+        return false;
+    e->refs[owner]--;
+    if (--e->total == 0)
+        write_all(b, addr, e->orig);
+    return true;
+}
+
+unsigned bptab_lookup(const struct bptab *b, uint64_t addr)
+{
+    const struct bp *e = u64map_get(&b->bps, addr);
+    unsigned owners = 0;
+    for (int o = 0; e && o < BP_N_OWNERS; o++)
+        if (e->refs[o])
+            owners |= BP_OWNER_BIT(o);
+    return owners;
+}
+
+bool bptab_rewind(struct bptab *b, pid_t tgid, uint64_t addr)
+{
+    const struct bp *e = u64map_get(&b->bps, addr);
+    const struct proc *p = proc_of(b, tgid);
+    if (!e || e->total || !p)
+        return false;
+    uint8_t byte;
+    if (procmem_read(p->memfd, addr, &byte, 1) && byte == INT3)
+        procmem_write(p->memfd, addr, &e->orig, 1);
+    return true;
+}
+
+void bptab_mask(const struct bptab *b, uint64_t addr, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    for (size_t i = 0; i < len; i++) {
+        const struct bp *e = p[i] == INT3 ? u64map_get(&b->bps, addr + i) : NULL;
+        if (e && e->total)
+            p[i] = e->orig;
+    }
+}
+
+bool bptab_read(const struct bptab *b, int memfd, uint64_t addr, void *buf, size_t len)
+{
+    if (!procmem_read(memfd, addr, buf, len))
+        return false;
+    bptab_mask(b, addr, buf, len);
+    return true;
+}
+
+int step_insn(pid_t tid, int *pending_signal)
+{
+    for (int tries = 0; tries < STEP_TRIES; tries++) {
+        if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) != 0)
+            return -1;
+        int status;
+        pid_t w;
+        do
+            w = waitpid(tid, &status, __WALL);
+        while (w < 0 && errno == EINTR);
+        if (w != tid)
+            return -1;
+        /* A signal got in before the instruction ran: keep it for later and step
+         * again. Anything else (the step's trap, an event, an exit) ends it. */
+        if (!WIFSTOPPED(status) || (status >> 16) != 0 || WSTOPSIG(status) == SIGTRAP)
+            return status;
+        *pending_signal = WSTOPSIG(status);
+    }
+    return -1;
+}
+
+int step_over(struct bptab *b, pid_t tid, uint64_t addr, int *pending_signal)
+{
+    struct bp *e = u64map_get(&b->bps, addr);
+    struct proc *p = proc_of(b, procmem_tgid(tid));
+    if (!e || !p)
+        return -1;
+    procmem_write(p->memfd, addr, &e->orig, 1);
+    int status = step_insn(tid, pending_signal);
+    if (e->total) {
+        uint8_t int3 = INT3;
+        procmem_write(p->memfd, addr, &int3, 1);
+    }
+    return status;
+}

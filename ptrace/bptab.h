@@ -1,0 +1,102 @@
+/*
+ * bptab.h - the breakpoint table of one address space: every int3 the tracer puts
+ * in a program, whoever wants it there.
+ *
+ * Several parts of the tracer stop a program at an address: trace hooks, the entry
+ * point, the Rust panic hook, and later user breakpoints, steps and watches. They
+ * share an address through this table: an owner inserts and removes its reference;
+ * the first reference writes 0xCC and remembers the byte that was there, the last
+ * one puts that byte back. So the saved byte is always the program's own, never
+ * another owner's int3, and a trap at an address can be handed to every owner that
+ * holds it. No other code in ptrace/ writes 0xCC.
+ *
+ * One table covers one address space: a program image and the processes forked
+ * from it (their memory is a copy, int3s included, and every later insert or
+ * remove is written into each of them). A process that execs gets a table of its
+ * own. Code bytes read through the table (bptab_read, bptab_mask) show the
+ * program's bytes, not ours.
+ *
+ * Writing code while threads run is the caller's business (see tracer.c: every
+ * insert or remove happens with every thread of the image stopped); the table only
+ * writes the bytes.
+ */
+#ifndef STROBE_BPTAB_H
+#define STROBE_BPTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Who holds a breakpoint. The order is the order in which the tracer asks the
+ * owners of a trap (tracer.c). */
+enum bp_owner {
+    BP_ENTRY,            /* the program's entry point, once (tracer.c) */
+    BP_PANIC,            /* Rust's rust_panic (crash.c) */
+    BP_TRACE_HOOK,       /* function entries and return trampolines (hooks.c) */
+    BP_USER_BREAKPOINT,  /* reserved: breakpoints an agent sets */
+    BP_STEP,             /* reserved: stepping */
+    BP_WATCH,            /* reserved: watchpoint bookkeeping */
+    BP_N_OWNERS
+};
+
+#define BP_OWNER_BIT(o) (1u << (o))
+
+/* What a stop handler did with a trap (tracer.h, tracer_add_stop_handler). */
+enum bp_verdict {
+    BP_PASS,       /* not mine, or only observed: ask the next owner */
+    BP_RESUMED,    /* handled; the handler resumed the thread */
+    BP_STEP_OVER,  /* handled; the handler set the pc to the breakpoint's address:
+                      the tracer runs the original instruction there (step_over),
+                      puts the int3 back and continues the thread */
+    BP_PARK,       /* handled; the thread stays in its stop until
+                      tracer_resume_thread() */
+};
+
+struct bptab;
+
+struct bptab *bptab_new(void);
+void bptab_free(struct bptab *b);
+
+/* The processes of the address space. The first one added is the image's own
+ * process: its bytes are the ones remembered, and an insert or remove succeeds
+ * when it was written there. */
+bool bptab_add_process(struct bptab *b, pid_t tgid);
+void bptab_drop_process(struct bptab *b, pid_t tgid);
+bool bptab_has_process(const struct bptab *b, pid_t tgid);
+
+/* Takes a reference of owner on addr. The first reference reads the byte there
+ * and writes 0xCC into every process; false (nothing changed) if that fails or
+ * the byte already is 0xCC (the program's own int3: a trap there is not ours). */
+bool bptab_insert(struct bptab *b, uint64_t addr, enum bp_owner owner);
+/* Drops a reference of owner on addr; the last reference of all owners writes the
+ * original byte back into every process. False if owner held none. */
+bool bptab_remove(struct bptab *b, uint64_t addr, enum bp_owner owner);
+/* The owners holding addr, as BP_OWNER_BIT()s; 0 when none. */
+unsigned bptab_lookup(const struct bptab *b, uint64_t addr);
+/* A trap at addr, which no owner holds now: true if the table had an int3 there
+ * once (the trap was in flight when it was removed, or process tgid kept a copy of
+ * it across a fork); the program's byte is then back in tgid, so the thread can be
+ * rewound onto its instruction. False: the int3 is the program's own. */
+bool bptab_rewind(struct bptab *b, pid_t tgid, uint64_t addr);
+
+/* Replaces the int3s the table holds in buf (len bytes read at addr) by the
+ * program's bytes. */
+void bptab_mask(const struct bptab *b, uint64_t addr, void *buf, size_t len);
+/* procmem_read through the table: the program's bytes, not ours. */
+bool bptab_read(const struct bptab *b, int memfd, uint64_t addr, void *buf, size_t len);
+
+/* The one single-step of ptrace/: runs the instruction at tid's pc (tid stopped).
+ * Returns the wait status of the stop that ended it (a SIGTRAP stop when the
+ * instruction ran) or -1. Signals that arrive first are not delivered: the last
+ * one is left in *pending_signal for the caller to deliver when it resumes tid. */
+int step_insn(pid_t tid, int *pending_signal);
+
+/* Runs the program's instruction under the breakpoint at addr, where tid's pc is:
+ * the original byte goes back in tid's process alone, step_insn runs it, and the
+ * int3 returns if anyone still holds addr. The caller has stopped every other
+ * thread of the address space (no thread may run past addr meanwhile). Returns
+ * what step_insn returned. */
+int step_over(struct bptab *b, pid_t tid, uint64_t addr, int *pending_signal);
+
+#endif

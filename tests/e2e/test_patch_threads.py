@@ -1,0 +1,70 @@
+"""Code patching under running threads (ptrace/tracer.c: every code write happens
+with every thread of the image stopped). patch_torture runs 8 threads calling
+pt_leaf (a leaf), pt_rip (first instruction RIP-relative, relocated) and pt_rec
+(recursive) in tight loops; trace patterns are added and removed on them 1,000
+times. A write under a running thread used to crash a threaded program now and then
+(SIGSEGV, SIGILL); here the program must live through all of it, keep computing
+right and exit cleanly with the checksum its round counts imply."""
+
+from conftest import REPO, VALGRIND
+
+# The valgrind pass is a representative subset of the suite (its daemon runs 20-50x
+# slower): there, 50 add/remove iterations. The normal and ASan builds run 1,000.
+ITERATIONS = 50 if VALGRIND else 1000
+PATTERNS = ["pt_leaf", "pt_rip", "pt_rec", "pt_*"]
+THREADS = 8
+
+
+def expected_checksum(rounds):
+    """Sum over threads t and rounds i < R_t of (i + t) + (7 + i) + (i%16)(i%16+1)/2
+    + 3i, mod 2^64 (patch_torture.c)."""
+    period = sum(k * (k + 1) // 2 for k in range(16))
+    total = 0
+    for t, r in enumerate(rounds):
+        linear = 5 * r * (r - 1) // 2 + r * t + 7 * r
+        rec = (r // 16) * period + sum(k * (k + 1) // 2 for k in range(r % 16))
+        total += linear + rec
+    return total % (1 << 64)
+
+
+def count(mcp, sid, **kw):
+    return mcp.query(sid, limit=1, **kw)["totalCount"]
+
+
+def test_add_remove_under_threads(mcp, tmp_path):
+    stop_file = str(tmp_path / "stop")
+    r = mcp.launch("patch_torture", project=REPO, args=[stop_file])
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+
+    for i in range(ITERATIONS):
+        pattern = PATTERNS[i % len(PATTERNS)]
+        t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": [pattern]})
+        assert t["hookedFunctions"] >= 1, t
+        t = mcp.call_tool("debug_trace", {"sessionId": sid, "remove": [pattern]})
+        assert t["hookedFunctions"] == 0, t
+
+    assert mcp.status(sid)["status"] == "running"
+    assert count(mcp, sid, eventType="crash") == 0
+    assert count(mcp, sid, eventType="process_exit") == 0
+    assert count(mcp, sid, eventType="function_enter") > 0
+    threads_seen = [k for k in range(THREADS)
+                    if count(mcp, sid, eventType="function_enter",
+                             threadName={"contains": "pt-%d" % k}) > 0]
+    assert len(threads_seen) >= 2, threads_seen
+
+    with open(stop_file, "w"):
+        pass
+    st = mcp.wait_ended(sid)
+    assert st["status"] == "exited" and st["exitCode"] == 0, st
+    assert st.get("signal") is None, st
+    assert count(mcp, sid, eventType="crash") == 0
+    exits = mcp.query(sid, eventType="process_exit")["events"]
+    assert [e["exitCode"] for e in exits] == [0], exits
+    out = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
+    assert out[0] == "ready", out
+    words = out[-1].split()
+    assert words[0] == "rounds" and words[-2] == "checksum", out
+    rounds = [int(w) for w in words[1:1 + THREADS]]
+    assert all(n > 0 for n in rounds), rounds
+    assert int(words[-1]) == expected_checksum(rounds), out

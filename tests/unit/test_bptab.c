@@ -1,0 +1,351 @@
+/*
+ * test_bptab.c - unit tests of the breakpoint table (ptrace/bptab.c) against real
+ * processes: forked children of the test, blocked on a pipe, whose copy of a byte
+ * array stands in for code (the table writes through /proc/PID/mem, which a parent
+ * may open on its children). Then parking (ptrace/tracer.c): a stop handler keeps
+ * the threads that hit a breakpoint stopped until tracer_resume_thread().
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dwarf/elfinfo.h"
+#include "ptrace/bptab.h"
+#include "ptrace/procmem.h"
+#include "ptrace/tracer.h"
+#include "fixtures.h"
+
+static uint8_t code[16] = {0x55, 0x48, 0x89, 0xe5, 0xcc, 0x90, 0x90, 0xc3};
+#define AT ((uint64_t)(uintptr_t)code)
+
+struct child {
+    pid_t pid;
+    int fd;      /* write end of its pipe: closing it ends the child */
+    int memfd;   /* /proc/PID/mem, to look at its bytes */
+};
+
+static struct child child_start(void)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* Only its own read end: a pipe of another child open here would keep that
+         * one from seeing the end. */
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != p[0])
+                close(fd);
+        char c;
+        while (read(p[0], &c, 1) > 0)
+            ;
+        _exit(0);
+    }
+    close(p[0]);
+    struct child c = {pid, p[1], procmem_open(pid)};
+    assert_true(c.memfd >= 0);
+    return c;
+}
+
+static void child_end(struct child *c)
+{
+    close(c->fd);
+    close(c->memfd);
+    int status;
+    assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
+}
+
+static uint8_t byte_in(const struct child *c, uint64_t addr)
+{
+    uint8_t b = 0;
+    assert_true(procmem_read(c->memfd, addr, &b, 1));
+    return b;
+}
+
+static void test_references_share_one_saved_byte(void **state)
+{
+    (void)state;
+    struct child a = child_start(), b = child_start();
+    struct bptab *t = bptab_new();
+    assert_true(bptab_add_process(t, a.pid));
+    assert_true(bptab_add_process(t, b.pid));
+    assert_int_equal(bptab_lookup(t, AT), 0);
+
+    assert_true(bptab_insert(t, AT, BP_TRACE_HOOK));
+    assert_int_equal(byte_in(&a, AT), 0xCC);
+    assert_int_equal(byte_in(&b, AT), 0xCC); /* every process of the space */
+    /* A second owner at the same address keeps the program's byte, not 0xCC. */
+    assert_true(bptab_insert(t, AT, BP_PANIC));
+    assert_true(bptab_insert(t, AT, BP_TRACE_HOOK));
+    assert_int_equal(bptab_lookup(t, AT), BP_OWNER_BIT(BP_TRACE_HOOK) | BP_OWNER_BIT(BP_PANIC));
+
+    assert_true(bptab_remove(t, AT, BP_TRACE_HOOK));
+    assert_true(bptab_remove(t, AT, BP_TRACE_HOOK));
+    assert_false(bptab_remove(t, AT, BP_TRACE_HOOK)); /* it holds none any more */
+    assert_int_equal(bptab_lookup(t, AT), BP_OWNER_BIT(BP_PANIC));
+    assert_int_equal(byte_in(&a, AT), 0xCC);
+    assert_true(bptab_remove(t, AT, BP_PANIC));
+    assert_int_equal(bptab_lookup(t, AT), 0);
+    assert_int_equal(byte_in(&a, AT), 0x55);
+    assert_int_equal(byte_in(&b, AT), 0x55);
+
+    /* Inserted again after the last reference went: the byte read is the real one. */
+    assert_true(bptab_insert(t, AT, BP_ENTRY));
+    assert_true(bptab_remove(t, AT, BP_ENTRY));
+    assert_int_equal(byte_in(&a, AT), 0x55);
+    bptab_free(t);
+    child_end(&a);
+    child_end(&b);
+}
+
+static void test_program_int3_is_refused(void **state)
+{
+    (void)state;
+    struct child a = child_start();
+    struct bptab *t = bptab_new();
+    assert_true(bptab_add_process(t, a.pid));
+    assert_false(bptab_insert(t, AT + 4, BP_TRACE_HOOK)); /* code[4] is 0xCC */
+    assert_int_equal(bptab_lookup(t, AT + 4), 0);
+    assert_false(bptab_rewind(t, a.pid, AT + 4)); /* a trap there is the program's */
+    bptab_free(t);
+    child_end(&a);
+}
+
+static void test_read_shows_program_bytes(void **state)
+{
+    (void)state;
+    struct child a = child_start();
+    struct bptab *t = bptab_new();
+    assert_true(bptab_add_process(t, a.pid));
+    assert_true(bptab_insert(t, AT, BP_TRACE_HOOK));
+    assert_true(bptab_insert(t, AT + 2, BP_USER_BREAKPOINT));
+    uint8_t buf[8];
+    assert_true(bptab_read(t, a.memfd, AT, buf, sizeof buf));
+    assert_memory_equal(buf, code, sizeof buf); /* the program's own 0xCC stays */
+    assert_true(procmem_read(a.memfd, AT, buf, sizeof buf));
+    assert_int_equal(buf[0], 0xCC);
+    assert_int_equal(buf[2], 0xCC);
+    bptab_mask(t, AT + 1, buf + 1, 4); /* a window that starts after one of them */
+    assert_int_equal(buf[0], 0xCC);
+    assert_memory_equal(buf + 1, code + 1, 4);
+    bptab_free(t);
+    child_end(&a);
+}
+
+static void test_rewind_after_removal(void **state)
+{
+    (void)state;
+    struct child a = child_start(), b = child_start();
+    struct bptab *t = bptab_new();
+    assert_true(bptab_add_process(t, a.pid));
+    assert_false(bptab_rewind(t, a.pid, AT)); /* never ours */
+    assert_true(bptab_insert(t, AT, BP_TRACE_HOOK));
+    assert_false(bptab_rewind(t, a.pid, AT)); /* held: a trap there is a hit */
+    /* b joins with a copy of the int3 (as a fork made before the removal would,
+     * had the tracer not seen it yet), then the breakpoint goes. */
+    uint8_t int3 = 0xCC;
+    assert_true(procmem_write(b.memfd, AT, &int3, 1));
+    assert_true(bptab_remove(t, AT, BP_TRACE_HOOK));
+    assert_true(bptab_add_process(t, b.pid));
+    assert_int_equal(byte_in(&b, AT), 0xCC);
+    assert_true(bptab_rewind(t, b.pid, AT));
+    assert_int_equal(byte_in(&b, AT), 0x55);
+    assert_true(bptab_rewind(t, a.pid, AT)); /* a trap in flight: nothing to write */
+    assert_int_equal(byte_in(&a, AT), 0x55);
+    bptab_drop_process(t, b.pid);
+    assert_false(bptab_has_process(t, b.pid));
+    assert_true(bptab_has_process(t, a.pid));
+    bptab_free(t);
+    child_end(&a);
+    child_end(&b);
+}
+
+/* ---- parking --------------------------------------------------------------------- */
+
+struct park {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    uint64_t addr;
+    pid_t parked[16];
+    int n_parked;
+    bool exited;
+    int exit_status;
+};
+
+static bool is_pt_leaf(const char *name, void *arg)
+{
+    (void)arg;
+    return strcmp(name, "pt_leaf") == 0;
+}
+
+/* The threads that hit pt_leaf stay stopped on its first instruction. */
+static enum bp_verdict park_stop(struct tracer *t, pid_t tid, struct tracer_stop *st, void *arg)
+{
+    (void)t;
+    struct park *p = arg;
+    st->regs->rip = st->addr;
+    if (ptrace(PTRACE_SETREGS, tid, 0, st->regs) != 0)
+        return BP_PASS;
+    pthread_mutex_lock(&p->lock);
+    if (p->n_parked < 16)
+        p->parked[p->n_parked++] = tid;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    return BP_PARK;
+}
+
+static void park_setup(struct tracer *t, void *arg)
+{
+    struct park *p = arg;
+    assert_int_equal(tracer_add_stop_handler(t, "test", BP_USER_BREAKPOINT, park_stop, p), 0);
+    assert_true(bptab_insert(tracer_bptab(t), p->addr, BP_USER_BREAKPOINT));
+}
+
+static void nothing(struct tracer *t, void *arg)
+{
+    (void)t;
+    (void)arg;
+}
+
+/* The breakpoint goes first: resumed, the threads run pt_leaf's own instruction. */
+static void park_release(struct tracer *t, void *arg)
+{
+    struct park *p = arg;
+    assert_true(bptab_remove(tracer_bptab(t), p->addr, BP_USER_BREAKPOINT));
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->n_parked; i++)
+        assert_int_equal(tracer_resume_thread(t, p->parked[i]), 0);
+    assert_int_equal(tracer_resume_thread(t, p->parked[0]), -1); /* not parked now */
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void on_exit_cb(void *arg, int status)
+{
+    struct park *p = arg;
+    pthread_mutex_lock(&p->lock);
+    p->exited = true;
+    p->exit_status = status;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* One letter of /proc/PID/task/TID/stat: 't' is a ptrace stop. */
+static char task_state(pid_t pid, pid_t tid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *close_paren = strrchr(buf, ')');
+    assert_non_null(close_paren);
+    return close_paren[2];
+}
+
+static void wait_cond(struct park *p, bool (*done)(struct park *))
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    pthread_mutex_lock(&p->lock);
+    while (!done(p))
+        assert_int_equal(pthread_cond_timedwait(&p->cond, &p->lock, &until), 0);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static bool some_parked(struct park *p) { return p->n_parked > 0; }
+static bool has_exited(struct park *p) { return p->exited; }
+
+static void test_parked_thread_waits_for_resume(void **state)
+{
+    (void)state;
+    char rel[PATH_MAX + 32], path[PATH_MAX], dir[] = "/tmp/strobe-park-XXXXXX", stop[64];
+    snprintf(rel, sizeof rel, "%s/patch_torture", fixture_dir);
+    assert_non_null(realpath(rel, path)); /* as /proc/PID/maps names it */
+    assert_non_null(mkdtemp(dir));
+    snprintf(stop, sizeof stop, "%s/stop", dir);
+    uint64_t sym = elf_symbol_find(path, is_pt_leaf, NULL);
+    assert_true(sym != 0);
+
+    struct park p = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    int out[2];
+    assert_int_equal(pipe(out), 0);
+    int null = open("/dev/null", O_RDWR);
+    char *argv[] = {path, stop, NULL};
+    char *envp[] = {NULL};
+    struct tracer_spec spec = {
+        .path = path, .argv = argv, .envp = envp, .cwd = dir,
+        .stdin_fd = null, .stdout_fd = out[1], .stderr_fd = null,
+        .on_main_exit = on_exit_cb, .arg = &p,
+    };
+    struct tracer *t;
+    pid_t pid;
+    struct strobe_error e;
+    assert_int_equal(tracer_start(&spec, &t, &pid, &e), 0);
+    close(out[1]);
+    char line[64];
+    FILE *f = fdopen(out[0], "r");
+    assert_non_null(fgets(line, sizeof line, f)); /* "ready": its threads run */
+    assert_string_equal(line, "ready\n");
+
+    struct module *mods;
+    size_t nm;
+    assert_int_equal(procmem_modules(pid, &mods, &nm), 0);
+    for (size_t i = 0; i < nm; i++)
+        if (strcmp(mods[i].path, path) == 0)
+            p.addr = sym + mods[i].bias;
+    free(mods);
+    assert_true(p.addr != 0);
+
+    assert_int_equal(tracer_call(t, park_setup, &p, &e), 0);
+    wait_cond(&p, some_parked);
+    /* Parked: in a ptrace stop, even across another command (which stops and
+     * resumes every other thread). */
+    assert_int_equal(tracer_call(t, nothing, NULL, &e), 0);
+    pthread_mutex_lock(&p.lock);
+    pid_t first = p.parked[0];
+    pthread_mutex_unlock(&p.lock);
+    assert_int_equal(task_state(pid, first), 't');
+
+    assert_int_equal(tracer_call(t, park_release, &p, &e), 0);
+    FILE *s = fopen(stop, "w");
+    assert_non_null(s);
+    fclose(s);
+    wait_cond(&p, has_exited);
+    assert_true(WIFEXITED(p.exit_status));
+    assert_int_equal(WEXITSTATUS(p.exit_status), 0);
+    assert_non_null(fgets(line, sizeof line, f)); /* "rounds ... checksum C" */
+    assert_int_equal(strncmp(line, "rounds ", 7), 0);
+    fclose(f);
+    close(null);
+    tracer_join(t);
+    unlink(stop);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    find_fixture_dir();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_references_share_one_saved_byte),
+        cmocka_unit_test(test_program_int3_is_refused),
+        cmocka_unit_test(test_read_shows_program_bytes),
+        cmocka_unit_test(test_rewind_after_removal),
+        cmocka_unit_test(test_parked_thread_waits_for_resume),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
