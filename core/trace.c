@@ -19,10 +19,11 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "core/pattern_match.h"
+#include "base/pattern_match.h"
 #include "base/u64map.h"
 #include "dwarf/dwarf.h"
 #include "ptrace/hooks.h"
+#include "ptrace/match.h"
 #include "ptrace/procmem.h"
 #include "ptrace/tracer.h"
 
