@@ -1,12 +1,12 @@
 /*
- * trace.c - pattern resolution and hook synchronization. See trace.h.
+ * resolve.c - pattern resolution and hook synchronization. See resolve.h.
  *
  * update_lock serializes whole updates. Preloaded patterns are armed on the tracer
  * thread when the program reaches its entry point; until then a client's update
  * waits (entry_pending), because holding update_lock it would wait for the tracer
  * thread in tracer_call() while the tracer thread waits for the lock.
  */
-#include "core/trace.h"
+#include "ptrace/resolve.h"
 
 #include <limits.h>
 #include <pthread.h>
