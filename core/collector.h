@@ -20,6 +20,10 @@
  * code, whereas the engine keeps only their syntax and the pending set
  * (core/patterns.h). Name matching that needs no program is base/pattern_match.h.
  *
+ * Sentences a collector writes (errors, trace_result's status and warnings) say
+ * what happened, never which protocol call to make next: the front end adds that
+ * (mcp/hints.h).
+ *
  * To add a collector:
  *   1. fill a `const struct collector_methods` (version COLLECTOR_VERSION, name,
  *      language, init/shutdown (or NULL), probe, launch, set_patterns, describe,
@@ -31,7 +35,8 @@
  *      accepts a program launches it, and the native one accepts everything;
  *   4. add its folder to README.md's Layout table (it may include base/ and
  *      core/collector.h) and its files to nothing else: the Makefile compiles every
- *      folder's *.c, and the session code needs no edit.
+ *      folder's *.c, and the session code needs no edit (tests/unit/test_collector.c
+ *      shows a second collector driven by the registry).
  *
  * Threads: launch, set_patterns, describe and the optional slots are called from
  * the daemon's request threads, several sessions at once, and two requests may

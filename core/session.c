@@ -205,9 +205,7 @@ static int resolve_command(const struct launch_request *req, char *out, struct s
             snprintf(candidate, sizeof candidate, "%s/%s", base, cmd);
         if (access(candidate, F_OK) != 0)
             return err_set(e, ERR_COMMAND_NOT_FOUND,
-                           "Command '%s' not found (looked at %s). Pass an absolute path, "
-                           "or a path relative to cwd or projectRoot; build the program "
-                           "first if it does not exist yet.", cmd, candidate);
+                           "Command '%s' not found (looked at %s).", cmd, candidate);
     } else {
         const char *path = getenv("PATH");
         for (int i = 0; i < req->n_env; i++)
@@ -223,19 +221,15 @@ static int resolve_command(const struct launch_request *req, char *out, struct s
             p = *colon ? colon + 1 : colon;
         }
         if (!found)
-            return err_set(e, ERR_COMMAND_NOT_FOUND,
-                           "Command '%s' not found in PATH. Pass the path of the "
-                           "executable (absolute, or relative to cwd or projectRoot).", cmd);
+            return err_set(e, ERR_COMMAND_NOT_FOUND, "Command '%s' not found in PATH.", cmd);
     }
     struct stat st;
     if (!realpath(candidate, out) || stat(out, &st) != 0)
         return err_set(e, ERR_COMMAND_NOT_FOUND, "Command '%s' cannot be resolved: %s",
                        cmd, strerror(errno));
     if (!S_ISREG(st.st_mode) || access(out, X_OK) != 0)
-        return err_set(e, ERR_COMMAND_NOT_EXECUTABLE,
-                       "'%s' is not an executable file%s. Point command at the built "
-                       "program (chmod +x it if it is a script with a #! line).", out,
-                       S_ISDIR(st.st_mode) ? " (it is a directory)" : "");
+        return err_set(e, ERR_COMMAND_NOT_EXECUTABLE, "'%s' is not an executable file%s.",
+                       out, S_ISDIR(st.st_mode) ? " (it is a directory)" : "");
     return 0;
 }
 
@@ -442,10 +436,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     pthread_mutex_lock(&reg.lock);
     for (struct session *o = reg.live; o; o = o->next)
         if (!atomic_load(&o->finished) && strcmp(o->binary_path, path) == 0) {
-            err_set(e, ERR_SESSION_EXISTS,
-                    "Session '%s' is still running %s (pid %d). Stop it first with "
-                    "debug_session({action: \"stop\", sessionId: \"%s\"}), or keep "
-                    "querying it.", o->id, path, o->pid, o->id);
+            err_set(e, ERR_SESSION_EXISTS, "Session '%s' is still running %s (pid %d).",
+                    o->id, path, o->pid);
             goto fail_locked;
         }
     if (session_id_make(path, time(NULL), id_taken, NULL, s->id) != 0) {
@@ -517,9 +509,7 @@ static struct session *find_live(const char *id)
 
 static int not_found(const char *id, struct strobe_error *e)
 {
-    return err_set(e, ERR_SESSION_NOT_FOUND,
-                   "No session found with ID '%s'. Check the sessionId spelling, or list "
-                   "sessions with debug_session({action: \"list\"}).", id);
+    return err_set(e, ERR_SESSION_NOT_FOUND, "No session found with ID '%s'.", id);
 }
 
 int session_resolve(const char *id, int64_t *key, struct strobe_error *e)
@@ -652,14 +642,13 @@ int session_trace(const char *id, const char *const *add, int n_add,
         if (session_resolve(id, &key, e) != 0)
             return -1;
         return err_set(e, ERR_PROCESS_EXITED, "Session '%s' has no running process (it "
-                       "ended or was started by an earlier daemon). Its events stay "
-                       "queryable with debug_query; launch again to trace.", id);
+                       "ended or was started by an earlier daemon).", id);
     }
     int rc;
     if (atomic_load(&s->finished)) {
         s->collector->describe(s->target, res);
-        rc = err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited. "
-                     "Session still queryable but cannot add traces.", id);
+        rc = err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited.",
+                     id);
     } else {
         rc = s->collector->set_patterns(s->target, add, n_add, remove, n_remove, depth,
                                         res, e);

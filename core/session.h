@@ -3,7 +3,8 @@
  * (core/collector.h), capturing its output into the timeline, recording how it
  * ended, and stopping, retaining or deleting it. This is the engine's front door:
  * mcp/ handlers call these functions and format what they return; nothing here
- * knows about JSON-RPC.
+ * knows about JSON-RPC. Error sentences say what happened; the front end adds what
+ * to do next in its own terms (mcp/hints.h).
  *
  * A live session has three threads: the collector's (for native programs the
  * tracer of ptrace/), the output thread (reads stdout/stderr pipes, owns the output

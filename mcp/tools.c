@@ -8,6 +8,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp/hints.h"
+
+/* Each handler's error leaves with the next step in MCP terms (mcp/hints.h): the
+ * engine's sentences say only what happened. */
+#define WITH_HINTS(tool, fn)                                                          \
+    static cJSON *hinted_##fn(struct tool_ctx *ctx, const cJSON *args,               \
+                              struct strobe_error *e)                                \
+    {                                                                                 \
+        cJSON *value = fn(ctx, args, e);                                              \
+        if (!value)                                                                   \
+            hints_apply(tool, e);                                                     \
+        return value;                                                                 \
+    }
+WITH_HINTS("debug_launch", tool_debug_launch)
+WITH_HINTS("debug_trace", tool_debug_trace)
+WITH_HINTS("debug_query", tool_debug_query)
+WITH_HINTS("debug_session", tool_debug_session)
+
+/*
+ * The tools. To add one:
+ *   1. write its handler, `cJSON *tool_debug_x(struct tool_ctx *, const cJSON *args,
+ *      struct strobe_error *)`, in mcp/tool_x.c: check args with mcp/args.h (reject
+ *      unknown fields with args_only), call the engine (core/), return the result
+ *      object or NULL with e set;
+ *   2. declare it in mcp/tools.h;
+ *   3. wrap it with WITH_HINTS above and add its row here: name, description (what
+ *      it does and when to use it: the agent reads nothing else) and input schema
+ *      (JSON text with additionalProperties false);
+ *   4. add it to tools_names() below;
+ *   5. when the engine can fail in a new way for it, give the next step a row in
+ *      mcp/hints.c, never a sentence in core/;
+ *   6. document it in docs/PROTOCOL.md, and test it in tests/unit/test_mcp.c (the
+ *      catalog) and tests/e2e/ (the behaviour).
+ */
 static const struct tool_def catalog[] = {
     {
         "debug_launch",
@@ -31,7 +65,7 @@ static const struct tool_def catalog[] = {
         "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},"
         "\"description\":\"Environment variables added to (or replacing) the daemon's\"}},"
         "\"required\":[\"command\",\"projectRoot\"],\"additionalProperties\":false}",
-        tool_debug_launch,
+        hinted_tool_debug_launch,
     },
     {
         "debug_trace",
@@ -54,7 +88,7 @@ static const struct tool_def catalog[] = {
         "\"description\":\"How deep structs are serialized in arguments (default 3)\"},"
         "\"projectRoot\":{\"type\":\"string\",\"description\":\"Project whose settings apply "
         "(pending mode)\"}},\"additionalProperties\":false}",
-        tool_debug_trace,
+        hinted_tool_debug_trace,
     },
     {
         "debug_query",
@@ -90,7 +124,7 @@ static const struct tool_def catalog[] = {
         "\"afterEventId\":{\"type\":[\"string\",\"integer\"],\"description\":\"Only events "
         "after this id (the lastEventId of a previous answer), in id order\"}},"
         "\"required\":[\"sessionId\"],\"additionalProperties\":false}",
-        tool_debug_query,
+        hinted_tool_debug_query,
     },
     {
         "debug_session",
@@ -104,7 +138,7 @@ static const struct tool_def catalog[] = {
         "delete\"},"
         "\"retain\":{\"type\":\"boolean\",\"description\":\"stop: keep the data (default "
         "false)\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-        tool_debug_session,
+        hinted_tool_debug_session,
     },
 };
 #define N_TOOLS (sizeof catalog / sizeof catalog[0])
