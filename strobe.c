@@ -1,17 +1,19 @@
 /*
  * strobe.c - the strobe command: `strobe daemon`, `strobe mcp`, `strobe --version`.
- * It is the only place where core/ meets mcp/: the daemon is handed the MCP
- * connection handler, so the engine never depends on the protocol.
+ * It is the only place where core/ meets mcp/ and ptrace/: the daemon is handed the
+ * MCP connection handler and the engine the native collector, so the engine
+ * depends on neither the protocol nor ptrace.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/daemon.h"
-#include "cli/mcp_proxy.h"
-#include "mcp/server.h"
 #include "base/version.h"
-
+#include "cli/mcp_proxy.h"
+#include "core/collector.h"
+#include "core/daemon.h"
+#include "mcp/server.h"
+#include "ptrace/native.h"
 
 static int usage(FILE *f, int status)
 {
@@ -55,6 +57,10 @@ int main(int argc, char **argv)
                 return usage(stderr, 64);
             }
             idle = (int)n;
+        }
+        if (collector_register(&native_collector) != 0) {
+            fprintf(stderr, "strobe: cannot register the native collector\n");
+            return 70;
         }
         return daemon_run(idle, mcp_serve);
     }

@@ -1,6 +1,7 @@
 /*
  * error.h - the error vocabulary the engine reports to its callers. Each code is
- * shown to the agent as "CODE: sentence", where the sentence says what to do next.
+ * shown to the agent as "CODE: sentence": the engine's sentence says what happened,
+ * and the front end appends what to do next in its own terms (mcp/hints.h).
  */
 #ifndef STROBE_ERROR_H
 #define STROBE_ERROR_H

@@ -15,19 +15,34 @@
  * work; a collector may leave any of them NULL, and the engine then answers
  * NOT_IMPLEMENTED naming the collector's language (collector_unsupported()).
  *
+ * The collector owns the patterns in force (set_patterns takes changes, describe
+ * reports them): it must read them on its own thread when a program reaches new
+ * code, whereas the engine keeps only their syntax and the pending set
+ * (core/patterns.h). Name matching that needs no program is base/pattern_match.h.
+ *
+ * Sentences a collector writes (errors, trace_result's status and warnings) say
+ * what happened, never which protocol call to make next: the front end adds that
+ * (mcp/hints.h).
+ *
  * To add a collector:
  *   1. fill a `const struct collector_methods` (version COLLECTOR_VERSION, name,
- *      language, init/shutdown (or NULL), probe, launch, set_patterns, describe, kill, finished, join, and
- *      whatever optional slots it supports) in its own folder;
+ *      language, init/shutdown (or NULL), probe, launch, set_patterns, describe,
+ *      kill, finished, join, and whatever optional slots it supports) in its own
+ *      folder;
  *   2. declare it in that folder's header (see ptrace/native.h);
- *   3. register it in strobe.c, the composition root, with collector_register();
- *      the first registered collector whose probe() accepts a program launches it;
- *   4. add its folder to README.md's Layout table (it may include core/collector.h).
+ *   3. register it in strobe.c, the composition root, with collector_register(),
+ *      before the native collector: the first registered collector whose probe()
+ *      accepts a program launches it, and the native one accepts everything;
+ *   4. add its folder to README.md's Layout table (it may include base/ and
+ *      core/collector.h) and its files to nothing else: the Makefile compiles every
+ *      folder's *.c, and the session code needs no edit (tests/unit/test_collector.c
+ *      shows a second collector driven by the registry).
  *
  * Threads: launch, set_patterns, describe and the optional slots are called from
- * the daemon's request threads, several sessions at once; one collector_target is
- * used by one request at a time for set_patterns (the engine serializes them).
- * kill and finished may be called from any thread at any time.
+ * the daemon's request threads, several sessions at once, and two requests may
+ * change one target's patterns at once: set_patterns serializes them itself (the
+ * engine does not). describe, kill and finished may be called from any thread at
+ * any time before join; join once, after which the target is gone.
  */
 #ifndef STROBE_COLLECTOR_H
 #define STROBE_COLLECTOR_H
@@ -47,9 +62,11 @@ struct collector_target; /* one launched program and everything it spawns */
 
 /* Per-session knobs from the settings (core/settings.h). */
 struct collector_tuning {
-    int64_t hot_calls_per_second;  /* trace.hotCallsPerSecond */
-    bool capture_exits;            /* trace.captureExits */
-    bool pin_cpu;                  /* trace.pinCpu */
+    int64_t hot_calls_per_second;  /* trace.hotCallsPerSecond: hotter functions are
+                                      sampled */
+    bool capture_exits;            /* trace.captureExits: false = enter events only */
+    bool pin_cpu;                  /* trace.pinCpu: keep the collector's thread and the
+                                      program's main thread on one CPU */
 };
 
 /* What probe() learned about a program before it runs. */
@@ -78,10 +95,11 @@ struct collector_launch {
     const char *project_root;      /* scopes patterns (@file:, user code) */
     struct event_sink sink;        /* where every event goes */
     struct collector_tuning tuning;
-    /* Patterns armed before the program's own code runs (pending patterns). */
+    /* Patterns armed before the program's own code runs (pending patterns; syntax
+     * checked, no duplicates), and the serialization depth, 1-10. */
     const char *const *patterns;
     int n_patterns;
-    int depth;                     /* serialization depth, 1-10 */
+    int depth;
     struct collector_events events;
 };
 
@@ -118,17 +136,19 @@ struct collector_methods {
     const char *name;              /* "native" */
     const char *language;          /* "native code (C, C++, Rust)" */
 
-    /* Daemon start, before any launch: cache_dir is the collector's own directory
-     * for caches that outlive the daemon (created 0700). Daemon shutdown, after
-     * every target is joined: drops caches. Either may be NULL. */
+    /* Daemon start, before any launch: cache_dir is a directory for caches that
+     * outlive the daemon (NULL: none; the collector ignores it unless it is the
+     * user's own). Daemon shutdown, after every target is joined: drops caches.
+     * Either slot may be NULL. */
     void (*init)(const char *cache_dir);
     void (*shutdown)(void);
     /* Whether this collector runs the program at path; fills *out with facts worth
      * a warning. Cheap: reads headers, never runs anything. */
     bool (*probe)(const char *path, struct collector_probe *out);
     /* Starts the program; returns once it runs (or failed to: -1 and e, with
-     * COMMAND_NOT_FOUND, COMMAND_NOT_EXECUTABLE or ATTACH_FAILED). *armed is the
-     * number of req->patterns in force (they are armed before main). */
+     * COMMAND_NOT_FOUND, COMMAND_NOT_EXECUTABLE or ATTACH_FAILED). req->patterns
+     * are armed before the program's own code runs; until they are, set_patterns
+     * waits. The events callbacks may run from then until join returns. */
     int (*launch)(const struct collector_launch *req, struct collector_target **out,
                   pid_t *pid, struct strobe_error *e);
     /* Adds and removes patterns (syntax already checked), sets the serialization

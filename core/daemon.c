@@ -34,9 +34,8 @@
 
 #include "base/log.h"
 #include "base/paths.h"
+#include "core/collector.h"
 #include "core/session.h"
-#include "dwarf/dwarf.h"
-#include "dwarf/frame.h"
 
 struct client {
     pthread_t thread;
@@ -367,10 +366,11 @@ int daemon_run(int idle_timeout_s, connection_fn serve)
     }
     if (log_open(paths[STROBE_LOG]) != 0)
         fprintf(stderr, "strobe: cannot open %s: %s\n", paths[STROBE_LOG], strerror(errno));
-    /* Function indexes persist there, so a new daemon does not read the DWARF again. */
+    /* Collectors keep what they learn about programs there (function indexes), so a
+     * new daemon does not learn it again. */
     char cache_dir[PATH_MAX + 8], home_err[256];
-    if (strobe_home(cache_dir, PATH_MAX, home_err, sizeof home_err) == 0)
-        dw_cache_set_dir(strcat(cache_dir, "/cache"));
+    bool have_home = strobe_home(cache_dir, PATH_MAX, home_err, sizeof home_err) == 0;
+    collectors_init(have_home ? strcat(cache_dir, "/cache") : NULL);
 
     sigset_t sigs;
     sigemptyset(&sigs);
@@ -421,8 +421,7 @@ int daemon_run(int idle_timeout_s, connection_fn serve)
     retention_stop();
     sessions_shutdown();
     store_close(d.store);
-    dw_cache_clear();
-    dw_frame_cache_clear();
+    collectors_shutdown();
     unlink(paths[STROBE_PID]);
     log_info("daemon %d stopped", (int)getpid());
     log_close();

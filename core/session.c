@@ -2,6 +2,12 @@
  * session.c - the session registry: launching, resolving, status, stop, delete and
  * trace changes. See session.h.
  *
+ * A session's program is driven by a collector (core/collector.h), chosen per
+ * program with collector_for() and reached only through its method table: this
+ * file knows no tracer, no DWARF and no pattern resolution. The patterns in force
+ * belong to the collector (it reads them on its own thread at entry points and
+ * execs); the engine keeps the syntax checks and the pending set (core/patterns.h).
+ *
  * Ordering guarantee: a session's status leaves "running" only in the output
  * capture's on_exit (core/output.h), after everything the main process wrote is
  * queued and the process_exit event behind it. Together with store_sync() in
@@ -29,13 +35,11 @@
 #include "core/output.h"
 #include "base/ring.h"
 #include "base/strbuf.h"
-#include "dwarf/elfinfo.h"
-#include "ptrace/tracer.h"
 
 extern char **environ;
 
 #define OUTPUT_RING_BYTES (4u << 20)
-#define TRACER_RING_BYTES (8u << 20)
+#define COLLECTOR_RING_BYTES (8u << 20)
 
 struct session {
     char id[SESSION_ID_MAX];
@@ -43,9 +47,9 @@ struct session {
     pid_t pid;
     char *binary_path;
     int64_t t0_ns;               /* CLOCK_MONOTONIC at launch */
-    struct tracer *tracer;
-    struct ring *tracer_ring;    /* function events, produced by the tracer thread */
-    struct trace *trace;
+    const struct collector_methods *collector;
+    struct collector_target *target; /* NULL until launched */
+    struct ring *collector_ring; /* function events, produced by the collector */
     struct ring *ring;           /* the output capture's, until it starts */
     bool ring_attached;          /* the store drains (and will free) it */
     int out_fd, err_fd;          /* read ends, until the output capture starts */
@@ -58,7 +62,7 @@ struct session {
     _Atomic int stop_requested;
     _Atomic int finished;        /* status recorded in the store */
     int64_t output_cap;
-    struct hook_tuning tuning;
+    struct collector_tuning tuning;
     int pending;                 /* pending patterns preloaded at launch */
     int users;                   /* session_trace() calls in progress (reg.lock) */
     struct session *next;
@@ -120,25 +124,6 @@ static void record_exit(void *arg, struct output *o, int ws)
     log_info("session %s: %s", s->id, text);
 }
 
-static void on_entry(void *arg, struct tracer *t)
-{
-    struct session *s = arg;
-    trace_on_entry(s->trace, t);
-}
-
-static void on_main_exec(void *arg)
-{
-    struct session *s = arg;
-    trace_main_exec(s->trace);
-}
-
-static void on_image_entry(void *arg, struct tracer *t, pid_t pid, struct hooks *h)
-{
-    (void)t;
-    struct session *s = arg;
-    trace_on_image(s->trace, pid, h);
-}
-
 /* Before a crash is stamped: what the program wrote before it is read first. A
  * program can crash before its output capture has started (the launch starts it
  * once the target runs): then it is waited for. The bounds only matter when the
@@ -162,7 +147,6 @@ static void settle_output(void *arg)
 static void on_main_exit(void *arg, int wait_status)
 {
     struct session *s = arg;
-    trace_entry_passed(s->trace);
     pthread_mutex_lock(&s->exit_lock);
     struct output *o = s->output;
     s->exited = true;
@@ -221,9 +205,7 @@ static int resolve_command(const struct launch_request *req, char *out, struct s
             snprintf(candidate, sizeof candidate, "%s/%s", base, cmd);
         if (access(candidate, F_OK) != 0)
             return err_set(e, ERR_COMMAND_NOT_FOUND,
-                           "Command '%s' not found (looked at %s). Pass an absolute path, "
-                           "or a path relative to cwd or projectRoot; build the program "
-                           "first if it does not exist yet.", cmd, candidate);
+                           "Command '%s' not found (looked at %s).", cmd, candidate);
     } else {
         const char *path = getenv("PATH");
         for (int i = 0; i < req->n_env; i++)
@@ -239,19 +221,15 @@ static int resolve_command(const struct launch_request *req, char *out, struct s
             p = *colon ? colon + 1 : colon;
         }
         if (!found)
-            return err_set(e, ERR_COMMAND_NOT_FOUND,
-                           "Command '%s' not found in PATH. Pass the path of the "
-                           "executable (absolute, or relative to cwd or projectRoot).", cmd);
+            return err_set(e, ERR_COMMAND_NOT_FOUND, "Command '%s' not found in PATH.", cmd);
     }
     struct stat st;
     if (!realpath(candidate, out) || stat(out, &st) != 0)
         return err_set(e, ERR_COMMAND_NOT_FOUND, "Command '%s' cannot be resolved: %s",
                        cmd, strerror(errno));
     if (!S_ISREG(st.st_mode) || access(out, X_OK) != 0)
-        return err_set(e, ERR_COMMAND_NOT_EXECUTABLE,
-                       "'%s' is not an executable file%s. Point command at the built "
-                       "program (chmod +x it if it is a script with a #! line).", out,
-                       S_ISDIR(st.st_mode) ? " (it is a directory)" : "");
+        return err_set(e, ERR_COMMAND_NOT_EXECUTABLE, "'%s' is not an executable file%s.",
+                       out, S_ISDIR(st.st_mode) ? " (it is a directory)" : "");
     return 0;
 }
 
@@ -301,23 +279,6 @@ static char **build_env(const struct launch_request *req)
     return envp;
 }
 
-/* Warns early about what tracing will lack; output capture works for anything. */
-static void note_program_facts(const char *path, struct launch_result *res)
-{
-    struct elf_facts f;
-    if (elf_facts_read(path, &f) != 0)
-        return;
-    if (!f.is_elf)
-        snprintf(res->warnings[res->n_warnings++], sizeof res->warnings[0],
-                 "%.200s is not an ELF executable (a script?): its output is captured, but "
-                 "function tracing applies to native programs.", path);
-    else if (!f.has_dwarf)
-        snprintf(res->warnings[res->n_warnings++], sizeof res->warnings[0],
-                 "%.200s has no DWARF debug info: output is captured, but tracing will not "
-                 "know argument types or source files. Rebuild with -g (or a debug "
-                 "profile) if you need them.", path);
-}
-
 static char *command_line_json(const char *path, const struct launch_request *req)
 {
     struct strbuf sb = {0};
@@ -350,11 +311,10 @@ static void session_free(struct session *s)
         store_release_ring(reg.store, s->ring);
     else
         ring_destroy(s->ring);
-    if (s->tracer_ring && s->ring_attached)
-        store_release_ring(reg.store, s->tracer_ring);
+    if (s->collector_ring && s->ring_attached)
+        store_release_ring(reg.store, s->collector_ring);
     else
-        ring_destroy(s->tracer_ring);
-    trace_free(s->trace);
+        ring_destroy(s->collector_ring);
     pthread_mutex_destroy(&s->exit_lock);
     pthread_cond_destroy(&s->output_ready);
     free(s->binary_path);
@@ -362,7 +322,8 @@ static void session_free(struct session *s)
 }
 
 static int start_target(struct session *s, const struct launch_request *req,
-                        const char *path, const char *cwd, struct strobe_error *e)
+                        const char *path, const char *cwd, const char *const *patterns,
+                        struct strobe_error *e)
 {
     int out[2] = {-1, -1}, err[2] = {-1, -1};
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -393,18 +354,19 @@ static int start_target(struct session *s, const struct launch_request *req,
         argv[0] = (char *)path;
         for (int i = 0; i < req->n_args; i++)
             argv[i + 1] = (char *)req->args[i];
-        struct tracer_spec spec = {
+        struct collector_launch launch = {
             .path = path, .argv = argv, .envp = envp, .cwd = cwd,
             .stdin_fd = devnull, .stdout_fd = out[1], .stderr_fd = err[1],
-            .on_main_exit = on_main_exit, .settle_output = settle_output,
-            .on_main_exec = on_main_exec, .on_image_entry = on_image_entry, .arg = s,
-            .sink = {.session_key = s->key, .t0_ns = s->t0_ns, .ring = s->tracer_ring,
+            .project_root = req->project_root,
+            .sink = {.session_key = s->key, .t0_ns = s->t0_ns, .ring = s->collector_ring,
                      .wake = store_wake, .wake_arg = reg.store},
             .tuning = s->tuning,
-            .on_entry = on_entry, .stop_at_entry = s->pending > 0,
+            .patterns = patterns, .n_patterns = s->pending,
+            .depth = patterns_pending_depth(),
+            .events = {.main_exit = on_main_exit, .settle_output = settle_output, .arg = s},
         };
         pid_t pid;
-        rc = tracer_start(&spec, &s->tracer, &pid, e);
+        rc = s->collector->launch(&launch, &s->target, &pid, e);
         if (rc == 0) {
             s->pid = pid;
             store_session_set_pid(reg.store, s->key, pid);
@@ -441,7 +403,12 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
             snprintf(cwd, sizeof cwd, "/");
     }
     sessions_settings(req->project_root, &res->settings);
-    note_program_facts(path, res);
+    struct collector_probe probe;
+    const struct collector_methods *collector = collector_for(path, &probe);
+    if (!collector)
+        return err_set(e, ERR_ATTACH_FAILED, "No collector can run %s.", path);
+    res->n_warnings = probe.n_warnings;
+    memcpy(res->warnings, probe.warnings, sizeof res->warnings);
 
     struct session *s = calloc(1, sizeof *s);
     if (!s)
@@ -453,15 +420,15 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->output_ready, &ca);
     pthread_condattr_destroy(&ca);
+    s->collector = collector;
     s->binary_path = strdup(path);
     s->ring = ring_create(OUTPUT_RING_BYTES);
-    s->tracer_ring = ring_create(TRACER_RING_BYTES);
-    s->trace = trace_new(req->project_root);
+    s->collector_ring = ring_create(COLLECTOR_RING_BYTES);
     s->output_cap = res->settings.output_max_bytes;
-    s->tuning = (struct hook_tuning){res->settings.hot_calls_per_second,
-                                     res->settings.capture_exits != 0,
-                                     res->settings.pin_cpu != 0};
-    if (!s->binary_path || !s->ring || !s->tracer_ring || !s->trace) {
+    s->tuning = (struct collector_tuning){res->settings.hot_calls_per_second,
+                                          res->settings.capture_exits != 0,
+                                          res->settings.pin_cpu != 0};
+    if (!s->binary_path || !s->ring || !s->collector_ring) {
         session_free(s);
         return err_set(e, ERR_INTERNAL, "out of resources creating a session");
     }
@@ -469,10 +436,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     pthread_mutex_lock(&reg.lock);
     for (struct session *o = reg.live; o; o = o->next)
         if (!atomic_load(&o->finished) && strcmp(o->binary_path, path) == 0) {
-            err_set(e, ERR_SESSION_EXISTS,
-                    "Session '%s' is still running %s (pid %d). Stop it first with "
-                    "debug_session({action: \"stop\", sessionId: \"%s\"}), or keep "
-                    "querying it.", o->id, path, o->pid, o->id);
+            err_set(e, ERR_SESSION_EXISTS, "Session '%s' is still running %s (pid %d).",
+                    o->id, path, o->pid);
             goto fail_locked;
         }
     if (session_id_make(path, time(NULL), id_taken, NULL, s->id) != 0) {
@@ -495,25 +460,24 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->key = row.key;
     store_session_set_limit(reg.store, s->key, res->settings.events_max_per_session);
     store_attach_ring(reg.store, s->ring);
-    store_attach_ring(reg.store, s->tracer_ring);
+    store_attach_ring(reg.store, s->collector_ring);
     s->ring_attached = true;
     static char pending[PATTERNS_MAX][PATTERN_MAX_LEN]; /* reg.lock serializes launches */
     int n_pending = patterns_pending_list(pending, PATTERNS_MAX);
     const char *list[PATTERNS_MAX];
     for (int i = 0; i < n_pending && i < PATTERNS_MAX; i++)
         list[i] = pending[i];
-    s->pending = trace_preload(s->trace, list, n_pending < PATTERNS_MAX ? n_pending
-                                                                         : PATTERNS_MAX,
-                               patterns_pending_depth());
+    s->pending = n_pending < PATTERNS_MAX ? n_pending : PATTERNS_MAX;
     s->t0_ns = mono_ns();
-    if (start_target(s, req, path, cwd, e) != 0) {
+    if (start_target(s, req, path, cwd, list, e) != 0) {
         store_session_delete(reg.store, s->key, NULL);
         goto fail_locked;
     }
     if (start_output(s) != 0) {
         /* Without its reader the target would block on a full pipe: end it. */
-        tracer_kill(s->tracer);
-        tracer_join(s->tracer);
+        s->collector->kill(s->target);
+        s->collector->join(s->target);
+        s->target = NULL;
         store_session_delete(reg.store, s->key, NULL);
         err_set(e, ERR_INTERNAL, "cannot create the output thread");
         goto fail_locked;
@@ -545,9 +509,7 @@ static struct session *find_live(const char *id)
 
 static int not_found(const char *id, struct strobe_error *e)
 {
-    return err_set(e, ERR_SESSION_NOT_FOUND,
-                   "No session found with ID '%s'. Check the sessionId spelling, or list "
-                   "sessions with debug_session({action: \"list\"}).", id);
+    return err_set(e, ERR_SESSION_NOT_FOUND, "No session found with ID '%s'.", id);
 }
 
 int session_resolve(const char *id, int64_t *key, struct strobe_error *e)
@@ -606,12 +568,13 @@ void session_status_free(struct session_status *st)
 static void end_live(struct session *s)
 {
     atomic_store(&s->stop_requested, 1);
-    tracer_kill(s->tracer);
+    s->collector->kill(s->target);
     while (s->users > 0) /* a trace update finishes: the dead target ends its wait */
         pthread_cond_wait(&reg.unused, &reg.lock);
-    /* The tracer thread ends once it has reaped every process, after reporting the
-     * main one's end to the output capture, which records it before stopping. */
-    tracer_join(s->tracer);
+    /* The collector is done once every process is gone, after reporting the main
+     * one's end to the output capture, which records it before stopping. */
+    s->collector->join(s->target);
+    s->target = NULL;
     if (s->output)
         output_stop(s->output);
     for (struct session **p = &reg.live; *p; p = &(*p)->next)
@@ -679,16 +642,16 @@ int session_trace(const char *id, const char *const *add, int n_add,
         if (session_resolve(id, &key, e) != 0)
             return -1;
         return err_set(e, ERR_PROCESS_EXITED, "Session '%s' has no running process (it "
-                       "ended or was started by an earlier daemon). Its events stay "
-                       "queryable with debug_query; launch again to trace.", id);
+                       "ended or was started by an earlier daemon).", id);
     }
     int rc;
     if (atomic_load(&s->finished)) {
-        trace_describe(s->trace, res);
-        rc = err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited. "
-                     "Session still queryable but cannot add traces.", id);
+        s->collector->describe(s->target, res);
+        rc = err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited.",
+                     id);
     } else {
-        rc = trace_update(s->trace, s->tracer, add, n_add, remove, n_remove, depth, res, e);
+        rc = s->collector->set_patterns(s->target, add, n_add, remove, n_remove, depth,
+                                        res, e);
     }
     pthread_mutex_lock(&reg.lock);
     if (--s->users == 0)
@@ -722,7 +685,7 @@ bool session_key_in_use(void *arg, int64_t key)
     bool traced = false;
     for (struct session *s = reg.live; s; s = s->next)
         if (s->key == key) {
-            traced = s->tracer && !tracer_finished(s->tracer);
+            traced = s->target && !s->collector->finished(s->target);
             break;
         }
     pthread_mutex_unlock(&reg.lock);

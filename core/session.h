@@ -1,13 +1,16 @@
 /*
- * session.h - debug sessions: launching a target under the tracer, capturing its
- * output into the timeline, recording how it ended, and stopping, retaining or
- * deleting it. This is the engine's front door: mcp/ handlers call these functions
- * and format what they return; nothing here knows about JSON-RPC.
+ * session.h - debug sessions: launching a target under a collector
+ * (core/collector.h), capturing its output into the timeline, recording how it
+ * ended, and stopping, retaining or deleting it. This is the engine's front door:
+ * mcp/ handlers call these functions and format what they return; nothing here
+ * knows about JSON-RPC. Error sentences say what happened; the front end adds what
+ * to do next in its own terms (mcp/hints.h).
  *
- * A live session has three threads: the tracer (ptrace/), the output thread (reads
- * stdout/stderr pipes, owns the output ring, records the exit) and the store's
- * writer. Its state after the process ends stays in the database, so a session
- * outlives both its process and the daemon that ran it.
+ * A live session has three threads: the collector's (for native programs the
+ * tracer of ptrace/), the output thread (reads stdout/stderr pipes, owns the output
+ * ring, records the exit) and the store's writer. Its state after the process ends
+ * stays in the database, so a session outlives both its process and the daemon
+ * that ran it.
  */
 #ifndef STROBE_SESSION_H
 #define STROBE_SESSION_H
@@ -17,8 +20,8 @@
 
 #include "base/error.h"
 #include "base/session_id.h"
+#include "core/collector.h"
 #include "core/settings.h"
-#include "core/trace.h"
 #include "store/store.h"
 
 /* Binds the module to the store and the global settings file (may be NULL). */

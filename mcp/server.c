@@ -14,12 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/lineio.h"
 #include "base/log.h"
+#include "base/version.h"
 #include "core/timeline.h"
+#include "mcp/hints.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
-#include "base/version.h"
-#include "base/lineio.h"
 
 
 static const char *const protocol_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
@@ -129,6 +130,8 @@ static char *call_tool(struct mcp_conn *c, const struct rpc_request *req)
         if (!args)
             args = empty = cJSON_CreateObject();
         value = tool->fn(&c->tools, args, &e);
+        if (!value)
+            hints_apply(tool->name, &e); /* the engine said what; this adds what next */
     }
     cJSON_Delete(empty);
     if (!value && e.code == ERR_NONE)

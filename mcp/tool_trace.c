@@ -1,6 +1,7 @@
 /*
  * tool_trace.c - debug_trace. Runtime mode (sessionId) changes the running
- * program's hooks through core/session; pending mode stages patterns that the next
+ * program's hooks through core/session, whose status states what was hooked (the
+ * query hint is ours, mcp/hints.h); pending mode stages patterns that the next
  * debug_launch arms before the program's main runs.
  */
 #include <pthread.h>
@@ -11,6 +12,7 @@
 #include "core/patterns.h"
 #include "core/session.h"
 #include "mcp/args.h"
+#include "mcp/hints.h"
 #include "mcp/tools.h"
 
 static const char *const fields[] = {"sessionId", "add", "remove", "serializationDepth",
@@ -111,8 +113,13 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         err_set(e, ERR_INTERNAL, "out of memory");
         goto done;
     }
-    if (session_trace(id, add, n_add, remove, n_remove, (int)depth, r, e) == 0)
+    if (session_trace(id, add, n_add, remove, n_remove, (int)depth, r, e) == 0) {
+        const char *hint = hint_trace_status(r);
+        size_t len = strlen(r->status);
+        if (hint)
+            snprintf(r->status + len, sizeof r->status - len, " %s", hint);
         out = answer("runtime", r, &settings);
+    }
     free(r);
 done:
     free(add);

@@ -10,6 +10,23 @@
 
 #include "core/timeline.h"
 
+/*
+ * The tools. To add one:
+ *   1. write its handler, `cJSON *tool_debug_x(struct tool_ctx *, const cJSON *args,
+ *      struct strobe_error *)`, in mcp/tool_x.c: check args with mcp/args.h (reject
+ *      unknown fields with args_only), call the engine (core/), return the result
+ *      object or NULL with e set;
+ *   2. declare it in mcp/tools.h;
+ *   3. add its row here: name, description (what it does and when to use it: the
+ *      agent reads nothing else) and input schema (JSON text with
+ *      additionalProperties false);
+ *   4. add it to tools_names() below;
+ *   5. when the engine can fail in a new way for it, give the next step a row in
+ *      mcp/hints.c (the dispatcher, mcp/server.c, appends it to every tool's
+ *      error), never a sentence in core/;
+ *   6. document it in docs/PROTOCOL.md, and test it in tests/unit/test_mcp.c (the
+ *      catalog) and tests/e2e/ (the behaviour).
+ */
 static const struct tool_def catalog[] = {
     {
         "debug_launch",

@@ -1,8 +1,8 @@
 /*
- * test_pattern.c - core/pattern_match.c: every row of spec 003's pattern table with
- * its matches and non-matches, "::" inside template arguments and other brackets,
- * operator names, C names, Rust paths, @usercode and @file:, and the "did you mean"
- * suggestions.
+ * test_pattern.c - base/pattern_match.c and ptrace/match.c: every row of spec 003's
+ * pattern table with its matches and non-matches, "::" inside template arguments and
+ * other brackets, operator names, C names, Rust paths, @usercode and @file:, and the
+ * "did you mean" suggestions.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +13,8 @@
 
 #include <string.h>
 
-#include "core/pattern_match.h"
+#include "base/pattern_match.h"
+#include "ptrace/match.h"
 
 #define MATCH(p, n) assert_true(pattern_match_name(p, n))
 #define NO_MATCH(p, n) assert_false(pattern_match_name(p, n))

@@ -1,12 +1,12 @@
 /*
- * trace.c - pattern resolution and hook synchronization. See trace.h.
+ * resolve.c - pattern resolution and hook synchronization. See resolve.h.
  *
  * update_lock serializes whole updates. Preloaded patterns are armed on the tracer
  * thread when the program reaches its entry point; until then a client's update
  * waits (entry_pending), because holding update_lock it would wait for the tracer
  * thread in tracer_call() while the tracer thread waits for the lock.
  */
-#include "core/trace.h"
+#include "ptrace/resolve.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -19,10 +19,11 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "core/pattern_match.h"
+#include "base/pattern_match.h"
 #include "base/u64map.h"
 #include "dwarf/dwarf.h"
 #include "ptrace/hooks.h"
+#include "ptrace/match.h"
 #include "ptrace/procmem.h"
 #include "ptrace/tracer.h"
 
@@ -412,9 +413,7 @@ static void fill_result(const struct trace *tr, const struct plan *p, struct tra
     else if (p->matched == 0)
         explain_no_match(tr, p, res);
     else
-        snprintf(res->status, sizeof res->status,
-                 "%zu function(s) hooked%s. Calls appear in debug_query (eventType "
-                 "\"function_enter\"/\"function_exit\", or function: {contains: ...}).%s",
+        snprintf(res->status, sizeof res->status, "%zu function(s) hooked%s.%s",
                  res->hooked,
                  res->hooked < 50 ? " (under 50 hooks: negligible overhead)"
                  : res->hooked < 1000 ? "" : " (many hooks: the program slows down on "
@@ -447,10 +446,9 @@ static int update_locked(struct trace *tr, struct tracer *t, struct trace_result
         for (int k = 0; k < tr->n_patterns; k++)
             if (tr->patterns[k][0] == '@') {
                 rc = err_set(e, ERR_NO_DEBUG_SYMBOLS,
-                             "Binary has no DWARF debug info, so '%s' cannot be resolved. "
-                             "Ask user permission to modify build configuration to compile "
-                             "with debug symbols (e.g., add `-g` flag or use debug build "
-                             "profile).", tr->patterns[k]);
+                             "Binary has no DWARF debug info, so '%s' cannot be resolved "
+                             "(it needs the source file of each function).",
+                             tr->patterns[k]);
                 break;
             }
     if (rc == 0)
@@ -506,8 +504,7 @@ void trace_describe(struct trace *tr, struct trace_result *res)
     res->depth = tr->depth;
     res->hooked = 0;
     pthread_mutex_unlock(&tr->update_lock);
-    snprintf(res->status, sizeof res->status, "The process has exited; its events stay "
-             "queryable with debug_query.");
+    snprintf(res->status, sizeof res->status, "The process has exited: nothing is hooked.");
 }
 
 void trace_entry_passed(struct trace *tr)

@@ -1,7 +1,10 @@
 /*
- * pattern_match.h - whether a trace pattern (spec 003) selects a function, and the
- * "did you mean" names for a pattern that selects nothing. Syntax checking and the
- * pending set stay in core/patterns.h; this module only matches.
+ * pattern_match.h - whether a trace pattern (spec 003) matches a qualified name, and
+ * the "did you mean" names for a pattern that selects nothing. Plain string work,
+ * shared by the engine and every collector: syntax checking and the pending set
+ * stay in core/patterns.h, and what a pattern selects among a program's functions
+ * (@usercode, @file:, aliases) belongs to the collector that knows those functions
+ * (ptrace/match.h for native code).
  *
  * Names are qualified names without a parameter list: "auth::User::validate",
  * "std::vector<a::b>::push_back", "myapp::parser::parse" (Rust), "main" (C).
@@ -32,20 +35,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "dwarf/dwarf.h"
-
 /* Whether pattern (well formed per pattern_check) matches qualified_name. */
 bool pattern_match_name(const char *pattern, const char *qualified_name);
-
-/* Whether pattern selects f:
- * - "@usercode": f->decl_file is below project_root (textual path prefix on a
- *   '/' boundary; trailing slashes of project_root ignored; no ".." resolution).
- *   False when either is NULL or project_root is empty.
- * - "@file:NAME": f->decl_file contains NAME.
- * - otherwise pattern_match_name on f->name or on one of f->aliases, or the pattern
- *   equals f->linkage_name. */
-bool pattern_match_function(const char *pattern, const struct dw_function *f,
-                            const char *project_root);
 
 /* "Did you mean": stores in out[0..) up to max_out distinct names[] nearest to
  * pattern and returns how many. Distance (case-insensitive Levenshtein, '*'

@@ -6,7 +6,7 @@
  * (O(pattern x name), no backtracking blow-up whatever the number of stars), with the
  * name's top-level separators marked beforehand so that "*" can refuse them.
  */
-#include "core/pattern_match.h"
+#include "base/pattern_match.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -124,33 +124,6 @@ bool pattern_match_name(const char *pattern, const char *qualified_name)
     bool match = alive && cur[n];
     free(rows);
     return match;
-}
-
-static bool under_root(const char *file, const char *root)
-{
-    if (!file || !root || !*root)
-        return false;
-    size_t len = strlen(root);
-    while (len > 0 && root[len - 1] == '/')
-        len--;
-    return strncmp(file, root, len) == 0 && file[len] == '/';
-}
-
-bool pattern_match_function(const char *pattern, const struct dw_function *f,
-                            const char *project_root)
-{
-    if (strcmp(pattern, "@usercode") == 0)
-        return under_root(f->decl_file, project_root);
-    if (strncmp(pattern, "@file:", 6) == 0)
-        return f->decl_file && pattern[6] && strstr(f->decl_file, pattern + 6);
-    if (pattern_match_name(pattern, f->name) ||
-        (f->linkage_name && strcmp(pattern, f->linkage_name) == 0))
-        return true;
-    /* Other symbols at the same address: libc's DWARF calls puts _IO_puts. */
-    for (size_t i = 0; i < f->n_aliases; i++)
-        if (pattern_match_name(pattern, f->aliases[i]))
-            return true;
-    return false;
 }
 
 /* Case-insensitive edit distance over the first LEVENSHTEIN_MAX characters. */

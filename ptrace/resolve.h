@@ -1,5 +1,12 @@
 /*
- * trace.h - a session's trace patterns and the functions they hook.
+ * resolve.h - the native collector's trace patterns and the functions they hook
+ * (the set_patterns and describe of ptrace/native.h, and what arms patterns when a
+ * program reaches its entry point or execs).
+ *
+ * The pattern set lives here, not in the engine: the tracer thread reads it, under
+ * a lock of its own, at every entry point and exec, and a change that fails on the
+ * program rolls it back; the engine keeps only what needs no program (syntax checks
+ * and the pending set, core/patterns.h) and sees patterns through trace_result.
  *
  * Resolution: the modules mapped in the target (/proc/PID/maps) are indexed
  * (dwarf/, cached), every function is tested against every active pattern, and the
@@ -12,15 +19,15 @@
  * all of libc. A pattern without wildcards names a function exactly and matches in
  * every module, so `malloc` or `SSL_read` can be traced.
  */
-#ifndef STROBE_TRACE_H
-#define STROBE_TRACE_H
+#ifndef STROBE_RESOLVE_H
+#define STROBE_RESOLVE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #include "base/error.h"
-#include "core/patterns.h"
+#include "core/collector.h"
 
 struct trace;
 struct tracer;
@@ -29,19 +36,6 @@ struct tracer;
 
 struct trace *trace_new(const char *project_root);
 void trace_free(struct trace *tr);
-
-struct trace_result {
-    int n_patterns;
-    char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
-    size_t hooked;           /* functions armed now */
-    size_t matched;          /* functions the patterns match */
-    int depth;
-    int n_warnings;
-    char warnings[8][256];
-    char status[1024];
-    size_t n_sampled;        /* functions under hot-function sampling */
-    const char *sampled[16];
-};
 
 /* Adds and removes patterns (already syntax-checked), sets the serialization
  * depth (0 = unchanged), and brings the hooks of the running target in line. */

@@ -1,0 +1,63 @@
+/*
+ * hints.c - the mapping from (tool, error code) to the next step. See hints.h.
+ *
+ * One table, read top to bottom: the first row whose code matches and whose tool
+ * is the failing tool (or NULL: any tool) gives the hint. A code with no row gets
+ * none: validation errors are written by mcp/ itself and already name the field.
+ */
+#include "mcp/hints.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct hint {
+    enum err_code code;
+    const char *tool;        /* NULL: any tool */
+    const char *text;
+} hints[] = {
+    {ERR_COMMAND_NOT_FOUND, NULL,
+     "Pass the path of the executable: absolute, relative to cwd (else projectRoot), "
+     "or a name in PATH; build the program first if it does not exist yet."},
+    {ERR_COMMAND_NOT_EXECUTABLE, NULL,
+     "Point command at the built program (chmod +x it if it is a script with a #! "
+     "line)."},
+    {ERR_SESSION_EXISTS, NULL,
+     "Stop it first with debug_session({action: \"stop\", sessionId: \"<its id>\"}), "
+     "or keep querying it."},
+    {ERR_SESSION_NOT_FOUND, NULL,
+     "Check the sessionId spelling, or list sessions with debug_session({action: "
+     "\"list\"})."},
+    {ERR_PROCESS_EXITED, "debug_trace",
+     "Its events stay queryable with debug_query; debug_launch the program again to "
+     "trace it."},
+    {ERR_NO_DEBUG_SYMBOLS, NULL,
+     "Ask user permission to modify build configuration to compile with debug symbols "
+     "(e.g., add `-g` flag or use debug build profile)."},
+};
+
+const char *hint_for(const char *tool, enum err_code code)
+{
+    for (size_t i = 0; i < sizeof hints / sizeof *hints; i++)
+        if (hints[i].code == code &&
+            (!hints[i].tool || (tool && strcmp(hints[i].tool, tool) == 0)))
+            return hints[i].text;
+    return NULL;
+}
+
+void hints_apply(const char *tool, struct strobe_error *e)
+{
+    const char *hint = hint_for(tool, e->code);
+    if (!hint)
+        return;
+    size_t len = strlen(e->msg);
+    if (len + 1 < sizeof e->msg)
+        snprintf(e->msg + len, sizeof e->msg - len, "%s%s", len ? " " : "", hint);
+}
+
+const char *hint_trace_status(const struct trace_result *r)
+{
+    if (r->n_patterns == 0 || r->matched == 0)
+        return NULL;
+    return "Calls appear in debug_query (eventType \"function_enter\"/\"function_exit\", "
+           "or function: {contains: ...}).";
+}

@@ -1,0 +1,167 @@
+/*
+ * native.c - the native collector's method table (native.h): a thin shell that
+ * joins the tracer thread (tracer.h) with the pattern resolution (resolve.h) for
+ * one launched program, and owns the DWARF caches for the daemon's lifetime.
+ *
+ * The tracer's callbacks arrive here with the target as their argument: those that
+ * concern patterns go to resolve.c, the main process's end and the output settling
+ * go back to the engine through collector_events.
+ */
+#include "ptrace/native.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dwarf/dwarf.h"
+#include "dwarf/elfinfo.h"
+#include "dwarf/frame.h"
+#include "ptrace/resolve.h"
+#include "ptrace/tracer.h"
+
+struct collector_target {
+    struct tracer *tracer;
+    struct trace *trace;
+    struct collector_events events;
+};
+
+static void native_init(const char *cache_dir)
+{
+    dw_cache_set_dir(cache_dir);
+}
+
+static void native_shutdown(void)
+{
+    dw_cache_clear();
+    dw_frame_cache_clear();
+}
+
+/* Any file the kernel can exec runs under ptrace, so the native collector accepts
+ * every program (it is the last resort of the registry); what tracing will lack is
+ * said before the program runs, since output capture works regardless. */
+static bool native_probe(const char *path, struct collector_probe *out)
+{
+    struct elf_facts f;
+    if (elf_facts_read(path, &f) != 0)
+        return true;
+    if (!f.is_elf)
+        snprintf(out->warnings[out->n_warnings++], sizeof out->warnings[0],
+                 "%.200s is not an ELF executable (a script?): its output is captured, but "
+                 "function tracing applies to native programs.", path);
+    else if (!f.has_dwarf)
+        snprintf(out->warnings[out->n_warnings++], sizeof out->warnings[0],
+                 "%.200s has no DWARF debug info: output is captured, but tracing will not "
+                 "know argument types or source files. Rebuild with -g (or a debug "
+                 "profile) if you need them.", path);
+    return true;
+}
+
+static void on_entry(void *arg, struct tracer *t)
+{
+    struct collector_target *ct = arg;
+    trace_on_entry(ct->trace, t);
+}
+
+static void on_main_exec(void *arg)
+{
+    struct collector_target *ct = arg;
+    trace_main_exec(ct->trace);
+}
+
+static void on_image_entry(void *arg, struct tracer *t, pid_t pid, struct hooks *h)
+{
+    (void)t;
+    struct collector_target *ct = arg;
+    trace_on_image(ct->trace, pid, h);
+}
+
+static void on_main_exit(void *arg, int wait_status)
+{
+    struct collector_target *ct = arg;
+    trace_entry_passed(ct->trace);
+    ct->events.main_exit(ct->events.arg, wait_status);
+}
+
+static void settle_output(void *arg)
+{
+    struct collector_target *ct = arg;
+    ct->events.settle_output(ct->events.arg);
+}
+
+static void target_free(struct collector_target *ct)
+{
+    trace_free(ct->trace);
+    free(ct);
+}
+
+static int native_launch(const struct collector_launch *req, struct collector_target **out,
+                         pid_t *pid, struct strobe_error *e)
+{
+    struct collector_target *ct = calloc(1, sizeof *ct);
+    if (!ct || !(ct->trace = trace_new(req->project_root))) {
+        free(ct);
+        return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
+    }
+    ct->events = req->events;
+    int n_preloaded = trace_preload(ct->trace, req->patterns, req->n_patterns, req->depth);
+    struct tracer_spec spec = {
+        .path = req->path, .argv = req->argv, .envp = req->envp, .cwd = req->cwd,
+        .stdin_fd = req->stdin_fd, .stdout_fd = req->stdout_fd, .stderr_fd = req->stderr_fd,
+        .on_main_exit = on_main_exit, .settle_output = settle_output,
+        .on_main_exec = on_main_exec, .on_image_entry = on_image_entry, .arg = ct,
+        .sink = req->sink,
+        .tuning = {req->tuning.hot_calls_per_second, req->tuning.capture_exits,
+                   req->tuning.pin_cpu},
+        .on_entry = on_entry, .stop_at_entry = n_preloaded > 0,
+    };
+    if (tracer_start(&spec, &ct->tracer, pid, e) != 0) {
+        target_free(ct);
+        return -1;
+    }
+    *out = ct;
+    return 0;
+}
+
+static int native_set_patterns(struct collector_target *ct, const char *const *add, int n_add,
+                               const char *const *remove, int n_remove, int depth,
+                               struct trace_result *res, struct strobe_error *e)
+{
+    return trace_update(ct->trace, ct->tracer, add, n_add, remove, n_remove, depth, res, e);
+}
+
+static void native_describe(struct collector_target *ct, struct trace_result *res)
+{
+    trace_describe(ct->trace, res);
+}
+
+static void native_kill(struct collector_target *ct)
+{
+    tracer_kill(ct->tracer);
+}
+
+static bool native_finished(struct collector_target *ct)
+{
+    return tracer_finished(ct->tracer);
+}
+
+static void native_join(struct collector_target *ct)
+{
+    tracer_join(ct->tracer);
+    target_free(ct);
+}
+
+/* Memory, stacks, breakpoints, watches and stepping come with their issues: until
+ * then the slots stay NULL and the engine answers NOT_IMPLEMENTED. */
+const struct collector_methods native_collector = {
+    .version = COLLECTOR_VERSION,
+    .name = "native",
+    .language = "native code (C, C++, Rust)",
+    .init = native_init,
+    .shutdown = native_shutdown,
+    .probe = native_probe,
+    .launch = native_launch,
+    .set_patterns = native_set_patterns,
+    .describe = native_describe,
+    .kill = native_kill,
+    .finished = native_finished,
+    .join = native_join,
+};

@@ -1,0 +1,388 @@
+/*
+ * test_collector.c - the collector registry (core/collector.h) and the MCP hints
+ * (mcp/hints.h).
+ *
+ * A fake collector, registered like strobe.c registers the native one, is picked
+ * by probe, answers NOT_IMPLEMENTED for the slots it leaves empty, and runs a whole
+ * session through core/session.h (launch, output, trace changes, stop) with no edit
+ * of the session code: the proof that a second language is a table and a
+ * registration.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/collector.h"
+#include "core/session.h"
+#include "mcp/hints.h"
+#include "store/store.h"
+
+/* ---- a fake collector: "programs" whose path ends in .fake --------------------- */
+
+/* The program is a thread: it writes one line, then "runs" until killed. */
+struct collector_target {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t killed_cond;
+    bool killed, finished;
+    struct collector_events events;
+    int n_patterns;
+    char patterns[4][PATTERN_MAX_LEN];
+};
+
+static int n_init, n_shutdown, n_launch, n_set_patterns;
+static char init_dir[64];
+
+static void fake_init(const char *cache_dir)
+{
+    n_init++;
+    snprintf(init_dir, sizeof init_dir, "%s", cache_dir ? cache_dir : "");
+}
+
+static void fake_shutdown(void)
+{
+    n_shutdown++;
+}
+
+static bool fake_probe(const char *path, struct collector_probe *out)
+{
+    size_t n = strlen(path);
+    if (n < 5 || strcmp(path + n - 5, ".fake") != 0)
+        return false;
+    snprintf(out->warnings[out->n_warnings++], sizeof out->warnings[0], "fake: %s", path);
+    return true;
+}
+
+static void *fake_program(void *arg)
+{
+    struct collector_target *t = arg;
+    pthread_mutex_lock(&t->lock);
+    while (!t->killed)
+        pthread_cond_wait(&t->killed_cond, &t->lock);
+    pthread_mutex_unlock(&t->lock);
+    t->events.main_exit(t->events.arg, SIGKILL); /* wait status: killed by SIGKILL */
+    pthread_mutex_lock(&t->lock);
+    t->finished = true;
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+static int fake_launch(const struct collector_launch *req, struct collector_target **out,
+                       pid_t *pid, struct strobe_error *e)
+{
+    n_launch++;
+    struct collector_target *t = calloc(1, sizeof *t);
+    if (!t)
+        return err_set(e, ERR_INTERNAL, "out of memory");
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->killed_cond, NULL);
+    t->events = req->events;
+    static const char line[] = "hello from a fake program\n";
+    assert_int_equal(write(req->stdout_fd, line, sizeof line - 1), (ssize_t)sizeof line - 1);
+    if (pthread_create(&t->thread, NULL, fake_program, t) != 0) {
+        free(t);
+        return err_set(e, ERR_ATTACH_FAILED, "cannot start the fake program");
+    }
+    *out = t;
+    *pid = 424242;
+    return 0;
+}
+
+static int fake_set_patterns(struct collector_target *t, const char *const *add, int n_add,
+                             const char *const *remove, int n_remove, int depth,
+                             struct trace_result *res, struct strobe_error *e)
+{
+    (void)remove;
+    (void)n_remove;
+    (void)e;
+    n_set_patterns++;
+    memset(res, 0, sizeof *res);
+    for (int i = 0; i < n_add && t->n_patterns < 4; i++)
+        snprintf(t->patterns[t->n_patterns++], PATTERN_MAX_LEN, "%s", add[i]);
+    res->n_patterns = t->n_patterns;
+    memcpy(res->patterns, t->patterns, sizeof t->patterns);
+    res->depth = depth ? depth : 3;
+    res->matched = res->hooked = 1;
+    snprintf(res->status, sizeof res->status, "1 function(s) hooked.");
+    return 0;
+}
+
+static void fake_describe(struct collector_target *t, struct trace_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->n_patterns = t->n_patterns;
+}
+
+static void fake_kill(struct collector_target *t)
+{
+    pthread_mutex_lock(&t->lock);
+    t->killed = true;
+    pthread_cond_broadcast(&t->killed_cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static bool fake_finished(struct collector_target *t)
+{
+    pthread_mutex_lock(&t->lock);
+    bool f = t->finished;
+    pthread_mutex_unlock(&t->lock);
+    return f;
+}
+
+static void fake_join(struct collector_target *t)
+{
+    pthread_join(t->thread, NULL);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->killed_cond);
+    free(t);
+}
+
+static const struct collector_methods fake_collector = {
+    .version = COLLECTOR_VERSION,
+    .name = "fake",
+    .language = "fake programs",
+    .init = fake_init,
+    .shutdown = fake_shutdown,
+    .probe = fake_probe,
+    .launch = fake_launch,
+    .set_patterns = fake_set_patterns,
+    .describe = fake_describe,
+    .kill = fake_kill,
+    .finished = fake_finished,
+    .join = fake_join,
+};
+
+/* A second collector that accepts every program, as the native one does. */
+static bool any_probe(const char *path, struct collector_probe *out)
+{
+    (void)path;
+    (void)out;
+    return true;
+}
+
+static const struct collector_methods catch_all = {
+    .version = COLLECTOR_VERSION, .name = "catch-all", .language = "anything",
+    .probe = any_probe,
+};
+
+/* ---- the registry ------------------------------------------------------------- */
+
+static void test_registry(void **state)
+{
+    (void)state;
+    /* Registered in this order for the whole binary (the registry has no undo). */
+    struct collector_methods future = fake_collector;
+    future.version = COLLECTOR_VERSION + 1;
+    assert_int_equal(collector_register(NULL), -1);
+    assert_int_equal(collector_register(&future), -1);
+    assert_int_equal(collector_register(&fake_collector), 0);
+    assert_int_equal(collector_register(&catch_all), 0);
+
+    struct collector_probe probe;
+    assert_ptr_equal(collector_for("/work/app.fake", &probe), &fake_collector);
+    assert_int_equal(probe.n_warnings, 1);
+    assert_string_equal(probe.warnings[0], "fake: /work/app.fake");
+    assert_ptr_equal(collector_for("/bin/true", &probe), &catch_all);
+    assert_int_equal(probe.n_warnings, 0); /* not the fake's leftovers */
+
+    /* init and shutdown reach the collectors that have them, once each. */
+    collectors_init("/tmp/cache");
+    assert_int_equal(n_init, 1);
+    assert_string_equal(init_dir, "/tmp/cache");
+    collectors_shutdown();
+    assert_int_equal(n_shutdown, 1);
+
+    /* Up to 8 collectors: the fake and the catch-all are 2 of them. */
+    for (int i = 2; i < 8; i++)
+        assert_int_equal(collector_register(&catch_all), 0);
+    assert_int_equal(collector_register(&catch_all), -1);
+}
+
+static void test_unsupported_names_the_language(void **state)
+{
+    (void)state;
+    assert_null(fake_collector.read_memory);
+    struct strobe_error e = {0};
+    assert_int_equal(collector_unsupported(&fake_collector, "Reading memory", &e), -1);
+    assert_int_equal(e.code, ERR_NOT_IMPLEMENTED);
+    assert_non_null(strstr(e.msg, "Reading memory"));
+    assert_non_null(strstr(e.msg, "fake programs"));
+    assert_non_null(strstr(e.msg, "fake collector"));
+}
+
+/* ---- a session driven by the fake collector ------------------------------------ */
+
+static void rm_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[PATH_MAX + 256];
+    while (d && (de = readdir(d)))
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            unlink(path);
+        }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
+/* Runs after test_registry, which registered the fake collector. */
+static void test_session_through_a_second_collector(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], db[PATH_MAX + 16], program[PATH_MAX + 16];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/strobe-collector-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/strobe.db", dir);
+    snprintf(program, sizeof program, "%s/app.fake", dir);
+    FILE *f = fopen(program, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(chmod(program, 0755), 0);
+
+    char *err = NULL;
+    struct store *store = store_open(db, &err);
+    assert_non_null(store);
+    struct store_reader *rd = store_reader_open(store, &err);
+    assert_non_null(rd);
+    sessions_init(store, NULL);
+
+    struct launch_request req = {.command = program, .project_root = dir};
+    static struct launch_result res;
+    struct strobe_error e = {0};
+    assert_int_equal(session_launch(&req, &res, &e), 0);
+    assert_int_equal(n_launch, 1);
+    assert_int_equal(res.pid, 424242);
+    assert_int_equal(res.n_warnings, 1); /* the fake's probe, passed on */
+    assert_non_null(strstr(res.warnings[0], "fake: "));
+    assert_int_equal(sessions_running(), 1);
+
+    /* Trace changes reach the collector's set_patterns. */
+    static struct trace_result tr;
+    const char *add[] = {"fake::*"};
+    assert_int_equal(session_trace(res.session_id, add, 1, NULL, 0, 0, &tr, &e), 0);
+    assert_int_equal(n_set_patterns, 1);
+    assert_int_equal(tr.n_patterns, 1);
+    assert_string_equal(tr.patterns[0], "fake::*");
+
+    /* Stop: the collector's kill and join; the end and the output are recorded. */
+    int64_t events = 0;
+    assert_int_equal(session_stop(res.session_id, true, &events, &e), 0);
+    assert_int_equal(sessions_running(), 0);
+    static struct session_status st;
+    assert_int_equal(session_status(res.session_id, rd, &st, &e), 0);
+    assert_string_equal(st.row.status, "stopped");
+    assert_int_equal(st.counts[EV_STDOUT], 1);
+    assert_int_equal(st.counts[EV_PROCESS_EXIT], 1);
+    session_status_free(&st);
+
+    /* A session without a running program answers PROCESS_EXITED, in engine words:
+     * the MCP tool names are the hints' business. */
+    assert_int_equal(session_trace(res.session_id, add, 1, NULL, 0, 0, &tr, &e), -1);
+    assert_int_equal(e.code, ERR_PROCESS_EXITED);
+    assert_null(strstr(e.msg, "debug_"));
+
+    assert_int_equal(session_delete(res.session_id, &e), 0);
+    sessions_shutdown();
+    store_reader_close(rd);
+    store_close(store);
+    rm_dir(dir);
+}
+
+/* ---- hints ---------------------------------------------------------------------- */
+
+static void test_hints_per_code_and_tool(void **state)
+{
+    (void)state;
+    const char *h = hint_for("debug_query", ERR_SESSION_NOT_FOUND);
+    assert_non_null(h);
+    assert_non_null(strstr(h, "debug_session({action: \"list\"})"));
+    assert_ptr_equal(hint_for("debug_trace", ERR_SESSION_NOT_FOUND), h); /* any tool */
+
+    /* PROCESS_EXITED has a next step only where tracing was asked for. */
+    h = hint_for("debug_trace", ERR_PROCESS_EXITED);
+    assert_non_null(h);
+    assert_non_null(strstr(h, "debug_query"));
+    assert_null(hint_for("debug_query", ERR_PROCESS_EXITED));
+    assert_null(hint_for(NULL, ERR_PROCESS_EXITED));
+
+    h = hint_for("debug_trace", ERR_NO_DEBUG_SYMBOLS);
+    assert_non_null(h);
+    assert_non_null(strstr(h, "Ask user permission"));
+    assert_non_null(strstr(h, "-g"));
+    assert_non_null(strstr(hint_for("debug_launch", ERR_SESSION_EXISTS), "debug_session"));
+    assert_non_null(hint_for("debug_launch", ERR_COMMAND_NOT_FOUND));
+    assert_non_null(hint_for("debug_launch", ERR_COMMAND_NOT_EXECUTABLE));
+
+    /* mcp/ writes its validation errors with their next step already. */
+    assert_null(hint_for("debug_launch", ERR_VALIDATION));
+    assert_null(hint_for("debug_launch", ERR_INTERNAL));
+}
+
+static void test_hints_apply(void **state)
+{
+    (void)state;
+    struct strobe_error e = {0};
+    err_set(&e, ERR_SESSION_NOT_FOUND, "No session found with ID '%s'.", "x");
+    hints_apply("debug_session", &e);
+    const char *want = "No session found with ID 'x'. Check the sessionId spelling";
+    assert_int_equal(strncmp(e.msg, want, strlen(want)), 0);
+
+    err_set(&e, ERR_VALIDATION, "'limit' must be an integer.");
+    hints_apply("debug_query", &e);
+    assert_string_equal(e.msg, "'limit' must be an integer.");
+
+    /* A sentence that fills the message keeps its end; nothing overflows. */
+    e.code = ERR_NO_DEBUG_SYMBOLS;
+    memset(e.msg, 'a', sizeof e.msg - 1);
+    e.msg[sizeof e.msg - 1] = '\0';
+    hints_apply("debug_trace", &e);
+    assert_int_equal(strlen(e.msg), sizeof e.msg - 1);
+    e.msg[sizeof e.msg - 20] = '\0';
+    hints_apply("debug_trace", &e);
+    assert_int_equal(strlen(e.msg), sizeof e.msg - 1);
+    assert_int_equal(strncmp(e.msg + sizeof e.msg - 20, " Ask user", 9), 0);
+}
+
+static void test_trace_status_hint(void **state)
+{
+    (void)state;
+    static struct trace_result r;
+    assert_null(hint_trace_status(&r)); /* no patterns */
+    r.n_patterns = 1;
+    assert_null(hint_trace_status(&r)); /* nothing matched: the status explains */
+    r.matched = 3;
+    r.hooked = 3;
+    const char *h = hint_trace_status(&r);
+    assert_non_null(h);
+    assert_non_null(strstr(h, "debug_query"));
+    assert_non_null(strstr(h, "function_enter"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_unsupported_names_the_language),
+        cmocka_unit_test(test_session_through_a_second_collector),
+        cmocka_unit_test(test_hints_per_code_and_tool),
+        cmocka_unit_test(test_hints_apply),
+        cmocka_unit_test(test_trace_status_hint),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
