@@ -29,6 +29,7 @@
 #include "core/session.h"
 #include "mcp/hints.h"
 #include "store/store.h"
+#include "tests/unit/tmpdir.h"
 
 /* ---- a fake collector: "programs" whose path ends in .fake --------------------- */
 
@@ -224,21 +225,6 @@ static void test_unsupported_names_the_language(void **state)
 }
 
 /* ---- a session driven by the fake collector ------------------------------------ */
-
-static void rm_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char path[PATH_MAX + 256];
-    while (d && (de = readdir(d)))
-        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
-            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-            unlink(path);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
 
 /* Runs after test_registry, which registered the fake collector. */
 static void test_session_through_a_second_collector(void **state)

@@ -22,6 +22,7 @@
 
 #include "store/store.h"
 #include "store/store_internal.h"
+#include "tests/unit/tmpdir.h"
 
 struct fx {
     char dir[256];
@@ -53,23 +54,6 @@ static int setup(void **state)
     store_attach_ring(f->s, f->ring);
     *state = f;
     return 0;
-}
-
-static void rm_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *de;
-    char p[600];
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 static int teardown(void **state)

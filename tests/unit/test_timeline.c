@@ -24,6 +24,7 @@
 #include "core/session.h"
 #include "core/timeline.h"
 #include "store/store.h"
+#include "tests/unit/tmpdir.h"
 
 #define MS 1000000LL
 #define SEC 1000000000LL
@@ -73,23 +74,6 @@ static int setup(void **state)
     sessions_init(f->s, NULL); /* timeline_status() resolves ids through the registry */
     *state = f;
     return 0;
-}
-
-static void rm_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *de;
-    char p[600];
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 static int teardown(void **state)
