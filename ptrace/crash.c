@@ -9,6 +9,9 @@
  * panic breakpoint, and for a thread inside traced functions its real return
  * addresses in place of the trampolines (hooks_prepare_unwind), so that its stack
  * unwinds; the exits of those frames are then reported as unwound.
+ *
+ * The fields of the event's data JSON are the crash schema that core/crash_payload.h
+ * owns and documents: a field added here is added there, with how readers show it.
  */
 #include "ptrace/crash.h"
 
