@@ -49,7 +49,7 @@ struct output {
 
 void output_push(struct output *o, struct event *ev)
 {
-    if (!ring_push(o->cfg.ring, ev, store_wake, o->cfg.store))
+    if (!event_sink_push(&o->cfg.sink, ev))
         log_error("pid %d: event of type %d too large for the ring, dropped", o->cfg.pid,
                   ev->type);
 }
@@ -60,7 +60,7 @@ static void emit_line(void *arg, const char *line, size_t len)
     struct output *o = st->owner;
     if (atomic_load(&o->capped))
         return;
-    struct event ev = event_init(o->cfg.session_key, st->type, mono_ns() - o->cfg.t0_ns);
+    struct event ev = event_sink_init(&o->cfg.sink, st->type, mono_ns());
     ev.pid = o->cfg.pid;
     ev.tid = o->cfg.pid;
     char marker[160];
@@ -178,7 +178,7 @@ static void *output_main(void *arg)
                 streams[i]->fd = -1;
             }
         }
-    store_release_ring(o->cfg.store, o->cfg.ring);
+    store_release_ring(o->cfg.store, o->cfg.sink.ring);
     return NULL;
 }
 

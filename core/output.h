@@ -24,10 +24,8 @@ struct output;
 
 struct output_config {
     int out_fd, err_fd;        /* read ends of the pipes, owned by the capture */
-    struct store *store;
-    struct ring *ring;         /* attached to the store; released when the thread ends */
-    int64_t session_key;
-    int64_t t0_ns;             /* CLOCK_MONOTONIC at launch: event timestamps */
+    struct store *store;       /* releases sink.ring when the thread ends */
+    struct event_sink sink;    /* sink.ring is attached to the store */
     pid_t pid;
     int64_t cap_bytes;
     /* Called once on the output thread when the main process has ended and all it

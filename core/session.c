@@ -160,8 +160,10 @@ static void on_main_exit(void *arg, int wait_status)
 static int start_output(struct session *s)
 {
     struct output_config cfg = {
-        .out_fd = s->out_fd, .err_fd = s->err_fd, .store = reg.store, .ring = s->ring,
-        .session_key = s->key, .t0_ns = s->t0_ns, .pid = s->pid,
+        .out_fd = s->out_fd, .err_fd = s->err_fd, .store = reg.store,
+        .sink = {.session_key = s->key, .t0_ns = s->t0_ns, .ring = s->ring,
+                 .wake = store_wake, .wake_arg = reg.store},
+        .pid = s->pid,
         .cap_bytes = s->output_cap, .on_exit = record_exit, .arg = s,
     };
     struct output *o = output_start(&cfg);
