@@ -27,6 +27,20 @@ if [ -z "$rules" ]; then
     exit 2
 fi
 
+# The C files of the project: the ones git tracks in a checkout; without git (a
+# source tarball, a machine without it) every .c and .h below the folders, minus
+# build output. An empty list means something is wrong, not that all is well.
+if command -v git >/dev/null 2>&1 && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    files=$(git ls-files '*.c' '*.h')
+else
+    files=$(find . -name .git -prune -o -name 'build*' -prune -o -name node_modules -prune \
+                -o -type f \( -name '*.c' -o -name '*.h' \) -print | sed 's|^\./||' | sort)
+fi
+if [ -z "$files" ]; then
+    echo "check-layers: found no C files under $root" >&2
+    exit 2
+fi
+
 status=0
 # The table itself must be a DAG of folders (dir/file.h counts as its folder): an
 # allowed edge both ways would make a cycle the include check could not see.
@@ -39,7 +53,7 @@ if [ -n "$edges" ] && ! printf '%s\n' "$edges" | tsort >/dev/null 2>&1; then
     status=1
 fi
 
-for f in $(git ls-files '*.c' '*.h'); do
+for f in $files; do
     dir=${f%%/*}
     case "$f" in
     */*) ;;
@@ -66,7 +80,7 @@ for f in $(git ls-files '*.c' '*.h'); do
     done
 done
 
-for f in $(git ls-files 'mcp/*.c' 'mcp/*.h'); do
+for f in $(printf '%s\n' "$files" | grep '^mcp/'); do
     calls=$(grep -on '\bstore_[a-z_]*[[:space:]]*(' "$f" | sed 's/[[:space:]]*($//')
     if [ -n "$calls" ]; then
         echo "check-layers: $f calls the store directly (use core/timeline.h):" $calls >&2

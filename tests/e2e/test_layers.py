@@ -30,7 +30,6 @@ README = """# t
 @pytest.fixture
 def tree():
     d = tempfile.mkdtemp(prefix="strobe-layers-")
-    subprocess.run(["git", "init", "-q", d], check=True)
     os.makedirs(os.path.join(d, "scripts"))
     shutil.copy(os.path.join(ROOT, "scripts", "check-layers.sh"), os.path.join(d, "scripts"))
     with open(os.path.join(d, "README.md"), "w") as f:
@@ -53,7 +52,6 @@ def write(d, path, text):
     os.makedirs(os.path.dirname(os.path.join(d, path)) or d, exist_ok=True)
     with open(os.path.join(d, path), "w") as f:
         f.write(text)
-    subprocess.run(["git", "-C", d, "add", "-A"], check=True)
 
 
 def check(d):
@@ -86,6 +84,28 @@ def test_violation_is_named(tree, path, text, said):
     r = check(tree)
     assert r.returncode == 1
     assert said in r.stderr
+
+
+def test_tree_in_a_git_checkout_lists_tracked_files_only(tree):
+    if not shutil.which("git"):
+        pytest.skip("git is not installed: the check reads the tree with find")
+    subprocess.run(["git", "init", "-q", tree], check=True)
+    subprocess.run(["git", "-C", tree, "add", "-A"], check=True)
+    write(tree, "core/scratch.c", '#include "ptrace/native.h"\n')  # not tracked
+    assert check(tree).returncode == 0
+    subprocess.run(["git", "-C", tree, "add", "core/scratch.c"], check=True)
+    r = check(tree)
+    assert r.returncode == 1
+    assert "core/scratch.c includes ptrace/native.h" in r.stderr
+
+
+def test_empty_tree_is_an_error(tree):
+    for sub in ("base", "core", "ptrace", "mcp"):
+        shutil.rmtree(os.path.join(tree, sub))
+    os.remove(os.path.join(tree, "strobe.c"))
+    r = check(tree)
+    assert r.returncode == 2
+    assert "found no C files" in r.stderr
 
 
 def test_table_that_allows_a_cycle(tree):
