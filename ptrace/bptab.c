@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -196,35 +197,63 @@ bool bptab_read(const struct bptab *b, int memfd, uint64_t addr, void *buf, size
     return true;
 }
 
-int step_insn(pid_t tid, int *pending_signal)
+/* Whether the signal tid stopped with was raised by the instruction it ran (a
+ * step's trap or a fault: si_code > 0 on a synchronous signal), not sent to it. */
+static bool caused_by_insn(pid_t tid, int sig)
 {
+    if (sig != SIGTRAP && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL)
+        return false;
+    siginfo_t si;
+    return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_code > 0;
+}
+
+int step_insn(pid_t tid, struct step_signals *kept)
+{
+    kept->n = 0;
+    int status = -1;
     for (int tries = 0; tries < STEP_TRIES; tries++) {
         if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) != 0)
             return -1;
-        int status;
         pid_t w;
         do
             w = waitpid(tid, &status, __WALL);
         while (w < 0 && errno == EINTR);
         if (w != tid)
             return -1;
-        /* A signal got in before the instruction ran: keep it for later and step
-         * again. Anything else (the step's trap, an event, an exit) ends it. */
-        if (!WIFSTOPPED(status) || (status >> 16) != 0 || WSTOPSIG(status) == SIGTRAP)
+        if (!WIFSTOPPED(status))
             return status;
-        *pending_signal = WSTOPSIG(status);
+        int event = status >> 16, sig = WSTOPSIG(status);
+        /* Our own interrupt, queued while tid was stopped already: reported before
+         * the instruction runs (or, if it ran, before the step's own trap, which
+         * is then reported at once). */
+        if (event == PTRACE_EVENT_STOP && sig == SIGTRAP)
+            continue;
+        if (event != 0 || caused_by_insn(tid, sig))
+            return status;
+        /* A signal got in before the instruction ran: kept for later. The last
+         * try's signal is the returned stop itself. */
+        if (tries + 1 < STEP_TRIES && kept->n < STEP_MAX_SIGNALS)
+            kept->sig[kept->n++] = sig;
     }
-    return -1;
+    return status;
 }
 
-int step_over(struct bptab *b, pid_t tid, uint64_t addr, int *pending_signal)
+void step_signals_resend(pid_t tid, const struct step_signals *kept)
 {
+    pid_t tgid = procmem_tgid(tid);
+    for (int i = 0; i < kept->n; i++)
+        syscall(SYS_tgkill, tgid, tid, kept->sig[i]);
+}
+
+int step_over(struct bptab *b, pid_t tid, uint64_t addr, struct step_signals *kept)
+{
+    kept->n = 0;
     struct bp *e = u64map_get(&b->bps, addr);
     struct proc *p = proc_of(b, procmem_tgid(tid));
     if (!e || !p)
         return -1;
     procmem_write(p->memfd, addr, &e->orig, 1);
-    int status = step_insn(tid, pending_signal);
+    int status = step_insn(tid, kept);
     if (e->total) {
         uint8_t int3 = INT3;
         procmem_write(p->memfd, addr, &int3, 1);
