@@ -12,8 +12,8 @@
  *
  * One table covers one address space: a program image and the processes forked
  * from it (their memory is a copy, int3s included, and every later insert or
- * remove is written into each of them). A process that execs gets a table of its
- * own. Code bytes read through the table (bptab_read, bptab_mask) show the
+ * remove is written into each of them, but for memory mapped after they were
+ * forked: bptab_insert_only). A process that execs gets a table of its own. Code bytes read through the table (bptab_read, bptab_mask) show the
  * program's bytes, not ours.
  *
  * Writing code while threads run is the caller's business (see tracer.c: every
@@ -69,6 +69,11 @@ bool bptab_has_process(const struct bptab *b, pid_t tgid);
  * and writes 0xCC into every process; false (nothing changed) if that fails or
  * the byte already is 0xCC (the program's own int3: a trap there is not ours). */
 bool bptab_insert(struct bptab *b, uint64_t addr, enum bp_owner owner);
+/* bptab_insert at an address only tgid, the image's own process, has memory at
+ * (mapped after the other processes were forked; processes forked later have a
+ * copy): the int3 and the original byte are never written into the others. False
+ * if the table has had an entry at addr. */
+bool bptab_insert_only(struct bptab *b, uint64_t addr, enum bp_owner owner, pid_t tgid);
 /* Drops a reference of owner on addr; the last reference of all owners writes the
  * original byte back into every process. False if owner held none. */
 bool bptab_remove(struct bptab *b, uint64_t addr, enum bp_owner owner);

@@ -236,7 +236,9 @@ static uint64_t slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_
     if (!areas)
         return 0;
     h->areas = areas;
-    if (!bptab_insert(h->cfg.bp, base, BP_TRACE_HOOK))
+    /* The trampoline's int3: in this process alone, children forked before may
+     * have their own data there. */
+    if (!bptab_insert_only(h->cfg.bp, base, BP_TRACE_HOOK, h->cfg.pid))
         return 0;
     h->areas[h->n_areas++] = (struct scratch){base, 2 * RELOC_SLOT_SIZE};
     return base + RELOC_SLOT_SIZE;

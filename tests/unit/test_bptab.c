@@ -185,6 +185,32 @@ static void test_rewind_after_removal(void **state)
     child_end(&b);
 }
 
+/* Memory mapped in the image's process after a child was forked (a scratch area):
+ * the child may have its own data at that address, which the table never writes. */
+static void test_insert_only_skips_older_children(void **state)
+{
+    (void)state;
+    struct child a = child_start(), b = child_start();
+    uint8_t other = 0x11;
+    assert_true(procmem_write(b.memfd, AT, &other, 1));
+    struct bptab *t = bptab_new();
+    assert_true(bptab_add_process(t, a.pid));
+    assert_true(bptab_add_process(t, b.pid));
+    assert_true(bptab_insert_only(t, AT, BP_TRACE_HOOK, a.pid));
+    assert_int_equal(byte_in(&a, AT), 0xCC);
+    assert_int_equal(byte_in(&b, AT), 0x11);
+    assert_true(bptab_insert(t, AT, BP_PANIC)); /* a second reference writes nothing */
+    assert_true(bptab_remove(t, AT, BP_PANIC));
+    assert_true(bptab_remove(t, AT, BP_TRACE_HOOK));
+    assert_int_equal(byte_in(&a, AT), 0x55);
+    assert_int_equal(byte_in(&b, AT), 0x11);
+    assert_false(bptab_insert_only(t, AT, BP_TRACE_HOOK, a.pid)); /* had an entry */
+    assert_false(bptab_insert_only(t, AT + 1, BP_TRACE_HOOK, b.pid)); /* not the image's */
+    bptab_free(t);
+    child_end(&a);
+    child_end(&b);
+}
+
 /* ---- single-step ----------------------------------------------------------------- */
 
 /* Seizes c's process (blocked in read) and stops it with an interrupt. */
@@ -601,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_program_int3_is_refused),
         cmocka_unit_test(test_read_shows_program_bytes),
         cmocka_unit_test(test_rewind_after_removal),
+        cmocka_unit_test(test_insert_only_skips_older_children),
         cmocka_unit_test(test_step_after_interrupt_runs_the_instruction),
         cmocka_unit_test(test_step_fault_is_the_result),
         cmocka_unit_test(test_parked_thread_waits_for_resume),
