@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +27,8 @@ struct bp {
     uint8_t orig;
     unsigned refs[BP_N_OWNERS];
     unsigned total;
+    pid_t *absent;      /* processes without this memory (bptab_insert_only) */
+    size_t n_absent;
 };
 
 struct proc {
@@ -48,7 +51,9 @@ static void free_bp(uint64_t key, void *value, void *arg)
 {
     (void)key;
     (void)arg;
-    free(value);
+    struct bp *e = value;
+    free(e->absent);
+    free(e);
 }
 
 void bptab_free(struct bptab *b)
@@ -90,11 +95,25 @@ bool bptab_add_process(struct bptab *b, pid_t tgid)
     return true;
 }
 
+/* A process that goes is no longer absent anywhere: its pid may come back. */
+static void forget_absent(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct bp *e = value;
+    pid_t tgid = *(const pid_t *)arg;
+    for (size_t i = 0; i < e->n_absent; i++)
+        if (e->absent[i] == tgid) {
+            e->absent[i] = e->absent[--e->n_absent];
+            return;
+        }
+}
+
 void bptab_drop_process(struct bptab *b, pid_t tgid)
 {
     struct proc *p = proc_of(b, tgid);
     if (!p)
         return;
+    u64map_each(&b->bps, forget_absent, &tgid);
     close(p->memfd);
     /* Keep the order: procs[0] stays the image's own process while it lives. */
     size_t i = (size_t)(p - b->procs);
@@ -107,11 +126,22 @@ bool bptab_has_process(const struct bptab *b, pid_t tgid)
     return proc_of(b, tgid) != NULL;
 }
 
-/* Writes byte at addr into every process; whether the first one took it. */
-static bool write_all(struct bptab *b, uint64_t addr, uint8_t byte)
+static bool is_absent(const struct bp *e, pid_t tgid)
+{
+    for (size_t i = 0; i < e->n_absent; i++)
+        if (e->absent[i] == tgid)
+            return true;
+    return false;
+}
+
+/* Writes byte at addr into every process that has e's memory; whether the first
+ * one took it. */
+static bool write_all(struct bptab *b, const struct bp *e, uint64_t addr, uint8_t byte)
 {
     bool ok = false;
     for (size_t i = 0; i < b->n_procs; i++) {
+        if (is_absent(e, b->procs[i].tgid))
+            continue;
         bool w = procmem_write(b->procs[i].memfd, addr, &byte, 1);
         if (i == 0)
             ok = w;
@@ -138,7 +168,7 @@ bool bptab_insert(struct bptab *b, uint64_t addr, enum bp_owner owner)
         return false;
     }
     e->orig = orig;
-    if (!write_all(b, addr, INT3))
+    if (!write_all(b, e, addr, INT3))
         return false;
     e->refs[owner] = 1;
     e->total = 1;
@@ -152,8 +182,25 @@ bool bptab_remove(struct bptab *b, uint64_t addr, enum bp_owner owner)
         return false;
     e->refs[owner]--;
     if (--e->total == 0)
-        write_all(b, addr, e->orig);
+        write_all(b, e, addr, e->orig);
     return true;
+}
+
+bool bptab_insert_only(struct bptab *b, uint64_t addr, enum bp_owner owner, pid_t tgid)
+{
+    if (!b->n_procs || b->procs[0].tgid != tgid || u64map_get(&b->bps, addr))
+        return false;
+    struct bp *e = calloc(1, sizeof *e);
+    pid_t *absent = b->n_procs > 1 ? malloc((b->n_procs - 1) * sizeof *absent) : NULL;
+    if (!e || (b->n_procs > 1 && !absent) || u64map_put(&b->bps, addr, e) != 0) {
+        free(e);
+        free(absent);
+        return false;
+    }
+    for (size_t i = 1; i < b->n_procs; i++)
+        absent[e->n_absent++] = b->procs[i].tgid;
+    e->absent = absent;
+    return bptab_insert(b, addr, owner);
 }
 
 unsigned bptab_lookup(const struct bptab *b, uint64_t addr)
@@ -196,35 +243,63 @@ bool bptab_read(const struct bptab *b, int memfd, uint64_t addr, void *buf, size
     return true;
 }
 
-int step_insn(pid_t tid, int *pending_signal)
+/* Whether the signal tid stopped with was raised by the instruction it ran (a
+ * step's trap or a fault: si_code > 0 on a synchronous signal), not sent to it. */
+static bool caused_by_insn(pid_t tid, int sig)
 {
+    if (sig != SIGTRAP && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL)
+        return false;
+    siginfo_t si;
+    return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_code > 0;
+}
+
+int step_insn(pid_t tid, struct step_signals *kept)
+{
+    kept->n = 0;
+    int status = -1;
     for (int tries = 0; tries < STEP_TRIES; tries++) {
         if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) != 0)
             return -1;
-        int status;
         pid_t w;
         do
             w = waitpid(tid, &status, __WALL);
         while (w < 0 && errno == EINTR);
         if (w != tid)
             return -1;
-        /* A signal got in before the instruction ran: keep it for later and step
-         * again. Anything else (the step's trap, an event, an exit) ends it. */
-        if (!WIFSTOPPED(status) || (status >> 16) != 0 || WSTOPSIG(status) == SIGTRAP)
+        if (!WIFSTOPPED(status))
             return status;
-        *pending_signal = WSTOPSIG(status);
+        int event = status >> 16, sig = WSTOPSIG(status);
+        /* Our own interrupt, queued while tid was stopped already: reported before
+         * the instruction runs (or, if it ran, before the step's own trap, which
+         * is then reported at once). */
+        if (event == PTRACE_EVENT_STOP && sig == SIGTRAP)
+            continue;
+        if (event != 0 || caused_by_insn(tid, sig))
+            return status;
+        /* A signal got in before the instruction ran: kept for later. The last
+         * try's signal is the returned stop itself. */
+        if (tries + 1 < STEP_TRIES && kept->n < STEP_MAX_SIGNALS)
+            kept->sig[kept->n++] = sig;
     }
-    return -1;
+    return status;
 }
 
-int step_over(struct bptab *b, pid_t tid, uint64_t addr, int *pending_signal)
+void step_signals_resend(pid_t tid, const struct step_signals *kept)
 {
+    pid_t tgid = procmem_tgid(tid);
+    for (int i = 0; i < kept->n; i++)
+        syscall(SYS_tgkill, tgid, tid, kept->sig[i]);
+}
+
+int step_over(struct bptab *b, pid_t tid, uint64_t addr, struct step_signals *kept)
+{
+    kept->n = 0;
     struct bp *e = u64map_get(&b->bps, addr);
     struct proc *p = proc_of(b, procmem_tgid(tid));
     if (!e || !p)
         return -1;
     procmem_write(p->memfd, addr, &e->orig, 1);
-    int status = step_insn(tid, pending_signal);
+    int status = step_insn(tid, kept);
     if (e->total) {
         uint8_t int3 = INT3;
         procmem_write(p->memfd, addr, &int3, 1);

@@ -12,8 +12,8 @@
  *
  * One table covers one address space: a program image and the processes forked
  * from it (their memory is a copy, int3s included, and every later insert or
- * remove is written into each of them). A process that execs gets a table of its
- * own. Code bytes read through the table (bptab_read, bptab_mask) show the
+ * remove is written into each of them, but for memory mapped after they were
+ * forked: bptab_insert_only). A process that execs gets a table of its own. Code bytes read through the table (bptab_read, bptab_mask) show the
  * program's bytes, not ours.
  *
  * Writing code while threads run is the caller's business (see tracer.c: every
@@ -69,6 +69,11 @@ bool bptab_has_process(const struct bptab *b, pid_t tgid);
  * and writes 0xCC into every process; false (nothing changed) if that fails or
  * the byte already is 0xCC (the program's own int3: a trap there is not ours). */
 bool bptab_insert(struct bptab *b, uint64_t addr, enum bp_owner owner);
+/* bptab_insert at an address only tgid, the image's own process, has memory at
+ * (mapped after the other processes were forked; processes forked later have a
+ * copy): the int3 and the original byte are never written into the others. False
+ * if the table has had an entry at addr. */
+bool bptab_insert_only(struct bptab *b, uint64_t addr, enum bp_owner owner, pid_t tgid);
 /* Drops a reference of owner on addr; the last reference of all owners writes the
  * original byte back into every process. False if owner held none. */
 bool bptab_remove(struct bptab *b, uint64_t addr, enum bp_owner owner);
@@ -86,17 +91,33 @@ void bptab_mask(const struct bptab *b, uint64_t addr, void *buf, size_t len);
 /* procmem_read through the table: the program's bytes, not ours. */
 bool bptab_read(const struct bptab *b, int memfd, uint64_t addr, void *buf, size_t len);
 
+/* Signals that arrived while an instruction was being stepped: not delivered then,
+ * kept in order for the caller to send again (step_signals_resend). */
+#define STEP_MAX_SIGNALS 8
+struct step_signals {
+    int sig[STEP_MAX_SIGNALS];
+    int n;
+};
+
 /* The one single-step of ptrace/: runs the instruction at tid's pc (tid stopped).
- * Returns the wait status of the stop that ended it (a SIGTRAP stop when the
- * instruction ran) or -1. Signals that arrive first are not delivered: the last
- * one is left in *pending_signal for the caller to deliver when it resumes tid. */
-int step_insn(pid_t tid, int *pending_signal);
+ * Returns the wait status of the stop that ended it, or -1 if ptrace or waitpid
+ * failed (tid is gone). The stop is a SIGTRAP stop when the instruction ran; a
+ * fault signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL) the instruction itself caused,
+ * which is then the program's to handle; an event or the thread's end; or, when
+ * signals kept arriving first, the last of them, undelivered. Signals sent to tid
+ * before the instruction ran are not delivered: they are left in *kept. An
+ * interrupt stop (PTRACE_INTERRUPT of a thread that was stopped already) means
+ * nothing ran yet: the step is retried. */
+int step_insn(pid_t tid, struct step_signals *kept);
+/* Sends the signals step_insn kept to tid again, in the order they came; each is
+ * delivered, as any signal, once tid runs. */
+void step_signals_resend(pid_t tid, const struct step_signals *kept);
 
 /* Runs the program's instruction under the breakpoint at addr, where tid's pc is:
  * the original byte goes back in tid's process alone, step_insn runs it, and the
  * int3 returns if anyone still holds addr. The caller has stopped every other
  * thread of the address space (no thread may run past addr meanwhile). Returns
  * what step_insn returned. */
-int step_over(struct bptab *b, pid_t tid, uint64_t addr, int *pending_signal);
+int step_over(struct bptab *b, pid_t tid, uint64_t addr, struct step_signals *kept);
 
 #endif

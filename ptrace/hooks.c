@@ -226,18 +226,19 @@ static uint64_t slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_
         }
     }
     uint64_t want = procmem_free_near(h->cfg.pid, lo, hi, SCRATCH_SIZE);
-    int pending = 0;
-    uint64_t base = want ? inject_mmap_exec(stopped_tid, memfd, want, SCRATCH_SIZE, &pending)
+    struct step_signals kept = {0};
+    uint64_t base = want ? inject_mmap_exec(stopped_tid, memfd, want, SCRATCH_SIZE, &kept)
                          : 0;
-    if (pending)
-        kill(stopped_tid, pending); /* delivered again; nothing is lost */
+    step_signals_resend(stopped_tid, &kept); /* delivered again; nothing is lost */
     if (!base)
         return 0;
     struct scratch *areas = realloc(h->areas, (h->n_areas + 1) * sizeof *areas);
     if (!areas)
         return 0;
     h->areas = areas;
-    if (!bptab_insert(h->cfg.bp, base, BP_TRACE_HOOK))
+    /* The trampoline's int3: in this process alone, children forked before may
+     * have their own data there. */
+    if (!bptab_insert_only(h->cfg.bp, base, BP_TRACE_HOOK, h->cfg.pid))
         return 0;
     h->areas[h->n_areas++] = (struct scratch){base, 2 * RELOC_SLOT_SIZE};
     return base + RELOC_SLOT_SIZE;
@@ -834,8 +835,8 @@ static void rearm_due(uint64_t key, void *value, void *arg)
 
 int hooks_tick(struct hooks *h)
 {
-    if (!u64map_get(&h->procs, (uint64_t)h->cfg.pid))
-        return -1;
+    /* The image's own process may have exited: its forks still run the code, and
+     * the table writes whichever processes remain. */
     struct tick_state s = {h, mono_ns(), -1};
     u64map_each(&h->by_addr, rearm_due, &s);
     h->disarm_pending = false;

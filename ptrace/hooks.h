@@ -93,7 +93,7 @@ struct hooks_report {
 void hooks_arm(struct hooks *h, pid_t stopped_tid, const struct hook_target *t, size_t n,
                struct hooks_report *rep);
 /* Disarms the functions at these runtime addresses. A thread that trapped on one
- * just before is rewound by the tracer (bptab_original). */
+ * just before is rewound by the tracer (bptab_rewind). */
 void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n);
 /* The addresses of the functions traced now (armed or throttled, not engine
  * hooks), up to max; returns how many there are. */
@@ -132,7 +132,8 @@ void hooks_adopt(struct hooks *h, pid_t pid);
  * be stopped. */
 int hooks_tick(struct hooks *h);
 /* Whether hooks_tick has code to patch at time now (CLOCK_MONOTONIC ns): a
- * function was throttled, or a back-off has passed. Cheap: asked after traps. */
+ * function was throttled, or a back-off has passed (now INT64_MAX: whether
+ * anything is throttled at all). Cheap: asked after traps. */
 bool hooks_patch_due(const struct hooks *h, int64_t now);
 
 struct hooks_stats {

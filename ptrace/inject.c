@@ -20,9 +20,10 @@
 #include "ptrace/bptab.h"
 #include "ptrace/procmem.h"
 
-long inject_syscall(pid_t tid, int memfd, long nr, const long args[6], int *pending_signal)
+long inject_syscall(pid_t tid, int memfd, long nr, const long args[6],
+                    struct step_signals *kept)
 {
-    *pending_signal = 0;
+    kept->n = 0;
     struct user_regs_struct saved, regs;
     if (ptrace(PTRACE_GETREGS, tid, 0, &saved) != 0)
         return -EIO;
@@ -41,7 +42,7 @@ long inject_syscall(pid_t tid, int memfd, long nr, const long args[6], int *pend
     regs.r9 = (uint64_t)args[5];
     long result = -EIO;
     if (ptrace(PTRACE_SETREGS, tid, 0, &regs) == 0) {
-        int status = step_insn(tid, pending_signal);
+        int status = step_insn(tid, kept);
         if (status != -1 && WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP &&
             (status >> 16) == 0 && ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0)
             result = (long)regs.rax;
@@ -52,11 +53,11 @@ long inject_syscall(pid_t tid, int memfd, long nr, const long args[6], int *pend
 }
 
 uint64_t inject_mmap_exec(pid_t tid, int memfd, uint64_t addr, uint64_t size,
-                          int *pending_signal)
+                          struct step_signals *kept)
 {
     long args[6] = {(long)addr, (long)size, PROT_READ | PROT_EXEC,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0};
-    long r = inject_syscall(tid, memfd, SYS_mmap, args, pending_signal);
+    long r = inject_syscall(tid, memfd, SYS_mmap, args, kept);
     if (r < 0 && r > -4096)
         return 0;
     return (uint64_t)r;

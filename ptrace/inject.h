@@ -15,16 +15,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ptrace/bptab.h"
+
 /* Runs syscall nr(args...) in thread tid, which must be in a ptrace stop. Returns
  * the system call's result (a negative errno when it failed), or -EIO if the
- * injection itself failed. If a signal arrived for tid meanwhile, *pending_signal
- * is set to it (the caller delivers it on the next resume), else 0. */
-long inject_syscall(pid_t tid, int memfd, long nr, const long args[6], int *pending_signal);
+ * injection itself failed. Signals that arrived for tid meanwhile are left in
+ * *kept (step_insn); the caller sends them again (step_signals_resend). */
+long inject_syscall(pid_t tid, int memfd, long nr, const long args[6],
+                    struct step_signals *kept);
 
 /* mmap(addr, size, PROT_READ|PROT_EXEC, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE)
  * in the target: the scratch area. Returns its address, or 0. Writes go through
  * /proc/PID/mem, which ignores the protection. */
 uint64_t inject_mmap_exec(pid_t tid, int memfd, uint64_t addr, uint64_t size,
-                          int *pending_signal);
+                          struct step_signals *kept);
 
 #endif

@@ -21,7 +21,11 @@
  * Code is written only while every thread of the space is stopped (hold): commands
  * (tracer_call, tracer_each_image), entry callbacks, the throttle batches of
  * hooks_tick and the single-step over a breakpoint. The cost is one interrupt and
- * one wait per thread, paid when code changes, never per hit.
+ * one wait per thread. It is paid when code changes, and on the hits that step
+ * over their int3 (BP_STEP_OVER: hooks whose instruction cannot be relocated,
+ * hooks hit in a child forked before their scratch area existed, Rust's panic
+ * hook); a trace hook with a relocated instruction, the common case, resumes
+ * without it.
  */
 #include "ptrace/tracer.h"
 
@@ -58,6 +62,7 @@
 /* The signal that interrupts the tracer's waitpid: a command is waiting, or a
  * throttled function is due to be re-armed. Its handler does nothing. */
 #define SIG_KICK (SIGRTMIN + 3)
+#define REARM_RETRY_MS 20
 
 /* An address space: the main image with its forks, or a child that exec'd. */
 struct space {
@@ -124,12 +129,14 @@ struct tracer {
     struct crash *crash;
     timer_t rearm_timer;
     bool has_timer;
+    bool throttle_due;       /* a hit throttled a function: the loop patches */
     cpu_set_t original_cpus; /* the affinity new threads of the target get back */
     bool pinned;             /* tracer and main thread share a CPU (tracer_pin) */
 };
 
 static void handle_stop(struct tracer *t, pid_t pid, int status);
 static void reap(struct tracer *t, pid_t pid, int status);
+static void on_new_tracee(struct tracer *t, pid_t pid, int event);
 
 static void kick_handler(int sig) { (void)sig; }
 
@@ -308,41 +315,95 @@ static bool is_interrupt_stop(int status)
     return (status >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(status) == SIGTRAP;
 }
 
+static void held_forget(struct held *hd, pid_t tid)
+{
+    for (size_t i = 0; i < hd->n; i++)
+        if (hd->tids[i] == tid) {
+            hd->tids[i] = hd->tids[--hd->n];
+            return;
+        }
+}
+
+/* PTRACE_EVENT_EXIT of tid: the thread runs no more code; it resumes to end. */
+static void on_exit_event(struct tracer *t, pid_t tid)
+{
+    crash_on_exit_event(t->crash, tid);
+    struct tthread *th = thread_of(t, tid);
+    if (th) {
+        /* Not held any more, even if it was: a held thread that is killed leaves
+         * its stop, and the stop it had pending is moot. */
+        th->exiting = true;
+        th->state = TS_RUNNING;
+        th->pending = -1;
+    }
+    ptrace(PTRACE_CONT, tid, 0, 0);
+}
+
 /* Stops every running thread of sp but except and records them in hd. A thread
  * that reports another stop first (a breakpoint, a signal, an event) keeps it
  * pending: release() handles it as the loop would have, so nothing is lost. The
- * threads skipped run no code: stopped already, blocked in vfork, or exiting. */
+ * threads skipped run no code: stopped already, blocked in vfork, or exiting.
+ *
+ * Stops are collected in the order they come (waitpid(-1)), whoever reports them:
+ * waiting for one thread could wait forever for a thread that waits on another
+ * (an execve waits for the other threads to die). So a stop of a thread not
+ * interrupted here is held too, and some are dealt with at once:
+ *  - PTRACE_EVENT_EXIT: the thread resumes to end (an exec, or exit_group, waits
+ *    for it); it is not held.
+ *  - PTRACE_EVENT_EXEC by a thread other than the leader: its former tid never
+ *    reports again.
+ *  - fork, vfork, clone: the new tracee is recorded before the caller writes code
+ *    (its memory is a copy of what is there now, and later writes must reach it);
+ *    it starts in a stop of its own, which is collected like any other. */
 static void hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd)
 {
     *hd = (struct held){0};
     if (!sp->bp)
         return;
-    struct hold_scan s = {t, sp, except, hd};
+    struct held want = {0};
+    struct hold_scan s = {t, sp, except, &want};
     u64map_each(&t->threads, scan_running, &s);
     size_t n = 0;
-    for (size_t i = 0; i < hd->n; i++)
-        if (ptrace(PTRACE_INTERRUPT, hd->tids[i], 0, 0) == 0)
-            hd->tids[n++] = hd->tids[i];
-    hd->n = n;
-    n = 0;
-    for (size_t i = 0; i < hd->n; i++) {
-        pid_t tid = hd->tids[i], w;
+    for (size_t i = 0; i < want.n; i++)
+        if (ptrace(PTRACE_INTERRUPT, want.tids[i], 0, 0) == 0)
+            want.tids[n++] = want.tids[i];
+    want.n = n;
+    while (want.n > 0) {
         int status;
-        do
-            w = waitpid(tid, &status, __WALL);
-        while (w < 0 && errno == EINTR);
-        if (w != tid)
-            continue;
+        pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+        if (tid < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        held_forget(&want, tid);
         if (!WIFSTOPPED(status)) {
             reap(t, tid, status);
             continue;
         }
-        struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+        int event = status >> 16;
+        if (event == PTRACE_EVENT_EXIT) {
+            on_exit_event(t, tid);
+            continue;
+        }
+        unsigned long msg = 0;
+        if (event == PTRACE_EVENT_EXEC && ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0)
+            held_forget(&want, (pid_t)msg);
+        bool clone = event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
+                     event == PTRACE_EVENT_CLONE;
+        if (clone)
+            on_new_tracee(t, tid, event);
+        struct tthread *th = thread_of(t, tid);
+        if (!th) {
+            ptrace(PTRACE_CONT, tid, 0, 0);
+            continue;
+        }
         th->state = TS_HELD;
-        th->pending = is_interrupt_stop(status) ? -1 : status;
-        hd->tids[n++] = tid;
+        /* A clone event needs nothing more than the bookkeeping done above. */
+        th->pending = clone || is_interrupt_stop(status) ? -1 : status;
+        held_add(hd, tid);
     }
-    hd->n = n;
+    free(want.tids);
 }
 
 /* The loop's handling of one stop of tid, with its thread state kept. */
@@ -533,7 +594,10 @@ static bool is_stop_signal(int sig)
 
 /* ---- throttled hooks ------------------------------------------------------------- */
 
-/* Arms the re-arm timer to fire in ms unless it fires sooner already. */
+/* Arms the re-arm timer to fire in ms unless it fires sooner already. It then
+ * fires again every REARM_RETRY_MS until tick() finds nothing left to re-arm: a
+ * kick that lands while the tracer is not in the loop's waitpid (holding, or
+ * stepping) interrupts nothing and is lost, the next one is not. */
 static void arm_timer(struct tracer *t, int ms)
 {
     if (ms < 0 || !t->has_timer)
@@ -545,7 +609,10 @@ static void arm_timer(struct tracer *t, int ms)
         if (left > 0 && left <= want)
             return;
     }
-    struct itimerspec its = {.it_value = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L}};
+    struct itimerspec its = {
+        .it_value = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L},
+        .it_interval = {.tv_nsec = REARM_RETRY_MS * 1000000L},
+    };
     timer_settime(t->rearm_timer, 0, &its, NULL);
 }
 
@@ -564,10 +631,10 @@ static void patch_throttled(struct tracer *t, pid_t pid, int64_t now)
     arm_timer(t, ms);
 }
 
-/* The re-arm timer fired (or a command kicked): re-arms what is due. */
-static void tick(struct tracer *t)
+/* Patches what is due at time now in every space (now 0: only the functions hits
+ * throttled). The re-arm timer stops once no space has anything left to do. */
+static void tick(struct tracer *t, int64_t now)
 {
-    int64_t now = mono_ns();
     pid_t pids[MAX_IMAGES + 1];
     int n = 0;
     pids[n++] = t->main.pid;
@@ -575,6 +642,15 @@ static void tick(struct tracer *t)
         pids[n++] = t->images[i].pid;
     for (int i = 0; i < n; i++)
         patch_throttled(t, pids[i], now);
+    if (!now || !t->has_timer)
+        return;
+    bool scheduled = t->main.hooks && hooks_patch_due(t->main.hooks, INT64_MAX);
+    for (int i = 0; i < t->n_images && !scheduled; i++)
+        scheduled = t->images[i].hooks && hooks_patch_due(t->images[i].hooks, INT64_MAX);
+    if (!scheduled) {
+        struct itimerspec off = {0};
+        timer_settime(t->rearm_timer, 0, &off, NULL);
+    }
 }
 
 /* ---- stop handlers ------------------------------------------------------------------ */
@@ -642,19 +718,23 @@ static void step_past(struct tracer *t, pid_t tid, uint64_t addr)
     struct held hd;
     hold(t, sp, tid, &hd);
     sp = space_by_pid(t, space_pid);
-    int pending = 0;
-    int status = sp ? step_over(sp->bp, tid, addr, &pending) : -1;
+    struct step_signals kept = {0};
+    int status = sp ? step_over(sp->bp, tid, addr, &kept) : -1;
     release(t, &hd);
-    if (status == -1)
-        return;
-    if (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP) {
-        ptrace(PTRACE_CONT, tid, 0, pending);
+    step_signals_resend(tid, &kept);
+    if (status == -1) {
+        /* No step (tid vanished, or the space went): never leave it stopped. */
+        ptrace(PTRACE_CONT, tid, 0, 0);
         return;
     }
-    /* The instruction ended in an event or the thread's end: handled as the loop
-     * would; a signal kept during the step is sent again. */
-    if (pending)
-        syscall(SYS_tgkill, procmem_tgid(tid), tid, pending);
+    if (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP) {
+        ptrace(PTRACE_CONT, tid, 0, 0);
+        return;
+    }
+    /* The instruction faulted, or ended in an event or the thread's end, or a
+     * signal kept coming first: handled as the loop would (a fault is recorded as
+     * a crash and delivered; pc is still on the int3, which traps again if the
+     * program's handler returns). */
     if (WIFSTOPPED(status))
         handle_stop(t, tid, status);
     else
@@ -670,8 +750,8 @@ static bool rewind_stale(struct space *sp, pid_t tid, struct tthread *th,
 {
     uint64_t addr = regs->rip - 1;
     siginfo_t si;
-    if (!bptab_rewind(sp->bp, th->tgid, addr) || ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 ||
-        si.si_code != SI_KERNEL)
+    if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 || si.si_code != SI_KERNEL ||
+        !bptab_rewind(sp->bp, th->tgid, addr))
         return false;
     regs->rip = addr;
     return ptrace(PTRACE_SETREGS, tid, 0, regs) == 0 && ptrace(PTRACE_CONT, tid, 0, 0) == 0;
@@ -691,7 +771,6 @@ static bool dispatch_trap(struct tracer *t, pid_t tid)
         return rewind_stale(sp, tid, th, &regs);
     struct tracer_stop st = {.regs = &regs, .addr = addr, .owners = owners,
                              .bp = sp->bp, .hooks = sp->hooks};
-    pid_t space_pid = sp->pid;
     for (int i = 0; i < t->n_handlers; i++) {
         struct stop_handler *h = &t->handlers[i];
         if (!(owners & BP_OWNER_BIT(h->owner)))
@@ -704,12 +783,22 @@ static bool dispatch_trap(struct tracer *t, pid_t tid)
         /* Resumed by now, unless parked: the hold below must stop it too. */
         if ((th = u64map_get(&t->threads, (uint64_t)tid)) && th->state == TS_STOPPED)
             th->state = v == BP_PARK ? TS_PARKED : TS_RUNNING;
-        /* A hit may have throttled a hot function: its int3 goes now, with the
-         * image's threads held, not during the hit. */
-        patch_throttled(t, space_pid, 0);
+        /* A hit may have throttled a hot function: its int3 goes with the image's
+         * threads held, from the loop (never from inside a release()). */
+        t->throttle_due = true;
         return true;
     }
-    return false;
+    /* Our int3, but no owner took this hit (a forked child on the entry point's
+     * copy, a return trap without its frame): the program's instruction runs. */
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
+        return false;
+    regs.rip = addr;
+    if (ptrace(PTRACE_SETREGS, tid, 0, &regs) != 0)
+        return false;
+    step_past(t, tid, addr);
+    if ((th = u64map_get(&t->threads, (uint64_t)tid)) && th->state == TS_STOPPED)
+        th->state = TS_RUNNING;
+    return true;
 }
 
 int tracer_resume_thread(struct tracer *t, pid_t tid)
@@ -733,6 +822,14 @@ static void on_exec(struct tracer *t, pid_t pid)
     unsigned long former = 0;
     if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) == 0 && (pid_t)former != pid)
         thread_drop(t, (pid_t)former);
+    /* pid's record was the old leader's, which was exiting: it is now the thread
+     * that exec'd, the one thread of the new image. */
+    struct tthread *th = thread_of(t, pid);
+    if (th) {
+        th->tgid = pid;
+        th->exiting = false;
+        th->in_vfork = false;
+    }
     if (pid == t->main_pid) {
         space_free(&t->main);
         for (int i = 0; i < t->n_images; i++)
@@ -819,9 +916,8 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
     if (event == PTRACE_EVENT_EXEC)
         on_exec(t, pid);
     if (event == PTRACE_EVENT_EXIT) {
-        crash_on_exit_event(t->crash, pid);
-        if (th)
-            th->exiting = true;
+        on_exit_event(t, pid);
+        return;
     }
     if (event != 0) {
         ptrace(PTRACE_CONT, pid, 0, 0);
@@ -856,7 +952,9 @@ static void record_child_exit(struct tracer *t, pid_t pid, int status)
 static void reap(struct tracer *t, pid_t pid, int status)
 {
     bool process = procs_remove(t, pid);
-    struct space *sp = space_of(t, pid);
+    /* No record is made for a tid that is gone already. */
+    struct tthread *th = u64map_get(&t->threads, (uint64_t)pid);
+    struct space *sp = space_of_process(t, th ? th->tgid : pid);
     if (sp && sp->hooks)
         hooks_on_exit(sp->hooks, pid);
     thread_drop(t, pid);
@@ -959,7 +1057,7 @@ static void *tracer_main(void *arg)
         pid_t pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
         if (pid < 0) {
             if (errno == EINTR) {
-                tick(t);
+                tick(t, mono_ns());
                 run_command(t);
                 continue;
             }
@@ -971,6 +1069,10 @@ static void *tracer_main(void *arg)
             on_stop(t, pid, status);
         } else {
             reap(t, pid, status);
+        }
+        if (t->throttle_due) {
+            t->throttle_due = false;
+            tick(t, 0);
         }
         run_command(t);
     }

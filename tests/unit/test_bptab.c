@@ -2,8 +2,12 @@
  * test_bptab.c - unit tests of the breakpoint table (ptrace/bptab.c) against real
  * processes: forked children of the test, blocked on a pipe, whose copy of a byte
  * array stands in for code (the table writes through /proc/PID/mem, which a parent
- * may open on its children). Then parking (ptrace/tracer.c): a stop handler keeps
- * the threads that hit a breakpoint stopped until tracer_resume_thread().
+ * may open on its children). The single-step (step_insn) on a seized child running
+ * two instructions of this file: a step after our own interrupt, a step that
+ * faults, signals that come first. Then the tracer (ptrace/tracer.c): a stop
+ * handler keeps the threads that hit a breakpoint stopped until
+ * tracer_resume_thread(); a trap no handler claims runs the program's instruction;
+ * a thread other than the main one execs while commands stop the program.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +34,13 @@
 #include "fixtures.h"
 
 static uint8_t code[16] = {0x55, 0x48, 0x89, 0xe5, 0xcc, 0x90, 0x90, 0xc3};
+
+/* Instructions the step tests run in a child: a nop, and a push that faults when
+ * the stack pointer is unmapped. Never called here. */
+__asm__(".text\n"
+        "step_nop: nop\n nop\n"
+        "step_push: push %rbp\n ret\n");
+extern char step_nop[], step_push[];
 #define AT ((uint64_t)(uintptr_t)code)
 
 struct child {
@@ -172,7 +185,118 @@ static void test_rewind_after_removal(void **state)
     child_end(&b);
 }
 
-/* ---- parking --------------------------------------------------------------------- */
+/* Memory mapped in the image's process after a child was forked (a scratch area):
+ * the child may have its own data at that address, which the table never writes. */
+static void test_insert_only_skips_older_children(void **state)
+{
+    (void)state;
+    struct child a = child_start(), b = child_start();
+    uint8_t other = 0x11;
+    assert_true(procmem_write(b.memfd, AT, &other, 1));
+    struct bptab *t = bptab_new();
+    assert_true(bptab_add_process(t, a.pid));
+    assert_true(bptab_add_process(t, b.pid));
+    assert_true(bptab_insert_only(t, AT, BP_TRACE_HOOK, a.pid));
+    assert_int_equal(byte_in(&a, AT), 0xCC);
+    assert_int_equal(byte_in(&b, AT), 0x11);
+    assert_true(bptab_insert(t, AT, BP_PANIC)); /* a second reference writes nothing */
+    assert_true(bptab_remove(t, AT, BP_PANIC));
+    assert_true(bptab_remove(t, AT, BP_TRACE_HOOK));
+    assert_int_equal(byte_in(&a, AT), 0x55);
+    assert_int_equal(byte_in(&b, AT), 0x11);
+    assert_false(bptab_insert_only(t, AT, BP_TRACE_HOOK, a.pid)); /* had an entry */
+    assert_false(bptab_insert_only(t, AT + 1, BP_TRACE_HOOK, b.pid)); /* not the image's */
+    bptab_free(t);
+    child_end(&a);
+    child_end(&b);
+}
+
+/* ---- single-step ----------------------------------------------------------------- */
+
+/* Seizes c's process (blocked in read) and stops it with an interrupt. */
+static void seize_stopped(const struct child *c)
+{
+    int status;
+    assert_int_equal(ptrace(PTRACE_SEIZE, c->pid, 0, 0), 0);
+    assert_int_equal(ptrace(PTRACE_INTERRUPT, c->pid, 0, 0), 0);
+    assert_int_equal(waitpid(c->pid, &status, __WALL), c->pid);
+    assert_int_equal(status >> 16, PTRACE_EVENT_STOP);
+}
+
+/* Points the stopped child at pc (and sp unless 0); no system call restarts. */
+static void set_pc(pid_t pid, uint64_t pc, uint64_t sp)
+{
+    struct user_regs_struct regs;
+    assert_int_equal(ptrace(PTRACE_GETREGS, pid, 0, &regs), 0);
+    regs.rip = pc;
+    if (sp)
+        regs.rsp = sp;
+    regs.orig_rax = (uint64_t)-1;
+    assert_int_equal(ptrace(PTRACE_SETREGS, pid, 0, &regs), 0);
+}
+
+static uint64_t pc_of(pid_t pid)
+{
+    struct user_regs_struct regs;
+    assert_int_equal(ptrace(PTRACE_GETREGS, pid, 0, &regs), 0);
+    return regs.rip;
+}
+
+static void child_kill(struct child *c)
+{
+    close(c->fd);
+    close(c->memfd);
+    kill(c->pid, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(c->pid, &status, __WALL), c->pid);
+}
+
+/* A thread trapped (here: in a signal stop) when hold() interrupted it: the
+ * interrupt is reported when it resumes, before the instruction runs. The step
+ * must still run it, once. */
+static void test_step_after_interrupt_runs_the_instruction(void **state)
+{
+    (void)state;
+    struct child c = child_start();
+    seize_stopped(&c);
+    int status;
+    syscall(SYS_tgkill, c.pid, c.pid, SIGUSR1);
+    assert_int_equal(ptrace(PTRACE_CONT, c.pid, 0, 0), 0);
+    assert_int_equal(waitpid(c.pid, &status, __WALL), c.pid);
+    assert_true(WIFSTOPPED(status) && WSTOPSIG(status) == SIGUSR1 && (status >> 16) == 0);
+    assert_int_equal(ptrace(PTRACE_INTERRUPT, c.pid, 0, 0), 0);
+    set_pc(c.pid, (uint64_t)(uintptr_t)step_nop, 0);
+
+    struct step_signals kept;
+    status = step_insn(c.pid, &kept);
+    assert_true(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0);
+    assert_int_equal(pc_of(c.pid), (uint64_t)(uintptr_t)step_nop + 1);
+    assert_int_equal(kept.n, 0);
+    child_kill(&c);
+}
+
+/* An instruction that faults ends the step with its own signal, not after retries;
+ * the signals sent before it ran are all kept, in order. */
+static void test_step_fault_is_the_result(void **state)
+{
+    (void)state;
+    struct child c = child_start();
+    seize_stopped(&c);
+    set_pc(c.pid, (uint64_t)(uintptr_t)step_push, 0x1000); /* an unmapped stack */
+    syscall(SYS_tgkill, c.pid, c.pid, SIGUSR1);
+    syscall(SYS_tgkill, c.pid, c.pid, SIGUSR2);
+
+    struct step_signals kept;
+    int status = step_insn(c.pid, &kept);
+    assert_true(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSEGV && (status >> 16) == 0);
+    assert_int_equal(pc_of(c.pid), (uint64_t)(uintptr_t)step_push);
+    assert_int_equal(kept.n, 2);
+    assert_int_equal(kept.sig[0], SIGUSR1);
+    assert_int_equal(kept.sig[1], SIGUSR2);
+    child_kill(&c);
+}
+
+/* ---- the tracer ------------------------------------------------------------------ */
 
 struct park {
     pthread_mutex_t lock;
@@ -180,6 +304,7 @@ struct park {
     uint64_t addr;
     pid_t parked[16];
     int n_parked;
+    int hits;          /* of a breakpoint whose handler claims none */
     bool exited;
     int exit_status;
 };
@@ -267,6 +392,24 @@ static void wait_cond(struct park *p, bool (*done)(struct park *))
     pthread_mutex_unlock(&p->lock);
 }
 
+/* Where the program at path is loaded in pid: its bias. */
+static uint64_t module_bias(pid_t pid, const char *path)
+{
+    struct module *mods;
+    size_t nm;
+    uint64_t bias = 0;
+    bool found = false;
+    assert_int_equal(procmem_modules(pid, &mods, &nm), 0);
+    for (size_t i = 0; i < nm; i++)
+        if (strcmp(mods[i].path, path) == 0) {
+            bias = mods[i].bias;
+            found = true;
+        }
+    free(mods);
+    assert_true(found);
+    return bias;
+}
+
 static bool some_parked(struct park *p) { return p->n_parked > 0; }
 static bool has_exited(struct park *p) { return p->exited; }
 
@@ -302,14 +445,7 @@ static void test_parked_thread_waits_for_resume(void **state)
     assert_non_null(fgets(line, sizeof line, f)); /* "ready": its threads run */
     assert_string_equal(line, "ready\n");
 
-    struct module *mods;
-    size_t nm;
-    assert_int_equal(procmem_modules(pid, &mods, &nm), 0);
-    for (size_t i = 0; i < nm; i++)
-        if (strcmp(mods[i].path, path) == 0)
-            p.addr = sym + mods[i].bias;
-    free(mods);
-    assert_true(p.addr != 0);
+    p.addr = sym + module_bias(pid, path);
 
     assert_int_equal(tracer_call(t, park_setup, &p, &e), 0);
     wait_cond(&p, some_parked);
@@ -337,6 +473,152 @@ static void test_parked_thread_waits_for_resume(void **state)
     rmdir(dir);
 }
 
+/* Counts the hits of a breakpoint and claims none of them. */
+static enum bp_verdict pass_stop(struct tracer *t, pid_t tid, struct tracer_stop *st, void *arg)
+{
+    (void)t;
+    (void)tid;
+    (void)st;
+    struct park *p = arg;
+    pthread_mutex_lock(&p->lock);
+    p->hits++;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    return BP_PASS;
+}
+
+static void pass_setup(struct tracer *t, void *arg)
+{
+    struct park *p = arg;
+    assert_int_equal(tracer_add_stop_handler(t, "test", BP_USER_BREAKPOINT, pass_stop, p), 0);
+    assert_true(bptab_insert(tracer_bptab(t), p->addr, BP_USER_BREAKPOINT));
+}
+
+static void pass_remove(struct tracer *t, void *arg)
+{
+    struct park *p = arg;
+    assert_true(bptab_remove(tracer_bptab(t), p->addr, BP_USER_BREAKPOINT));
+}
+
+static bool many_hits(struct park *p) { return p->hits >= 200; }
+
+/* Our int3 that no owner claims is not the program's trap: the program runs its
+ * own instruction there (8 threads hit it) and ends as if it had never been. */
+static void test_unclaimed_trap_runs_the_instruction(void **state)
+{
+    (void)state;
+    char rel[PATH_MAX + 32], path[PATH_MAX], dir[] = "/tmp/strobe-pass-XXXXXX", stop[64];
+    snprintf(rel, sizeof rel, "%s/patch_torture", fixture_dir);
+    assert_non_null(realpath(rel, path));
+    assert_non_null(mkdtemp(dir));
+    snprintf(stop, sizeof stop, "%s/stop", dir);
+    uint64_t sym = elf_symbol_find(path, is_pt_leaf, NULL);
+    assert_true(sym != 0);
+
+    struct park p = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    int out[2];
+    assert_int_equal(pipe(out), 0);
+    int null = open("/dev/null", O_RDWR);
+    char *argv[] = {path, stop, NULL};
+    char *envp[] = {NULL};
+    struct tracer_spec spec = {
+        .path = path, .argv = argv, .envp = envp, .cwd = dir,
+        .stdin_fd = null, .stdout_fd = out[1], .stderr_fd = null,
+        .on_main_exit = on_exit_cb, .arg = &p,
+    };
+    struct tracer *t;
+    pid_t pid;
+    struct strobe_error e;
+    assert_int_equal(tracer_start(&spec, &t, &pid, &e), 0);
+    close(out[1]);
+    char line[64];
+    FILE *f = fdopen(out[0], "r");
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "ready\n");
+    p.addr = sym + module_bias(pid, path);
+
+    assert_int_equal(tracer_call(t, pass_setup, &p, &e), 0);
+    wait_cond(&p, many_hits);
+    assert_int_equal(tracer_call(t, pass_remove, &p, &e), 0);
+    FILE *s = fopen(stop, "w");
+    assert_non_null(s);
+    fclose(s);
+    wait_cond(&p, has_exited);
+    assert_true(WIFEXITED(p.exit_status));
+    assert_int_equal(WEXITSTATUS(p.exit_status), 0);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_int_equal(strncmp(line, "rounds ", 7), 0);
+    fclose(f);
+    close(null);
+    tracer_join(t);
+    unlink(stop);
+    rmdir(dir);
+}
+
+struct state_probe {
+    pid_t pid;
+    char state;
+};
+
+static void probe_main_thread(struct tracer *t, void *arg)
+{
+    (void)t;
+    struct state_probe *sp = arg;
+    sp->state = task_state(sp->pid, sp->pid);
+}
+
+/* A thread other than the main one execs while commands stop the program again and
+ * again: the old main thread ends (PTRACE_EVENT_EXIT) while the exec waits for it,
+ * so a command must not wait for either in turn. Then the thread that exec'd is
+ * the new image's main thread, stopped by commands like any other. */
+static void test_exec_by_thread_during_commands(void **state)
+{
+    (void)state;
+    char rel[PATH_MAX + 32], path[PATH_MAX];
+    snprintf(rel, sizeof rel, "%s/exec_thread", fixture_dir);
+    assert_non_null(realpath(rel, path));
+    struct park p = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    int out[2], in[2];
+    /* Close-on-exec: the program must not keep the write end of its own stdin. */
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+    int null = open("/dev/null", O_RDWR);
+    char *argv[] = {path, NULL};
+    char *envp[] = {NULL};
+    struct tracer_spec spec = {
+        .path = path, .argv = argv, .envp = envp, .cwd = "/",
+        .stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = null,
+        .on_main_exit = on_exit_cb, .arg = &p,
+    };
+    struct tracer *t;
+    pid_t pid;
+    struct strobe_error e;
+    assert_int_equal(tracer_start(&spec, &t, &pid, &e), 0);
+    close(out[1]);
+    close(in[0]);
+    char line[64];
+    FILE *f = fdopen(out[0], "r");
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "ready\n");
+
+    assert_int_equal(write(in[1], "x", 1), 1);
+    for (int i = 0; i < 300; i++)
+        assert_int_equal(tracer_call(t, nothing, NULL, &e), 0);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "exec'd\n");
+    struct state_probe probe = {.pid = pid};
+    assert_int_equal(tracer_call(t, probe_main_thread, &probe, &e), 0);
+    assert_int_equal(probe.state, 't');
+
+    close(in[1]);
+    wait_cond(&p, has_exited);
+    assert_true(WIFEXITED(p.exit_status));
+    assert_int_equal(WEXITSTATUS(p.exit_status), 0);
+    fclose(f);
+    close(null);
+    tracer_join(t);
+}
+
 int main(void)
 {
     find_fixture_dir();
@@ -345,7 +627,12 @@ int main(void)
         cmocka_unit_test(test_program_int3_is_refused),
         cmocka_unit_test(test_read_shows_program_bytes),
         cmocka_unit_test(test_rewind_after_removal),
+        cmocka_unit_test(test_insert_only_skips_older_children),
+        cmocka_unit_test(test_step_after_interrupt_runs_the_instruction),
+        cmocka_unit_test(test_step_fault_is_the_result),
         cmocka_unit_test(test_parked_thread_waits_for_resume),
+        cmocka_unit_test(test_unclaimed_trap_runs_the_instruction),
+        cmocka_unit_test(test_exec_by_thread_during_commands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
