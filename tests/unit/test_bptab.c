@@ -413,39 +413,76 @@ static uint64_t module_bias(pid_t pid, const char *path)
 static bool some_parked(struct park *p) { return p->n_parked > 0; }
 static bool has_exited(struct park *p) { return p->exited; }
 
+/* patch_torture under a tracer of its own, its threads running, and the runtime
+ * address of its pt_leaf, for the tests that put breakpoints there. */
+struct torture {
+    char dir[32], stop[64];
+    int null;
+    FILE *out;
+    struct tracer *t;
+    pid_t pid;
+    uint64_t leaf;
+};
+
+static void torture_start(struct torture *tt, struct park *p)
+{
+    char rel[PATH_MAX + 32], path[PATH_MAX];
+    snprintf(rel, sizeof rel, "%s/patch_torture", fixture_dir);
+    assert_non_null(realpath(rel, path)); /* as /proc/PID/maps names it */
+    snprintf(tt->dir, sizeof tt->dir, "/tmp/strobe-bptab-XXXXXX");
+    assert_non_null(mkdtemp(tt->dir));
+    snprintf(tt->stop, sizeof tt->stop, "%s/stop", tt->dir);
+    uint64_t sym = elf_symbol_find(path, is_pt_leaf, NULL);
+    assert_true(sym != 0);
+    int out[2];
+    assert_int_equal(pipe(out), 0);
+    tt->null = open("/dev/null", O_RDWR);
+    char *argv[] = {path, tt->stop, NULL};
+    char *envp[] = {NULL};
+    struct tracer_spec spec = {
+        .path = path, .argv = argv, .envp = envp, .cwd = tt->dir,
+        .stdin_fd = tt->null, .stdout_fd = out[1], .stderr_fd = tt->null,
+        .on_main_exit = on_exit_cb, .arg = p,
+    };
+    struct strobe_error e;
+    assert_int_equal(tracer_start(&spec, &tt->t, &tt->pid, &e), 0);
+    close(out[1]);
+    char line[64];
+    tt->out = fdopen(out[0], "r");
+    assert_non_null(fgets(line, sizeof line, tt->out)); /* "ready": its threads run */
+    assert_string_equal(line, "ready\n");
+    tt->leaf = sym + module_bias(tt->pid, path);
+}
+
+/* Tells it to stop, and checks that it ended as if never traced: exit 0 and its
+ * final line. */
+static void torture_finish(struct torture *tt, struct park *p)
+{
+    FILE *s = fopen(tt->stop, "w");
+    assert_non_null(s);
+    fclose(s);
+    wait_cond(p, has_exited);
+    assert_true(WIFEXITED(p->exit_status));
+    assert_int_equal(WEXITSTATUS(p->exit_status), 0);
+    char line[64];
+    assert_non_null(fgets(line, sizeof line, tt->out)); /* "rounds ... checksum C" */
+    assert_int_equal(strncmp(line, "rounds ", 7), 0);
+    fclose(tt->out);
+    close(tt->null);
+    tracer_join(tt->t);
+    unlink(tt->stop);
+    rmdir(tt->dir);
+}
+
 static void test_parked_thread_waits_for_resume(void **state)
 {
     (void)state;
-    char rel[PATH_MAX + 32], path[PATH_MAX], dir[] = "/tmp/strobe-park-XXXXXX", stop[64];
-    snprintf(rel, sizeof rel, "%s/patch_torture", fixture_dir);
-    assert_non_null(realpath(rel, path)); /* as /proc/PID/maps names it */
-    assert_non_null(mkdtemp(dir));
-    snprintf(stop, sizeof stop, "%s/stop", dir);
-    uint64_t sym = elf_symbol_find(path, is_pt_leaf, NULL);
-    assert_true(sym != 0);
-
     struct park p = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
-    int out[2];
-    assert_int_equal(pipe(out), 0);
-    int null = open("/dev/null", O_RDWR);
-    char *argv[] = {path, stop, NULL};
-    char *envp[] = {NULL};
-    struct tracer_spec spec = {
-        .path = path, .argv = argv, .envp = envp, .cwd = dir,
-        .stdin_fd = null, .stdout_fd = out[1], .stderr_fd = null,
-        .on_main_exit = on_exit_cb, .arg = &p,
-    };
-    struct tracer *t;
-    pid_t pid;
+    struct torture tt;
+    torture_start(&tt, &p);
+    struct tracer *t = tt.t;
     struct strobe_error e;
-    assert_int_equal(tracer_start(&spec, &t, &pid, &e), 0);
-    close(out[1]);
-    char line[64];
-    FILE *f = fdopen(out[0], "r");
-    assert_non_null(fgets(line, sizeof line, f)); /* "ready": its threads run */
-    assert_string_equal(line, "ready\n");
-
-    p.addr = sym + module_bias(pid, path);
+    p.addr = tt.leaf;
 
     assert_int_equal(tracer_call(t, park_setup, &p, &e), 0);
     wait_cond(&p, some_parked);
@@ -455,22 +492,10 @@ static void test_parked_thread_waits_for_resume(void **state)
     pthread_mutex_lock(&p.lock);
     pid_t first = p.parked[0];
     pthread_mutex_unlock(&p.lock);
-    assert_int_equal(task_state(pid, first), 't');
+    assert_int_equal(task_state(tt.pid, first), 't');
 
     assert_int_equal(tracer_call(t, park_release, &p, &e), 0);
-    FILE *s = fopen(stop, "w");
-    assert_non_null(s);
-    fclose(s);
-    wait_cond(&p, has_exited);
-    assert_true(WIFEXITED(p.exit_status));
-    assert_int_equal(WEXITSTATUS(p.exit_status), 0);
-    assert_non_null(fgets(line, sizeof line, f)); /* "rounds ... checksum C" */
-    assert_int_equal(strncmp(line, "rounds ", 7), 0);
-    fclose(f);
-    close(null);
-    tracer_join(t);
-    unlink(stop);
-    rmdir(dir);
+    torture_finish(&tt, &p);
 }
 
 /* Counts the hits of a breakpoint and claims none of them. */
@@ -507,52 +532,17 @@ static bool many_hits(struct park *p) { return p->hits >= 200; }
 static void test_unclaimed_trap_runs_the_instruction(void **state)
 {
     (void)state;
-    char rel[PATH_MAX + 32], path[PATH_MAX], dir[] = "/tmp/strobe-pass-XXXXXX", stop[64];
-    snprintf(rel, sizeof rel, "%s/patch_torture", fixture_dir);
-    assert_non_null(realpath(rel, path));
-    assert_non_null(mkdtemp(dir));
-    snprintf(stop, sizeof stop, "%s/stop", dir);
-    uint64_t sym = elf_symbol_find(path, is_pt_leaf, NULL);
-    assert_true(sym != 0);
-
     struct park p = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
-    int out[2];
-    assert_int_equal(pipe(out), 0);
-    int null = open("/dev/null", O_RDWR);
-    char *argv[] = {path, stop, NULL};
-    char *envp[] = {NULL};
-    struct tracer_spec spec = {
-        .path = path, .argv = argv, .envp = envp, .cwd = dir,
-        .stdin_fd = null, .stdout_fd = out[1], .stderr_fd = null,
-        .on_main_exit = on_exit_cb, .arg = &p,
-    };
-    struct tracer *t;
-    pid_t pid;
+    struct torture tt;
+    torture_start(&tt, &p);
+    struct tracer *t = tt.t;
     struct strobe_error e;
-    assert_int_equal(tracer_start(&spec, &t, &pid, &e), 0);
-    close(out[1]);
-    char line[64];
-    FILE *f = fdopen(out[0], "r");
-    assert_non_null(fgets(line, sizeof line, f));
-    assert_string_equal(line, "ready\n");
-    p.addr = sym + module_bias(pid, path);
+    p.addr = tt.leaf;
 
     assert_int_equal(tracer_call(t, pass_setup, &p, &e), 0);
     wait_cond(&p, many_hits);
     assert_int_equal(tracer_call(t, pass_remove, &p, &e), 0);
-    FILE *s = fopen(stop, "w");
-    assert_non_null(s);
-    fclose(s);
-    wait_cond(&p, has_exited);
-    assert_true(WIFEXITED(p.exit_status));
-    assert_int_equal(WEXITSTATUS(p.exit_status), 0);
-    assert_non_null(fgets(line, sizeof line, f));
-    assert_int_equal(strncmp(line, "rounds ", 7), 0);
-    fclose(f);
-    close(null);
-    tracer_join(t);
-    unlink(stop);
-    rmdir(dir);
+    torture_finish(&tt, &p);
 }
 
 struct state_probe {
