@@ -23,6 +23,7 @@
 #define U_TRACE  "strobectl trace [SESSION] [--add PATTERN]... [--remove PATTERN]... " \
                  "[--project-root DIR]"
 #define U_CRASH  "strobectl crash SESSION [--pid N] [--full-paths] [--registers]"
+#define U_STACKS "strobectl stacks SESSION [--pid N]"
 #define U_TOOLS  "strobectl tools"
 #define U_CALL   "strobectl call TOOL [JSON-ARGUMENTS]"
 #define U_ANY    "strobectl [--json] COMMAND [ARGS...]; see strobectl --help"
@@ -54,6 +55,10 @@ const char ctl_help[] =
     "      print how the session's processes crashed: signal, assertion, exception,\n"
     "      panic or sanitizer report, the stack with arguments, the crashing frame's\n"
     "      locals; --json prints the crash events; exits 3 when there is none\n"
+    "  " U_STACKS "\n"
+    "      stop every thread of the running program for a moment and print where each\n"
+    "      one is (like gdb's thread apply all bt): name, state, what it waits for,\n"
+    "      frames; a deadlock (wait cycle) is named first\n"
     "  " U_TOOLS "\n"
     "      list the daemon's MCP tools\n"
     "  " U_CALL "\n"
@@ -422,6 +427,35 @@ static int parse_crash(struct walker *w, struct ctl_cmd *out)
     return 0;
 }
 
+/* stacks: debug_session action stacks, of every process or --pid N. */
+static int parse_stacks(struct walker *w, cJSON *args)
+{
+    static const struct opt_def opts[] = { { "--pid", VALUE }, { 0 } };
+    bool dd = false;
+    const char *sid = NULL, *name, *value;
+    int k;
+    cJSON_AddStringToObject(args, "action", "stacks");
+    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+        if (k < 0)
+            return -1;
+        if (k == 2) {
+            if (sid)
+                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+            sid = value;
+        } else {
+            long long pid;
+            if (parse_int(name, value, 1, 2147483647LL, &pid, w->err, w->errlen) != 0)
+                return -1;
+            cJSON_DeleteItemFromObjectCaseSensitive(args, "pid");
+            cJSON_AddNumberToObject(args, "pid", (double)pid);
+        }
+    }
+    if (!sid)
+        return usage_error(w->err, w->errlen, "stacks needs a SESSION id");
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    return 0;
+}
+
 /* sessions, tools: no arguments at all. */
 static int parse_none(struct walker *w, const char *cmd)
 {
@@ -497,6 +531,7 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         { "delete", CTL_DELETE, "debug_session", U_DELETE },
         { "trace", CTL_TRACE, "debug_trace", U_TRACE },
         { "crash", CTL_CRASH, "debug_query", U_CRASH },
+        { "stacks", CTL_STACKS, "debug_session", U_STACKS },
         { "tools", CTL_TOOLS, NULL, U_TOOLS },
         { "call", CTL_CALL, NULL, U_CALL },
         { "help", CTL_HELP, NULL, U_ANY },
@@ -537,6 +572,9 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         break;
     case CTL_CRASH:
         rc = parse_crash(&w, out);
+        break;
+    case CTL_STACKS:
+        rc = parse_stacks(&w, out->args);
         break;
     case CTL_TOOLS:
         cJSON_Delete(out->args);

@@ -24,6 +24,7 @@ enum ctl_kind {
     CTL_DELETE,   /* debug_session delete */
     CTL_TRACE,    /* debug_trace */
     CTL_CRASH,    /* debug_query of the crash events, rendered as crash reports */
+    CTL_STACKS,   /* debug_session stacks, rendered like gdb's thread apply all bt */
 };
 
 struct ctl_cmd {

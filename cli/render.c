@@ -267,3 +267,72 @@ void render_tools(FILE *out, const cJSON *r)
             fputc('\n', out);
         }
 }
+
+/* " waiting for mutex 0x… held by TID" and the like, from a thread's wait. */
+static void render_wait(FILE *out, const cJSON *w)
+{
+    const char *kind = json_str(w, "kind"), *addr = json_str(w, "address");
+    if (!kind)
+        return;
+    if (strcmp(kind, "join") == 0) {
+        if (json_has_num(w, "joinedTid"))
+            fprintf(out, ", waiting for thread %lld to end (pthread_join)",
+                    json_num(w, "joinedTid"));
+        else
+            fputs(", waiting in pthread_join", out);
+        return;
+    }
+    const char *what = strcmp(kind, "mutex") == 0     ? "mutex"
+                       : strcmp(kind, "condvar") == 0 ? "condition variable"
+                                                      : "futex";
+    fprintf(out, ", waiting for %s %s", what, addr ? addr : "?");
+    if (json_has_num(w, "ownerTid"))
+        fprintf(out, " held by %lld", json_num(w, "ownerTid"));
+}
+
+void render_stacks(FILE *out, const cJSON *r)
+{
+    if (json_str(r, "diagnosis"))
+        fprintf(out, "%s\n\n", json_str(r, "diagnosis"));
+    const cJSON *t;
+    bool first = true;
+    cJSON_ArrayForEach(t, json_get(r, "threads"))
+    {
+        if (!first)
+            fputc('\n', out);
+        first = false;
+        fprintf(out, "Thread %lld (%s) %s", json_num(t, "tid"),
+                json_str(t, "name") ? json_str(t, "name") : "?",
+                json_str(t, "state") ? json_str(t, "state") : "?");
+        if (json_str(t, "syscall"))
+            fprintf(out, " in %s", json_str(t, "syscall"));
+        render_wait(out, json_get(t, "wait"));
+        fputs(":\n", out);
+        const cJSON *f;
+        int i = 0;
+        long long own = json_has_num(t, "ownFrame") ? json_num(t, "ownFrame") : -1;
+        cJSON_ArrayForEach(f, json_get(t, "frames"))
+        {
+            if (cJSON_IsString(f))
+                fprintf(out, "#%d %s\n", i, f->valuestring);
+            else if (json_str(f, "file"))
+                fprintf(out, "#%d %s (%s:%lld)\n", i, json_str(f, "function"),
+                        json_str(f, "file"), json_num(f, "line"));
+            else
+                fprintf(out, "#%d %s\n", i, json_str(f, "function"));
+            const cJSON *v;
+            if (i == own)
+                cJSON_ArrayForEach(v, json_get(t, "locals"))
+                {
+                    char *val = cJSON_PrintUnformatted(json_get(v, "value"));
+                    fprintf(out, "    %s = %s\n", json_str(v, "name"), val ? val : "?");
+                    free(val);
+                }
+            i++;
+        }
+        if (json_has_num(t, "omittedFrames"))
+            fprintf(out, "... %lld more frames\n", json_num(t, "omittedFrames"));
+    }
+    if (json_str(r, "truncated"))
+        fprintf(out, "\n%s\n", json_str(r, "truncated"));
+}

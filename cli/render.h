@@ -46,5 +46,9 @@ void render_deleted(FILE *out, const cJSON *r);
 
 /* tools/list: one tool name a line. */
 void render_tools(FILE *out, const cJSON *r);
+/* debug_session stacks, like gdb's `thread apply all bt`: the diagnosis first, then
+ * a block per thread ("Thread TID (name) sleeping in futex, waiting for mutex 0x…
+ * held by TID") with its frames "#N fn (file:line)". */
+void render_stacks(FILE *out, const cJSON *r);
 
 #endif

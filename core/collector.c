@@ -6,6 +6,10 @@
  */
 #include "core/collector.h"
 
+#include <stdlib.h>
+
+#include "base/strbuf.h"
+
 #define MAX_COLLECTORS 8
 
 static const struct collector_methods *registered[MAX_COLLECTORS];
@@ -48,4 +52,97 @@ int collector_unsupported(const struct collector_methods *m, const char *what,
 {
     return err_set(e, ERR_NOT_IMPLEMENTED, "%s is not supported for %s programs (the %s "
                    "collector does not implement it yet).", what, m->language, m->name);
+}
+
+void collector_stacks_free(struct collector_stacks *s)
+{
+    for (size_t i = 0; i < s->n_threads; i++) {
+        struct collector_thread *th = &s->threads[i];
+        for (size_t k = 0; k < th->n_frames; k++) {
+            free(th->frames[k].function);
+            free(th->frames[k].file);
+            free(th->frames[k].arguments);
+        }
+        free(th->frames);
+        free(th->locals);
+    }
+    free(s->threads);
+    free(s->diagnosis);
+    *s = (struct collector_stacks){0};
+}
+
+/* The thread th waits for: the mutex's owner or the joined thread, when it is one
+ * of the snapshot's threads; -1 otherwise. */
+static long waits_for(const struct collector_stacks *s, const struct collector_thread *th)
+{
+    if ((th->wait != WAIT_MUTEX && th->wait != WAIT_JOIN) || th->wait_owner <= 0)
+        return -1;
+    for (size_t i = 0; i < s->n_threads; i++)
+        if (s->threads[i].tid == th->wait_owner)
+            return (long)i;
+    return -1;
+}
+
+/* What th waits for, before the thread that holds it: "M2 (0x…)" for a mutex. */
+static void wait_phrase(struct strbuf *sb, const struct collector_thread *th, int label)
+{
+    if (th->wait == WAIT_MUTEX)
+        sb_printf(sb, "M%d (0x%llx)", label, (unsigned long long)th->wait_address);
+    else
+        sb_puts(sb, "the end (pthread_join) of");
+}
+
+void collector_stacks_diagnose(struct collector_stacks *s)
+{
+    size_t n = s->n_threads;
+    if (n == 0)
+        return;
+    long *cycle = malloc(n * sizeof *cycle);
+    if (!cycle)
+        return;
+    struct strbuf sb = {0};
+    for (size_t start = 0; start < n; start++) {
+        /* Follow the wait-for edges from start; a cycle is reported once, from its
+         * thread with the lowest index. */
+        size_t len = 0;
+        long cur = (long)start;
+        bool closed = false;
+        while (cur >= 0 && len < n) {
+            if (len > 0 && cur == (long)start) {
+                closed = true;
+                break;
+            }
+            if ((size_t)cur < start)
+                break;
+            cycle[len++] = cur;
+            cur = waits_for(s, &s->threads[cur]);
+        }
+        if (!closed)
+            continue;
+        const struct collector_thread *first = &s->threads[cycle[0]];
+        const struct collector_thread *last = &s->threads[cycle[len - 1]];
+        sb_printf(&sb, "%sdeadlock: tid %d (%s)", sb.len ? "; " : "", (int)first->tid,
+                  first->name);
+        if (last->wait == WAIT_MUTEX)
+            sb_printf(&sb, " holds M1 (0x%llx) and",
+                      (unsigned long long)last->wait_address);
+        for (size_t i = 0; i < len; i++) {
+            const struct collector_thread *th = &s->threads[cycle[i]];
+            const struct collector_thread *next = &s->threads[cycle[(i + 1) % len]];
+            sb_puts(&sb, i == 0 ? " waits for " : ", which waits for ");
+            if (i + 1 == len) {
+                if (th->wait == WAIT_MUTEX)
+                    sb_puts(&sb, "M1");
+                else
+                    sb_printf(&sb, "the end (pthread_join) of tid %d", (int)next->tid);
+                break;
+            }
+            wait_phrase(&sb, th, (int)i + 2);
+            sb_printf(&sb, "%s tid %d (%s)", th->wait == WAIT_MUTEX ? " held by" : "",
+                      (int)next->tid, next->name);
+        }
+    }
+    free(cycle);
+    s->diagnosis = sb.len ? sb_take(&sb) : NULL;
+    sb_free(&sb);
 }

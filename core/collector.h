@@ -118,9 +118,68 @@ struct trace_result {
     const char *sampled[16];
 };
 
+/* ---- stacks: every thread's stack, now ----------------------------------------
+ * The collector stops every thread of the program's processes, unwinds each and
+ * resumes them; it fills collector_stacks (malloc'd members, freed with
+ * collector_stacks_free). The engine then names the wait cycles (diagnosis). */
+#define STACKS_MAX_TIDS 64       /* tids a request may name */
+#define STACKS_MAX_FRAMES 64     /* frames kept per thread; the rest are counted */
+
+struct collector_stacks_request {
+    pid_t pid;                   /* 0: every process of the program */
+    const pid_t *tids;           /* n_tids threads only; 0: every thread */
+    int n_tids;
+    bool locals;                 /* the innermost own frame's locals */
+    bool arguments;              /* the arguments of every frame of the program's code */
+};
+
+struct collector_frame {
+    char *function;              /* NULL: unknown */
+    char *file;                  /* NULL: no line info */
+    int line;
+    uint64_t pc;
+    bool inlined;                /* an inlined call inside the next frame */
+    char *arguments;             /* JSON array text, or NULL (not asked, not read) */
+};
+
+enum collector_wait_kind {
+    WAIT_NONE,
+    WAIT_MUTEX,                  /* pthread_mutex_lock: address = the mutex */
+    WAIT_JOIN,                   /* pthread_join: owner = the joined thread */
+    WAIT_CONDVAR,                /* pthread_cond_wait: address = the condvar */
+    WAIT_FUTEX,                  /* another FUTEX_WAIT: address = the futex word */
+};
+
+struct collector_thread {
+    pid_t tid, pid;
+    char name[32];               /* /proc comm, read now */
+    char state[24];              /* "running", "sleeping", "disk sleep", "stopped" ... */
+    int syscall_nr;              /* the system call it is blocked in, -1: none */
+    const char *syscall_name;    /* static; NULL when the number has no known name */
+    struct collector_frame *frames; /* innermost first */
+    size_t n_frames;
+    size_t omitted_frames;       /* frames beyond STACKS_MAX_FRAMES */
+    int own_frame;               /* the innermost frame of the program's code, -1 */
+    char *locals;                /* JSON array of own_frame's locals, or NULL */
+    enum collector_wait_kind wait;
+    uint64_t wait_address;
+    pid_t wait_owner;            /* the mutex owner / joined thread; 0: unknown */
+};
+
+struct collector_stacks {
+    struct collector_thread *threads; /* by process, then tid */
+    size_t n_threads;
+    char *diagnosis;             /* the wait cycles in a sentence each; NULL: none */
+    int64_t stopped_ns;          /* how long the program's threads were held */
+};
+
+/* Frees the members of s (not s) and zeroes it. */
+void collector_stacks_free(struct collector_stacks *s);
+/* Sets s->diagnosis from the waits: each cycle of threads waiting for a mutex or a
+ * thread that waits, in turn, for them ("deadlock: tid A ... which waits for M1"). */
+void collector_stacks_diagnose(struct collector_stacks *s);
+
 /* The slots of the next issues take requests whose shapes those issues define. */
-struct collector_stacks_request;
-struct collector_stacks;
 struct collector_breakpoint;
 struct collector_watch;
 

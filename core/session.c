@@ -64,7 +64,8 @@ struct session {
     int64_t output_cap;
     struct collector_tuning tuning;
     int pending;                 /* pending patterns preloaded at launch */
-    int users;                   /* session_trace() calls in progress (reg.lock) */
+    int users;                   /* session_trace(), session_stacks() calls in progress
+                                    (reg.lock) */
     struct session *next;
 };
 
@@ -655,6 +656,41 @@ int session_trace(const char *id, const char *const *add, int n_add,
         rc = s->collector->set_patterns(s->target, add, n_add, remove, n_remove, depth,
                                         res, e);
     }
+    pthread_mutex_lock(&reg.lock);
+    if (--s->users == 0)
+        pthread_cond_broadcast(&reg.unused);
+    pthread_mutex_unlock(&reg.lock);
+    return rc;
+}
+
+int session_stacks(const char *id, const struct collector_stacks_request *req,
+                   struct collector_stacks *out, struct strobe_error *e)
+{
+    *out = (struct collector_stacks){0};
+    pthread_mutex_lock(&reg.lock);
+    struct session *s = find_live(id);
+    if (s)
+        s->users++;
+    pthread_mutex_unlock(&reg.lock);
+    if (!s) {
+        int64_t key;
+        if (session_resolve(id, &key, e) != 0)
+            return -1;
+        return err_set(e, ERR_PROCESS_EXITED, "Session '%s' has no running process (it "
+                       "ended or was started by an earlier daemon).", id);
+    }
+    int rc;
+    if (!s->collector->stacks)
+        rc = collector_unsupported(s->collector, "reading every thread's stack", e);
+    else if (atomic_load(&s->finished))
+        rc = err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited.",
+                     id);
+    else
+        rc = s->collector->stacks(s->target, req, out, e);
+    if (rc == 0 && !out->diagnosis)
+        collector_stacks_diagnose(out);
+    else if (rc != 0)
+        collector_stacks_free(out);
     pthread_mutex_lock(&reg.lock);
     if (--s->users == 0)
         pthread_cond_broadcast(&reg.unused);

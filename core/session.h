@@ -82,6 +82,13 @@ int session_trace(const char *id, const char *const *add, int n_add,
                   const char *const *remove, int n_remove, int depth,
                   struct trace_result *res, struct strobe_error *e);
 
+/* debug_session stacks: every thread of the session's processes stopped, unwound
+ * and resumed (core/collector.h, collector_stacks), with the wait cycles named in
+ * out->diagnosis. PROCESS_EXITED when no process runs; NOT_IMPLEMENTED when the
+ * collector cannot. Free out with collector_stacks_free. */
+int session_stacks(const char *id, const struct collector_stacks_request *req,
+                   struct collector_stacks *out, struct strobe_error *e);
+
 /* Kills the target if it runs, then deletes the session's data unless retain. */
 int session_stop(const char *id, bool retain, int64_t *events_collected,
                  struct strobe_error *e);

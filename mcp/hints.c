@@ -30,6 +30,9 @@ static const struct hint {
     {ERR_PROCESS_EXITED, "debug_trace",
      "Its events stay queryable with debug_query; debug_launch the program again to "
      "trace it."},
+    {ERR_PROCESS_EXITED, "debug_session",
+     "Its events stay queryable with debug_query (eventType \"crash\", \"stdout\", "
+     "\"stderr\"); debug_launch the program again to see its threads live."},
     {ERR_NO_DEBUG_SYMBOLS, NULL,
      "Ask user permission to modify build configuration to compile with debug symbols "
      "(e.g., add `-g` flag or use debug build profile)."},

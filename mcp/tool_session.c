@@ -1,5 +1,6 @@
 /*
- * tool_session.c - debug_session: status, stop, list, delete.
+ * tool_session.c - debug_session: status, stop, list, delete, and stacks (its
+ * shaping is mcp/tool_stacks.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,10 @@
 #include "mcp/args.h"
 #include "mcp/tools.h"
 
-static const char *const fields[] = {"action", "sessionId", "retain", NULL};
+static const char *const fields[] = {"action", "sessionId", "retain", "pid", "tids",
+                                     "locals", "verbose", NULL};
+/* The fields only action "stacks" reads. */
+static const char *const stacks_fields[] = {"pid", "tids", "locals", "verbose"};
 
 /* The fields a session shows in status and list. */
 static cJSON *row_json(const struct session_row *r)
@@ -108,17 +112,26 @@ cJSON *tool_debug_session(struct tool_ctx *ctx, const cJSON *args, struct strobe
         return NULL;
     if (strcmp(action, "list") == 0)
         return list(ctx, e);
-    bool known = strcmp(action, "status") == 0 || strcmp(action, "stop") == 0 ||
+    bool stacks = strcmp(action, "stacks") == 0;
+    bool known = stacks || strcmp(action, "status") == 0 || strcmp(action, "stop") == 0 ||
                  strcmp(action, "delete") == 0;
     if (!known) {
-        err_set(e, ERR_VALIDATION, "'action' must be one of status, stop, list, delete; "
-                "not '%s'.", action);
+        err_set(e, ERR_VALIDATION, "'action' must be one of status, stop, list, delete, "
+                "stacks; not '%s'.", action);
         return NULL;
     }
     if (!id || !id[0]) {
         err_set(e, ERR_VALIDATION, "'sessionId' is required for action '%s'.", action);
         return NULL;
     }
+    for (size_t i = 0; !stacks && i < sizeof stacks_fields / sizeof *stacks_fields; i++)
+        if (cJSON_GetObjectItemCaseSensitive(args, stacks_fields[i])) {
+            err_set(e, ERR_VALIDATION, "'%s' applies to action 'stacks' only.",
+                    stacks_fields[i]);
+            return NULL;
+        }
+    if (stacks)
+        return tool_session_stacks(args, id, e);
     if (strcmp(action, "status") == 0)
         return status(ctx, id, e);
     int64_t events = 0;

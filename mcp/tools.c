@@ -116,13 +116,31 @@ static const struct tool_def catalog[] = {
         "Manage sessions. action \"status\": is the program still running, its exit code or "
         "signal, event counts. \"stop\": kill the program if it runs and delete the "
         "session's data, unless retain is true (keep it for later queries). \"list\": "
-        "every stored session. \"delete\": remove a session and its data.",
+        "every stored session. \"delete\": remove a session and its data. \"stacks\": "
+        "where is every thread right now? Stops all threads of the running program for a "
+        "moment, returns each thread's name, state (running, or sleeping in which system "
+        "call), stack frames (\"function (file:line)\", innermost first) and the locals of "
+        "its innermost frame in your code, then resumes them. For a hang or a deadlock: a "
+        "thread blocked in pthread_mutex_lock, pthread_join or a condition variable shows "
+        "wait {kind, address, ownerTid/joinedTid}, and `diagnosis` names each wait cycle "
+        "(deadlock: which thread holds which mutex and waits for which). Filter with pid "
+        "or tids; verbose adds each frame's arguments.",
         "{\"type\":\"object\",\"properties\":{"
-        "\"action\":{\"type\":\"string\",\"enum\":[\"status\",\"stop\",\"list\",\"delete\"]},"
-        "\"sessionId\":{\"type\":\"string\",\"description\":\"Required for status, stop and "
-        "delete\"},"
+        "\"action\":{\"type\":\"string\",\"enum\":[\"status\",\"stop\",\"list\",\"delete\","
+        "\"stacks\"]},"
+        "\"sessionId\":{\"type\":\"string\",\"description\":\"Required for status, stop, "
+        "delete and stacks\"},"
         "\"retain\":{\"type\":\"boolean\",\"description\":\"stop: keep the data (default "
-        "false)\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
+        "false)\"},"
+        "\"pid\":{\"type\":\"integer\",\"description\":\"stacks: this process only (default: "
+        "every process of the session)\"},"
+        "\"tids\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"maxItems\":64,"
+        "\"description\":\"stacks: these threads only\"},"
+        "\"locals\":{\"type\":\"boolean\",\"description\":\"stacks: the locals of each "
+        "thread's innermost frame in your code (default true)\"},"
+        "\"verbose\":{\"type\":\"boolean\",\"description\":\"stacks: frames as objects with "
+        "file, line and arguments (default false: one string per frame)\"}},"
+        "\"required\":[\"action\"],\"additionalProperties\":false}",
         tool_debug_session,
     },
 };

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/error.h"
+#include "core/collector.h"
 
 struct store; /* the daemon's database: opaque here, handed to the engine */
 
@@ -39,6 +40,10 @@ struct timeline_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e
 
 cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_session(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
+/* debug_session action "stacks" (mcp/tool_stacks.c), for session id. */
+cJSON *tool_session_stacks(const cJSON *args, const char *id, struct strobe_error *e);
+/* Its answer for a snapshot, cut to the budget (exposed for tests). NULL: no memory. */
+cJSON *tool_stacks_json(const char *id, const struct collector_stacks *st, bool verbose);
 cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 

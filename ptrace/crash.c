@@ -1,10 +1,9 @@
 /*
  * crash.c - crash capture on the tracer thread. See crash.h.
  *
- * The event is built in one pass: unwind (ptrace/unwind.h), map each pc to its
- * module (/proc/PID/maps), name it with the module's function index (dwarf.h, which
- * covers libraries without debug info through their symbol tables), expand inlined
- * calls and read variables with dwarf/frame.h, then write JSON. Everything is read
+ * The event is built in one pass: unwind (ptrace/unwind.h), name the frames
+ * (ptrace/symbolize.h: module, function index, inlined calls; shared with the
+ * stacks snapshot, stacks.c), read variables with dwarf/frame.h, then write JSON. Everything is read
  * while the thread is stopped. What is written to the target: the int3 of the Rust
  * panic breakpoint, and for a thread inside traced functions its real return
  * addresses in place of the trampolines (hooks_prepare_unwind), so that its stack
@@ -36,12 +35,12 @@
 #include "dwarf/frame.h"
 #include "ptrace/bptab.h"
 #include "ptrace/procmem.h"
+#include "ptrace/symbolize.h"
 #include "ptrace/unwind.h"
 
 #define KEEP_HEAD 48
 #define KEEP_TAIL 8
 #define MAX_STEPS 50000
-#define MAX_SITES 8
 #define FRAMES_WITH_ARGS 16
 #define ABORT_MSG_MAX 4096
 
@@ -152,131 +151,6 @@ void crash_on_process_exit(struct crash *c, pid_t pid)
             c->procs[i] = c->procs[--c->n_procs];
             break;
         }
-}
-
-/* ---- symbolization -------------------------------------------------------------- */
-
-struct modules {
-    struct module *m;
-    size_t n;
-};
-
-static const struct module *module_of(const struct modules *ms, uint64_t pc)
-{
-    for (size_t i = 0; i < ms->n; i++)
-        if (pc >= ms->m[i].start && pc < ms->m[i].end)
-            return &ms->m[i];
-    return NULL;
-}
-
-/* One printed frame: a physical frame, or an inlined call inside one. */
-struct shown_frame {
-    size_t phys;                 /* index into the unwind result */
-    const struct module *mod;
-    uint64_t lookup_pc;          /* link-time pc used for lookups */
-    const char *function;        /* points into sites or the index */
-    const char *file;
-    int line;
-    bool inlined;
-    bool outermost_site;         /* the out-of-line function of its physical frame */
-};
-
-struct symbolized {
-    struct shown_frame *frames;
-    size_t n;
-    struct dw_site *sites;       /* all sites, owned */
-    size_t n_sites;
-};
-
-static bool is_system_path(const char *path)
-{
-    return strncmp(path, "/lib/", 5) == 0 || strncmp(path, "/usr/lib/", 9) == 0 ||
-           strncmp(path, "/lib64/", 7) == 0 || strncmp(path, "/usr/lib64/", 11) == 0;
-}
-
-/* Frames of language runtimes, which are never "the crashing frame". */
-static bool is_runtime_frame(const struct shown_frame *f)
-{
-    static const char *const prefixes[] = {
-        "std::", "core::", "alloc::", "__rustc::", "rust_", "__rust_", "__asan", "__lsan",
-        "__ubsan", "__tsan", "__sanitizer", "__interceptor_", "__cxa_", "__cxxabiv1::",
-        "__gnu_cxx::", "_Unwind_", "panic_unwind::", "__assert", "abort", "raise",
-    };
-    if (f->mod && is_system_path(f->mod->path))
-        return true;
-    if (f->file && strncmp(f->file, "/rustc/", 7) == 0)
-        return true;
-    for (size_t i = 0; f->function && i < sizeof prefixes / sizeof *prefixes; i++)
-        if (strncmp(f->function, prefixes[i], strlen(prefixes[i])) == 0)
-            return true;
-    return false;
-}
-
-static void symbolize(const struct unwind_result *uw, const struct modules *ms,
-                      struct symbolized *out)
-{
-    memset(out, 0, sizeof *out);
-    out->frames = calloc(uw->n * MAX_SITES, sizeof *out->frames);
-    out->sites = calloc(uw->n * MAX_SITES, sizeof *out->sites);
-    if (!out->frames || !out->sites)
-        return;
-    for (size_t i = 0; i < uw->n; i++) {
-        /* A caller's pc is a return address: the call is the byte before. */
-        uint64_t pc = uw->frames[i].pc - (i > 0 ? 1 : 0);
-        const struct module *m = module_of(ms, pc);
-        uint64_t lpc = m ? pc - m->bias : pc;
-        struct dw_site *sites = out->sites + out->n_sites;
-        size_t ns = m ? dw_frame_sites(m->path, lpc, sites, MAX_SITES) : 0;
-        out->n_sites += ns;
-        const char *name = NULL;
-        if (m && (ns == 0 || !sites[ns - 1].function)) {
-            char err[256];
-            const struct dw_index *ix = dw_index_get(m->path, err, sizeof err);
-            const struct dw_function *fn = ix ? dw_function_at(ix, lpc) : NULL;
-            name = fn ? fn->name : NULL;
-        }
-        for (size_t s = 0; s < (ns ? ns : 1); s++) {
-            struct shown_frame *f = &out->frames[out->n++];
-            f->phys = i;
-            f->mod = m;
-            f->lookup_pc = lpc;
-            f->function = ns && sites[s].function ? sites[s].function : name;
-            f->file = ns ? sites[s].file : NULL;
-            f->line = ns ? sites[s].line : 0;
-            f->inlined = ns ? sites[s].inlined : false;
-            f->outermost_site = s + 1 == (ns ? ns : 1);
-        }
-    }
-}
-
-static void symbolized_free(struct symbolized *s)
-{
-    if (s->sites)
-        dw_sites_free(s->sites, s->n_sites);
-    free(s->sites);
-    free(s->frames);
-}
-
-/* The innermost frame of the program's own code with a source line; else the
- * innermost with one; else 0. */
-static size_t crash_frame(const struct symbolized *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (s->frames[i].file && s->frames[i].line && !is_runtime_frame(&s->frames[i]))
-            return i;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->frames[i].file && s->frames[i].line)
-            return i;
-    return 0;
-}
-
-static bool any_frame_named(const struct symbolized *s, const char *const *names, size_t n)
-{
-    for (size_t i = 0; i < s->n; i++)
-        for (size_t k = 0; s->frames[i].function && k < n; k++)
-            if (strncmp(s->frames[i].function, names[k], strlen(names[k])) == 0)
-                return true;
-    return false;
 }
 
 /* ---- signal facts -------------------------------------------------------------- */
@@ -407,14 +281,6 @@ static void write_registers(struct strbuf *sb, const struct user_regs_struct *r)
     sb_puts(sb, "}");
 }
 
-static void to_dw_regs(const struct unwind_frame *f, struct dw_regs *r)
-{
-    memset(r, 0, sizeof *r);
-    memcpy(r->val, f->regs, sizeof r->val);
-    r->known = f->known;
-    r->cfa = f->cfa;
-}
-
 /* Frame numbers count the frames left out between the head and the tail. */
 static size_t shown_index(const struct unwind_result *uw, const struct symbolized *s, size_t i)
 {
@@ -461,7 +327,7 @@ static void write_frames(struct strbuf *sb, const struct unwind_result *uw,
                           !is_runtime_frame(f)));
         if (want_vars) {
             struct dw_regs regs;
-            to_dw_regs(uf, &regs);
+            unwind_frame_regs(uf, &regs);
             struct strbuf params = {0}, vars = {0};
             if (dw_frame_vars_json(&params, &vars, f->mod->path, f->lookup_pc, f->mod->bias,
                                    &regs, procmem_read_ctx, &memfd, &vo) == 0) {
@@ -604,7 +470,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
         symbolize(&uw, &ms, &sy);
     if (pc != regs.rip)
         ptrace(PTRACE_SETREGS, tid, 0, &regs);
-    size_t ci = crash_frame(&sy);
+    size_t ci = symbolized_own_frame(&sy);
     char abort_msg[ABORT_MSG_MAX] = "";
     struct assertion_info as;
     if (sig == SIGABRT)

@@ -107,7 +107,7 @@ void hooks_set_depth(struct hooks *h, int depth);
  * instruction (rip is back on it); BP_PASS: not one of ours. */
 enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs);
 
-/* Before a crash report unwinds thread tid: puts the real return addresses back on
+/* Before a crash report or a stacks snapshot (stacks.h) unwinds thread tid: puts the real return addresses back on
  * its stack in place of the trampolines (the unwinder reads them; the frames'
  * exits are then reported as unwound if the thread ever returns there), and maps
  * *pc from a relocated instruction in scratch memory back to the function's own

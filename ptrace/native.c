@@ -16,6 +16,7 @@
 #include "dwarf/elfinfo.h"
 #include "dwarf/frame.h"
 #include "ptrace/resolve.h"
+#include "ptrace/stacks.h"
 #include "ptrace/tracer.h"
 
 struct collector_target {
@@ -143,14 +144,20 @@ static bool native_finished(struct collector_target *ct)
     return tracer_finished(ct->tracer);
 }
 
+static int native_stacks(struct collector_target *ct, const struct collector_stacks_request *req,
+                         struct collector_stacks *out, struct strobe_error *e)
+{
+    return stacks_snapshot(ct->tracer, req, out, e);
+}
+
 static void native_join(struct collector_target *ct)
 {
     tracer_join(ct->tracer);
     target_free(ct);
 }
 
-/* Memory, stacks, breakpoints, watches and stepping come with their issues: until
- * then the slots stay NULL and the engine answers NOT_IMPLEMENTED. */
+/* Memory, breakpoints, watches and stepping come with their issues: until then
+ * their slots stay NULL and the engine answers NOT_IMPLEMENTED. */
 const struct collector_methods native_collector = {
     .version = COLLECTOR_VERSION,
     .name = "native",
@@ -164,4 +171,5 @@ const struct collector_methods native_collector = {
     .kill = native_kill,
     .finished = native_finished,
     .join = native_join,
+    .stacks = native_stacks,
 };

@@ -1156,6 +1156,67 @@ void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, 
     }
 }
 
+struct thread_scan {
+    struct tthread **ths;
+    size_t n, cap;
+};
+
+static void scan_all(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct thread_scan *s = arg;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 32;
+        struct tthread **p = realloc(s->ths, cap * sizeof *p);
+        if (!p)
+            return;
+        s->ths = p;
+        s->cap = cap;
+    }
+    s->ths[s->n++] = value;
+}
+
+static int by_process_then_tid(const void *a, const void *b)
+{
+    const struct tthread *x = *(struct tthread *const *)a, *y = *(struct tthread *const *)b;
+    if (x->tgid != y->tgid)
+        return x->tgid < y->tgid ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+void tracer_each_thread(struct tracer *t,
+                        void (*fn)(pid_t tid, pid_t tgid, bool stopped, struct hooks *h,
+                                   void *arg),
+                        void *arg)
+{
+    /* Every image is held at once, so that the snapshot is one instant of the whole
+     * program; holding may reap and drop images, hence the pids. */
+    pid_t pids[MAX_IMAGES];
+    struct held hds[MAX_IMAGES];
+    int n = t->n_images;
+    for (int i = 0; i < n; i++)
+        pids[i] = t->images[i].pid;
+    for (int i = 0; i < n; i++) {
+        struct space *sp = space_by_pid(t, pids[i]);
+        hds[i] = (struct held){0};
+        if (sp)
+            hold(t, sp, 0, &hds[i]);
+    }
+    struct thread_scan s = {0};
+    u64map_each(&t->threads, scan_all, &s);
+    if (s.n)
+        qsort(s.ths, s.n, sizeof *s.ths, by_process_then_tid);
+    for (size_t i = 0; i < s.n; i++) {
+        const struct tthread *th = s.ths[i];
+        struct space *sp = space_of_process(t, th->tgid);
+        bool stopped = th->state != TS_RUNNING && !th->in_vfork && !th->exiting;
+        fn(th->tid, th->tgid, stopped, sp ? sp->hooks : NULL, arg);
+    }
+    free(s.ths);
+    for (int i = 0; i < n; i++)
+        release(t, &hds[i]);
+}
+
 struct hooks *tracer_hooks(struct tracer *t) { return t->main.hooks; }
 
 struct bptab *tracer_bptab(struct tracer *t) { return t->main.bp; }

@@ -97,6 +97,16 @@ int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void 
 void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, void *arg),
                        void *arg);
 
+/* From a tracer_call function: holds the threads of the other images too, then
+ * calls fn for each thread of the target, by process then tid, with its image's
+ * hooks (NULL in output-only sessions); stopped says whether it is in a ptrace stop
+ * (a thread blocked in vfork or exiting is not, and runs no code); then releases
+ * what it held. fn must not hold or release threads. */
+void tracer_each_thread(struct tracer *t,
+                        void (*fn)(pid_t tid, pid_t tgid, bool stopped, struct hooks *h,
+                                   void *arg),
+                        void *arg);
+
 /* For code running on the tracer thread (on_entry, tracer_call functions): the
  * hooks of the target, and its main pid (stopped during those calls). */
 struct hooks *tracer_hooks(struct tracer *t);

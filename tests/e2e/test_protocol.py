@@ -85,7 +85,7 @@ def test_tools_list_has_the_four_tools_with_schemas(raw):
     assert "sessionId" in by_name["debug_query"]["inputSchema"].get("required", [])
     assert "action" in by_name["debug_session"]["inputSchema"].get("required", [])
     assert set(by_name["debug_session"]["inputSchema"]["properties"]["action"]["enum"]) == \
-        {"status", "stop", "list", "delete"}
+        {"status", "stop", "list", "delete", "stacks"}
 
 
 def test_notification_gets_no_response(raw):

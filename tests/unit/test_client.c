@@ -486,6 +486,28 @@ static void test_ctl_crash(void **state)
     assert_string_equal(err, "unknown option --type");
 }
 
+static void test_ctl_stacks(void **state)
+{
+    (void)state;
+    struct ctl_cmd c;
+    char err[256];
+    assert_int_equal(parse(&c, err, "stacks", "s1", NULL), 0);
+    assert_int_equal(c.kind, CTL_STACKS);
+    assert_string_equal(c.tool, "debug_session");
+    assert_args(&c, "{\"action\":\"stacks\",\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "stacks", "--pid", "42", "s1", "--json", NULL), 0);
+    assert_true(c.json);
+    assert_args(&c, "{\"action\":\"stacks\",\"pid\":42,\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "stacks", NULL), -1);
+    assert_string_equal(err, "stacks needs a SESSION id");
+    assert_non_null(strstr(c.usage, "strobectl stacks SESSION"));
+    assert_int_equal(parse(&c, err, "stacks", "s1", "s2", NULL), -1);
+    assert_int_equal(parse(&c, err, "stacks", "s1", "--pid", "0", NULL), -1);
+    assert_int_equal(parse(&c, err, "stacks", "s1", "--full-paths", NULL), -1);
+}
+
 /* The report of a parsed event, with flags. Caller frees. */
 static char *report(const char *event_json, unsigned flags)
 {
@@ -705,6 +727,49 @@ static void test_render_query(void **state)
     cJSON_Delete(r);
 }
 
+static void test_render_stacks(void **state)
+{
+    (void)state;
+    cJSON *r = cJSON_Parse(
+        "{\"sessionId\":\"s\",\"diagnosis\":\"deadlock: tid 11 (a) holds M1 (0x10) and "
+        "waits for M2 (0x20) held by tid 12 (b), which waits for M1\",\"threads\":["
+        "{\"tid\":10,\"pid\":10,\"name\":\"app\",\"state\":\"sleeping\",\"syscall\":"
+        "\"futex\",\"wait\":{\"kind\":\"join\",\"address\":\"0x30\",\"joinedTid\":11},"
+        "\"frames\":[\"__pthread_clockjoin_ex\",\"main (app.c:9)\"],\"ownFrame\":1},"
+        "{\"tid\":11,\"pid\":10,\"name\":\"a\",\"state\":\"sleeping\",\"syscall\":"
+        "\"futex\",\"wait\":{\"kind\":\"mutex\",\"address\":\"0x20\",\"ownerTid\":12},"
+        "\"frames\":[\"__lll_lock_wait\",\"take (app.c:5)\"],\"ownFrame\":1,"
+        "\"locals\":[{\"name\":\"round\",\"type\":\"int\",\"value\":2}],"
+        "\"omittedFrames\":3},"
+        "{\"tid\":13,\"pid\":10,\"name\":\"c\",\"state\":\"running\",\"frames\":["
+        "{\"function\":\"spin\",\"file\":\"/src/app.c\",\"line\":3,\"pc\":\"0x1\"},"
+        "{\"function\":\"start_thread\",\"pc\":\"0x2\"}]}]}");
+    assert_non_null(r);
+    struct capture c;
+    render_stacks(capture_start(&c), r);
+    char *t = capture_end(&c);
+    assert_string_equal(t,
+                        "deadlock: tid 11 (a) holds M1 (0x10) and waits for M2 (0x20) held "
+                        "by tid 12 (b), which waits for M1\n"
+                        "\n"
+                        "Thread 10 (app) sleeping in futex, waiting for thread 11 to end "
+                        "(pthread_join):\n"
+                        "#0 __pthread_clockjoin_ex\n"
+                        "#1 main (app.c:9)\n"
+                        "\n"
+                        "Thread 11 (a) sleeping in futex, waiting for mutex 0x20 held by 12:\n"
+                        "#0 __lll_lock_wait\n"
+                        "#1 take (app.c:5)\n"
+                        "    round = 2\n"
+                        "... 3 more frames\n"
+                        "\n"
+                        "Thread 13 (c) running:\n"
+                        "#0 spin (/src/app.c:3)\n"
+                        "#1 start_thread\n");
+    free(t);
+    cJSON_Delete(r);
+}
+
 static void test_render_sessions_and_results(void **state)
 {
     (void)state;
@@ -808,9 +873,11 @@ int main(void)
         cmocka_unit_test(test_ctl_sessions_and_trace),
         cmocka_unit_test(test_ctl_misc),
         cmocka_unit_test(test_ctl_crash),
+        cmocka_unit_test(test_ctl_stacks),
         cmocka_unit_test(test_crash_report_signal),
         cmocka_unit_test(test_crash_report_details),
         cmocka_unit_test(test_render_query),
+        cmocka_unit_test(test_render_stacks),
         cmocka_unit_test(test_render_sessions_and_results),
         cmocka_unit_test(test_crash_report_all),
     };

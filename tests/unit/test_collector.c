@@ -266,6 +266,14 @@ static void test_session_through_a_second_collector(void **state)
     assert_int_equal(tr.n_patterns, 1);
     assert_string_equal(tr.patterns[0], "fake::*");
 
+    /* A collector without the stacks slot: NOT_IMPLEMENTED, naming its language. */
+    static struct collector_stacks stacks;
+    struct collector_stacks_request sreq = {.locals = true};
+    assert_int_equal(session_stacks(res.session_id, &sreq, &stacks, &e), -1);
+    assert_int_equal(e.code, ERR_NOT_IMPLEMENTED);
+    assert_non_null(strstr(e.msg, "reading every thread's stack"));
+    assert_non_null(strstr(e.msg, "fake programs"));
+
     /* Stop: the collector's kill and join; the end and the output are recorded. */
     int64_t events = 0;
     assert_int_equal(session_stop(res.session_id, true, &events, &e), 0);
@@ -283,11 +291,71 @@ static void test_session_through_a_second_collector(void **state)
     assert_int_equal(e.code, ERR_PROCESS_EXITED);
     assert_null(strstr(e.msg, "debug_"));
 
+    assert_int_equal(session_stacks(res.session_id, &sreq, &stacks, &e), -1);
+    assert_int_equal(e.code, ERR_PROCESS_EXITED);
+    assert_null(strstr(e.msg, "debug_"));
+    assert_int_equal(session_stacks("no-such-session", &sreq, &stacks, &e), -1);
+    assert_int_equal(e.code, ERR_SESSION_NOT_FOUND);
+
     assert_int_equal(session_delete(res.session_id, &e), 0);
     sessions_shutdown();
     store_reader_close(rd);
     store_close(store);
     rm_dir(dir);
+}
+
+/* ---- wait cycles ------------------------------------------------------------------ */
+
+static void set_thread(struct collector_thread *th, pid_t tid, const char *name,
+                       enum collector_wait_kind w, uint64_t addr, pid_t owner)
+{
+    *th = (struct collector_thread){.tid = tid, .pid = 100, .syscall_nr = -1,
+                                    .own_frame = -1, .wait = w, .wait_address = addr,
+                                    .wait_owner = owner};
+    snprintf(th->name, sizeof th->name, "%s", name);
+}
+
+static void test_stacks_diagnose(void **state)
+{
+    (void)state;
+    struct collector_stacks s = {0};
+    s.threads = calloc(6, sizeof *s.threads);
+    assert_non_null(s.threads);
+    /* main joins a; a and b wait for each other's mutex. */
+    set_thread(&s.threads[0], 100, "main", WAIT_JOIN, 0x900, 101);
+    set_thread(&s.threads[1], 101, "a", WAIT_MUTEX, 0x20, 102);
+    set_thread(&s.threads[2], 102, "b", WAIT_MUTEX, 0x10, 101);
+    s.n_threads = 3;
+    collector_stacks_diagnose(&s);
+    assert_non_null(s.diagnosis);
+    assert_string_equal(s.diagnosis, "deadlock: tid 101 (a) holds M1 (0x10) and waits for "
+                                     "M2 (0x20) held by tid 102 (b), which waits for M1");
+    free(s.diagnosis);
+    s.diagnosis = NULL;
+
+    /* Three threads in a ring, and a waiter whose owner is outside the snapshot. */
+    set_thread(&s.threads[3], 103, "c", WAIT_MUTEX, 0x30, 104);
+    set_thread(&s.threads[4], 104, "d", WAIT_MUTEX, 0x40, 105);
+    set_thread(&s.threads[5], 105, "e", WAIT_MUTEX, 0x50, 103);
+    s.threads[0].wait_owner = 999;
+    s.n_threads = 6;
+    collector_stacks_diagnose(&s);
+    assert_string_equal(s.diagnosis,
+                        "deadlock: tid 101 (a) holds M1 (0x10) and waits for M2 (0x20) held "
+                        "by tid 102 (b), which waits for M1; deadlock: tid 103 (c) holds M1 "
+                        "(0x50) and waits for M2 (0x30) held by tid 104 (d), which waits for "
+                        "M3 (0x40) held by tid 105 (e), which waits for M1");
+    free(s.diagnosis);
+    s.diagnosis = NULL;
+
+    /* No cycle: no diagnosis. */
+    s.threads[2].wait = WAIT_NONE;
+    s.threads[5].wait_owner = 0;
+    collector_stacks_diagnose(&s);
+    assert_null(s.diagnosis);
+    collector_stacks_free(&s);
+    assert_null(s.threads);
+    assert_int_equal(s.n_threads, 0);
 }
 
 /* ---- hints ---------------------------------------------------------------------- */
@@ -366,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_unsupported_names_the_language),
         cmocka_unit_test(test_session_through_a_second_collector),
+        cmocka_unit_test(test_stacks_diagnose),
         cmocka_unit_test(test_hints_per_code_and_tool),
         cmocka_unit_test(test_hints_apply),
         cmocka_unit_test(test_trace_status_hint),

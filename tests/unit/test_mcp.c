@@ -10,10 +10,12 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcp/server.h"
+#include "mcp/tools.h"
 
 static cJSON *call(struct mcp_conn *c, const char *line)
 {
@@ -173,6 +175,14 @@ static void test_tool_call_errors(void **state)
                       "VALIDATION_ERROR", "'sessionId' is required");
     expect_tool_error(c, CALL("debug_session", "{\"action\":\"stop\",\"sessionId\":\"s\","
                               "\"retain\":\"yes\"}"), "VALIDATION_ERROR", "'retain'");
+    expect_tool_error(c, CALL("debug_session", "{\"action\":\"stacks\"}"),
+                      "VALIDATION_ERROR", "'sessionId' is required");
+    expect_tool_error(c, CALL("debug_session", "{\"action\":\"stacks\",\"sessionId\":\"s\","
+                              "\"tids\":[1,\"2\"]}"), "VALIDATION_ERROR", "'tids'");
+    expect_tool_error(c, CALL("debug_session", "{\"action\":\"stacks\",\"sessionId\":\"s\","
+                              "\"verbose\":1}"), "VALIDATION_ERROR", "'verbose'");
+    expect_tool_error(c, CALL("debug_session", "{\"action\":\"status\",\"sessionId\":\"s\","
+                              "\"pid\":1}"), "VALIDATION_ERROR", "applies to action 'stacks'");
     expect_tool_error(c, CALL("debug_query", "{}"), "VALIDATION_ERROR", "'sessionId'");
     expect_tool_error(c, CALL("debug_query", "{\"sessionId\":\"s\",\"limt\":5}"),
                       "VALIDATION_ERROR", "did you mean 'limit'");
@@ -202,6 +212,70 @@ static void test_trace_pending_mode(void **state)
     mcp_conn_free(c);
 }
 
+/* 40 threads of 64 frames with long names: far over the budget. The two threads of
+ * the deadlock keep every frame; the idle ones are cut first. */
+static void test_stacks_budget(void **state)
+{
+    (void)state;
+    struct collector_stacks st = {0};
+    st.n_threads = 40;
+    st.threads = calloc(st.n_threads, sizeof *st.threads);
+    assert_non_null(st.threads);
+    for (size_t i = 0; i < st.n_threads; i++) {
+        struct collector_thread *th = &st.threads[i];
+        *th = (struct collector_thread){.tid = 1000 + (pid_t)i, .pid = 1000, .syscall_nr = -1,
+                                        .own_frame = -1};
+        snprintf(th->name, sizeof th->name, "t%zu", i);
+        snprintf(th->state, sizeof th->state, "running");
+        th->n_frames = STACKS_MAX_FRAMES;
+        th->frames = calloc(th->n_frames, sizeof *th->frames);
+        assert_non_null(th->frames);
+        for (size_t k = 0; k < th->n_frames; k++) {
+            th->frames[k].function = strdup("a_rather_long_function_name_for_the_budget");
+            th->frames[k].file = strdup("/src/project/module/file.c");
+            th->frames[k].line = (int)k + 1;
+        }
+    }
+    st.threads[7].wait = st.threads[9].wait = WAIT_MUTEX;
+    st.threads[7].wait_owner = 1009;
+    st.threads[9].wait_owner = 1007;
+    st.threads[7].wait_address = 0x10;
+    st.threads[9].wait_address = 0x20;
+    collector_stacks_diagnose(&st);
+    assert_non_null(st.diagnosis);
+
+    cJSON *o = tool_stacks_json("s", &st, false);
+    assert_non_null(o);
+    char *text = cJSON_PrintUnformatted(o);
+    assert_true(strlen(text) <= 16 * 1024);
+    free(text);
+    const cJSON *tr = cJSON_GetObjectItem(o, "truncated");
+    assert_true(cJSON_IsString(tr));
+    assert_non_null(strstr(tr->valuestring, "38 thread(s)"));
+    const cJSON *threads = cJSON_GetObjectItem(o, "threads");
+    assert_int_equal(cJSON_GetArraySize(threads), 40);
+    const cJSON *t0 = cJSON_GetArrayItem(threads, 0), *t7 = cJSON_GetArrayItem(threads, 7);
+    assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(t0, "frames")) <= 3);
+    assert_int_equal(cJSON_GetObjectItem(t0, "omittedFrames")->valueint,
+                     STACKS_MAX_FRAMES - cJSON_GetArraySize(cJSON_GetObjectItem(t0, "frames")));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(t7, "frames")), STACKS_MAX_FRAMES);
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(t7, "frames"), 0)->valuestring,
+                        "a_rather_long_function_name_for_the_budget (file.c:1)");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(t7, "wait"), "address")
+                            ->valuestring, "0x10");
+    cJSON_Delete(o);
+
+    /* Within the budget: nothing cut. */
+    st.n_threads = 2;
+    o = tool_stacks_json("s", &st, false);
+    assert_null(cJSON_GetObjectItem(o, "truncated"));
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "threads"), 0),
+                                    "omittedFrames"));
+    cJSON_Delete(o);
+    st.n_threads = 40;
+    collector_stacks_free(&st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_tools_list),
         cmocka_unit_test(test_tool_call_errors),
         cmocka_unit_test(test_trace_pending_mode),
+        cmocka_unit_test(test_stacks_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,197 @@
+"""debug_session action "stacks" (docs/PROTOCOL.md "Thread stacks"): every thread of a
+running program stopped, unwound and resumed. The deadlock_abba fixture deadlocks for
+certain (its top comment): worker-a holds lock_a and waits for lock_b, worker-b holds
+lock_b and waits for lock_a, main waits in pthread_join for worker-a. The lines of the
+two blocking calls are read from the fixture's LOCK SECOND markers; the mutexes'
+addresses from `nm` plus the load bias of /proc/PID/maps."""
+
+import os
+import re
+import subprocess
+
+from conftest import REPO, T_LONG, fixture_path, pid_alive, wait_until
+
+SRC = os.path.join(REPO, "tests", "fixtures", "deadlock_abba.c")
+
+
+def marker_line(tag):
+    with open(SRC) as f:
+        for n, line in enumerate(f, 1):
+            if "LOCK SECOND " + tag in line:
+                return n
+    raise AssertionError("no LOCK SECOND %s marker in %s" % (tag, SRC))
+
+
+def global_addresses(pid):
+    """{symbol: runtime address} of lock_a and lock_b in process pid (a PIE)."""
+    exe = fixture_path("deadlock_abba")
+    nm = subprocess.run(["nm", exe], stdout=subprocess.PIPE, check=True, text=True).stdout
+    syms = {}
+    for line in nm.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] in ("lock_a", "lock_b"):
+            syms[parts[2]] = int(parts[0], 16)
+    real = os.path.realpath(exe)
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 6 and os.path.realpath(fields[5]) == real and \
+                    int(fields[2], 16) == 0:
+                bias = int(fields[0].split("-")[0], 16)
+                return {k: v + bias for k, v in syms.items()}
+    raise AssertionError("no mapping of %s in pid %d" % (exe, pid))
+
+
+def stacks(mcp, sid, **kw):
+    a = {"action": "stacks", "sessionId": sid}
+    a.update(kw)
+    return mcp.call_tool("debug_session", a)
+
+
+def by_name(res):
+    return {t["name"]: t for t in res["threads"]}
+
+
+def launch_deadlocked(mcp):
+    """Launches deadlock_abba, waits for "started" and until both workers wait on a
+    mutex; returns (sessionId, pid, the last stacks answer)."""
+    r = mcp.launch("deadlock_abba")
+    sid, pid = r["sessionId"], r["pid"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+
+    def both_blocked():
+        res = stacks(mcp, sid)
+        names = by_name(res)
+        ok = all(names.get(n, {}).get("wait", {}).get("kind") == "mutex"
+                 for n in ("worker-a", "worker-b"))
+        return res if ok else None
+    return sid, pid, wait_until(both_blocked, T_LONG, what="both workers blocked on a mutex")
+
+
+def test_stacks_names_the_deadlock(mcp):
+    sid, pid, res = launch_deadlocked(mcp)
+    assert res["sessionId"] == sid
+    assert res["pids"] == [pid]
+    names = by_name(res)
+    assert set(names) == {"deadlock_abba", "worker-a", "worker-b"}, names
+    a, b, main = names["worker-a"], names["worker-b"], names["deadlock_abba"]
+    assert main["tid"] == pid
+    addr = global_addresses(pid)
+
+    for t, tag, waits_for, other in ((a, "a", "lock_b", b), (b, "b", "lock_a", a)):
+        assert t["pid"] == pid and t["tid"] != pid
+        assert t["state"] == "sleeping" and t["syscall"] == "futex", t
+        own = t["frames"][t["ownFrame"]]
+        assert own == "take_second (deadlock_abba.c:%d)" % marker_line(tag), t["frames"]
+        # the thread function called take_second
+        assert t["frames"][t["ownFrame"] + 1].startswith(
+            "worker_%s (deadlock_abba.c:" % tag), t["frames"]
+        assert t["locals"] == [{"name": "round", "type": "int", "value": 2}], t
+        w = t["wait"]
+        assert w["kind"] == "mutex"
+        assert int(w["address"], 16) == addr[waits_for], (w, addr)
+        assert w["ownerTid"] == other["tid"]
+
+    assert main["wait"]["kind"] == "join", main
+    assert main["wait"]["joinedTid"] == a["tid"]
+    assert any(f.startswith("main (deadlock_abba.c:") for f in main["frames"]), main
+
+    d = res["diagnosis"]
+    assert d.startswith("deadlock: "), d
+    assert "tid %d (worker-a)" % a["tid"] in d and "tid %d (worker-b)" % b["tid"] in d, d
+    assert "0x%x" % addr["lock_a"] in d and "0x%x" % addr["lock_b"] in d, d
+    assert res["stoppedMs"] >= 0
+
+    # the snapshot resumed every thread: the process still runs, and stop ends it
+    assert pid_alive(pid)
+    assert mcp.status(sid)["status"] == "running"
+    mcp.stop(sid)
+    wait_until(lambda: not pid_alive(pid), T_LONG, what="deadlock_abba to end")
+
+
+def test_stacks_of_traced_frames(mcp):
+    """take_second and the thread functions traced: their return addresses are
+    trampolines until the snapshot puts the real ones back, so the stacks read the
+    same as untraced, and the program still runs afterwards."""
+    mcp.call_tool("debug_trace", {"add": ["take_second", "worker_*"]})
+    sid, pid, res = launch_deadlocked(mcp)
+    mcp.wait_events(sid, 2, eventType="function_enter", function={"equals": "take_second"})
+    res = stacks(mcp, sid)
+    for tag in ("a", "b"):
+        t = by_name(res)["worker-" + tag]
+        own = t["ownFrame"]
+        assert t["frames"][own] == "take_second (deadlock_abba.c:%d)" % marker_line(tag), t
+        assert t["frames"][own + 1].startswith("worker_%s (deadlock_abba.c:" % tag), t
+        assert t["frames"][own + 2] == "start_thread", t
+    assert pid_alive(pid) and mcp.status(sid)["status"] == "running"
+    mcp.stop(sid)
+
+
+def test_stacks_filters_and_verbose(mcp):
+    sid, pid, res = launch_deadlocked(mcp)
+    a = by_name(res)["worker-a"]
+    one = stacks(mcp, sid, tids=[a["tid"]], verbose=True, locals=False)
+    assert [t["tid"] for t in one["threads"]] == [a["tid"]]
+    t = one["threads"][0]
+    assert "locals" not in t
+    own = t["frames"][t["ownFrame"]]
+    assert own["function"] == "take_second" and own["line"] == marker_line("a")
+    assert own["file"].endswith("deadlock_abba.c")
+    assert own["arguments"][1] == {"name": "first_is_a", "type": "int", "value": 1}, own
+    assert int(own["pc"], 16) > 0
+    assert len(stacks(mcp, sid, pid=pid)["threads"]) == 3
+    assert stacks(mcp, sid, pid=1)["threads"] == []  # init is never the session's
+    mcp.stop(sid)
+
+
+def test_stacks_errors(mcp):
+    e = mcp.tool_error("debug_session", {"action": "stacks", "sessionId": "no-such-session"})
+    assert e.code == "SESSION_NOT_FOUND", e
+    r = mcp.launch("hello_exit3")
+    sid = r["sessionId"]
+    for bad in ({"tids": "1"}, {"tids": [1.5]}, {"tids": list(range(1, 66))},
+                {"pid": "x"}, {"locals": 1}, {"verbose": "yes"}):
+        a = {"action": "stacks", "sessionId": sid}
+        a.update(bad)
+        assert mcp.tool_error("debug_session", a).code == "VALIDATION_ERROR", bad
+    assert mcp.tool_error("debug_session", {"action": "status", "sessionId": sid,
+                                            "tids": [1]}).code == "VALIDATION_ERROR"
+    assert mcp.tool_error("debug_session", {"action": "stacks"}).code == "VALIDATION_ERROR"
+    mcp.wait_ended(sid)
+    e = mcp.tool_error("debug_session", {"action": "stacks", "sessionId": sid})
+    assert e.code == "PROCESS_EXITED", e
+    assert re.search(r"debug_launch", e.message), e.message
+
+
+def test_strobectl_stacks(mcp):
+    """strobectl stacks prints like gdb's thread apply all bt, the diagnosis first."""
+    sid, pid, res = launch_deadlocked(mcp)
+    names = by_name(res)
+    a, b = names["worker-a"], names["worker-b"]
+    addr = global_addresses(pid)
+    r = mcp.world.strobectl("stacks", sid)
+    assert r.rc == 0, r
+    lines = r.out.splitlines()
+    assert lines[0].startswith("deadlock: tid "), r.out
+    assert lines[1] == ""
+    assert "Thread %d (deadlock_abba) sleeping in futex, waiting for thread %d to end " \
+           "(pthread_join):" % (pid, a["tid"]) in lines, r.out
+    head_a = "Thread %d (worker-a) sleeping in futex, waiting for mutex 0x%x held by %d:" % (
+        a["tid"], addr["lock_b"], b["tid"])
+    head_b = "Thread %d (worker-b) sleeping in futex, waiting for mutex 0x%x held by %d:" % (
+        b["tid"], addr["lock_a"], a["tid"])
+    for head, tag, own in ((head_a, "a", a["ownFrame"]), (head_b, "b", b["ownFrame"])):
+        i = lines.index(head)
+        assert lines[i + 1].startswith("#0 "), r.out
+        assert lines[i + 1 + own] == "#%d take_second (deadlock_abba.c:%d)" % (
+            own, marker_line(tag)), r.out
+        assert lines[i + 2 + own] == "    round = 2", r.out
+
+    j = mcp.world.strobectl("--json", "stacks", sid, "--pid", str(pid)).json()
+    assert {t["name"] for t in j["threads"]} == {"deadlock_abba", "worker-a", "worker-b"}
+
+    assert mcp.world.strobectl("stacks").rc == 64
+    assert mcp.world.strobectl("stacks", sid, "--pid", "x").rc == 64
+    mcp.stop(sid)
+    r = mcp.world.strobectl("stacks", sid)
+    assert r.rc == 1 and "SESSION_NOT_FOUND" in r.err, r
