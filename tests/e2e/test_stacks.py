@@ -11,15 +11,20 @@ import subprocess
 
 from conftest import REPO, T_LONG, fixture_path, pid_alive, wait_until
 
-SRC = os.path.join(REPO, "tests", "fixtures", "deadlock_abba.c")
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
+
+
+def line_of(fixture, marker):
+    path = os.path.join(FIXTURES, fixture)
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if marker in line:
+                return n
+    raise AssertionError("no %s marker in %s" % (marker, path))
 
 
 def marker_line(tag):
-    with open(SRC) as f:
-        for n, line in enumerate(f, 1):
-            if "LOCK SECOND " + tag in line:
-                return n
-    raise AssertionError("no LOCK SECOND %s marker in %s" % (tag, SRC))
+    return line_of("deadlock_abba.c", "LOCK SECOND " + tag)
 
 
 def global_addresses(pid):
@@ -141,6 +146,38 @@ def test_stacks_filters_and_verbose(mcp):
     assert int(own["pc"], 16) > 0
     assert len(stacks(mcp, sid, pid=pid)["threads"]) == 3
     assert stacks(mcp, sid, pid=1)["threads"] == []  # init is never the session's
+    mcp.stop(sid)
+
+
+def test_stacks_other_waits(mcp):
+    """stacks_waits: a condition variable (its own address), a read() on a pipe and a
+    sleep are told apart; no wait cycle, so no diagnosis."""
+    r = mcp.launch("stacks_waits")
+    sid, pid = r["sessionId"], r["pid"]
+    text = mcp.wait_events(sid, 1, eventType="stdout")["events"][0]["text"]
+    cond = int(text.split()[1], 16)
+
+    def settled():
+        res = stacks(mcp, sid)
+        names = by_name(res)
+        ok = names.get("cv-waiter", {}).get("wait", {}).get("kind") == "condvar" and \
+            names.get("pipe-reader", {}).get("syscall") == "read" and \
+            names.get("stacks_waits", {}).get("syscall") == "clock_nanosleep"
+        return res if ok else None
+    res = wait_until(settled, T_LONG, what="the three threads blocked")
+    assert "diagnosis" not in res, res
+    names = by_name(res)
+    cv, rd, main = names["cv-waiter"], names["pipe-reader"], names["stacks_waits"]
+    assert int(cv["wait"]["address"], 16) == cond, (cv, hex(cond))
+    assert cv["frames"][cv["ownFrame"]] == "cv_waiter (stacks_waits.c:%d)" % line_of(
+        "stacks_waits.c", "/* COND WAIT */"), cv
+    assert rd["state"] == "sleeping" and "wait" not in rd, rd
+    assert rd["frames"][rd["ownFrame"]] == "pipe_reader (stacks_waits.c:%d)" % line_of(
+        "stacks_waits.c", "/* PIPE READ */"), rd
+    assert [v["name"] for v in rd["locals"]] == ["c", "n"], rd
+    assert main["state"] == "sleeping" and "wait" not in main, main
+    assert main["frames"][main["ownFrame"]].startswith("main (stacks_waits.c:"), main
+    assert pid_alive(pid)
     mcp.stop(sid)
 
 
