@@ -631,35 +631,54 @@ int session_delete(const char *id, struct strobe_error *e)
     return stop_or_delete(id, false, NULL, e);
 }
 
-int session_trace(const char *id, const char *const *add, int n_add,
-                  const char *const *remove, int n_remove, int depth,
-                  struct trace_result *res, struct strobe_error *e)
+/* The live session id, kept alive (users) until session_release(); NULL with e set
+ * to SESSION_NOT_FOUND, or to PROCESS_EXITED for a stored session whose process no
+ * daemon runs now. */
+static struct session *session_acquire(const char *id, struct strobe_error *e)
 {
     pthread_mutex_lock(&reg.lock);
     struct session *s = find_live(id);
     if (s)
         s->users++;
     pthread_mutex_unlock(&reg.lock);
-    if (!s) {
-        int64_t key;
-        if (session_resolve(id, &key, e) != 0)
-            return -1;
-        return err_set(e, ERR_PROCESS_EXITED, "Session '%s' has no running process (it "
-                       "ended or was started by an earlier daemon).", id);
-    }
-    int rc;
-    if (atomic_load(&s->finished)) {
-        s->collector->describe(s->target, res);
-        rc = err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited.",
-                     id);
-    } else {
-        rc = s->collector->set_patterns(s->target, add, n_add, remove, n_remove, depth,
-                                        res, e);
-    }
+    if (s)
+        return s;
+    int64_t key;
+    if (session_resolve(id, &key, e) == 0)
+        err_set(e, ERR_PROCESS_EXITED, "Session '%s' has no running process (it ended or "
+                "was started by an earlier daemon).", id);
+    return NULL;
+}
+
+static void session_release(struct session *s)
+{
     pthread_mutex_lock(&reg.lock);
     if (--s->users == 0)
         pthread_cond_broadcast(&reg.unused);
     pthread_mutex_unlock(&reg.lock);
+}
+
+static int process_exited(const char *id, struct strobe_error *e)
+{
+    return err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited.", id);
+}
+
+int session_trace(const char *id, const char *const *add, int n_add,
+                  const char *const *remove, int n_remove, int depth,
+                  struct trace_result *res, struct strobe_error *e)
+{
+    struct session *s = session_acquire(id, e);
+    if (!s)
+        return -1;
+    int rc;
+    if (atomic_load(&s->finished)) {
+        s->collector->describe(s->target, res);
+        rc = process_exited(id, e);
+    } else {
+        rc = s->collector->set_patterns(s->target, add, n_add, remove, n_remove, depth,
+                                        res, e);
+    }
+    session_release(s);
     return rc;
 }
 
@@ -667,34 +686,21 @@ int session_stacks(const char *id, const struct collector_stacks_request *req,
                    struct collector_stacks *out, struct strobe_error *e)
 {
     *out = (struct collector_stacks){0};
-    pthread_mutex_lock(&reg.lock);
-    struct session *s = find_live(id);
-    if (s)
-        s->users++;
-    pthread_mutex_unlock(&reg.lock);
-    if (!s) {
-        int64_t key;
-        if (session_resolve(id, &key, e) != 0)
-            return -1;
-        return err_set(e, ERR_PROCESS_EXITED, "Session '%s' has no running process (it "
-                       "ended or was started by an earlier daemon).", id);
-    }
+    struct session *s = session_acquire(id, e);
+    if (!s)
+        return -1;
     int rc;
     if (!s->collector->stacks)
         rc = collector_unsupported(s->collector, "reading every thread's stack", e);
     else if (atomic_load(&s->finished))
-        rc = err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited.",
-                     id);
+        rc = process_exited(id, e);
     else
         rc = s->collector->stacks(s->target, req, out, e);
     if (rc == 0 && !out->diagnosis)
         collector_stacks_diagnose(out);
     else if (rc != 0)
         collector_stacks_free(out);
-    pthread_mutex_lock(&reg.lock);
-    if (--s->users == 0)
-        pthread_cond_broadcast(&reg.unused);
-    pthread_mutex_unlock(&reg.lock);
+    session_release(s);
     return rc;
 }
 

@@ -216,22 +216,6 @@ static bool handler_installed(pid_t tgid, int sig)
     return sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
 }
 
-static void thread_name(pid_t tid, char *out, size_t cap)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/comm", (int)tid);
-    out[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, cap - 1);
-    close(fd);
-    out[n > 0 ? n : 0] = '\0';
-    char *nl = strchr(out, '\n');
-    if (nl)
-        *nl = '\0';
-}
-
 static bool name_is(const char *name, void *want) { return strcmp(name, want) == 0; }
 
 /* glibc's __abort_msg: a pointer to {uint32 size; char msg[]} that assert and the
@@ -516,7 +500,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     if (top && top->function && top->file)
         sb_printf(&headline, " (%s:%d)", basename_of(top->file), top->line);
     char tname[32];
-    thread_name(tid, tname, sizeof tname);
+    procmem_thread_name(tid, tname, sizeof tname);
     struct event ev = event_init(c->cfg.sink.session_key, EV_CRASH, ts);
     ev.pid = tgid;
     ev.tid = tid;

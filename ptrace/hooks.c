@@ -132,18 +132,6 @@ static struct process *process_get(struct hooks *h, pid_t tgid)
     return p;
 }
 
-static void read_thread_name(struct thread *t)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)t->tgid, (int)t->tid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return;
-    if (fgets(t->name, sizeof t->name, f))
-        t->name[strcspn(t->name, "\n")] = '\0';
-    fclose(f);
-}
-
 static struct thread *thread_new(struct hooks *h, pid_t tid, pid_t tgid)
 {
     struct process *p = process_get(h, tgid);
@@ -604,7 +592,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     if (!t->name_read || ++t->events_since_name >= 1024) {
         t->name_read = true;
         t->events_since_name = 0;
-        read_thread_name(t);
+        procmem_thread_name(t->tid, t->name, sizeof t->name);
     }
     struct abi_regs a;
     abi_regs_from(&a, regs, t->tid, k->needs_fp);

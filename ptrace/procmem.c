@@ -177,6 +177,20 @@ uint64_t procmem_entry_point(pid_t pid)
     return entry;
 }
 
+void procmem_thread_name(pid_t tid, char *out, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)tid);
+    out[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    out[n > 0 ? n : 0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+}
+
 pid_t procmem_tgid(pid_t tid)
 {
     char path[64], line[128];

@@ -39,6 +39,10 @@ uint64_t procmem_free_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t size);
  * when it cannot be read. */
 pid_t procmem_tgid(pid_t tid);
 
+/* The current name of thread tid (/proc/TID/comm, as prctl or pthread_setname_np
+ * set it) into out; "" when it cannot be read. */
+void procmem_thread_name(pid_t tid, char *out, size_t cap);
+
 /* AT_ENTRY from /proc/PID/auxv: the program's entry point; 0 when unknown. */
 uint64_t procmem_entry_point(pid_t pid);
 

@@ -108,22 +108,6 @@ static bool in_syscall(const struct user_regs_struct *r)
                                       rax == -516);
 }
 
-static void read_comm(pid_t tgid, pid_t tid, char *out, size_t cap)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)tgid, (int)tid);
-    out[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, cap - 1);
-    close(fd);
-    out[n > 0 ? n : 0] = '\0';
-    char *nl = strchr(out, '\n');
-    if (nl)
-        *nl = '\0';
-}
-
 /* The state /proc shows, for threads not in a ptrace stop (blocked in vfork,
  * exiting). */
 static void read_state(pid_t tgid, pid_t tid, char *out, size_t cap)
@@ -291,7 +275,7 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
     struct collector_thread *th = &out->threads[out->n_threads++];
     *th = (struct collector_thread){.tid = tid, .pid = tgid, .syscall_nr = -1,
                                     .own_frame = -1};
-    read_comm(tgid, tid, th->name, sizeof th->name);
+    procmem_thread_name(tid, th->name, sizeof th->name);
     struct user_regs_struct regs;
     if (!stopped || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0) {
         read_state(tgid, tid, th->state, sizeof th->state);
