@@ -21,6 +21,16 @@ const char *err_code_name(enum err_code code)
     case ERR_NO_DEBUG_SYMBOLS: return "NO_DEBUG_SYMBOLS";
     case ERR_NOT_IMPLEMENTED: return "NOT_IMPLEMENTED";
     case ERR_INTERNAL: return "INTERNAL_ERROR";
+    case ERR_VARIABLE_NOT_FOUND: return "VARIABLE_NOT_FOUND";
+    case ERR_VARIABLE_UNAVAILABLE: return "VARIABLE_UNAVAILABLE";
+    case ERR_BAD_EXPRESSION: return "BAD_EXPRESSION";
+    case ERR_MEMORY_UNREADABLE: return "MEMORY_UNREADABLE";
+    case ERR_MEMORY_UNWRITABLE: return "MEMORY_UNWRITABLE";
+    case ERR_VALUE_OUT_OF_RANGE: return "VALUE_OUT_OF_RANGE";
+    case ERR_LIMIT_EXCEEDED: return "LIMIT_EXCEEDED";
+    case ERR_WATCH_SLOTS_FULL: return "WATCH_SLOTS_FULL";
+    case ERR_WATCH_TOO_LARGE: return "WATCH_TOO_LARGE";
+    case ERR_WATCH_FAILED: return "WATCH_FAILED";
     }
     return "INTERNAL_ERROR";
 }

@@ -21,6 +21,17 @@ enum err_code {
     ERR_NO_DEBUG_SYMBOLS,
     ERR_NOT_IMPLEMENTED,
     ERR_INTERNAL,
+    /* memory and watches */
+    ERR_VARIABLE_NOT_FOUND,   /* no global/static of that name (near names suggested) */
+    ERR_VARIABLE_UNAVAILABLE, /* optimized out, register-only, thread-local, constant */
+    ERR_BAD_EXPRESSION,       /* syntax; no such member; not a pointer/array; derefs */
+    ERR_MEMORY_UNREADABLE,
+    ERR_MEMORY_UNWRITABLE,
+    ERR_VALUE_OUT_OF_RANGE,   /* a write the target's type cannot hold */
+    ERR_LIMIT_EXCEEDED,       /* too many targets, watches, ... */
+    ERR_WATCH_SLOTS_FULL,
+    ERR_WATCH_TOO_LARGE,      /* a data watch over more than 8 bytes */
+    ERR_WATCH_FAILED,         /* the debug registers refused it */
 };
 
 struct strobe_error {

@@ -16,6 +16,7 @@ static const char *const names[] = {
     [EV_CRASH] = "crash",
     [EV_PROCESS_EXIT] = "process_exit",
     [EV_VARIABLE_SNAPSHOT] = "variable_snapshot",
+    [EV_WATCH_HIT] = "watch_hit",
 };
 
 const char *event_type_name(int type)

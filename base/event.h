@@ -24,16 +24,17 @@ enum event_type {
     EV_CRASH = 5,
     EV_PROCESS_EXIT = 6,
     EV_VARIABLE_SNAPSHOT = 7,
+    EV_WATCH_HIT = 8,         /* a data watchpoint fired: data has old/new value, stack */
 };
 #define EV_TYPE_MIN EV_STDOUT
-#define EV_TYPE_MAX EV_VARIABLE_SNAPSHOT
+#define EV_TYPE_MAX EV_WATCH_HIT
 
 /* True for the event types the per-session FIFO limit may evict. Output, crash and
  * exit events are the black box of a session and are never evicted. */
 static inline bool event_type_evictable(int type)
 {
     return type == EV_FUNCTION_ENTER || type == EV_FUNCTION_EXIT ||
-           type == EV_VARIABLE_SNAPSHOT;
+           type == EV_VARIABLE_SNAPSHOT || type == EV_WATCH_HIT;
 }
 
 /* "stdout", "function_enter", ... as in spec 003; NULL for an unknown value. */

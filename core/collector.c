@@ -7,6 +7,7 @@
 #include "core/collector.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/strbuf.h"
 
@@ -145,4 +146,38 @@ void collector_stacks_diagnose(struct collector_stacks *s)
     free(cycle);
     s->diagnosis = sb.len ? sb_take(&sb) : NULL;
     sb_free(&sb);
+}
+
+static const char *const hint_names[] = {
+    [MEMH_I8] = "i8",   [MEMH_U8] = "u8",   [MEMH_I16] = "i16", [MEMH_U16] = "u16",
+    [MEMH_I32] = "i32", [MEMH_U32] = "u32", [MEMH_I64] = "i64", [MEMH_U64] = "u64",
+    [MEMH_F32] = "f32", [MEMH_F64] = "f64", [MEMH_POINTER] = "pointer",
+    [MEMH_BYTES] = "bytes",
+};
+
+int memory_hint_parse(const char *name)
+{
+    for (size_t i = MEMH_I8; i < sizeof hint_names / sizeof *hint_names; i++)
+        if (strcmp(hint_names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *memory_hint_name(enum memory_hint h)
+{
+    return h > MEMH_NONE && (size_t)h < sizeof hint_names / sizeof *hint_names
+               ? hint_names[h] : NULL;
+}
+
+void collector_mem_results_free(struct collector_mem_result *r, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(r[i].target);
+        free(r[i].type);
+        free(r[i].value);
+        free(r[i].old_value);
+        free(r[i].bytes);
+        free(r[i].error_message);
+        r[i] = (struct collector_mem_result){0};
+    }
 }

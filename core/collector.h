@@ -179,9 +179,90 @@ void collector_stacks_free(struct collector_stacks *s);
  * thread that waits, in turn, for them ("deadlock: tid A ... which waits for M1"). */
 void collector_stacks_diagnose(struct collector_stacks *s);
 
-/* The slots of the next issues take requests whose shapes those issues define. */
-struct collector_breakpoint;
-struct collector_watch;
+struct collector_breakpoint;     /* stop-and-step: shaped by that work */
+
+/* ---- memory: read and write variables and addresses, data watchpoints ---------
+ * Targets name a variable the way C does ("cfg.max_retries", "gClock->counter",
+ * "table[3].name", "*p", "ns::g_state", "func::counter" for a static inside a
+ * function): the collector resolves it with the program's debug info, in the
+ * executable and every library it loaded, or takes a raw address with a type hint.
+ * Values are JSON text (dwarf/value.h's rules) so the engine needs no JSON library. */
+#define MEMORY_MAX_TARGETS 16
+#define MEMORY_EXPR_MAX 256      /* characters of a variable expression */
+#define MEMORY_MAX_DEREFS 4      /* "->" and "*" per expression */
+#define MEMORY_MAX_BYTES (1u << 20) /* a `bytes` read */
+
+enum memory_hint {               /* the type of an address target */
+    MEMH_NONE,                   /* variable targets: the variable's own type */
+    MEMH_I8, MEMH_U8, MEMH_I16, MEMH_U16, MEMH_I32, MEMH_U32, MEMH_I64, MEMH_U64,
+    MEMH_F32, MEMH_F64, MEMH_POINTER,
+    MEMH_BYTES,                  /* raw bytes, returned as such (the front end files
+                                    them and shows a preview) */
+};
+/* "i8" ... "bytes" <-> enum memory_hint; -1 / NULL when unknown. */
+int memory_hint_parse(const char *name);
+const char *memory_hint_name(enum memory_hint h);
+
+struct collector_mem_target {
+    const char *variable;        /* an expression, or NULL for an address target */
+    uint64_t address;
+    size_t size;                 /* address targets: bytes (bytes hint); else implied */
+    enum memory_hint hint;
+};
+
+/* A value to write, as the client gave it. */
+struct collector_value {
+    enum { CV_NUMBER, CV_STRING, CV_BOOL } kind;
+    const char *text;            /* NUMBER: a decimal, hex ("0x1f") or float literal
+                                    ("300", "-1", "2.5e3"); STRING: the text (an enum's
+                                    enumerator, a char, a char array's contents, a
+                                    pointer in hex) */
+    bool boolean;                /* BOOL */
+};
+
+struct collector_mem_request {
+    pid_t pid;                   /* 0: the main process */
+    const struct collector_mem_target *targets;
+    const struct collector_value *values; /* write: one per target; read: NULL */
+    int n_targets;               /* 1..MEMORY_MAX_TARGETS */
+    int depth;                   /* read: struct levels shown, 1-5 */
+};
+
+/* One target's outcome (malloc'd strings, freed by collector_mem_results_free). */
+struct collector_mem_result {
+    char *target;                /* the expression, or "0x..." */
+    uint64_t address;            /* 0: the value has no address (a constant) */
+    char *type;                  /* "int", "struct config", "u32" */
+    size_t size;
+    char *value;                 /* JSON text: read: the value; write: the value now
+                                    (read back); NULL on error */
+    char *old_value;             /* write: the value before, JSON text */
+    unsigned char *bytes;        /* MEMH_BYTES: the raw bytes, size of them */
+    enum err_code error;         /* ERR_NONE, or why this target failed */
+    char *error_message;         /* the sentence for error */
+};
+void collector_mem_results_free(struct collector_mem_result *r, int n);
+
+#define WATCH_SLOTS 4            /* x86-64 debug registers DR0-DR3 */
+struct collector_watch_request {
+    pid_t pid;                   /* 0: the main process (its forks inherit the watch) */
+    const char *variable;        /* or NULL: address */
+    uint64_t address;
+    size_t size;                 /* 0: the variable's size; else 1, 2, 4 or 8 */
+    enum memory_hint hint;       /* address watches: how to show values (MEMH_NONE:
+                                    unsigned of size) */
+    bool readwrite;              /* false: writes only */
+};
+struct collector_watch_info {
+    int id;                      /* > 0, unique in the target */
+    char label[MEMORY_EXPR_MAX + 1]; /* the expression, or "0x..." */
+    pid_t pid;
+    uint64_t address;
+    size_t size;
+    char type[128];
+    bool readwrite;
+    int64_t hits;
+};
 
 enum collector_resume {
     RESUME_CONTINUE,
@@ -226,18 +307,29 @@ struct collector_methods {
     void (*join)(struct collector_target *t);
 
     /* ---- optional: NULL answers NOT_IMPLEMENTED (version 1) ---- */
-    int (*read_memory)(struct collector_target *t, pid_t pid, uint64_t addr, void *buf,
-                       size_t len, struct strobe_error *e);
-    int (*write_memory)(struct collector_target *t, pid_t pid, uint64_t addr,
-                        const void *buf, size_t len, struct strobe_error *e);
+    /* Reads (req->values NULL) or writes each target; fills out[0..n_targets) and
+     * returns 0 even when targets failed (each says why), -1 only when none could be
+     * tried (PROCESS_EXITED). Reads do not stop the program. Writes check the value
+     * against the target's type (VALUE_OUT_OF_RANGE) and read it back. */
+    int (*memory)(struct collector_target *t, const struct collector_mem_request *req,
+                  struct collector_mem_result *out, struct strobe_error *e);
     int (*stacks)(struct collector_target *t, const struct collector_stacks_request *req,
                   struct collector_stacks *out, struct strobe_error *e);
+    /* Stop-and-step slots: their request shapes come with that work. */
     int (*breakpoint_set)(struct collector_target *t, struct collector_breakpoint *bp,
                           struct strobe_error *e);
     int (*breakpoint_clear)(struct collector_target *t, int id, struct strobe_error *e);
-    int (*watch_set)(struct collector_target *t, struct collector_watch *w,
-                     struct strobe_error *e);
+    /* Arms a data watchpoint in every thread of the process, those created later
+     * included; each hit pushes an EV_WATCH_HIT event (old and new value, the
+     * writer's stack) and the program runs on. -1 with WATCH_SLOTS_FULL (the sentence
+     * names the active watches), WATCH_TOO_LARGE, VARIABLE_NOT_FOUND, ... */
+    int (*watch_set)(struct collector_target *t, const struct collector_watch_request *w,
+                     struct collector_watch_info *out, struct strobe_error *e);
+    /* Disarms watch id everywhere; -1 with VALIDATION_ERROR when there is none. */
     int (*watch_clear)(struct collector_target *t, int id, struct strobe_error *e);
+    /* The active watches, up to max; returns how many there are. */
+    int (*watch_list)(struct collector_target *t, struct collector_watch_info *out,
+                      int max);
     int (*resume)(struct collector_target *t, pid_t tid, enum collector_resume how,
                   struct strobe_error *e);
 };

@@ -64,8 +64,8 @@ struct session {
     int64_t output_cap;
     struct collector_tuning tuning;
     int pending;                 /* pending patterns preloaded at launch */
-    int users;                   /* session_trace(), session_stacks() calls in progress
-                                    (reg.lock) */
+    int users;                   /* requests holding the session (session_acquire,
+                                    session_target_get), under reg.lock */
     struct session *next;
 };
 
@@ -661,6 +661,33 @@ static void session_release(struct session *s)
 static int process_exited(const char *id, struct strobe_error *e)
 {
     return err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited.", id);
+}
+
+int session_target_get(const char *id, struct session_target *out, struct strobe_error *e)
+{
+    *out = (struct session_target){0};
+    struct session *s = session_acquire(id, e);
+    if (!s)
+        return -1;
+    if (atomic_load(&s->finished)) {
+        session_release(s);
+        return process_exited(id, e);
+    }
+    *out = (struct session_target){.collector = s->collector, .target = s->target,
+                                   .key = s->key, .t0_ns = s->t0_ns, .session = s};
+    return 0;
+}
+
+void session_target_put(struct session_target *st)
+{
+    if (st->session)
+        session_release(st->session);
+    *st = (struct session_target){0};
+}
+
+struct store *sessions_store(void)
+{
+    return reg.store;
 }
 
 int session_trace(const char *id, const char *const *add, int n_add,

@@ -89,6 +89,23 @@ int session_trace(const char *id, const char *const *add, int n_add,
 int session_stacks(const char *id, const struct collector_stacks_request *req,
                    struct collector_stacks *out, struct strobe_error *e);
 
+/* A live session's target, held for one request: the session cannot end (stop,
+ * delete, shutdown wait) until session_target_put. For engine modules that drive a
+ * collector slot (core/memory.c, core/watch.c, core/poll.c). -1 with
+ * SESSION_NOT_FOUND, or PROCESS_EXITED when its processes are gone. Hold it for one
+ * request, never across a wait for the program. */
+struct session_target {
+    const struct collector_methods *collector;
+    struct collector_target *target;
+    int64_t key;                 /* the store's session key */
+    int64_t t0_ns;               /* the session's clock origin (CLOCK_MONOTONIC) */
+    void *session;               /* private */
+};
+int session_target_get(const char *id, struct session_target *out, struct strobe_error *e);
+void session_target_put(struct session_target *st);
+/* The store the sessions write to (for modules that add an event producer). */
+struct store *sessions_store(void);
+
 /* Kills the target if it runs, then deletes the session's data unless retain. */
 int session_stop(const char *id, bool retain, int64_t *events_collected,
                  struct strobe_error *e);

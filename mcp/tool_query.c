@@ -177,7 +177,7 @@ static int build_query(const cJSON *args, struct timeline_query *q, char **rv_te
     if (type && !(q->event_type = event_type_parse(type)))
         return err_set(e, ERR_VALIDATION, "'eventType' must be one of function_enter, "
                        "function_exit, stdout, stderr, crash, process_exit, "
-                       "variable_snapshot; not '%s'.", type);
+                       "variable_snapshot, watch_hit; not '%s'.", type);
     static const char *const fn_keys[] = {"equals", "contains", "matches", NULL};
     static const char *const file_keys[] = {"equals", "contains", NULL};
     static const char *const thread_keys[] = {"contains", NULL};

@@ -88,7 +88,7 @@ static const struct tool_def catalog[] = {
         "{\"type\":\"object\",\"properties\":{"
         "\"sessionId\":{\"type\":\"string\"},"
         "\"eventType\":{\"type\":\"string\",\"enum\":[\"function_enter\",\"function_exit\","
-        "\"stdout\",\"stderr\",\"crash\",\"process_exit\",\"variable_snapshot\"]},"
+        "\"stdout\",\"stderr\",\"crash\",\"process_exit\",\"variable_snapshot\",\"watch_hit\"]},"
         "\"function\":{\"type\":\"object\",\"properties\":{\"equals\":{\"type\":\"string\"},"
         "\"contains\":{\"type\":\"string\"},\"matches\":{\"type\":\"string\",\"description\":"
         "\"POSIX extended regex\"}},\"additionalProperties\":false},"
@@ -143,6 +143,62 @@ static const struct tool_def catalog[] = {
         "\"required\":[\"action\"],\"additionalProperties\":false}",
         tool_debug_session,
     },
+    {
+        "debug_memory",
+        "Read, write and watch a running program's memory, without stopping it. "
+        "action \"read\" (default): targets [{variable: \"cfg.max_retries\"}] name globals "
+        "and statics of the program and its libraries as C does (a.b, a->b, a[3], *p, "
+        "func::staticVar), or {address: \"0x...\", size, type} raw memory; up to 16 "
+        "targets, structs shown `depth` levels deep; each target answers its value or its "
+        "own error. type \"bytes\" saves the bytes to a file and shows a hex preview. "
+        "Add poll {intervalMs, durationMs} to sample the targets in the background as "
+        "variable_snapshot events, interleaved with function calls in debug_query. "
+        "action \"write\": targets [{variable, value}] set a global by its own type "
+        "(range-checked; the answer shows the old and new value). action \"watch\": a "
+        "hardware data watchpoint on a variable or address (up to 8 bytes, 4 at once): "
+        "every write (access \"readwrite\": every access) records a watch_hit event with "
+        "the old and new value and the writer's stack (file:line) while the program runs "
+        "on; read them with debug_query({eventType: \"watch_hit\"}). action \"unwatch\" "
+        "removes one by watchId (\"*\": all).",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"action\":{\"type\":\"string\",\"enum\":[\"read\",\"write\",\"watch\",\"unwatch\"],"
+        "\"default\":\"read\"},"
+        "\"sessionId\":{\"type\":\"string\"},"
+        "\"pid\":{\"type\":\"integer\",\"description\":\"A process of the session (default: "
+        "the main process)\"},"
+        "\"targets\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":16,\"items\":{"
+        "\"type\":\"object\",\"properties\":{"
+        "\"variable\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"A global or "
+        "static: \\\"g_count\\\", \\\"cfg.max_retries\\\", \\\"head->next->value\\\", "
+        "\\\"table[3]\\\", \\\"main::counter\\\"\"},"
+        "\"address\":{\"type\":\"string\",\"description\":\"Hex address, with size and "
+        "type\"},"
+        "\"size\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1048576},"
+        "\"type\":{\"type\":\"string\",\"enum\":[\"i8\",\"u8\",\"i16\",\"u16\",\"i32\",\"u32\","
+        "\"i64\",\"u64\",\"f32\",\"f64\",\"pointer\",\"bytes\"]},"
+        "\"value\":{\"description\":\"write: the new value (number, string, boolean)\"}},"
+        "\"additionalProperties\":false}},"
+        "\"depth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5,\"default\":1,"
+        "\"description\":\"read: struct levels shown\"},"
+        "\"poll\":{\"type\":\"object\",\"properties\":{"
+        "\"intervalMs\":{\"type\":\"integer\",\"minimum\":50,\"maximum\":5000},"
+        "\"durationMs\":{\"type\":\"integer\",\"minimum\":100,\"maximum\":30000}},"
+        "\"required\":[\"intervalMs\",\"durationMs\"],\"additionalProperties\":false},"
+        "\"variable\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"watch: the "
+        "variable or field to watch\"},"
+        "\"address\":{\"type\":\"string\",\"description\":\"watch: hex address instead of a "
+        "variable\"},"
+        "\"size\":{\"type\":\"integer\",\"enum\":[1,2,4,8],\"description\":\"watch: bytes "
+        "(default: the variable's size)\"},"
+        "\"type\":{\"type\":\"string\",\"description\":\"watch on an address: how to show "
+        "values (i32, u64, f64, pointer, ...)\"},"
+        "\"access\":{\"type\":\"string\",\"enum\":[\"write\",\"readwrite\"],\"default\":"
+        "\"write\"},"
+        "\"watchId\":{\"type\":[\"integer\",\"string\"],\"description\":\"unwatch: the id "
+        "watch returned, or \\\"*\\\"\"}},"
+        "\"required\":[\"sessionId\"],\"additionalProperties\":false}",
+        tool_debug_memory,
+    },
 };
 #define N_TOOLS (sizeof catalog / sizeof catalog[0])
 
@@ -156,7 +212,7 @@ const struct tool_def *tools_find(const char *name)
 
 const char *tools_names(void)
 {
-    return "debug_launch, debug_trace, debug_query, debug_session";
+    return "debug_launch, debug_trace, debug_query, debug_session, debug_memory";
 }
 
 cJSON *tools_list(void)

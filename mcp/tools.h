@@ -46,5 +46,14 @@ cJSON *tool_session_stacks(const cJSON *args, const char *id, struct strobe_erro
 cJSON *tool_stacks_json(const char *id, const struct collector_stacks *st, bool verbose);
 cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
+cJSON *tool_debug_memory(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
+/* debug_memory's actions, for session id (args already checked against the tool's
+ * fields): read and write (tool_memory_rw.c), read with poll (tool_poll.c), watch
+ * and unwatch (tool_watch.c). */
+cJSON *tool_memory_read(const cJSON *args, const char *id, struct strobe_error *e);
+cJSON *tool_memory_write(const cJSON *args, const char *id, struct strobe_error *e);
+cJSON *tool_memory_poll(const cJSON *args, const char *id, struct strobe_error *e);
+cJSON *tool_memory_watch(const cJSON *args, const char *id, struct strobe_error *e);
+cJSON *tool_memory_unwatch(const cJSON *args, const char *id, struct strobe_error *e);
 
 #endif

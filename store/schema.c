@@ -104,7 +104,7 @@ static const char schema_current[] =
     " t.name AS thread_name, e.pid AS pid, e.parent_id AS parent_event_id,"
     " CASE e.type WHEN 1 THEN 'stdout' WHEN 2 THEN 'stderr' WHEN 3 THEN 'function_enter'"
     "  WHEN 4 THEN 'function_exit' WHEN 5 THEN 'crash' WHEN 6 THEN 'process_exit'"
-    "  WHEN 7 THEN 'variable_snapshot' ELSE CAST(e.type AS TEXT) END AS event_type,"
+    "  WHEN 7 THEN 'variable_snapshot' WHEN 8 THEN 'watch_hit' ELSE CAST(e.type AS TEXT) END AS event_type,"
     " f.name AS function_name, NULLIF(f.name_raw, '') AS function_name_raw,"
     " fi.path AS source_file, e.line AS line_number, e.arguments AS arguments,"
     " e.return_value AS return_value, e.duration_ns AS duration_ns, e.text AS text,"

@@ -215,7 +215,7 @@ static void test_registry(void **state)
 static void test_unsupported_names_the_language(void **state)
 {
     (void)state;
-    assert_null(fake_collector.read_memory);
+    assert_null(fake_collector.memory);
     struct strobe_error e = {0};
     assert_int_equal(collector_unsupported(&fake_collector, "Reading memory", &e), -1);
     assert_int_equal(e.code, ERR_NOT_IMPLEMENTED);

@@ -1,0 +1,53 @@
+/*
+ * varres.h - program data named the way C names it, found in a live process: the
+ * one place ptrace/ turns "cfg.max_retries", "head->next->value", "table[3].name",
+ * "*p", "ns::g_state" or "worker::counter" (a static inside function worker) into
+ * an address and a DWARF type. The roots are the globals and statics of the
+ * executable and of every library it has loaded (dwarf/ finds them by name); the
+ * pointers on the way are read from the process as it is now, without stopping it.
+ * debug_memory (read, write, watch), poll and trace watches all resolve through it.
+ */
+#ifndef STROBE_VARRES_H
+#define STROBE_VARRES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/error.h"
+#include "base/strbuf.h"
+#include "dwarf/dwarf.h"
+
+/* Where an expression's value lives now. */
+struct varres {
+    uint64_t address;             /* runtime address (0 when has_address is false) */
+    bool has_address;             /* false: a constant (DW_AT_const_value) in bytes */
+    const struct dw_type *type;   /* never NULL; lives as long as the daemon's DWARF
+                                     caches (dw_cache_clear / dw_frame_cache_clear) */
+    char type_name[128];          /* "int", "struct config", "char [16]" */
+    size_t size;                  /* bytes of the value */
+    unsigned char bytes[16];      /* the constant, when !has_address */
+    char module[256];             /* the ELF file that defines the root variable */
+};
+
+/* Resolves expr (at most MEMORY_EXPR_MAX characters of C: identifiers with ::, .,
+ * ->, [N], a leading *; at most MEMORY_MAX_DEREFS dereferences) in process pid,
+ * reading pointers through memfd (procmem_open). 0, or -1 with:
+ *   VARIABLE_NOT_FOUND   no global or static of that name ("did you mean ..."
+ *                        names up to 3 near names);
+ *   VARIABLE_UNAVAILABLE it exists but has no address: optimized out,
+ *                        thread-local, kept in a register;
+ *   BAD_EXPRESSION       syntax, no such member (the sentence lists the members),
+ *                        indexing a non-array, "->" on a non-pointer, too many
+ *                        dereferences, index out of a fixed array's bounds;
+ *   MEMORY_UNREADABLE    a pointer on the way is NULL or unreadable (named). */
+int varres_resolve(pid_t pid, int memfd, const char *expr, struct varres *out,
+                   struct strobe_error *e);
+
+/* Appends v's value as JSON text (dwarf/value.h rules; structs depth levels deep,
+ * 1-5) read through memfd. false when its bytes cannot be read (the text then says
+ * "<unreadable 0x...>"). */
+bool varres_render(int memfd, const struct varres *v, int depth, struct strbuf *json);
+
+#endif
