@@ -325,6 +325,7 @@ int stacks_snapshot(struct tracer *t, const struct collector_stacks_request *req
 {
     *out = (struct collector_stacks){0};
     struct snapshot s = {.req = req, .out = out, .memfd = -1};
+    symbolize_preload(req->pid ? req->pid : tracer_pid(t));
     int64_t t0 = mono_ns();
     int rc = tracer_call(t, snapshot_all, &s, e);
     out->stopped_ns = mono_ns() - t0;

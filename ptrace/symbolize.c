@@ -10,6 +10,25 @@
 
 #define MAX_SITES 8
 
+void symbolize_preload(pid_t pid)
+{
+    struct modules ms = {0};
+    if (procmem_modules(pid, &ms.m, &ms.n) != 0)
+        return;
+    for (size_t i = 0; i < ms.n; i++) {
+        if (!ms.m[i].has_code)
+            continue;
+        char err[256];
+        const struct dw_index *ix = dw_index_get(ms.m[i].path, err, sizeof err);
+        struct dw_site site;
+        /* Opens the file's debug info in dwarf/frame.c's cache. */
+        if (ix && ix->n_functions > 0 &&
+            dw_frame_sites(ms.m[i].path, ix->functions[0].entry, &site, 1) > 0)
+            dw_sites_free(&site, 1);
+    }
+    free(ms.m);
+}
+
 const struct module *module_of(const struct modules *ms, uint64_t pc)
 {
     for (size_t i = 0; i < ms->n; i++)

@@ -41,6 +41,11 @@ struct symbolized {
     size_t n_sites;
 };
 
+/* Loads what symbolize() will need for the code modules of process pid (their
+ * function indexes and debug info) without touching the process, so that a
+ * snapshot taken right after holds the program for the unwinding alone. */
+void symbolize_preload(pid_t pid);
+
 /* The module holding pc, or NULL. */
 const struct module *module_of(const struct modules *ms, uint64_t pc);
 /* Names every frame of uw; out->n stays 0 when memory runs out. */

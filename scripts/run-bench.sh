@@ -30,6 +30,10 @@ f="$build/fixtures"
 (unset RUST_BACKTRACE; STROBE_HOME="$work/home" "$build/bench/bench_crash" 10 "$f/crash_null" \
     "$f/crash_uncaught" "$f/crash_panic" "$f/crash_stack_overflow" "$f/crash_asan")
 echo
+echo "### Every thread's stack (\`$build/bench/bench_stacks 20 $build/fixtures/threads16\`)"
+echo
+STROBE_HOME="$work/home" "$build/bench/bench_stacks" 20 "$build/fixtures/threads16"
+echo
 echo "### Tracing (\`$build/bench/bench_trace $build/fixtures/bench_calls 20000 5\`)"
 echo
 # Starts its own daemons (one pinned to CPU 0, one free) in private STROBE_HOMEs
