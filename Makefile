@@ -13,7 +13,7 @@
 # SAN=1 builds into build-san/ with AddressSanitizer and UndefinedBehaviorSanitizer.
 
 PREFIX ?= /usr/local
-PKGS := libelf libdw libunwind libunwind-ptrace sqlite3 libcjson capstone
+PKGS := libelf libdw libunwind libunwind-ptrace sqlite3 libcjson capstone libpcre2-8
 
 ifeq ($(SAN),1)
 B := build-san

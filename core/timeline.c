@@ -9,12 +9,12 @@
 #include "core/timeline.h"
 
 #include <cjson/cJSON.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/event.h"
 #include "base/failure_text.h"
+#include "base/regex.h"
 #include "base/strbuf.h"
 #include "core/crash_payload.h"
 
@@ -71,16 +71,14 @@ static int resolve_bound(struct timeline_reader *rd, int64_t key,
  * mistake, not the database's, so it is told apart before the query runs. */
 static int check_regex(const char *pattern, struct strobe_error *e)
 {
-    regex_t re;
-    int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
-    if (rc == 0) {
-        regfree(&re);
+    char why[200];
+    struct regex *re = regex_compile(pattern, why, sizeof why);
+    if (re) {
+        regex_free(re);
         return 0;
     }
-    char why[128];
-    regerror(rc, &re, why, sizeof why);
     return err_set(e, ERR_VALIDATION, "the function name pattern \"%.200s\" is not a valid "
-                   "POSIX extended regular expression (%s)", pattern, why);
+                   "regular expression, or is beyond the limits: %s", pattern, why);
 }
 
 static void page_from_result(struct timeline_page *p, struct store_result *res)
@@ -99,7 +97,13 @@ static int run_query(struct timeline_reader *rd, const struct store_query *sq,
 {
     struct store_result res;
     char *err = NULL;
-    if (store_query_events(rd->r, sq, &res, &err) != 0) {
+    int rc = store_query_events(rd->r, sq, &res, &err);
+    if (rc == STORE_E_PATTERN) {
+        err_set(e, ERR_VALIDATION, "%s", err ? err : "the function name pattern is too costly");
+        free(err);
+        return -1;
+    }
+    if (rc != 0) {
         err_set(e, ERR_INTERNAL, "cannot read the session's events: %s",
                 err ? err : "the query failed");
         free(err);

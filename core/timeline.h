@@ -60,7 +60,7 @@ struct timeline_query {
     int event_type;                  /* 0 = any, else enum event_type */
     const char *function_equals;
     const char *function_contains;
-    const char *function_matches;    /* POSIX extended regex */
+    const char *function_matches;    /* regular expression (base/regex.h) */
     const char *file_equals, *file_contains;
     const char *return_equals;       /* JSON text; a number matches numerically (1.0 = 1) */
     enum timeline_return_filter return_null;

@@ -249,8 +249,9 @@ static void query_failed(const struct timeline_query *q, struct strobe_error *e)
 {
     if (e->code == ERR_VALIDATION && q->function_matches) {
         struct strobe_error why = *e;
-        err_set(e, ERR_VALIDATION, "'function.matches': %s. Pass a POSIX extended regex, "
-                "e.g. \"^parse_\", or use function.contains for a plain substring.", why.msg);
+        err_set(e, ERR_VALIDATION, "'function.matches': %s. Pass a regular expression (Perl "
+                "syntax, at most 1024 bytes), e.g. \"^parse_\", or use function.contains for "
+                "a plain substring.", why.msg);
     }
 }
 

@@ -91,7 +91,7 @@ static const struct tool_def catalog[] = {
         "\"stdout\",\"stderr\",\"crash\",\"process_exit\",\"variable_snapshot\",\"watch_hit\"]},"
         "\"function\":{\"type\":\"object\",\"properties\":{\"equals\":{\"type\":\"string\"},"
         "\"contains\":{\"type\":\"string\"},\"matches\":{\"type\":\"string\",\"description\":"
-        "\"POSIX extended regex\"}},\"additionalProperties\":false},"
+        "\"Regular expression (Perl syntax, at most 1024 bytes)\"}},\"additionalProperties\":false},"
         "\"sourceFile\":{\"type\":\"object\",\"properties\":{\"equals\":{\"type\":\"string\"},"
         "\"contains\":{\"type\":\"string\"}},\"additionalProperties\":false},"
         "\"returnValue\":{\"type\":\"object\",\"properties\":{\"equals\":{},"

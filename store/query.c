@@ -3,7 +3,7 @@
  *
  * A query is built in two steps. Name filters (function, source file, thread name)
  * are first resolved against the small names tables (equality, instr() for
- * "contains", POSIX extended regex with regcomp for "matches") into sets of ids; the
+ * "contains", a bounded regular expression (base/regex.h) for "matches") into sets of ids; the
  * events query then uses `IN (ids)` on the integer columns, so it can walk the
  * (session, function_id, ts_ns) index. An empty set means no row can match.
  *
@@ -20,11 +20,11 @@
 #include "store/store_internal.h"
 
 #include <math.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/regex.h"
 #include "base/strbuf.h"
 
 struct store_reader {
@@ -108,8 +108,9 @@ static void idset_and(struct idset *set, struct idset *other)
 /* Ids from a names table: `sql` selects (id, name) with ?1 bound to arg (may be NULL);
  * when re is set, names are filtered by it. */
 static int names_to_ids(struct store_reader *r, const char *sql, const char *arg,
-                        const regex_t *re, struct idset *set, char **err)
+                        const struct regex *re, struct idset *set, char **err)
 {
+    char why[200];
     struct idset found = {0};
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -119,7 +120,13 @@ static int names_to_ids(struct store_reader *r, const char *sql, const char *arg
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 1);
-        if (re && (!name || regexec(re, name, 0, NULL, 0) != 0))
+        int m = re && name ? regex_match(re, name, (size_t)sqlite3_column_bytes(st, 1), why,
+                                         sizeof why) : 1;
+        if (m < 0) {
+            rc = STORE_E_PATTERN;
+            break;
+        }
+        if (!name || m == 0)
             continue;
         if (idset_push(&found, sqlite3_column_int64(st, 0)) < 0) {
             rc = SQLITE_NOMEM;
@@ -129,6 +136,10 @@ static int names_to_ids(struct store_reader *r, const char *sql, const char *arg
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
         free(found.ids);
+        if (rc == STORE_E_PATTERN) {
+            st_fail(err, "the pattern is too costly to match against the names (%s)", why);
+            return STORE_E_PATTERN;
+        }
         return rc == SQLITE_NOMEM ? st_fail(err, "out of memory looking up names")
                                   : st_fail_db(err, r->db, "cannot look up names");
     }
@@ -139,15 +150,14 @@ static int names_to_ids(struct store_reader *r, const char *sql, const char *arg
 static int regex_ids(struct store_reader *r, const char *sql, const char *pattern,
                      struct idset *set, char **err)
 {
-    regex_t re;
-    int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char msg[200];
-        regerror(rc, &re, msg, sizeof msg);
-        return st_fail(err, "invalid regular expression \"%s\": %s", pattern, msg);
+    char why[200];
+    struct regex *re = regex_compile(pattern, why, sizeof why);
+    if (!re) {
+        st_fail(err, "invalid regular expression \"%.200s\": %s", pattern, why);
+        return STORE_E_PATTERN;
     }
-    int ret = names_to_ids(r, sql, NULL, &re, set, err);
-    regfree(&re);
+    int ret = names_to_ids(r, sql, NULL, re, set, err);
+    regex_free(re);
     return ret;
 }
 
@@ -234,8 +244,11 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
     if (q->function_contains &&
         names_to_ids(r, fn_has, q->function_contains, NULL, &b->fn, err) < 0)
         return -1;
-    if (q->function_matches && regex_ids(r, fn_all, q->function_matches, &b->fn, err) < 0)
-        return -1;
+    if (q->function_matches) {
+        int rc = regex_ids(r, fn_all, q->function_matches, &b->fn, err);
+        if (rc < 0)
+            return rc;
+    }
     if (q->file_equals &&
         names_to_ids(r, "SELECT id, path FROM files WHERE path = ?1", q->file_equals, NULL,
                      &b->file, err) < 0)
@@ -516,9 +529,10 @@ int store_query_events(struct store_reader *r, const struct store_query *q,
 {
     memset(out, 0, sizeof *out);
     struct built b;
-    int ret = -1;
-    if (build(r, q, &b, err) < 0)
+    int ret = build(r, q, &b, err);
+    if (ret < 0)
         goto done;
+    ret = -1;
     if (b.empty) {
         ret = 0;
         goto done;

@@ -154,7 +154,10 @@ void store_result_free(struct store_result *res);
 void store_event_row_free(struct store_event_row *e);
 
 /* Events of one session matching q, chronological (ts, id), or by id when
- * q->after_id is set. An invalid regex is an error with a sentence in *err. */
+ * q->after_id is set. 0; STORE_E_PATTERN with a sentence in *err when
+ * function_matches is not a valid regular expression (base/regex.h) or too costly to
+ * match; -1 with a sentence when the database fails. */
+#define STORE_E_PATTERN (-2)
 int store_query_events(struct store_reader *r, const struct store_query *q,
                        struct store_result *out, char **err);
 

@@ -215,3 +215,29 @@ def test_daemon_survives_all_errors(mcp):
     assert mcp.world.daemon_pid() == pid
     assert mcp.ch.result("ping") == {}
 
+
+
+def _rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS for pid %d" % pid)
+
+
+@pytest.mark.parametrize("pattern,why", [
+    # glibc's regcomp allocated until the OOM killer came (23 GB) on the first, and
+    # took 4.6 s and 1.1 GB on the second.
+    ("(((a{1,255}){1,255}){1,255}){1,255}", "too large"),
+    ("((a{1,100}){1,100}){1,100}", "too large"),
+    ("(" * 60 + "a" + ")" * 60, "parentheses"),
+    ("a" * 1025, "limit is 1024"),
+])
+def test_query_regex_bombs_are_refused_cheaply(mcp, ended, pattern, why):
+    pid = mcp.world.daemon_pid()
+    before = _rss_kib(pid)
+    e = mcp.tool_error("debug_query", {"sessionId": ended, "function": {"matches": pattern}})
+    assert e.code == "VALIDATION_ERROR"
+    assert "function.matches" in e.message and why in e.message, e.message
+    assert _rss_kib(pid) - before < 64 * 1024, "the daemon grew by more than 64 MiB"
+    assert mcp.query(ended)["totalCount"] == 3  # and it still serves the session
