@@ -301,14 +301,25 @@ static int write_pid(const char *path)
     return rc == 0 ? rename(tmp, path) : -1;
 }
 
-/* Holds the single-instance lock for the daemon's lifetime; -1 if another daemon
- * has it. */
-static int take_lock(const char *path)
+/* Holds the single-instance lock for the daemon's lifetime; -1 with why (errlen
+ * bytes) when another daemon has it or the lock file cannot be opened. */
+static int take_lock(const char *path, char *why, size_t whylen)
 {
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
+    if (fd < 0) {
+        if (errno == ELOOP)
+            snprintf(why, whylen, "%s is a symbolic link; Strobe opens no link it did not "
+                     "create: remove it", path);
+        else
+            snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
         return -1;
+    }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+            snprintf(why, whylen, "another daemon already runs for %s (see strobe.pid); "
+                     "nothing to do", path);
+        else
+            snprintf(why, whylen, "cannot lock %s: %s", path, strerror(errno));
         close(fd);
         return -1;
     }
@@ -358,10 +369,10 @@ int daemon_run(int idle_timeout_s, connection_fn serve)
     char paths[STROBE_SETTINGS + 1][PATH_MAX];
     if (get_paths(paths) != 0)
         return 1;
-    int lock_fd = take_lock(paths[STROBE_LOCK]);
+    char lock_why[PATH_MAX + 128];
+    int lock_fd = take_lock(paths[STROBE_LOCK], lock_why, sizeof lock_why);
     if (lock_fd < 0) {
-        fprintf(stderr, "strobe: another daemon already runs for %s (see strobe.pid); "
-                "nothing to do\n", paths[STROBE_LOCK]);
+        fprintf(stderr, "strobe: %s\n", lock_why);
         return 1;
     }
     if (log_open(paths[STROBE_LOG]) != 0)

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int st_fail(char **err, const char *fmt, ...)
 {
@@ -52,8 +54,26 @@ sqlite3 *st_connect(const char *path, bool create, char **err)
      * otherwise take a global mutex on every malloc. Harmless if too late. */
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, config_sqlite);
+    /* Strobe follows no link it did not create, and trusts no database another
+     * user could have planted; NOFOLLOW also covers a link swapped in after this
+     * check. The -wal and -shm files SQLite creates take the database's mode (0600:
+     * the daemon's umask is 077). */
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            st_fail(err, "%s is a symbolic link; Strobe opens no link it did not create: "
+                    "remove it (the daemon then creates its own database)", path);
+            return NULL;
+        }
+        if (st.st_uid != geteuid()) {
+            st_fail(err, "%s belongs to uid %u, not to this user (uid %u): move it away",
+                    path, (unsigned)st.st_uid, (unsigned)geteuid());
+            return NULL;
+        }
+    }
     sqlite3 *db = NULL;
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW |
+                (create ? SQLITE_OPEN_CREATE : 0);
     int rc = sqlite3_open_v2(path, &db, flags, NULL);
     if (rc != SQLITE_OK) {
         st_fail(err, "cannot open the database %s: %s", path,

@@ -300,3 +300,52 @@ def test_daemon_log_records_start(world):
     c.sessions()
     log = world.daemon_log()
     assert str(world.daemon_pid()) in log or "start" in log.lower(), log[:2000]
+
+
+def _refused_start(world):
+    p = subprocess.run([STROBE_BIN, "daemon"], env=world.env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=T_SHORT)
+    assert p.returncode != 0, "the daemon started"
+    return p.stderr.decode(errors="replace")
+
+
+def test_symlinked_database_is_refused_and_left_alone(world):
+    os.makedirs(world.home, mode=0o700)
+    victim = os.path.join(world.base, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("not a database\n")
+    os.symlink(victim, world.path("strobe.db"))
+    msg = _refused_start(world)
+    assert "strobe.db is a symbolic link" in msg and "remove it" in msg, msg
+    with open(victim) as f:
+        assert f.read() == "not a database\n"
+    assert not os.path.exists(victim + "-wal")
+
+
+def test_symlinked_lock_says_so(world):
+    os.makedirs(world.home, mode=0o700)
+    os.symlink(os.path.join(world.base, "elsewhere"), world.path("strobe.lock"))
+    msg = _refused_start(world)
+    assert "strobe.lock is a symbolic link" in msg, msg
+    assert "another daemon" not in msg
+
+
+def test_database_files_are_private(world):
+    c = world.mcp()
+    sid = c.launch("hello_exit3")["sessionId"]
+    c.wait_ended(sid)
+    for name in ("strobe.db", "strobe.db-wal", "strobe.db-shm"):
+        p = world.path(name)
+        assert os.path.isfile(p), name
+        assert mode(p) == 0o600, (name, oct(mode(p)))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a file to another user")
+def test_database_of_another_user_is_refused(world):
+    os.makedirs(world.home, mode=0o700)
+    db = world.path("strobe.db")
+    with open(db, "w"):
+        pass
+    os.chown(db, 65534, 65534)
+    msg = _refused_start(world)
+    assert "belongs to uid 65534" in msg and "move it away" in msg, msg
