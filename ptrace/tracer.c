@@ -467,7 +467,13 @@ fail:;
 
 static int fail_start(struct tracer *t, enum err_code code, const char *what, int err)
 {
-    if (code == ERR_ATTACH_FAILED)
+    if (err == E2BIG)
+        err_set(&t->start_error, ERR_VALIDATION,
+                "cannot run '%s': its arguments and environment are larger than the kernel "
+                "accepts (E2BIG: one argument or variable at most 128 KiB, all of them at "
+                "most a quarter of the stack limit); pass large inputs in a file",
+                t->spec.path);
+    else if (code == ERR_ATTACH_FAILED)
         err_set(&t->start_error, code,
                 "cannot start '%s' under ptrace: %s failed (%s). Check that ptrace is "
                 "allowed here (kernel.yama.ptrace_scope, seccomp, containers).",

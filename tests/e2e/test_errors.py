@@ -146,6 +146,16 @@ def test_session_not_found(mcp, action):
     assert NO_SUCH in e.message
 
 
+def test_launch_arguments_too_large_for_the_kernel(mcp):
+    # One argument above the kernel's 128 KiB per-string limit: execve fails with
+    # E2BIG, which is the caller's input, not a ptrace problem.
+    e = mcp.tool_error("debug_launch", launch_args(mcp.world, args=["x" * 200000]))
+    assert e.code == "VALIDATION_ERROR", (e.code, e.message)
+    assert "E2BIG" in e.message and "file" in e.message, e.message
+    assert "ptrace" not in e.message
+    assert socket_answers(mcp.world.home)
+
+
 # ---- debug_query validation ----------------------------------------------------------
 
 @pytest.fixture
