@@ -11,8 +11,9 @@
 #include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is invalid/truncated. */
-static size_t utf8_seq_len(const unsigned char *s, size_t avail)
+size_t utf8_char_len(const char *str, size_t avail)
 {
+    const unsigned char *s = (const unsigned char *)str;
     unsigned char c = s[0];
     size_t len;
     uint32_t cp;
@@ -48,7 +49,7 @@ size_t utf8_sanitize(const char *in, size_t n, char *out)
     const unsigned char *s = (const unsigned char *)in;
     size_t o = 0;
     for (size_t i = 0; i < n;) {
-        size_t len = utf8_seq_len(s + i, n - i);
+        size_t len = utf8_char_len(in + i, n - i);
         if (len) {
             memcpy(out + o, s + i, len);
             o += len;

@@ -29,4 +29,9 @@ bool linesplit_flush(struct linesplit *ls, line_fn emit, void *arg);
  * out must hold 4*n+1 bytes; it is NUL-terminated. Returns the length written. */
 size_t utf8_sanitize(const char *in, size_t n, char *out);
 
+/* The length of the valid UTF-8 character at s (1-4), or 0 when the bytes there
+ * (avail of them) are not one: a stray continuation byte, an overlong form, a
+ * surrogate, a truncated sequence, or NUL. */
+size_t utf8_char_len(const char *s, size_t avail);
+
 #endif

@@ -3,21 +3,94 @@
  */
 #include "mcp/jsonrpc.h"
 
+#include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/linesplit.h"
+
+/* Such bytes can only be inside JSON strings, where "\\xNN" is valid JSON. */
+char *rpc_utf8_clean(char *text)
+{
+    size_t n = strlen(text), bad = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_char_len(text + i, n - i);
+        bad += len == 0;
+        i += len ? len : 1;
+    }
+    if (!bad)
+        return text;
+    char *out = malloc(n + 4 * bad + 1);
+    if (!out) {
+        free(text);
+        return NULL;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_char_len(text + i, n - i);
+        if (len) {
+            memcpy(out + o, text + i, len);
+            o += len;
+            i += len;
+        } else {
+            o += (size_t)sprintf(out + o, "\\\\x%02X", (unsigned char)text[i++]);
+        }
+    }
+    out[o] = '\0';
+    free(text);
+    return out;
+}
 
 static char *print_and_free(cJSON *msg)
 {
     char *s = cJSON_PrintUnformatted(msg);
     cJSON_Delete(msg);
-    return s;
+    return s ? rpc_utf8_clean(s) : NULL;
+}
+
+static bool utf8_valid(const char *s, size_t n)
+{
+    for (size_t i = 0, len; i < n; i += len)
+        if ((len = utf8_char_len(s + i, n - i)) == 0)
+            return false;
+    return true;
+}
+
+/* Whether the JSON text has a \u0000 escape inside a string: cJSON would end the
+ * string there, silently cutting a command or a session id short. */
+static bool has_nul_escape(const char *s, size_t n)
+{
+    bool in_string = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!in_string) {
+            in_string = s[i] == '"';
+        } else if (s[i] == '"') {
+            in_string = false;
+        } else if (s[i] == '\\') {
+            if (i + 5 < n && s[i + 1] == 'u' && strncmp(s + i + 2, "0000", 4) == 0)
+                return true;
+            i++; /* the escaped character */
+        }
+    }
+    return false;
 }
 
 static cJSON *envelope(const cJSON *id)
 {
     cJSON *msg = cJSON_CreateObject();
     cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
-    cJSON_AddItemToObject(msg, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
+    cJSON *copy;
+    if (cJSON_IsNumber(id)) { /* an integer within 2^53 (rpc_parse): cJSON would print
+                                 9007199254740992 as 9.00719925474099e+15 */
+        char digits[32];
+        snprintf(digits, sizeof digits, "%lld", (long long)id->valuedouble);
+        copy = cJSON_CreateRaw(digits);
+    } else {
+        copy = id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull();
+    }
+    cJSON_AddItemToObject(msg, "id", copy);
     return msg;
 }
 
@@ -44,6 +117,11 @@ char *rpc_error(const cJSON *id, int code, const char *message, const char *data
 int rpc_parse(const char *line, size_t len, struct rpc_request *req, char **error_line)
 {
     memset(req, 0, sizeof *req);
+    if (!utf8_valid(line, len)) {
+        *error_line = rpc_error(NULL, RPC_PARSE_ERROR, "Parse error: the line is not valid "
+                                "UTF-8. Send JSON text in UTF-8.", NULL);
+        return -1;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(line, len, &end, false);
     while (root && end < line + len && (*end == ' ' || *end == '\t' || *end == '\r'))
@@ -70,6 +148,13 @@ int rpc_parse(const char *line, size_t len, struct rpc_request *req, char **erro
         if (id && !cJSON_IsString(id) && !cJSON_IsNumber(id) && !cJSON_IsNull(id)) {
             problem = "Invalid Request: \"id\" must be a string or a number.";
             id = NULL;
+        } else if (cJSON_IsNumber(id) && (id->valuedouble != floor(id->valuedouble) ||
+                                          fabs(id->valuedouble) > 9007199254740992.0)) {
+            problem = "Invalid Request: a numeric \"id\" must be an integer from -2^53 to "
+                      "2^53 (or send a string id).";
+            id = NULL;
+        } else if (has_nul_escape(line, len)) {
+            problem = "Invalid Request: strings must not contain NUL (\\u0000).";
         } else if (!cJSON_IsString(ver) || strcmp(ver->valuestring, "2.0") != 0) {
             problem = "Invalid Request: \"jsonrpc\" must be \"2.0\".";
         } else if (!cJSON_IsString(method)) {

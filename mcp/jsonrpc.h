@@ -37,4 +37,12 @@ void rpc_request_free(struct rpc_request *req);
 char *rpc_result(const cJSON *id, cJSON *result);
 char *rpc_error(const cJSON *id, int code, const char *message, const char *data_code);
 
+/* Makes printed JSON text valid UTF-8 whatever went into its strings (a binary's
+ * path, a thread or symbol name, bytes of the request echoed back): each byte that is
+ * not part of a valid character becomes the text \xNN, the rule output lines follow
+ * (base/linesplit.h, utf8_sanitize). Returns text itself, or a clean copy (text
+ * freed), or NULL when memory runs out (text freed). rpc_result and rpc_error apply
+ * it; JSON text nested in a string (MCP's content text) needs it first. */
+char *rpc_utf8_clean(char *text);
+
 #endif

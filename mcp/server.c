@@ -99,6 +99,9 @@ static cJSON *tool_ok_result(cJSON *value)
     cJSON *item = cJSON_CreateObject();
     cJSON_AddStringToObject(item, "type", "text");
     char *text = cJSON_PrintUnformatted(value);
+    if (text)
+        text = rpc_utf8_clean(text); /* the outer message is cleaned too, but by then
+                                        this text is a string in a string */
     cJSON_AddStringToObject(item, "text", text ? text : "{}");
     free(text);
     cJSON_AddItemToArray(content, item);

@@ -9,6 +9,8 @@
  * The engine reads (core/timeline.h) and owns the crash event's shape
  * (core/crash_payload.h); this file validates the arguments and shapes the answer.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,13 +39,44 @@ static int time_bound(const cJSON *args, const char *field, struct timeline_boun
     if (!v)
         return 0;
     if (cJSON_IsNumber(v)) {
-        b->ns = (int64_t)v->valuedouble;
+        double d = v->valuedouble;
+        if (d != floor(d) || d < 0 || d >= 9223372036854775808.0)
+            return err_set(e, ERR_VALIDATION, "'%s' as a number is ns since the session "
+                           "started: an integer from 0 to 2^63-1, not %g. For a time "
+                           "relative to the latest event use a string like \"-5s\".",
+                           field, d);
+        b->ns = (int64_t)d;
         return 0;
     }
     if (!cJSON_IsString(v) || timearg_parse(v->valuestring, &b->ns, &b->relative) != 0)
         return err_set(e, ERR_VALIDATION, "'%s' must be ns since the session started (a "
                        "number) or a relative time like \"-5s\", \"-500ms\", \"-1m\"; got %s.",
                        field, cJSON_IsString(v) ? v->valuestring : args_type_name(v));
+    return 0;
+}
+
+/* An event id: an integer from 0 to 2^53 (exact in JSON), or a string of 1 to 19
+ * digits within int64; nothing else (no blanks, signs or fractions). */
+static int event_id_arg(const cJSON *v, int64_t *out)
+{
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d != floor(d) || d < 0 || d > 9007199254740992.0)
+            return -1;
+        *out = (int64_t)d;
+        return 0;
+    }
+    if (!cJSON_IsString(v))
+        return -1;
+    const char *s = v->valuestring;
+    size_t n = strspn(s, "0123456789");
+    if (n == 0 || n > 19 || s[n] != '\0')
+        return -1;
+    errno = 0;
+    long long id = strtoll(s, NULL, 10);
+    if (errno == ERANGE)
+        return -1;
+    *out = id;
     return 0;
 }
 
@@ -223,18 +256,12 @@ static int build_query(const cJSON *args, struct timeline_query *q, char **rv_te
         return -1;
 
     const cJSON *after = cJSON_GetObjectItemCaseSensitive(args, "afterEventId");
-    if (after) {
-        char *end = NULL;
-        if (cJSON_IsNumber(after))
-            q->after_id = (int64_t)after->valuedouble;
-        else if (cJSON_IsString(after))
-            q->after_id = strtoll(after->valuestring, &end, 10);
-        if (!(cJSON_IsNumber(after) || (end && end != after->valuestring && !*end)) ||
-            q->after_id < 0)
-            return err_set(e, ERR_VALIDATION, "'afterEventId' must be an event id (the "
-                           "lastEventId of a previous answer), not %s.",
-                           args_type_name(after));
-    }
+    if (after && event_id_arg(after, &q->after_id) != 0)
+        return err_set(e, ERR_VALIDATION, "'afterEventId' must be an event id (the "
+                       "lastEventId of a previous answer: digits, as a string or an "
+                       "integer), not %s%s%s.", args_type_name(after),
+                       cJSON_IsString(after) ? " " : "",
+                       cJSON_IsString(after) ? after->valuestring : "");
     if (time_bound(args, "timeFrom", &q->from, e) != 0 ||
         time_bound(args, "timeTo", &q->to, e) != 0)
         return -1;

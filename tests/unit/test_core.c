@@ -205,6 +205,18 @@ static void test_timearg(void **state)
     assert_int_equal(timearg_parse("soon", &ns, &rel), -1);
     assert_int_equal(timearg_parse("-5parsecs", &ns, &rel), -1);
     assert_int_equal(timearg_parse("", &ns, &rel), -1);
+    assert_int_equal(timearg_parse("-1.5s", &ns, &rel), 0);
+    assert_int_equal(ns, -1500000000LL);
+    /* Strict: no blanks, no NaN/inf, exponents, hex, signs or fractions of a ns, and
+     * nothing at or beyond 2^63 ns. */
+    static const char *const bad[] = {" 5", "5 ", "NaN", "nan", "inf", "-infs", "1e3",
+                                      "0x10", "+5", "1.5", "1.s", ".5s", "--5s",
+                                      "9223372036854775808", "3000000h", "5 s"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (timearg_parse(bad[i], &ns, &rel) != -1)
+            fail_msg("'%s' was accepted", bad[i]);
+    assert_int_equal(timearg_parse("9223372036854775807", &ns, &rel), 0);
+    assert_int_equal(ns, INT64_MAX);
 }
 
 /* ---- patterns ---- */
