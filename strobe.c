@@ -62,7 +62,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "strobe: cannot register the native collector\n");
             return 70;
         }
-        return daemon_run(idle, mcp_serve);
+        static const struct daemon_protocol mcp = {.serve = mcp_serve, .refuse = mcp_refuse};
+        return daemon_run(idle, &mcp);
     }
     fprintf(stderr, "strobe: unknown command '%s'\n", cmd);
     return usage(stderr, 64);

@@ -44,12 +44,20 @@ struct client {
     struct client *next;
 };
 
+/* After accept fails for lack of descriptors: how long to leave the listening socket
+ * alone, and how often to say so in the log. */
+#define ACCEPT_PAUSE_MS 100
+#define EMFILE_LOG_INTERVAL_S 10
+
 static struct {
     struct store *store;
-    connection_fn serve;
+    const struct daemon_protocol *protocol;
     _Atomic int64_t last_activity_s;
-    pthread_mutex_t lock; /* guards clients */
+    pthread_mutex_t lock; /* guards clients, n_clients */
     struct client *clients;
+    int n_clients;
+    int64_t accept_paused_until_ms; /* serve loop only */
+    int64_t emfile_logged_s;
 } d = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 #define RETENTION_INTERVAL_MS_DEFAULT (3600 * 1000LL)
@@ -202,7 +210,7 @@ static void retention_stop(void)
 static void *client_main(void *arg)
 {
     struct client *c = arg;
-    d.serve(c->fd, d.store, touch);
+    d.protocol->serve(c->fd, d.store, touch);
     touch();
     atomic_store(&c->done, 1);
     return NULL;
@@ -221,6 +229,7 @@ static int reap_clients(bool all)
         if (all || atomic_load(&c->done)) {
             pthread_join(c->thread, NULL);
             *p = c->next;
+            d.n_clients--;
             free(c);
         } else {
             live++;
@@ -231,16 +240,44 @@ static int reap_clients(bool all)
     return live;
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void accept_client(int lfd)
 {
     int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            /* The connection stays queued; poll would report it again at once. */
+            d.accept_paused_until_ms = now_ms() + ACCEPT_PAUSE_MS;
+            if (now_s() - d.emfile_logged_s >= EMFILE_LOG_INTERVAL_S) {
+                d.emfile_logged_s = now_s();
+                log_warn("cannot accept connections: %s (%d open); pausing accepts for "
+                         "%d ms at a time", strerror(errno), d.n_clients, ACCEPT_PAUSE_MS);
+            }
+        }
         return;
+    }
     struct ucred cred;
     socklen_t len = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid()) {
         log_warn("refused a connection from uid %d (pid %d)", (int)cred.uid, (int)cred.pid);
         close(fd);
+        return;
+    }
+    pthread_mutex_lock(&d.lock);
+    int open_now = d.n_clients;
+    pthread_mutex_unlock(&d.lock);
+    if (open_now >= DAEMON_MAX_CLIENTS) {
+        char why[200];
+        snprintf(why, sizeof why, "too many connections (%d open, the limit): close idle "
+                 "ones (each strobe mcp or strobectl holds one) and retry", open_now);
+        log_warn("refused a connection: %s", why);
+        d.protocol->refuse(fd, why);
         return;
     }
     struct client *c = calloc(1, sizeof *c);
@@ -260,6 +297,7 @@ static void accept_client(int lfd)
     }
     c->next = d.clients;
     d.clients = c;
+    d.n_clients++;
     pthread_mutex_unlock(&d.lock);
 }
 
@@ -340,8 +378,10 @@ static int get_paths(char paths[][PATH_MAX])
 static void serve_loop(int lfd, int sfd, int idle_timeout_s)
 {
     for (;;) {
-        struct pollfd pfd[2] = {{.fd = lfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-        int n = poll(pfd, 2, 1000);
+        int64_t pause = d.accept_paused_until_ms - now_ms();
+        struct pollfd pfd[2] = {{.fd = pause > 0 ? -1 : lfd, .events = POLLIN},
+                                {.fd = sfd, .events = POLLIN}};
+        int n = poll(pfd, 2, pause > 0 ? (int)pause : 1000);
         if (n < 0 && errno != EINTR)
             break;
         if (pfd[1].revents & POLLIN) {
@@ -362,7 +402,7 @@ static void serve_loop(int lfd, int sfd, int idle_timeout_s)
     }
 }
 
-int daemon_run(int idle_timeout_s, connection_fn serve)
+int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol)
 {
     /* Everything the daemon creates (database, WAL, log) is private to the user. */
     umask(077);
@@ -411,7 +451,7 @@ int daemon_run(int idle_timeout_s, connection_fn serve)
     sessions_init(d.store, paths[STROBE_SETTINGS]);
     retention_check();
     retention_start();
-    d.serve = serve;
+    d.protocol = protocol;
     touch();
 
     int lfd = bind_socket(paths[STROBE_SOCK]);

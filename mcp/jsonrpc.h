@@ -15,6 +15,7 @@
 #define RPC_INVALID_PARAMS -32602
 #define RPC_INTERNAL_ERROR -32603
 #define RPC_NOT_INITIALIZED -32002
+#define RPC_SERVER_BUSY -32000      /* the daemon refuses the connection */
 
 /* The longest line a peer may send. */
 #define RPC_MAX_LINE (1024 * 1024)

@@ -188,6 +188,18 @@ char *mcp_handle_line(struct mcp_conn *c, const char *line, size_t len)
     return out;
 }
 
+void mcp_refuse(int fd, const char *why)
+{
+    char msg[300];
+    snprintf(msg, sizeof msg, "Server busy: %s.", why);
+    char *out = rpc_error(NULL, RPC_SERVER_BUSY, msg, NULL);
+    if (out) {
+        write_line(fd, out, strlen(out));
+        free(out);
+    }
+    close(fd);
+}
+
 void mcp_serve(int fd, struct store *store, void (*on_activity)(void))
 {
     struct mcp_conn *c = mcp_conn_new(store);

@@ -21,5 +21,8 @@ char *mcp_handle_line(struct mcp_conn *c, const char *line, size_t len);
 /* Serves fd until the peer closes it or a write fails; closes fd. on_activity is
  * called after each message (the daemon's idle clock). */
 void mcp_serve(int fd, struct store *store, void (*on_activity)(void));
+/* Answers a connection the daemon will not serve with one JSON-RPC error (id null,
+ * -32000, why as the message), then closes fd. */
+void mcp_refuse(int fd, const char *why);
 
 #endif

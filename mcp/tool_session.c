@@ -37,6 +37,49 @@ static cJSON *row_json(const struct session_row *r)
     return o;
 }
 
+/* The budgets of status and list answers (the agent reads them whole). */
+#define COMMAND_LINE_BUDGET 4096   /* bytes of argument text shown */
+#define ARG_SHOWN_MAX 512          /* bytes of one argument shown */
+#define LIST_BUDGET (16 * 1024)
+
+/* The launch's argv (JSON array text) as commandLine, within COMMAND_LINE_BUDGET:
+ * a long argument is cut with "...(N more bytes)", and arguments past the budget
+ * are counted in commandLineOmittedArgs. */
+static void add_command_line(cJSON *o, const char *json_text)
+{
+    cJSON *argv = cJSON_Parse(json_text);
+    if (!cJSON_IsArray(argv)) {
+        cJSON_Delete(argv);
+        return;
+    }
+    cJSON *shown = cJSON_AddArrayToObject(o, "commandLine");
+    size_t used = 0;
+    int omitted = 0;
+    for (const cJSON *a = argv->child; a; a = a->next) {
+        const char *text = cJSON_IsString(a) ? a->valuestring : "";
+        size_t len = strlen(text);
+        if (used >= COMMAND_LINE_BUDGET) {
+            omitted++;
+            continue;
+        }
+        if (len <= ARG_SHOWN_MAX) {
+            cJSON_AddItemToArray(shown, cJSON_CreateString(text));
+            used += len;
+            continue;
+        }
+        char cut[ARG_SHOWN_MAX + 48];
+        size_t keep = ARG_SHOWN_MAX;
+        while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
+            keep--; /* not inside a UTF-8 character */
+        snprintf(cut, sizeof cut, "%.*s...(%zu more bytes)", (int)keep, text, len - keep);
+        cJSON_AddItemToArray(shown, cJSON_CreateString(cut));
+        used += keep;
+    }
+    if (omitted)
+        cJSON_AddNumberToObject(o, "commandLineOmittedArgs", omitted);
+    cJSON_Delete(argv);
+}
+
 static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *e)
 {
     struct timeline_reader *rd = tool_reader(ctx, e);
@@ -46,7 +89,7 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
     cJSON *o = row_json(&st.row);
     cJSON_AddStringToObject(o, "projectRoot", st.row.project_root);
     if (st.row.command_line)
-        cJSON_AddItemToObject(o, "commandLine", cJSON_Parse(st.row.command_line));
+        add_command_line(o, st.row.command_line);
     cJSON *pids = cJSON_AddArrayToObject(o, "pids");
     bool main_listed = false;
     for (int i = 0; i < st.n_pids; i++)
@@ -93,10 +136,30 @@ static cJSON *list(struct tool_ctx *ctx, struct strobe_error *e)
     int n = 0;
     if (!rd || timeline_sessions(rd, &rows, &n, e) != 0)
         return NULL;
+    /* Newest first; the oldest beyond the budget are counted, not shown. */
     cJSON *o = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(o, "sessions");
-    for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(arr, row_json(&rows[i]));
+    size_t used = 0;
+    int shown = 0;
+    for (; shown < n; shown++) {
+        cJSON *row = row_json(&rows[shown]);
+        char *text = cJSON_PrintUnformatted(row);
+        used += text ? strlen(text) + 1 : 0;
+        free(text);
+        if (shown > 0 && used > LIST_BUDGET) {
+            cJSON_Delete(row);
+            break;
+        }
+        cJSON_AddItemToArray(arr, row);
+    }
+    if (shown < n) {
+        cJSON_AddNumberToObject(o, "omittedSessions", n - shown);
+        char hint[200];
+        snprintf(hint, sizeof hint, "%d older session(s) not shown (the answer is kept under "
+                 "%d KB). Remove ended sessions with debug_session delete, or query one by "
+                 "its id.", n - shown, LIST_BUDGET / 1024);
+        cJSON_AddStringToObject(o, "hint", hint);
+    }
     timeline_sessions_free(rows, n);
     return o;
 }

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import T_SHORT, fixture_path
+from conftest import T_SHORT, fixture_path, wait_until
 
 
 def raw_line(raw, data):
@@ -126,3 +126,97 @@ def test_non_utf8_thread_name_gives_valid_answers(mcp, raw):
     inner = json.loads(msg["result"]["content"][0]["text"])
     assert inner["threads"][0]["name"] == "w\\xFF\\xFE"
     mcp.stop(sid)
+
+
+# ---- connections ----------------------------------------------------------------------
+
+MAX_CLIENTS = 128  # DAEMON_MAX_CLIENTS, core/daemon.h
+
+
+def test_connection_cap_refuses_clearly_and_recovers(daemon):
+    import json
+    clients = [daemon.raw() for _ in range(MAX_CLIENTS)]
+    for i, c in enumerate(clients):
+        assert c.ch.request("ping", id=i)["result"] == {}
+    extra = daemon.raw()
+    msg = json.loads(extra.ch.read_line(T_SHORT))
+    assert msg["error"]["code"] == -32000 and msg["id"] is None
+    assert "too many connections" in msg["error"]["message"]
+    assert extra.ch.read_line(T_SHORT) is None  # closed after saying why
+    clients[0].close()
+
+    def served():
+        c = daemon.raw()
+        try:
+            c.ch.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        except OSError:  # refused and closed already: the old one is not reaped yet
+            return False
+        msg = c.ch.read_msg(T_SHORT)  # refused: the error, then EOF
+        c.close()
+        return msg is not None and msg.get("result") == {}
+    wait_until(served, T_SHORT, what="a connection served after one closed")
+
+
+def _cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_descriptor_limit_pauses_accepts_without_spinning(world):
+    import resource
+    import subprocess
+    from conftest import STROBE_BIN, socket_answers
+
+    def low_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48))
+    os.makedirs(world.home, mode=0o700, exist_ok=True)
+    p = subprocess.Popen([STROBE_BIN, "daemon"], env=world.env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, preexec_fn=low_limit)
+    world.children.append(p)
+    wait_until(lambda: socket_answers(world.home), T_SHORT, what="the daemon socket")
+    clients = [world.raw() for _ in range(60)]  # more than the daemon has descriptors for
+    wait_until(lambda: "cannot accept connections" in world.daemon_log(), T_SHORT,
+               what="the descriptor-limit warning in daemon.log")
+    before = _cpu_seconds(p.pid)
+    served = sum(1 for c in clients[:5] if c.ch.request("ping", id=1)["result"] == {})
+    assert served == 5
+    import time
+    time.sleep(1.0)  # a measurement window, not a wait for a condition:
+    # spinning on accept would burn most of that second; a paused accept burns almost none.
+    assert _cpu_seconds(p.pid) - before < 0.5
+    for c in clients:
+        c.close()
+    c = world.raw()
+    assert c.ch.request("ping", id=2, timeout=T_SHORT)["result"] == {}
+
+
+# ---- answer sizes ---------------------------------------------------------------------
+
+def test_status_command_line_is_bounded(mcp):
+    args = ["a" * 100000] + ["arg%d" % i for i in range(3000)]
+    sid = mcp.launch("hello_exit3", args=args)["sessionId"]
+    mcp.wait_ended(sid)
+    st = mcp.status(sid)
+    cl = st["commandLine"]
+    assert cl[1].startswith("a" * 512) and cl[1].endswith("...(99488 more bytes)"), cl[1][-40:]
+    assert st["commandLineOmittedArgs"] == 3001 - (len(cl) - 1)
+    assert st["commandLineOmittedArgs"] > 2000
+    import json
+    assert len(json.dumps(st, separators=(",", ":"))) < 16 * 1024
+
+
+def test_session_list_is_bounded_newest_first(mcp):
+    import json
+    sids = []
+    for _ in range(110):  # one program may run once at a time: each ends before the next
+        sid = mcp.launch("hello_exit3")["sessionId"]
+        mcp.wait_ended(sid)
+        sids.append(sid)
+    r = mcp.call_tool("debug_session", {"action": "list"})
+    assert len(json.dumps(r, separators=(",", ":"))) < 17 * 1024
+    shown = [s["sessionId"] for s in r["sessions"]]
+    assert r["omittedSessions"] == 110 - len(shown) > 0
+    assert shown[0] == sids[-1]
+    assert "debug_session delete" in r["hint"]
