@@ -99,6 +99,16 @@ void ring_destroy(struct ring *r)
 
 size_t ring_max_record(const struct ring *r) { return r->max_record; }
 
+uint64_t ring_produced(const struct ring *r)
+{
+    return atomic_load_explicit(&((struct ring *)r)->head, memory_order_acquire);
+}
+
+uint64_t ring_consumed(const struct ring *r)
+{
+    return atomic_load_explicit(&((struct ring *)r)->tail, memory_order_acquire);
+}
+
 size_t ring_used(const struct ring *r)
 {
     return atomic_load_explicit(&r->head, memory_order_acquire) -

@@ -40,6 +40,12 @@ bool ring_peek(struct ring *r, struct event *e);
 /* Consumer. Releases the event returned by the last ring_peek(). */
 void ring_pop(struct ring *r);
 
+/* Positions in the ring's byte stream, which only grow: how far the producer has
+ * pushed, and how far the consumer has popped. Any thread. A consumer that notes
+ * ring_consumed() after a pop knows every record before that point is its. */
+uint64_t ring_produced(const struct ring *r);
+uint64_t ring_consumed(const struct ring *r);
+
 /* Bytes queued: for the consumer's heuristics and for tests. */
 size_t ring_used(const struct ring *r);
 

@@ -10,7 +10,7 @@
  *
  * Ordering guarantee: a session's status leaves "running" only in the output
  * capture's on_exit (core/output.h), after everything the main process wrote is
- * queued and the process_exit event behind it. Together with store_sync() in
+ * queued and the process_exit event behind it. Together with store_sync_session() in
  * session_resolve(), an agent that sees "exited" and then queries sees all output.
  */
 #include "core/session.h"
@@ -118,7 +118,7 @@ static void record_exit(void *arg, struct output *o, int ws)
     ev.text = text;
     ev.data = data;
     output_push(o, &ev);
-    store_sync(reg.store);
+    store_sync_session(reg.store, s->key, -1);
     if (store_session_finish(reg.store, s->key, status, wall_ms(), has_code, code, signame) != 0)
         log_error("session %s: cannot record its end", s->id);
     atomic_store(&s->finished, 1);
@@ -515,9 +515,13 @@ static int not_found(const char *id, struct strobe_error *e)
     return err_set(e, ERR_SESSION_NOT_FOUND, "No session found with ID '%s'.", id);
 }
 
+/* How long a query or status waits for its session's events still on their way to
+ * the database; past it the answer shows what is there (a flood of one session
+ * never holds up another's answers: store_sync_session). */
+#define RESOLVE_SYNC_MS 2000
+
 int session_resolve(const char *id, int64_t *key, struct strobe_error *e)
 {
-    store_sync(reg.store);
     struct session_row row;
     int rc = store_session_get(reg.store, id, &row);
     if (rc < 0)
@@ -526,6 +530,7 @@ int session_resolve(const char *id, int64_t *key, struct strobe_error *e)
         return not_found(id, e);
     *key = row.key;
     session_row_free(&row);
+    store_sync_session(reg.store, *key, RESOLVE_SYNC_MS);
     return 0;
 }
 
@@ -596,9 +601,14 @@ static int stop_or_delete(const char *id, bool retain, int64_t *events,
     if (s)
         end_live(s);
     pthread_mutex_unlock(&reg.lock);
-    store_sync(reg.store);
     struct session_row row;
     int rc = store_session_get(reg.store, id, &row);
+    if (rc == 0) { /* its last events in, then the row again for their count */
+        int64_t key = row.key;
+        session_row_free(&row);
+        store_sync_session(reg.store, key, -1);
+        rc = store_session_get(reg.store, id, &row);
+    }
     if (rc < 0)
         return err_set(e, ERR_INTERNAL, "cannot read session '%s' from the database", id);
     if (rc == 1)

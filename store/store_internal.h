@@ -62,6 +62,8 @@ struct ring_slot {
     struct ring *ring;
     bool released;
     int64_t session; /* key of the session its events belong to; 0 until the first */
+    uint64_t done;   /* ring_consumed() position up to which every event is committed
+                        (or was lost with a failed batch): store_sync_session */
 };
 struct limit_entry {
     int64_t key;

@@ -1,8 +1,10 @@
 /*
- * writer.c - the writer thread: it drains every attached ring, merging the rings'
- * heads by ts_ns so commit order follows time, and inserts events in batches, one
- * transaction per batch, CHUNK_ROWS events per INSERT statement (the events of a
- * chunk wait in struct pending until it is full). It owns the hot path, so it also
+ * writer.c - the writer thread: it drains every attached ring and inserts events in
+ * batches, one transaction per batch, CHUNK_ROWS events per INSERT statement (the
+ * events of a chunk wait in struct pending until it is full). A session's rings are
+ * merged by ts_ns, so its commit order follows time; ts_ns counts from each
+ * session's own start, so it orders nothing across sessions, which instead take
+ * turns of MERGE_RUN events: a flood cannot starve another session's events. It owns the hot path, so it also
  * owns the in-memory state that keeps that path free of SELECTs: the interning
  * caches (name -> id), the per-session parent maps (seq -> event id), the per-batch
  * type/function counters, and the per-session FIFO eviction.
@@ -12,7 +14,12 @@
  * pushed before the pass started is consumed), committing every BATCH_MAX events and
  * at the end. Each store_sync() bumps req_gen; a pass records the req_gen it saw when
  * it started and publishes it as done_gen when it finishes, so a pass already running
- * when store_sync() was called never satisfies it.
+ * when store_sync() was called never satisfies it. A pass may run long while
+ * producers keep pushing, so batches are also committed every COMMIT_MS, rings
+ * attached or refilled meanwhile join the pass, and each commit publishes, per ring,
+ * the position up to which its events are committed (ring_slot.done):
+ * store_sync_session() waits for its own session's rings to reach the positions they
+ * had when it was called, and no longer.
  *
  * Event ids: the writer assigns them from next_event_id (persisted in meta at every
  * commit), so ids grow in commit order and are never reused.
@@ -33,10 +40,18 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/strmap.h"
 
 #define BATCH_MAX 32768
 #define WAKE_MS 10
+/* A batch is also committed once open this long, so that producers that never let
+ * the rings run dry (floods) do not keep every session's events invisible until
+ * BATCH_MAX of them are in. Checked every COMMIT_CHECK events. */
+#define COMMIT_MS 50
+#define COMMIT_CHECK 256
+/* Events one session's rings give in a row before the next session's turn. */
+#define MERGE_RUN 64
 #define PARENT_CAP (1u << 15)
 /* Rows per multi-row INSERT: one statement execution (cursor opening, VDBE start,
  * halt) per CHUNK_ROWS events instead of per event. Measured in bench_store. */
@@ -172,6 +187,10 @@ struct writer {
     /* pass snapshot */
     struct ring_slot *rs;
     int nrs, rs_cap;
+    int rr;                   /* round robin: the ring whose session goes next */
+    int64_t run_session;      /* the session whose turn it is, and events left in it */
+    int run_left;
+    int64_t batch_started_ns; /* CLOCK_MONOTONIC at batch_begin */
     struct event *heads;
     bool *has_head;
     struct limit_entry *limits;
@@ -450,6 +469,7 @@ static int batch_begin(struct writer *w)
         return -1;
     w->in_txn = true;
     w->batch_n = 0;
+    w->batch_started_ns = mono_ns();
     return 0;
 }
 
@@ -652,25 +672,29 @@ static int insert_event(struct writer *w, const struct event *e)
 /* ---- the thread ------------------------------------------------------------------ */
 
 /* Copies the ring list, the limits and the forget list under s->lock. */
+/* Room for need rings in the writer's per-ring arrays; -1 when memory runs out. */
+static int reserve_rings(struct writer *w, int need)
+{
+    if (need <= w->rs_cap)
+        return 0;
+    int ncap = need * 2;
+    struct ring_slot *rs = realloc(w->rs, ncap * sizeof *rs);
+    struct event *h = rs ? realloc(w->heads, ncap * sizeof *h) : NULL;
+    if (rs)
+        w->rs = rs;
+    if (h)
+        w->heads = h;
+    bool *hh = h ? realloc(w->has_head, ncap * sizeof *hh) : NULL;
+    if (!hh)
+        return -1;
+    w->has_head = hh;
+    w->rs_cap = ncap;
+    return 0;
+}
+
 static int snapshot(struct store *s, struct writer *w)
 {
-    int rc = 0;
-    if (s->nrings > w->rs_cap) {
-        int ncap = s->nrings * 2;
-        struct ring_slot *rs = realloc(w->rs, ncap * sizeof *rs);
-        struct event *h = rs ? realloc(w->heads, ncap * sizeof *h) : NULL;
-        if (rs)
-            w->rs = rs;
-        if (h)
-            w->heads = h;
-        bool *hh = h ? realloc(w->has_head, ncap * sizeof *hh) : NULL;
-        if (hh) {
-            w->has_head = hh;
-            w->rs_cap = ncap;
-        } else {
-            rc = -1;
-        }
-    }
+    int rc = reserve_rings(w, s->nrings);
     if (rc == 0) {
         if (s->nrings)
             memcpy(w->rs, s->rings, s->nrings * sizeof *w->rs);
@@ -708,12 +732,84 @@ static void note_ring_session(struct store *s, struct ring_slot *rs, int64_t key
     pthread_mutex_unlock(&s->lock);
 }
 
+/* After a commit (or a failed batch, whose events are gone): every ring's popped
+ * position becomes its done position, for store_sync_session(). */
+static void publish_done(struct store *s, struct writer *w)
+{
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < w->nrs; i++)
+        for (int j = 0; j < s->nrings; j++)
+            if (s->rings[j].ring == w->rs[i].ring) {
+                s->rings[j].done = w->rs[i].done;
+                break;
+            }
+    pthread_cond_broadcast(&s->sync_cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Within a long pass (producers outpacing the writer), at each commit: rings that
+ * were empty when the pass began and have events now, and rings attached since, join
+ * the pass, so no session waits for the pass to end (which a flood may put off
+ * indefinitely). */
+static void refresh_rings(struct store *s, struct writer *w)
+{
+    for (int i = 0; i < w->nrs; i++)
+        if (!w->has_head[i])
+            w->has_head[i] = ring_peek(w->rs[i].ring, &w->heads[i]);
+    pthread_mutex_lock(&s->lock);
+    for (int j = 0; j < s->nrings; j++) {
+        bool known = false;
+        for (int i = 0; i < w->nrs && !known; i++)
+            known = w->rs[i].ring == s->rings[j].ring;
+        if (known || s->rings[j].released || reserve_rings(w, w->nrs + 1) != 0)
+            continue;
+        int i = w->nrs++;
+        w->rs[i] = s->rings[j];
+        w->has_head[i] = ring_peek(w->rs[i].ring, &w->heads[i]);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The ring with the oldest head among those of session key, or -1. */
+static int oldest_of(const struct writer *w, int64_t key)
+{
+    int best = -1;
+    for (int i = 0; i < w->nrs; i++)
+        if (w->has_head[i] && w->heads[i].session_key == key &&
+            (best < 0 || w->heads[i].ts_ns < w->heads[best].ts_ns))
+            best = i;
+    return best;
+}
+
+/* The ring to pop next (see the top of the file), or -1 when all are empty. */
+static int next_ring(struct writer *w)
+{
+    if (w->run_left > 0) {
+        int best = oldest_of(w, w->run_session);
+        if (best >= 0) {
+            w->run_left--;
+            return best;
+        }
+    }
+    for (int k = 0; k < w->nrs; k++) {
+        int i = (w->rr + k) % w->nrs;
+        if (!w->has_head[i])
+            continue;
+        w->rr = (i + 1) % w->nrs;
+        w->run_session = w->heads[i].session_key;
+        w->run_left = MERGE_RUN - 1;
+        return oldest_of(w, w->run_session);
+    }
+    return -1;
+}
+
 /* One pass; returns the number of events inserted, or -1 when a batch failed. */
 static int64_t pass(struct store *s, struct writer *w)
 {
-    int n = w->nrs, live = 0;
+    int live = 0;
     int64_t inserted = 0;
-    for (int i = 0; i < n; i++) {
+    w->run_left = 0;
+    for (int i = 0; i < w->nrs; i++) {
         w->has_head[i] = ring_peek(w->rs[i].ring, &w->heads[i]);
         live += w->has_head[i];
     }
@@ -724,10 +820,7 @@ static int64_t pass(struct store *s, struct writer *w)
         return -1;
     }
     for (;;) {
-        int best = -1;
-        for (int i = 0; i < n; i++)
-            if (w->has_head[i] && (best < 0 || w->heads[i].ts_ns < w->heads[best].ts_ns))
-                best = i;
+        int best = next_ring(w);
         if (best < 0)
             break;
         if (insert_event(w, &w->heads[best]) < 0) {
@@ -735,22 +828,32 @@ static int64_t pass(struct store *s, struct writer *w)
             batch_abort(w);
             /* Skip the faulty event so one bad record cannot wedge the writer. */
             ring_pop(w->rs[best].ring);
+            w->rs[best].done = ring_consumed(w->rs[best].ring);
+            publish_done(s, w);
             return -1;
         }
         inserted++;
         if (!w->rs[best].session)
             note_ring_session(s, &w->rs[best], w->heads[best].session_key);
         ring_pop(w->rs[best].ring);
+        w->rs[best].done = ring_consumed(w->rs[best].ring);
         w->has_head[best] = ring_peek(w->rs[best].ring, &w->heads[best]);
-        if (w->batch_n >= BATCH_MAX) {
-            if (batch_commit(w) < 0 || batch_begin(w) < 0) {
+        if (w->batch_n >= BATCH_MAX ||
+            (w->batch_n % COMMIT_CHECK == 0 &&
+             mono_ns() - w->batch_started_ns >= COMMIT_MS * 1000000LL)) {
+            int rc = batch_commit(w);
+            publish_done(s, w);
+            refresh_rings(s, w);
+            if (rc < 0 || batch_begin(w) < 0) {
                 writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
                 batch_abort(w);
                 return -1;
             }
         }
     }
-    if (batch_commit(w) < 0) {
+    int rc = batch_commit(w);
+    publish_done(s, w);
+    if (rc < 0) {
         writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
         batch_abort(w);
         return -1;
@@ -974,7 +1077,7 @@ void store_attach_ring(struct store *s, struct ring *r)
         s->rings = n;
         s->rings_cap = ncap;
     }
-    s->rings[s->nrings++] = (struct ring_slot){r, false, 0};
+    s->rings[s->nrings++] = (struct ring_slot){.ring = r, .done = ring_consumed(r)};
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -1007,6 +1110,65 @@ void store_sync(struct store *s)
     while (s->thread_started && !s->stop && s->done_gen < gen)
         pthread_cond_wait(&s->sync_cond, &s->lock);
     pthread_mutex_unlock(&s->lock);
+}
+
+int store_sync_session(struct store *s, int64_t key, int timeout_ms)
+{
+    enum { MAX_TARGETS = 16 };
+    struct {
+        const struct ring *ring;
+        uint64_t pos;
+    } t[MAX_TARGETS];
+    int n = 0;
+    pthread_mutex_lock(&s->lock);
+    /* The session's rings, and rings whose owner is not known yet (no event of theirs
+     * popped so far: they may be the session's), that hold events not yet done. */
+    for (int j = 0; j < s->nrings; j++) {
+        const struct ring_slot *rs = &s->rings[j];
+        uint64_t pos = ring_produced(rs->ring);
+        if ((rs->session == key || rs->session == 0) && pos > rs->done) {
+            if (n == MAX_TARGETS) { /* more rings than a session has: sync them all */
+                pthread_mutex_unlock(&s->lock);
+                store_sync(s);
+                return 0;
+            }
+            t[n].ring = rs->ring;
+            t[n++].pos = pos;
+        }
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    int rc = 0;
+    if (n > 0) {
+        s->wake = true;
+        pthread_cond_signal(&s->wake_cond);
+    }
+    while (n > 0 && s->thread_started && !s->stop) {
+        int pending = 0;
+        for (int i = 0; i < n; i++) {
+            const struct ring_slot *rs = NULL;
+            for (int j = 0; j < s->nrings && !rs; j++)
+                if (s->rings[j].ring == t[i].ring)
+                    rs = &s->rings[j];
+            pending += rs && rs->done < t[i].pos; /* gone: drained and destroyed */
+        }
+        if (!pending)
+            break;
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&s->sync_cond, &s->lock);
+        } else if (pthread_cond_timedwait(&s->sync_cond, &s->lock, &until) == ETIMEDOUT) {
+            rc = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
 }
 
 void store_session_set_limit(struct store *s, int64_t key, int64_t max_events)

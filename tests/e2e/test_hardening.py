@@ -220,3 +220,30 @@ def test_session_list_is_bounded_newest_first(mcp):
     assert r["omittedSessions"] == 110 - len(shown) > 0
     assert shown[0] == sids[-1]
     assert "debug_session delete" in r["hint"]
+
+
+# ---- reads of one session never wait on others' writes ---------------------------------
+
+def test_idle_session_answers_while_four_floods_run(mcp):
+    import time
+    floods = []
+    for i in range(4):  # one program runs once at a time: four copies
+        exe = os.path.join(mcp.world.base, "flood%d" % i)
+        shutil.copy(fixture_path("flood"), exe)
+        floods.append(mcp.launch(exe, args=["200"])["sessionId"])
+    idle = mcp.launch("sleeper")["sessionId"]
+    mcp.wait_events(floods[0], 50000, eventType="stdout")  # the floods are in full swing
+    slowest = 0.0
+    for _ in range(5):
+        t0 = time.monotonic()
+        st = mcp.status(idle)
+        lines = mcp.query(idle, eventType="stdout")["events"]
+        slowest = max(slowest, time.monotonic() - t0)
+        assert st["status"] == "running" and [e["text"] for e in lines] == ["ready"]
+    # Each flood stores 50 MiB of 64-byte lines (output.maxBytesPerSession): the
+    # measurement above happened while they were still being written.
+    assert mcp.status(floods[0])["totalEvents"] < 800000
+    # It waited behind the floods' events (up to 20 s) before per-session visibility.
+    assert slowest < 1.0, "status + query of an idle session took %.1f s" % slowest
+    for sid in floods + [idle]:
+        mcp.stop(sid)

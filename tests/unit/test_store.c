@@ -384,11 +384,11 @@ static void test_query_filters(void **state)
     q.function_matches = "main";
     assert_int_equal(count(f, &q), 2);
 
-    /* Invalid regex: an error with a sentence. */
+    /* Invalid regex: the caller's error (STORE_E_PATTERN), with a sentence. */
     q = q_init(t.key);
     q.function_matches = "app(";
     char *err = NULL;
-    assert_int_equal(store_query_events(f->r, &q, &res, &err), -1);
+    assert_int_equal(store_query_events(f->r, &q, &res, &err), STORE_E_PATTERN);
     assert_non_null(err);
     assert_non_null(strstr(err, "regular expression"));
     free(err);
@@ -761,6 +761,43 @@ static void test_sync_barrier(void **state)
     assert_int_equal(c[EV_FUNCTION_ENTER], atomic_load(&b.pushed));
 }
 
+/* store_sync_session: a barrier for one session's events (everything it pushed
+ * before the call is visible after it), while another session floods. */
+static void test_sync_session_barrier(void **state)
+{
+    struct fx *f = *state;
+    struct busy b = {.f = f, .key = new_session(f, "flood"), .ring = ring_create(1 << 16)};
+    store_attach_ring(f->s, b.ring);
+    store_session_set_limit(f->s, b.key, 1000000000);
+    int64_t quiet = new_session(f, "quiet");
+    struct ring *qr = ring_create(1 << 16);
+    store_attach_ring(f->s, qr);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, busy_main, &b), 0);
+    for (int i = 1; i <= 20; i++) {
+        struct event e = event_init(quiet, EV_STDOUT, i);
+        e.text = "line";
+        ring_push(qr, &e, store_wake, f->s);
+        assert_int_equal(store_sync_session(f->s, quiet, 10000), 0);
+        int64_t c[EV_TYPE_MAX + 1];
+        assert_int_equal(store_count_by_type(f->r, quiet, c), 0);
+        assert_int_equal(c[EV_STDOUT], i);
+        int before = atomic_load(&b.pushed);
+        assert_int_equal(store_sync_session(f->s, b.key, -1), 0);
+        assert_int_equal(store_count_by_type(f->r, b.key, c), 0);
+        if (c[EV_FUNCTION_ENTER] < before)
+            fail_msg("after store_sync_session: %lld events stored, %d pushed before",
+                     (long long)c[EV_FUNCTION_ENTER], before);
+    }
+    /* Nothing of the quiet session on its way: answers at once, whatever the flood. */
+    assert_int_equal(store_sync_session(f->s, quiet, 0), 0);
+    atomic_store(&b.stop, 1);
+    pthread_join(t, NULL);
+    store_release_ring(f->s, b.ring);
+    store_release_ring(f->s, qr);
+    store_sync(f->s);
+}
+
 static void test_reopen(void **state)
 {
     struct fx *f = *state;
@@ -1035,6 +1072,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_counts_and_pids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_large_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_session_barrier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sync_barrier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_plans, setup, teardown),
