@@ -547,8 +547,8 @@ int session_status(const char *id, struct store_reader *rd, struct session_statu
     struct session *s = find_live(id);
     out->output_capped = s && s->output && output_capped(s->output);
     pthread_mutex_unlock(&reg.lock);
-    out->store_errors = store_write_errors(reg.store, out->store_error,
-                                           sizeof out->store_error);
+    out->lost_events = store_session_lost(reg.store, key, out->store_error,
+                                          sizeof out->store_error);
     if (store_count_by_type(rd, key, out->counts) != 0 ||
         store_query_pids(rd, key, &out->pids, &out->n_pids) != 0 ||
         store_count_by_function(rd, key, 10, &out->top, &out->n_top) != 0) {

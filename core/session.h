@@ -69,7 +69,7 @@ struct session_status {
     bool output_capped;
     struct function_count *top;         /* most called functions, malloc'd */
     int n_top;
-    int64_t store_errors;               /* batches the database failed to commit */
+    int64_t lost_events;                /* events the database failed to store */
     char store_error[256];              /* the last such failure */
 };
 int session_status(const char *id, struct store_reader *rd, struct session_status *out,

@@ -114,10 +114,12 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
             cJSON_AddItemToArray(top, f);
         }
     }
-    if (st.store_errors > 0) {
+    if (st.lost_events > 0) {
         char msg[400];
-        snprintf(msg, sizeof msg, "%lld batch(es) of events could not be written to the "
-                 "database and are missing: %s", (long long)st.store_errors, st.store_error);
+        snprintf(msg, sizeof msg, "%lld event(s) of this session could not be written to "
+                 "the database and are missing from its timeline: %s",
+                 (long long)st.lost_events, st.store_error);
+        cJSON_AddNumberToObject(o, "lostEvents", (double)st.lost_events);
         cJSON_AddStringToObject(o, "storeErrors", msg);
     }
     const char *hint = strcmp(st.row.status, "running") == 0

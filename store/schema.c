@@ -181,6 +181,7 @@ void store_close(struct store *s)
     }
     free(s->rings);
     free(s->limits);
+    free(s->lost);
     free(s->forget);
     pthread_mutex_destroy(&s->sess_lock);
     pthread_mutex_destroy(&s->lock);

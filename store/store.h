@@ -91,17 +91,17 @@ void store_release_ring(struct store *s, struct ring *r);
 /* Asks the writer to drain now. Signature fits ring_push()'s wake callback. */
 void store_wake(void *store);
 /* Returns once every event pushed into any ring before the call is committed (or
- * the writer's attempt to commit it failed: see store_write_errors()). */
+ * the writer's attempt to commit it failed: see store_session_lost()). */
 void store_sync(struct store *s);
 /* Returns once every event of session key pushed before the call is committed,
  * without waiting for other sessions' events (a flood elsewhere does not delay an
  * idle session's query): 0; or 1 when timeout_ms passed first (-1: no limit), the
  * newest events then not yet visible. */
 int store_sync_session(struct store *s, int64_t key, int timeout_ms);
-/* Added: batches the writer failed to commit since store_open() (their events are
- * lost), and the last failure's sentence copied into msg (msglen bytes) when msg is
- * not NULL and there was one. For the daemon's status and log. */
-int64_t store_write_errors(struct store *s, char *msg, size_t msglen);
+/* Events of session key the writer could not store since store_open() (a batch
+ * failed: they are lost), and the last failure's sentence copied into msg (msglen
+ * bytes) when msg is not NULL and there was one. For the session's status. */
+int64_t store_session_lost(struct store *s, int64_t key, char *msg, size_t msglen);
 
 /* ---- queries -------------------------------------------------------------- */
 

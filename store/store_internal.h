@@ -65,6 +65,10 @@ struct ring_slot {
     uint64_t done;   /* ring_consumed() position up to which every event is committed
                         (or was lost with a failed batch): store_sync_session */
 };
+struct lost_entry {
+    int64_t key;
+    int64_t events;
+};
 struct limit_entry {
     int64_t key;
     int64_t limit;
@@ -91,6 +95,8 @@ struct store {
     int nforget, forget_cap;
     int64_t write_errors;
     char last_error[256];
+    struct lost_entry *lost;  /* events lost per session, when batches failed */
+    int nlost, lost_cap;
 
     struct writer *w; /* writer thread only */
     pthread_t thread;

@@ -143,6 +143,7 @@ struct wsess {
     bool evictable_known;
     bool touched;
     int64_t batch_types[EV_TYPE_MAX + 1];
+    int64_t batch_events; /* events of this session in the open batch, until COMMIT */
     struct parent_map parents;
     int32_t *pids; /* pids already recorded in session_pids */
     int npids, pids_cap;
@@ -216,14 +217,36 @@ static void writer_error(struct store *s, const char *fmt, ...)
                 (long long)n);
 }
 
-int64_t store_write_errors(struct store *s, char *msg, size_t msglen)
+int64_t store_session_lost(struct store *s, int64_t key, char *msg, size_t msglen)
 {
     pthread_mutex_lock(&s->lock);
-    int64_t n = s->write_errors;
+    int64_t n = 0;
+    for (int i = 0; i < s->nlost; i++)
+        if (s->lost[i].key == key)
+            n = s->lost[i].events;
     if (msg && msglen)
-        snprintf(msg, msglen, "%s", s->last_error);
+        snprintf(msg, msglen, "%s", n ? s->last_error : "");
     pthread_mutex_unlock(&s->lock);
     return n;
+}
+
+/* Adds n lost events to session key's count (s->lock held). */
+static void count_lost(struct store *s, int64_t key, int64_t n)
+{
+    for (int i = 0; i < s->nlost; i++)
+        if (s->lost[i].key == key) {
+            s->lost[i].events += n;
+            return;
+        }
+    if (s->nlost == s->lost_cap) {
+        int ncap = s->lost_cap ? 2 * s->lost_cap : 8;
+        struct lost_entry *l = realloc(s->lost, (size_t)ncap * sizeof *l);
+        if (!l)
+            return;
+        s->lost = l;
+        s->lost_cap = ncap;
+    }
+    s->lost[s->nlost++] = (struct lost_entry){key, n};
 }
 
 static int prep(struct writer *w, sqlite3_stmt **st, const char *sql, char **err)
@@ -473,9 +496,18 @@ static int batch_begin(struct writer *w)
     return 0;
 }
 
-/* After a failed batch: everything the caches learned inside it is gone. */
-static void batch_abort(struct writer *w)
+/* After a failed batch: its events are lost (counted per session, with skipped:
+ * an event of session skipped_key whose insert failed before it was counted, or 0),
+ * and everything the caches learned inside it is gone. */
+static void batch_abort(struct store *s, struct writer *w, int64_t skipped_key)
 {
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < w->nsess; i++)
+        if (w->sess[i].batch_events)
+            count_lost(s, w->sess[i].key, w->sess[i].batch_events);
+    if (skipped_key)
+        count_lost(s, skipped_key, 1);
+    pthread_mutex_unlock(&s->lock);
     if (w->in_txn)
         sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
     w->in_txn = false;
@@ -489,6 +521,7 @@ static void batch_abort(struct writer *w)
         w->sess[i].npids = 0;
         w->sess[i].evictable_known = false;
         w->sess[i].touched = false;
+        w->sess[i].batch_events = 0;
         memset(w->sess[i].batch_types, 0, sizeof w->sess[i].batch_types);
     }
     if (w->fc)
@@ -588,6 +621,8 @@ static int batch_commit(struct writer *w)
     if (sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         return -1;
     w->in_txn = false;
+    for (int i = 0; i < w->nsess; i++)
+        w->sess[i].batch_events = 0;
     return 0;
 }
 
@@ -660,6 +695,7 @@ static int insert_event(struct writer *w, const struct event *e)
         parent_put(&ws->parents, e->seq, id);
     if (e->type >= EV_TYPE_MIN && e->type <= EV_TYPE_MAX)
         ws->batch_types[e->type]++;
+    ws->batch_events++;
     if (event_type_evictable(e->type))
         ws->evictable++;
     ws->touched = true;
@@ -825,7 +861,7 @@ static int64_t pass(struct store *s, struct writer *w)
             break;
         if (insert_event(w, &w->heads[best]) < 0) {
             writer_error(s, "cannot insert an event: %s", sqlite3_errmsg(w->db));
-            batch_abort(w);
+            batch_abort(s, w, w->heads[best].session_key);
             /* Skip the faulty event so one bad record cannot wedge the writer. */
             ring_pop(w->rs[best].ring);
             w->rs[best].done = ring_consumed(w->rs[best].ring);
@@ -846,7 +882,7 @@ static int64_t pass(struct store *s, struct writer *w)
             refresh_rings(s, w);
             if (rc < 0 || batch_begin(w) < 0) {
                 writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
-                batch_abort(w);
+                batch_abort(s, w, 0);
                 return -1;
             }
         }
@@ -855,7 +891,7 @@ static int64_t pass(struct store *s, struct writer *w)
     publish_done(s, w);
     if (rc < 0) {
         writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
-        batch_abort(w);
+        batch_abort(s, w, 0);
         return -1;
     }
     return inserted;

@@ -590,7 +590,7 @@ static void test_counts_and_pids(void **state)
     assert_int_equal(g.event_count, 12);
     session_row_free(&g);
     assert_true(store_size_bytes(f->s) > 0);
-    assert_int_equal(store_write_errors(f->s, NULL, 0), 0);
+    assert_int_equal(store_session_lost(f->s, t.key, NULL, 0), 0);
 }
 
 static void test_eviction(void **state)
@@ -796,6 +796,51 @@ static void test_sync_session_barrier(void **state)
     store_release_ring(f->s, b.ring);
     store_release_ring(f->s, qr);
     store_sync(f->s);
+}
+
+/* A batch the database refuses: its events are lost and counted per session, one
+ * by one (stored + lost == pushed), and the writer goes on with the next ones. The
+ * failure is injected with a trigger, through a connection of the test's own. */
+static void test_lost_events_are_counted_exactly(void **state)
+{
+    struct fx *f = *state;
+    int64_t a = new_session(f, "lossy"), b = new_session(f, "bystander");
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    assert_int_equal(sqlite3_exec(db, "CREATE TRIGGER poison BEFORE INSERT ON events "
+                                      "WHEN NEW.text = 'poison' BEGIN SELECT RAISE(ABORT, "
+                                      "'injected failure'); END;", NULL, NULL, NULL),
+                     SQLITE_OK);
+    int pushed_a = 0;
+    for (int i = 0; i < 100; i++, pushed_a++) {
+        struct event e = event_init(i % 2 ? a : b, EV_STDOUT, 1000 + i);
+        e.text = i == 60 ? "poison" : "fine";
+        push(f, &e);
+    }
+    store_sync(f->s);
+    /* After the failure, later events are stored again. */
+    struct event e = event_init(a, EV_STDOUT, 5000);
+    e.text = "after";
+    push(f, &e);
+    store_sync(f->s);
+    int64_t ca[EV_TYPE_MAX + 1], cb[EV_TYPE_MAX + 1];
+    assert_int_equal(store_count_by_type(f->r, a, ca), 0);
+    assert_int_equal(store_count_by_type(f->r, b, cb), 0);
+    char msg[256];
+    int64_t lost_a = store_session_lost(f->s, a, msg, sizeof msg);
+    int64_t lost_b = store_session_lost(f->s, b, NULL, 0);
+    assert_true(lost_a + lost_b >= 1);
+    assert_int_equal(ca[EV_STDOUT] + lost_a, 50 + 1);
+    assert_int_equal(cb[EV_STDOUT] + lost_b, 50);
+    assert_non_null(strstr(msg, "injected failure"));
+    struct store_query q = q_init(a);
+    q.event_type = EV_STDOUT;
+    struct store_result res = run(f, &q);
+    assert_string_equal(res.rows[res.n - 1].text, "after");
+    store_result_free(&res);
+    sqlite3_exec(db, "DROP TRIGGER poison", NULL, NULL, NULL);
+    sqlite3_close(db);
 }
 
 static void test_reopen(void **state)
@@ -1073,6 +1118,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_large_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sync_session_barrier, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lost_events_are_counted_exactly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sync_barrier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_plans, setup, teardown),
