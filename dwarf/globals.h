@@ -39,6 +39,9 @@ struct dw_global {
     const struct dw_type *type;   /* never NULL (the unknown type when DWARF has none) */
     const char *decl_file;        /* as DWARF spells it; NULL when unknown */
     int decl_line;                /* 0 when unknown */
+    const char *symbol;           /* an external variable's ELF symbol name (the
+                                     linkage name in C++), NULL for a static: the
+                                     name the dynamic linker may bind elsewhere */
 };
 
 enum dw_global_match {
@@ -54,6 +57,13 @@ enum dw_global_match {
  * files), the first with an address wins. DWG_NONE too when the file cannot be read
  * or has no DWARF. */
 enum dw_global_match dw_global_find(const char *path, const char *name, struct dw_global *out);
+
+/* The link-time address of the data object symbol defined under name in the dynamic
+ * symbol table of the ELF file at path. A library's global used by the executable
+ * lives there instead (a copy relocation: the executable's .bss holds the live copy,
+ * the library's own stays as it was loaded), so a variable found in a library is
+ * looked up in the executable first. false when there is none. */
+bool dw_symbol_address(const char *path, const char *name, uint64_t *addr);
 
 /* The names of the file's variables nearest to name (edit distance, on the whole
  * qualified name or on its last component; a partial name matching several

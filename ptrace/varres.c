@@ -253,10 +253,13 @@ static int find_root(struct varres_process *p, const char *name, struct varres *
         snprintf(out->module, sizeof out->module, "%s", mod->path);
         snprintf(out->type_name, sizeof out->type_name, "%s", type_label(g.type));
         const char *where = base_name(mod->path);
+        uint64_t copy;
         switch (g.where) {
         case DWG_MEMORY:
             out->address = g.addr + mod->bias;
             out->has_address = true;
+            if (mod != mods && g.symbol && dw_symbol_address(mods[0].path, g.symbol, &copy))
+                out->address = copy + mods[0].bias; /* the executable's copy is the live one */
             break;
         case DWG_CONSTANT:
             if (g.len > sizeof out->bytes || g.len < g.type->size)

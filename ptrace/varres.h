@@ -30,7 +30,9 @@ struct varres {
     char type_name[128];          /* "int", "struct config", "char [16]" */
     size_t size;                  /* bytes of the value */
     unsigned char bytes[16];      /* the constant, when !has_address */
-    char module[PATH_MAX];        /* the ELF file that defines the root variable */
+    char module[PATH_MAX];        /* the ELF file whose debug info defines the root
+                                     variable (a library's global may live in the
+                                     executable: see dw_symbol_address) */
     const char *decl_file;        /* where the root variable is declared (NULL when
                                      unknown), as long as type lives */
     int decl_line;
