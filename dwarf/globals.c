@@ -352,27 +352,39 @@ enum dw_global_match dw_global_find(const char *path, const char *name, struct d
     return m;
 }
 
-bool dw_symbol_address(const char *path, const char *name, uint64_t *addr)
+/* Searches the symbol table section of type kind of t for the object name. */
+static bool symbol_in(struct table *t, Elf64_Word kind, const char *name, uint64_t *addr,
+                      uint64_t *size)
 {
-    bool found = false;
-    pthread_mutex_lock(&lock);
-    struct table *t = table_get(path);
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
-    while (t && t->elf && !found && (scn = elf_nextscn(t->elf, scn)))
-        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM && sh.sh_entsize) {
+    while ((scn = elf_nextscn(t->elf, scn)))
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == kind && sh.sh_entsize) {
             Elf_Data *d = elf_getdata(scn, NULL);
             size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
             GElf_Sym sym;
-            for (size_t i = 1; i < n && !found; i++) {
+            for (size_t i = 1; i < n; i++) {
                 const char *s = gelf_getsym(d, (int)i, &sym)
                                     ? elf_strptr(t->elf, sh.sh_link, sym.st_name) : NULL;
-                found = s && GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
-                        sym.st_shndx != SHN_UNDEF && strcmp(s, name) == 0;
-                if (found)
+                if (s && GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
+                    sym.st_shndx != SHN_UNDEF && strcmp(s, name) == 0) {
                     *addr = sym.st_value;
+                    *size = sym.st_size;
+                    return true;
+                }
             }
         }
+    return false;
+}
+
+bool dw_symbol_find(const char *path, const char *name, bool dynamic, uint64_t *addr,
+                    uint64_t *size)
+{
+    pthread_mutex_lock(&lock);
+    struct table *t = table_get(path);
+    bool found = t && t->elf &&
+                 ((!dynamic && symbol_in(t, SHT_SYMTAB, name, addr, size)) ||
+                  symbol_in(t, SHT_DYNSYM, name, addr, size));
     pthread_mutex_unlock(&lock);
     return found;
 }

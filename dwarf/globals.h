@@ -58,12 +58,14 @@ enum dw_global_match {
  * or has no DWARF. */
 enum dw_global_match dw_global_find(const char *path, const char *name, struct dw_global *out);
 
-/* The link-time address of the data object symbol defined under name in the dynamic
- * symbol table of the ELF file at path. A library's global used by the executable
- * lives there instead (a copy relocation: the executable's .bss holds the live copy,
- * the library's own stays as it was loaded), so a variable found in a library is
- * looked up in the executable first. false when there is none. */
-bool dw_symbol_address(const char *path, const char *name, uint64_t *addr);
+/* The data object symbol called name in the ELF file at path: its link-time address
+ * and size. dynamic: in the dynamic symbol table only (what the dynamic linker binds:
+ * a library's global used by the executable lives in the executable's copy, a copy
+ * relocation, while the library's own stays as it was loaded; so a variable found in a
+ * library is looked up there in the executable first); else in .symtab, then
+ * .dynsym (a variable of a file without debug info). false when there is none. */
+bool dw_symbol_find(const char *path, const char *name, bool dynamic, uint64_t *addr,
+                    uint64_t *size);
 
 /* The names of the file's variables nearest to name (edit distance, on the whole
  * qualified name or on its last component; a partial name matching several

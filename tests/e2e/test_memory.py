@@ -258,6 +258,16 @@ def test_read_errors_per_target(mcp):
     assert code == "VARIABLE_NOT_FOUND" and "names several variables" in msg, msg
     assert "'tick::visits'" in msg and "'report::visits'" in msg, msg
 
+    # A variable of a library without debug info: its symbol says where to read it raw.
+    code, msg = error_of(read(mcp, sid, "environ")[0])
+    assert code == "VARIABLE_UNAVAILABLE", msg
+    m = re.search(r"'environ' is a symbol of libc\.so\.6, which has no debug info for it: 8 "
+                  r"bytes at (0x[0-9a-f]+) of unknown type\. Read it raw as \{address: \"(0x[0-9a-f]+)\", "
+                  r"type: \"u64\"\}", msg)
+    assert m and m.group(1) == m.group(2), msg
+    raw = read(mcp, sid, {"address": m.group(1), "type": "pointer"})[0]
+    assert re.fullmatch(r"0x7[0-9a-f]+", raw["value"]), raw  # the environment, on the stack
+
 
 def test_write_errors(mcp):
     sid, _ = launch(mcp)
