@@ -33,6 +33,19 @@ static const struct hint {
     {ERR_PROCESS_EXITED, "debug_session",
      "Its events stay queryable with debug_query (eventType \"crash\", \"stdout\", "
      "\"stderr\"); debug_launch the program again to see its threads live."},
+    /* Data watchpoints (debug_memory watch / unwatch). */
+    {ERR_WATCH_SLOTS_FULL, NULL,
+     "Remove one with debug_memory({action: \"unwatch\", sessionId, watchId: <id>}) "
+     "(watchId \"*\" removes them all), then watch again."},
+    {ERR_WATCH_TOO_LARGE, NULL,
+     "Watch one field (variable: \"cfg.field\") or an address with size 1, 2, 4 or 8: "
+     "debug_memory({action: \"watch\", sessionId, address: \"0x...\", size: 4})."},
+    {ERR_WATCH_FAILED, NULL,
+     "Watch another address (a global, static or heap object of the program), or read "
+     "the value with debug_memory({action: \"read\"}) instead."},
+    {ERR_PROCESS_EXITED, "debug_memory",
+     "Its events, watch_hit included, stay queryable with debug_query; debug_launch the "
+     "program again to watch it live."},
     {ERR_NO_DEBUG_SYMBOLS, NULL,
      "Ask user permission to modify build configuration to compile with debug symbols "
      "(e.g., add `-g` flag or use debug build profile)."},
