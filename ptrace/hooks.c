@@ -71,6 +71,8 @@ struct frame {
     bool detached;           /* real return address restored (exception): no trampoline
                                 will report its exit; pruned as unwound once the stack
                                 is below it */
+    bool lent;               /* detached only for an unwind of a thread that runs on
+                                (hooks_unwind_begin): its trampoline comes back */
 };
 
 struct thread {
@@ -509,6 +511,39 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
 }
 
 enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
+
+static uint64_t trampoline_for(const struct hooks *h, size_t n, uint64_t addr);
+static size_t areas_of_thread(const struct hooks *h, const struct thread *t);
+
+void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc)
+{
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    for (int i = 0; t && i < t->depth; i++) {
+        struct frame *f = &t->frames[i];
+        if (!f->detached && procmem_write(t->memfd, f->rsp, &f->ret, sizeof f->ret))
+            f->detached = f->lent = true;
+    }
+    if (!in_areas(h, h->n_areas, *pc))
+        return;
+    struct slot_lookup sl = {*pc, 0};
+    u64map_each(&h->by_addr, find_slot, &sl);
+    if (sl.orig)
+        *pc = sl.orig;
+}
+
+void hooks_unwind_end(struct hooks *h, pid_t tid)
+{
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    for (int i = 0; t && i < t->depth; i++) {
+        struct frame *f = &t->frames[i];
+        if (!f->lent)
+            continue;
+        uint64_t tramp = trampoline_for(h, areas_of_thread(h, t), f->hook->addr);
+        if (tramp && procmem_write(t->memfd, f->rsp, &tramp, sizeof tramp))
+            f->detached = false;
+        f->lent = false;
+    }
+}
 
 static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
                       const struct user_regs_struct *regs, enum exit_kind kind, int64_t now)

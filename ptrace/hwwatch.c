@@ -490,8 +490,8 @@ static bool hit_stack(struct hwwatch *w, struct wproc *p, pid_t tid,
     if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
         return false;
     uint64_t pc = regs.rip;
-    if (w->cfg.prepare_unwind)
-        w->cfg.prepare_unwind(w->cfg.prepare_arg, tid, &pc);
+    if (w->cfg.unwind)
+        w->cfg.unwind(w->cfg.unwind_arg, tid, &pc, false);
     struct user_regs_struct shown = regs;
     shown.rip = pc;
     if (pc != regs.rip)
@@ -499,6 +499,8 @@ static bool hit_stack(struct hwwatch *w, struct wproc *p, pid_t tid,
     bool ok = unwind_thread(tid, proc_memfd(p), HWWATCH_MAX_FRAMES, 0, MAX_STEPS, uw) == 0;
     if (pc != regs.rip)
         ptrace(PTRACE_SETREGS, tid, 0, &regs);
+    if (w->cfg.unwind)
+        w->cfg.unwind(w->cfg.unwind_arg, tid, NULL, true);
     if (!ok)
         return false;
     if (uw->n && pc == regs.rip)

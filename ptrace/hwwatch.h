@@ -40,10 +40,11 @@
 
 struct hwwatch_config {
     struct event_sink sink;
-    /* As crash.c's: moves a pc in relocated code back to its function and puts real
-     * return addresses in place of trampolines before an unwind. */
-    void (*prepare_unwind)(void *arg, pid_t tid, uint64_t *pc);
-    void *prepare_arg;
+    /* Before an unwind (end false): moves a pc in relocated code back to its
+     * function and puts real return addresses in place of trampolines; after it
+     * (end true): the trampolines go back, since the thread runs on. */
+    void (*unwind)(void *arg, pid_t tid, uint64_t *pc, bool end);
+    void *unwind_arg;
 };
 
 struct hwwatch;

@@ -1035,6 +1035,20 @@ static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
         hooks_prepare_unwind(sp->hooks, tid, pc);
 }
 
+/* A watchpoint hit's unwind: the thread runs on, so its traced frames get their
+ * trampolines back afterwards (unwind_end). */
+static void watch_unwind(void *arg, pid_t tid, uint64_t *pc, bool end)
+{
+    struct tracer *t = arg;
+    struct space *sp = space_of(t, tid);
+    if (!sp || !sp->hooks)
+        return;
+    if (end)
+        hooks_unwind_end(sp->hooks, tid);
+    else
+        hooks_unwind_begin(sp->hooks, tid, pc);
+}
+
 static struct crash *make_crash(struct tracer *t)
 {
     if (!t->spec.sink.ring)
@@ -1070,8 +1084,8 @@ static void *tracer_main(void *arg)
             arm_entry_breakpoint(&t->main);
         t->crash = make_crash(t);
         if (t->spec.sink.ring) {
-            struct hwwatch_config hc = {.sink = t->spec.sink, .prepare_unwind = prepare_unwind,
-                                        .prepare_arg = t};
+            struct hwwatch_config hc = {.sink = t->spec.sink, .unwind = watch_unwind,
+                                        .unwind_arg = t};
             t->hw = hwwatch_new(&hc);
         }
         tracer_add_stop_handler(t, "entry", BP_ENTRY, entry_stop, NULL);

@@ -23,7 +23,7 @@ FIXTURES = os.path.join(REPO, "tests", "fixtures")
 def line_of(fixture, marker):
     with open(os.path.join(FIXTURES, fixture)) as f:
         for n, line in enumerate(f, 1):
-            if marker in line:
+            if "/* %s */" % marker in line:
                 return n
     raise AssertionError("no %s marker in %s" % (marker, fixture))
 
@@ -132,9 +132,9 @@ def test_config_overwrite_caught_with_writer_and_values(mcp):
     os.kill(pid, signal.SIGUSR1)
     wait_stdout(mcp, sid, r"pass 2 max_retries")
     reset = line_of("config_overwrite.c", "RESET")
-    hs = wait_hits(mcp, sid, lambda hs: any(x["function"] == "reset_config" for x in hs),
-                   "the reset's hit")
-    r = next(x for x in hs if x["function"] == "reset_config")
+    hs = wait_hits(mcp, sid, lambda hs: any(x["function"] == "reset_config" and x["changed"]
+                                            for x in hs), "the second reset's hit")
+    r = next(x for x in hs if x["function"] == "reset_config" and x["changed"])
     assert r["line"] == reset and r["oldValue"] == new and r["newValue"] == 3, r
     mcp.stop(sid)
 
@@ -221,14 +221,15 @@ def test_hits_with_trace_hooks_in_the_same_thread(mcp):
     """int3 traps (a trace hook on the writing function) and debug-register traps in
     the same thread, both recorded."""
     sid, pid, counter = launch_writer(mcp)
-    mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["late", "early"]})
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["late", "pass"]})
+    assert t["hookedFunctions"] == 2
     watch(mcp, sid, address=hex(counter), type="i64")
     os.kill(pid, signal.SIGUSR1)
     wait_stdout(mcp, sid, r"pass done")
     hs = wait_hits(mcp, sid, lambda hs: len(hs) >= 3, "three hits")
     assert {h["function"] for h in hs} >= {"early", "late", "pass"}
     enters = mcp.wait_events(sid, 2, eventType="function_enter")
-    assert {e["function"] for e in enters["events"]} == {"early", "late"}
+    assert {e["function"] for e in enters["events"]} >= {"pass", "late"}
     mcp.wait_events(sid, 2, eventType="function_exit")
     mcp.stop(sid)
 
