@@ -20,10 +20,6 @@
 #include "ptrace/procmem.h"
 #include "ptrace/varres.h"
 
-/* The variable resolver is built on another branch; until it is linked in, variable
- * watches say so and address watches work. */
-#pragma weak varres_resolve
-
 #define MAX_WATCH_PROCS 256
 
 /* How an address watch shows its values. */
@@ -171,10 +167,6 @@ static int resolve(const struct collector_watch_request *req, pid_t pid, int mem
     size_t natural;
     const struct dw_type *type;
     if (req->variable) {
-        if (!varres_resolve)
-            return err_set(e, ERR_NOT_IMPLEMENTED, "watching a variable by name needs the "
-                           "variable resolver, which this build lacks; watch its address "
-                           "instead ({address, size, type}).");
         struct varres vr;
         if (varres_resolve(pid, memfd, req->variable, &vr, e) != 0)
             return -1;

@@ -5,15 +5,13 @@ watch_hit event while the program runs on.
 Fixtures: config_overwrite (a strcpy into g_config.name runs over into
 g_config.max_retries on SIGUSR1) and watch_writer (g_counter written by a thread
 started before the watch, one started after it, a forked child, and main on
-SIGUSR2). Both print the addresses of their globals, so these tests watch by
-address; the tests by variable name need the variable resolver (varres.h) and are
-skipped when the build says it lacks it."""
+SIGUSR2). Both print the addresses of their globals, so most tests watch by
+address (what they assert does not depend on the variable resolver); one watches
+by name (varres.h)."""
 
 import os
 import re
 import signal
-
-import pytest
 
 from conftest import REPO, T_LONG, stays_true, wait_until
 
@@ -82,16 +80,6 @@ def launch_writer(mcp):
     return sid, pid, int(m.group(1), 16)
 
 
-def has_varres(mcp):
-    """Whether this build resolves variables by name (the resolver may be missing)."""
-    sid, pid, _, _ = launch_config(mcp)
-    r = mcp.call_tool_raw("debug_memory", {"action": "watch", "sessionId": sid,
-                                           "variable": "g_config.max_retries"})
-    mcp.stop(sid)
-    txt = r["content"][0]["text"]
-    return not (r.get("isError") and "NOT_IMPLEMENTED" in txt)
-
-
 # ---- the issue's scenario ----------------------------------------------------------
 
 
@@ -140,8 +128,6 @@ def test_config_overwrite_caught_with_writer_and_values(mcp):
 
 
 def test_watch_by_variable_name(mcp):
-    if not has_varres(mcp):
-        pytest.skip("this build has no variable resolver (ptrace/varres.c, branch h1)")
     sid, pid, cfg, retries = launch_config(mcp)
     w = watch(mcp, sid, variable="g_config.max_retries")
     assert w["label"] == "g_config.max_retries" and w["address"] == hex(retries)
