@@ -67,7 +67,33 @@ struct wproc {
     unsigned char last[HWWATCH_SLOTS][8];
     int memfd;                     /* -1 until needed */
     struct modules ms;             /* cached for symbolizing hits */
+    struct unwind_cache *uc;       /* cached for unwinding them */
 };
+
+/* A thread's registers and its name, read again every NAME_EVERY hits. */
+struct wthread {
+    uintptr_t gen;                 /* the generation of its debug registers */
+    char name[32];
+    int hits_since_name;
+    bool named;
+};
+#define NAME_EVERY 256
+
+/* Where a hit happened: the frames as JSON and the frame of the program's own code.
+ * Symbolizing is the dear part of a hit (a module's index is checked on disk for
+ * each frame without debug info), and a watched variable is written from the same
+ * few stacks again and again: the result is kept per (process, frame pcs). */
+struct where {
+    pid_t tgid;
+    uint64_t pcs[HWWATCH_MAX_FRAMES];
+    size_t n_pcs;
+    char *frames_json;             /* [{"function","file","line"}...] */
+    char *function, *file;         /* the own frame's; NULL when unknown */
+    int line;
+    size_t own;
+};
+
+#define WHERE_CACHE 64
 
 struct hwwatch {
     struct hwwatch_config cfg;
@@ -77,8 +103,12 @@ struct hwwatch {
     int next_id;
     uintptr_t gen;                 /* 0: no watch was ever armed */
     struct u64map procs;           /* tgid -> struct wproc */
-    struct u64map threads;         /* tid -> generation its registers have */
+    struct u64map threads;         /* tid -> struct wthread */
+    struct where where_cache[WHERE_CACHE];
 };
+
+static void where_clear(struct where *wh);
+static void where_forget(struct hwwatch *w, pid_t tgid);
 
 struct hwwatch *hwwatch_new(const struct hwwatch_config *cfg)
 {
@@ -97,6 +127,7 @@ static void proc_free(struct wproc *p)
     if (p->memfd >= 0)
         close(p->memfd);
     free(p->ms.m);
+    unwind_cache_free(p->uc);
     free(p);
 }
 
@@ -106,12 +137,21 @@ static void free_proc_entry(uint64_t key, void *value, void *arg)
     proc_free(value);
 }
 
+static void free_thread_entry(uint64_t key, void *value, void *arg)
+{
+    (void)key, (void)arg;
+    free(value);
+}
+
 void hwwatch_free(struct hwwatch *w)
 {
     if (!w)
         return;
     u64map_each(&w->procs, free_proc_entry, NULL);
     u64map_free(&w->procs);
+    u64map_each(&w->threads, free_thread_entry, NULL);
+    for (int i = 0; i < WHERE_CACHE; i++)
+        where_clear(&w->where_cache[i]);
     u64map_free(&w->threads);
     free(w);
 }
@@ -269,7 +309,8 @@ int hwwatch_on_stop(struct hwwatch *w, pid_t tid, pid_t tgid)
 {
     if (!w || !w->gen)
         return 0;
-    if ((uintptr_t)u64map_get(&w->threads, (uint64_t)tid) == w->gen)
+    struct wthread *th = u64map_get(&w->threads, (uint64_t)tid);
+    if (th && th->gen == w->gen)
         return 0;
     struct wproc *p = proc_get(w, tgid);
     unsigned mask = p ? p->mask : 0;
@@ -280,8 +321,13 @@ int hwwatch_on_stop(struct hwwatch *w, pid_t tid, pid_t tgid)
     unsigned long dr7 = dr7_for(w, mask);
     if (!err && dr7)
         err = poke_dr(tid, 7, dr7);
-    if (!err)
-        u64map_put(&w->threads, (uint64_t)tid, (void *)w->gen);
+    if (!err && !th && (th = calloc(1, sizeof *th)) &&
+        u64map_put(&w->threads, (uint64_t)tid, th) != 0) {
+        free(th);
+        th = NULL;
+    }
+    if (!err && th)
+        th->gen = w->gen;
     else if (err != ESRCH)
         log_warn("tid %d: cannot write the debug registers: %s", (int)tid, strerror(err));
     return err;
@@ -428,14 +474,14 @@ void hwwatch_on_fork(struct hwwatch *w, pid_t parent, pid_t child)
         c->mask = pp->mask;
         memcpy(c->last, pp->last, sizeof c->last);
     }
-    u64map_del(&w->threads, (uint64_t)child);
+    free(u64map_del(&w->threads, (uint64_t)child));
 }
 
 void hwwatch_on_exec(struct hwwatch *w, pid_t tgid)
 {
     if (!w || !w->gen)
         return;
-    u64map_del(&w->threads, (uint64_t)tgid);
+    free(u64map_del(&w->threads, (uint64_t)tgid));
     struct wproc *p = proc_find(w, tgid);
     if (!p)
         return;
@@ -446,6 +492,9 @@ void hwwatch_on_exec(struct hwwatch *w, pid_t tgid)
     p->memfd = -1;
     free(p->ms.m);
     p->ms = (struct modules){0};
+    unwind_cache_free(p->uc);
+    p->uc = NULL;
+    where_forget(w, tgid);
     if (mask) {
         char why[160];
         snprintf(why, sizeof why, "process %d exec'd another program (an exec clears the "
@@ -458,7 +507,7 @@ void hwwatch_on_exit(struct hwwatch *w, pid_t tid, bool process)
 {
     if (!w || !w->gen)
         return;
-    u64map_del(&w->threads, (uint64_t)tid);
+    free(u64map_del(&w->threads, (uint64_t)tid));
     if (!process)
         return;
     struct wproc *p = u64map_del(&w->procs, (uint64_t)tid);
@@ -481,14 +530,56 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
-/* The frames of tid, symbolized, with the innermost one looked up at the writing
- * instruction (rip - 1). False when the stack cannot be read. */
-static bool hit_stack(struct hwwatch *w, struct wproc *p, pid_t tid,
-                      struct unwind_result *uw, struct symbolized *sy)
+static void where_clear(struct where *wh)
+{
+    free(wh->frames_json);
+    free(wh->function);
+    free(wh->file);
+    *wh = (struct where){0};
+}
+
+/* Forgets the stacks of process tgid (it exec'd: its addresses mean other code). */
+static void where_forget(struct hwwatch *w, pid_t tgid)
+{
+    for (int i = 0; i < WHERE_CACHE; i++)
+        if (w->where_cache[i].tgid == tgid)
+            where_clear(&w->where_cache[i]);
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static void where_fill(struct where *wh, const struct symbolized *sy)
+{
+    struct strbuf d = {0};
+    sb_puts(&d, "[");
+    for (size_t i = 0; i < sy->n && i < HWWATCH_MAX_FRAMES; i++) {
+        const struct shown_frame *f = &sy->frames[i];
+        sb_puts(&d, i ? ",{\"function\":" : "{\"function\":");
+        sb_json_string(&d, f->function ? f->function : "??");
+        if (f->file) {
+            sb_puts(&d, ",\"file\":");
+            sb_json_string(&d, f->file);
+            sb_printf(&d, ",\"line\":%d", f->line);
+        }
+        sb_puts(&d, "}");
+    }
+    sb_puts(&d, "]");
+    wh->frames_json = sb_take(&d);
+    wh->own = sy->n ? symbolized_own_frame(sy) : 0;
+    const struct shown_frame *top = sy->n ? &sy->frames[wh->own] : NULL;
+    wh->function = top ? dup_or_null(top->function) : NULL;
+    wh->file = top ? dup_or_null(top->file) : NULL;
+    wh->line = top ? top->line : 0;
+}
+
+/* Where thread tid of p is: its stack unwound (the innermost frame looked up at the
+ * writing instruction, rip - 1) and symbolized, or taken from the cache. NULL when
+ * the stack cannot be read. */
+static const struct where *hit_where(struct hwwatch *w, struct wproc *p, pid_t tid)
 {
     struct user_regs_struct regs;
     if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
-        return false;
+        return NULL;
     uint64_t pc = regs.rip;
     if (w->cfg.unwind)
         w->cfg.unwind(w->cfg.unwind_arg, tid, &pc, false);
@@ -496,26 +587,48 @@ static bool hit_stack(struct hwwatch *w, struct wproc *p, pid_t tid,
     shown.rip = pc;
     if (pc != regs.rip)
         ptrace(PTRACE_SETREGS, tid, 0, &shown);
-    bool ok = unwind_thread(tid, proc_memfd(p), HWWATCH_MAX_FRAMES, 0, MAX_STEPS, uw) == 0;
+    if (!p->uc)
+        p->uc = unwind_cache_new(p->tgid);
+    struct unwind_result uw;
+    bool ok = p->uc && unwind_thread_cached(p->uc, tid, proc_memfd(p), HWWATCH_MAX_FRAMES,
+                                            MAX_STEPS, &uw) == 0;
     if (pc != regs.rip)
         ptrace(PTRACE_SETREGS, tid, 0, &regs);
     if (w->cfg.unwind)
         w->cfg.unwind(w->cfg.unwind_arg, tid, NULL, true);
     if (!ok)
-        return false;
-    if (uw->n && pc == regs.rip)
-        uw->frames[0].pc -= 1;
-    if (!p->ms.m || (uw->n && !module_of(&p->ms, uw->frames[0].pc))) {
-        free(p->ms.m);
-        p->ms = (struct modules){0};
-        procmem_modules(p->tgid, &p->ms.m, &p->ms.n);
+        return NULL;
+    if (uw.n && pc == regs.rip)
+        uw.frames[0].pc -= 1;
+    uint64_t hash = (uint64_t)p->tgid * 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < uw.n; i++)
+        hash = (hash ^ uw.frames[i].pc) * 0x100000001B3ull;
+    struct where *wh = &w->where_cache[hash % WHERE_CACHE];
+    bool same = wh->frames_json && wh->tgid == p->tgid && wh->n_pcs == uw.n;
+    for (size_t i = 0; same && i < uw.n; i++)
+        same = wh->pcs[i] == uw.frames[i].pc;
+    if (!same) {
+        where_clear(wh);
+        if (!p->ms.m || (uw.n && !module_of(&p->ms, uw.frames[0].pc))) {
+            free(p->ms.m);
+            p->ms = (struct modules){0};
+            procmem_modules(p->tgid, &p->ms.m, &p->ms.n);
+        }
+        struct symbolized sy = {0};
+        symbolize(&uw, &p->ms, &sy);
+        wh->tgid = p->tgid;
+        wh->n_pcs = uw.n < HWWATCH_MAX_FRAMES ? uw.n : HWWATCH_MAX_FRAMES;
+        for (size_t i = 0; i < wh->n_pcs; i++)
+            wh->pcs[i] = uw.frames[i].pc;
+        where_fill(wh, &sy);
+        symbolized_free(&sy);
     }
-    symbolize(uw, &p->ms, sy);
-    return true;
+    unwind_result_free(&uw);
+    return wh;
 }
 
 static void push_hit(struct hwwatch *w, struct wslot *s, int slot, struct wproc *p, pid_t tid,
-                     const struct symbolized *sy, const char *tname, int64_t ts)
+                     const struct where *wh, const char *tname, int64_t ts)
 {
     int fd = proc_memfd(p);
     unsigned char now[8] = {0};
@@ -531,49 +644,36 @@ static void push_hit(struct hwwatch *w, struct wslot *s, int slot, struct wproc 
         memcpy(p->last[slot], now, s->spec.size);
     s->hits++;
 
-    size_t own = sy->n ? symbolized_own_frame(sy) : 0;
-    const struct shown_frame *top = sy->n ? &sy->frames[own] : NULL;
     const char *access = changed ? "write" : s->spec.readwrite ? "access (read, or a write "
                                                                  "of the same value)"
                                                                : "write of the same value";
     sb_printf(&text, "%s: %.*s -> %.*s (%s", s->spec.label, VALUE_TEXT_MAX,
               oldv.buf ? oldv.buf : "null", VALUE_TEXT_MAX, newv.buf ? newv.buf : "null",
               access);
-    if (top && top->function) {
-        sb_printf(&text, " in %s", top->function);
-        if (top->file)
-            sb_printf(&text, " at %s:%d", base_name(top->file), top->line);
+    if (wh && wh->function) {
+        sb_printf(&text, " in %s", wh->function);
+        if (wh->file)
+            sb_printf(&text, " at %s:%d", base_name(wh->file), wh->line);
     }
     sb_puts(&text, ")");
 
     sb_printf(&d, "{\"watchId\":%d,\"label\":", s->id);
     sb_json_string(&d, s->spec.label);
     sb_printf(&d, ",\"address\":\"0x%llx\",\"size\":%zu,\"access\":\"%s\",\"oldValue\":%s,"
-              "\"newValue\":%s,\"changed\":%s,\"hits\":%lld,\"frames\":[",
+              "\"newValue\":%s,\"changed\":%s,\"hits\":%lld,\"frames\":%s,\"ownFrame\":%zu}",
               (unsigned long long)s->spec.address, s->spec.size,
               s->spec.readwrite ? "readwrite" : "write", oldv.buf ? oldv.buf : "null",
-              newv.buf ? newv.buf : "null", changed ? "true" : "false", (long long)s->hits);
-    for (size_t i = 0; i < sy->n && i < HWWATCH_MAX_FRAMES; i++) {
-        const struct shown_frame *f = &sy->frames[i];
-        sb_puts(&d, i ? ",{\"function\":" : "{\"function\":");
-        sb_json_string(&d, f->function ? f->function : "??");
-        if (f->file) {
-            sb_puts(&d, ",\"file\":");
-            sb_json_string(&d, f->file);
-            sb_printf(&d, ",\"line\":%d", f->line);
-        }
-        sb_puts(&d, "}");
-    }
-    sb_printf(&d, "],\"ownFrame\":%zu}", own);
+              newv.buf ? newv.buf : "null", changed ? "true" : "false", (long long)s->hits,
+              wh ? wh->frames_json : "[]", wh ? wh->own : 0);
 
     if (w->cfg.sink.ring) {
         struct event ev = event_sink_init(&w->cfg.sink, EV_WATCH_HIT, ts);
         ev.pid = p->tgid;
         ev.tid = tid;
         ev.thread_name = tname[0] ? tname : NULL;
-        ev.function = top ? top->function : NULL;
-        ev.source_file = top ? top->file : NULL;
-        ev.line = top ? top->line : 0;
+        ev.function = wh ? wh->function : NULL;
+        ev.source_file = wh ? wh->file : NULL;
+        ev.line = wh ? wh->line : 0;
         ev.text = text.buf;
         ev.data = d.buf;
         event_sink_push(&w->cfg.sink, &ev);
@@ -590,17 +690,21 @@ static void record_hits(struct hwwatch *w, pid_t tid, pid_t tgid, unsigned bits)
     struct wproc *p = proc_get(w, tgid);
     if (!p || !(bits & p->mask))
         return;
-    struct unwind_result uw = {0};
-    struct symbolized sy = {0};
-    bool unwound = hit_stack(w, p, tid, &uw, &sy);
-    char tname[32];
-    procmem_thread_name(tid, tname, sizeof tname);
+    const struct where *wh = hit_where(w, p, tid);
+    char tname[32] = "";
+    struct wthread *th = u64map_get(&w->threads, (uint64_t)tid);
+    if (th && (!th->named || ++th->hits_since_name >= NAME_EVERY)) {
+        procmem_thread_name(tid, th->name, sizeof th->name);
+        th->named = true;
+        th->hits_since_name = 0;
+    }
+    if (th)
+        memcpy(tname, th->name, sizeof tname);
+    else
+        procmem_thread_name(tid, tname, sizeof tname);
     for (int i = 0; i < HWWATCH_SLOTS; i++)
         if ((bits & p->mask & (1u << i)) && w->slots[i].used)
-            push_hit(w, &w->slots[i], i, p, tid, &sy, tname, ts);
-    symbolized_free(&sy);
-    if (unwound)
-        unwind_result_free(&uw);
+            push_hit(w, &w->slots[i], i, p, tid, wh, tname, ts);
 }
 
 bool hwwatch_on_trap(struct hwwatch *w, pid_t tid, pid_t tgid)

@@ -36,6 +36,10 @@ echo
 # under /tmp and stops them; `strobe` comes from the PATH set above.
 "$build/bench/bench_trace" "$build/fixtures/bench_calls" 20000 5
 echo
+echo "### Data watchpoint hits (\`$build/bench/bench_watch $build/fixtures/watch_writer 5000 5\`)"
+echo
+STROBE_HOME="$work/home" "$build/bench/bench_watch" "$build/fixtures/watch_writer" 5000 5
+echo
 echo "### DWARF index (\`$build/bench/bench_dwarf\`, generated C++ binary, and libc)"
 echo
 # Generates and compiles a large C++ program (about 40 s), indexes it, and runs gdb's
