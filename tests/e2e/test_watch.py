@@ -220,6 +220,31 @@ def test_hits_with_trace_hooks_in_the_same_thread(mcp):
     mcp.stop(sid)
 
 
+def test_exec_ends_the_watch(mcp):
+    sid, pid, cfg, retries = launch_config(mcp)
+    w = watch(mcp, sid, address=hex(retries), type="i32")
+    os.kill(pid, signal.SIGHUP)
+    wait_until(lambda: stdout_text(mcp, sid).count("ready config=") == 2, T_LONG,
+               what="the exec'd image's ready line")
+    # the new image has no watch: its overwrite records nothing
+    os.kill(pid, signal.SIGUSR1)
+    wait_stdout(mcp, sid, r"pass 1 max_retries")
+    assert hits(mcp, sid) == []
+    r = unwatch(mcp, sid, "*")
+    assert len(r["removed"]) == 1, r
+    gone = r["removed"][0]
+    assert gone["watchId"] == w["watchId"] and gone["state"] == "ended"
+    assert "exec" in gone["endedBecause"] and str(pid) in gone["endedBecause"]
+    # and a new watch in the new image works
+    m = re.findall(r"max_retries=(0x[0-9a-f]+)", stdout_text(mcp, sid))
+    w2 = watch(mcp, sid, address=m[-1], type="i32")
+    assert w2["currentValue"] != 3  # overwritten by pass 1 of the new image
+    os.kill(pid, signal.SIGUSR1)
+    wait_hits(mcp, sid, lambda hs: any(h["function"] == "reset_config" for h in hs),
+              "a hit in the new image")
+    mcp.stop(sid)
+
+
 # ---- limits and errors -----------------------------------------------------------------
 
 
