@@ -130,9 +130,10 @@ static void test_tools_list(void **state)
     struct mcp_conn *c = initialized();
     cJSON *r = call(c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
     const cJSON *tools = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "tools");
-    assert_int_equal(cJSON_GetArraySize(tools), 4);
-    const char *names[] = {"debug_launch", "debug_trace", "debug_query", "debug_session"};
-    for (int i = 0; i < 4; i++) {
+    assert_int_equal(cJSON_GetArraySize(tools), 5);
+    const char *names[] = {"debug_launch", "debug_trace", "debug_query", "debug_session",
+                           "debug_memory"};
+    for (int i = 0; i < 5; i++) {
         const cJSON *t = cJSON_GetArrayItem(tools, i);
         assert_string_equal(cJSON_GetObjectItem(t, "name")->valuestring, names[i]);
         assert_true(strlen(cJSON_GetObjectItem(t, "description")->valuestring) > 80);
@@ -276,6 +277,30 @@ static void test_stacks_budget(void **state)
     collector_stacks_free(&st);
 }
 
+/* debug_query's summary of a watch_hit keeps label, values and where; verbose keeps all. */
+static void test_watch_hit_shape(void **state)
+{
+    (void)state;
+    const char *data = "{\"watchId\":1,\"label\":\"g.x\",\"address\":\"0x10\",\"size\":4,"
+                       "\"oldValue\":3,\"newValue\":7,\"changed\":true,\"hits\":2,"
+                       "\"frames\":[{\"function\":\"f\"}],\"ownFrame\":0}";
+    cJSON *ev = cJSON_Parse(data);
+    tool_watch_hit_shape(ev, 42, false);
+    assert_null(cJSON_GetObjectItem(ev, "frames"));
+    assert_null(cJSON_GetObjectItem(ev, "ownFrame"));
+    assert_null(cJSON_GetObjectItem(ev, "address"));
+    assert_int_equal(cJSON_GetObjectItem(ev, "threadId")->valueint, 42);
+    assert_int_equal(cJSON_GetObjectItem(ev, "oldValue")->valueint, 3);
+    assert_int_equal(cJSON_GetObjectItem(ev, "newValue")->valueint, 7);
+    assert_string_equal(cJSON_GetObjectItem(ev, "label")->valuestring, "g.x");
+    cJSON_Delete(ev);
+    ev = cJSON_Parse(data);
+    tool_watch_hit_shape(ev, 42, true);
+    assert_non_null(cJSON_GetObjectItem(ev, "frames"));
+    assert_non_null(cJSON_GetObjectItem(ev, "address"));
+    cJSON_Delete(ev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_tool_call_errors),
         cmocka_unit_test(test_trace_pending_mode),
         cmocka_unit_test(test_stacks_budget),
+        cmocka_unit_test(test_watch_hit_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
