@@ -245,6 +245,39 @@ def test_exec_ends_the_watch(mcp):
     mcp.stop(sid)
 
 
+def test_no_hit_lost_under_holds_hooks_and_throttling(mcp):
+    """Torture: a hot loop writes the watched global 20000 times while the tracer
+    holds every thread again and again (stacks snapshots, a trace hook added on the
+    writing function, which is throttled as hot, then removed, another watch armed and
+    removed): every write is one watch_hit, none lost, none doubled, and the program's
+    result is right."""
+    n = 20000
+    r = mcp.launch("watch_writer", args=["bench", str(n), "wait"])
+    sid, pid = r["sessionId"], r["pid"]
+    m = wait_stdout(mcp, sid, r"ready counter=(0x[0-9a-f]+)")
+    counter = int(m.group(1), 16)
+    w = watch(mcp, sid, address=hex(counter), type="i64")
+    os.kill(pid, signal.SIGUSR1)
+    mcp.call_tool("debug_session", {"action": "stacks", "sessionId": sid})
+    mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["bump"]})
+    for _ in range(3):
+        w2 = watch(mcp, sid, address=hex(counter + 8), size=8)
+        unwatch(mcp, sid, w2["watchId"])
+        mcp.call_tool("debug_session", {"action": "stacks", "sessionId": sid})
+    mcp.call_tool("debug_trace", {"sessionId": sid, "remove": ["bump"]})
+    done = wait_stdout(mcp, sid, r"counter=(\d+) elapsed_ns")
+    assert int(done.group(1)) == n
+    q = mcp.wait_events(sid, n, eventType="watch_hit")
+    assert q["totalCount"] == n
+    last = mcp.query(sid, eventType="watch_hit", offset=n - 1, verbose=True)["events"][0]
+    assert last["oldValue"] == n - 1 and last["newValue"] == n and last["hits"] == n
+    assert last["function"] == "bump" and last["line"] == line_of("watch_writer.c", "WRITE-G")
+    assert last["watchId"] == w["watchId"]
+    # the hook on bump did fire between the watch's traps (int3 and DR traps, one thread)
+    assert mcp.query(sid, eventType="function_enter")["totalCount"] > 0
+    mcp.wait_ended(sid)
+
+
 # ---- limits and errors -----------------------------------------------------------------
 
 
