@@ -677,6 +677,13 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
             match = i;
             break;
         }
+    /* A frame whose real return address went back on the stack (a stacks snapshot
+     * or a crash report's unwind) after the function had already returned to the
+     * trampoline (the thread's trap was pending while it was held): its return is
+     * still this one. */
+    for (int i = t->depth - 1; i >= 0 && match < 0; i--)
+        if (t->frames[i].rsp == entry_rsp)
+            match = i;
     /* No exact frame (a function that moved its own return address): the outermost
      * frame already below the stack pointer is the one that returned. */
     for (int i = t->depth - 1; i >= 0 && match < 0; i--)

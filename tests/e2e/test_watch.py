@@ -275,7 +275,39 @@ def test_no_hit_lost_under_holds_hooks_and_throttling(mcp):
     assert last["watchId"] == w["watchId"]
     # the hook on bump did fire between the watch's traps (int3 and DR traps, one thread)
     assert mcp.query(sid, eventType="function_enter")["totalCount"] > 0
+    os.kill(pid, signal.SIGUSR1)
     mcp.wait_ended(sid)
+
+
+def test_write_by_a_stepped_instruction(mcp):
+    """The watched write is the instruction a trace hook displaced, and in a child
+    forked before the hook existed that instruction is single-stepped by the tracer:
+    the step's one SIGTRAP carries the watch hit too (DR6.BS and B0)."""
+    r = mcp.launch("watch_step")
+    sid, pid = r["sessionId"], r["pid"]
+    m = wait_stdout(mcp, sid, r"ready value=(0x[0-9a-f]+) kid=(\d+)")
+    value, kid = int(m.group(1), 16), int(m.group(2))
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["store_first"]})
+    assert t["hookedFunctions"] == 1, t
+    watch(mcp, sid, address=hex(value), type="i64")
+    os.kill(kid, signal.SIGUSR1)
+    wait_stdout(mcp, sid, r"kid stored 5")
+    wait_stdout(mcp, sid, r"kid done")
+    hs = wait_hits(mcp, sid, lambda hs: any(h.get("pid") == kid for h in hs), "the kid's hit")
+    k = [h for h in hs if h.get("pid") == kid]
+    assert len(k) == 1 and k[0]["oldValue"] == 0 and k[0]["newValue"] == 5, k
+    # store_first is hand-written (no line info, no CFI): it or its caller
+    assert k[0]["function"] in ("store_first", "main")
+    enters = mcp.query(sid, eventType="function_enter", pid=kid)["events"]
+    assert [e["function"] for e in enters] == ["store_first"]
+    # the parent's store runs the relocated copy: a plain hit
+    os.kill(pid, signal.SIGUSR1)
+    wait_stdout(mcp, sid, r"parent stored 5")
+    hs = wait_hits(mcp, sid, lambda hs: any(h.get("pid", pid) == pid and h["changed"]
+                                            for h in hs), "the parent's hit")
+    p = [h for h in hs if h.get("pid", pid) == pid]
+    assert len(p) == 1 and p[0]["oldValue"] == 0 and p[0]["newValue"] == 5, p
+    mcp.stop(sid)
 
 
 # ---- limits and errors -----------------------------------------------------------------
