@@ -51,6 +51,7 @@
 
 #define DR_OFFSET(i) (offsetof(struct user, u_debugreg) + (size_t)(i) * sizeof(long))
 #define DR6_HITS 0xFu
+#define DR6_BS (1u << 14)
 #define MAX_STEPS 256
 #define VALUE_TEXT_MAX 160
 
@@ -736,4 +737,17 @@ void hwwatch_after_step(struct hwwatch *w, pid_t tid, pid_t tgid)
         return;
     record_hits(w, tid, tgid, (unsigned)dr6 & DR6_HITS);
     poke_dr(tid, 6, 0);
+}
+
+void hwwatch_collect(struct hwwatch *w, pid_t tid, pid_t tgid)
+{
+    hwwatch_after_step(w, tid, tgid);
+}
+
+bool hwwatch_queued_trap(pid_t tid)
+{
+    siginfo_t si;
+    unsigned long dr6 = 0;
+    return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_code == TRAP_HWBKPT &&
+           peek_dr(tid, 6, &dr6) && !(dr6 & DR6_BS);
 }

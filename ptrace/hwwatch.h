@@ -102,5 +102,15 @@ bool hwwatch_on_trap(struct hwwatch *w, pid_t tid, pid_t tgid);
 /* tid just single-stepped one instruction (step_insn): records the hits that
  * instruction caused and clears DR6. */
 void hwwatch_after_step(struct hwwatch *w, pid_t tid, pid_t tgid);
+/* tid was stopped by hold() (an interrupt, or another stop): a hit whose SIGTRAP is
+ * still queued behind that stop (a ptrace interrupt is reported before pending
+ * signals) is recorded now, from DR6, which is then cleared: the thread may run
+ * injected code or be stepped before it is released, and the next debug exception
+ * would reset DR6. The queued SIGTRAP is swallowed when it comes (hwwatch_on_trap). */
+void hwwatch_collect(struct hwwatch *w, pid_t tid, pid_t tgid);
+/* For step_insn: whether the SIGTRAP stop tid reports is a data watchpoint's trap
+ * queued before the step (si_code TRAP_HWBKPT without DR6.BS), not the step's own:
+ * the instruction has not run, and the step is to be retried without the signal. */
+bool hwwatch_queued_trap(pid_t tid);
 
 #endif

@@ -403,6 +403,15 @@ static void hold(struct tracer *t, const struct space *sp, pid_t except, struct 
         th->state = TS_HELD;
         /* A clone event needs nothing more than the bookkeeping done above. */
         th->pending = clone || is_interrupt_stop(status) ? -1 : status;
+        /* A data watchpoint's trap is recorded at once: a held thread may run
+         * injected code or be stepped before release, and the next debug exception
+         * would reset DR6 (which says which watch fired). Resuming it with no
+         * signal at release is all that is left to do. */
+        if (th->pending != -1 && event == 0 && WSTOPSIG(status) == SIGTRAP && t->hw &&
+            hwwatch_on_trap(t->hw, tid, th->tgid))
+            th->pending = -1;
+        else if (event != PTRACE_EVENT_EXEC)
+            hwwatch_collect(t->hw, tid, th->tgid);
         held_add(hd, tid);
     }
     free(want.tids);
