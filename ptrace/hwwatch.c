@@ -15,6 +15,19 @@
  * owners take it. A TRAP_HWBKPT whose slot was disarmed meanwhile (the hit was
  * pending while the threads were held for the unwatch) is swallowed.
  *
+ * Hits and holds: a thread that hit a watch just as hold() interrupted it reports
+ * the interrupt first (ptrace reports a PTRACE_INTERRUPT before pending signals) with
+ * the SIGTRAP still queued and DR6 saying which watch fired. Held threads may run
+ * injected code (inject.c steps a syscall) or be stepped before release, and every
+ * debug exception starts DR6 afresh, so hold() records such a hit at once
+ * (hwwatch_collect: DR6 B0-B3 set) and clears DR6; the SIGTRAP that follows is then
+ * swallowed (TRAP_HWBKPT, no bits), and step_insn retries a step whose stop was that
+ * queued SIGTRAP (hwwatch_queued_trap: TRAP_HWBKPT without DR6.BS; the instruction
+ * had not run). A hit reported as the held stop itself is recorded at once too.
+ * A step over an instruction that writes a watched address ends in one SIGTRAP with
+ * DR6.BS and Bn both set (si_code TRAP_TRACE): the tracer records it after the step
+ * (hwwatch_after_step).
+ *
  * The line of a hit: the trap comes after the writing instruction, so rip is the
  * next instruction, which may be on the next line. rip - 1 is the last byte of the
  * writing instruction itself (for any instruction that falls through), so the
