@@ -24,6 +24,8 @@
                  "[--project-root DIR]"
 #define U_CRASH  "strobectl crash SESSION [--pid N] [--full-paths] [--registers]"
 #define U_STACKS "strobectl stacks SESSION [--pid N]"
+#define U_MEMORY "strobectl memory SESSION [VARIABLE...] [--address ADDR:TYPE[:SIZE]]... " \
+                 "[--set VARIABLE=VALUE]... [--depth N] [--pid N]"
 #define U_TOOLS  "strobectl tools"
 #define U_CALL   "strobectl call TOOL [JSON-ARGUMENTS]"
 #define U_ANY    "strobectl [--json] COMMAND [ARGS...]; see strobectl --help"
@@ -59,6 +61,11 @@ const char ctl_help[] =
     "      stop every thread of the running program for a moment and print where each\n"
     "      one is (like gdb's thread apply all bt): name, state, what it waits for,\n"
     "      frames; a deadlock (wait cycle) is named first\n"
+    "  " U_MEMORY "\n"
+    "      read globals and statics of the running program (cfg.retries, p->next,\n"
+    "      a[3], func::counter) or raw memory (--address 0x7f..:i32, TYPE one of i8 u8\n"
+    "      i16 u16 i32 u32 i64 u64 f32 f64 pointer, or bytes:SIZE saved to a file),\n"
+    "      without stopping it; --set writes instead (VALUE true/false, else as typed)\n"
     "  " U_TOOLS "\n"
     "      list the daemon's MCP tools\n"
     "  " U_CALL "\n"
@@ -456,6 +463,96 @@ static int parse_stacks(struct walker *w, cJSON *args)
     return 0;
 }
 
+/* An --address ADDR:TYPE[:SIZE] target. */
+static cJSON *address_target(struct walker *w, const char *spec)
+{
+    char addr[64], type[16];
+    long long size = 0;
+    int n = 0;
+    if (sscanf(spec, "%63[^:]:%15[^:]%n", addr, type, &n) != 2 ||
+        (spec[n] && (spec[n] != ':' ||
+                     parse_int("--address SIZE", spec + n + 1, 1, 1 << 20, &size, w->err,
+                               w->errlen) != 0))) {
+        if (!w->err[0])
+            usage_error(w->err, w->errlen, "--address needs ADDR:TYPE or ADDR:bytes:SIZE, not "
+                        "'%s'", spec);
+        return NULL;
+    }
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "address", addr);
+    cJSON_AddStringToObject(t, "type", type);
+    if (size)
+        cJSON_AddNumberToObject(t, "size", (double)size);
+    return t;
+}
+
+/* memory: debug_memory read of the positional variables and --address targets, or a
+ * write of the --set ones (true and false are booleans; other values go as strings,
+ * which the daemon reads by the variable's type). */
+static int parse_memory(struct walker *w, cJSON *args)
+{
+    static const struct opt_def opts[] = { { "--pid", VALUE }, { "--depth", VALUE },
+                                           { "--address", VALUE }, { "--set", VALUE },
+                                           { 0 } };
+    bool dd = false, reads = false, writes = false;
+    const char *sid = NULL, *name, *value;
+    cJSON *targets = cJSON_AddArrayToObject(args, "targets");
+    int k;
+    w->err[0] = '\0';
+    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+        cJSON *t = NULL;
+        long long n;
+        if (k < 0)
+            return -1;
+        if (k == 2 && !sid) {
+            sid = value;
+            continue;
+        }
+        if (k == 2) {
+            t = cJSON_CreateObject();
+            cJSON_AddStringToObject(t, "variable", value);
+            reads = true;
+        } else if (strcmp(name, "--address") == 0) {
+            if (!(t = address_target(w, value)))
+                return -1;
+            reads = true;
+        } else if (strcmp(name, "--set") == 0) {
+            const char *eq = strchr(value, '=');
+            if (!eq || eq == value)
+                return usage_error(w->err, w->errlen, "--set needs VARIABLE=VALUE, not '%s'",
+                                   value);
+            t = cJSON_CreateObject();
+            char *variable = strndup(value, (size_t)(eq - value));
+            cJSON_AddStringToObject(t, "variable", variable);
+            free(variable);
+            if (strcmp(eq + 1, "true") == 0 || strcmp(eq + 1, "false") == 0)
+                cJSON_AddBoolToObject(t, "value", eq[1] == 't');
+            else
+                cJSON_AddStringToObject(t, "value", eq + 1);
+            writes = true;
+        } else if (parse_int(name, value, 1, strcmp(name, "--pid") == 0 ? 2147483647LL : 5,
+                             &n, w->err, w->errlen) != 0) {
+            return -1;
+        } else {
+            cJSON_DeleteItemFromObjectCaseSensitive(args, name + 2);
+            cJSON_AddNumberToObject(args, name + 2, (double)n);
+        }
+        if (t)
+            cJSON_AddItemToArray(targets, t);
+    }
+    if (!sid)
+        return usage_error(w->err, w->errlen, "memory needs a SESSION id");
+    if (reads == writes)
+        return usage_error(w->err, w->errlen, reads ? "memory reads or writes (--set), not "
+                           "both at once" : "memory needs a VARIABLE, --address or --set");
+    if (writes && cJSON_HasObjectItem(args, "depth"))
+        return usage_error(w->err, w->errlen, "--depth goes with reads, not --set");
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    if (writes)
+        cJSON_AddStringToObject(args, "action", "write");
+    return 0;
+}
+
 /* sessions, tools: no arguments at all. */
 static int parse_none(struct walker *w, const char *cmd)
 {
@@ -532,6 +629,7 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         { "trace", CTL_TRACE, "debug_trace", U_TRACE },
         { "crash", CTL_CRASH, "debug_query", U_CRASH },
         { "stacks", CTL_STACKS, "debug_session", U_STACKS },
+        { "memory", CTL_MEMORY, "debug_memory", U_MEMORY },
         { "tools", CTL_TOOLS, NULL, U_TOOLS },
         { "call", CTL_CALL, NULL, U_CALL },
         { "help", CTL_HELP, NULL, U_ANY },
@@ -575,6 +673,9 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         break;
     case CTL_STACKS:
         rc = parse_stacks(&w, out->args);
+        break;
+    case CTL_MEMORY:
+        rc = parse_memory(&w, out->args);
         break;
     case CTL_TOOLS:
         cJSON_Delete(out->args);

@@ -25,6 +25,7 @@ enum ctl_kind {
     CTL_TRACE,    /* debug_trace */
     CTL_CRASH,    /* debug_query of the crash events, rendered as crash reports */
     CTL_STACKS,   /* debug_session stacks, rendered like gdb's thread apply all bt */
+    CTL_MEMORY,   /* debug_memory read or write, one line per target */
 };
 
 struct ctl_cmd {

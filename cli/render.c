@@ -336,3 +336,48 @@ void render_stacks(FILE *out, const cJSON *r)
     if (json_str(r, "truncated"))
         fprintf(out, "\n%s\n", json_str(r, "truncated"));
 }
+
+/* " (TYPE at ADDR)", or " (TYPE)" for a value with no address. */
+static void render_where(FILE *out, const cJSON *t)
+{
+    if (json_str(t, "address"))
+        fprintf(out, " (%s at %s)", json_str(t, "type") ? json_str(t, "type") : "?",
+                json_str(t, "address"));
+    else if (json_str(t, "type"))
+        fprintf(out, " (%s)", json_str(t, "type"));
+}
+
+void render_memory(FILE *out, const cJSON *r)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, json_get(r, "results"))
+    {
+        const char *target = json_str(t, "target") ? json_str(t, "target") : "?";
+        const cJSON *err = json_get(t, "error");
+        if (err) {
+            fprintf(out, "%s: %s: %s\n", target, json_str(err, "code") ? json_str(err, "code")
+                                                                        : "?",
+                    json_str(err, "message") ? json_str(err, "message") : "?");
+            continue;
+        }
+        if (json_str(t, "file")) {
+            fprintf(out, "%s: %lld bytes at %s saved to %s\n    %s\n", target,
+                    json_num(t, "size"), json_str(t, "address") ? json_str(t, "address") : "?",
+                    json_str(t, "file"), json_str(t, "preview") ? json_str(t, "preview") : "");
+            continue;
+        }
+        char *value = cJSON_PrintUnformatted(json_get(t, "value"));
+        char *old = json_get(t, "oldValue") ? cJSON_PrintUnformatted(json_get(t, "oldValue"))
+                                            : NULL;
+        if (old)
+            fprintf(out, "%s: %s -> %s", target, old, value ? value : "?");
+        else
+            fprintf(out, "%s = %s", target, value ? value : "?");
+        render_where(out, t);
+        fputc('\n', out);
+        free(value);
+        free(old);
+    }
+    if (json_str(r, "truncated"))
+        fprintf(out, "\n%s\n", json_str(r, "truncated"));
+}

@@ -51,4 +51,9 @@ void render_tools(FILE *out, const cJSON *r);
  * held by TID") with its frames "#N fn (file:line)". */
 void render_stacks(FILE *out, const cJSON *r);
 
+/* debug_memory read and write, a line per target: "g_config.retries = 3 (int at
+ * 0x…)", "g_int: -42 -> 7 (int at 0x…)", "buf: 64 bytes at 0x… saved to FILE" with
+ * the preview, or "name: CODE: sentence". */
+void render_memory(FILE *out, const cJSON *r);
+
 #endif

@@ -50,6 +50,9 @@ static void print_result(const struct ctl_cmd *cmd, const cJSON *r)
     case CTL_STACKS:
         render_stacks(stdout, r);
         break;
+    case CTL_MEMORY:
+        render_memory(stdout, r);
+        break;
     default: /* status, trace */
         render_fields(stdout, r);
         break;

@@ -15,6 +15,7 @@
 #include "dwarf/dwarf.h"
 #include "dwarf/elfinfo.h"
 #include "dwarf/frame.h"
+#include "ptrace/memory.h"
 #include "ptrace/resolve.h"
 #include "ptrace/stacks.h"
 #include "ptrace/tracer.h"
@@ -151,6 +152,12 @@ static int native_stacks(struct collector_target *ct, const struct collector_sta
     return stacks_snapshot(ct->tracer, req, out, e);
 }
 
+static int native_memory(struct collector_target *ct, const struct collector_mem_request *req,
+                         struct collector_mem_result *out, struct strobe_error *e)
+{
+    return memory_access(ct->tracer, req, out, e);
+}
+
 static int native_watch_set(struct collector_target *ct,
                             const struct collector_watch_request *w,
                             struct collector_watch_info *out, struct strobe_error *e)
@@ -175,8 +182,8 @@ static void native_join(struct collector_target *ct)
     target_free(ct);
 }
 
-/* Memory, breakpoints, watches and stepping come with their issues: until then
- * their slots stay NULL and the engine answers NOT_IMPLEMENTED. */
+/* Breakpoints, watches and stepping come with their issues: until then their slots
+ * stay NULL and the engine answers NOT_IMPLEMENTED. */
 const struct collector_methods native_collector = {
     .version = COLLECTOR_VERSION,
     .name = "native",
@@ -190,6 +197,7 @@ const struct collector_methods native_collector = {
     .kill = native_kill,
     .finished = native_finished,
     .join = native_join,
+    .memory = native_memory,
     .stacks = native_stacks,
     .watch_set = native_watch_set,
     .watch_clear = native_watch_clear,

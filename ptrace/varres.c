@@ -149,32 +149,61 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* The loaded modules, the executable first. NULL with PROCESS_EXITED when the maps
- * cannot be read. */
-static struct module *modules(pid_t pid, size_t *n, struct strobe_error *e)
+/* The loaded modules of p's process, the executable first, read on first use; -1
+ * with PROCESS_EXITED when the maps cannot be read. */
+static int modules(struct varres_process *p, struct strobe_error *e)
 {
-    struct module *mods;
-    if (procmem_modules(pid, &mods, n) != 0) {
-        err_set(e, ERR_PROCESS_EXITED, "Process %d has exited.", (int)pid);
-        return NULL;
+    if (p->mods)
+        return 0;
+    if (procmem_modules(p->pid, &p->mods, &p->n_mods) != 0) {
+        p->mods = NULL;
+        return err_set(e, ERR_PROCESS_EXITED, "Process %d has exited.", (int)p->pid);
     }
     char link[64], exe[PATH_MAX];
-    snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)p->pid);
     ssize_t len = readlink(link, exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = '\0';
-    for (size_t i = 1; i < *n; i++)
-        if (strcmp(mods[i].path, exe) == 0) {
-            struct module m = mods[i];
-            memmove(mods + 1, mods, i * sizeof *mods);
-            mods[0] = m;
+    for (size_t i = 1; i < p->n_mods; i++)
+        if (strcmp(p->mods[i].path, exe) == 0) {
+            struct module m = p->mods[i];
+            memmove(p->mods + 1, p->mods, i * sizeof *p->mods);
+            p->mods[0] = m;
             break;
         }
-    return mods;
+    return 0;
+}
+
+void varres_process_open(struct varres_process *p, pid_t pid, int memfd)
+{
+    *p = (struct varres_process){.pid = pid, .memfd = memfd};
+}
+
+void varres_process_close(struct varres_process *p)
+{
+    free(p->mods);
+    p->mods = NULL;
+}
+
+/* A hint type for an object of size bytes read raw. */
+static const char *raw_type(uint64_t size)
+{
+    return size == 1 ? "u8" : size == 2 ? "u16" : size == 4 ? "u32" : size == 8 ? "u64"
+                                                                                 : "bytes";
 }
 
 static int not_found(const char *name, const struct module *mods, size_t n,
                      struct strobe_error *e)
 {
+    uint64_t addr, size;
+    for (size_t i = 0; i < n; i++)
+        if (dw_symbol_find(mods[i].path, name, false, &addr, &size))
+            return err_set(e, ERR_VARIABLE_UNAVAILABLE,
+                           "'%s' is a symbol of %s, which has no debug info for it: %" PRIu64
+                           " bytes at 0x%" PRIx64 " of unknown type. Read it raw as {address: "
+                           "\"0x%" PRIx64 "\", type: \"%s\"%s}, or install the file's debug "
+                           "info.", name, base_name(mods[i].path), size, addr + mods[i].bias,
+                           addr + mods[i].bias, raw_type(size),
+                           strcmp(raw_type(size), "bytes") == 0 ? ", size: N" : "");
     struct dw_near near = {0};
     for (size_t i = 0; i < n; i++)
         dw_global_near(mods[i].path, name, &near);
@@ -212,12 +241,13 @@ static const char *type_label(const struct dw_type *t)
     }
 }
 
-static int find_root(pid_t pid, const char *name, struct varres *out, struct strobe_error *e)
+static int find_root(struct varres_process *p, const char *name, struct varres *out,
+                     struct strobe_error *e)
 {
-    size_t n;
-    struct module *mods = modules(pid, &n, e);
-    if (!mods)
+    if (modules(p, e) != 0)
         return -1;
+    const struct module *mods = p->mods;
+    size_t n = p->n_mods;
     struct dw_global g;
     enum dw_global_match m = DWG_NONE;
     size_t i;
@@ -240,10 +270,14 @@ static int find_root(pid_t pid, const char *name, struct varres *out, struct str
         snprintf(out->module, sizeof out->module, "%s", mod->path);
         snprintf(out->type_name, sizeof out->type_name, "%s", type_label(g.type));
         const char *where = base_name(mod->path);
+        uint64_t copy, size;
         switch (g.where) {
         case DWG_MEMORY:
             out->address = g.addr + mod->bias;
             out->has_address = true;
+            if (mod != mods && g.symbol &&
+                dw_symbol_find(mods[0].path, g.symbol, true, &copy, &size))
+                out->address = copy + mods[0].bias; /* the executable's copy is the live one */
             break;
         case DWG_CONSTANT:
             if (g.len > sizeof out->bytes || g.len < g.type->size)
@@ -265,7 +299,6 @@ static int find_root(pid_t pid, const char *name, struct varres *out, struct str
             break;
         }
     }
-    free(mods);
     return rc;
 }
 
@@ -420,8 +453,19 @@ static int element(struct walk *w, const struct varres_step *st, int *derefs)
 int varres_resolve(pid_t pid, int memfd, const char *expr, struct varres *out,
                    struct strobe_error *e)
 {
+    struct varres_process p;
+    varres_process_open(&p, pid, memfd);
+    int rc = varres_resolve_in(&p, expr, out, e);
+    varres_process_close(&p);
+    return rc;
+}
+
+int varres_resolve_in(struct varres_process *p, const char *expr, struct varres *out,
+                      struct strobe_error *e)
+{
     struct varres_expr x;
-    if (varres_parse(expr, &x, e) != 0 || find_root(pid, x.root, out, e) != 0)
+    int memfd = p->memfd;
+    if (varres_parse(expr, &x, e) != 0 || find_root(p, x.root, out, e) != 0)
         return -1;
     struct walk w = {expr, memfd, out, x.root_start, x.root_end, e};
     if (x.n_steps && !out->has_address)

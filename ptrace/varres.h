@@ -30,7 +30,9 @@ struct varres {
     char type_name[128];          /* "int", "struct config", "char [16]" */
     size_t size;                  /* bytes of the value */
     unsigned char bytes[16];      /* the constant, when !has_address */
-    char module[PATH_MAX];        /* the ELF file that defines the root variable */
+    char module[PATH_MAX];        /* the ELF file whose debug info defines the root
+                                     variable (a library's global may live in the
+                                     executable: see dw_symbol_find) */
     const char *decl_file;        /* where the root variable is declared (NULL when
                                      unknown), as long as type lives */
     int decl_line;
@@ -66,13 +68,31 @@ int varres_parse(const char *expr, struct varres_expr *out, struct strobe_error 
  *   VARIABLE_NOT_FOUND   no global or static of that name ("did you mean ..."
  *                        names up to 3 near names);
  *   VARIABLE_UNAVAILABLE it exists but has no address: optimized out,
- *                        thread-local, kept in a register;
+ *                        thread-local, kept in a register; or it is only an ELF
+ *                        symbol, without debug info (the sentence gives its address
+ *                        and size to read it raw);
  *   BAD_EXPRESSION       syntax, no such member (the sentence lists the members),
  *                        indexing a non-array, "->" on a non-pointer, too many
  *                        dereferences, index out of a fixed array's bounds;
  *   MEMORY_UNREADABLE    a pointer on the way is NULL or unreadable (named). */
 int varres_resolve(pid_t pid, int memfd, const char *expr, struct varres *out,
                    struct strobe_error *e);
+
+/* One process for several expressions (a request's targets, a poll's samples): its
+ * loaded modules are read once, on the first expression, and kept until
+ * varres_process_close, so a library loaded meanwhile is seen by the next one. */
+struct module;
+struct varres_process {
+    pid_t pid;
+    int memfd;
+    struct module *mods;          /* the executable first; NULL until needed */
+    size_t n_mods;
+};
+void varres_process_open(struct varres_process *p, pid_t pid, int memfd);
+void varres_process_close(struct varres_process *p);
+/* varres_resolve in p's process, with its modules read once. */
+int varres_resolve_in(struct varres_process *p, const char *expr, struct varres *out,
+                      struct strobe_error *e);
 
 /* Appends v's value as JSON text (dwarf/value.h rules; structs depth levels deep,
  * 1-5) read through memfd. false when its bytes cannot be read (the text then says

@@ -36,6 +36,12 @@ echo
 # under /tmp and stops them; `strobe` comes from the PATH set above.
 "$build/bench/bench_trace" "$build/fixtures/bench_calls" 20000 5
 echo
+echo "### Memory reads (\`$build/bench/bench_memory 20 $build/fixtures/globals_all\`)"
+echo
+# A 16-variable debug_memory read of a running program through the daemon, beside gdb
+# reading the same variables of another copy of it.
+STROBE_HOME="$work/home" "$build/bench/bench_memory" 20 "$build/fixtures/globals_all"
+echo
 echo "### Data watchpoint hits (\`$build/bench/bench_watch $build/fixtures/watch_writer 5000 5\`)"
 echo
 STROBE_HOME="$work/home" "$build/bench/bench_watch" "$build/fixtures/watch_writer" 5000 5
