@@ -264,6 +264,9 @@ struct collector_watch_info {
     char type[128];
     bool readwrite;
     int64_t hits;
+    char value[256];             /* the value now, JSON text ("" when unknown) */
+    bool ended;                  /* it fired no more: its processes exec'd or exited */
+    char ended_reason[160];      /* why, when ended */
 };
 
 enum collector_resume {

@@ -34,8 +34,9 @@ static const struct hint {
      "Its events stay queryable with debug_query (eventType \"crash\", \"stdout\", "
      "\"stderr\"); debug_launch the program again to see its threads live."},
     {ERR_PROCESS_EXITED, "debug_memory",
-     "Its memory is gone with it; its output and events stay queryable with debug_query. "
-     "debug_launch the program again to read it live."},
+     "Its memory is gone with it; its output and events (watch_hit included) stay "
+     "queryable with debug_query. debug_launch the program again to read or watch it "
+     "live."},
     {ERR_VARIABLE_NOT_FOUND, "debug_memory",
      "Check the spelling (near names are suggested) or qualify it: \"ns::name\", "
      "\"function::staticVar\". debug_memory reads globals and statics only: a function's "
@@ -58,6 +59,16 @@ static const struct hint {
      "integers beyond 2^53 go as strings."},
     {ERR_LIMIT_EXCEEDED, "debug_memory",
      "Split the targets over several calls of at most 16."},
+    /* Data watchpoints (debug_memory watch / unwatch). */
+    {ERR_WATCH_SLOTS_FULL, NULL,
+     "Remove one with debug_memory({action: \"unwatch\", sessionId, watchId: <id>}) "
+     "(watchId \"*\" removes them all), then watch again."},
+    {ERR_WATCH_TOO_LARGE, NULL,
+     "Watch one field (variable: \"cfg.field\") or an address with size 1, 2, 4 or 8: "
+     "debug_memory({action: \"watch\", sessionId, address: \"0x...\", size: 4})."},
+    {ERR_WATCH_FAILED, NULL,
+     "Watch another address (a global, static or heap object of the program), or read "
+     "the value with debug_memory({action: \"read\"}) instead."},
     {ERR_NO_DEBUG_SYMBOLS, NULL,
      "Ask user permission to modify build configuration to compile with debug symbols "
      "(e.g., add `-g` flag or use debug build profile)."},

@@ -163,6 +163,13 @@ static cJSON *event_json(const struct store_event_row *r, bool verbose, bool mul
         if (r->type == EV_FUNCTION_EXIT)
             cJSON_AddStringToObject(o, "returnType", return_type(r->return_value));
     }
+    if (r->type == EV_WATCH_HIT && r->function) {
+        cJSON_AddStringToObject(o, "function", r->function);
+        if (r->source_file)
+            cJSON_AddStringToObject(o, "sourceFile", r->source_file);
+        if (r->line)
+            cJSON_AddNumberToObject(o, "line", r->line);
+    }
     if (multi_pid || verbose || r->type == EV_PROCESS_EXIT)
         cJSON_AddNumberToObject(o, "pid", r->pid);
     if (r->text)
@@ -324,6 +331,8 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
             crash_payload_shape(ev, row, &cc, verbose);
             timeline_crash_context_free(&cc);
         }
+        if (row->type == EV_WATCH_HIT)
+            tool_watch_hit_shape(ev, row->tid, verbose);
         char *text = cJSON_PrintUnformatted(ev);
         size_t size = text ? strlen(text) : 0;
         free(text);

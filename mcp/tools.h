@@ -55,5 +55,8 @@ cJSON *tool_memory_write(const cJSON *args, const char *id, struct strobe_error 
 cJSON *tool_memory_poll(const cJSON *args, const char *id, struct strobe_error *e);
 cJSON *tool_memory_watch(const cJSON *args, const char *id, struct strobe_error *e);
 cJSON *tool_memory_unwatch(const cJSON *args, const char *id, struct strobe_error *e);
+/* debug_query's shape of a watch_hit event (ev from its generic form): the summary
+ * keeps label, old -> new and where; verbose adds the frames (tool_watch.c). */
+void tool_watch_hit_shape(cJSON *ev, int tid, bool verbose);
 
 #endif

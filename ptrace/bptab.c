@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/u64map.h"
+#include "ptrace/hwwatch.h"
 #include "ptrace/procmem.h"
 
 #define INT3 0xCC
@@ -273,6 +274,10 @@ int step_insn(pid_t tid, struct step_signals *kept)
          * the instruction runs (or, if it ran, before the step's own trap, which
          * is then reported at once). */
         if (event == PTRACE_EVENT_STOP && sig == SIGTRAP)
+            continue;
+        /* A data watchpoint's SIGTRAP queued before the step (hwwatch.h): nothing
+         * ran; its hit was recorded when the thread was held. */
+        if (event == 0 && sig == SIGTRAP && hwwatch_queued_trap(tid))
             continue;
         if (event != 0 || caused_by_insn(tid, sig))
             return status;

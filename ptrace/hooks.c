@@ -71,6 +71,8 @@ struct frame {
     bool detached;           /* real return address restored (exception): no trampoline
                                 will report its exit; pruned as unwound once the stack
                                 is below it */
+    bool lent;               /* detached only for an unwind of a thread that runs on
+                                (hooks_unwind_begin): its trampoline comes back */
 };
 
 struct thread {
@@ -510,6 +512,39 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
 
 enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
 
+static uint64_t trampoline_for(const struct hooks *h, size_t n, uint64_t addr);
+static size_t areas_of_thread(const struct hooks *h, const struct thread *t);
+
+void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc)
+{
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    for (int i = 0; t && i < t->depth; i++) {
+        struct frame *f = &t->frames[i];
+        if (!f->detached && procmem_write(t->memfd, f->rsp, &f->ret, sizeof f->ret))
+            f->detached = f->lent = true;
+    }
+    if (!in_areas(h, h->n_areas, *pc))
+        return;
+    struct slot_lookup sl = {*pc, 0};
+    u64map_each(&h->by_addr, find_slot, &sl);
+    if (sl.orig)
+        *pc = sl.orig;
+}
+
+void hooks_unwind_end(struct hooks *h, pid_t tid)
+{
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    for (int i = 0; t && i < t->depth; i++) {
+        struct frame *f = &t->frames[i];
+        if (!f->lent)
+            continue;
+        uint64_t tramp = trampoline_for(h, areas_of_thread(h, t), f->hook->addr);
+        if (tramp && procmem_write(t->memfd, f->rsp, &tramp, sizeof tramp))
+            f->detached = false;
+        f->lent = false;
+    }
+}
+
 static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
                       const struct user_regs_struct *regs, enum exit_kind kind, int64_t now)
 {
@@ -642,6 +677,13 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
             match = i;
             break;
         }
+    /* A frame whose real return address went back on the stack (a stacks snapshot
+     * or a crash report's unwind) after the function had already returned to the
+     * trampoline (the thread's trap was pending while it was held): its return is
+     * still this one. */
+    for (int i = t->depth - 1; i >= 0 && match < 0; i--)
+        if (t->frames[i].rsp == entry_rsp)
+            match = i;
     /* No exact frame (a function that moved its own return address): the outermost
      * frame already below the stack pointer is the one that returned. */
     for (int i = t->depth - 1; i >= 0 && match < 0; i--)

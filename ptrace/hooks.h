@@ -113,6 +113,11 @@ enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struc
  * *pc from a relocated instruction in scratch memory back to the function's own
  * address, where the instruction came from. */
 void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc);
+/* The same for a thread that runs on after the unwind (a watchpoint hit): the
+ * frames hooks_unwind_begin detaches get their trampolines back at
+ * hooks_unwind_end, so their exits are still reported. */
+void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc);
+void hooks_unwind_end(struct hooks *h, pid_t tid);
 
 /* Thread and process bookkeeping from the tracer's ptrace events. */
 void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process);

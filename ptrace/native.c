@@ -19,6 +19,7 @@
 #include "ptrace/resolve.h"
 #include "ptrace/stacks.h"
 #include "ptrace/tracer.h"
+#include "ptrace/watchset.h"
 
 struct collector_target {
     struct tracer *tracer;
@@ -157,6 +158,24 @@ static int native_memory(struct collector_target *ct, const struct collector_mem
     return memory_access(ct->tracer, req, out, e);
 }
 
+static int native_watch_set(struct collector_target *ct,
+                            const struct collector_watch_request *w,
+                            struct collector_watch_info *out, struct strobe_error *e)
+{
+    return watchset_set(ct->tracer, w, out, e);
+}
+
+static int native_watch_clear(struct collector_target *ct, int id, struct strobe_error *e)
+{
+    return watchset_clear(ct->tracer, id, e);
+}
+
+static int native_watch_list(struct collector_target *ct, struct collector_watch_info *out,
+                             int max)
+{
+    return watchset_list(ct->tracer, out, max);
+}
+
 static void native_join(struct collector_target *ct)
 {
     tracer_join(ct->tracer);
@@ -180,4 +199,7 @@ const struct collector_methods native_collector = {
     .join = native_join,
     .memory = native_memory,
     .stacks = native_stacks,
+    .watch_set = native_watch_set,
+    .watch_clear = native_watch_clear,
+    .watch_list = native_watch_list,
 };

@@ -53,6 +53,7 @@
 #include "ptrace/bptab.h"
 #include "ptrace/crash.h"
 #include "ptrace/hooks.h"
+#include "ptrace/hwwatch.h"
 #include "ptrace/procmem.h"
 
 #define MAX_PROCS 256
@@ -127,6 +128,7 @@ struct tracer {
     int n_handlers;
     int64_t seq;             /* event sequence shared by all hooks */
     struct crash *crash;
+    struct hwwatch *hw;      /* data watchpoints (NULL in output-only sessions) */
     timer_t rearm_timer;
     bool has_timer;
     bool throttle_due;       /* a hit throttled a function: the loop patches */
@@ -401,6 +403,15 @@ static void hold(struct tracer *t, const struct space *sp, pid_t except, struct 
         th->state = TS_HELD;
         /* A clone event needs nothing more than the bookkeeping done above. */
         th->pending = clone || is_interrupt_stop(status) ? -1 : status;
+        /* A data watchpoint's trap is recorded at once: a held thread may run
+         * injected code or be stepped before release, and the next debug exception
+         * would reset DR6 (which says which watch fired). Resuming it with no
+         * signal at release is all that is left to do. */
+        if (th->pending != -1 && event == 0 && WSTOPSIG(status) == SIGTRAP && t->hw &&
+            hwwatch_on_trap(t->hw, tid, th->tgid))
+            th->pending = -1;
+        else if (event != PTRACE_EVENT_EXEC)
+            hwwatch_collect(t->hw, tid, th->tgid);
         held_add(hd, tid);
     }
     free(want.tids);
@@ -412,6 +423,11 @@ static void on_stop(struct tracer *t, pid_t tid, int status)
     struct tthread *th = thread_of(t, tid);
     if (th)
         th->state = TS_STOPPED;
+    /* Debug registers before the thread runs again: a new thread or child has
+     * none. Not at an exec stop: the exec cleared them, and the new image has
+     * no watches (hwwatch_on_exec). */
+    if (th && (status >> 16) != PTRACE_EVENT_EXEC)
+        hwwatch_on_stop(t->hw, tid, th->tgid);
     handle_stop(t, tid, status);
     th = u64map_get(&t->threads, (uint64_t)tid);
     if (th && th->state == TS_STOPPED)
@@ -429,6 +445,7 @@ static void release(struct tracer *t, struct held *hd)
         th->pending = -1;
         if (status == -1) {
             th->state = TS_RUNNING;
+            hwwatch_on_stop(t->hw, th->tid, th->tgid);
             ptrace(PTRACE_CONT, th->tid, 0, 0);
         } else {
             on_stop(t, th->tid, status);
@@ -726,6 +743,13 @@ static void step_past(struct tracer *t, pid_t tid, uint64_t addr)
     sp = space_by_pid(t, space_pid);
     struct step_signals kept = {0};
     int status = sp ? step_over(sp->bp, tid, addr, &kept) : -1;
+    /* The stepped instruction may have written a watched address: the step's one
+     * SIGTRAP then stands for both (DR6.BS and Bn). */
+    if (status != -1 && WIFSTOPPED(status)) {
+        struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+        if (th)
+            hwwatch_after_step(t->hw, tid, th->tgid);
+    }
     release(t, &hd);
     step_signals_resend(tid, &kept);
     if (status == -1) {
@@ -826,8 +850,11 @@ static void on_exec(struct tracer *t, pid_t pid)
     /* A thread other than the leader exec'd: it took the leader's tid and the
      * kernel reports no exit for its old one. */
     unsigned long former = 0;
-    if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) == 0 && (pid_t)former != pid)
+    if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) == 0 && (pid_t)former != pid) {
         thread_drop(t, (pid_t)former);
+        hwwatch_on_exit(t->hw, (pid_t)former, false);
+    }
+    hwwatch_on_exec(t->hw, pid);
     /* pid's record was the old leader's, which was exiting: it is now the thread
      * that exec'd, the one thread of the new image. */
     struct tthread *th = thread_of(t, pid);
@@ -893,6 +920,7 @@ static void on_new_tracee(struct tracer *t, pid_t pid, int event)
     struct space *sp = space_of_process(t, parent_tgid);
     if (new_process) {
         procs_add(t, child);
+        hwwatch_on_fork(t->hw, parent_tgid, child);
         if (sp)
             bptab_add_process(sp->bp, child);
     }
@@ -929,6 +957,15 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
         ptrace(PTRACE_CONT, pid, 0, 0);
         return;
     }
+    if (sig == SIGTRAP && t->hw) {
+        /* A data watchpoint's trap (si_code TRAP_HWBKPT, DR6 B0-B3), never an
+         * int3's: recorded, and the thread runs on with no signal. */
+        struct tthread *tt = thread_of(t, pid);
+        if (tt && hwwatch_on_trap(t->hw, pid, tt->tgid)) {
+            ptrace(PTRACE_CONT, pid, 0, 0);
+            return;
+        }
+    }
     if (sig == SIGTRAP && dispatch_trap(t, pid))
         return;
     /* A crash is recorded before its signal is delivered: the program's own
@@ -964,6 +1001,7 @@ static void reap(struct tracer *t, pid_t pid, int status)
     if (sp && sp->hooks)
         hooks_on_exit(sp->hooks, pid);
     thread_drop(t, pid);
+    hwwatch_on_exit(t->hw, pid, process);
     if (process) {
         if (sp)
             bptab_drop_process(sp->bp, pid);
@@ -1012,6 +1050,20 @@ static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
         hooks_prepare_unwind(sp->hooks, tid, pc);
 }
 
+/* A watchpoint hit's unwind: the thread runs on, so its traced frames get their
+ * trampolines back afterwards (unwind_end). */
+static void watch_unwind(void *arg, pid_t tid, uint64_t *pc, bool end)
+{
+    struct tracer *t = arg;
+    struct space *sp = space_of(t, tid);
+    if (!sp || !sp->hooks)
+        return;
+    if (end)
+        hooks_unwind_end(sp->hooks, tid);
+    else
+        hooks_unwind_begin(sp->hooks, tid, pc);
+}
+
 static struct crash *make_crash(struct tracer *t)
 {
     if (!t->spec.sink.ring)
@@ -1046,6 +1098,11 @@ static void *tracer_main(void *arg)
         if (t->main.bp && t->spec.on_entry && t->spec.stop_at_entry)
             arm_entry_breakpoint(&t->main);
         t->crash = make_crash(t);
+        if (t->spec.sink.ring) {
+            struct hwwatch_config hc = {.sink = t->spec.sink, .unwind = watch_unwind,
+                                        .unwind_arg = t};
+            t->hw = hwwatch_new(&hc);
+        }
         tracer_add_stop_handler(t, "entry", BP_ENTRY, entry_stop, NULL);
         tracer_add_stop_handler(t, "panic", BP_PANIC, panic_stop, NULL);
         tracer_add_stop_handler(t, "hooks", BP_TRACE_HOOK, hook_stop, NULL);
@@ -1093,6 +1150,8 @@ static void *tracer_main(void *arg)
         image_drop(t, t->images[0].pid);
     crash_free(t->crash);
     t->crash = NULL;
+    hwwatch_free(t->hw);
+    t->hw = NULL;
     u64map_each(&t->threads, free_thread, NULL);
     u64map_free(&t->threads);
     return NULL;
@@ -1226,6 +1285,7 @@ void tracer_each_thread(struct tracer *t,
 struct hooks *tracer_hooks(struct tracer *t) { return t->main.hooks; }
 
 struct bptab *tracer_bptab(struct tracer *t) { return t->main.bp; }
+struct hwwatch *tracer_hwwatch(struct tracer *t) { return t->hw; }
 pid_t tracer_pid(const struct tracer *t) { return t->main_pid; }
 
 int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid,

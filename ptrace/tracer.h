@@ -113,6 +113,9 @@ struct hooks *tracer_hooks(struct tracer *t);
 pid_t tracer_pid(const struct tracer *t);
 /* The main image's breakpoint table (tracer thread only). */
 struct bptab *tracer_bptab(struct tracer *t);
+/* The data watchpoints of every process (hwwatch.h; tracer thread only); NULL in
+ * output-only sessions. */
+struct hwwatch *tracer_hwwatch(struct tracer *t);
 
 /* A trap on a breakpoint, as a stop handler sees it. */
 struct tracer_stop {

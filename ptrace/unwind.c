@@ -212,3 +212,65 @@ void unwind_result_free(struct unwind_result *r)
     free(r->frames);
     memset(r, 0, sizeof *r);
 }
+
+/* ---- a process's unwinder, kept ------------------------------------------------ */
+
+struct unwind_cache {
+    pid_t tgid;
+    Dwfl *dwfl;               /* reported and attached; NULL until first needed */
+};
+
+struct unwind_cache *unwind_cache_new(pid_t tgid)
+{
+    struct unwind_cache *uc = calloc(1, sizeof *uc);
+    if (uc)
+        uc->tgid = tgid;
+    return uc;
+}
+
+void unwind_cache_free(struct unwind_cache *uc)
+{
+    if (!uc)
+        return;
+    if (uc->dwfl)
+        dwfl_end(uc->dwfl);
+    free(uc);
+}
+
+/* The cached Dwfl, rebuilt when pc is in no module it knows (a library loaded since). */
+static Dwfl *cache_dwfl(struct unwind_cache *uc, uint64_t pc)
+{
+    if (uc->dwfl && dwfl_addrmodule(uc->dwfl, pc))
+        return uc->dwfl;
+    if (uc->dwfl)
+        dwfl_end(uc->dwfl);
+    uc->dwfl = dwfl_begin(&dwfl_callbacks);
+    if (uc->dwfl && (dwfl_linux_proc_report(uc->dwfl, uc->tgid) != 0 ||
+                     dwfl_report_end(uc->dwfl, NULL, NULL) != 0 ||
+                     dwfl_linux_proc_attach(uc->dwfl, uc->tgid, true) != 0)) {
+        dwfl_end(uc->dwfl);
+        uc->dwfl = NULL;
+    }
+    return uc->dwfl;
+}
+
+int unwind_thread_cached(struct unwind_cache *uc, pid_t tid, int memfd, size_t keep_head,
+                         size_t max_steps, struct unwind_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->frames = calloc(keep_head ? keep_head : 1, sizeof *out->frames);
+    if (!out->frames)
+        return -1;
+    struct collector c = {.out = out, .keep_head = keep_head, .max_steps = max_steps,
+                          .tid = tid};
+    struct user_regs_struct r;
+    Dwfl *d = ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 ? cache_dwfl(uc, r.rip) : NULL;
+    if (d)
+        dwfl_getthread_frames(d, tid, dwfl_frame_cb, &c);
+    if (out->total < 2) {
+        reset(&c);
+        unwind_libunwind(memfd, &c);
+    }
+    finish(&c);
+    return out->total ? 0 : -1;
+}

@@ -39,4 +39,14 @@ int unwind_thread(pid_t tid, int memfd, size_t keep_head, size_t keep_tail,
                   size_t max_steps, struct unwind_result *out);
 void unwind_result_free(struct unwind_result *r);
 
+/* For repeated unwinds of one process's threads (data watchpoint hits): its modules
+ * and their CFI are read once, not at every unwind, and read again when a pc falls
+ * outside all of them (a library loaded since). Free it when the process execs or
+ * ends. unwind_thread_cached keeps the innermost keep_head frames. */
+struct unwind_cache;
+struct unwind_cache *unwind_cache_new(pid_t tgid);
+void unwind_cache_free(struct unwind_cache *uc);
+int unwind_thread_cached(struct unwind_cache *uc, pid_t tid, int memfd, size_t keep_head,
+                         size_t max_steps, struct unwind_result *out);
+
 #endif

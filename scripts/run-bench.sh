@@ -46,6 +46,10 @@ echo
 # reading the same variables of another copy of it.
 STROBE_HOME="$work/home" "$build/bench/bench_memory" 20 "$build/fixtures/globals_all"
 echo
+echo "### Data watchpoint hits (\`$build/bench/bench_watch $build/fixtures/watch_writer 5000 5\`)"
+echo
+STROBE_HOME="$work/home" "$build/bench/bench_watch" "$build/fixtures/watch_writer" 5000 5
+echo
 echo "### DWARF index (\`$build/bench/bench_dwarf\`, generated C++ binary, and libc)"
 echo
 # Generates and compiles a large C++ program (about 40 s), indexes it, and runs gdb's

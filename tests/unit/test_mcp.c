@@ -304,6 +304,30 @@ static void test_stacks_budget(void **state)
     collector_stacks_free(&st);
 }
 
+/* debug_query's summary of a watch_hit keeps label, values and where; verbose keeps all. */
+static void test_watch_hit_shape(void **state)
+{
+    (void)state;
+    const char *data = "{\"watchId\":1,\"label\":\"g.x\",\"address\":\"0x10\",\"size\":4,"
+                       "\"oldValue\":3,\"newValue\":7,\"changed\":true,\"hits\":2,"
+                       "\"frames\":[{\"function\":\"f\"}],\"ownFrame\":0}";
+    cJSON *ev = cJSON_Parse(data);
+    tool_watch_hit_shape(ev, 42, false);
+    assert_null(cJSON_GetObjectItem(ev, "frames"));
+    assert_null(cJSON_GetObjectItem(ev, "ownFrame"));
+    assert_null(cJSON_GetObjectItem(ev, "address"));
+    assert_int_equal(cJSON_GetObjectItem(ev, "threadId")->valueint, 42);
+    assert_int_equal(cJSON_GetObjectItem(ev, "oldValue")->valueint, 3);
+    assert_int_equal(cJSON_GetObjectItem(ev, "newValue")->valueint, 7);
+    assert_string_equal(cJSON_GetObjectItem(ev, "label")->valuestring, "g.x");
+    cJSON_Delete(ev);
+    ev = cJSON_Parse(data);
+    tool_watch_hit_shape(ev, 42, true);
+    assert_non_null(cJSON_GetObjectItem(ev, "frames"));
+    assert_non_null(cJSON_GetObjectItem(ev, "address"));
+    cJSON_Delete(ev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_tool_call_errors),
         cmocka_unit_test(test_trace_pending_mode),
         cmocka_unit_test(test_stacks_budget),
+        cmocka_unit_test(test_watch_hit_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
