@@ -3,9 +3,10 @@
  *
  * One tracer_call holds every thread of the main image, tracer_each_thread the
  * other images' too; each thread is then read as crash.c reads a crashing one:
- * traced frames get their real return addresses back (hooks_prepare_unwind), the
- * stack unwinds from CFI and symbolize.h names it, and the innermost frame of the
- * program's own code gets its locals. Nothing else is written to the target.
+ * traced frames get their real return addresses back for the unwind, and their
+ * trampolines after it (hooks_unwind_begin/end), the stack unwinds from CFI and
+ * symbolize.h names it, and the innermost frame of the program's own code gets its
+ * locals. Nothing else is written to the target.
  *
  * What a thread was doing before the interrupt comes from its registers: a thread
  * interrupted inside a blocking system call stops with orig_rax = the call and rax
@@ -292,7 +293,7 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
      * relocated code moved back to its function; the registers are put back. */
     uint64_t pc = regs.rip;
     if (h)
-        hooks_prepare_unwind(h, tid, &pc);
+        hooks_unwind_begin(h, tid, &pc);
     struct user_regs_struct shown = regs;
     shown.rip = pc;
     if (pc != regs.rip)
@@ -304,6 +305,8 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
         symbolize(&uw, &s->ms, &sy);
     if (pc != regs.rip)
         ptrace(PTRACE_SETREGS, tid, 0, &regs);
+    if (h) /* the traced frames' trampolines back: their exits are still reported */
+        hooks_unwind_end(h, tid);
     if (sy.n) {
         fill_frames(s, th, &uw, &sy);
         if (blocked)

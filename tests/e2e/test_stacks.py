@@ -232,3 +232,19 @@ def test_strobectl_stacks(mcp):
     mcp.stop(sid)
     r = mcp.world.strobectl("stacks", sid)
     assert r.rc == 1 and "SESSION_NOT_FOUND" in r.err, r
+
+
+def test_traced_calls_in_progress_still_report_their_exits(mcp):
+    """A snapshot borrows the real return addresses of traced frames for the unwind
+    and puts the trampolines back: main, traced from the start and in progress during
+    the snapshot, still reports its return value when it ends."""
+    mcp.call_tool("debug_trace", {"add": ["main"]})
+    sid = mcp.launch("worker_loop", args=["1"])["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    res = stacks(mcp, sid)
+    assert any(f.startswith("main (worker_loop.c:") for f in res["threads"][0]["frames"])
+    mcp.wait_ended(sid)
+    exits = mcp.query(sid, eventType="function_exit", function={"equals": "main"},
+                      verbose=True)["events"]
+    assert len(exits) == 1, exits
+    assert exits[0].get("returnValue") == 0, exits[0]
