@@ -35,6 +35,7 @@
 #include "base/log.h"
 #include "base/paths.h"
 #include "core/collector.h"
+#include "core/poll.h"
 #include "core/session.h"
 
 struct client {
@@ -419,6 +420,7 @@ int daemon_run(int idle_timeout_s, connection_fn serve)
     }
     reap_clients(true);
     retention_stop();
+    polls_shutdown();
     sessions_shutdown();
     store_close(d.store);
     collectors_shutdown();

@@ -33,6 +33,8 @@
 #include "core/patterns.h"
 #include "base/log.h"
 #include "core/output.h"
+#include "core/poll.h"
+#include "core/trace_watches.h"
 #include "base/ring.h"
 #include "base/strbuf.h"
 
@@ -122,6 +124,7 @@ static void record_exit(void *arg, struct output *o, int ws)
     if (store_session_finish(reg.store, s->key, status, wall_ms(), has_code, code, signame) != 0)
         log_error("session %s: cannot record its end", s->id);
     atomic_store(&s->finished, 1);
+    polls_end_session(s->id, false); /* nothing left to sample */
     log_info("session %s: %s", s->id, text);
 }
 
@@ -492,6 +495,14 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     res->pending_applied = s->pending;
     pthread_mutex_unlock(&reg.lock);
     log_info("session %s: launched %s as pid %d", s->id, path, s->pid);
+    struct session_target st;
+    struct strobe_error ignored;
+    if (session_target_get(res->session_id, &st, &ignored) == 0) {
+        res->pending_watches = trace_watches_pending_apply(st.collector, st.target,
+                                                           res->watch_warning,
+                                                           sizeof res->watch_warning);
+        session_target_put(&st);
+    }
     return 0;
 
 fail_locked:
@@ -591,6 +602,7 @@ static void end_live(struct session *s)
 static int stop_or_delete(const char *id, bool retain, int64_t *events,
                           struct strobe_error *e)
 {
+    polls_end_session(id, true); /* before reg.lock: a sample may be waiting for it */
     pthread_mutex_lock(&reg.lock);
     struct session *s = find_live(id);
     if (s)
@@ -674,7 +686,8 @@ int session_target_get(const char *id, struct session_target *out, struct strobe
         return process_exited(id, e);
     }
     *out = (struct session_target){.collector = s->collector, .target = s->target,
-                                   .key = s->key, .t0_ns = s->t0_ns, .session = s};
+                                   .key = s->key, .t0_ns = s->t0_ns, .session = s,
+                                   .pid = s->pid};
     return 0;
 }
 

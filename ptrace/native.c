@@ -18,11 +18,14 @@
 #include "ptrace/resolve.h"
 #include "ptrace/stacks.h"
 #include "ptrace/tracer.h"
+#include "ptrace/twatch.h"
 
 struct collector_target {
     struct tracer *tracer;
     struct trace *trace;
     struct collector_events events;
+    struct twatch_set *watches;  /* trace watches, read by the main image's hooks */
+    pid_t pid;
 };
 
 static void native_init(const char *cache_dir)
@@ -91,6 +94,7 @@ static void settle_output(void *arg)
 static void target_free(struct collector_target *ct)
 {
     trace_free(ct->trace);
+    twatch_set_free(ct->watches);
     free(ct);
 }
 
@@ -98,7 +102,10 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
                          pid_t *pid, struct strobe_error *e)
 {
     struct collector_target *ct = calloc(1, sizeof *ct);
-    if (!ct || !(ct->trace = trace_new(req->project_root))) {
+    if (!ct || !(ct->trace = trace_new(req->project_root)) ||
+        !(ct->watches = twatch_set_new(req->project_root))) {
+        if (ct)
+            trace_free(ct->trace);
         free(ct);
         return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
     }
@@ -113,11 +120,13 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         .tuning = {req->tuning.hot_calls_per_second, req->tuning.capture_exits,
                    req->tuning.pin_cpu},
         .on_entry = on_entry, .stop_at_entry = n_preloaded > 0,
+        .watches = ct->watches,
     };
     if (tracer_start(&spec, &ct->tracer, pid, e) != 0) {
         target_free(ct);
         return -1;
     }
+    ct->pid = *pid;
     *out = ct;
     return 0;
 }
@@ -150,6 +159,15 @@ static int native_stacks(struct collector_target *ct, const struct collector_sta
     return stacks_snapshot(ct->tracer, req, out, e);
 }
 
+static int native_trace_watches(struct collector_target *ct,
+                                const struct trace_watch_spec *add, int n_add,
+                                const char *const *remove, int n_remove,
+                                struct trace_watch_result *out, struct strobe_error *e)
+{
+    pid_t pid = tracer_finished(ct->tracer) ? 0 : ct->pid;
+    return twatch_update(ct->watches, pid, add, n_add, remove, n_remove, out, e);
+}
+
 static void native_join(struct collector_target *ct)
 {
     tracer_join(ct->tracer);
@@ -172,4 +190,5 @@ const struct collector_methods native_collector = {
     .finished = native_finished,
     .join = native_join,
     .stacks = native_stacks,
+    .trace_watches = native_trace_watches,
 };

@@ -130,9 +130,10 @@ static void test_tools_list(void **state)
     struct mcp_conn *c = initialized();
     cJSON *r = call(c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
     const cJSON *tools = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "tools");
-    assert_int_equal(cJSON_GetArraySize(tools), 4);
-    const char *names[] = {"debug_launch", "debug_trace", "debug_query", "debug_session"};
-    for (int i = 0; i < 4; i++) {
+    assert_int_equal(cJSON_GetArraySize(tools), 5);
+    const char *names[] = {"debug_launch", "debug_trace", "debug_query", "debug_session",
+                           "debug_memory"};
+    for (int i = 0; i < 5; i++) {
         const cJSON *t = cJSON_GetArrayItem(tools, i);
         assert_string_equal(cJSON_GetObjectItem(t, "name")->valuestring, names[i]);
         assert_true(strlen(cJSON_GetObjectItem(t, "description")->valuestring) > 80);

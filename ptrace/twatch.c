@@ -1,0 +1,357 @@
+/*
+ * twatch.c - trace watches. See twatch.h.
+ */
+#include "ptrace/twatch.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptrace/match.h"
+#include "ptrace/procmem.h"
+#include "ptrace/varres.h"
+
+#define VALUE_JSON_MAX 1024      /* a watch's value in an event; longer: a note */
+
+struct twatch {
+    struct trace_watch_info info;
+    enum memory_hint hint;       /* address watches */
+    bool rewalk;                 /* through a pointer: resolved at each read */
+    struct varres v;             /* variable watches: as resolved when added */
+};
+
+struct twatch_set {
+    pthread_mutex_t lock;
+    unsigned gen;                /* bumped by every change; never 0 */
+    int n;
+    struct twatch w[TRACE_WATCHES_MAX];
+    char project_root[4096];
+    struct strbuf scratch;       /* tracer thread: one value */
+};
+
+struct twatch_set *twatch_set_new(const char *project_root)
+{
+    struct twatch_set *ws = calloc(1, sizeof *ws);
+    if (!ws)
+        return NULL;
+    pthread_mutex_init(&ws->lock, NULL);
+    ws->gen = 1;
+    snprintf(ws->project_root, sizeof ws->project_root, "%s", project_root ? project_root : "");
+    return ws;
+}
+
+void twatch_set_free(struct twatch_set *ws)
+{
+    if (!ws)
+        return;
+    pthread_mutex_destroy(&ws->lock);
+    sb_free(&ws->scratch);
+    free(ws);
+}
+
+size_t twatch_hint_size(enum memory_hint hint)
+{
+    switch (hint) {
+    case MEMH_I8: case MEMH_U8: return 1;
+    case MEMH_I16: case MEMH_U16: return 2;
+    case MEMH_I32: case MEMH_U32: case MEMH_F32: return 4;
+    case MEMH_I64: case MEMH_U64: case MEMH_F64: case MEMH_POINTER: return 8;
+    default: return 0;
+    }
+}
+
+static void put_double(struct strbuf *out, double d)
+{
+    if (isnan(d) || isinf(d)) {
+        sb_json_string(out, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+        return;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.17g", d);
+    /* the shortest text that reads back the same */
+    for (int prec = 1; prec < 17; prec++) {
+        char t[64];
+        snprintf(t, sizeof t, "%.*g", prec, d);
+        if (strtod(t, NULL) == d) {
+            memcpy(buf, t, sizeof t);
+            break;
+        }
+    }
+    sb_puts(out, buf);
+}
+
+void twatch_format_hint(enum memory_hint hint, const void *buf, struct strbuf *out)
+{
+    union {
+        int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
+        int64_t i64; uint64_t u64; float f32; double f64;
+    } v;
+    memset(&v, 0, sizeof v);
+    memcpy(&v, buf, twatch_hint_size(hint));
+    switch (hint) {
+    case MEMH_I8: sb_printf(out, "%d", v.i8); break;
+    case MEMH_U8: sb_printf(out, "%u", v.u8); break;
+    case MEMH_I16: sb_printf(out, "%d", v.i16); break;
+    case MEMH_U16: sb_printf(out, "%u", v.u16); break;
+    case MEMH_I32: sb_printf(out, "%d", v.i32); break;
+    case MEMH_U32: sb_printf(out, "%u", v.u32); break;
+    case MEMH_I64: sb_printf(out, "%lld", (long long)v.i64); break;
+    case MEMH_U64: sb_printf(out, "%llu", (unsigned long long)v.u64); break;
+    case MEMH_F32: put_double(out, v.f32); break;
+    case MEMH_F64: put_double(out, v.f64); break;
+    case MEMH_POINTER: {
+        char p[24];
+        snprintf(p, sizeof p, "0x%llx", (unsigned long long)v.u64);
+        sb_json_string(out, p);
+        break;
+    }
+    default: sb_puts(out, "null"); break;
+    }
+}
+
+bool twatch_applies(const char *const *on, int n_on, const struct dw_function *fn,
+                    const char *project_root)
+{
+    if (n_on == 0)
+        return true;
+    for (int i = 0; i < n_on; i++)
+        if (pattern_match_function(on[i], fn, project_root))
+            return true;
+    return false;
+}
+
+/* Whether expr reads through a pointer: its address may change between reads. */
+static bool through_pointer(const char *expr)
+{
+    return strstr(expr, "->") || strchr(expr, '*') || strchr(expr, '[');
+}
+
+static void list_locked(const struct twatch_set *ws, struct trace_watch_result *out)
+{
+    out->n = ws->n;
+    for (int i = 0; i < ws->n; i++)
+        out->watches[i] = ws->w[i].info;
+}
+
+void twatch_list(struct twatch_set *ws, struct trace_watch_result *out)
+{
+    pthread_mutex_lock(&ws->lock);
+    list_locked(ws, out);
+    pthread_mutex_unlock(&ws->lock);
+}
+
+/* Resolves one watch to add into *w; 0 or -1 with e naming it. */
+static int prepare(const struct trace_watch_spec *s, pid_t pid, int memfd,
+                   struct twatch *w, struct strobe_error *e)
+{
+    memset(w, 0, sizeof *w);
+    struct trace_watch_info *in = &w->info;
+    if (s->label)
+        snprintf(in->label, sizeof in->label, "%s", s->label);
+    else
+        trace_watch_default_label(s, in->label);
+    if (s->n_on > TRACE_WATCH_ON_MAX)
+        return err_set(e, ERR_VALIDATION, "watch '%s': at most %d 'on' patterns.", in->label,
+                       TRACE_WATCH_ON_MAX);
+    in->n_on = s->n_on;
+    for (int i = 0; i < s->n_on; i++) {
+        if (strlen(s->on[i]) >= TRACE_WATCH_ON_LEN)
+            return err_set(e, ERR_VALIDATION, "watch '%s': an 'on' pattern is longer than %d "
+                           "characters.", in->label, TRACE_WATCH_ON_LEN - 1);
+        snprintf(in->on[i], sizeof in->on[i], "%s", s->on[i]);
+    }
+    if (!s->variable) {
+        w->hint = s->hint;
+        in->address = s->address;
+        in->size = twatch_hint_size(s->hint);
+        snprintf(in->type, sizeof in->type, "%s", memory_hint_name(s->hint));
+        unsigned char probe[8];
+        if (pid > 0 && !procmem_read(memfd, s->address, probe, in->size))
+            return err_set(e, ERR_MEMORY_UNREADABLE, "watch '%s': address 0x%llx cannot be "
+                           "read in process %d.", in->label,
+                           (unsigned long long)s->address, (int)pid);
+        return 0;
+    }
+    snprintf(in->variable, sizeof in->variable, "%s", s->variable);
+    if (pid <= 0)
+        return err_set(e, ERR_PROCESS_EXITED, "watch '%s' cannot be resolved: the program "
+                       "has exited.", in->label);
+    struct strobe_error re = {0};
+    if (varres_resolve(pid, memfd, s->variable, &w->v, &re) != 0)
+        return err_set(e, re.code, "watch '%s': %s", in->label, re.msg);
+    w->rewalk = through_pointer(s->variable);
+    in->address = w->v.has_address ? w->v.address : 0;
+    in->size = w->v.size;
+    snprintf(in->type, sizeof in->type, "%s", w->v.type_name);
+    return 0;
+}
+
+int twatch_update(struct twatch_set *ws, pid_t pid, const struct trace_watch_spec *add,
+                  int n_add, const char *const *remove, int n_remove,
+                  struct trace_watch_result *out, struct strobe_error *e)
+{
+    struct twatch *fresh = n_add > 0 ? calloc((size_t)n_add, sizeof *fresh) : NULL;
+    int memfd = pid > 0 && n_add > 0 ? procmem_open(pid) : -1;
+    int rc = -1;
+    bool listed = false;
+    if (n_add > 0 && !fresh) {
+        err_set(e, ERR_INTERNAL, "out of memory adding watches");
+        goto done;
+    }
+    if (n_add > 0 && pid > 0 && memfd < 0)
+        pid = 0; /* gone: a variable cannot be resolved */
+    for (int i = 0; i < n_add; i++) {
+        if (prepare(&add[i], pid, memfd, &fresh[i], e) != 0)
+            goto done;
+        for (int j = 0; j < i; j++)
+            if (strcmp(fresh[j].info.label, fresh[i].info.label) == 0) {
+                err_set(e, ERR_VALIDATION, "Two watches are labelled '%s'; give one a "
+                        "different label.", fresh[i].info.label);
+                goto done;
+            }
+    }
+    pthread_mutex_lock(&ws->lock);
+    /* All or nothing: check everything before changing the set. */
+    for (int r = 0; r < n_remove; r++) {
+        bool found = false;
+        for (int i = 0; i < ws->n && !found; i++)
+            found = strcmp(ws->w[i].info.label, remove[r]) == 0;
+        if (!found) {
+            struct strbuf names = {0};
+            for (int i = 0; i < ws->n; i++)
+                sb_printf(&names, "%s'%s'", i ? ", " : "", ws->w[i].info.label);
+            err_set(e, ERR_VALIDATION, "No watch is labelled '%.200s'; the watches are: %.250s.",
+                    remove[r], ws->n ? names.buf : "none");
+            sb_free(&names);
+            goto unlock;
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < ws->n; i++) {
+        bool removed = false;
+        for (int r = 0; r < n_remove && !removed; r++)
+            removed = strcmp(ws->w[i].info.label, remove[r]) == 0;
+        if (removed)
+            continue;
+        kept++;
+        for (int k = 0; k < n_add; k++)
+            if (strcmp(ws->w[i].info.label, fresh[k].info.label) == 0) {
+                err_set(e, ERR_VALIDATION, "A watch labelled '%s' exists already; remove it "
+                        "first or give this one another label.", fresh[k].info.label);
+                goto unlock;
+            }
+    }
+    if (kept + n_add > TRACE_WATCHES_MAX) {
+        err_set(e, ERR_LIMIT_EXCEEDED, "%d watches would be active; a session has at most "
+                "%d. Remove some first.", kept + n_add, TRACE_WATCHES_MAX);
+        goto unlock;
+    }
+    int n = 0;
+    for (int i = 0; i < ws->n; i++) {
+        bool removed = false;
+        for (int r = 0; r < n_remove && !removed; r++)
+            removed = strcmp(ws->w[i].info.label, remove[r]) == 0;
+        if (!removed)
+            ws->w[n++] = ws->w[i];
+    }
+    for (int k = 0; k < n_add; k++)
+        ws->w[n++] = fresh[k];
+    ws->n = n;
+    if (n_add || n_remove)
+        ws->gen = ws->gen + 1 ? ws->gen + 1 : 1;
+    rc = 0;
+unlock:
+    list_locked(ws, out);
+    listed = true;
+    pthread_mutex_unlock(&ws->lock);
+done:
+    if (!listed)
+        twatch_list(ws, out);
+    if (memfd >= 0)
+        close(memfd);
+    free(fresh);
+    return rc;
+}
+
+/* Appends w's value now as JSON. */
+static void read_value(struct twatch_set *ws, struct twatch *w, pid_t pid, int memfd,
+                       struct strbuf *out)
+{
+    struct strbuf *sb = &ws->scratch;
+    sb->len = 0;
+    if (sb->buf)
+        sb->buf[0] = '\0';
+    if (!w->info.variable[0]) {
+        unsigned char buf[8];
+        if (procmem_read(memfd, w->info.address, buf, w->info.size))
+            twatch_format_hint(w->hint, buf, sb);
+        else
+            sb_json_string(sb, "<unreadable>");
+    } else if (w->rewalk) {
+        struct varres v;
+        struct strobe_error e = {0};
+        if (varres_resolve(pid, memfd, w->info.variable, &v, &e) == 0) {
+            varres_render(memfd, &v, 1, sb);
+        } else {
+            char note[300];
+            snprintf(note, sizeof note, "<%s: %.250s>", err_code_name(e.code), e.msg);
+            sb_json_string(sb, note);
+        }
+    } else {
+        varres_render(memfd, &w->v, 1, sb);
+    }
+    if (sb->oom || !sb->buf || !sb->len) {
+        sb_puts(out, "null");
+    } else if (sb->len > VALUE_JSON_MAX) {
+        char note[96];
+        snprintf(note, sizeof note, "<%zu characters of JSON: read it with debug_memory>",
+                 sb->len);
+        sb_json_string(out, note);
+    } else {
+        sb_append(out, sb->buf, sb->len);
+    }
+}
+
+bool twatch_render(struct twatch_set *ws, const struct dw_function *fn,
+                   struct twatch_cache *cache, pid_t pid, int memfd, struct strbuf *out)
+{
+    if (!ws)
+        return false;
+    pthread_mutex_lock(&ws->lock);
+    if (ws->n == 0) {
+        pthread_mutex_unlock(&ws->lock);
+        return false;
+    }
+    if (cache->gen != ws->gen) {
+        cache->mask = 0;
+        for (int i = 0; i < ws->n; i++) {
+            const char *on[TRACE_WATCH_ON_MAX];
+            for (int k = 0; k < ws->w[i].info.n_on; k++)
+                on[k] = ws->w[i].info.on[k];
+            if (twatch_applies(on, ws->w[i].info.n_on, fn, ws->project_root))
+                cache->mask |= 1u << i;
+        }
+        cache->gen = ws->gen;
+    }
+    if (!cache->mask) {
+        pthread_mutex_unlock(&ws->lock);
+        return false;
+    }
+    sb_puts(out, "\"watchValues\":{");
+    int k = 0;
+    for (int i = 0; i < ws->n; i++) {
+        if (!(cache->mask & (1u << i)))
+            continue;
+        if (k++)
+            sb_puts(out, ",");
+        sb_json_string(out, ws->w[i].info.label);
+        sb_puts(out, ":");
+        read_value(ws, &ws->w[i], pid, memfd, out);
+    }
+    sb_puts(out, "}");
+    pthread_mutex_unlock(&ws->lock);
+    return true;
+}
