@@ -126,6 +126,14 @@ $(B)/fixtures/libshapes.so: tests/fixtures/shapes_lib.c tests/fixtures/shapes_li
 	cc $(FIXFLAGS) -shared -fPIC -o $@ $<
 $(B)/fixtures/uses_lib: tests/fixtures/uses_lib.c $(B)/fixtures/libshapes.so
 	cc $(FIXFLAGS) -o $@ $< -L$(B)/fixtures -lshapes -Wl,-rpath,'$$ORIGIN'
+# globals_lib.c is libglobals.so (-O2: one of its statics is optimized out), which
+# globals_all links.
+FIXTURE_BIN := $(filter-out $(B)/fixtures/globals_lib,$(FIXTURE_BIN)) $(B)/fixtures/libglobals.so
+$(B)/fixtures/libglobals.so: tests/fixtures/globals_lib.c tests/fixtures/globals_lib.h
+	@mkdir -p $(dir $@)
+	cc -O2 -g -Wall -shared -fPIC -o $@ $<
+$(B)/fixtures/globals_all: tests/fixtures/globals_all.c $(B)/fixtures/libglobals.so
+	cc $(FIXFLAGS) -o $@ $< -L$(B)/fixtures -lglobals -Wl,-rpath,'$$ORIGIN'
 build-fixtures: $(FIXTURE_BIN)
 
 build-demo: build-all $(B)/fixtures/demo_orders

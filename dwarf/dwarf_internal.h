@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "base/arena.h"
+#include "base/strbuf.h"
 #include "dwarf/dwarf.h"
 #include "dwarf/frame.h"
 #include "dwarf/value.h"
@@ -38,6 +39,19 @@ bool dw_demangle_both(const char *sym, char **plain, char **full);
  * "." and "dir/.." segments lexically, in place. */
 void dw_unwrap_inherent_impl(char *name);
 void dw_normalize_path(char *p);
+
+/* Names of DIEs, as the frame inspector (frame.c) and the variable lookup
+ * (globals.c) write them. dw_append_scopes appends "name::" for each namespace and
+ * class around die, outermost first ("(anonymous namespace)::" for an unnamed one).
+ * dw_die_function_name is the name of a subprogram or inlined subroutine DIE: its
+ * demangled linkage name without parameters, else its DW_AT_name qualified by the
+ * namespaces and classes around its declaration; the caller frees it. */
+void dw_append_scopes(struct strbuf *sb, Dwarf_Die *die);
+char *dw_die_function_name(Dwarf_Die *fn);
+
+/* Drops the variable tables of globals.c; dw_frame_cache_clear calls it, so the
+ * types both hand out live equally long. */
+void dw_globals_cache_clear(void);
 
 /* Where a variable of a stopped frame lives (location.c). */
 #define DW_LOC_WHY_MAX 96

@@ -199,6 +199,7 @@ static struct file *file_get(const char *path)
 
 void dw_frame_cache_clear(void)
 {
+    dw_globals_cache_clear();
     pthread_mutex_lock(&lock);
     struct file *f = files;
     files = NULL;
@@ -419,10 +420,10 @@ static char *take(struct strbuf *sb)
     return s;
 }
 
-/* Appends "name::" for each namespace and class around die, outermost first: found
- * by descending from its CU into the child whose subtree holds die's offset (the last
- * one that starts at or before it, since a subtree ends where the next sibling starts). */
-static void append_scopes(struct strbuf *sb, Dwarf_Die *die)
+/* Found by descending from die's CU into the child whose subtree holds die's offset
+ * (the last one that starts at or before it, since a subtree ends where the next
+ * sibling starts). */
+void dw_append_scopes(struct strbuf *sb, Dwarf_Die *die)
 {
     Dwarf_Die parent, d, best;
     Dwarf_Off target = dwarf_dieoffset(die);
@@ -452,9 +453,7 @@ static void append_scopes(struct strbuf *sb, Dwarf_Die *die)
     }
 }
 
-/* The name of a subprogram or inlined subroutine DIE: its demangled linkage name,
- * else its DW_AT_name qualified by the namespaces and classes around its declaration. */
-static char *die_function_name(Dwarf_Die *fn)
+char *dw_die_function_name(Dwarf_Die *fn)
 {
     const char *link = attr_string(fn, DW_AT_linkage_name);
     if (!link)
@@ -469,7 +468,7 @@ static char *die_function_name(Dwarf_Die *fn)
     struct strbuf sb = {0};
     Dwarf_Die decl = origin_of(fn, true);
     if (name)
-        append_scopes(&sb, &decl);
+        dw_append_scopes(&sb, &decl);
     sb_puts(&sb, name ? name : link ? link : "(anonymous)");
     return take(&sb);
 }
@@ -491,7 +490,7 @@ static char *function_name(Dwarf_Die *fn, const char *path)
             return s;
         }
     }
-    return die_function_name(fn);
+    return dw_die_function_name(fn);
 }
 
 /* name (from a line table) made absolute with the compilation directory of cu and
@@ -557,7 +556,7 @@ size_t dw_frame_sites(const char *path, uint64_t pc, struct dw_site *sites, size
                 continue;
             struct dw_site *s = &sites[n++];
             *s = (struct dw_site){.inlined = tag == DW_TAG_inlined_subroutine};
-            s->function = i == c.fn ? function_name(d, path) : die_function_name(d);
+            s->function = i == c.fn ? function_name(d, path) : dw_die_function_name(d);
             if (callee)
                 site_of_call(callee, s);
             else

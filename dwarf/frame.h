@@ -87,7 +87,8 @@ int dw_frame_vars_json(struct strbuf *params, struct strbuf *locals, const char 
                        uint64_t pc, uint64_t bias, const struct dw_regs *regs,
                        mem_read_fn rd, void *ctx, const struct value_opts *o);
 
-/* Closes every cached file (tests, and the daemon at exit for valgrind). */
+/* Closes every cached file and drops the variable tables of dwarf/globals.h (tests,
+ * and the daemon at exit for valgrind). */
 void dw_frame_cache_clear(void);
 
 #endif

@@ -10,6 +10,7 @@
 #ifndef STROBE_VARRES_H
 #define STROBE_VARRES_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 
 #include "base/error.h"
 #include "base/strbuf.h"
+#include "core/collector.h"
 #include "dwarf/dwarf.h"
 
 /* Where an expression's value lives now. */
@@ -28,8 +30,35 @@ struct varres {
     char type_name[128];          /* "int", "struct config", "char [16]" */
     size_t size;                  /* bytes of the value */
     unsigned char bytes[16];      /* the constant, when !has_address */
-    char module[256];             /* the ELF file that defines the root variable */
+    char module[PATH_MAX];        /* the ELF file that defines the root variable */
+    const char *decl_file;        /* where the root variable is declared (NULL when
+                                     unknown), as long as type lives */
+    int decl_line;
 };
+
+/* An expression taken apart: stars leading '*'s, then root (a name, "::" allowed),
+ * then steps applied left to right (the stars after all steps, as in C). A step's name points into the parsed text (not
+ * NUL-terminated: name_len); end is the offset in the text just past the step, for
+ * messages ("'head->next' is NULL"). */
+#define VARRES_MAX_STEPS 64
+struct varres_expr {
+    int stars;
+    char root[MEMORY_EXPR_MAX + 1];
+    size_t root_start, root_end; /* offsets of the root in the text */
+    int n_steps;
+    struct varres_step {
+        enum { VS_MEMBER, VS_ARROW, VS_INDEX } kind; /* .name ->name [index] */
+        const char *name;
+        size_t name_len;
+        uint64_t index;
+        size_t end;
+    } steps[VARRES_MAX_STEPS];
+};
+
+/* Parses expr (spaces between tokens allowed); 0, or -1 with BAD_EXPRESSION naming
+ * the column and what was expected, or the limits (length, dereferences counted as
+ * stars and arrows). */
+int varres_parse(const char *expr, struct varres_expr *out, struct strobe_error *e);
 
 /* Resolves expr (at most MEMORY_EXPR_MAX characters of C: identifiers with ::, .,
  * ->, [N], a leading *; at most MEMORY_MAX_DEREFS dereferences) in process pid,

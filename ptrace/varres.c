@@ -1,0 +1,466 @@
+/*
+ * varres.c - C-like variable expressions resolved in a live process (varres.h): the
+ * parser, the search of the root variable in the executable and then in each library
+ * it loaded (dwarf/globals.h, at the module's load bias), and the walk of members,
+ * elements and pointers, with pointers read through /proc/PID/mem as the program
+ * runs (never stopped: a pointer the program changes meanwhile is read either before
+ * or after the change).
+ */
+#include "ptrace/varres.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dwarf/globals.h"
+#include "dwarf/value.h"
+#include "ptrace/procmem.h"
+
+enum { MEMBER_NEST_MAX = 8 }; /* anonymous members and base classes looked into */
+
+/* ---- parsing ---- */
+
+struct parser {
+    const char *s;
+    size_t at;
+    struct strobe_error *e;
+};
+
+static void skip_spaces(struct parser *p)
+{
+    while (p->s[p->at] == ' ' || p->s[p->at] == '\t')
+        p->at++;
+}
+
+static bool ident_start(char c)
+{
+    return isalpha((unsigned char)c) || c == '_' || c == '$';
+}
+
+static bool ident_char(char c)
+{
+    return ident_start(c) || isdigit((unsigned char)c);
+}
+
+static int syntax(struct parser *p, const char *expected)
+{
+    return err_set(p->e, ERR_BAD_EXPRESSION,
+                   "'%s': expected %s at column %zu (expressions are C names with ::, "
+                   ".member, ->member, [index] and a leading *).",
+                   p->s, expected, p->at + 1);
+}
+
+/* An identifier at p->at; its length, 0 when there is none. */
+static size_t ident(struct parser *p)
+{
+    size_t n = 0;
+    if (ident_start(p->s[p->at]))
+        while (ident_char(p->s[p->at + n]))
+            n++;
+    return n;
+}
+
+int varres_parse(const char *expr, struct varres_expr *out, struct strobe_error *e)
+{
+    *out = (struct varres_expr){0};
+    struct parser p = {expr, 0, e};
+    size_t len = strlen(expr);
+    if (len == 0)
+        return err_set(e, ERR_BAD_EXPRESSION, "The variable expression is empty.");
+    if (len > MEMORY_EXPR_MAX)
+        return err_set(e, ERR_BAD_EXPRESSION,
+                       "The variable expression is %zu characters long; the limit is %d.",
+                       len, MEMORY_EXPR_MAX);
+    skip_spaces(&p);
+    while (expr[p.at] == '*') {
+        out->stars++;
+        p.at++;
+        skip_spaces(&p);
+    }
+    size_t root_len = 0;
+    out->root_start = p.at;
+    for (;;) {
+        size_t n = ident(&p);
+        if (!n)
+            return syntax(&p, "a variable name");
+        memcpy(out->root + root_len, expr + p.at, n);
+        root_len += n;
+        p.at += n;
+        if (expr[p.at] != ':' || expr[p.at + 1] != ':')
+            break;
+        memcpy(out->root + root_len, "::", 2);
+        root_len += 2;
+        p.at += 2;
+    }
+    out->root[root_len] = '\0';
+    out->root_end = p.at;
+    int derefs = out->stars;
+    for (skip_spaces(&p); expr[p.at]; skip_spaces(&p)) {
+        if (out->n_steps == VARRES_MAX_STEPS)
+            return err_set(e, ERR_BAD_EXPRESSION, "'%s' has more than %d steps.", expr,
+                           VARRES_MAX_STEPS);
+        struct varres_step *st = &out->steps[out->n_steps];
+        char c = expr[p.at];
+        if (c == '.' || (c == '-' && expr[p.at + 1] == '>')) {
+            st->kind = c == '.' ? VS_MEMBER : VS_ARROW;
+            derefs += st->kind == VS_ARROW;
+            p.at += c == '.' ? 1 : 2;
+            skip_spaces(&p);
+            if (!(st->name_len = ident(&p)))
+                return syntax(&p, "a member name");
+            st->name = expr + p.at;
+            p.at += st->name_len;
+        } else if (c == '[') {
+            p.at++;
+            skip_spaces(&p);
+            if (!isdigit((unsigned char)expr[p.at]))
+                return syntax(&p, "a non-negative index");
+            char *end;
+            st->kind = VS_INDEX;
+            st->index = strtoull(expr + p.at, &end, 0);
+            p.at = (size_t)(end - expr);
+            skip_spaces(&p);
+            if (expr[p.at] != ']')
+                return syntax(&p, "']'");
+            p.at++;
+        } else {
+            return syntax(&p, "'.', '->' or '['");
+        }
+        st->end = p.at;
+        out->n_steps++;
+    }
+    if (derefs > MEMORY_MAX_DEREFS)
+        return err_set(e, ERR_BAD_EXPRESSION,
+                       "'%s' dereferences %d pointers; the limit is %d. Read an inner "
+                       "pointer first and use its address.", expr, derefs, MEMORY_MAX_DEREFS);
+    return 0;
+}
+
+/* ---- the root variable ---- */
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The loaded modules, the executable first. NULL with PROCESS_EXITED when the maps
+ * cannot be read. */
+static struct module *modules(pid_t pid, size_t *n, struct strobe_error *e)
+{
+    struct module *mods;
+    if (procmem_modules(pid, &mods, n) != 0) {
+        err_set(e, ERR_PROCESS_EXITED, "Process %d has exited.", (int)pid);
+        return NULL;
+    }
+    char link[64], exe[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+    ssize_t len = readlink(link, exe, sizeof exe - 1);
+    exe[len > 0 ? len : 0] = '\0';
+    for (size_t i = 1; i < *n; i++)
+        if (strcmp(mods[i].path, exe) == 0) {
+            struct module m = mods[i];
+            memmove(mods + 1, mods, i * sizeof *mods);
+            mods[0] = m;
+            break;
+        }
+    return mods;
+}
+
+static int not_found(const char *name, const struct module *mods, size_t n,
+                     struct strobe_error *e)
+{
+    struct dw_near near = {0};
+    for (size_t i = 0; i < n; i++)
+        dw_global_near(mods[i].path, name, &near);
+    if (near.n == 0)
+        return err_set(e, ERR_VARIABLE_NOT_FOUND,
+                       "No global or static variable '%s' in the program or its libraries "
+                       "(locals of functions are not globals).", name);
+    char list[3 * 140] = "";
+    size_t len = 0;
+    for (int i = 0; i < near.n; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'",
+                                i == 0 ? "" : i + 1 == near.n ? " or " : ", ", near.name[i]);
+    return err_set(e, ERR_VARIABLE_NOT_FOUND,
+                   "No global or static variable '%s' in the program or its libraries; did "
+                   "you mean %s?", name, list);
+}
+
+static int unavailable(const struct dw_global *g, const char *module, const char *why,
+                       struct strobe_error *e)
+{
+    return err_set(e, ERR_VARIABLE_UNAVAILABLE, "'%s' (%s%s%s) %s.", g->name, module,
+                   g->decl_file ? ", " : "", g->decl_file ? base_name(g->decl_file) : "", why);
+}
+
+static const char *type_label(const struct dw_type *t)
+{
+    if (t->name)
+        return t->name;
+    switch (t->kind) {
+    case DWT_STRUCT: return "(anonymous struct)";
+    case DWT_UNION: return "(anonymous union)";
+    case DWT_ENUM: return "(anonymous enum)";
+    case DWT_VOID: return "void";
+    default: return "?";
+    }
+}
+
+static int find_root(pid_t pid, const char *name, struct varres *out, struct strobe_error *e)
+{
+    size_t n;
+    struct module *mods = modules(pid, &n, e);
+    if (!mods)
+        return -1;
+    struct dw_global g;
+    enum dw_global_match m = DWG_NONE;
+    size_t i;
+    for (i = 0; i < n && m == DWG_NONE; i++)
+        m = dw_global_find(mods[i].path, name, &g);
+    int rc = 0;
+    if (m == DWG_NONE) {
+        rc = not_found(name, mods, n, e);
+    } else if (m == DWG_AMBIGUOUS) {
+        struct dw_near near = {0};
+        dw_global_near(mods[i - 1].path, name, &near);
+        rc = err_set(e, ERR_VARIABLE_NOT_FOUND,
+                     "'%s' names several variables of %s: '%s', '%s'%s; give the qualified "
+                     "name.", name, base_name(mods[i - 1].path), near.name[0],
+                     near.n > 1 ? near.name[1] : "?", near.n > 2 ? ", ..." : "");
+    } else {
+        const struct module *mod = &mods[i - 1];
+        *out = (struct varres){.type = g.type, .size = g.type->size, .decl_file = g.decl_file,
+                               .decl_line = g.decl_line};
+        snprintf(out->module, sizeof out->module, "%s", mod->path);
+        snprintf(out->type_name, sizeof out->type_name, "%s", type_label(g.type));
+        const char *where = base_name(mod->path);
+        switch (g.where) {
+        case DWG_MEMORY:
+            out->address = g.addr + mod->bias;
+            out->has_address = true;
+            break;
+        case DWG_CONSTANT:
+            if (g.len > sizeof out->bytes || g.len < g.type->size)
+                rc = unavailable(&g, where, "is a constant of a size this reader does not "
+                                 "decode", e);
+            memcpy(out->bytes, g.bytes, g.len < sizeof out->bytes ? g.len : sizeof out->bytes);
+            break;
+        case DWG_THREAD_LOCAL:
+            rc = unavailable(&g, where, "is thread-local: each thread has its own copy, at "
+                             "no single address; reading thread-locals is not supported", e);
+            break;
+        case DWG_OPTIMIZED_OUT:
+            rc = unavailable(&g, where, "was optimized out: the debug info gives it no "
+                             "location (rebuild with -O0, or read a variable it is stored in)",
+                             e);
+            break;
+        case DWG_UNSUPPORTED:
+            rc = unavailable(&g, where, "has a location that is not a fixed address", e);
+            break;
+        }
+    }
+    free(mods);
+    return rc;
+}
+
+/* ---- steps ---- */
+
+struct walk {
+    const char *expr;
+    int memfd;
+    struct varres *v;
+    size_t text_start, text_end; /* the expression evaluated so far, for messages */
+    struct strobe_error *e;
+};
+
+#define SO_FAR(w) (int)((w)->text_end - (w)->text_start), (w)->expr + (w)->text_start
+
+static int bad(struct walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(struct walk *w, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return err_set(w->e, ERR_BAD_EXPRESSION, "'%.*s' %s", SO_FAR(w), what);
+}
+
+static void set_type(struct varres *v, const struct dw_type *t)
+{
+    v->type = t;
+    v->size = t->size;
+    snprintf(v->type_name, sizeof v->type_name, "%s", type_label(t));
+}
+
+/* Follows the pointer (or reference) that is the current value. */
+static int deref(struct walk *w, int *derefs)
+{
+    struct varres *v = w->v;
+    uint64_t p = 0;
+    if (++*derefs > MEMORY_MAX_DEREFS)
+        return bad(w, "dereferences more than %d pointers.", MEMORY_MAX_DEREFS);
+    if (!v->has_address)
+        return bad(w, "is a constant with no address.");
+    if (v->size != sizeof p || !procmem_read(w->memfd, v->address, &p, sizeof p))
+        return err_set(w->e, ERR_MEMORY_UNREADABLE, "'%.*s' at 0x%" PRIx64 " is unreadable.",
+                       SO_FAR(w), v->address);
+    if (!p)
+        return err_set(w->e, ERR_MEMORY_UNREADABLE, "'%.*s' is NULL.", SO_FAR(w));
+    if (!v->type->target || v->type->target->kind == DWT_VOID)
+        return bad(w, "is %s: what it points to has no type.", v->type_name);
+    v->address = p;
+    set_type(v, v->type->target);
+    return 0;
+}
+
+/* The member called name of struct/union t, looking into anonymous members and
+ * base classes; its offset from the start of t in *off. */
+static const struct dw_member *member_of(const struct dw_type *t, const char *name,
+                                         size_t len, uint64_t *off, int nest)
+{
+    for (size_t i = 0; nest < MEMBER_NEST_MAX && i < t->n_members; i++) {
+        const struct dw_member *m = &t->members[i];
+        if (m->name && strlen(m->name) == len && memcmp(m->name, name, len) == 0) {
+            *off = m->offset;
+            return m;
+        }
+        if (!m->name && m->type &&
+            (m->type->kind == DWT_STRUCT || m->type->kind == DWT_UNION)) {
+            const struct dw_member *in = member_of(m->type, name, len, off, nest + 1);
+            if (in) {
+                *off += m->offset;
+                return in;
+            }
+        }
+    }
+    return NULL;
+}
+
+static int no_member(struct walk *w, const struct dw_type *t, const struct varres_step *st)
+{
+    char list[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < t->n_members && len < sizeof list - 8; i++)
+        if (t->members[i].name)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "",
+                                    t->members[i].name);
+    if (len >= sizeof list - 8)
+        snprintf(list + sizeof list - 8, 8, ", ...");
+    return bad(w, "has no member '%.*s'; %s has %s%s.", (int)st->name_len, st->name,
+               type_label(t), len ? "members " : "no named members", list);
+}
+
+static int member(struct walk *w, const struct varres_step *st, int *derefs)
+{
+    struct varres *v = w->v;
+    if (v->type->kind == DWT_REFERENCE && deref(w, derefs) != 0)
+        return -1;
+    bool is_pointer = v->type->kind == DWT_POINTER;
+    const struct dw_type *target = is_pointer ? v->type->target : NULL;
+    bool to_record = target && (target->kind == DWT_STRUCT || target->kind == DWT_UNION);
+    if (st->kind == VS_MEMBER && is_pointer)
+        return bad(w, "is a pointer (%s): use '%.*s->%.*s'.", v->type_name, SO_FAR(w),
+                   (int)st->name_len, st->name);
+    if (st->kind == VS_ARROW) {
+        if (!is_pointer)
+            return bad(w, "is not a pointer (%s)%s", v->type_name,
+                       v->type->kind == DWT_STRUCT || v->type->kind == DWT_UNION
+                           ? ": use '.' for its members." : ".");
+        if (!to_record)
+            return bad(w, "points to %s, which has no members.",
+                       target ? type_label(target) : "void");
+        if (deref(w, derefs) != 0)
+            return -1;
+    }
+    const struct dw_type *t = v->type;
+    if (t->kind != DWT_STRUCT && t->kind != DWT_UNION)
+        return bad(w, "is %s, which has no members.", v->type_name);
+    uint64_t off;
+    const struct dw_member *m = member_of(t, st->name, st->name_len, &off, 0);
+    if (!m)
+        return no_member(w, t, st);
+    if (m->bit_size)
+        return bad(w, "has '%.*s' as a bit field, which has no address of its own: read "
+                   "'%.*s' whole.", (int)st->name_len, st->name, SO_FAR(w));
+    v->address += off;
+    set_type(v, m->type);
+    return 0;
+}
+
+static int element(struct walk *w, const struct varres_step *st, int *derefs)
+{
+    struct varres *v = w->v;
+    if (v->type->kind == DWT_POINTER) {
+        if (deref(w, derefs) != 0)
+            return -1;
+    } else if (v->type->kind == DWT_ARRAY) {
+        const struct dw_type *elem = v->type->target;
+        if (v->type->count && st->index >= v->type->count)
+            return bad(w, "has %" PRIu64 " elements (%s): index %" PRIu64 " is out of bounds.",
+                       v->type->count, v->type_name, st->index);
+        set_type(v, elem);
+    } else {
+        return bad(w, "is %s: only arrays and pointers can be indexed.", v->type_name);
+    }
+    if (!v->size)
+        return bad(w, "has elements of unknown size (%s).", v->type_name);
+    if (st->index > UINT64_MAX / v->size)
+        return bad(w, "cannot be indexed by %" PRIu64 ".", st->index);
+    v->address += st->index * v->size;
+    return 0;
+}
+
+int varres_resolve(pid_t pid, int memfd, const char *expr, struct varres *out,
+                   struct strobe_error *e)
+{
+    struct varres_expr x;
+    if (varres_parse(expr, &x, e) != 0 || find_root(pid, x.root, out, e) != 0)
+        return -1;
+    struct walk w = {expr, memfd, out, x.root_start, x.root_end, e};
+    if (x.n_steps && !out->has_address)
+        return bad(&w, "is a constant with no address: read it whole.");
+    int derefs = 0;
+    for (int i = 0; i < x.n_steps; i++) {
+        const struct varres_step *st = &x.steps[i];
+        if ((st->kind == VS_INDEX ? element(&w, st, &derefs) : member(&w, st, &derefs)) != 0)
+            return -1;
+        w.text_end = st->end;
+    }
+    for (int i = 0; i < x.stars; i++) {
+        if (out->type->kind == DWT_ARRAY) {
+            set_type(out, out->type->target);
+        } else if (out->type->kind != DWT_POINTER && out->type->kind != DWT_REFERENCE) {
+            return bad(&w, "dereferences %s, which is not a pointer.", out->type_name);
+        } else if (deref(&w, &derefs) != 0) {
+            return -1;
+        }
+    }
+    unsigned char probe;
+    if (out->has_address && out->size && !procmem_read(memfd, out->address, &probe, 1))
+        return err_set(e, ERR_MEMORY_UNREADABLE, "'%s' at 0x%" PRIx64 " is unreadable.", expr,
+                       out->address);
+    return 0;
+}
+
+bool varres_render(int memfd, const struct varres *v, int depth, struct strbuf *json)
+{
+    struct value_opts o = {.max_depth = depth};
+    if (!v->has_address) {
+        value_json(json, v->type, v->bytes, procmem_read_ctx, &memfd, &o);
+        return true;
+    }
+    unsigned char probe;
+    if (v->size && !procmem_read(memfd, v->address, &probe, 1)) {
+        sb_printf(json, "\"<unreadable 0x%" PRIx64 ">\"", v->address);
+        return false;
+    }
+    value_json_at(json, v->type, v->address, procmem_read_ctx, &memfd, &o);
+    return true;
+}
