@@ -133,7 +133,7 @@ void poll_snapshot_format(const struct collector_mem_result *r, int n,
         sb_puts(data, "}");
     }
     sb_puts(data, "}");
-    if (text->len > POLL_TEXT_MAX + 100) { /* the last item may overshoot a little */
+    if (text->len > POLL_TEXT_MAX) {
         text->len = POLL_TEXT_MAX;
         while (text->len > 0 && ((unsigned char)text->buf[text->len] & 0xC0) == 0x80)
             text->len--;

@@ -63,24 +63,21 @@ size_t twatch_hint_size(enum memory_hint hint)
     }
 }
 
-static void put_double(struct strbuf *out, double d)
+/* As dwarf/value.c writes floats: the fewest digits (from 6 or 15) that read back. */
+static void put_double(struct strbuf *out, double d, bool single)
 {
     if (isnan(d) || isinf(d)) {
         sb_json_string(out, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
         return;
     }
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.17g", d);
-    /* the shortest text that reads back the same */
-    for (int prec = 1; prec < 17; prec++) {
-        char t[64];
-        snprintf(t, sizeof t, "%.*g", prec, d);
-        if (strtod(t, NULL) == d) {
-            memcpy(buf, t, sizeof t);
+    char text[40];
+    for (int prec = single ? 6 : 15; prec <= (single ? 9 : 17); prec++) {
+        snprintf(text, sizeof text, "%.*g", prec, d);
+        double back = strtod(text, NULL);
+        if (single ? (float)back == (float)d : back == d)
             break;
-        }
     }
-    sb_puts(out, buf);
+    sb_puts(out, text);
 }
 
 void twatch_format_hint(enum memory_hint hint, const void *buf, struct strbuf *out)
@@ -100,8 +97,8 @@ void twatch_format_hint(enum memory_hint hint, const void *buf, struct strbuf *o
     case MEMH_U32: sb_printf(out, "%u", v.u32); break;
     case MEMH_I64: sb_printf(out, "%lld", (long long)v.i64); break;
     case MEMH_U64: sb_printf(out, "%llu", (unsigned long long)v.u64); break;
-    case MEMH_F32: put_double(out, v.f32); break;
-    case MEMH_F64: put_double(out, v.f64); break;
+    case MEMH_F32: put_double(out, v.f32, true); break;
+    case MEMH_F64: put_double(out, v.f64, false); break;
     case MEMH_POINTER: {
         char p[24];
         snprintf(p, sizeof p, "0x%llx", (unsigned long long)v.u64);
