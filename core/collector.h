@@ -238,6 +238,8 @@ struct collector_mem_result {
                                     (read back); NULL on error */
     char *old_value;             /* write: the value before, JSON text */
     unsigned char *bytes;        /* MEMH_BYTES: the raw bytes, size of them */
+    char *file;                  /* MEMH_BYTES: where the engine saved them
+                                    (core/memory.h); the collector leaves it NULL */
     enum err_code error;         /* ERR_NONE, or why this target failed */
     char *error_message;         /* the sentence for error */
 };

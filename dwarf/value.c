@@ -225,7 +225,7 @@ static bool char_is_unsigned(const struct dw_type *t)
                         t->name[4] <= '9'));
 }
 
-static bool int_is_signed(const struct dw_type *t)
+bool value_int_signed(const struct dw_type *t)
 {
     switch (t->kind) {
     case DWT_SIGNED: return true;
@@ -271,7 +271,7 @@ static void put_intlike(struct walk *w, const struct dw_type *t, uint64_t raw, u
 {
     uint64_t mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
     raw &= mask;
-    bool is_signed = int_is_signed(t);
+    bool is_signed = value_int_signed(t);
     int64_t sval = (int64_t)raw;
     if (is_signed && bits < 64 && (raw >> (bits - 1) & 1))
         sval = (int64_t)(raw | ~mask);
@@ -316,7 +316,7 @@ static void emit_int(struct walk *w, const struct dw_type *t, const struct span 
         return;
     }
     unsigned __int128 v = (unsigned __int128)load_le(b + 8, 8) << 64 | load_le(b, 8);
-    bool negative = int_is_signed(t) && (v >> 127);
+    bool negative = value_int_signed(t) && (v >> 127);
     if (t->kind == DWT_BOOL)
         sb_puts(w->out, v ? "true" : "false");
     else

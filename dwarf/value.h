@@ -96,4 +96,8 @@ void value_json(struct strbuf *out, const struct dw_type *t, const void *bytes,
 void value_json_at(struct strbuf *out, const struct dw_type *t, uint64_t addr,
                    mem_read_fn rd, void *ctx, const struct value_opts *o);
 
+/* Whether integer-like t (integer, char, enum) holds signed values, by the rules
+ * above (plain char is signed; an enum follows its underlying type). */
+bool value_int_signed(const struct dw_type *t);
+
 #endif

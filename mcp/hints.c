@@ -33,6 +33,31 @@ static const struct hint {
     {ERR_PROCESS_EXITED, "debug_session",
      "Its events stay queryable with debug_query (eventType \"crash\", \"stdout\", "
      "\"stderr\"); debug_launch the program again to see its threads live."},
+    {ERR_PROCESS_EXITED, "debug_memory",
+     "Its memory is gone with it; its output and events stay queryable with debug_query. "
+     "debug_launch the program again to read it live."},
+    {ERR_VARIABLE_NOT_FOUND, "debug_memory",
+     "Check the spelling (near names are suggested) or qualify it: \"ns::name\", "
+     "\"function::staticVar\". debug_memory reads globals and statics only: a function's "
+     "locals show in debug_session({action: \"stacks\", sessionId, locals: true}) and in "
+     "crash events."},
+    {ERR_VARIABLE_UNAVAILABLE, "debug_memory",
+     "Read a variable that holds the same value, or rebuild with -O0 -g so it keeps its "
+     "storage."},
+    {ERR_BAD_EXPRESSION, "debug_memory",
+     "Write it as C: a.b for a member, p->b through a pointer, a[3] for an element, *p "
+     "for what p points to; the message names the members there are."},
+    {ERR_MEMORY_UNREADABLE, "debug_memory",
+     "Read the pointer itself (without -> or *) to see where it points, or use an address "
+     "inside a mapped region."},
+    {ERR_MEMORY_UNWRITABLE, "debug_memory",
+     "Write to a variable or a mapped address of the program; read it first to check the "
+     "address."},
+    {ERR_VALUE_OUT_OF_RANGE, "debug_memory",
+     "Give a value the type can hold (the message names its range or accepted values); "
+     "integers beyond 2^53 go as strings."},
+    {ERR_LIMIT_EXCEEDED, "debug_memory",
+     "Split the targets over several calls of at most 16."},
     {ERR_NO_DEBUG_SYMBOLS, NULL,
      "Ask user permission to modify build configuration to compile with debug symbols "
      "(e.g., add `-g` flag or use debug build profile)."},

@@ -15,11 +15,13 @@ static const char *const fields[] = {"action", "sessionId", "pid", "targets", "d
 cJSON *tool_debug_memory(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
 {
     (void)ctx;
-    const char *action = "read", *id = NULL;
+    const char *action = NULL, *id = NULL;
     if (args_only(args, "debug_memory", fields, e) != 0 ||
         args_string(args, "action", false, &action, e) != 0 ||
         args_string(args, "sessionId", true, &id, e) != 0)
         return NULL;
+    if (!action)
+        action = "read";
     if (strcmp(action, "read") == 0)
         return cJSON_HasObjectItem(args, "poll") ? tool_memory_poll(args, id, e)
                                                  : tool_memory_read(args, id, e);

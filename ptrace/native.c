@@ -15,6 +15,7 @@
 #include "dwarf/dwarf.h"
 #include "dwarf/elfinfo.h"
 #include "dwarf/frame.h"
+#include "ptrace/memory.h"
 #include "ptrace/resolve.h"
 #include "ptrace/stacks.h"
 #include "ptrace/tracer.h"
@@ -168,14 +169,20 @@ static int native_trace_watches(struct collector_target *ct,
     return twatch_update(ct->watches, pid, add, n_add, remove, n_remove, out, e);
 }
 
+static int native_memory(struct collector_target *ct, const struct collector_mem_request *req,
+                         struct collector_mem_result *out, struct strobe_error *e)
+{
+    return memory_access(ct->tracer, req, out, e);
+}
+
 static void native_join(struct collector_target *ct)
 {
     tracer_join(ct->tracer);
     target_free(ct);
 }
 
-/* Memory, breakpoints, watches and stepping come with their issues: until then
- * their slots stay NULL and the engine answers NOT_IMPLEMENTED. */
+/* Breakpoints, watches and stepping come with their issues: until then their slots
+ * stay NULL and the engine answers NOT_IMPLEMENTED. */
 const struct collector_methods native_collector = {
     .version = COLLECTOR_VERSION,
     .name = "native",
@@ -189,6 +196,7 @@ const struct collector_methods native_collector = {
     .kill = native_kill,
     .finished = native_finished,
     .join = native_join,
+    .memory = native_memory,
     .stacks = native_stacks,
     .trace_watches = native_trace_watches,
 };

@@ -1261,6 +1261,16 @@ bool tracer_finished(struct tracer *t)
     return done;
 }
 
+bool tracer_has_process(struct tracer *t, pid_t pid)
+{
+    bool found = false;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < t->n_procs && !found; i++)
+        found = t->procs[i] == pid;
+    pthread_mutex_unlock(&t->lock);
+    return found;
+}
+
 void tracer_kill(struct tracer *t)
 {
     pthread_mutex_lock(&t->lock);

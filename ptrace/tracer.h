@@ -151,6 +151,10 @@ void tracer_pin(struct tracer *t);
  * more will come from it. Safe from any thread. */
 bool tracer_finished(struct tracer *t);
 
+/* Whether pid is a live process (not a mere thread) of the target: the main process
+ * or one it forked. Safe from any thread. */
+bool tracer_has_process(struct tracer *t, pid_t pid);
+
 /* Sends SIGKILL to every process the tracer owns. Safe from any thread. */
 void tracer_kill(struct tracer *t);
 

@@ -1,0 +1,109 @@
+/*
+ * memory.c - debug_memory requests against a session (memory.h): the collector's
+ * memory slot, called with the session held, and the files that take `bytes` reads.
+ *
+ * A file is created with O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600, under a 0700
+ * directory of the private state directory; its name joins the session id, the time
+ * and random bits, so it is neither predictable nor reused. The files stay until the
+ * user removes them (they are what the agent asked to keep).
+ */
+#include "core/memory.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/paths.h"
+#include "core/session.h"
+
+/* $STROBE_HOME/memory, created 0700 and checked to be a directory of ours. */
+static int dump_dir(char *out, size_t cap, struct strobe_error *e)
+{
+    char home[PATH_MAX], err[256];
+    if (strobe_home(home, sizeof home, err, sizeof err) != 0)
+        return err_set(e, ERR_INTERNAL, "%s", err);
+    if ((size_t)snprintf(out, cap, "%s/memory", home) >= cap)
+        return err_set(e, ERR_INTERNAL, "the state directory path is too long");
+    struct stat st;
+    if (mkdir(out, 0700) != 0 && errno != EEXIST)
+        return err_set(e, ERR_INTERNAL, "cannot create %s: %s", out, strerror(errno));
+    if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+        return err_set(e, ERR_INTERNAL, "%s is not a directory of this user's (a symlink is "
+                       "refused too); remove it", out);
+    if ((st.st_mode & 07777) != 0700 && chmod(out, 0700) != 0)
+        return err_set(e, ERR_INTERNAL, "cannot make %s private: %s", out, strerror(errno));
+    return 0;
+}
+
+/* Writes r's bytes to a new file of the dump directory; its path into r->file. */
+static int save_bytes(const char *dir, const char *id, struct collector_mem_result *r,
+                      struct strobe_error *e)
+{
+    char path[PATH_MAX + 128];
+    int fd = -1;
+    for (int attempt = 0; fd < 0 && attempt < 8; attempt++) {
+        uint64_t nonce = 0;
+        if (getrandom(&nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce)
+            nonce ^= (uint64_t)clock() << 20 ^ (uint64_t)getpid();
+        snprintf(path, sizeof path, "%s/%.64s-0x%" PRIx64 "-%" PRIx64 ".bin", dir, id,
+                 r->address, nonce);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0)
+        return err_set(e, ERR_INTERNAL, "cannot create a file in %s: %s", dir, strerror(errno));
+    size_t done = 0;
+    while (done < r->size) {
+        ssize_t n = write(fd, r->bytes + done, r->size - done);
+        if (n <= 0) {
+            int err = errno;
+            close(fd);
+            unlink(path);
+            return err_set(e, ERR_INTERNAL, "cannot write %s: %s", path, strerror(err));
+        }
+        done += (size_t)n;
+    }
+    close(fd);
+    if (!(r->file = strdup(path)))
+        return err_set(e, ERR_INTERNAL, "out of memory");
+    return 0;
+}
+
+int session_memory(const char *id, const struct collector_mem_request *req,
+                   struct collector_mem_result *out, struct strobe_error *e)
+{
+    struct session_target st;
+    if (session_target_get(id, &st, e) != 0)
+        return -1;
+    int rc = st.collector->memory
+                 ? st.collector->memory(st.target, req, out, e)
+                 : collector_unsupported(st.collector, req->values ? "writing memory"
+                                                                   : "reading memory", e);
+    session_target_put(&st);
+    if (rc != 0)
+        return -1;
+    char dir[PATH_MAX];
+    bool have_dir = false;
+    for (int i = 0; i < req->n_targets; i++) {
+        struct collector_mem_result *r = &out[i];
+        struct strobe_error fe = {0};
+        if (!r->bytes || r->error != ERR_NONE)
+            continue;
+        if ((have_dir || (have_dir = dump_dir(dir, sizeof dir, &fe) == 0)) &&
+            save_bytes(dir, id, r, &fe) == 0)
+            continue;
+        r->error = fe.code;
+        free(r->error_message);
+        r->error_message = strdup(fe.msg);
+    }
+    return 0;
+}
