@@ -125,9 +125,8 @@ static void render_values(FILE *out, const cJSON *values, const cJSON *errors)
     const cJSON *v;
     int n = 0;
     cJSON_ArrayForEach(v, values) {
-        char *s = cJSON_IsString(v) ? NULL : cJSON_PrintUnformatted(v);
-        fprintf(out, "%s%s=%s", n++ ? " " : "", v->string ? v->string : "?",
-                cJSON_IsString(v) ? v->valuestring : s ? s : "?");
+        char *s = cJSON_PrintUnformatted(v);
+        fprintf(out, "%s%s=%s", n++ ? " " : "", v->string ? v->string : "?", s ? s : "?");
         free(s);
     }
     cJSON_ArrayForEach(v, errors) {
@@ -461,9 +460,8 @@ int render_memory(FILE *out, const cJSON *r)
         const cJSON *v = json_get(t, "value");
         if (!v)
             v = json_get(t, "newValue");
-        char *val = cJSON_IsString(v) ? NULL : v ? cJSON_PrintUnformatted(v) : NULL;
-        fprintf(out, "%s = %s  (", name, cJSON_IsString(v) ? v->valuestring
-                                        : val ? val : json_str(t, "preview") ? "bytes" : "?");
+        char *val = v ? cJSON_PrintUnformatted(v) : NULL;
+        fprintf(out, "%s = %s  (", name, val ? val : json_str(t, "preview") ? "bytes" : "?");
         free(val);
         const cJSON *old = json_get(t, "oldValue");
         if (old) {
