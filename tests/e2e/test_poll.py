@@ -5,11 +5,13 @@ program exits; the errors (interval and duration bounds, too many targets, unkno
 variables answered up front, the fifth poll of a session). Fixture: poll_ticker
 (tick() increments g_counter every 20 ms)."""
 
+import os
 import re
+import signal
 
 import pytest
 
-from conftest import REPO, wait_until
+from conftest import REPO, VALGRIND, pid_alive, wait_until
 
 
 def launch_ticker(mcp, args=None):
@@ -174,3 +176,17 @@ def test_poll_target_errors(mcp):
                                         "targets": [{"variable": "g_counter"}]})
     assert e.code == "SESSION_NOT_FOUND"
     mcp.stop(sid)
+
+
+def test_daemon_shutdown_joins_running_polls(mcp, world):
+    """A daemon stopped while polls run ends them at once (under valgrind the harness
+    then checks that nothing leaked)."""
+    sid = launch_ticker(mcp)
+    poll(mcp, sid, [{"variable": "g_counter"}], interval=50, duration=30000)
+    poll(mcp, sid, [{"variable": "g_tempo"}], interval=5000, duration=30000)
+    wait_until(lambda: len(snapshots(mcp, sid)) >= 3, 10, what="3 snapshots")
+    if VALGRIND:
+        return  # the harness stops the daemon and checks valgrind's report
+    pid = world.daemon_pid()
+    os.kill(pid, signal.SIGTERM)
+    wait_until(lambda: not pid_alive(pid), 5, what="the daemon to stop with polls running")
