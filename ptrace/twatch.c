@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ struct twatch {
 struct twatch_set {
     pthread_mutex_t lock;
     unsigned gen;                /* bumped by every change; never 0 */
+    _Atomic int active;          /* n, read without the lock: events skip an empty set */
     int n;
     struct twatch w[TRACE_WATCHES_MAX];
     char project_root[4096];
@@ -257,6 +259,7 @@ int twatch_update(struct twatch_set *ws, pid_t pid, const struct trace_watch_spe
     for (int k = 0; k < n_add; k++)
         ws->w[n++] = fresh[k];
     ws->n = n;
+    atomic_store(&ws->active, n);
     if (n_add || n_remove)
         ws->gen = ws->gen + 1 ? ws->gen + 1 : 1;
     rc = 0;
@@ -315,7 +318,7 @@ static void read_value(struct twatch_set *ws, struct twatch *w, pid_t pid, int m
 bool twatch_render(struct twatch_set *ws, const struct dw_function *fn,
                    struct twatch_cache *cache, pid_t pid, int memfd, struct strbuf *out)
 {
-    if (!ws)
+    if (!ws || atomic_load_explicit(&ws->active, memory_order_relaxed) == 0)
         return false;
     pthread_mutex_lock(&ws->lock);
     if (ws->n == 0) {
