@@ -60,7 +60,7 @@ static void test_snapshot_bounds(void **state)
     memset(big, '1', sizeof big - 1);
     big[sizeof big - 1] = '\0';
     struct collector_mem_result r[MEMORY_MAX_TARGETS];
-    char names[MEMORY_MAX_TARGETS][8];
+    char names[MEMORY_MAX_TARGETS][16];
     for (int i = 0; i < MEMORY_MAX_TARGETS; i++) {
         snprintf(names[i], sizeof names[i], "v%d", i);
         r[i] = (struct collector_mem_result){.target = names[i], .value = big};
