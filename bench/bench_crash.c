@@ -8,34 +8,9 @@
  *   bench_crash RUNS PROGRAM...      (STROBE_HOME chooses the daemon)
  * Prints a Markdown table: medians in ms and strobe's time as a ratio of gdb's.
  */
-#include <fcntl.h>
-#include <spawn.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "bench/bench_util.h"
-
-extern char **environ;
-
-/* Runs argv to its end with stdout and stderr on /dev/null; ms. */
-static double run_quiet(char *const argv[])
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    double t0 = now_ms();
-    pid_t pid;
-    if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-        fprintf(stderr, "bench_crash: cannot run %s\n", argv[0]);
-        exit(1);
-    }
-    waitpid(pid, NULL, 0);
-    double t1 = now_ms();
-    posix_spawn_file_actions_destroy(&fa);
-    return t1 - t0;
-}
 
 int main(int argc, char **argv)
 {
@@ -62,11 +37,11 @@ int main(int argc, char **argv)
         char *gdb[] = {"gdb", "-q", "-nx", "-batch", "-ex", "run", "-ex", "bt", "-ex",
                        "info locals", (char *)program, NULL};
         bench_launch_until(&c, program, root, "crash"); /* warm the caches: index, page cache */
-        run_quiet(gdb);
+        bench_run_quiet(gdb);
         for (int i = 0; i < runs; i++) {
-            p[i] = run_quiet(plain);
+            p[i] = bench_run_quiet(plain);
             s[i] = bench_launch_until(&c, program, root, "crash");
-            g[i] = run_quiet(gdb);
+            g[i] = bench_run_quiet(gdb);
         }
         double ms = median(s, runs), mp = median(p, runs), mg = median(g, runs);
         printf("| %s | %d | %.2f | %.2f | %.1f | %.2fx |\n", strrchr(program, '/') + 1, runs,

@@ -7,8 +7,11 @@
 #define STROBE_BENCH_UTIL_H
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "cli/client.h"
@@ -38,6 +41,33 @@ static inline void report_row(const char *what, double *v, int n)
 {
     double med = median(v, n);
     printf("| %s | %d | %.2f | %.2f |\n", what, n, med, v[(n * 95) / 100]);
+}
+
+extern char **environ;
+
+/* Starts argv (found in PATH) with stdout and stderr on /dev/null; exits the
+ * benchmark when it cannot. */
+static inline pid_t bench_spawn_quiet(char *const argv[])
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
+        fprintf(stderr, "bench: cannot run %s\n", argv[0]);
+        exit(1);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+}
+
+/* Runs argv to its end with stdout and stderr on /dev/null; ms. */
+static inline double bench_run_quiet(char *const argv[])
+{
+    double t0 = now_ms();
+    waitpid(bench_spawn_quiet(argv), NULL, 0);
+    return now_ms() - t0;
 }
 
 /* The result of a tool call; exits the benchmark on any error. */

@@ -47,12 +47,12 @@ static char *dup_or_die(const char *s)
 }
 
 /* Where target tg is, into v; its label and type into r. */
-static int locate(pid_t pid, int memfd, const struct collector_mem_target *tg, struct varres *v,
-                  struct collector_mem_result *r, struct strobe_error *e)
+static int locate(struct varres_process *p, const struct collector_mem_target *tg,
+                  struct varres *v, struct collector_mem_result *r, struct strobe_error *e)
 {
     if (tg->variable) {
         r->target = dup_or_die(tg->variable);
-        if (varres_resolve(pid, memfd, tg->variable, v, e) != 0)
+        if (varres_resolve_in(p, tg->variable, v, e) != 0)
             return -1;
     } else {
         char label[32];
@@ -144,13 +144,15 @@ int memory_access(struct tracer *t, const struct collector_mem_request *req,
     if (memfd < 0)
         return err_set(e, ERR_PROCESS_EXITED, "Process %d has exited.", (int)pid);
     int depth = req->depth >= 1 && req->depth <= 5 ? req->depth : 1;
+    struct varres_process p;
+    varres_process_open(&p, pid, memfd);
     for (int i = 0; i < req->n_targets; i++) {
         const struct collector_mem_target *tg = &req->targets[i];
         struct collector_mem_result *r = &out[i];
         struct strobe_error te = {0};
         struct varres v;
         *r = (struct collector_mem_result){0};
-        if (locate(pid, memfd, tg, &v, r, &te) == 0) {
+        if (locate(&p, tg, &v, r, &te) == 0) {
             if (req->values)
                 write_target(memfd, &v, tg, &req->values[i], r, &te);
             else
@@ -163,6 +165,7 @@ int memory_access(struct tracer *t, const struct collector_mem_request *req,
             r->value = NULL;
         }
     }
+    varres_process_close(&p);
     close(memfd);
     return 0;
 }

@@ -149,27 +149,39 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* The loaded modules, the executable first. NULL with PROCESS_EXITED when the maps
- * cannot be read. */
-static struct module *modules(pid_t pid, size_t *n, struct strobe_error *e)
+/* The loaded modules of p's process, the executable first, read on first use; -1
+ * with PROCESS_EXITED when the maps cannot be read. */
+static int modules(struct varres_process *p, struct strobe_error *e)
 {
-    struct module *mods;
-    if (procmem_modules(pid, &mods, n) != 0) {
-        err_set(e, ERR_PROCESS_EXITED, "Process %d has exited.", (int)pid);
-        return NULL;
+    if (p->mods)
+        return 0;
+    if (procmem_modules(p->pid, &p->mods, &p->n_mods) != 0) {
+        p->mods = NULL;
+        return err_set(e, ERR_PROCESS_EXITED, "Process %d has exited.", (int)p->pid);
     }
     char link[64], exe[PATH_MAX];
-    snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)p->pid);
     ssize_t len = readlink(link, exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = '\0';
-    for (size_t i = 1; i < *n; i++)
-        if (strcmp(mods[i].path, exe) == 0) {
-            struct module m = mods[i];
-            memmove(mods + 1, mods, i * sizeof *mods);
-            mods[0] = m;
+    for (size_t i = 1; i < p->n_mods; i++)
+        if (strcmp(p->mods[i].path, exe) == 0) {
+            struct module m = p->mods[i];
+            memmove(p->mods + 1, p->mods, i * sizeof *p->mods);
+            p->mods[0] = m;
             break;
         }
-    return mods;
+    return 0;
+}
+
+void varres_process_open(struct varres_process *p, pid_t pid, int memfd)
+{
+    *p = (struct varres_process){.pid = pid, .memfd = memfd};
+}
+
+void varres_process_close(struct varres_process *p)
+{
+    free(p->mods);
+    p->mods = NULL;
 }
 
 static int not_found(const char *name, const struct module *mods, size_t n,
@@ -212,12 +224,13 @@ static const char *type_label(const struct dw_type *t)
     }
 }
 
-static int find_root(pid_t pid, const char *name, struct varres *out, struct strobe_error *e)
+static int find_root(struct varres_process *p, const char *name, struct varres *out,
+                     struct strobe_error *e)
 {
-    size_t n;
-    struct module *mods = modules(pid, &n, e);
-    if (!mods)
+    if (modules(p, e) != 0)
         return -1;
+    const struct module *mods = p->mods;
+    size_t n = p->n_mods;
     struct dw_global g;
     enum dw_global_match m = DWG_NONE;
     size_t i;
@@ -265,7 +278,6 @@ static int find_root(pid_t pid, const char *name, struct varres *out, struct str
             break;
         }
     }
-    free(mods);
     return rc;
 }
 
@@ -420,8 +432,19 @@ static int element(struct walk *w, const struct varres_step *st, int *derefs)
 int varres_resolve(pid_t pid, int memfd, const char *expr, struct varres *out,
                    struct strobe_error *e)
 {
+    struct varres_process p;
+    varres_process_open(&p, pid, memfd);
+    int rc = varres_resolve_in(&p, expr, out, e);
+    varres_process_close(&p);
+    return rc;
+}
+
+int varres_resolve_in(struct varres_process *p, const char *expr, struct varres *out,
+                      struct strobe_error *e)
+{
     struct varres_expr x;
-    if (varres_parse(expr, &x, e) != 0 || find_root(pid, x.root, out, e) != 0)
+    int memfd = p->memfd;
+    if (varres_parse(expr, &x, e) != 0 || find_root(p, x.root, out, e) != 0)
         return -1;
     struct walk w = {expr, memfd, out, x.root_start, x.root_end, e};
     if (x.n_steps && !out->has_address)

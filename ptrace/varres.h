@@ -74,6 +74,22 @@ int varres_parse(const char *expr, struct varres_expr *out, struct strobe_error 
 int varres_resolve(pid_t pid, int memfd, const char *expr, struct varres *out,
                    struct strobe_error *e);
 
+/* One process for several expressions (a request's targets, a poll's samples): its
+ * loaded modules are read once, on the first expression, and kept until
+ * varres_process_close, so a library loaded meanwhile is seen by the next one. */
+struct module;
+struct varres_process {
+    pid_t pid;
+    int memfd;
+    struct module *mods;          /* the executable first; NULL until needed */
+    size_t n_mods;
+};
+void varres_process_open(struct varres_process *p, pid_t pid, int memfd);
+void varres_process_close(struct varres_process *p);
+/* varres_resolve in p's process, with its modules read once. */
+int varres_resolve_in(struct varres_process *p, const char *expr, struct varres *out,
+                      struct strobe_error *e);
+
 /* Appends v's value as JSON text (dwarf/value.h rules; structs depth levels deep,
  * 1-5) read through memfd. false when its bytes cannot be read (the text then says
  * "<unreadable 0x...>"). */

@@ -36,6 +36,12 @@ echo
 # under /tmp and stops them; `strobe` comes from the PATH set above.
 "$build/bench/bench_trace" "$build/fixtures/bench_calls" 20000 5
 echo
+echo "### Memory reads (\`$build/bench/bench_memory 20 $build/fixtures/globals_all\`)"
+echo
+# A 16-variable debug_memory read of a running program through the daemon, beside gdb
+# reading the same variables of another copy of it.
+STROBE_HOME="$work/home" "$build/bench/bench_memory" 20 "$build/fixtures/globals_all"
+echo
 echo "### DWARF index (\`$build/bench/bench_dwarf\`, generated C++ binary, and libc)"
 echo
 # Generates and compiles a large C++ program (about 40 s), indexes it, and runs gdb's

@@ -226,7 +226,7 @@ def test_read_errors_per_target(mcp):
     sid, pid = launch(mcp)
     results = read(mcp, sid, "g_conifg", "g_tls", "lib_write_only", "g_int.", "g_config.retrys",
                    "g_config_ptr.retries", "g_array[9]", "*g_null_ptr", "*g_bad_ptr",
-                   {"address": "0x10", "type": "i32"}, "main::turn", "g_int")
+                   {"address": "0x10", "type": "i32"}, "main::turn", "g_int", "visits")
     code, msg = error_of(results[0])
     assert code == "VARIABLE_NOT_FOUND" and "did you mean 'g_config'" in msg, msg
     assert "locals" in msg, msg  # the hint says where locals are
@@ -255,6 +255,9 @@ def test_read_errors_per_target(mcp):
     code, msg = error_of(results[10])
     assert code == "VARIABLE_NOT_FOUND", msg
     assert results[11]["value"] == -42  # the good target still answers
+    code, msg = error_of(results[12])
+    assert code == "VARIABLE_NOT_FOUND" and "names several variables" in msg, msg
+    assert "'tick::visits'" in msg and "'report::visits'" in msg, msg
 
 
 def test_write_errors(mcp):

@@ -122,10 +122,11 @@ try {
     assert.deepEqual(r, {});
   });
 
-  await check('listTools has the four tools with input schemas', async () => {
+  await check('listTools has the five tools with input schemas', async () => {
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    for (const name of ['debug_launch', 'debug_trace', 'debug_query', 'debug_session']) {
+    for (const name of ['debug_launch', 'debug_trace', 'debug_query', 'debug_session',
+      'debug_memory']) {
       assert.ok(byName[name], `tool ${name} is listed`);
       assert.equal(byName[name].inputSchema.type, 'object');
       assert.equal(typeof byName[name].inputSchema.properties, 'object');
@@ -232,6 +233,40 @@ try {
     assert.equal(locals.label, 'widget');
     assert.deepEqual(locals.origin, { x: 4, y: -2 });
     assert.equal(crash.lastEventIds.length, 2);
+    const stop = structured(await client.callTool({
+      name: 'debug_session', arguments: { action: 'stop', sessionId: r.sessionId },
+    }));
+    assert.equal(stop.success, true);
+  });
+
+  await check('globals_all: debug_memory reads, writes and reads back while it runs', async () => {
+    const r = structured(await client.callTool({
+      name: 'debug_launch',
+      arguments: { command: fixture('globals_all'), projectRoot: project },
+    }));
+    await waitUntil(async () => {
+      const q = structured(await client.callTool({
+        name: 'debug_query', arguments: { sessionId: r.sessionId, eventType: 'stdout' },
+      }));
+      return q.events.length ? q : null;
+    }, 20000, 'the ready line');
+    const read = structured(await client.callTool({
+      name: 'debug_memory',
+      arguments: { sessionId: r.sessionId,
+        targets: [{ variable: 'g_config.retries' }, { variable: 'g_list->next->value' },
+          { variable: 'lib_counter' }, { variable: 'g_conifg' }] },
+    }));
+    assert.deepEqual(read.results.slice(0, 2).map((t) => [t.target, t.type, t.value]),
+      [['g_config.retries', 'int', 3], ['g_list->next->value', 'int', 2]]);
+    assert.ok(read.results[2].value >= 1000);
+    assert.equal(read.results[3].error.code, 'VARIABLE_NOT_FOUND');
+    assert.match(read.results[3].error.message, /did you mean 'g_config'/);
+    const w = structured(await client.callTool({
+      name: 'debug_memory',
+      arguments: { action: 'write', sessionId: r.sessionId,
+        targets: [{ variable: 'g_config.retries', value: 12 }] },
+    }));
+    assert.deepEqual([w.results[0].oldValue, w.results[0].value], [3, 12]);
     const stop = structured(await client.callTool({
       name: 'debug_session', arguments: { action: 'stop', sessionId: r.sessionId },
     }));

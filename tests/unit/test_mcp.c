@@ -191,6 +191,32 @@ static void test_tool_call_errors(void **state)
                       "INVALID_PATTERN", "@bogus");
     expect_tool_error(c, CALL("debug_trace", "{\"serializationDepth\":11}"),
                       "VALIDATION_ERROR", "between 1 and 10");
+    expect_tool_error(c, CALL("debug_memory", "{\"targets\":[{\"variable\":\"g\"}]}"),
+                      "VALIDATION_ERROR", "'sessionId' is required");
+    expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":[]}"),
+                      "VALIDATION_ERROR", "non-empty array");
+    expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":["
+                              "{\"address\":\"0x10\"}]}"), "VALIDATION_ERROR", "needs 'type'");
+    expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":["
+                              "{\"address\":\"0x10\",\"type\":\"bytes\"}]}"),
+                      "VALIDATION_ERROR", "needs 'size'");
+    expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":["
+                              "{\"variable\":\"g\",\"address\":\"0x10\"}]}"),
+                      "VALIDATION_ERROR", "exactly one of 'variable'");
+    expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"action\":\"write\","
+                              "\"targets\":[{\"variable\":\"g\"}]}"),
+                      "VALIDATION_ERROR", "targets[0].value must be");
+    expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"depth\":6,"
+                              "\"targets\":[{\"variable\":\"g\"}]}"),
+                      "VALIDATION_ERROR", "'depth'");
+    expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":[{\"variable"
+                              "\":\"g\"},{\"variable\":\"g\"},{\"variable\":\"g\"},{\"variable"
+                              "\":\"g\"},{\"variable\":\"g\"},{\"variable\":\"g\"},{\"variable"
+                              "\":\"g\"},{\"variable\":\"g\"},{\"variable\":\"g\"},{\"variable"
+                              "\":\"g\"},{\"variable\":\"g\"},{\"variable\":\"g\"},{\"variable"
+                              "\":\"g\"},{\"variable\":\"g\"},{\"variable\":\"g\"},{\"variable"
+                              "\":\"g\"},{\"variable\":\"g\"}]}"),
+                      "LIMIT_EXCEEDED", "17 targets given; one call takes at most 16");
     mcp_conn_free(c);
 }
 

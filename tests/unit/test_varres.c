@@ -130,6 +130,10 @@ static void test_globals_c(void **state)
     g = must_find_global("globals_all", "calls");
     assert_string_equal(g.name, "tick::calls");
 
+    assert_int_equal(dw_global_find(fixture("globals_all"), "visits", &g), DWG_AMBIGUOUS);
+    g = must_find_global("globals_all", "report::visits");
+    assert_string_equal(g.name, "report::visits");
+
     g = must_find_global("globals_all", "g_tls");
     assert_int_equal(g.where, DWG_THREAD_LOCAL);
 
@@ -330,6 +334,10 @@ static void test_resolve_errors(void **state)
     resolve_fails(t, "g_conifg", ERR_VARIABLE_NOT_FOUND, "did you mean 'g_config'");
     resolve_fails(t, "lib_countr", ERR_VARIABLE_NOT_FOUND, "'lib_counter'");
     resolve_fails(t, "zzzzzzzzzzzzzzzzzzzzzzzzzz", ERR_VARIABLE_NOT_FOUND, "No global");
+    resolve_fails(t, "visits", ERR_VARIABLE_NOT_FOUND, "'visits' names several variables of "
+                  "globals_all: '");
+    resolve_fails(t, "visits", ERR_VARIABLE_NOT_FOUND, "'tick::visits'");
+    resolve_fails(t, "visits", ERR_VARIABLE_NOT_FOUND, "'report::visits'");
     resolve_fails(t, "g_tls", ERR_VARIABLE_UNAVAILABLE, "thread-local");
     resolve_fails(t, "lib_write_only", ERR_VARIABLE_UNAVAILABLE, "optimized out");
     resolve_fails(t, "g_config.retrys", ERR_BAD_EXPRESSION,
