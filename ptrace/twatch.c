@@ -32,6 +32,11 @@ struct twatch_set {
     struct twatch w[TRACE_WATCHES_MAX];
     char project_root[4096];
     struct strbuf scratch;       /* tracer thread: one value */
+    /* Tracer thread: the modules of the process last read through a pointer chain,
+     * kept until the set changes or another process is read (varres_process). */
+    struct varres_process proc;
+    bool proc_open;
+    unsigned proc_gen;
 };
 
 struct twatch_set *twatch_set_new(const char *project_root)
@@ -50,6 +55,8 @@ void twatch_set_free(struct twatch_set *ws)
     if (!ws)
         return;
     pthread_mutex_destroy(&ws->lock);
+    if (ws->proc_open)
+        varres_process_close(&ws->proc);
     sb_free(&ws->scratch);
     free(ws);
 }
@@ -293,7 +300,15 @@ static void read_value(struct twatch_set *ws, struct twatch *w, pid_t pid, int m
     } else if (w->rewalk) {
         struct varres v;
         struct strobe_error e = {0};
-        if (varres_resolve(pid, memfd, w->info.variable, &v, &e) == 0) {
+        if (ws->proc_open && (ws->proc.pid != pid || ws->proc.memfd != memfd)) {
+            varres_process_close(&ws->proc);
+            ws->proc_open = false;
+        }
+        if (!ws->proc_open) {
+            varres_process_open(&ws->proc, pid, memfd);
+            ws->proc_open = true;
+        }
+        if (varres_resolve_in(&ws->proc, w->info.variable, &v, &e) == 0) {
             varres_render(memfd, &v, 1, sb);
         } else {
             char note[300];
@@ -325,6 +340,11 @@ bool twatch_render(struct twatch_set *ws, const struct dw_function *fn,
         pthread_mutex_unlock(&ws->lock);
         return false;
     }
+    if (ws->proc_open && ws->proc_gen != ws->gen) {
+        varres_process_close(&ws->proc); /* re-read the modules after a change */
+        ws->proc_open = false;
+    }
+    ws->proc_gen = ws->gen;
     if (cache->gen != ws->gen) {
         cache->mask = 0;
         for (int i = 0; i < ws->n; i++) {
