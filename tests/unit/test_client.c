@@ -508,6 +508,64 @@ static void test_ctl_stacks(void **state)
     assert_int_equal(parse(&c, err, "stacks", "s1", "--full-paths", NULL), -1);
 }
 
+static void test_ctl_memory(void **state)
+{
+    (void)state;
+    struct ctl_cmd c;
+    char err[256];
+    assert_int_equal(parse(&c, err, "memory", "read", "s1", "g", "cfg.x", "--address",
+                           "0x10", "--type", "u8", "--depth", "2", NULL), 0);
+    assert_int_equal(c.kind, CTL_MEM_READ);
+    assert_string_equal(c.tool, "debug_memory");
+    assert_args(&c, "{\"targets\":[{\"variable\":\"g\"},{\"variable\":\"cfg.x\"},"
+                    "{\"address\":\"0x10\",\"type\":\"u8\"}],\"action\":\"read\","
+                    "\"depth\":2,\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "memory", "write", "s1", "a=3", "b=-2.5", "c=RED",
+                           "d=true", "e=0x10", NULL), 0);
+    assert_int_equal(c.kind, CTL_MEM_WRITE);
+    assert_args(&c, "{\"targets\":[{\"variable\":\"a\",\"value\":3},"
+                    "{\"variable\":\"b\",\"value\":-2.5},{\"variable\":\"c\",\"value\":"
+                    "\"RED\"},{\"variable\":\"d\",\"value\":true},{\"variable\":\"e\","
+                    "\"value\":\"0x10\"}],\"action\":\"write\",\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "memory", "poll", "s1", "g", "--interval", "100",
+                           "--duration", "2000", NULL), 0);
+    assert_int_equal(c.kind, CTL_MEM_POLL);
+    assert_args(&c, "{\"targets\":[{\"variable\":\"g\"}],\"action\":\"read\","
+                    "\"poll\":{\"intervalMs\":100,\"durationMs\":2000},"
+                    "\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "memory", "poll", "s1", "g", NULL), -1);
+    assert_non_null(strstr(c.usage, "memory poll SESSION"));
+    assert_int_equal(parse(&c, err, "memory", NULL), -1);
+    assert_int_equal(parse(&c, err, "memory", "write", "s1", "=3", NULL), -1);
+
+    assert_int_equal(parse(&c, err, "watch", "s1", "cfg.max_retries", "--access",
+                           "readwrite", NULL), 0);
+    assert_int_equal(c.kind, CTL_WATCH);
+    assert_args(&c, "{\"action\":\"watch\",\"access\":\"readwrite\",\"sessionId\":"
+                    "\"s1\",\"variable\":\"cfg.max_retries\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "watch", "s1", "--address", "0x10", "--size", "4",
+                           NULL), 0);
+    assert_args(&c, "{\"action\":\"watch\",\"address\":\"0x10\",\"size\":4,"
+                    "\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "unwatch", "s1", "all", NULL), 0);
+    assert_args(&c, "{\"action\":\"unwatch\",\"sessionId\":\"s1\",\"watchId\":\"*\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "unwatch", "s1", "3", NULL), 0);
+    assert_args(&c, "{\"action\":\"unwatch\",\"sessionId\":\"s1\",\"watchId\":3}");
+    ctl_cmd_free(&c);
+
+    assert_int_equal(parse(&c, err, "trace", "s1", "--watch", "g@ns::*", "--watch", "h",
+                           "--unwatch", "old", NULL), 0);
+    assert_args(&c, "{\"watches\":{\"add\":[{\"variable\":\"g\",\"on\":[\"ns::*\"]},"
+                    "{\"variable\":\"h\"}],\"remove\":[\"old\"]},\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+}
+
 /* The report of a parsed event, with flags. Caller frees. */
 static char *report(const char *event_json, unsigned flags)
 {
@@ -727,6 +785,39 @@ static void test_render_query(void **state)
     cJSON_Delete(r);
 }
 
+static void test_render_memory(void **state)
+{
+    (void)state;
+    cJSON *r = cJSON_Parse(
+        "{\"results\":[{\"target\":\"g\",\"address\":\"0x10\",\"type\":\"int\","
+        "\"size\":4,\"value\":3},{\"target\":\"s\",\"address\":\"0x20\",\"type\":"
+        "\"char [4]\",\"value\":\"ab\",\"oldValue\":\"xy\"},{\"target\":\"n\","
+        "\"error\":{\"code\":\"VARIABLE_NOT_FOUND\",\"message\":\"No n.\"}}]}");
+    struct capture c;
+    assert_int_equal(render_memory(capture_start(&c), r), 1);
+    char *t = capture_end(&c);
+    assert_string_equal(t, "g = 3  (int at 0x10)\n"
+                           "s = \"ab\"  (was \"xy\"; char [4] at 0x20)\n"
+                           "n: VARIABLE_NOT_FOUND: No n.\n");
+    free(t);
+    cJSON_Delete(r);
+
+    r = cJSON_Parse("{\"events\":[{\"id\":\"1\",\"timestampNs\":1000000,\"eventType\":"
+                    "\"variable_snapshot\",\"values\":{\"g\":3,\"t\":1.5},\"errors\":"
+                    "{\"p->x\":\"MEMORY_UNREADABLE: NULL\"}},{\"id\":\"2\",\"timestampNs\":"
+                    "2000000,\"eventType\":\"function_enter\",\"function\":\"f\","
+                    "\"watchValues\":{\"g\":4}}],\"totalCount\":2,\"hasMore\":false}");
+    cJSON *args = cJSON_Parse("{\"sessionId\":\"s\"}");
+    render_query(capture_start(&c), r, args, "--after", "--offset");
+    t = capture_end(&c);
+    assert_string_equal(t, "[     1.000 ms] variable_snapshot g=3 t=1.5 p->x=<MEMORY_UNREADABLE>\n"
+                           "[     2.000 ms] function_enter f [g=4]\n"
+                           "2 of 2 events\n");
+    free(t);
+    cJSON_Delete(args);
+    cJSON_Delete(r);
+}
+
 static void test_render_stacks(void **state)
 {
     (void)state;
@@ -874,6 +965,8 @@ int main(void)
         cmocka_unit_test(test_ctl_misc),
         cmocka_unit_test(test_ctl_crash),
         cmocka_unit_test(test_ctl_stacks),
+        cmocka_unit_test(test_ctl_memory),
+        cmocka_unit_test(test_render_memory),
         cmocka_unit_test(test_crash_report_signal),
         cmocka_unit_test(test_crash_report_details),
         cmocka_unit_test(test_render_query),
