@@ -186,9 +186,14 @@ static int prepare(const struct trace_watch_spec *s, pid_t pid, int memfd,
         return err_set(e, ERR_PROCESS_EXITED, "watch '%s' cannot be resolved: the program "
                        "has exited.", in->label);
     struct strobe_error re = {0};
-    if (varres_resolve(pid, memfd, s->variable, &w->v, &re) != 0)
-        return err_set(e, re.code, "watch '%s': %s", in->label, re.msg);
     w->rewalk = through_pointer(s->variable);
+    if (varres_resolve(pid, memfd, s->variable, &w->v, &re) != 0) {
+        /* A pointer on the way that is NULL now may be set later: the watch stands
+         * and each event says what it finds then. Anything else is a mistake. */
+        if (w->rewalk && re.code == ERR_MEMORY_UNREADABLE)
+            return 0;
+        return err_set(e, re.code, "watch '%s': %s", in->label, re.msg);
+    }
     in->address = w->v.has_address ? w->v.address : 0;
     in->size = w->v.size;
     snprintf(in->type, sizeof in->type, "%s", w->v.type_name);

@@ -194,3 +194,21 @@ def test_unknown_variable_changes_nothing(mcp):
     res = mcp.call_tool("debug_trace", {"sessionId": sid})
     assert res["activeWatches"] == [] and res["activePatterns"] == []
     mcp.stop(sid)
+
+
+def test_pointer_chain_null_now(mcp):
+    """A chain through a pointer that is NULL when the watch is added is accepted:
+    each event says what it finds (the pointer may be set later)."""
+    sid, _ = launch_ticker(mcp)
+    res = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tick"],
+                                        "watches": {"add": [{"variable": "g_null->value"}]}})
+    w = res["activeWatches"][0]
+    assert w["label"] == "g_null->value" and "resolvedAddress" not in w, w
+    ev = function_events(mcp, sid, "tick", 2)
+    v = ev[0]["watchValues"]["g_null->value"]
+    assert v.startswith("<MEMORY_UNREADABLE") and "NULL" in v, v
+    # a plain variable must exist now
+    e = mcp.tool_error("debug_trace", {"sessionId": sid, "watches": {"add": [
+        {"variable": "g_head->nope"}]}})
+    assert e.code == "BAD_EXPRESSION", (e.code, e.message)
+    mcp.stop(sid)
