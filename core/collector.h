@@ -86,6 +86,8 @@ struct collector_events {
     void *arg;
 };
 
+struct trace_watch_spec;         /* below: trace watches */
+
 struct collector_launch {
     const char *path;              /* resolved executable */
     char *const *argv;             /* argv[0] included, NULL-terminated */
@@ -101,6 +103,11 @@ struct collector_launch {
     int n_patterns;
     int depth;
     struct collector_events events;
+    /* Trace watches (pending ones) to add before the patterns above are armed, when
+     * the program's libraries are loaded (a collector without trace_watches ignores
+     * them); strings valid during the call only. */
+    const struct trace_watch_spec *watches;
+    int n_watches;
 };
 
 /* What a pattern change did: the answer to debug_trace, in the collector's words.
@@ -299,6 +306,8 @@ struct trace_watch_info {
 struct trace_watch_result {
     int n;
     struct trace_watch_info watches[TRACE_WATCHES_MAX];
+    char warning[512];            /* watches given at launch that could not be added
+                                     (each named with its error); "" when none */
 };
 
 /* The label of a watch added without one: the expression itself, or the address
@@ -378,7 +387,9 @@ struct collector_methods {
      * watches in force (also when it fails, then unchanged). n_add = n_remove = 0
      * lists them; so does a target whose program is gone. -1 with VALIDATION_ERROR
      * (duplicate or unknown label), LIMIT_EXCEEDED, or the resolution's error
-     * (VARIABLE_NOT_FOUND, BAD_EXPRESSION, ... naming the watch). */
+     * (VARIABLE_NOT_FOUND, BAD_EXPRESSION, ... naming the watch). Until the watches
+     * given at launch are added (at the entry point), it waits for them; out->warning
+     * then names those that failed. */
     int (*trace_watches)(struct collector_target *t, const struct trace_watch_spec *add,
                          int n_add, const char *const *remove, int n_remove,
                          struct trace_watch_result *out, struct strobe_error *e);

@@ -182,49 +182,45 @@ out:
     return rc;
 }
 
-int trace_watches_pending_apply(const struct collector_methods *m,
-                                struct collector_target *t, char *warning, size_t cap)
+struct trace_watches_staged {
+    int n;
+    struct pending copy[TRACE_WATCHES_MAX];
+    const char *on[TRACE_WATCHES_MAX][TRACE_WATCH_ON_MAX];
+    struct trace_watch_spec specs[TRACE_WATCHES_MAX];
+};
+
+struct trace_watches_staged *trace_watches_pending_take(const struct trace_watch_spec **specs,
+                                                        int *n)
 {
-    warning[0] = '\0';
+    *specs = NULL;
+    *n = 0;
     pthread_mutex_lock(&lock);
-    int n = n_pending;
-    struct pending *copy = n ? malloc((size_t)n * sizeof *copy) : NULL;
-    if (copy)
-        memcpy(copy, pending, (size_t)n * sizeof *copy);
+    int count = n_pending;
+    struct trace_watches_staged *s = count ? malloc(sizeof *s) : NULL;
+    if (s) {
+        s->n = count;
+        memcpy(s->copy, pending, (size_t)count * sizeof *pending);
+    }
     pthread_mutex_unlock(&lock);
-    if (!copy)
-        return 0;
-    if (!m->trace_watches) {
-        snprintf(warning, cap, "%d pending watch(es) not applied: the %s collector has no "
-                 "trace watches.", n, m->name);
-        free(copy);
-        return 0;
-    }
-    /* One at a time: a watch that cannot be resolved does not keep the others out. */
-    struct trace_watch_result *res = malloc(sizeof *res);
-    int applied = 0;
-    struct strbuf failed = {0};
-    for (int i = 0; res && i < n; i++) {
-        const struct trace_watch_info *in = &copy[i].info;
-        const char *on[TRACE_WATCH_ON_MAX];
-        for (int k = 0; k < in->n_on; k++)
-            on[k] = in->on[k];
-        struct trace_watch_spec spec = {
-            .label = copy[i].has_label ? in->label : NULL,
-            .variable = in->variable[0] ? in->variable : NULL,
-            .address = in->address, .hint = copy[i].hint, .on = on, .n_on = in->n_on,
+    if (!s)
+        return NULL;
+    for (int i = 0; i < s->n; i++) {
+        const struct pending *p = &s->copy[i];
+        for (int k = 0; k < p->info.n_on; k++)
+            s->on[i][k] = p->info.on[k];
+        s->specs[i] = (struct trace_watch_spec){
+            .label = p->has_label ? p->info.label : NULL,
+            .variable = p->info.variable[0] ? p->info.variable : NULL,
+            .address = p->info.address, .hint = p->hint, .on = s->on[i],
+            .n_on = p->info.n_on,
         };
-        struct strobe_error e = {0};
-        if (m->trace_watches(t, &spec, 1, NULL, 0, res, &e) == 0)
-            applied++;
-        else
-            sb_printf(&failed, "%s%s (%s: %s)", failed.len ? "; " : "", in->label,
-                      err_code_name(e.code), e.msg);
     }
-    if (failed.len)
-        snprintf(warning, cap, "Pending watches not applied: %s", failed.buf);
-    sb_free(&failed);
-    free(res);
-    free(copy);
-    return applied;
+    *specs = s->specs;
+    *n = s->n;
+    return s;
+}
+
+void trace_watches_staged_free(struct trace_watches_staged *s)
+{
+    free(s);
 }

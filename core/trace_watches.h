@@ -28,10 +28,12 @@ int trace_watches_pending_update(const struct trace_watch_spec *add, int n_add,
                                  struct trace_watch_result *out, struct strobe_error *e);
 void trace_watches_pending_list(struct trace_watch_result *out);
 
-/* At launch: adds the pending watches to a program that runs now. Returns how many
- * were applied; a watch that failed is named in warning (cap bytes, "" when none). */
-int trace_watches_pending_apply(const struct collector_methods *m,
-                                struct collector_target *t, char *warning, size_t cap);
+/* At launch: a copy of the pending watches as specs (*specs, *n) for
+ * collector_launch, valid until trace_watches_staged_free. NULL when none. */
+struct trace_watches_staged;
+struct trace_watches_staged *trace_watches_pending_take(const struct trace_watch_spec **specs,
+                                                        int *n);
+void trace_watches_staged_free(struct trace_watches_staged *s);
 
 /* Checks a watch spec the way both modes do (label and expression lengths, `on`
  * count and syntax): 0 or -1 with VALIDATION_ERROR / INVALID_PATTERN. */

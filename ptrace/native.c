@@ -63,6 +63,9 @@ static bool native_probe(const char *path, struct collector_probe *out)
 static void on_entry(void *arg, struct tracer *t)
 {
     struct collector_target *ct = arg;
+    /* Launch watches first: the patterns armed next record them from their first
+     * call. (A no-op after the first entry.) */
+    twatch_apply_staged(ct->watches, tracer_pid(t));
     trace_on_entry(ct->trace, t);
 }
 
@@ -83,6 +86,7 @@ static void on_main_exit(void *arg, int wait_status)
 {
     struct collector_target *ct = arg;
     trace_entry_passed(ct->trace);
+    twatch_apply_staged(ct->watches, 0); /* ended before its entry point */
     ct->events.main_exit(ct->events.arg, wait_status);
 }
 
@@ -112,6 +116,10 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
     }
     ct->events = req->events;
     int n_preloaded = trace_preload(ct->trace, req->patterns, req->n_patterns, req->depth);
+    if (twatch_stage(ct->watches, req->watches, req->n_watches) != 0) {
+        target_free(ct);
+        return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
+    }
     struct tracer_spec spec = {
         .path = req->path, .argv = req->argv, .envp = req->envp, .cwd = req->cwd,
         .stdin_fd = req->stdin_fd, .stdout_fd = req->stdout_fd, .stderr_fd = req->stderr_fd,
@@ -120,7 +128,7 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         .sink = req->sink,
         .tuning = {req->tuning.hot_calls_per_second, req->tuning.capture_exits,
                    req->tuning.pin_cpu},
-        .on_entry = on_entry, .stop_at_entry = n_preloaded > 0,
+        .on_entry = on_entry, .stop_at_entry = n_preloaded > 0 || req->n_watches > 0,
         .watches = ct->watches,
     };
     if (tracer_start(&spec, &ct->tracer, pid, e) != 0) {

@@ -14,6 +14,7 @@
 #include "ptrace/match.h"
 #include "ptrace/procmem.h"
 #include "ptrace/varres.h"
+#include "base/log.h"
 
 #define VALUE_JSON_MAX 1024      /* a watch's value in an event; longer: a note */
 
@@ -37,6 +38,17 @@ struct twatch_set {
     struct varres_process proc;
     bool proc_open;
     unsigned proc_gen;
+    /* Launch watches (twatch_stage), under stage_lock. */
+    pthread_mutex_t stage_lock;
+    pthread_cond_t staged_done;
+    struct staged {
+        bool has_label;
+        enum memory_hint hint;
+        struct trace_watch_info info;
+    } *staged;
+    int n_staged;
+    bool staging;                /* staged and not applied yet */
+    char warning[512];
 };
 
 struct twatch_set *twatch_set_new(const char *project_root)
@@ -45,6 +57,12 @@ struct twatch_set *twatch_set_new(const char *project_root)
     if (!ws)
         return NULL;
     pthread_mutex_init(&ws->lock, NULL);
+    pthread_mutex_init(&ws->stage_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ws->staged_done, &ca);
+    pthread_condattr_destroy(&ca);
     ws->gen = 1;
     snprintf(ws->project_root, sizeof ws->project_root, "%s", project_root ? project_root : "");
     return ws;
@@ -55,6 +73,9 @@ void twatch_set_free(struct twatch_set *ws)
     if (!ws)
         return;
     pthread_mutex_destroy(&ws->lock);
+    pthread_mutex_destroy(&ws->stage_lock);
+    pthread_cond_destroy(&ws->staged_done);
+    free(ws->staged);
     if (ws->proc_open)
         varres_process_close(&ws->proc);
     sb_free(&ws->scratch);
@@ -137,16 +158,130 @@ static bool through_pointer(const char *expr)
 
 static void list_locked(const struct twatch_set *ws, struct trace_watch_result *out)
 {
+    snprintf(out->warning, sizeof out->warning, "%s", ws->warning);
     out->n = ws->n;
     for (int i = 0; i < ws->n; i++)
         out->watches[i] = ws->w[i].info;
 }
 
-void twatch_list(struct twatch_set *ws, struct trace_watch_result *out)
+static int update_now(struct twatch_set *ws, pid_t pid, const struct trace_watch_spec *add,
+                      int n_add, const char *const *remove, int n_remove,
+                      struct trace_watch_result *out, struct strobe_error *e);
+
+static void list_now(struct twatch_set *ws, struct trace_watch_result *out)
 {
     pthread_mutex_lock(&ws->lock);
     list_locked(ws, out);
     pthread_mutex_unlock(&ws->lock);
+}
+
+/* Waits (5 s at most) until the launch watches are added. */
+static void wait_staged(struct twatch_set *ws)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 5;
+    pthread_mutex_lock(&ws->stage_lock);
+    while (ws->staging &&
+           pthread_cond_timedwait(&ws->staged_done, &ws->stage_lock, &until) == 0)
+        ;
+    if (ws->staging) { /* the entry point never came: do not wait again */
+        ws->staging = false;
+        snprintf(ws->warning, sizeof ws->warning, "Pending watches not added: the "
+                 "program did not reach its entry point within 5 s.");
+    }
+    pthread_mutex_unlock(&ws->stage_lock);
+}
+
+void twatch_list(struct twatch_set *ws, struct trace_watch_result *out)
+{
+    wait_staged(ws);
+    list_now(ws, out);
+}
+
+int twatch_stage(struct twatch_set *ws, const struct trace_watch_spec *w, int n)
+{
+    if (n <= 0)
+        return 0;
+    struct staged *st = calloc((size_t)n, sizeof *st);
+    if (!st)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        st[i].has_label = w[i].label != NULL;
+        st[i].hint = w[i].hint;
+        struct trace_watch_info *in = &st[i].info;
+        if (w[i].label)
+            snprintf(in->label, sizeof in->label, "%s", w[i].label);
+        if (w[i].variable)
+            snprintf(in->variable, sizeof in->variable, "%s", w[i].variable);
+        in->address = w[i].address;
+        in->n_on = w[i].n_on < TRACE_WATCH_ON_MAX ? w[i].n_on : TRACE_WATCH_ON_MAX;
+        for (int k = 0; k < in->n_on; k++)
+            snprintf(in->on[k], sizeof in->on[k], "%s", w[i].on[k]);
+    }
+    pthread_mutex_lock(&ws->stage_lock);
+    free(ws->staged);
+    ws->staged = st;
+    ws->n_staged = n;
+    ws->staging = true;
+    pthread_mutex_unlock(&ws->stage_lock);
+    return 0;
+}
+
+void twatch_apply_staged(struct twatch_set *ws, pid_t pid)
+{
+    pthread_mutex_lock(&ws->stage_lock);
+    bool staging = ws->staging;
+    pthread_mutex_unlock(&ws->stage_lock);
+    if (!staging)
+        return;
+    struct trace_watch_result *res = malloc(sizeof *res);
+    struct strbuf failed = {0};
+    for (int i = 0; res && i < ws->n_staged; i++) {
+        const struct staged *st = &ws->staged[i];
+        const char *on[TRACE_WATCH_ON_MAX];
+        for (int k = 0; k < st->info.n_on; k++)
+            on[k] = st->info.on[k];
+        struct trace_watch_spec spec = {
+            .label = st->has_label ? st->info.label : NULL,
+            .variable = st->info.variable[0] ? st->info.variable : NULL,
+            .address = st->info.address, .hint = st->hint, .on = on, .n_on = st->info.n_on,
+        };
+        struct strobe_error e = {0};
+        if (pid <= 0)
+            err_set(&e, ERR_PROCESS_EXITED, "the program ended before its entry point");
+        if (pid <= 0 || update_now(ws, pid, &spec, 1, NULL, 0, res, &e) != 0) {
+            char label[MEMORY_EXPR_MAX + 1];
+            if (st->has_label)
+                snprintf(label, sizeof label, "%s", st->info.label);
+            else
+                trace_watch_default_label(&spec, label);
+            sb_printf(&failed, "%s%s (%s: %s)", failed.len ? "; " : "", label,
+                      err_code_name(e.code), e.msg);
+        }
+    }
+    free(res);
+    pthread_mutex_lock(&ws->stage_lock);
+    if (failed.len) {
+        snprintf(ws->warning, sizeof ws->warning, "Pending watches not added: %s",
+                 failed.buf);
+        log_warn("%s", ws->warning);
+    }
+    ws->staging = false;
+    free(ws->staged);
+    ws->staged = NULL;
+    ws->n_staged = 0;
+    pthread_cond_broadcast(&ws->staged_done);
+    pthread_mutex_unlock(&ws->stage_lock);
+    sb_free(&failed);
+}
+
+int twatch_update(struct twatch_set *ws, pid_t pid, const struct trace_watch_spec *add,
+                  int n_add, const char *const *remove, int n_remove,
+                  struct trace_watch_result *out, struct strobe_error *e)
+{
+    wait_staged(ws);
+    return update_now(ws, pid, add, n_add, remove, n_remove, out, e);
 }
 
 /* Resolves one watch to add into *w; 0 or -1 with e naming it. */
@@ -200,9 +335,9 @@ static int prepare(const struct trace_watch_spec *s, pid_t pid, int memfd,
     return 0;
 }
 
-int twatch_update(struct twatch_set *ws, pid_t pid, const struct trace_watch_spec *add,
-                  int n_add, const char *const *remove, int n_remove,
-                  struct trace_watch_result *out, struct strobe_error *e)
+static int update_now(struct twatch_set *ws, pid_t pid, const struct trace_watch_spec *add,
+                      int n_add, const char *const *remove, int n_remove,
+                      struct trace_watch_result *out, struct strobe_error *e)
 {
     struct twatch *fresh = n_add > 0 ? calloc((size_t)n_add, sizeof *fresh) : NULL;
     int memfd = pid > 0 && n_add > 0 ? procmem_open(pid) : -1;
@@ -281,7 +416,7 @@ unlock:
     pthread_mutex_unlock(&ws->lock);
 done:
     if (!listed)
-        twatch_list(ws, out);
+        list_now(ws, out);
     if (memfd >= 0)
         close(memfd);
     free(fresh);

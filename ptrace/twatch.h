@@ -35,6 +35,14 @@ int twatch_update(struct twatch_set *ws, pid_t pid, const struct trace_watch_spe
                   struct trace_watch_result *out, struct strobe_error *e);
 void twatch_list(struct twatch_set *ws, struct trace_watch_result *out);
 
+/* Watches given at launch (pending ones): twatch_stage copies them, and
+ * twatch_apply_staged adds them one at a time on the tracer thread at the program's
+ * entry point (libraries loaded, no code of its own run yet), pid 0 when the program
+ * ended before it. Until then twatch_update and twatch_list wait (5 s at most); the
+ * failures are their results' warning from then on. */
+int twatch_stage(struct twatch_set *ws, const struct trace_watch_spec *w, int n);
+void twatch_apply_staged(struct twatch_set *ws, pid_t pid);
+
 /* Per traced function: which watches apply, cached until the set changes. */
 struct twatch_cache {
     uint32_t mask;

@@ -212,3 +212,18 @@ def test_pointer_chain_null_now(mcp):
         {"variable": "g_head->nope"}]}})
     assert e.code == "BAD_EXPRESSION", (e.code, e.message)
     mcp.stop(sid)
+
+
+def test_pending_watch_that_cannot_be_added(mcp):
+    mcp.call_tool("debug_trace", {"add": ["tick"], "watches": {"add": [
+        {"variable": "g_counter"}, {"variable": "g_nope"}]}})
+    r = mcp.launch("poll_ticker", project=REPO)
+    sid = r["sessionId"]
+    assert r.get("pendingWatchesApplied") == 1, r
+    assert any("g_nope" in w and "VARIABLE_NOT_FOUND" in w for w in r["warnings"]), r
+    ev = function_events(mcp, sid, "tick", 1)
+    first = min(ev, key=lambda e: int(e["id"]))
+    assert "g_counter" in first["watchValues"], first   # from the very first call
+    mcp.stop(sid)
+    mcp.call_tool("debug_trace", {"remove": ["tick"],
+                                  "watches": {"remove": ["g_counter", "g_nope"]}})
