@@ -27,6 +27,7 @@ struct collector_target {
     struct collector_events events;
     struct twatch_set *watches;  /* trace watches, read by the main image's hooks */
     pid_t pid;
+    bool exec_rebind;            /* tracer thread: the main process exec'd */
 };
 
 static void native_init(const char *cache_dir)
@@ -66,12 +67,16 @@ static void on_entry(void *arg, struct tracer *t)
     /* Launch watches first: the patterns armed next record them from their first
      * call. (A no-op after the first entry.) */
     twatch_apply_staged(ct->watches, tracer_pid(t));
+    if (ct->exec_rebind) /* another program: its variables are elsewhere */
+        twatch_rebind(ct->watches, tracer_pid(t));
+    ct->exec_rebind = false;
     trace_on_entry(ct->trace, t);
 }
 
 static void on_main_exec(void *arg)
 {
     struct collector_target *ct = arg;
+    ct->exec_rebind = true;
     trace_main_exec(ct->trace);
 }
 

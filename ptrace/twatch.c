@@ -20,6 +20,7 @@
 
 struct twatch {
     struct trace_watch_info info;
+    char broken[320];            /* "" or why it has no address now (after an exec) */
     enum memory_hint hint;       /* address watches */
     bool rewalk;                 /* through a pointer: resolved at each read */
     struct varres v;             /* variable watches: as resolved when added */
@@ -431,7 +432,9 @@ static void read_value(struct twatch_set *ws, struct twatch *w, pid_t pid, int m
     sb->len = 0;
     if (sb->buf)
         sb->buf[0] = '\0';
-    if (!w->info.variable[0]) {
+    if (w->broken[0]) {
+        sb_json_string(sb, w->broken);
+    } else if (!w->info.variable[0]) {
         unsigned char buf[8];
         if (procmem_read(memfd, w->info.address, buf, w->info.size))
             twatch_format_hint(w->hint, buf, sb);
@@ -468,6 +471,39 @@ static void read_value(struct twatch_set *ws, struct twatch *w, pid_t pid, int m
     } else {
         sb_append(out, sb->buf, sb->len);
     }
+}
+
+void twatch_rebind(struct twatch_set *ws, pid_t pid)
+{
+    int memfd = procmem_open(pid);
+    pthread_mutex_lock(&ws->lock);
+    if (ws->proc_open) {
+        varres_process_close(&ws->proc);
+        ws->proc_open = false;
+    }
+    for (int i = 0; i < ws->n; i++) {
+        struct twatch *w = &ws->w[i];
+        if (!w->info.variable[0])
+            continue; /* an address stays an address */
+        struct strobe_error e = {0};
+        struct varres v;
+        if (memfd >= 0 && varres_resolve(pid, memfd, w->info.variable, &v, &e) == 0) {
+            w->v = v;
+            w->broken[0] = '\0';
+            w->info.address = v.has_address ? v.address : 0;
+            w->info.size = v.size;
+            snprintf(w->info.type, sizeof w->info.type, "%s", v.type_name);
+        } else if (!(w->rewalk && e.code == ERR_MEMORY_UNREADABLE)) {
+            snprintf(w->broken, sizeof w->broken, "<%s: %.250s>",
+                     err_code_name(memfd >= 0 ? e.code : ERR_PROCESS_EXITED),
+                     memfd >= 0 ? e.msg : "the process is gone");
+            w->info.address = 0;
+        }
+    }
+    ws->gen = ws->gen + 1 ? ws->gen + 1 : 1;
+    pthread_mutex_unlock(&ws->lock);
+    if (memfd >= 0)
+        close(memfd);
 }
 
 bool twatch_render(struct twatch_set *ws, const struct dw_function *fn,

@@ -43,6 +43,11 @@ void twatch_list(struct twatch_set *ws, struct trace_watch_result *out);
 int twatch_stage(struct twatch_set *ws, const struct trace_watch_spec *w, int n);
 void twatch_apply_staged(struct twatch_set *ws, pid_t pid);
 
+/* Tracer thread, at the entry point of the program the main process exec'd: the
+ * variable watches are resolved again in it (pid); one that is not found there
+ * stays, and its events say why. */
+void twatch_rebind(struct twatch_set *ws, pid_t pid);
+
 /* Per traced function: which watches apply, cached until the set changes. */
 struct twatch_cache {
     uint32_t mask;

@@ -227,3 +227,20 @@ def test_pending_watch_that_cannot_be_added(mcp):
     mcp.stop(sid)
     mcp.call_tool("debug_trace", {"remove": ["tick"],
                                   "watches": {"remove": ["g_counter", "g_nope"]}})
+
+
+def test_watches_follow_the_main_process_exec(mcp):
+    """The main process execs a program (itself, at other addresses): variable watches
+    are resolved again in it, so tick() keeps showing the live counter."""
+    mcp.call_tool("debug_trace", {"add": ["tick"], "watches": {"add": [
+        {"variable": "g_counter"}]}})
+    r = mcp.launch("poll_ticker", project=REPO, args=["5", "exec"])
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 9, eventType="function_exit", function={"equals": "tick"})
+    ev = [e for e in mcp.all_events(sid, verbose=True, eventType="function_exit",
+                                    function={"equals": "tick"})]
+    vals = [e["watchValues"]["g_counter"] for e in ev]
+    assert vals[:5] == [1, 2, 3, 4, 5], vals
+    assert vals[5:9] == [1, 2, 3, 4], vals          # the new image's counter
+    mcp.stop(sid)
+    mcp.call_tool("debug_trace", {"remove": ["tick"], "watches": {"remove": ["g_counter"]}})
