@@ -27,12 +27,13 @@
 #define U_MEMWRITE "strobectl memory write SESSION VAR=VALUE... [--pid N]"
 #define U_MEMPOLL "strobectl memory poll SESSION [VAR]... [--address A --type T]... " \
                   "--interval MS --duration MS [--depth N] [--pid N]"
-#define U_MEMORY "strobectl memory read|write|poll SESSION ..."
 #define U_WATCH  "strobectl watch SESSION VAR|--address A [--size N] [--type T] " \
                  "[--access write|readwrite] [--pid N]"
 #define U_UNWATCH "strobectl unwatch SESSION ID|all"
 #define U_CRASH  "strobectl crash SESSION [--pid N] [--full-paths] [--registers]"
 #define U_STACKS "strobectl stacks SESSION [--pid N]"
+#define U_MEMORY "strobectl memory SESSION [VARIABLE...] [--address ADDR:TYPE[:SIZE]]... " \
+                 "[--set VARIABLE=VALUE]... [--depth N] [--pid N]"
 #define U_TOOLS  "strobectl tools"
 #define U_CALL   "strobectl call TOOL [JSON-ARGUMENTS]"
 #define U_ANY    "strobectl [--json] COMMAND [ARGS...]; see strobectl --help"
@@ -66,7 +67,7 @@ const char ctl_help[] =
     "      read globals and statics (cfg.max_retries, head->next->value, table[3]) or\n"
     "      raw memory of the running program without stopping it; prints\n"
     "      'name = value  (type at 0x...)', or 'name: CODE: sentence' for a target\n"
-    "      that failed (exit status 4 when any did)\n"
+    "      that failed (exit status 4 when any did); same as memory SESSION below\n"
     "  " U_MEMWRITE "\n"
     "      set variables by their own type (range-checked); prints old and new values\n"
     "  " U_MEMPOLL "\n"
@@ -85,6 +86,11 @@ const char ctl_help[] =
     "      stop every thread of the running program for a moment and print where each\n"
     "      one is (like gdb's thread apply all bt): name, state, what it waits for,\n"
     "      frames; a deadlock (wait cycle) is named first\n"
+    "  " U_MEMORY "\n"
+    "      read globals and statics of the running program (cfg.retries, p->next,\n"
+    "      a[3], func::counter) or raw memory (--address 0x7f..:i32, TYPE one of i8 u8\n"
+    "      i16 u16 i32 u32 i64 u64 f32 f64 pointer, or bytes:SIZE saved to a file),\n"
+    "      without stopping it; --set writes instead (VALUE true/false, else as typed)\n"
     "  " U_TOOLS "\n"
     "      list the daemon's MCP tools\n"
     "  " U_CALL "\n"
@@ -97,7 +103,7 @@ const char ctl_help[] =
     "\n"
     "exit status: 0 ok, 1 the tool or the daemon reported an error,\n"
     "2 the daemon cannot be reached, 3 no crash recorded (crash), 4 some targets of\n"
-    "memory read/write/poll failed (the others are printed), 64 usage error.\n";
+    "memory [read|write|poll] failed (the others are printed), 64 usage error.\n";
 
 static int usage_error(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -469,7 +475,7 @@ static cJSON *value_of(const char *s)
 }
 
 /* memory read|write|poll and watch: the targets and options of debug_memory. */
-static int parse_memory(struct walker *w, enum ctl_kind kind, cJSON *args)
+static int parse_memory_op(struct walker *w, enum ctl_kind kind, cJSON *args)
 {
     static const struct opt_def read_opts[] = {
         { "--address", VALUE }, { "--type", VALUE }, { "--size", VALUE },
@@ -695,6 +701,96 @@ static int parse_stacks(struct walker *w, cJSON *args)
     return 0;
 }
 
+/* An --address ADDR:TYPE[:SIZE] target. */
+static cJSON *address_target(struct walker *w, const char *spec)
+{
+    char addr[64], type[16];
+    long long size = 0;
+    int n = 0;
+    if (sscanf(spec, "%63[^:]:%15[^:]%n", addr, type, &n) != 2 ||
+        (spec[n] && (spec[n] != ':' ||
+                     parse_int("--address SIZE", spec + n + 1, 1, 1 << 20, &size, w->err,
+                               w->errlen) != 0))) {
+        if (!w->err[0])
+            usage_error(w->err, w->errlen, "--address needs ADDR:TYPE or ADDR:bytes:SIZE, not "
+                        "'%s'", spec);
+        return NULL;
+    }
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "address", addr);
+    cJSON_AddStringToObject(t, "type", type);
+    if (size)
+        cJSON_AddNumberToObject(t, "size", (double)size);
+    return t;
+}
+
+/* memory: debug_memory read of the positional variables and --address targets, or a
+ * write of the --set ones (true and false are booleans; other values go as strings,
+ * which the daemon reads by the variable's type). */
+static int parse_memory(struct walker *w, cJSON *args)
+{
+    static const struct opt_def opts[] = { { "--pid", VALUE }, { "--depth", VALUE },
+                                           { "--address", VALUE }, { "--set", VALUE },
+                                           { 0 } };
+    bool dd = false, reads = false, writes = false;
+    const char *sid = NULL, *name, *value;
+    cJSON *targets = cJSON_AddArrayToObject(args, "targets");
+    int k;
+    w->err[0] = '\0';
+    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+        cJSON *t = NULL;
+        long long n;
+        if (k < 0)
+            return -1;
+        if (k == 2 && !sid) {
+            sid = value;
+            continue;
+        }
+        if (k == 2) {
+            t = cJSON_CreateObject();
+            cJSON_AddStringToObject(t, "variable", value);
+            reads = true;
+        } else if (strcmp(name, "--address") == 0) {
+            if (!(t = address_target(w, value)))
+                return -1;
+            reads = true;
+        } else if (strcmp(name, "--set") == 0) {
+            const char *eq = strchr(value, '=');
+            if (!eq || eq == value)
+                return usage_error(w->err, w->errlen, "--set needs VARIABLE=VALUE, not '%s'",
+                                   value);
+            t = cJSON_CreateObject();
+            char *variable = strndup(value, (size_t)(eq - value));
+            cJSON_AddStringToObject(t, "variable", variable);
+            free(variable);
+            if (strcmp(eq + 1, "true") == 0 || strcmp(eq + 1, "false") == 0)
+                cJSON_AddBoolToObject(t, "value", eq[1] == 't');
+            else
+                cJSON_AddStringToObject(t, "value", eq + 1);
+            writes = true;
+        } else if (parse_int(name, value, 1, strcmp(name, "--pid") == 0 ? 2147483647LL : 5,
+                             &n, w->err, w->errlen) != 0) {
+            return -1;
+        } else {
+            cJSON_DeleteItemFromObjectCaseSensitive(args, name + 2);
+            cJSON_AddNumberToObject(args, name + 2, (double)n);
+        }
+        if (t)
+            cJSON_AddItemToArray(targets, t);
+    }
+    if (!sid)
+        return usage_error(w->err, w->errlen, "memory needs a SESSION id");
+    if (reads == writes)
+        return usage_error(w->err, w->errlen, reads ? "memory reads or writes (--set), not "
+                           "both at once" : "memory needs a VARIABLE, --address or --set");
+    if (writes && cJSON_HasObjectItem(args, "depth"))
+        return usage_error(w->err, w->errlen, "--depth goes with reads, not --set");
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    if (writes)
+        cJSON_AddStringToObject(args, "action", "write");
+    return 0;
+}
+
 /* sessions, tools: no arguments at all. */
 static int parse_none(struct walker *w, const char *cmd)
 {
@@ -771,7 +867,7 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         { "trace", CTL_TRACE, "debug_trace", U_TRACE },
         { "crash", CTL_CRASH, "debug_query", U_CRASH },
         { "stacks", CTL_STACKS, "debug_session", U_STACKS },
-        { "memory", CTL_MEM_READ, "debug_memory", U_MEMORY },
+        { "memory", CTL_MEMORY, "debug_memory", U_MEMORY },
         { "watch", CTL_WATCH, "debug_memory", U_WATCH },
         { "unwatch", CTL_UNWATCH, "debug_memory", U_UNWATCH },
         { "tools", CTL_TOOLS, NULL, U_TOOLS },
@@ -791,23 +887,19 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
     out->tool = cmds[c].tool;
     out->args = cJSON_CreateObject();
 
-    if (out->kind == CTL_MEM_READ) {
-        /* memory read|write|poll */
+    if (out->kind == CTL_MEMORY && i < argc &&
+        (strcmp(argv[i], "read") == 0 || strcmp(argv[i], "write") == 0 ||
+         strcmp(argv[i], "poll") == 0)) {
+        /* memory read|write|poll SESSION ...; without one of those words, memory
+         * SESSION ... (parse_memory: reads, or writes with --set) */
         static const struct { const char *op; enum ctl_kind kind; const char *usage; }
         ops[] = {
             { "read", CTL_MEM_READ, U_MEMREAD }, { "write", CTL_MEM_WRITE, U_MEMWRITE },
             { "poll", CTL_MEM_POLL, U_MEMPOLL },
         };
         size_t o = 0;
-        while (o < 3 && (i >= argc || strcmp(argv[i], ops[o].op) != 0))
+        while (strcmp(argv[i], ops[o].op) != 0)
             o++;
-        if (o == 3) {
-            cJSON_Delete(out->args);
-            out->args = NULL;
-            out->tool = NULL;
-            return usage_error(err, errlen, "memory needs read, write or poll%s%s",
-                               i < argc ? ", not " : "", i < argc ? argv[i] : "");
-        }
         out->kind = ops[o].kind;
         out->usage = ops[o].usage;
         i++;
@@ -842,11 +934,14 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
     case CTL_MEM_READ:
     case CTL_MEM_WRITE:
     case CTL_MEM_POLL:
-        rc = parse_memory(&w, out->kind, out->args);
+        rc = parse_memory_op(&w, out->kind, out->args);
         break;
     case CTL_WATCH:
     case CTL_UNWATCH:
         rc = parse_watch(&w, out->kind == CTL_UNWATCH, out->args);
+        break;
+    case CTL_MEMORY:
+        rc = parse_memory(&w, out->args);
         break;
     case CTL_TOOLS:
         cJSON_Delete(out->args);

@@ -30,6 +30,7 @@ enum ctl_kind {
     CTL_MEM_POLL, /* debug_memory read with poll */
     CTL_WATCH,    /* debug_memory watch (a hardware data watchpoint) */
     CTL_UNWATCH,  /* debug_memory unwatch */
+    CTL_MEMORY,   /* debug_memory read or write, one line per target */
 };
 
 struct ctl_cmd {

@@ -445,42 +445,6 @@ static bool target_error(const cJSON *t, const char **code, const char **msg)
     return true;
 }
 
-int render_memory(FILE *out, const cJSON *r)
-{
-    int failed = 0;
-    const cJSON *t;
-    cJSON_ArrayForEach(t, json_get(r, "results")) {
-        const char *name = json_str(t, "target") ? json_str(t, "target") : "?";
-        const char *code, *msg;
-        if (target_error(t, &code, &msg)) {
-            fprintf(out, "%s: %s: %s\n", name, code, msg);
-            failed++;
-            continue;
-        }
-        const cJSON *v = json_get(t, "value");
-        if (!v)
-            v = json_get(t, "newValue");
-        char *val = v ? cJSON_PrintUnformatted(v) : NULL;
-        fprintf(out, "%s = %s  (", name, val ? val : json_str(t, "preview") ? "bytes" : "?");
-        free(val);
-        const cJSON *old = json_get(t, "oldValue");
-        if (old) {
-            char *o = cJSON_PrintUnformatted(old);
-            fprintf(out, "was %s; ", o ? o : "?");
-            free(o);
-        }
-        fprintf(out, "%s", json_str(t, "type") ? json_str(t, "type") : "?");
-        if (json_str(t, "address"))
-            fprintf(out, " at %s", json_str(t, "address"));
-        fputs(")\n", out);
-        if (json_str(t, "file"))
-            fprintf(out, "    saved to %s\n", json_str(t, "file"));
-        if (json_str(t, "preview"))
-            fprintf(out, "    %s\n", json_str(t, "preview"));
-    }
-    return failed;
-}
-
 int render_poll(FILE *out, const cJSON *r, const char *session_id)
 {
     fprintf(out, "polling %lld target(s) every %lld ms for %lld ms (poll %lld, %lld "
@@ -501,4 +465,49 @@ int render_poll(FILE *out, const cJSON *r, const char *session_id)
     fprintf(out, "read the samples: strobectl query %s --type variable_snapshot\n",
             session_id ? session_id : "SESSION");
     return failed;
+}
+
+/* " (TYPE at ADDR)", or " (TYPE)" for a value with no address. */
+static void render_where(FILE *out, const cJSON *t)
+{
+    if (json_str(t, "address"))
+        fprintf(out, " (%s at %s)", json_str(t, "type") ? json_str(t, "type") : "?",
+                json_str(t, "address"));
+    else if (json_str(t, "type"))
+        fprintf(out, " (%s)", json_str(t, "type"));
+}
+
+void render_memory(FILE *out, const cJSON *r)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, json_get(r, "results"))
+    {
+        const char *target = json_str(t, "target") ? json_str(t, "target") : "?";
+        const cJSON *err = json_get(t, "error");
+        if (err) {
+            fprintf(out, "%s: %s: %s\n", target, json_str(err, "code") ? json_str(err, "code")
+                                                                        : "?",
+                    json_str(err, "message") ? json_str(err, "message") : "?");
+            continue;
+        }
+        if (json_str(t, "file")) {
+            fprintf(out, "%s: %lld bytes at %s saved to %s\n    %s\n", target,
+                    json_num(t, "size"), json_str(t, "address") ? json_str(t, "address") : "?",
+                    json_str(t, "file"), json_str(t, "preview") ? json_str(t, "preview") : "");
+            continue;
+        }
+        char *value = cJSON_PrintUnformatted(json_get(t, "value"));
+        char *old = json_get(t, "oldValue") ? cJSON_PrintUnformatted(json_get(t, "oldValue"))
+                                            : NULL;
+        if (old)
+            fprintf(out, "%s: %s -> %s", target, old, value ? value : "?");
+        else
+            fprintf(out, "%s = %s", target, value ? value : "?");
+        render_where(out, t);
+        fputc('\n', out);
+        free(value);
+        free(old);
+    }
+    if (json_str(r, "truncated"))
+        fprintf(out, "\n%s\n", json_str(r, "truncated"));
 }

@@ -51,11 +51,10 @@ void render_tools(FILE *out, const cJSON *r);
  * held by TID") with its frames "#N fn (file:line)". */
 void render_stacks(FILE *out, const cJSON *r);
 
-/* debug_memory read and write: one line per target, "name = value  (type at 0x…)"
- * (a write: "name = new  (was old; type at 0x…)"), or "name: CODE: sentence" for a
- * target that failed; a bytes target adds its file and hex preview. Returns how
- * many targets failed. */
-int render_memory(FILE *out, const cJSON *r);
+/* debug_memory read and write, a line per target: "g_config.retries = 3 (int at
+ * 0x…)", "g_int: -42 -> 7 (int at 0x…)", "buf: 64 bytes at 0x… saved to FILE" with
+ * the preview, or "name: CODE: sentence". */
+void render_memory(FILE *out, const cJSON *r);
 /* debug_memory poll: what is sampled and how to read it; the targets left out with
  * their errors. Returns how many targets failed. */
 int render_poll(FILE *out, const cJSON *r, const char *session_id);

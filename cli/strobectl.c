@@ -31,14 +31,32 @@ enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_NO_CRASH = 3, EXIT_TARGET
  * is not followed forever. */
 #define CRASH_MAX_PAGES 1000
 
+/* Whether targets of a memory command failed (the exit status says so). */
+static int failed_targets(const struct ctl_cmd *cmd, const cJSON *r)
+{
+    if (cmd->kind == CTL_MEM_POLL)
+        return cJSON_GetArraySize(json_get(r, "errors")) > 0;
+    if (cmd->kind != CTL_MEMORY && cmd->kind != CTL_MEM_READ && cmd->kind != CTL_MEM_WRITE)
+        return 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, json_get(r, "results")) {
+        const cJSON *err = json_get(t, "error");
+        if (err && !cJSON_IsNull(err))
+            return 1;
+    }
+    return 0;
+}
+
 /* Prints r; returns the exit status (EXIT_TARGETS when targets of a memory command
  * failed). */
 static int print_result(const struct ctl_cmd *cmd, const cJSON *r)
 {
     switch (cmd->kind) {
+    case CTL_MEMORY:
     case CTL_MEM_READ:
     case CTL_MEM_WRITE:
-        return render_memory(stdout, r) ? EXIT_TARGETS : 0;
+        render_memory(stdout, r);
+        return failed_targets(cmd, r) ? EXIT_TARGETS : 0;
     case CTL_MEM_POLL:
         return render_poll(stdout, r, json_str(cmd->args, "sessionId")) ? EXIT_TARGETS : 0;
     case CTL_LAUNCH:
@@ -62,22 +80,6 @@ static int print_result(const struct ctl_cmd *cmd, const cJSON *r)
     default: /* status, trace, watch, unwatch */
         render_fields(stdout, r);
         break;
-    }
-    return 0;
-}
-
-/* --json: the exit status still says whether targets failed. */
-static int failed_targets(const struct ctl_cmd *cmd, const cJSON *r)
-{
-    if (cmd->kind == CTL_MEM_POLL)
-        return cJSON_GetArraySize(json_get(r, "errors")) > 0;
-    if (cmd->kind != CTL_MEM_READ && cmd->kind != CTL_MEM_WRITE)
-        return 0;
-    const cJSON *t;
-    cJSON_ArrayForEach(t, json_get(r, "results")) {
-        const cJSON *err = json_get(t, "error");
-        if (err && !cJSON_IsNull(err))
-            return 1;
     }
     return 0;
 }

@@ -356,3 +356,30 @@ def test_process_exited(mcp):
     e = mcp.tool_error("debug_memory", {"action": "write", "sessionId": sid,
                                         "targets": [{"variable": "g_int", "value": 1}]})
     assert e.code == "PROCESS_EXITED", e
+
+
+def test_strobectl_memory(mcp):
+    sid, pid = launch(mcp)
+    ctl = mcp.world.strobectl
+    g_int = hex(address_of(pid, "g_int"))
+    r = ctl("memory", sid, "g_int", "g_config.origin", "--depth", "2", "g_conifg",
+            "--address", g_int + ":u8")
+    assert r.rc == 4, r   # a target failed (strobectl's exit status 4)
+    lines = r.out.splitlines()
+    assert lines[0] == "g_int = -42 (int at %s)" % g_int, r.out
+    assert lines[1].startswith('g_config.origin = {"x":1,"y":2} (struct point at 0x'), r.out
+    assert lines[2].startswith("g_conifg: VARIABLE_NOT_FOUND: No global or static variable "
+                               "'g_conifg'"), r.out
+    assert lines[3] == "%s = 214 (u8 at %s)" % (g_int, g_int), r.out
+    r = ctl("memory", sid, "--set", "g_int=12", "--set", "g_name=strobe", "--set",
+            "g_bool=false")
+    assert r.rc == 0, r
+    assert r.out.splitlines() == [
+        "g_int: -42 -> 12 (int at %s)" % g_int,
+        'g_name: "hello" -> "strobe" (char[16] at %s)' % hex(address_of(pid, "g_name")),
+        "g_bool: true -> false (_Bool at %s)" % hex(address_of(pid, "g_bool")),
+    ], r.out
+    r = ctl("--json", "memory", sid, "g_int")
+    assert r.rc == 0 and r.json()["results"][0]["value"] == 12, r
+    r = ctl("memory", sid)
+    assert r.rc == 64 and "memory needs a VARIABLE" in r.err, r

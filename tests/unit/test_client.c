@@ -564,6 +564,35 @@ static void test_ctl_memory(void **state)
     assert_args(&c, "{\"watches\":{\"add\":[{\"variable\":\"g\",\"on\":[\"ns::*\"]},"
                     "{\"variable\":\"h\"}],\"remove\":[\"old\"]},\"sessionId\":\"s1\"}");
     ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "memory", "s1", "cfg.retries", "--depth", "3",
+                           "--address", "0x10:i32", "--address", "0x20:bytes:64", NULL), 0);
+    assert_int_equal(c.kind, CTL_MEMORY);
+    assert_string_equal(c.tool, "debug_memory");
+    assert_args(&c, "{\"targets\":[{\"variable\":\"cfg.retries\"},{\"address\":\"0x10\","
+                    "\"type\":\"i32\"},{\"address\":\"0x20\",\"type\":\"bytes\",\"size\":64}],"
+                    "\"depth\":3,\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "memory", "s1", "--set", "g_int=-7", "--set",
+                           "g_bool=false", "--set", "g_name=a=b", "--pid", "42", NULL), 0);
+    assert_args(&c, "{\"targets\":[{\"variable\":\"g_int\",\"value\":\"-7\"},"
+                    "{\"variable\":\"g_bool\",\"value\":false},{\"variable\":\"g_name\","
+                    "\"value\":\"a=b\"}],\"pid\":42,\"sessionId\":\"s1\",\"action\":\"write\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "memory", NULL), -1);
+    assert_string_equal(err, "memory needs a SESSION id");
+    assert_non_null(strstr(c.usage, "strobectl memory SESSION"));
+    assert_int_equal(parse(&c, err, "memory", "s1", NULL), -1);
+    assert_string_equal(err, "memory needs a VARIABLE, --address or --set");
+    assert_int_equal(parse(&c, err, "memory", "s1", "x", "--set", "y=1", NULL), -1);
+    assert_string_equal(err, "memory reads or writes (--set), not both at once");
+    assert_int_equal(parse(&c, err, "memory", "s1", "--set", "y", NULL), -1);
+    assert_string_equal(err, "--set needs VARIABLE=VALUE, not 'y'");
+    assert_int_equal(parse(&c, err, "memory", "s1", "--address", "0x10", NULL), -1);
+    assert_string_equal(err, "--address needs ADDR:TYPE or ADDR:bytes:SIZE, not '0x10'");
+    assert_int_equal(parse(&c, err, "memory", "s1", "--address", "0x10:bytes:x", NULL), -1);
+    assert_int_equal(parse(&c, err, "memory", "s1", "x", "--depth", "6", NULL), -1);
+    assert_int_equal(parse(&c, err, "memory", "s1", "--set", "y=1", "--depth", "2", NULL), -1);
+    assert_string_equal(err, "--depth goes with reads, not --set");
 }
 
 /* The report of a parsed event, with flags. Caller frees. */
@@ -785,20 +814,19 @@ static void test_render_query(void **state)
     cJSON_Delete(r);
 }
 
-static void test_render_memory(void **state)
+static void test_render_poll_and_snapshots(void **state)
 {
     (void)state;
-    cJSON *r = cJSON_Parse(
-        "{\"results\":[{\"target\":\"g\",\"address\":\"0x10\",\"type\":\"int\","
-        "\"size\":4,\"value\":3},{\"target\":\"s\",\"address\":\"0x20\",\"type\":"
-        "\"char [4]\",\"value\":\"ab\",\"oldValue\":\"xy\"},{\"target\":\"n\","
-        "\"error\":{\"code\":\"VARIABLE_NOT_FOUND\",\"message\":\"No n.\"}}]}");
     struct capture c;
-    assert_int_equal(render_memory(capture_start(&c), r), 1);
+    cJSON *r = cJSON_Parse("{\"polling\":true,\"pollId\":2,\"variableCount\":1,"
+                           "\"intervalMs\":100,\"durationMs\":1000,\"expectedSamples\":10,"
+                           "\"errors\":[{\"target\":\"n\",\"code\":\"VARIABLE_NOT_FOUND\","
+                           "\"error\":\"No n.\"}]}");
+    assert_int_equal(render_poll(capture_start(&c), r, "s1"), 1);
     char *t = capture_end(&c);
-    assert_string_equal(t, "g = 3  (int at 0x10)\n"
-                           "s = \"ab\"  (was \"xy\"; char [4] at 0x20)\n"
-                           "n: VARIABLE_NOT_FOUND: No n.\n");
+    assert_string_equal(t, "polling 1 target(s) every 100 ms for 1000 ms (poll 2, 10 samples)\n"
+                           "n: VARIABLE_NOT_FOUND: No n. (not sampled)\n"
+                           "read the samples: strobectl query s1 --type variable_snapshot\n");
     free(t);
     cJSON_Delete(r);
 
@@ -857,6 +885,36 @@ static void test_render_stacks(void **state)
                         "Thread 13 (c) running:\n"
                         "#0 spin (/src/app.c:3)\n"
                         "#1 start_thread\n");
+    free(t);
+    cJSON_Delete(r);
+}
+
+static void test_render_memory(void **state)
+{
+    (void)state;
+    cJSON *r = cJSON_Parse(
+        "{\"results\":[{\"target\":\"cfg\",\"address\":\"0x10\",\"type\":\"struct config\","
+        "\"size\":8,\"value\":{\"retries\":3,\"name\":\"cfg\"}},"
+        "{\"target\":\"kMax\",\"type\":\"int\",\"size\":4,\"value\":64},"
+        "{\"target\":\"g_int\",\"address\":\"0x20\",\"type\":\"int\",\"size\":4,"
+        "\"oldValue\":-42,\"value\":7},"
+        "{\"target\":\"0x30\",\"address\":\"0x30\",\"type\":\"bytes\",\"size\":4,"
+        "\"file\":\"/h/memory/a.bin\",\"preview\":\"00 01 02 03\"},"
+        "{\"target\":\"nope\",\"error\":{\"code\":\"VARIABLE_NOT_FOUND\",\"message\":"
+        "\"No global.\"}}],\"truncated\":\"1 value(s) were cut.\"}");
+    assert_non_null(r);
+    struct capture c;
+    render_memory(capture_start(&c), r);
+    char *t = capture_end(&c);
+    assert_string_equal(t,
+                        "cfg = {\"retries\":3,\"name\":\"cfg\"} (struct config at 0x10)\n"
+                        "kMax = 64 (int)\n"
+                        "g_int: -42 -> 7 (int at 0x20)\n"
+                        "0x30: 4 bytes at 0x30 saved to /h/memory/a.bin\n"
+                        "    00 01 02 03\n"
+                        "nope: VARIABLE_NOT_FOUND: No global.\n"
+                        "\n"
+                        "1 value(s) were cut.\n");
     free(t);
     cJSON_Delete(r);
 }
@@ -966,11 +1024,12 @@ int main(void)
         cmocka_unit_test(test_ctl_crash),
         cmocka_unit_test(test_ctl_stacks),
         cmocka_unit_test(test_ctl_memory),
-        cmocka_unit_test(test_render_memory),
+        cmocka_unit_test(test_render_poll_and_snapshots),
         cmocka_unit_test(test_crash_report_signal),
         cmocka_unit_test(test_crash_report_details),
         cmocka_unit_test(test_render_query),
         cmocka_unit_test(test_render_stacks),
+        cmocka_unit_test(test_render_memory),
         cmocka_unit_test(test_render_sessions_and_results),
         cmocka_unit_test(test_crash_report_all),
     };
