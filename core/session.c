@@ -632,6 +632,7 @@ static int stop_or_delete(const char *id, bool retain, int64_t *events,
     if (s)
         end_live(s);
     pthread_mutex_unlock(&reg.lock);
+    polls_end_session(id, true); /* one started meanwhile has found the session gone */
     store_sync(reg.store);
     struct session_row row;
     int rc = store_session_get(reg.store, id, &row);
