@@ -16,6 +16,7 @@
 
 #include <dwarf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -331,18 +332,61 @@ enum dw_global_match dw_global_find(const char *path, const char *name, struct d
     if (best && dwarf_offdie(t->dw, best->die, &die)) {
         const struct dw_type *type = type_conv_of(t->tc, &die);
         int line = 0;
+        bool external = false;
+        Dwarf_Attribute at;
         dwarf_decl_line(&die, &line);
+        dwarf_formflag(dwarf_attr_integrate(&die, DW_AT_external, &at), &external);
+        const char *symbol = dwarf_formstring(dwarf_attr_integrate(&die, DW_AT_linkage_name,
+                                                                   &at));
         *out = (struct dw_global){
             .name = best->name, .where = best->where, .addr = best->addr,
             .bytes = best->bytes ? best->bytes : (const unsigned char *)&best->word,
             .len = best->len, .type = type ? type : type_conv_unknown(t->tc),
             .decl_file = dwarf_decl_file(&die), .decl_line = line,
+            .symbol = !external ? NULL : symbol ? symbol : dwarf_diename(&die),
         };
     } else {
         m = DWG_NONE;
     }
     pthread_mutex_unlock(&lock);
     return m;
+}
+
+/* Searches the symbol table section of type kind of t for the object name. */
+static bool symbol_in(struct table *t, Elf64_Word kind, const char *name, uint64_t *addr,
+                      uint64_t *size)
+{
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(t->elf, scn)))
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == kind && sh.sh_entsize) {
+            Elf_Data *d = elf_getdata(scn, NULL);
+            size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+            GElf_Sym sym;
+            for (size_t i = 1; i < n; i++) {
+                const char *s = gelf_getsym(d, (int)i, &sym)
+                                    ? elf_strptr(t->elf, sh.sh_link, sym.st_name) : NULL;
+                if (s && GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
+                    sym.st_shndx != SHN_UNDEF && strcmp(s, name) == 0) {
+                    *addr = sym.st_value;
+                    *size = sym.st_size;
+                    return true;
+                }
+            }
+        }
+    return false;
+}
+
+bool dw_symbol_find(const char *path, const char *name, bool dynamic, uint64_t *addr,
+                    uint64_t *size)
+{
+    pthread_mutex_lock(&lock);
+    struct table *t = table_get(path);
+    bool found = t && t->elf &&
+                 ((!dynamic && symbol_in(t, SHT_SYMTAB, name, addr, size)) ||
+                  symbol_in(t, SHT_DYNSYM, name, addr, size));
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 /* Levenshtein distance, capped at cap + 1 (long names are not compared in full). */

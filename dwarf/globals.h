@@ -39,6 +39,9 @@ struct dw_global {
     const struct dw_type *type;   /* never NULL (the unknown type when DWARF has none) */
     const char *decl_file;        /* as DWARF spells it; NULL when unknown */
     int decl_line;                /* 0 when unknown */
+    const char *symbol;           /* an external variable's ELF symbol name (the
+                                     linkage name in C++), NULL for a static: the
+                                     name the dynamic linker may bind elsewhere */
 };
 
 enum dw_global_match {
@@ -54,6 +57,15 @@ enum dw_global_match {
  * files), the first with an address wins. DWG_NONE too when the file cannot be read
  * or has no DWARF. */
 enum dw_global_match dw_global_find(const char *path, const char *name, struct dw_global *out);
+
+/* The data object symbol called name in the ELF file at path: its link-time address
+ * and size. dynamic: in the dynamic symbol table only (what the dynamic linker binds:
+ * a library's global used by the executable lives in the executable's copy, a copy
+ * relocation, while the library's own stays as it was loaded; so a variable found in a
+ * library is looked up there in the executable first); else in .symtab, then
+ * .dynsym (a variable of a file without debug info). false when there is none. */
+bool dw_symbol_find(const char *path, const char *name, bool dynamic, uint64_t *addr,
+                    uint64_t *size);
 
 /* The names of the file's variables nearest to name (edit distance, on the whole
  * qualified name or on its last component; a partial name matching several

@@ -42,8 +42,8 @@ static const struct hint {
      "locals show in debug_session({action: \"stacks\", sessionId, locals: true}) and in "
      "crash events."},
     {ERR_VARIABLE_UNAVAILABLE, "debug_memory",
-     "Read a variable that holds the same value, or rebuild with -O0 -g so it keeps its "
-     "storage."},
+     "Read a variable that holds the same value, read it raw by the address the message "
+     "gives, or rebuild with -O0 -g so it keeps its storage."},
     {ERR_BAD_EXPRESSION, "debug_memory",
      "Write it as C: a.b for a member, p->b through a pointer, a[3] for an element, *p "
      "for what p points to; the message names the members there are."},

@@ -36,12 +36,14 @@ struct request {
     char numbers[MEMORY_MAX_TARGETS][40]; /* values given as JSON numbers, as text */
 };
 
+/* "0x..." in hex, else decimal (never octal: "010" is ten). */
 static int parse_address(const char *text, int i, uint64_t *out, struct strobe_error *e)
 {
     char *end;
     errno = 0;
-    unsigned long long v = strtoull(text, &end, 0);
-    if (!*text || *end || errno || text[0] == '-')
+    bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    unsigned long long v = strtoull(text, &end, hex ? 16 : 10);
+    if (!*text || *end || errno || text[0] == '-' || text[0] == '+' || text[0] == ' ')
         return err_set(e, ERR_VALIDATION, "targets[%d].address must be an address in hex "
                        "(\"0x7ffd1000\"); got '%.60s'.", i, text);
     *out = v;

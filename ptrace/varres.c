@@ -184,9 +184,26 @@ void varres_process_close(struct varres_process *p)
     p->mods = NULL;
 }
 
+/* A hint type for an object of size bytes read raw. */
+static const char *raw_type(uint64_t size)
+{
+    return size == 1 ? "u8" : size == 2 ? "u16" : size == 4 ? "u32" : size == 8 ? "u64"
+                                                                                 : "bytes";
+}
+
 static int not_found(const char *name, const struct module *mods, size_t n,
                      struct strobe_error *e)
 {
+    uint64_t addr, size;
+    for (size_t i = 0; i < n; i++)
+        if (dw_symbol_find(mods[i].path, name, false, &addr, &size))
+            return err_set(e, ERR_VARIABLE_UNAVAILABLE,
+                           "'%s' is a symbol of %s, which has no debug info for it: %" PRIu64
+                           " bytes at 0x%" PRIx64 " of unknown type. Read it raw as {address: "
+                           "\"0x%" PRIx64 "\", type: \"%s\"%s}, or install the file's debug "
+                           "info.", name, base_name(mods[i].path), size, addr + mods[i].bias,
+                           addr + mods[i].bias, raw_type(size),
+                           strcmp(raw_type(size), "bytes") == 0 ? ", size: N" : "");
     struct dw_near near = {0};
     for (size_t i = 0; i < n; i++)
         dw_global_near(mods[i].path, name, &near);
@@ -253,10 +270,14 @@ static int find_root(struct varres_process *p, const char *name, struct varres *
         snprintf(out->module, sizeof out->module, "%s", mod->path);
         snprintf(out->type_name, sizeof out->type_name, "%s", type_label(g.type));
         const char *where = base_name(mod->path);
+        uint64_t copy, size;
         switch (g.where) {
         case DWG_MEMORY:
             out->address = g.addr + mod->bias;
             out->has_address = true;
+            if (mod != mods && g.symbol &&
+                dw_symbol_find(mods[0].path, g.symbol, true, &copy, &size))
+                out->address = copy + mods[0].bias; /* the executable's copy is the live one */
             break;
         case DWG_CONSTANT:
             if (g.len > sizeof out->bytes || g.len < g.type->size)

@@ -30,7 +30,9 @@ struct varres {
     char type_name[128];          /* "int", "struct config", "char [16]" */
     size_t size;                  /* bytes of the value */
     unsigned char bytes[16];      /* the constant, when !has_address */
-    char module[PATH_MAX];        /* the ELF file that defines the root variable */
+    char module[PATH_MAX];        /* the ELF file whose debug info defines the root
+                                     variable (a library's global may live in the
+                                     executable: see dw_symbol_find) */
     const char *decl_file;        /* where the root variable is declared (NULL when
                                      unknown), as long as type lives */
     int decl_line;
@@ -66,7 +68,9 @@ int varres_parse(const char *expr, struct varres_expr *out, struct strobe_error 
  *   VARIABLE_NOT_FOUND   no global or static of that name ("did you mean ..."
  *                        names up to 3 near names);
  *   VARIABLE_UNAVAILABLE it exists but has no address: optimized out,
- *                        thread-local, kept in a register;
+ *                        thread-local, kept in a register; or it is only an ELF
+ *                        symbol, without debug info (the sentence gives its address
+ *                        and size to read it raw);
  *   BAD_EXPRESSION       syntax, no such member (the sentence lists the members),
  *                        indexing a non-array, "->" on a non-pointer, too many
  *                        dereferences, index out of a fixed array's bounds;
