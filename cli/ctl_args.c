@@ -21,7 +21,15 @@
 #define U_STOP   "strobectl stop SESSION [--retain]"
 #define U_DELETE "strobectl delete SESSION"
 #define U_TRACE  "strobectl trace [SESSION] [--add PATTERN]... [--remove PATTERN]... " \
-                 "[--project-root DIR]"
+                 "[--watch VAR[@PATTERN]]... [--unwatch LABEL]... [--project-root DIR]"
+#define U_MEMREAD "strobectl memory read SESSION [VAR]... [--address A --type T " \
+                  "[--size N]]... [--depth N] [--pid N]"
+#define U_MEMWRITE "strobectl memory write SESSION VAR=VALUE... [--pid N]"
+#define U_MEMPOLL "strobectl memory poll SESSION [VAR]... [--address A --type T]... " \
+                  "--interval MS --duration MS [--depth N] [--pid N]"
+#define U_WATCH  "strobectl watch SESSION VAR|--address A [--size N] [--type T] " \
+                 "[--access write|readwrite] [--pid N]"
+#define U_UNWATCH "strobectl unwatch SESSION ID|all"
 #define U_CRASH  "strobectl crash SESSION [--pid N] [--full-paths] [--registers]"
 #define U_STACKS "strobectl stacks SESSION [--pid N]"
 #define U_MEMORY "strobectl memory SESSION [VARIABLE...] [--address ADDR:TYPE[:SIZE]]... " \
@@ -52,7 +60,24 @@ const char ctl_help[] =
     "      kill the target if it runs; delete its data unless --retain\n"
     "  " U_DELETE "\n"
     "  " U_TRACE "\n"
-    "      add or remove trace patterns (pending for the next launch without SESSION)\n"
+    "      add or remove trace patterns (pending for the next launch without SESSION);\n"
+    "      --watch VAR@PATTERN reads VAR at every traced call matching PATTERN (every\n"
+    "      traced call without @PATTERN): see query --verbose; --unwatch LABEL\n"
+    "  " U_MEMREAD "\n"
+    "      read globals and statics (cfg.max_retries, head->next->value, table[3]) or\n"
+    "      raw memory of the running program without stopping it; prints\n"
+    "      'name = value  (type at 0x...)', or 'name: CODE: sentence' for a target\n"
+    "      that failed (exit status 4 when any did); same as memory SESSION below\n"
+    "  " U_MEMWRITE "\n"
+    "      set variables by their own type (range-checked); prints old and new values\n"
+    "  " U_MEMPOLL "\n"
+    "      sample the targets every MS (50-5000) for MS (100-30000) in the background,\n"
+    "      as variable_snapshot events: strobectl query SESSION --type variable_snapshot\n"
+    "  " U_WATCH "\n"
+    "      a hardware data watchpoint (up to 8 bytes, 4 at once): each write (or\n"
+    "      access) records a watch_hit event with old and new value and the writer\n"
+    "  " U_UNWATCH "\n"
+    "      remove watchpoint ID (as watch printed it), or all of them\n"
     "  " U_CRASH "\n"
     "      print how the session's processes crashed: signal, assertion, exception,\n"
     "      panic or sanitizer report, the stack with arguments, the crashing frame's\n"
@@ -77,7 +102,8 @@ const char ctl_help[] =
     "  --version   print the version\n"
     "\n"
     "exit status: 0 ok, 1 the tool or the daemon reported an error,\n"
-    "2 the daemon cannot be reached, 3 no crash recorded (crash), 64 usage error.\n";
+    "2 the daemon cannot be reached, 3 no crash recorded (crash), 4 some targets of\n"
+    "memory [read|write|poll] failed (the others are printed), 64 usage error.\n";
 
 static int usage_error(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -372,7 +398,8 @@ static int parse_session(struct walker *w, const char *action, cJSON *args)
 static int parse_trace(struct walker *w, const char *cwd, cJSON *args)
 {
     static const struct opt_def opts[] = {
-        { "--add", VALUE }, { "--remove", VALUE }, { "--project-root", VALUE }, { 0 },
+        { "--add", VALUE }, { "--remove", VALUE }, { "--project-root", VALUE },
+        { "--watch", VALUE }, { "--unwatch", VALUE }, { 0 },
     };
     bool dd = false;
     const char *sid = NULL, *name, *value;
@@ -388,12 +415,223 @@ static int parse_trace(struct walker *w, const char *cwd, cJSON *args)
             cJSON_DeleteItemFromObjectCaseSensitive(args, "projectRoot");
             if (add_absolute(args, "projectRoot", cwd, value) != 0)
                 return usage_error(w->err, w->errlen, "out of memory");
+        } else if (strcmp(name, "--watch") == 0) {
+            /* VAR@PATTERN: the variable has no '@'; the pattern may ("@usercode"). */
+            const char *at = strchr(value, '@');
+            if (at == value || !*value)
+                return usage_error(w->err, w->errlen, "--watch needs VAR or VAR@PATTERN, "
+                                   "not '%s'", value);
+            cJSON *watches = cJSON_GetObjectItemCaseSensitive(args, "watches");
+            if (!watches)
+                watches = cJSON_AddObjectToObject(args, "watches");
+            cJSON *add = cJSON_GetObjectItemCaseSensitive(watches, "add");
+            if (!add)
+                add = cJSON_AddArrayToObject(watches, "add");
+            cJSON *t = cJSON_CreateObject();
+            char *var = strndup(value, at ? (size_t)(at - value) : strlen(value));
+            if (!var) {
+                cJSON_Delete(t);
+                return usage_error(w->err, w->errlen, "out of memory");
+            }
+            cJSON_AddStringToObject(t, "variable", var);
+            free(var);
+            if (at) {
+                if (!at[1]) {
+                    cJSON_Delete(t);
+                    return usage_error(w->err, w->errlen, "--watch %s: a pattern must "
+                                       "follow '@'", value);
+                }
+                cJSON *on = cJSON_AddArrayToObject(t, "on");
+                cJSON_AddItemToArray(on, cJSON_CreateString(at + 1));
+            }
+            cJSON_AddItemToArray(add, t);
+        } else if (strcmp(name, "--unwatch") == 0) {
+            cJSON *watches = cJSON_GetObjectItemCaseSensitive(args, "watches");
+            if (!watches)
+                watches = cJSON_AddObjectToObject(args, "watches");
+            append_string(watches, "remove", value);
         } else {
             append_string(args, name[2] == 'a' ? "add" : "remove", value);
         }
     }
     if (sid)
         cJSON_AddStringToObject(args, "sessionId", sid);
+    return 0;
+}
+
+/* A write's VALUE: a JSON number when it reads as one, true/false, else a string
+ * (an enumerator, a char, a char array's text, a pointer in hex). */
+static cJSON *value_of(const char *s)
+{
+    if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0)
+        return cJSON_CreateBool(s[0] == 't');
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    if (*s && !*end && !hex && errno == 0 && strspn(s, "+-0123456789.eE") == strlen(s))
+        return cJSON_CreateNumber(d);
+    return cJSON_CreateString(s);
+}
+
+/* memory read|write|poll and watch: the targets and options of debug_memory. */
+static int parse_memory_op(struct walker *w, enum ctl_kind kind, cJSON *args)
+{
+    static const struct opt_def read_opts[] = {
+        { "--address", VALUE }, { "--type", VALUE }, { "--size", VALUE },
+        { "--depth", VALUE }, { "--pid", VALUE }, { "--interval", VALUE },
+        { "--duration", VALUE }, { 0 },
+    };
+    static const struct opt_def write_opts[] = { { "--pid", VALUE }, { 0 } };
+    bool dd = false;
+    const char *sid = NULL, *name, *value;
+    cJSON *targets = cJSON_AddArrayToObject(args, "targets");
+    cJSON *last_address = NULL;
+    long long interval = -1, duration = -1;
+    int k;
+    cJSON_AddStringToObject(args, "action", kind == CTL_MEM_WRITE ? "write" : "read");
+    while ((k = walk(w, kind == CTL_MEM_WRITE ? write_opts : read_opts, &dd, &name,
+                     &value)) != 0) {
+        if (k < 0)
+            return -1;
+        if (k == 2) {
+            if (!sid) {
+                sid = value;
+                continue;
+            }
+            cJSON *t = cJSON_CreateObject();
+            if (kind == CTL_MEM_WRITE) {
+                const char *eq = strchr(value, '=');
+                if (!eq || eq == value) {
+                    cJSON_Delete(t);
+                    return usage_error(w->err, w->errlen, "write needs VAR=VALUE, not '%s'",
+                                       value);
+                }
+                char *var = strndup(value, (size_t)(eq - value));
+                if (!var) {
+                    cJSON_Delete(t);
+                    return usage_error(w->err, w->errlen, "out of memory");
+                }
+                cJSON_AddStringToObject(t, "variable", var);
+                free(var);
+                cJSON_AddItemToObject(t, "value", value_of(eq + 1));
+            } else {
+                cJSON_AddStringToObject(t, "variable", value);
+            }
+            cJSON_AddItemToArray(targets, t);
+            continue;
+        }
+        long long n;
+        if (strcmp(name, "--address") == 0) {
+            last_address = cJSON_CreateObject();
+            cJSON_AddStringToObject(last_address, "address", value);
+            cJSON_AddItemToArray(targets, last_address);
+        } else if (strcmp(name, "--type") == 0 || strcmp(name, "--size") == 0) {
+            if (!last_address)
+                return usage_error(w->err, w->errlen, "%s goes after the --address it "
+                                   "describes", name);
+            const char *key = name + 2;
+            cJSON_DeleteItemFromObjectCaseSensitive(last_address, key);
+            if (key[0] == 't') {
+                cJSON_AddStringToObject(last_address, key, value);
+            } else {
+                if (parse_int(name, value, 1, 1 << 20, &n, w->err, w->errlen) != 0)
+                    return -1;
+                cJSON_AddNumberToObject(last_address, key, (double)n);
+            }
+        } else if (strcmp(name, "--interval") == 0 || strcmp(name, "--duration") == 0) {
+            if (kind != CTL_MEM_POLL)
+                return usage_error(w->err, w->errlen, "%s belongs to memory poll", name);
+            if (parse_int(name, value, 1, 1000000, &n, w->err, w->errlen) != 0)
+                return -1;
+            *(name[2] == 'i' ? &interval : &duration) = n;
+        } else {
+            bool depth = strcmp(name, "--depth") == 0;
+            if (parse_int(name, value, 1, depth ? 5 : 2147483647LL, &n, w->err,
+                          w->errlen) != 0)
+                return -1;
+            cJSON_DeleteItemFromObjectCaseSensitive(args, name + 2);
+            cJSON_AddNumberToObject(args, name + 2, (double)n);
+        }
+    }
+    if (!sid)
+        return usage_error(w->err, w->errlen, "memory needs a SESSION id");
+    if (cJSON_GetArraySize(targets) == 0)
+        return usage_error(w->err, w->errlen, "name at least one %s",
+                           kind == CTL_MEM_WRITE ? "VAR=VALUE" : "VAR or --address A");
+    if (kind == CTL_MEM_POLL) {
+        if (interval < 0 || duration < 0)
+            return usage_error(w->err, w->errlen, "memory poll needs --interval MS and "
+                               "--duration MS");
+        cJSON *p = cJSON_AddObjectToObject(args, "poll");
+        cJSON_AddNumberToObject(p, "intervalMs", (double)interval);
+        cJSON_AddNumberToObject(p, "durationMs", (double)duration);
+    }
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    return 0;
+}
+
+/* watch SESSION VAR|--address A and unwatch SESSION ID|all. */
+static int parse_watch(struct walker *w, bool unwatch, cJSON *args)
+{
+    static const struct opt_def watch_opts[] = {
+        { "--address", VALUE }, { "--size", VALUE }, { "--type", VALUE },
+        { "--access", VALUE }, { "--pid", VALUE }, { 0 },
+    };
+    static const struct opt_def no_opts[] = { { 0 } };
+    bool dd = false;
+    const char *pos[3] = { 0 }, *name, *value;
+    int n = 0, k;
+    cJSON_AddStringToObject(args, "action", unwatch ? "unwatch" : "watch");
+    while ((k = walk(w, unwatch ? no_opts : watch_opts, &dd, &name, &value)) != 0) {
+        if (k < 0)
+            return -1;
+        if (k == 2) {
+            if (n == 2)
+                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+            pos[n++] = value;
+            continue;
+        }
+        long long v;
+        if (strcmp(name, "--size") == 0 || strcmp(name, "--pid") == 0) {
+            if (parse_int(name, value, 1, 2147483647LL, &v, w->err, w->errlen) != 0)
+                return -1;
+            cJSON_DeleteItemFromObjectCaseSensitive(args, name + 2);
+            cJSON_AddNumberToObject(args, name + 2, (double)v);
+        } else {
+            if (strcmp(name, "--access") == 0 && strcmp(value, "write") != 0 &&
+                strcmp(value, "readwrite") != 0)
+                return usage_error(w->err, w->errlen, "--access is write or readwrite, "
+                                   "not '%s'", value);
+            cJSON_DeleteItemFromObjectCaseSensitive(args, name + 2);
+            cJSON_AddStringToObject(args, name + 2, value);
+        }
+    }
+    if (!pos[0])
+        return usage_error(w->err, w->errlen, "%s needs a SESSION id",
+                           unwatch ? "unwatch" : "watch");
+    cJSON_AddStringToObject(args, "sessionId", pos[0]);
+    if (unwatch) {
+        if (!pos[1])
+            return usage_error(w->err, w->errlen, "unwatch needs a watch ID or 'all'");
+        char *end;
+        long id = strtol(pos[1], &end, 10);
+        if (strcmp(pos[1], "all") == 0 || strcmp(pos[1], "*") == 0)
+            cJSON_AddStringToObject(args, "watchId", "*");
+        else if (*pos[1] && !*end && id > 0)
+            cJSON_AddNumberToObject(args, "watchId", (double)id);
+        else
+            return usage_error(w->err, w->errlen, "unwatch needs a watch ID (a number) or "
+                               "'all', not '%s'", pos[1]);
+        return 0;
+    }
+    bool has_address = cJSON_HasObjectItem(args, "address");
+    if (pos[1] && has_address)
+        return usage_error(w->err, w->errlen, "watch takes a VAR or --address, not both");
+    if (!pos[1] && !has_address)
+        return usage_error(w->err, w->errlen, "watch needs a VAR or --address A");
+    if (pos[1])
+        cJSON_AddStringToObject(args, "variable", pos[1]);
     return 0;
 }
 
@@ -630,6 +868,8 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         { "crash", CTL_CRASH, "debug_query", U_CRASH },
         { "stacks", CTL_STACKS, "debug_session", U_STACKS },
         { "memory", CTL_MEMORY, "debug_memory", U_MEMORY },
+        { "watch", CTL_WATCH, "debug_memory", U_WATCH },
+        { "unwatch", CTL_UNWATCH, "debug_memory", U_UNWATCH },
         { "tools", CTL_TOOLS, NULL, U_TOOLS },
         { "call", CTL_CALL, NULL, U_CALL },
         { "help", CTL_HELP, NULL, U_ANY },
@@ -647,6 +887,23 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
     out->tool = cmds[c].tool;
     out->args = cJSON_CreateObject();
 
+    if (out->kind == CTL_MEMORY && i < argc &&
+        (strcmp(argv[i], "read") == 0 || strcmp(argv[i], "write") == 0 ||
+         strcmp(argv[i], "poll") == 0)) {
+        /* memory read|write|poll SESSION ...; without one of those words, memory
+         * SESSION ... (parse_memory: reads, or writes with --set) */
+        static const struct { const char *op; enum ctl_kind kind; const char *usage; }
+        ops[] = {
+            { "read", CTL_MEM_READ, U_MEMREAD }, { "write", CTL_MEM_WRITE, U_MEMWRITE },
+            { "poll", CTL_MEM_POLL, U_MEMPOLL },
+        };
+        size_t o = 0;
+        while (strcmp(argv[i], ops[o].op) != 0)
+            o++;
+        out->kind = ops[o].kind;
+        out->usage = ops[o].usage;
+        i++;
+    }
     struct walker w = { argc, argv, i, &out->json, err, errlen };
     int rc;
     switch (out->kind) {
@@ -673,6 +930,15 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         break;
     case CTL_STACKS:
         rc = parse_stacks(&w, out->args);
+        break;
+    case CTL_MEM_READ:
+    case CTL_MEM_WRITE:
+    case CTL_MEM_POLL:
+        rc = parse_memory_op(&w, out->kind, out->args);
+        break;
+    case CTL_WATCH:
+    case CTL_UNWATCH:
+        rc = parse_watch(&w, out->kind == CTL_UNWATCH, out->args);
         break;
     case CTL_MEMORY:
         rc = parse_memory(&w, out->args);

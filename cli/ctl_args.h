@@ -25,6 +25,11 @@ enum ctl_kind {
     CTL_TRACE,    /* debug_trace */
     CTL_CRASH,    /* debug_query of the crash events, rendered as crash reports */
     CTL_STACKS,   /* debug_session stacks, rendered like gdb's thread apply all bt */
+    CTL_MEM_READ, /* debug_memory read */
+    CTL_MEM_WRITE,/* debug_memory write */
+    CTL_MEM_POLL, /* debug_memory read with poll */
+    CTL_WATCH,    /* debug_memory watch (a hardware data watchpoint) */
+    CTL_UNWATCH,  /* debug_memory unwatch */
     CTL_MEMORY,   /* debug_memory read or write, one line per target */
 };
 

@@ -113,8 +113,85 @@ void render_launch(FILE *out, const cJSON *r)
     if (json_has_num(r, "pendingPatternsApplied"))
         fprintf(out, "pending patterns applied: %lld\n",
                 json_num(r, "pendingPatternsApplied"));
+    if (json_has_num(r, "pendingWatchesApplied"))
+        fprintf(out, "pending watches applied: %lld\n", json_num(r, "pendingWatchesApplied"));
     if (json_str(r, "nextSteps"))
         fprintf(out, "%s\n", json_str(r, "nextSteps"));
+}
+
+/* "a=1 b.c=2 x=<CODE>": values (an object) then errors ("CODE: sentence" strings). */
+static void render_values(FILE *out, const cJSON *values, const cJSON *errors)
+{
+    const cJSON *v;
+    int n = 0;
+    cJSON_ArrayForEach(v, values) {
+        char *s = cJSON_PrintUnformatted(v);
+        fprintf(out, "%s%s=%s", n++ ? " " : "", v->string ? v->string : "?", s ? s : "?");
+        free(s);
+    }
+    cJSON_ArrayForEach(v, errors) {
+        const char *msg = cJSON_IsString(v) ? v->valuestring : "?";
+        const char *colon = strchr(msg, ':');
+        fprintf(out, "%s%s=<%.*s>", n++ ? " " : "", v->string ? v->string : "?",
+                colon ? (int)(colon - msg) : (int)strlen(msg), msg);
+    }
+}
+
+/* JSON text of v (a string as is); the caller frees. */
+static char *value_text(const cJSON *v)
+{
+    if (!v)
+        return strdup("?");
+    if (cJSON_IsString(v))
+        return strdup(v->valuestring);
+    char *s = cJSON_PrintUnformatted(v);
+    return s ? s : strdup("?");
+}
+
+/* A data watchpoint's hit: "cfg.max_retries 3 -> 0 by parse_name (config.c:42)". */
+static void render_watch_hit(FILE *out, const cJSON *e, bool verbose)
+{
+    static const char *const names[] = {"label", "variable", "target", "address", NULL};
+    const char *what = NULL;
+    for (int i = 0; names[i] && !what; i++)
+        what = json_str(e, names[i]);
+    fprintf(out, " %s", what ? what : "?");
+    const cJSON *old = json_get(e, "oldValue"), *new = json_get(e, "newValue");
+    if (!new)
+        new = json_get(e, "value");
+    if (old || new) {
+        char *o = value_text(old), *n = value_text(new);
+        if (old)
+            fprintf(out, " %s -> %s", o, n);
+        else
+            fprintf(out, " = %s", n);
+        free(o);
+        free(n);
+    }
+    const char *fn = json_str(e, "function");
+    const cJSON *frames = json_get(e, "frames");
+    if (!fn && frames) {
+        const cJSON *f0 = cJSON_GetArrayItem(frames, 0);
+        if (cJSON_IsString(f0))
+            fprintf(out, " at %s", f0->valuestring);
+        else if (json_str(f0, "function"))
+            fn = json_str(f0, "function");
+    }
+    if (fn) {
+        fprintf(out, " by %s", fn);
+        const char *file = json_str(e, "sourceFile");
+        if (file) {
+            const char *base = strrchr(file, '/');
+            fprintf(out, " (%s", verbose || !base ? file : base + 1);
+            if (json_num(e, "line") > 0)
+                fprintf(out, ":%lld", json_num(e, "line"));
+            fputc(')', out);
+        }
+    }
+    if (json_has_num(e, "tid"))
+        fprintf(out, " [tid %lld]", json_num(e, "tid"));
+    if (!old && !new && json_str(e, "text"))
+        fprintf(out, " %s", json_str(e, "text"));
 }
 
 void render_event(FILE *out, const cJSON *e, bool verbose)
@@ -122,7 +199,12 @@ void render_event(FILE *out, const cJSON *e, bool verbose)
     const char *type = json_str(e, "eventType") ? json_str(e, "eventType") : "?";
     const char *text = json_str(e, "text");
     fprintf(out, "[%10.3f ms] %-7s", (double)json_num(e, "timestampNs") / 1e6, type);
-    if (strncmp(type, "function_", 9) == 0 || (strcmp(type, "crash") == 0 && !text)) {
+    if (strcmp(type, "variable_snapshot") == 0 && json_get(e, "values")) {
+        fputc(' ', out);
+        render_values(out, json_get(e, "values"), json_get(e, "errors"));
+    } else if (strcmp(type, "watch_hit") == 0) {
+        render_watch_hit(out, e, verbose);
+    } else if (strncmp(type, "function_", 9) == 0 || (strcmp(type, "crash") == 0 && !text)) {
         const char *fn = json_str(e, "function");
         const char *file = json_str(e, "sourceFile");
         fprintf(out, " %s", fn ? fn : "?");
@@ -144,6 +226,11 @@ void render_event(FILE *out, const cJSON *e, bool verbose)
             char *s = cJSON_PrintUnformatted(v);
             fprintf(out, " %s%s", extras[i][1], s ? s : "?");
             free(s);
+        }
+        if (json_get(e, "watchValues")) {
+            fputs(" [", out);
+            render_values(out, json_get(e, "watchValues"), NULL);
+            fputc(']', out);
         }
     } else if (text) {
         fprintf(out, " %s", text);
@@ -335,6 +422,49 @@ void render_stacks(FILE *out, const cJSON *r)
     }
     if (json_str(r, "truncated"))
         fprintf(out, "\n%s\n", json_str(r, "truncated"));
+}
+
+/* "CODE: sentence" of a failed target: error may be a string (with "code" beside
+ * it) or an object {code, message}. NULL when the target did not fail. */
+static bool target_error(const cJSON *t, const char **code, const char **msg)
+{
+    const cJSON *err = json_get(t, "error");
+    if (!err || cJSON_IsNull(err))
+        return false;
+    if (cJSON_IsObject(err)) {
+        *code = json_str(err, "code");
+        *msg = json_str(err, "message");
+    } else {
+        *code = json_str(t, "code");
+        *msg = cJSON_IsString(err) ? err->valuestring : NULL;
+    }
+    if (!*code)
+        *code = "ERROR";
+    if (!*msg)
+        *msg = "";
+    return true;
+}
+
+int render_poll(FILE *out, const cJSON *r, const char *session_id)
+{
+    fprintf(out, "polling %lld target(s) every %lld ms for %lld ms (poll %lld, %lld "
+            "samples)\n", json_num(r, "variableCount"), json_num(r, "intervalMs"),
+            json_num(r, "durationMs"), json_num(r, "pollId"), json_num(r, "expectedSamples"));
+    int failed = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, json_get(r, "errors")) {
+        const char *code, *msg;
+        if (!target_error(t, &code, &msg)) {
+            code = json_str(t, "code") ? json_str(t, "code") : "ERROR";
+            msg = "";
+        }
+        fprintf(out, "%s: %s: %s (not sampled)\n",
+                json_str(t, "target") ? json_str(t, "target") : "?", code, msg);
+        failed++;
+    }
+    fprintf(out, "read the samples: strobectl query %s --type variable_snapshot\n",
+            session_id ? session_id : "SESSION");
+    return failed;
 }
 
 /* " (TYPE at ADDR)", or " (TYPE)" for a value with no address. */

@@ -55,5 +55,8 @@ void render_stacks(FILE *out, const cJSON *r);
  * 0x…)", "g_int: -42 -> 7 (int at 0x…)", "buf: 64 bytes at 0x… saved to FILE" with
  * the preview, or "name: CODE: sentence". */
 void render_memory(FILE *out, const cJSON *r);
+/* debug_memory poll: what is sampled and how to read it; the targets left out with
+ * their errors. Returns how many targets failed. */
+int render_poll(FILE *out, const cJSON *r, const char *session_id);
 
 #endif

@@ -4,7 +4,8 @@
  * with the renderers of render.h (`crash` pages through its query, and
  * crash_report.h renders its events). Argument parsing lives in ctl_args.c, the
  * connection in client.c. Exit status: 0 ok, 1 tool or JSON-RPC error, 2 the daemon
- * cannot be reached, 3 `crash` found no crash event, 64 usage error.
+ * cannot be reached, 3 `crash` found no crash event, 4 targets of a memory command
+ * failed (the others printed), 64 usage error.
  */
 #include <limits.h>
 #include <signal.h>
@@ -23,15 +24,41 @@
 #include "cli/render.h"
 
 
-enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_NO_CRASH = 3, EXIT_USAGE = 64 };
+enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_NO_CRASH = 3, EXIT_TARGETS = 4,
+       EXIT_USAGE = 64 };
 
 /* `crash` follows hasMore with afterEventId; a daemon that never says "no more"
  * is not followed forever. */
 #define CRASH_MAX_PAGES 1000
 
-static void print_result(const struct ctl_cmd *cmd, const cJSON *r)
+/* Whether targets of a memory command failed (the exit status says so). */
+static int failed_targets(const struct ctl_cmd *cmd, const cJSON *r)
+{
+    if (cmd->kind == CTL_MEM_POLL)
+        return cJSON_GetArraySize(json_get(r, "errors")) > 0;
+    if (cmd->kind != CTL_MEMORY && cmd->kind != CTL_MEM_READ && cmd->kind != CTL_MEM_WRITE)
+        return 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, json_get(r, "results")) {
+        const cJSON *err = json_get(t, "error");
+        if (err && !cJSON_IsNull(err))
+            return 1;
+    }
+    return 0;
+}
+
+/* Prints r; returns the exit status (EXIT_TARGETS when targets of a memory command
+ * failed). */
+static int print_result(const struct ctl_cmd *cmd, const cJSON *r)
 {
     switch (cmd->kind) {
+    case CTL_MEMORY:
+    case CTL_MEM_READ:
+    case CTL_MEM_WRITE:
+        render_memory(stdout, r);
+        return failed_targets(cmd, r) ? EXIT_TARGETS : 0;
+    case CTL_MEM_POLL:
+        return render_poll(stdout, r, json_str(cmd->args, "sessionId")) ? EXIT_TARGETS : 0;
     case CTL_LAUNCH:
         render_launch(stdout, r);
         break;
@@ -50,13 +77,11 @@ static void print_result(const struct ctl_cmd *cmd, const cJSON *r)
     case CTL_STACKS:
         render_stacks(stdout, r);
         break;
-    case CTL_MEMORY:
-        render_memory(stdout, r);
-        break;
-    default: /* status, trace */
+    default: /* status, trace, watch, unwatch */
         render_fields(stdout, r);
         break;
     }
+    return 0;
 }
 
 /* ---- the exchange ------------------------------------------------------------------- */
@@ -237,9 +262,11 @@ static int run(struct ctl_cmd *cmd)
         status = EXIT_TOOL_ERROR;
     } else if (cmd->kind != CTL_CALL && !cmd->json) {
         if (sc)
-            print_result(cmd, sc);
+            status = print_result(cmd, sc);
         else
             render_json(stdout, result);
+    } else if (cmd->json && sc && failed_targets(cmd, sc)) {
+        status = EXIT_TARGETS;
     }
     cJSON_Delete(owned);
     cJSON_Delete(result);

@@ -6,6 +6,7 @@
  */
 #include "core/collector.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,4 +182,12 @@ void collector_mem_results_free(struct collector_mem_result *r, int n)
         free(r[i].error_message);
         r[i] = (struct collector_mem_result){0};
     }
+}
+
+void trace_watch_default_label(const struct trace_watch_spec *w, char *out)
+{
+    if (w->variable)
+        snprintf(out, MEMORY_EXPR_MAX + 1, "%s", w->variable);
+    else
+        snprintf(out, MEMORY_EXPR_MAX + 1, "0x%llx", (unsigned long long)w->address);
 }

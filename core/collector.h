@@ -86,6 +86,8 @@ struct collector_events {
     void *arg;
 };
 
+struct trace_watch_spec;         /* below: trace watches */
+
 struct collector_launch {
     const char *path;              /* resolved executable */
     char *const *argv;             /* argv[0] included, NULL-terminated */
@@ -101,6 +103,11 @@ struct collector_launch {
     int n_patterns;
     int depth;
     struct collector_events events;
+    /* Trace watches (pending ones) to add before the patterns above are armed, when
+     * the program's libraries are loaded (a collector without trace_watches ignores
+     * them); strings valid during the call only. */
+    const struct trace_watch_spec *watches;
+    int n_watches;
 };
 
 /* What a pattern change did: the answer to debug_trace, in the collector's words.
@@ -269,6 +276,47 @@ struct collector_watch_info {
     char ended_reason[160];      /* why, when ended */
 };
 
+/* ---- trace watches: variables read at every traced call ------------------------
+ * A watch names a variable (or an address with a type hint) whose value is read
+ * each time a traced function it applies to is entered or exits, and recorded in
+ * that event's data as "watchValues": {label: value}. `on` scopes it to the traced
+ * functions matching any of its patterns (trace pattern syntax; none: every traced
+ * function). The collector resolves the expression when the watch is added (an
+ * unknown variable fails the change) and reads it with the program running. */
+#define TRACE_WATCHES_MAX 32      /* per session */
+#define TRACE_WATCH_ON_MAX 8      /* `on` patterns per watch */
+#define TRACE_WATCH_ON_LEN 256    /* characters of an `on` pattern, NUL included */
+
+struct trace_watch_spec {
+    const char *label;            /* NULL: trace_watch_default_label() */
+    const char *variable;         /* an expression, or NULL for an address watch */
+    uint64_t address;
+    enum memory_hint hint;        /* address watches: i8 ... f64, pointer */
+    const char *const *on;        /* n_on patterns, syntax checked */
+    int n_on;
+};
+
+struct trace_watch_info {
+    char label[MEMORY_EXPR_MAX + 1];
+    char variable[MEMORY_EXPR_MAX + 1]; /* "" for an address watch */
+    uint64_t address;             /* where it was found when added */
+    char type[128];
+    size_t size;
+    int n_on;
+    char on[TRACE_WATCH_ON_MAX][TRACE_WATCH_ON_LEN];
+};
+
+struct trace_watch_result {
+    int n;
+    struct trace_watch_info watches[TRACE_WATCHES_MAX];
+    char warning[512];            /* watches given at launch that could not be added
+                                     (each named with its error); "" when none */
+};
+
+/* The label of a watch added without one: the expression itself, or the address
+ * as "0x..." (out: MEMORY_EXPR_MAX + 1 bytes). */
+void trace_watch_default_label(const struct trace_watch_spec *w, char *out);
+
 enum collector_resume {
     RESUME_CONTINUE,
     RESUME_STEP_INTO,
@@ -337,6 +385,17 @@ struct collector_methods {
                       int max);
     int (*resume)(struct collector_target *t, pid_t tid, enum collector_resume how,
                   struct strobe_error *e);
+    /* Removes the watches labelled remove[], then adds add[] (labels unique, the
+     * session's total at most TRACE_WATCHES_MAX), all or nothing; fills out with the
+     * watches in force (also when it fails, then unchanged). n_add = n_remove = 0
+     * lists them; so does a target whose program is gone. -1 with VALIDATION_ERROR
+     * (duplicate or unknown label), LIMIT_EXCEEDED, or the resolution's error
+     * (VARIABLE_NOT_FOUND, BAD_EXPRESSION, ... naming the watch). Until the watches
+     * given at launch are added (at the entry point), it waits for them; out->warning
+     * then names those that failed. */
+    int (*trace_watches)(struct collector_target *t, const struct trace_watch_spec *add,
+                         int n_add, const char *const *remove, int n_remove,
+                         struct trace_watch_result *out, struct strobe_error *e);
 };
 
 /* Registers m (kept by pointer; m must outlive the daemon). Up to 8 collectors;

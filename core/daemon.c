@@ -35,6 +35,7 @@
 #include "base/log.h"
 #include "base/paths.h"
 #include "core/collector.h"
+#include "core/poll.h"
 #include "core/session.h"
 
 struct client {
@@ -470,6 +471,7 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol)
     }
     reap_clients(true);
     retention_stop();
+    polls_shutdown();
     sessions_shutdown();
     store_close(d.store);
     collectors_shutdown();

@@ -33,6 +33,8 @@
 #include "core/patterns.h"
 #include "base/log.h"
 #include "core/output.h"
+#include "core/poll.h"
+#include "core/trace_watches.h"
 #include "base/ring.h"
 #include "base/strbuf.h"
 
@@ -122,6 +124,7 @@ static void record_exit(void *arg, struct output *o, int ws)
     if (store_session_finish(reg.store, s->key, status, wall_ms(), has_code, code, signame) != 0)
         log_error("session %s: cannot record its end", s->id);
     atomic_store(&s->finished, 1);
+    polls_end_session(s->id, false); /* nothing left to sample */
     log_info("session %s: %s", s->id, text);
 }
 
@@ -326,6 +329,7 @@ static void session_free(struct session *s)
 
 static int start_target(struct session *s, const struct launch_request *req,
                         const char *path, const char *cwd, const char *const *patterns,
+                        const struct trace_watch_spec *watches, int n_watches,
                         struct strobe_error *e)
 {
     int out[2] = {-1, -1}, err[2] = {-1, -1};
@@ -367,6 +371,7 @@ static int start_target(struct session *s, const struct launch_request *req,
             .patterns = patterns, .n_patterns = s->pending,
             .depth = patterns_pending_depth(),
             .events = {.main_exit = on_main_exit, .settle_output = settle_output, .arg = s},
+            .watches = watches, .n_watches = n_watches,
         };
         pid_t pid;
         rc = s->collector->launch(&launch, &s->target, &pid, e);
@@ -381,6 +386,29 @@ static int start_target(struct session *s, const struct launch_request *req,
     close(out[1]);
     close(err[1]);
     return rc;
+}
+
+/* After a launch with pending watches: how many the program took (the collector
+ * adds them at its entry point; the listing waits for that) and which failed. */
+static void launched_watches(struct launch_result *res, int n_watches)
+{
+    struct session_target st;
+    struct strobe_error e;
+    if (session_target_get(res->session_id, &st, &e) != 0)
+        return;
+    if (!st.collector->trace_watches) {
+        snprintf(res->watch_warning, sizeof res->watch_warning, "%d pending watch(es) not "
+                 "added: the %s collector has no trace watches.", n_watches,
+                 st.collector->name);
+    } else {
+        struct trace_watch_result *r = malloc(sizeof *r);
+        if (r && st.collector->trace_watches(st.target, NULL, 0, NULL, 0, r, &e) == 0) {
+            res->pending_watches = r->n;
+            snprintf(res->watch_warning, sizeof res->watch_warning, "%s", r->warning);
+        }
+        free(r);
+    }
+    session_target_put(&st);
 }
 
 int session_launch(const struct launch_request *req, struct launch_result *res,
@@ -472,7 +500,12 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
         list[i] = pending[i];
     s->pending = n_pending < PATTERNS_MAX ? n_pending : PATTERNS_MAX;
     s->t0_ns = mono_ns();
-    if (start_target(s, req, path, cwd, list, e) != 0) {
+    const struct trace_watch_spec *watches;
+    int n_watches;
+    struct trace_watches_staged *staged = trace_watches_pending_take(&watches, &n_watches);
+    rc = start_target(s, req, path, cwd, list, watches, n_watches, e);
+    trace_watches_staged_free(staged);
+    if (rc != 0) {
         store_session_delete(reg.store, s->key, NULL);
         goto fail_locked;
     }
@@ -492,6 +525,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     res->pending_applied = s->pending;
     pthread_mutex_unlock(&reg.lock);
     log_info("session %s: launched %s as pid %d", s->id, path, s->pid);
+    if (n_watches > 0)
+        launched_watches(res, n_watches);
     return 0;
 
 fail_locked:
@@ -596,11 +631,13 @@ static void end_live(struct session *s)
 static int stop_or_delete(const char *id, bool retain, int64_t *events,
                           struct strobe_error *e)
 {
+    polls_end_session(id, true); /* before reg.lock: a sample may be waiting for it */
     pthread_mutex_lock(&reg.lock);
     struct session *s = find_live(id);
     if (s)
         end_live(s);
     pthread_mutex_unlock(&reg.lock);
+    polls_end_session(id, true); /* one started meanwhile has found the session gone */
     struct session_row row;
     int rc = store_session_get(reg.store, id, &row);
     if (rc == 0) { /* its last events in, then the row again for their count */
@@ -684,7 +721,8 @@ int session_target_get(const char *id, struct session_target *out, struct strobe
         return process_exited(id, e);
     }
     *out = (struct session_target){.collector = s->collector, .target = s->target,
-                                   .key = s->key, .t0_ns = s->t0_ns, .session = s};
+                                   .key = s->key, .t0_ns = s->t0_ns, .session = s,
+                                   .pid = s->pid};
     return 0;
 }
 

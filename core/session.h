@@ -51,6 +51,8 @@ struct launch_result {
     int n_warnings;            /* about the program itself (no debug info, ...) */
     char warnings[2][512];
     int pending_applied;       /* pending trace patterns armed before main */
+    int pending_watches;       /* pending trace watches added once it ran */
+    char watch_warning[512];   /* pending watches that could not be added ("": none) */
 };
 
 int session_launch(const struct launch_request *req, struct launch_result *res,
@@ -100,6 +102,7 @@ struct session_target {
     int64_t key;                 /* the store's session key */
     int64_t t0_ns;               /* the session's clock origin (CLOCK_MONOTONIC) */
     void *session;               /* private */
+    pid_t pid;                   /* the main process */
 };
 int session_target_get(const char *id, struct session_target *out, struct strobe_error *e);
 void session_target_put(struct session_target *st);

@@ -58,7 +58,8 @@ static const struct hint {
      "Give a value the type can hold (the message names its range or accepted values); "
      "integers beyond 2^53 go as strings."},
     {ERR_LIMIT_EXCEEDED, "debug_memory",
-     "Split the targets over several calls of at most 16."},
+     "Split the targets over several calls of at most 16; a session runs at most 4 polls "
+     "at once (each ends after its durationMs)."},
     /* Data watchpoints (debug_memory watch / unwatch). */
     {ERR_WATCH_SLOTS_FULL, NULL,
      "Remove one with debug_memory({action: \"unwatch\", sessionId, watchId: <id>}) "
@@ -69,6 +70,13 @@ static const struct hint {
     {ERR_WATCH_FAILED, NULL,
      "Watch another address (a global, static or heap object of the program), or read "
      "the value with debug_memory({action: \"read\"}) instead."},
+    {ERR_VARIABLE_NOT_FOUND, "debug_trace",
+     "Check the spelling (near names are suggested) or qualify it: \"ns::name\", "
+     "\"function::staticVar\". Watches read globals and statics; a traced function's "
+     "arguments are already in its function_enter events."},
+    {ERR_BAD_EXPRESSION, "debug_trace",
+     "Write the watch's variable as C: a.b for a member, p->b through a pointer, a[3] for "
+     "an element, *p for what p points to."},
     {ERR_NO_DEBUG_SYMBOLS, NULL,
      "Ask user permission to modify build configuration to compile with debug symbols "
      "(e.g., add `-g` flag or use debug build profile)."},

@@ -83,6 +83,8 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
     cJSON_AddNumberToObject(out, "pid", res.pid);
     if (res.pending_applied)
         cJSON_AddNumberToObject(out, "pendingPatternsApplied", res.pending_applied);
+    if (res.pending_watches)
+        cJSON_AddNumberToObject(out, "pendingWatchesApplied", res.pending_watches);
     char next[512];
     snprintf(next, sizeof next,
              "The program is running and its output is being recorded. Read it first: "
@@ -91,8 +93,10 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
              "\"%s\"}). Add traces with debug_trace only if output is not enough.",
              res.session_id, res.session_id);
     cJSON_AddStringToObject(out, "nextSteps", next);
-    if (res.settings.n_warnings + res.n_warnings > 0) {
+    if (res.settings.n_warnings + res.n_warnings > 0 || res.watch_warning[0]) {
         cJSON *w = cJSON_AddArrayToObject(out, "warnings");
+        if (res.watch_warning[0])
+            cJSON_AddItemToArray(w, cJSON_CreateString(res.watch_warning));
         for (int i = 0; i < res.n_warnings; i++)
             cJSON_AddItemToArray(w, cJSON_CreateString(res.warnings[i]));
         for (int i = 0; i < res.settings.n_warnings; i++)

@@ -172,14 +172,17 @@ static cJSON *event_json(const struct store_event_row *r, bool verbose, bool mul
     }
     if (multi_pid || verbose || r->type == EV_PROCESS_EXIT)
         cJSON_AddNumberToObject(o, "pid", r->pid);
-    if (r->text)
+    /* A snapshot's text repeats its values in one line: verbose only. */
+    if (r->text && (verbose || r->type != EV_VARIABLE_SNAPSHOT))
         add_text(o, r->text, verbose);
     if (r->data) {
-        /* Type-specific extras (exit code, signal, ...) read as fields of the event. */
+        /* Type-specific extras (exit code, signal, a snapshot's values, ...) read as
+         * fields of the event; a call's watchValues are verbose (spec 003). */
         cJSON *d = cJSON_Parse(r->data);
         for (cJSON *f = d ? d->child : NULL; f;) {
             cJSON *next = f->next;
-            cJSON_AddItemToObject(o, f->string, cJSON_DetachItemViaPointer(d, f));
+            if (verbose || !function_event || strcmp(f->string, "watchValues") != 0)
+                cJSON_AddItemToObject(o, f->string, cJSON_DetachItemViaPointer(d, f));
             f = next;
         }
         cJSON_Delete(d);

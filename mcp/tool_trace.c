@@ -11,7 +11,9 @@
 
 #include "core/patterns.h"
 #include "core/session.h"
+#include "core/trace_watches.h"
 #include "mcp/args.h"
+#include "mcp/mem_targets.h"
 #include "mcp/hints.h"
 #include "mcp/tools.h"
 
@@ -27,6 +29,145 @@ static cJSON *strings(cJSON *parent, const char *name, const char (*list)[PATTER
     return arr;
 }
 
+/* ---- watches ------------------------------------------------------------------ */
+
+struct watch_args {
+    struct trace_watch_spec add[TRACE_WATCHES_MAX + 1];
+    const char *on[TRACE_WATCHES_MAX + 1][TRACE_WATCH_ON_MAX];
+    int n_add;
+    const char **remove;
+    int n_remove;
+    bool present;
+};
+
+static const char *const watch_fields[] = {"add", "remove", NULL};
+static const char *const target_fields[] = {"variable", "address", "type", "label", "expr",
+                                            "on", NULL};
+
+static int watch_target(const cJSON *t, int i, struct watch_args *w, struct strobe_error *e)
+{
+    char where[40];
+    snprintf(where, sizeof where, "watches.add[%d]", i);
+    if (!cJSON_IsObject(t))
+        return err_set(e, ERR_VALIDATION, "'%s' must be an object {variable, label?, on?} "
+                       "or {address, type, label?, on?}, not %s.", where, args_type_name(t));
+    const char *variable = NULL, *address = NULL, *type = NULL, *label = NULL;
+    const char **on = NULL;
+    int n_on = 0;
+    if (args_only(t, where, target_fields, e) != 0 ||
+        args_string(t, "variable", false, &variable, e) != 0 ||
+        args_string(t, "address", false, &address, e) != 0 ||
+        args_string(t, "type", false, &type, e) != 0 ||
+        args_string(t, "label", false, &label, e) != 0)
+        return -1;
+    if (cJSON_HasObjectItem(t, "expr"))
+        return err_set(e, ERR_VALIDATION, "'%s.expr': JavaScript expressions are not "
+                       "supported by the native collector; watch a variable (\"a->b[2].c\") "
+                       "or an address with a type.", where);
+    struct trace_watch_spec *s = &w->add[i];
+    *s = (struct trace_watch_spec){.label = label};
+    if (variable && address)
+        return err_set(e, ERR_VALIDATION, "'%s' has both variable and address; give one.",
+                       where);
+    if (variable) {
+        if (type)
+            return err_set(e, ERR_VALIDATION, "'%s.type' goes with an address; a variable "
+                           "is read by its own type.", where);
+        s->variable = variable;
+    } else if (address) {
+        if (!mem_parse_address(address, &s->address))
+            return err_set(e, ERR_VALIDATION, "'%s.address' must be a non-zero hex address "
+                           "like \"0x4010a0\", not '%.64s'.", where, address);
+        int hint = type ? memory_hint_parse(type) : -1;
+        if (hint < 0 || hint == MEMH_BYTES)
+            return err_set(e, ERR_VALIDATION, "'%s' needs a type with its address: i8, u8, "
+                           "i16, u16, i32, u32, i64, u64, f32, f64 or pointer%s%.32s%s.", where,
+                           type ? "; not '" : "", type ? type : "", type ? "'" : "");
+        s->hint = (enum memory_hint)hint;
+    } else {
+        return err_set(e, ERR_VALIDATION, "'%s' needs a variable (\"cfg.max_retries\") or an "
+                       "address with a type.", where);
+    }
+    char field[48];
+    snprintf(field, sizeof field, "%s.on", where);
+    const cJSON *onv = cJSON_GetObjectItemCaseSensitive(t, "on");
+    if (onv) {
+        cJSON *tmp = cJSON_CreateObject();
+        cJSON_AddItemReferenceToObject(tmp, field, (cJSON *)onv);
+        int rc = args_strings(tmp, field, &on, &n_on, e);
+        cJSON_Delete(tmp);
+        if (rc != 0)
+            return -1;
+    }
+    if (n_on > TRACE_WATCH_ON_MAX) {
+        free(on);
+        return err_set(e, ERR_VALIDATION, "'%s' has %d patterns; at most %d.", field, n_on,
+                       TRACE_WATCH_ON_MAX);
+    }
+    for (int k = 0; k < n_on; k++)
+        w->on[i][k] = on[k];
+    free(on);
+    s->on = w->on[i];
+    s->n_on = n_on;
+    return trace_watch_check(s, e);
+}
+
+static int watch_args(const cJSON *args, struct watch_args *w, struct strobe_error *e)
+{
+    const cJSON *obj;
+    if (args_object(args, "watches", &obj, e) != 0)
+        return -1;
+    if (!obj)
+        return 0;
+    w->present = true;
+    if (args_only(obj, "watches", watch_fields, e) != 0)
+        return -1;
+    const cJSON *add = cJSON_GetObjectItemCaseSensitive(obj, "add");
+    if (add && !cJSON_IsArray(add))
+        return err_set(e, ERR_VALIDATION, "'watches.add' must be an array of watch targets, "
+                       "not %s.", args_type_name(add));
+    int n = add ? cJSON_GetArraySize(add) : 0;
+    if (n > TRACE_WATCHES_MAX)
+        return err_set(e, ERR_LIMIT_EXCEEDED, "%d watches to add; a session has at most %d.",
+                       n, TRACE_WATCHES_MAX);
+    int i = 0;
+    for (const cJSON *t = add ? add->child : NULL; t; t = t->next, i++)
+        if (watch_target(t, i, w, e) != 0)
+            return -1;
+    w->n_add = n;
+    return args_strings(obj, "remove", &w->remove, &w->n_remove, e);
+}
+
+static void add_watches(cJSON *out, const struct trace_watch_result *r, bool pending)
+{
+    cJSON *arr = cJSON_AddArrayToObject(out, "activeWatches");
+    for (int i = 0; r && i < r->n; i++) {
+        const struct trace_watch_info *w = &r->watches[i];
+        cJSON *o = cJSON_CreateObject();
+        char addr[24];
+        snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)w->address);
+        cJSON_AddStringToObject(o, "label", w->label);
+        if (w->variable[0])
+            cJSON_AddStringToObject(o, "variable", w->variable);
+        else
+            cJSON_AddStringToObject(o, "address", addr);
+        if (w->n_on) {
+            cJSON *on = cJSON_AddArrayToObject(o, "on");
+            for (int k = 0; k < w->n_on; k++)
+                cJSON_AddItemToArray(on, cJSON_CreateString(w->on[k]));
+        }
+        if (!pending && w->variable[0] && w->address)
+            cJSON_AddStringToObject(o, "resolvedAddress", addr);
+        if (w->type[0])
+            cJSON_AddStringToObject(o, "type", w->type);
+        if (!pending && w->size)
+            cJSON_AddNumberToObject(o, "size", (double)w->size);
+        if (pending)
+            cJSON_AddTrueToObject(o, "pending");
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
 static cJSON *answer(const char *mode, const struct trace_result *r,
                      const struct settings *settings)
 {
@@ -35,7 +176,6 @@ static cJSON *answer(const char *mode, const struct trace_result *r,
     strings(out, "activePatterns", r->patterns, r->n_patterns);
     cJSON_AddNumberToObject(out, "hookedFunctions", (double)r->hooked);
     cJSON_AddNumberToObject(out, "matchedFunctions", (double)r->matched);
-    cJSON_AddArrayToObject(out, "activeWatches");
     cJSON *warnings = cJSON_AddArrayToObject(out, "warnings");
     for (int i = 0; i < r->n_warnings; i++)
         cJSON_AddItemToArray(warnings, cJSON_CreateString(r->warnings[i]));
@@ -75,6 +215,7 @@ static cJSON *pending_mode(const char **add, int n_add, const char **remove, int
              "main runs. Recommended instead: launch without patterns, read stderr/stdout "
              "with debug_query, then add patterns to the running session.", r.n_patterns);
     cJSON *out = answer("pending", &r, settings);
+    cJSON_AddArrayToObject(out, "activeWatches");
     pthread_mutex_unlock(&lock);
     return out;
 }
@@ -87,6 +228,8 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     int n_add = 0, n_remove = 0;
     int64_t depth = 0;
     cJSON *out = NULL;
+    struct watch_args *w = NULL;
+    struct trace_watch_result *wr = NULL;
     if (args_only(args, "debug_trace", fields, e) != 0 ||
         args_string(args, "sessionId", false, &id, e) != 0 ||
         args_string(args, "projectRoot", false, &root, e) != 0 ||
@@ -97,15 +240,27 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     for (int i = 0; i < n_add; i++)
         if (pattern_check(add[i], e) != 0)
             goto done;
-    if (cJSON_HasObjectItem(args, "watches")) {
-        err_set(e, ERR_NOT_IMPLEMENTED, "watches are not built yet. Trace the functions that "
-                "change the variable and read their arguments meanwhile.");
+    w = calloc(1, sizeof *w);
+    wr = malloc(sizeof *wr);
+    if (!w || !wr) {
+        err_set(e, ERR_INTERNAL, "out of memory");
         goto done;
     }
+    if (watch_args(args, w, e) != 0)
+        goto done;
     struct settings settings;
     sessions_settings(root, &settings);
     if (!id) {
+        /* Watches first: they are checked whole, patterns cannot fail after that. */
+        if (w->present ? trace_watches_pending_update(w->add, w->n_add, w->remove,
+                                                      w->n_remove, wr, e) != 0
+                       : (trace_watches_pending_list(wr), 0))
+            goto done;
         out = pending_mode(add, n_add, remove, n_remove, (int)depth, &settings, e);
+        if (out) {
+            cJSON_DeleteItemFromObject(out, "activeWatches");
+            add_watches(out, wr, true);
+        }
         goto done;
     }
     struct trace_result *r = malloc(sizeof *r);
@@ -113,15 +268,35 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         err_set(e, ERR_INTERNAL, "out of memory");
         goto done;
     }
+    /* Watches first: a watch that cannot be resolved changes nothing. */
+    int wrc = session_trace_watches(id, w->present ? w->add : NULL, w->n_add, w->remove,
+                                    w->n_remove, wr, e);
+    if (wrc != 0 && (w->present || e->code != ERR_NOT_IMPLEMENTED)) {
+        free(r);
+        goto done;
+    }
+    if (wrc != 0)
+        wr->n = 0; /* a collector without watches: patterns still work */
     if (session_trace(id, add, n_add, remove, n_remove, (int)depth, r, e) == 0) {
         const char *hint = hint_trace_status(r);
         size_t len = strlen(r->status);
         if (hint)
             snprintf(r->status + len, sizeof r->status - len, " %s", hint);
         out = answer("runtime", r, &settings);
+        add_watches(out, wr, false);
+        if (w->present && wr->n && r->n_patterns == 0) {
+            len = strlen(r->status);
+            snprintf(r->status + len, sizeof r->status - len, " Watch values are read at "
+                     "traced calls only: add patterns for the functions to watch them in.");
+            cJSON_ReplaceItemInObject(out, "status", cJSON_CreateString(r->status));
+        }
     }
     free(r);
 done:
+    if (w)
+        free(w->remove);
+    free(w);
+    free(wr);
     free(add);
     free(remove);
     return out;

@@ -60,7 +60,10 @@ static const struct tool_def catalog[] = {
         "mode). Without sessionId: stages patterns for the next debug_launch (pending "
         "mode). Patterns: 'ns::*' (one level), 'ns::**' (any depth), '*::validate', "
         "'@usercode' (everything under projectRoot), '@file:parser.c'. Call with no "
-        "add/remove to see the current patterns.",
+        "add/remove to see the current patterns. watches: read globals at every traced "
+        "call ({variable: \"cfg.max_retries\", on: [\"parse_*\"]}, or {address, type}); "
+        "their values appear as watchValues on function_enter/function_exit events "
+        "(debug_query verbose). Up to 32 per session, removed by label.",
         "{\"type\":\"object\",\"properties\":{"
         "\"sessionId\":{\"type\":\"string\",\"description\":\"Running session to change; omit "
         "to stage patterns for the next launch\"},"
@@ -72,7 +75,24 @@ static const struct tool_def catalog[] = {
         "\"serializationDepth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10,"
         "\"description\":\"How deep structs are serialized in arguments (default 3)\"},"
         "\"projectRoot\":{\"type\":\"string\",\"description\":\"Project whose settings apply "
-        "(pending mode)\"}},\"additionalProperties\":false}",
+        "(pending mode)\"},"
+        "\"watches\":{\"type\":\"object\",\"properties\":{"
+        "\"add\":{\"type\":\"array\",\"maxItems\":32,\"items\":{\"type\":\"object\","
+        "\"properties\":{"
+        "\"variable\":{\"type\":\"string\",\"maxLength\":256,\"description\":\"A global or "
+        "static as C names it: \\\"gTempo\\\", \\\"cfg.max_retries\\\", "
+        "\\\"gClock->counter\\\"\"},"
+        "\"address\":{\"type\":\"string\",\"description\":\"Hex address, with type\"},"
+        "\"type\":{\"type\":\"string\",\"enum\":[\"i8\",\"u8\",\"i16\",\"u16\",\"i32\","
+        "\"u32\",\"i64\",\"u64\",\"f32\",\"f64\",\"pointer\"]},"
+        "\"label\":{\"type\":\"string\",\"description\":\"Name in watchValues (default: "
+        "the expression)\"},"
+        "\"on\":{\"type\":\"array\",\"maxItems\":8,\"items\":{\"type\":\"string\"},"
+        "\"description\":\"Trace patterns: read only at these traced functions (default: "
+        "all)\"}},\"additionalProperties\":false}},"
+        "\"remove\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+        "\"description\":\"Labels of watches to remove\"}},"
+        "\"additionalProperties\":false}},\"additionalProperties\":false}",
         tool_debug_trace,
     },
     {

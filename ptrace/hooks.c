@@ -33,6 +33,7 @@
 #include "ptrace/inject.h"
 #include "ptrace/procmem.h"
 #include "ptrace/reloc.h"
+#include "ptrace/twatch.h"
 
 #define SCRATCH_SIZE (1u << 20)
 #define INT3 0xCC
@@ -58,6 +59,7 @@ struct hook {
     int64_t window_start, window_hits;
     int64_t backoff_ns, rearm_at;   /* rearm_at != 0 while throttled */
     bool sampled;            /* has been throttled: events are a sample */
+    struct twatch_cache wcache; /* which trace watches apply to it */
 };
 
 struct frame {
@@ -110,7 +112,7 @@ struct hooks {
      * next_rearm: the earliest back-off end, 0 if none is throttled. */
     bool disarm_pending;
     int64_t next_rearm;
-    struct strbuf args, ret;
+    struct strbuf args, ret, data;
 };
 
 /* ---- processes and threads ------------------------------------------------- */
@@ -510,6 +512,27 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
         *pc = sl.orig;
 }
 
+/* The event's data with the watch values of k's function added: fixed (members
+ * without braces) first; returns fallback when no watch applies. */
+static const char *watch_data(struct hooks *h, struct thread *t, struct hook *k,
+                              const char *fixed, const char *fallback)
+{
+    if (!h->cfg.watches)
+        return fallback;
+    h->data.len = 0;
+    if (h->data.buf)
+        h->data.buf[0] = '\0';
+    sb_puts(&h->data, "{");
+    if (fixed) {
+        sb_puts(&h->data, fixed);
+        sb_puts(&h->data, ",");
+    }
+    if (!twatch_render(h->cfg.watches, k->fn, &k->wcache, t->tgid, t->memfd, &h->data))
+        return fallback;
+    sb_puts(&h->data, "}");
+    return h->data.oom ? fallback : h->data.buf;
+}
+
 enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
 
 static uint64_t trampoline_for(const struct hooks *h, size_t n, uint64_t addr);
@@ -565,6 +588,8 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
                         &t->memfd, &h->vopts);
         ev.return_value = h->ret.oom ? NULL : h->ret.buf;
     }
+    ev.data = watch_data(h, t, f->hook, kind == EXIT_UNWOUND ? "\"unwound\":true" : NULL,
+                         ev.data);
     push_event(h, &ev);
 }
 
@@ -654,6 +679,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     if (t->depth > 0)
         ev.parent_seq = t->frames[t->depth - 1].seq;
     ev.arguments = h->args.oom ? NULL : h->args.buf;
+    ev.data = watch_data(h, t, k, NULL, NULL);
     push_event(h, &ev);
 
     uint64_t tramp = trampoline_for(h, areas_of_thread(h, t), k->addr);
@@ -965,5 +991,6 @@ void hooks_free(struct hooks *h)
     free(h->areas);
     sb_free(&h->args);
     sb_free(&h->ret);
+    sb_free(&h->data);
     free(h);
 }

@@ -44,6 +44,7 @@
 #include "dwarf/dwarf.h"
 
 struct hooks;
+struct twatch_set;
 
 /* Per-session knobs from the settings. */
 struct hook_tuning {
@@ -62,6 +63,8 @@ struct hooks_config {
      * runs (parent links are per session); NULL: this hooks counts on its own. */
     int64_t *seq;
     struct bptab *bp;           /* the image's breakpoint table (the tracer's) */
+    /* Trace watches read into this image's function events (twatch.h); NULL: none. */
+    struct twatch_set *watches;
 };
 
 struct hooks *hooks_new(const struct hooks_config *cfg);

@@ -20,11 +20,15 @@
 #include "ptrace/stacks.h"
 #include "ptrace/tracer.h"
 #include "ptrace/watchset.h"
+#include "ptrace/twatch.h"
 
 struct collector_target {
     struct tracer *tracer;
     struct trace *trace;
     struct collector_events events;
+    struct twatch_set *watches;  /* trace watches, read by the main image's hooks */
+    pid_t pid;
+    bool exec_rebind;            /* tracer thread: the main process exec'd */
 };
 
 static void native_init(const char *cache_dir)
@@ -61,12 +65,19 @@ static bool native_probe(const char *path, struct collector_probe *out)
 static void on_entry(void *arg, struct tracer *t)
 {
     struct collector_target *ct = arg;
+    /* Launch watches first: the patterns armed next record them from their first
+     * call. (A no-op after the first entry.) */
+    twatch_apply_staged(ct->watches, tracer_pid(t));
+    if (ct->exec_rebind) /* another program: its variables are elsewhere */
+        twatch_rebind(ct->watches, tracer_pid(t));
+    ct->exec_rebind = false;
     trace_on_entry(ct->trace, t);
 }
 
 static void on_main_exec(void *arg)
 {
     struct collector_target *ct = arg;
+    ct->exec_rebind = true;
     trace_main_exec(ct->trace);
 }
 
@@ -81,6 +92,7 @@ static void on_main_exit(void *arg, int wait_status)
 {
     struct collector_target *ct = arg;
     trace_entry_passed(ct->trace);
+    twatch_apply_staged(ct->watches, 0); /* ended before its entry point */
     ct->events.main_exit(ct->events.arg, wait_status);
 }
 
@@ -93,6 +105,7 @@ static void settle_output(void *arg)
 static void target_free(struct collector_target *ct)
 {
     trace_free(ct->trace);
+    twatch_set_free(ct->watches);
     free(ct);
 }
 
@@ -100,12 +113,19 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
                          pid_t *pid, struct strobe_error *e)
 {
     struct collector_target *ct = calloc(1, sizeof *ct);
-    if (!ct || !(ct->trace = trace_new(req->project_root))) {
+    if (!ct || !(ct->trace = trace_new(req->project_root)) ||
+        !(ct->watches = twatch_set_new(req->project_root))) {
+        if (ct)
+            trace_free(ct->trace);
         free(ct);
         return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
     }
     ct->events = req->events;
     int n_preloaded = trace_preload(ct->trace, req->patterns, req->n_patterns, req->depth);
+    if (twatch_stage(ct->watches, req->watches, req->n_watches) != 0) {
+        target_free(ct);
+        return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
+    }
     struct tracer_spec spec = {
         .path = req->path, .argv = req->argv, .envp = req->envp, .cwd = req->cwd,
         .stdin_fd = req->stdin_fd, .stdout_fd = req->stdout_fd, .stderr_fd = req->stderr_fd,
@@ -114,12 +134,14 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         .sink = req->sink,
         .tuning = {req->tuning.hot_calls_per_second, req->tuning.capture_exits,
                    req->tuning.pin_cpu},
-        .on_entry = on_entry, .stop_at_entry = n_preloaded > 0,
+        .on_entry = on_entry, .stop_at_entry = n_preloaded > 0 || req->n_watches > 0,
+        .watches = ct->watches,
     };
     if (tracer_start(&spec, &ct->tracer, pid, e) != 0) {
         target_free(ct);
         return -1;
     }
+    ct->pid = *pid;
     *out = ct;
     return 0;
 }
@@ -150,6 +172,15 @@ static int native_stacks(struct collector_target *ct, const struct collector_sta
                          struct collector_stacks *out, struct strobe_error *e)
 {
     return stacks_snapshot(ct->tracer, req, out, e);
+}
+
+static int native_trace_watches(struct collector_target *ct,
+                                const struct trace_watch_spec *add, int n_add,
+                                const char *const *remove, int n_remove,
+                                struct trace_watch_result *out, struct strobe_error *e)
+{
+    pid_t pid = tracer_finished(ct->tracer) ? 0 : ct->pid;
+    return twatch_update(ct->watches, pid, add, n_add, remove, n_remove, out, e);
 }
 
 static int native_memory(struct collector_target *ct, const struct collector_mem_request *req,
@@ -202,4 +233,5 @@ const struct collector_methods native_collector = {
     .watch_set = native_watch_set,
     .watch_clear = native_watch_clear,
     .watch_list = native_watch_list,
+    .trace_watches = native_trace_watches,
 };

@@ -75,6 +75,9 @@ struct tracer_spec {
      * reaches its entry point (stopped there): the place to arm the session's
      * patterns in it, through h (hooks_arm with pid as the stopped thread). */
     void (*on_image_entry)(void *arg, struct tracer *t, pid_t pid, struct hooks *h);
+    /* Trace watches (twatch.h) read into the main image's function events; NULL:
+     * none. Not read in images exec'd by children (other programs). */
+    struct twatch_set *watches;
 };
 
 /* Starts the tracer thread and the target; returns once the target has exec'd and

@@ -316,10 +316,13 @@ def test_trace_pending_mode(mcp):
     assert res["activePatterns"] == []
 
 
-def test_trace_watches_not_implemented_says_what_works(mcp):
-    e = mcp.tool_error("debug_trace", {"watches": {"add": [{"variable": "gTempo"}]}})
-    assert e.code == "NOT_IMPLEMENTED"
-    assert "watches" in e.message and "arguments" in e.message, e.message
+def test_trace_watches_pending_are_staged(mcp):
+    res = mcp.call_tool("debug_trace", {"watches": {"add": [{"variable": "gTempo"}]}})
+    assert res["mode"] == "pending"
+    assert res["activeWatches"] == [{"label": "gTempo", "variable": "gTempo",
+                                     "pending": True}]
+    res = mcp.call_tool("debug_trace", {"watches": {"remove": ["gTempo"]}})
+    assert res["activeWatches"] == []
 
 
 def test_trace_unknown_session(mcp):

@@ -239,6 +239,44 @@ try {
     assert.equal(stop.success, true);
   });
 
+  await check('poll_ticker: a memory poll and trace watches beside the traced calls', async () => {
+    const r = structured(await client.callTool({
+      name: 'debug_launch',
+      arguments: { command: fixture('poll_ticker'), projectRoot: project },
+    }));
+    const sid = r.sessionId;
+    const t = structured(await client.callTool({
+      name: 'debug_trace',
+      arguments: { sessionId: sid, add: ['tick'],
+        watches: { add: [{ variable: 'g_counter', on: ['tick'] }] } },
+    }));
+    assert.deepEqual(t.activeWatches.map((w) => [w.label, w.type]), [['g_counter', 'int']]);
+    const p = structured(await client.callTool({
+      name: 'debug_memory',
+      arguments: { sessionId: sid, targets: [{ variable: 'g_counter' }],
+        poll: { intervalMs: 50, durationMs: 200 } },
+    }));
+    assert.equal(p.polling, true);
+    assert.equal(p.expectedSamples, 4);
+    const snaps = await waitUntil(async () => {
+      const q = structured(await client.callTool({
+        name: 'debug_query', arguments: { sessionId: sid, eventType: 'variable_snapshot' },
+      }));
+      return q.events.length >= 4 ? q.events : null;
+    }, 20000, '4 variable_snapshot events');
+    assert.ok(snaps.every((e) => Number.isInteger(e.values.g_counter)));
+    const calls = structured(await client.callTool({
+      name: 'debug_query',
+      arguments: { sessionId: sid, eventType: 'function_exit', verbose: true, limit: 3 },
+    }));
+    assert.ok(calls.events.length > 0);
+    assert.ok(calls.events.every((e) => Number.isInteger(e.watchValues.g_counter)));
+    const stop = structured(await client.callTool({
+      name: 'debug_session', arguments: { action: 'stop', sessionId: sid },
+    }));
+    assert.equal(stop.success, true);
+  });
+
   await check('globals_all: debug_memory reads, writes and reads back while it runs', async () => {
     const r = structured(await client.callTool({
       name: 'debug_launch',

@@ -513,6 +513,57 @@ static void test_ctl_memory(void **state)
     (void)state;
     struct ctl_cmd c;
     char err[256];
+    assert_int_equal(parse(&c, err, "memory", "read", "s1", "g", "cfg.x", "--address",
+                           "0x10", "--type", "u8", "--depth", "2", NULL), 0);
+    assert_int_equal(c.kind, CTL_MEM_READ);
+    assert_string_equal(c.tool, "debug_memory");
+    assert_args(&c, "{\"targets\":[{\"variable\":\"g\"},{\"variable\":\"cfg.x\"},"
+                    "{\"address\":\"0x10\",\"type\":\"u8\"}],\"action\":\"read\","
+                    "\"depth\":2,\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "memory", "write", "s1", "a=3", "b=-2.5", "c=RED",
+                           "d=true", "e=0x10", NULL), 0);
+    assert_int_equal(c.kind, CTL_MEM_WRITE);
+    assert_args(&c, "{\"targets\":[{\"variable\":\"a\",\"value\":3},"
+                    "{\"variable\":\"b\",\"value\":-2.5},{\"variable\":\"c\",\"value\":"
+                    "\"RED\"},{\"variable\":\"d\",\"value\":true},{\"variable\":\"e\","
+                    "\"value\":\"0x10\"}],\"action\":\"write\",\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "memory", "poll", "s1", "g", "--interval", "100",
+                           "--duration", "2000", NULL), 0);
+    assert_int_equal(c.kind, CTL_MEM_POLL);
+    assert_args(&c, "{\"targets\":[{\"variable\":\"g\"}],\"action\":\"read\","
+                    "\"poll\":{\"intervalMs\":100,\"durationMs\":2000},"
+                    "\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "memory", "poll", "s1", "g", NULL), -1);
+    assert_non_null(strstr(c.usage, "memory poll SESSION"));
+    assert_int_equal(parse(&c, err, "memory", NULL), -1);
+    assert_int_equal(parse(&c, err, "memory", "write", "s1", "=3", NULL), -1);
+
+    assert_int_equal(parse(&c, err, "watch", "s1", "cfg.max_retries", "--access",
+                           "readwrite", NULL), 0);
+    assert_int_equal(c.kind, CTL_WATCH);
+    assert_args(&c, "{\"action\":\"watch\",\"access\":\"readwrite\",\"sessionId\":"
+                    "\"s1\",\"variable\":\"cfg.max_retries\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "watch", "s1", "--address", "0x10", "--size", "4",
+                           NULL), 0);
+    assert_args(&c, "{\"action\":\"watch\",\"address\":\"0x10\",\"size\":4,"
+                    "\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "unwatch", "s1", "all", NULL), 0);
+    assert_args(&c, "{\"action\":\"unwatch\",\"sessionId\":\"s1\",\"watchId\":\"*\"}");
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "unwatch", "s1", "3", NULL), 0);
+    assert_args(&c, "{\"action\":\"unwatch\",\"sessionId\":\"s1\",\"watchId\":3}");
+    ctl_cmd_free(&c);
+
+    assert_int_equal(parse(&c, err, "trace", "s1", "--watch", "g@ns::*", "--watch", "h",
+                           "--unwatch", "old", NULL), 0);
+    assert_args(&c, "{\"watches\":{\"add\":[{\"variable\":\"g\",\"on\":[\"ns::*\"]},"
+                    "{\"variable\":\"h\"}],\"remove\":[\"old\"]},\"sessionId\":\"s1\"}");
+    ctl_cmd_free(&c);
     assert_int_equal(parse(&c, err, "memory", "s1", "cfg.retries", "--depth", "3",
                            "--address", "0x10:i32", "--address", "0x20:bytes:64", NULL), 0);
     assert_int_equal(c.kind, CTL_MEMORY);
@@ -763,6 +814,38 @@ static void test_render_query(void **state)
     cJSON_Delete(r);
 }
 
+static void test_render_poll_and_snapshots(void **state)
+{
+    (void)state;
+    struct capture c;
+    cJSON *r = cJSON_Parse("{\"polling\":true,\"pollId\":2,\"variableCount\":1,"
+                           "\"intervalMs\":100,\"durationMs\":1000,\"expectedSamples\":10,"
+                           "\"errors\":[{\"target\":\"n\",\"code\":\"VARIABLE_NOT_FOUND\","
+                           "\"error\":\"No n.\"}]}");
+    assert_int_equal(render_poll(capture_start(&c), r, "s1"), 1);
+    char *t = capture_end(&c);
+    assert_string_equal(t, "polling 1 target(s) every 100 ms for 1000 ms (poll 2, 10 samples)\n"
+                           "n: VARIABLE_NOT_FOUND: No n. (not sampled)\n"
+                           "read the samples: strobectl query s1 --type variable_snapshot\n");
+    free(t);
+    cJSON_Delete(r);
+
+    r = cJSON_Parse("{\"events\":[{\"id\":\"1\",\"timestampNs\":1000000,\"eventType\":"
+                    "\"variable_snapshot\",\"values\":{\"g\":3,\"t\":1.5},\"errors\":"
+                    "{\"p->x\":\"MEMORY_UNREADABLE: NULL\"}},{\"id\":\"2\",\"timestampNs\":"
+                    "2000000,\"eventType\":\"function_enter\",\"function\":\"f\","
+                    "\"watchValues\":{\"g\":4}}],\"totalCount\":2,\"hasMore\":false}");
+    cJSON *args = cJSON_Parse("{\"sessionId\":\"s\"}");
+    render_query(capture_start(&c), r, args, "--after", "--offset");
+    t = capture_end(&c);
+    assert_string_equal(t, "[     1.000 ms] variable_snapshot g=3 t=1.5 p->x=<MEMORY_UNREADABLE>\n"
+                           "[     2.000 ms] function_enter f [g=4]\n"
+                           "2 of 2 events\n");
+    free(t);
+    cJSON_Delete(args);
+    cJSON_Delete(r);
+}
+
 static void test_render_stacks(void **state)
 {
     (void)state;
@@ -941,6 +1024,7 @@ int main(void)
         cmocka_unit_test(test_ctl_crash),
         cmocka_unit_test(test_ctl_stacks),
         cmocka_unit_test(test_ctl_memory),
+        cmocka_unit_test(test_render_poll_and_snapshots),
         cmocka_unit_test(test_crash_report_signal),
         cmocka_unit_test(test_crash_report_details),
         cmocka_unit_test(test_render_query),

@@ -26,7 +26,9 @@
 #include <unistd.h>
 
 #include "core/collector.h"
+#include "core/poll.h"
 #include "core/session.h"
+#include "core/trace_watches.h"
 #include "mcp/hints.h"
 #include "store/store.h"
 #include "tests/unit/tmpdir.h"
@@ -272,6 +274,22 @@ static void test_session_through_a_second_collector(void **state)
     assert_int_equal(session_stacks(res.session_id, &sreq, &stacks, &e), -1);
     assert_int_equal(e.code, ERR_NOT_IMPLEMENTED);
     assert_non_null(strstr(e.msg, "reading every thread's stack"));
+    assert_non_null(strstr(e.msg, "fake programs"));
+
+    /* Nor memory polls or trace watches (core/poll.h, core/trace_watches.h). */
+    struct collector_mem_target mt = {.variable = "g"};
+    struct poll_request preq = {.targets = &mt, .n_targets = 1, .depth = 1,
+                                .interval_ms = 50, .duration_ms = 100};
+    static struct poll_started ps;
+    assert_int_equal(poll_start(res.session_id, &preq, &ps, &e), -1);
+    assert_int_equal(e.code, ERR_NOT_IMPLEMENTED);
+    assert_non_null(strstr(e.msg, "fake programs"));
+    poll_started_free(&ps);
+    assert_int_equal(polls_running(res.session_id), 0);
+    static struct trace_watch_result twr;
+    struct trace_watch_spec tw = {.variable = "g"};
+    assert_int_equal(session_trace_watches(res.session_id, &tw, 1, NULL, 0, &twr, &e), -1);
+    assert_int_equal(e.code, ERR_NOT_IMPLEMENTED);
     assert_non_null(strstr(e.msg, "fake programs"));
 
     /* Stop: the collector's kill and join; the end and the output are recorded. */
