@@ -311,6 +311,61 @@ try {
     assert.equal(stop.success, true);
   });
 
+  await check('deadlock_abba: one stacks call names the wait cycle', async () => {
+    const r = structured(await client.callTool({
+      name: 'debug_launch',
+      arguments: { command: fixture('deadlock_abba'), projectRoot: project },
+    }));
+    const st = await waitUntil(async () => {
+      const s = structured(await client.callTool({
+        name: 'debug_session', arguments: { action: 'stacks', sessionId: r.sessionId },
+      }));
+      return s.diagnosis ? s : null;
+    }, 20000, 'the deadlock diagnosis');
+    assert.match(st.diagnosis, /deadlock: tid \d+ .*holds .* waits for .*held by tid \d+/);
+    const waits = st.threads.filter((t) => t.wait && t.wait.kind === 'mutex');
+    assert.equal(waits.length, 2);
+    structured(await client.callTool({
+      name: 'debug_session', arguments: { action: 'stop', sessionId: r.sessionId },
+    }));
+  });
+
+  await check('config_overwrite: a data watchpoint names the writer and the values', async () => {
+    const r = structured(await client.callTool({
+      name: 'debug_launch',
+      arguments: { command: fixture('config_overwrite'), projectRoot: project },
+    }));
+    await waitUntil(async () => {
+      const q = structured(await client.callTool({
+        name: 'debug_query', arguments: { sessionId: r.sessionId, eventType: 'stdout' },
+      }));
+      return q.events.length ? q : null;
+    }, 20000, 'the ready line');
+    const w = structured(await client.callTool({
+      name: 'debug_memory',
+      arguments: { action: 'watch', sessionId: r.sessionId, variable: 'g_config.max_retries' },
+    }));
+    assert.equal(w.size, 4);
+    assert.equal(w.currentValue, 3);
+    process.kill(r.pid, 'SIGUSR1'); // the program resets its config, then overwrites it
+    const hit = await waitUntil(async () => {
+      const q = structured(await client.callTool({
+        name: 'debug_query', arguments: { sessionId: r.sessionId, eventType: 'watch_hit' },
+      }));
+      return q.events.find((e) => e.changed) || null;
+    }, 20000, 'the overwriting watch_hit');
+    assert.equal(hit.function, 'parse_name');
+    assert.equal(hit.oldValue, 3);
+    assert.notEqual(hit.newValue, 3);
+    const u = structured(await client.callTool({
+      name: 'debug_memory', arguments: { action: 'unwatch', sessionId: r.sessionId, watchId: '*' },
+    }));
+    assert.ok(u);
+    structured(await client.callTool({
+      name: 'debug_session', arguments: { action: 'stop', sessionId: r.sessionId },
+    }));
+  });
+
   await check('debug_session stop deletes the session', async () => {
     const r = structured(await client.callTool({
       name: 'debug_session', arguments: { action: 'stop', sessionId },
