@@ -17,7 +17,8 @@ bool mem_parse_address(const char *s, uint64_t *out)
         return false;
     errno = 0;
     char *end;
-    unsigned long long v = strtoull(s, &end, 0);
+    bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    unsigned long long v = strtoull(s, &end, hex ? 16 : 10);
     if (errno || *end || v == 0)
         return false;
     *out = v;
@@ -25,10 +26,13 @@ bool mem_parse_address(const char *s, uint64_t *out)
 }
 
 static const char *const target_fields[] = {"variable", "address", "size", "type", NULL};
+static const char *const write_target_fields[] = {"variable", "address", "type", "value",
+                                                  NULL};
 
-static int one(const cJSON *t, int i, bool allow_bytes, struct collector_mem_target *out,
-               struct strobe_error *e)
+static int one(const cJSON *t, int i, enum mem_targets_mode mode,
+               struct collector_mem_target *out, struct strobe_error *e)
 {
+    bool allow_bytes = mode == MEM_TARGETS_READ, write = mode == MEM_TARGETS_WRITE;
     char where[32];
     snprintf(where, sizeof where, "targets[%d]", i);
     if (!cJSON_IsObject(t))
@@ -37,7 +41,7 @@ static int one(const cJSON *t, int i, bool allow_bytes, struct collector_mem_tar
     const char *variable = NULL, *address = NULL, *type = NULL;
     int64_t size = 0;
     bool has_size = false;
-    if (args_only(t, where, target_fields, e) != 0 ||
+    if (args_only(t, where, write ? write_target_fields : target_fields, e) != 0 ||
         args_string(t, "variable", false, &variable, e) != 0 ||
         args_string(t, "address", false, &address, e) != 0 ||
         args_string(t, "type", false, &type, e) != 0 ||
@@ -74,16 +78,20 @@ static int one(const cJSON *t, int i, bool allow_bytes, struct collector_mem_tar
         return err_set(e, ERR_VALIDATION, "'%s.type' must be i8, u8, i16, u16, i32, u32, "
                        "i64, u64, f32, f64, pointer%s; not '%.32s'%s.", where,
                        allow_bytes ? " or bytes" : "", type,
-                       hint == MEMH_BYTES ? " (a poll samples values, not buffers)" : "");
+                       hint != MEMH_BYTES ? "" : write ? " (a write needs a typed value)"
+                                                       : " (a poll samples values, not buffers)");
     out->hint = (enum memory_hint)hint;
     if (hint == MEMH_BYTES && !has_size)
         return err_set(e, ERR_VALIDATION, "'%s': type bytes needs a size (1-%u).", where,
                        MEMORY_MAX_BYTES);
+    if (hint != MEMH_BYTES && has_size)
+        return err_set(e, ERR_VALIDATION, "'%s': size goes with type bytes; %s has its own "
+                       "size.", where, type);
     out->size = has_size ? (size_t)size : 0;
     return 0;
 }
 
-int mem_targets_parse(const cJSON *args, bool allow_bytes,
+int mem_targets_parse(const cJSON *args, enum mem_targets_mode mode,
                       struct collector_mem_target out[MEMORY_MAX_TARGETS], int *n,
                       struct strobe_error *e)
 {
@@ -100,11 +108,11 @@ int mem_targets_parse(const cJSON *args, bool allow_bytes,
         return err_set(e, ERR_VALIDATION, "'targets' is empty; name 1 to %d targets.",
                        MEMORY_MAX_TARGETS);
     if (count > MEMORY_MAX_TARGETS)
-        return err_set(e, ERR_LIMIT_EXCEEDED, "%d targets asked; at most %d per call. Split "
-                       "them over several calls.", count, MEMORY_MAX_TARGETS);
+        return err_set(e, ERR_LIMIT_EXCEEDED, "%d targets given; one call takes at most %d.",
+                       count, MEMORY_MAX_TARGETS);
     int i = 0;
     for (const cJSON *t = arr->child; t; t = t->next, i++)
-        if (one(t, i, allow_bytes, &out[i], e) != 0)
+        if (one(t, i, mode, &out[i], e) != 0)
             return -1;
     *n = count;
     return 0;

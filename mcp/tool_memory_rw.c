@@ -14,6 +14,7 @@
 
 #include "core/memory.h"
 #include "mcp/args.h"
+#include "mcp/mem_targets.h"
 #include "mcp/hints.h"
 #include "mcp/tools.h"
 
@@ -24,10 +25,6 @@
 static const char *const read_fields[] = {"action", "sessionId", "pid", "targets", "depth",
                                           NULL};
 static const char *const write_fields[] = {"action", "sessionId", "pid", "targets", NULL};
-static const char *const read_target_fields[] = {"variable", "address", "size", "type", NULL};
-static const char *const write_target_fields[] = {"variable", "address", "type", "value",
-                                                  NULL};
-
 /* A request being built: the targets and values point into the arguments. */
 struct request {
     struct collector_mem_request req;
@@ -35,20 +32,6 @@ struct request {
     struct collector_value values[MEMORY_MAX_TARGETS];
     char numbers[MEMORY_MAX_TARGETS][40]; /* values given as JSON numbers, as text */
 };
-
-/* "0x..." in hex, else decimal (never octal: "010" is ten). */
-static int parse_address(const char *text, int i, uint64_t *out, struct strobe_error *e)
-{
-    char *end;
-    errno = 0;
-    bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
-    unsigned long long v = strtoull(text, &end, hex ? 16 : 10);
-    if (!*text || *end || errno || text[0] == '-' || text[0] == '+' || text[0] == ' ')
-        return err_set(e, ERR_VALIDATION, "targets[%d].address must be an address in hex "
-                       "(\"0x7ffd1000\"); got '%.60s'.", i, text);
-    *out = v;
-    return 0;
-}
 
 /* The value of a write target as the engine takes it. */
 static int parse_value(const cJSON *t, int i, struct request *r, struct strobe_error *e)
@@ -74,82 +57,22 @@ static int parse_value(const cJSON *t, int i, struct request *r, struct strobe_e
     return 0;
 }
 
-static int parse_target(const cJSON *t, int i, bool write, struct request *r,
-                        struct strobe_error *e)
-{
-    char where[64];
-    snprintf(where, sizeof where, "debug_memory targets[%d]", i);
-    if (!cJSON_IsObject(t))
-        return err_set(e, ERR_VALIDATION, "targets[%d] must be an object ({variable} or "
-                       "{address, type%s}); got %s.", i, write ? ", value" : ", size",
-                       args_type_name(t));
-    const char *variable = NULL, *address = NULL, *type = NULL;
-    int64_t size = 0;
-    bool has_size = false;
-    if (args_only(t, where, write ? write_target_fields : read_target_fields, e) != 0 ||
-        args_string(t, "variable", false, &variable, e) != 0 ||
-        args_string(t, "address", false, &address, e) != 0 ||
-        args_string(t, "type", false, &type, e) != 0 ||
-        (!write && args_int(t, "size", 1, MEMORY_MAX_BYTES, &size, &has_size, e) != 0))
-        return -1;
-    if (!variable == !address)
-        return err_set(e, ERR_VALIDATION, "targets[%d] needs exactly one of 'variable' (a "
-                       "global or static: \"cfg.retries\") and 'address' (hex, with 'type').", i);
-    struct collector_mem_target *mt = &r->targets[i];
-    if (variable) {
-        if (type || has_size)
-            return err_set(e, ERR_VALIDATION, "targets[%d]: 'type' and 'size' go with "
-                           "'address'; a variable has its own type.", i);
-        if (strlen(variable) > MEMORY_EXPR_MAX)
-            return err_set(e, ERR_VALIDATION, "targets[%d].variable is %zu characters; the "
-                           "limit is %d.", i, strlen(variable), MEMORY_EXPR_MAX);
-        mt->variable = variable;
-    } else {
-        int hint = type ? memory_hint_parse(type) : -1;
-        if (hint < 0)
-            return err_set(e, ERR_VALIDATION, "targets[%d] reads an address, so it needs "
-                           "'type': one of i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, "
-                           "pointer%s; got %s%s%s.", i, write ? "" : ", bytes",
-                           type ? "'" : "", type ? type : "none", type ? "'" : "");
-        if (hint == MEMH_BYTES && write)
-            return err_set(e, ERR_VALIDATION, "targets[%d]: a write needs a typed 'type' (i8 "
-                           "... u64, f32, f64, pointer), not bytes.", i);
-        if (hint == MEMH_BYTES && !has_size)
-            return err_set(e, ERR_VALIDATION, "targets[%d]: type bytes needs 'size' (1 to "
-                           "%u bytes).", i, MEMORY_MAX_BYTES);
-        if (hint != MEMH_BYTES && has_size)
-            return err_set(e, ERR_VALIDATION, "targets[%d]: 'size' goes with type bytes; "
-                           "%s has its own size.", i, type);
-        if (parse_address(address, i, &mt->address, e) != 0)
-            return -1;
-        mt->hint = (enum memory_hint)hint;
-        mt->size = (size_t)size;
-    }
-    return write ? parse_value(t, i, r, e) : 0;
-}
-
 static int parse_request(const cJSON *args, bool write, struct request *r,
                          struct strobe_error *e)
 {
     int64_t pid = 0, depth = 1;
     bool present;
-    const cJSON *targets = cJSON_GetObjectItemCaseSensitive(args, "targets");
+    int n;
     if (args_only(args, write ? "debug_memory write" : "debug_memory read",
                   write ? write_fields : read_fields, e) != 0 ||
         args_int(args, "pid", 1, INT32_MAX, &pid, &present, e) != 0 ||
-        (!write && args_int(args, "depth", 1, 5, &depth, &present, e) != 0))
+        (!write && args_int(args, "depth", 1, 5, &depth, &present, e) != 0) ||
+        mem_targets_parse(args, write ? MEM_TARGETS_WRITE : MEM_TARGETS_READ, r->targets,
+                          &n, e) != 0)
         return -1;
-    if (!cJSON_IsArray(targets) || cJSON_GetArraySize(targets) == 0)
-        return err_set(e, ERR_VALIDATION, "'targets' must be a non-empty array of "
-                       "{variable%s} or {address, type%s}; got %s.", write ? ", value" : "",
-                       write ? ", value" : ", size", cJSON_IsArray(targets) ? "[]"
-                                                        : args_type_name(targets));
-    int n = cJSON_GetArraySize(targets);
-    if (n > MEMORY_MAX_TARGETS)
-        return err_set(e, ERR_LIMIT_EXCEEDED, "%d targets given; one call takes at most %d.", n,
-                       MEMORY_MAX_TARGETS);
-    for (int i = 0; i < n; i++)
-        if (parse_target(cJSON_GetArrayItem(targets, i), i, write, r, e) != 0)
+    const cJSON *targets = cJSON_GetObjectItemCaseSensitive(args, "targets");
+    for (int i = 0; write && i < n; i++)
+        if (parse_value(cJSON_GetArrayItem(targets, i), i, r, e) != 0)
             return -1;
     r->req = (struct collector_mem_request){.pid = (pid_t)pid, .targets = r->targets,
                                             .values = write ? r->values : NULL,

@@ -49,7 +49,7 @@ cJSON *tool_memory_poll(const cJSON *args, const char *id, struct strobe_error *
     }
     if (args_int(args, "depth", 1, 5, &depth, NULL, e) != 0 ||
         args_int(args, "pid", 1, 0x7fffffff, &pid, NULL, e) != 0 ||
-        mem_targets_parse(args, false, targets, &n, e) != 0)
+        mem_targets_parse(args, MEM_TARGETS_POLL, targets, &n, e) != 0)
         return NULL;
     static const char *const not_poll[] = {"variable", "address", "size", "type", "access",
                                            "watchId", NULL};

@@ -12,6 +12,7 @@
 
 #include "core/watch.h"
 #include "mcp/args.h"
+#include "mcp/mem_targets.h"
 #include "mcp/tools.h"
 
 static void add_hex(cJSON *o, const char *name, uint64_t v)
@@ -70,17 +71,6 @@ static void add_lists(cJSON *o, const char *id)
         cJSON_AddItemToObject(o, "endedWatches", ended);
 }
 
-static int parse_address(const char *s, uint64_t *out, struct strobe_error *e)
-{
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (!s[0] || s[0] == '-' || !end || *end || v == 0)
-        return err_set(e, ERR_VALIDATION, "'address' must be a non-zero hex address like "
-                       "\"0x5581a2c04010\"; not '%s'.", s);
-    *out = v;
-    return 0;
-}
-
 cJSON *tool_memory_watch(const cJSON *args, const char *id, struct strobe_error *e)
 {
     const char *variable = NULL, *address = NULL, *type = NULL, *access = "write";
@@ -123,8 +113,11 @@ cJSON *tool_memory_watch(const cJSON *args, const char *id, struct strobe_error 
     }
     struct collector_watch_request req = {.pid = (pid_t)pid, .variable = variable,
                                           .size = (size_t)size, .readwrite = readwrite};
-    if (address && parse_address(address, &req.address, e) != 0)
+    if (address && !mem_parse_address(address, &req.address)) {
+        err_set(e, ERR_VALIDATION, "'address' must be a non-zero address in hex like "
+                "\"0x5581a2c04010\"; not '%.64s'.", address);
         return NULL;
+    }
     if (type) {
         int h = memory_hint_parse(type);
         if (h < 0 || h == MEMH_BYTES) {

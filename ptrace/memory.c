@@ -22,22 +22,6 @@
 
 enum { WRITE_MAX = 4096 }; /* bytes of one written value (a char array at most) */
 
-/* The types of address targets, by hint: numbers, and pointers shown in hex. */
-static const struct dw_type hint_types[] = {
-    [MEMH_I8] = {.kind = DWT_SIGNED, .name = "i8", .size = 1},
-    [MEMH_U8] = {.kind = DWT_UNSIGNED, .name = "u8", .size = 1},
-    [MEMH_I16] = {.kind = DWT_SIGNED, .name = "i16", .size = 2},
-    [MEMH_U16] = {.kind = DWT_UNSIGNED, .name = "u16", .size = 2},
-    [MEMH_I32] = {.kind = DWT_SIGNED, .name = "i32", .size = 4},
-    [MEMH_U32] = {.kind = DWT_UNSIGNED, .name = "u32", .size = 4},
-    [MEMH_I64] = {.kind = DWT_SIGNED, .name = "i64", .size = 8},
-    [MEMH_U64] = {.kind = DWT_UNSIGNED, .name = "u64", .size = 8},
-    [MEMH_F32] = {.kind = DWT_FLOAT, .name = "f32", .size = 4},
-    [MEMH_F64] = {.kind = DWT_FLOAT, .name = "f64", .size = 8},
-    [MEMH_POINTER] = {.kind = DWT_POINTER, .name = "pointer", .size = 8},
-    [MEMH_BYTES] = {.kind = DWT_VOID, .name = "bytes"},
-};
-
 static char *dup_or_die(const char *s)
 {
     char *d = strdup(s);
@@ -61,10 +45,10 @@ static int locate(struct varres_process *p, const struct collector_mem_target *t
         if (tg->hint <= MEMH_NONE || tg->hint > MEMH_BYTES)
             return err_set(e, ERR_VALIDATION, "An address target needs a type.");
         *v = (struct varres){.address = tg->address, .has_address = true,
-                             .type = &hint_types[tg->hint],
+                             .type = varres_hint_type(tg->hint),
                              .size = tg->hint == MEMH_BYTES ? tg->size
-                                                            : hint_types[tg->hint].size};
-        snprintf(v->type_name, sizeof v->type_name, "%s", hint_types[tg->hint].name);
+                                                            : varres_hint_type(tg->hint)->size};
+        snprintf(v->type_name, sizeof v->type_name, "%s", memory_hint_name(tg->hint));
     }
     r->address = v->has_address ? v->address : 0;
     r->type = dup_or_die(v->type_name);

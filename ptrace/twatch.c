@@ -3,7 +3,6 @@
  */
 #include "ptrace/twatch.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 
 #include "ptrace/match.h"
 #include "ptrace/procmem.h"
+#include "dwarf/value.h"
 #include "ptrace/varres.h"
 #include "base/log.h"
 
@@ -81,63 +81,6 @@ void twatch_set_free(struct twatch_set *ws)
         varres_process_close(&ws->proc);
     sb_free(&ws->scratch);
     free(ws);
-}
-
-size_t twatch_hint_size(enum memory_hint hint)
-{
-    switch (hint) {
-    case MEMH_I8: case MEMH_U8: return 1;
-    case MEMH_I16: case MEMH_U16: return 2;
-    case MEMH_I32: case MEMH_U32: case MEMH_F32: return 4;
-    case MEMH_I64: case MEMH_U64: case MEMH_F64: case MEMH_POINTER: return 8;
-    default: return 0;
-    }
-}
-
-/* As dwarf/value.c writes floats: the fewest digits (from 6 or 15) that read back. */
-static void put_double(struct strbuf *out, double d, bool single)
-{
-    if (isnan(d) || isinf(d)) {
-        sb_json_string(out, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
-        return;
-    }
-    char text[40];
-    for (int prec = single ? 6 : 15; prec <= (single ? 9 : 17); prec++) {
-        snprintf(text, sizeof text, "%.*g", prec, d);
-        double back = strtod(text, NULL);
-        if (single ? (float)back == (float)d : back == d)
-            break;
-    }
-    sb_puts(out, text);
-}
-
-void twatch_format_hint(enum memory_hint hint, const void *buf, struct strbuf *out)
-{
-    union {
-        int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32;
-        int64_t i64; uint64_t u64; float f32; double f64;
-    } v;
-    memset(&v, 0, sizeof v);
-    memcpy(&v, buf, twatch_hint_size(hint));
-    switch (hint) {
-    case MEMH_I8: sb_printf(out, "%d", v.i8); break;
-    case MEMH_U8: sb_printf(out, "%u", v.u8); break;
-    case MEMH_I16: sb_printf(out, "%d", v.i16); break;
-    case MEMH_U16: sb_printf(out, "%u", v.u16); break;
-    case MEMH_I32: sb_printf(out, "%d", v.i32); break;
-    case MEMH_U32: sb_printf(out, "%u", v.u32); break;
-    case MEMH_I64: sb_printf(out, "%lld", (long long)v.i64); break;
-    case MEMH_U64: sb_printf(out, "%llu", (unsigned long long)v.u64); break;
-    case MEMH_F32: put_double(out, v.f32, true); break;
-    case MEMH_F64: put_double(out, v.f64, false); break;
-    case MEMH_POINTER: {
-        char p[24];
-        snprintf(p, sizeof p, "0x%llx", (unsigned long long)v.u64);
-        sb_json_string(out, p);
-        break;
-    }
-    default: sb_puts(out, "null"); break;
-    }
 }
 
 bool twatch_applies(const char *const *on, int n_on, const struct dw_function *fn,
@@ -308,7 +251,7 @@ static int prepare(const struct trace_watch_spec *s, pid_t pid, int memfd,
     if (!s->variable) {
         w->hint = s->hint;
         in->address = s->address;
-        in->size = twatch_hint_size(s->hint);
+        in->size = varres_hint_type(s->hint) ? varres_hint_type(s->hint)->size : 0;
         snprintf(in->type, sizeof in->type, "%s", memory_hint_name(s->hint));
         unsigned char probe[8];
         if (pid > 0 && !procmem_read(memfd, s->address, probe, in->size))
@@ -437,7 +380,7 @@ static void read_value(struct twatch_set *ws, struct twatch *w, pid_t pid, int m
     } else if (!w->info.variable[0]) {
         unsigned char buf[8];
         if (procmem_read(memfd, w->info.address, buf, w->info.size))
-            twatch_format_hint(w->hint, buf, sb);
+            value_json(sb, varres_hint_type(w->hint), buf, NULL, NULL, NULL);
         else
             sb_json_string(sb, "<unreadable>");
     } else if (w->rewalk) {

@@ -64,9 +64,5 @@ bool twatch_render(struct twatch_set *ws, const struct dw_function *fn,
 bool twatch_applies(const char *const *on, int n_on, const struct dw_function *fn,
                     const char *project_root);
 
-/* The JSON of len bytes at buf read as hint (i8 ... f64, pointer): pure. */
-void twatch_format_hint(enum memory_hint hint, const void *buf, struct strbuf *out);
-/* Bytes of a hint's value (0 for MEMH_NONE / MEMH_BYTES). */
-size_t twatch_hint_size(enum memory_hint hint);
 
 #endif

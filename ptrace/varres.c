@@ -21,6 +21,27 @@
 #include "dwarf/value.h"
 #include "ptrace/procmem.h"
 
+/* The types of address targets, by hint (varres_hint_type). */
+static const struct dw_type hint_types[] = {
+    [MEMH_I8] = {.kind = DWT_SIGNED, .name = "i8", .size = 1},
+    [MEMH_U8] = {.kind = DWT_UNSIGNED, .name = "u8", .size = 1},
+    [MEMH_I16] = {.kind = DWT_SIGNED, .name = "i16", .size = 2},
+    [MEMH_U16] = {.kind = DWT_UNSIGNED, .name = "u16", .size = 2},
+    [MEMH_I32] = {.kind = DWT_SIGNED, .name = "i32", .size = 4},
+    [MEMH_U32] = {.kind = DWT_UNSIGNED, .name = "u32", .size = 4},
+    [MEMH_I64] = {.kind = DWT_SIGNED, .name = "i64", .size = 8},
+    [MEMH_U64] = {.kind = DWT_UNSIGNED, .name = "u64", .size = 8},
+    [MEMH_F32] = {.kind = DWT_FLOAT, .name = "f32", .size = 4},
+    [MEMH_F64] = {.kind = DWT_FLOAT, .name = "f64", .size = 8},
+    [MEMH_POINTER] = {.kind = DWT_POINTER, .name = "pointer", .size = 8},
+    [MEMH_BYTES] = {.kind = DWT_VOID, .name = "bytes"},
+};
+
+const struct dw_type *varres_hint_type(enum memory_hint h)
+{
+    return h > MEMH_NONE && h <= MEMH_BYTES ? &hint_types[h] : NULL;
+}
+
 enum { MEMBER_NEST_MAX = 8 }; /* anonymous members and base classes looked into */
 
 /* ---- parsing ---- */

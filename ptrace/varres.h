@@ -62,6 +62,11 @@ struct varres_expr {
  * stars and arrows). */
 int varres_parse(const char *expr, struct varres_expr *out, struct strobe_error *e);
 
+/* The type an address target of hint h is read as: numbers of the hint's size,
+ * pointers shown in hex, MEMH_BYTES a sizeless "bytes"; NULL for MEMH_NONE. Static:
+ * lives as long as the program. The one table of hint types in ptrace/. */
+const struct dw_type *varres_hint_type(enum memory_hint h);
+
 /* Resolves expr (at most MEMORY_EXPR_MAX characters of C: identifiers with ::, .,
  * ->, [N], a leading *; at most MEMORY_MAX_DEREFS dereferences) in process pid,
  * reading pointers through memfd (procmem_open). 0, or -1 with:

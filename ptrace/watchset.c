@@ -22,28 +22,13 @@
 
 #define MAX_WATCH_PROCS 256
 
-/* How an address watch shows its values. */
-static const struct dw_type hint_types[] = {
-    [MEMH_I8] = {.kind = DWT_SIGNED, .name = "i8", .size = 1},
-    [MEMH_U8] = {.kind = DWT_UNSIGNED, .name = "u8", .size = 1},
-    [MEMH_I16] = {.kind = DWT_SIGNED, .name = "i16", .size = 2},
-    [MEMH_U16] = {.kind = DWT_UNSIGNED, .name = "u16", .size = 2},
-    [MEMH_I32] = {.kind = DWT_SIGNED, .name = "i32", .size = 4},
-    [MEMH_U32] = {.kind = DWT_UNSIGNED, .name = "u32", .size = 4},
-    [MEMH_I64] = {.kind = DWT_SIGNED, .name = "i64", .size = 8},
-    [MEMH_U64] = {.kind = DWT_UNSIGNED, .name = "u64", .size = 8},
-    [MEMH_F32] = {.kind = DWT_FLOAT, .name = "f32", .size = 4},
-    [MEMH_F64] = {.kind = DWT_FLOAT, .name = "f64", .size = 8},
-    [MEMH_POINTER] = {.kind = DWT_POINTER, .name = "pointer", .size = 8},
-};
-
 static const struct dw_type *unsigned_of(size_t size)
 {
     switch (size) {
-    case 1: return &hint_types[MEMH_U8];
-    case 2: return &hint_types[MEMH_U16];
-    case 4: return &hint_types[MEMH_U32];
-    default: return &hint_types[MEMH_U64];
+    case 1: return varres_hint_type(MEMH_U8);
+    case 2: return varres_hint_type(MEMH_U16);
+    case 4: return varres_hint_type(MEMH_U32);
+    default: return varres_hint_type(MEMH_U64);
     }
 }
 
@@ -189,8 +174,8 @@ static int resolve(const struct collector_watch_request *req, pid_t pid, int mem
         snprintf(spec->label, sizeof spec->label, "0x%llx",
                  (unsigned long long)req->address);
         spec->address = req->address;
-        const struct dw_type *h = req->hint > MEMH_NONE && req->hint < MEMH_BYTES
-                                      ? &hint_types[req->hint] : NULL;
+        const struct dw_type *h = req->hint != MEMH_BYTES ? varres_hint_type(req->hint)
+                                                          : NULL;
         natural = req->size ? req->size : h ? h->size : 0;
         if (!natural)
             return err_set(e, ERR_VALIDATION, "an address watch needs a size (1, 2, 4 or 8) "

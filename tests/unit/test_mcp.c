@@ -195,15 +195,15 @@ static void test_tool_call_errors(void **state)
     expect_tool_error(c, CALL("debug_memory", "{\"targets\":[{\"variable\":\"g\"}]}"),
                       "VALIDATION_ERROR", "'sessionId' is required");
     expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":[]}"),
-                      "VALIDATION_ERROR", "non-empty array");
+                      "VALIDATION_ERROR", "'targets' is empty");
     expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":["
-                              "{\"address\":\"0x10\"}]}"), "VALIDATION_ERROR", "needs 'type'");
+                              "{\"address\":\"0x10\"}]}"), "VALIDATION_ERROR", "needs a type with its address");
     expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":["
                               "{\"address\":\"0x10\",\"type\":\"bytes\"}]}"),
-                      "VALIDATION_ERROR", "needs 'size'");
+                      "VALIDATION_ERROR", "type bytes needs a size");
     expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":["
                               "{\"variable\":\"g\",\"address\":\"0x10\"}]}"),
-                      "VALIDATION_ERROR", "exactly one of 'variable'");
+                      "VALIDATION_ERROR", "has both variable and address");
     expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"action\":\"write\","
                               "\"targets\":[{\"variable\":\"g\"}]}"),
                       "VALIDATION_ERROR", "targets[0].value must be");

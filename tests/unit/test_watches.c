@@ -17,7 +17,9 @@
 #include "core/poll.h"
 #include "core/trace_watches.h"
 #include "mcp/mem_targets.h"
+#include "dwarf/value.h"
 #include "ptrace/twatch.h"
+#include "ptrace/varres.h"
 
 static void test_expected_samples(void **state)
 {
@@ -135,31 +137,32 @@ static void test_hint_format(void **state)
     (void)state;
     struct strbuf sb = {0};
     int32_t i = -5;
-    twatch_format_hint(MEMH_I32, &i, &sb);
+    value_json(&sb, varres_hint_type(MEMH_I32), &i, NULL, NULL, NULL);
     assert_string_equal(sb.buf, "-5");
     sb.len = 0;
     uint32_t u = 4000000000u;
-    twatch_format_hint(MEMH_U32, &u, &sb);
+    value_json(&sb, varres_hint_type(MEMH_U32), &u, NULL, NULL, NULL);
     assert_string_equal(sb.buf, "4000000000");
     sb.len = 0;
     double d = 120.0;
-    twatch_format_hint(MEMH_F64, &d, &sb);
+    value_json(&sb, varres_hint_type(MEMH_F64), &d, NULL, NULL, NULL);
     assert_string_equal(sb.buf, "120");
     sb.len = 0;
     float f = 0.1f;
-    twatch_format_hint(MEMH_F32, &f, &sb);
+    value_json(&sb, varres_hint_type(MEMH_F32), &f, NULL, NULL, NULL);
     assert_string_equal(sb.buf, "0.1");
     sb.len = 0;
     uint64_t p = 0x7ffd1234;
-    twatch_format_hint(MEMH_POINTER, &p, &sb);
+    value_json(&sb, varres_hint_type(MEMH_POINTER), &p, NULL, NULL, NULL);
     assert_string_equal(sb.buf, "\"0x7ffd1234\"");
     sb.len = 0;
     uint8_t b = 200;
-    twatch_format_hint(MEMH_I8, &b, &sb);
+    value_json(&sb, varres_hint_type(MEMH_I8), &b, NULL, NULL, NULL);
     assert_string_equal(sb.buf, "-56");
     sb_free(&sb);
-    assert_int_equal(twatch_hint_size(MEMH_U16), 2);
-    assert_int_equal(twatch_hint_size(MEMH_BYTES), 0);
+    assert_int_equal(varres_hint_type(MEMH_U16)->size, 2);
+    assert_int_equal(varres_hint_type(MEMH_BYTES)->size, 0);
+    assert_null(varres_hint_type(MEMH_NONE));
 }
 
 static void test_addresses(void **state)
