@@ -191,3 +191,45 @@ void trace_watch_default_label(const struct trace_watch_spec *w, char *out)
     else
         snprintf(out, MEMORY_EXPR_MAX + 1, "0x%llx", (unsigned long long)w->address);
 }
+
+int trace_watch_change_check(const char *const *have, int n_have, const char *const *add,
+                             int n_add, const char *const *remove, int n_remove,
+                             const char *set, bool keep[], struct strobe_error *e)
+{
+    for (int i = 0; i < n_add; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(add[j], add[i]) == 0)
+                return err_set(e, ERR_VALIDATION, "Two watches are labelled '%s'; give one a "
+                               "different label.", add[i]);
+    for (int r = 0; r < n_remove; r++) {
+        bool found = false;
+        for (int i = 0; i < n_have && !found; i++)
+            found = strcmp(have[i], remove[r]) == 0;
+        if (!found) {
+            struct strbuf names = {0};
+            for (int i = 0; i < n_have; i++)
+                sb_printf(&names, "%s'%s'", i ? ", " : "", have[i]);
+            err_set(e, ERR_VALIDATION, "No %s watch is labelled '%.200s'; the %s watches are: "
+                    "%.250s.", set, remove[r], set, n_have ? names.buf : "none");
+            sb_free(&names);
+            return -1;
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < n_have; i++) {
+        keep[i] = true;
+        for (int r = 0; r < n_remove && keep[i]; r++)
+            keep[i] = strcmp(have[i], remove[r]) != 0;
+        if (!keep[i])
+            continue;
+        kept++;
+        for (int k = 0; k < n_add; k++)
+            if (strcmp(have[i], add[k]) == 0)
+                return err_set(e, ERR_VALIDATION, "A watch labelled '%s' is %s already; "
+                               "remove it first or give this one another label.", add[k], set);
+    }
+    if (kept + n_add > TRACE_WATCHES_MAX)
+        return err_set(e, ERR_LIMIT_EXCEEDED, "%d watches would be %s; a session has at most "
+                       "%d. Remove some first.", kept + n_add, set, TRACE_WATCHES_MAX);
+    return 0;
+}

@@ -317,6 +317,16 @@ struct trace_watch_result {
  * as "0x..." (out: MEMORY_EXPR_MAX + 1 bytes). */
 void trace_watch_default_label(const struct trace_watch_spec *w, char *out);
 
+/* Checks a change of a set of trace watches, all or nothing, for both owners of such
+ * a set (the engine's pending one, a collector's active one): the n_add new labels
+ * are distinct, every label in remove is in have, no new label stays in the set
+ * after the removals, and the result holds at most TRACE_WATCHES_MAX. Sets keep[i]
+ * to whether have[i] stays. set ("pending", "active") words the sentences. 0, or -1
+ * with VALIDATION_ERROR or LIMIT_EXCEEDED in e. */
+int trace_watch_change_check(const char *const *have, int n_have, const char *const *add,
+                             int n_add, const char *const *remove, int n_remove,
+                             const char *set, bool keep[], struct strobe_error *e);
+
 enum collector_resume {
     RESUME_CONTINUE,
     RESUME_STEP_INTO,

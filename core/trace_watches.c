@@ -96,14 +96,6 @@ void trace_watches_pending_list(struct trace_watch_result *out)
     pthread_mutex_unlock(&lock);
 }
 
-static bool removed(const char *label, const char *const *remove, int n_remove)
-{
-    for (int r = 0; r < n_remove; r++)
-        if (strcmp(label, remove[r]) == 0)
-            return true;
-    return false;
-}
-
 int trace_watches_pending_update(const struct trace_watch_spec *add, int n_add,
                                  const char *const *remove, int n_remove,
                                  struct trace_watch_result *out, struct strobe_error *e)
@@ -129,43 +121,22 @@ int trace_watches_pending_update(const struct trace_watch_spec *add, int n_add,
         p->info.n_on = add[i].n_on;
         for (int k = 0; k < add[i].n_on; k++)
             snprintf(p->info.on[k], sizeof p->info.on[k], "%s", add[i].on[k]);
-        for (int j = 0; j < i; j++)
-            if (strcmp(fresh[j].info.label, p->info.label) == 0) {
-                err_set(e, ERR_VALIDATION, "Two watches are labelled '%s'; give one a "
-                        "different label.", p->info.label);
-                goto out;
-            }
     }
     pthread_mutex_lock(&lock);
-    for (int r = 0; r < n_remove; r++) {
-        bool found = false;
-        for (int i = 0; i < n_pending && !found; i++)
-            found = strcmp(pending[i].info.label, remove[r]) == 0;
-        if (!found) {
-            err_set(e, ERR_VALIDATION, "No pending watch is labelled '%.200s'.", remove[r]);
-            goto unlock;
-        }
-    }
-    int kept = 0;
-    for (int i = 0; i < n_pending; i++) {
-        if (removed(pending[i].info.label, remove, n_remove))
-            continue;
-        kept++;
-        for (int k = 0; k < n_add; k++)
-            if (strcmp(pending[i].info.label, fresh[k].info.label) == 0) {
-                err_set(e, ERR_VALIDATION, "A watch labelled '%s' is pending already; remove "
-                        "it first or give this one another label.", fresh[k].info.label);
-                goto unlock;
-            }
-    }
-    if (kept + n_add > TRACE_WATCHES_MAX) {
-        err_set(e, ERR_LIMIT_EXCEEDED, "%d watches would be pending; at most %d. Remove "
-                "some first.", kept + n_add, TRACE_WATCHES_MAX);
+    const char *have[TRACE_WATCHES_MAX], *added[TRACE_WATCHES_MAX + 1];
+    bool keep[TRACE_WATCHES_MAX];
+    for (int i = 0; i < n_pending; i++)
+        have[i] = pending[i].info.label;
+    /* More than a set holds is refused by the check, which needs only one more. */
+    int n_added = n_add <= TRACE_WATCHES_MAX ? n_add : TRACE_WATCHES_MAX + 1;
+    for (int k = 0; k < n_added; k++)
+        added[k] = fresh[k].info.label;
+    if (trace_watch_change_check(have, n_pending, added, n_added, remove, n_remove, "pending",
+                                 keep, e) != 0)
         goto unlock;
-    }
     int n = 0;
     for (int i = 0; i < n_pending; i++)
-        if (!removed(pending[i].info.label, remove, n_remove))
+        if (keep[i])
             pending[n++] = pending[i];
     for (int k = 0; k < n_add; k++)
         pending[n++] = fresh[k];

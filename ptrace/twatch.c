@@ -296,57 +296,24 @@ static int update_now(struct twatch_set *ws, pid_t pid, const struct trace_watch
     for (int i = 0; i < n_add; i++) {
         if (prepare(&add[i], pid, memfd, &fresh[i], e) != 0)
             goto done;
-        for (int j = 0; j < i; j++)
-            if (strcmp(fresh[j].info.label, fresh[i].info.label) == 0) {
-                err_set(e, ERR_VALIDATION, "Two watches are labelled '%s'; give one a "
-                        "different label.", fresh[i].info.label);
-                goto done;
-            }
     }
     pthread_mutex_lock(&ws->lock);
     /* All or nothing: check everything before changing the set. */
-    for (int r = 0; r < n_remove; r++) {
-        bool found = false;
-        for (int i = 0; i < ws->n && !found; i++)
-            found = strcmp(ws->w[i].info.label, remove[r]) == 0;
-        if (!found) {
-            struct strbuf names = {0};
-            for (int i = 0; i < ws->n; i++)
-                sb_printf(&names, "%s'%s'", i ? ", " : "", ws->w[i].info.label);
-            err_set(e, ERR_VALIDATION, "No watch is labelled '%.200s'; the watches are: %.250s.",
-                    remove[r], ws->n ? names.buf : "none");
-            sb_free(&names);
-            goto unlock;
-        }
-    }
-    int kept = 0;
-    for (int i = 0; i < ws->n; i++) {
-        bool removed = false;
-        for (int r = 0; r < n_remove && !removed; r++)
-            removed = strcmp(ws->w[i].info.label, remove[r]) == 0;
-        if (removed)
-            continue;
-        kept++;
-        for (int k = 0; k < n_add; k++)
-            if (strcmp(ws->w[i].info.label, fresh[k].info.label) == 0) {
-                err_set(e, ERR_VALIDATION, "A watch labelled '%s' exists already; remove it "
-                        "first or give this one another label.", fresh[k].info.label);
-                goto unlock;
-            }
-    }
-    if (kept + n_add > TRACE_WATCHES_MAX) {
-        err_set(e, ERR_LIMIT_EXCEEDED, "%d watches would be active; a session has at most "
-                "%d. Remove some first.", kept + n_add, TRACE_WATCHES_MAX);
+    const char *have[TRACE_WATCHES_MAX], *added[TRACE_WATCHES_MAX + 1];
+    bool keep[TRACE_WATCHES_MAX];
+    for (int i = 0; i < ws->n; i++)
+        have[i] = ws->w[i].info.label;
+    /* More than a set holds is refused by the check, which needs only one more. */
+    int n_added = n_add <= TRACE_WATCHES_MAX ? n_add : TRACE_WATCHES_MAX + 1;
+    for (int k = 0; k < n_added; k++)
+        added[k] = fresh[k].info.label;
+    if (trace_watch_change_check(have, ws->n, added, n_added, remove, n_remove, "active", keep,
+                                 e) != 0)
         goto unlock;
-    }
     int n = 0;
-    for (int i = 0; i < ws->n; i++) {
-        bool removed = false;
-        for (int r = 0; r < n_remove && !removed; r++)
-            removed = strcmp(ws->w[i].info.label, remove[r]) == 0;
-        if (!removed)
+    for (int i = 0; i < ws->n; i++)
+        if (keep[i])
             ws->w[n++] = ws->w[i];
-    }
     for (int k = 0; k < n_add; k++)
         ws->w[n++] = fresh[k];
     ws->n = n;
