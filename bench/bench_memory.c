@@ -80,27 +80,10 @@ int main(int argc, char **argv)
     if (runs < 1)
         runs = 20;
     const char *program = argv[2];
-    char root[4096];
-    snprintf(root, sizeof root, "%s", program);
-    *strrchr(root, '/') = '\0';
-
     struct rpc_client c;
     bench_connect(&c, "bench_memory");
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "command", program);
-    cJSON_AddStringToObject(args, "projectRoot", root);
-    cJSON *res = bench_tool(&c, "debug_launch", args);
     char sid[128];
-    snprintf(sid, sizeof sid, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
-    cJSON_Delete(res);
-    for (int n = 0; n == 0;) { /* "ready": the program runs its loop */
-        args = cJSON_CreateObject();
-        cJSON_AddStringToObject(args, "sessionId", sid);
-        cJSON_AddStringToObject(args, "eventType", "stdout");
-        res = bench_tool(&c, "debug_query", args);
-        n = cJSON_GetArraySize(cJSON_GetObjectItem(res, "events"));
-        cJSON_Delete(res);
-    }
+    bench_launch_ready(&c, program, NULL, 0, sid, sizeof sid); /* "ready": it loops */
 
     double *s = calloc((size_t)runs, sizeof *s), *g = calloc((size_t)runs, sizeof *g),
            *in = calloc((size_t)runs, sizeof *in);
@@ -126,7 +109,7 @@ int main(int argc, char **argv)
     report_row("gdb -p PID -batch, 16 prints (attach, read, detach)", g, runs);
     report_row("gdb, 16 prints inside one attached session (program stopped)", in, runs);
 
-    args = cJSON_CreateObject();
+    cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "action", "stop");
     cJSON_AddStringToObject(args, "sessionId", sid);
     cJSON_Delete(bench_tool(&c, "debug_session", args));

@@ -9,7 +9,6 @@
  *   bench_stacks RUNS PROGRAM     (STROBE_HOME chooses the daemon)
  * Prints a Markdown table of medians in ms and strobe's times as ratios of gdb's.
  */
-#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -45,53 +44,12 @@ static pid_t spawn_ready(const char *program)
     return pid;
 }
 
-/* ms for argv to run to its end, quietly. */
-static double run_quiet(char *const argv[])
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    double t0 = now_ms();
-    pid_t pid;
-    if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-        fprintf(stderr, "bench_stacks: cannot run %s\n", argv[0]);
-        exit(1);
-    }
-    waitpid(pid, NULL, 0);
-    double t1 = now_ms();
-    posix_spawn_file_actions_destroy(&fa);
-    return t1 - t0;
-}
-
 static cJSON *session_call(struct rpc_client *c, const char *action, const char *sid)
 {
     cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "action", action);
     cJSON_AddStringToObject(args, "sessionId", sid);
     return bench_tool(c, "debug_session", args);
-}
-
-/* Launches program under strobe and waits until its first stdout line is stored. */
-static void launch_ready(struct rpc_client *c, const char *program, char *sid, size_t cap)
-{
-    char root[4096];
-    snprintf(root, sizeof root, "%s", program);
-    *strrchr(root, '/') = '\0';
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "command", program);
-    cJSON_AddStringToObject(args, "projectRoot", root);
-    cJSON *res = bench_tool(c, "debug_launch", args);
-    snprintf(sid, cap, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
-    cJSON_Delete(res);
-    for (int n = 0; n == 0;) {
-        args = cJSON_CreateObject();
-        cJSON_AddStringToObject(args, "sessionId", sid);
-        cJSON_AddStringToObject(args, "eventType", "stdout");
-        res = bench_tool(c, "debug_query", args);
-        n = cJSON_GetArraySize(cJSON_GetObjectItem(res, "events"));
-        cJSON_Delete(res);
-    }
 }
 
 int main(int argc, char **argv)
@@ -107,7 +65,7 @@ int main(int argc, char **argv)
     struct rpc_client c;
     bench_connect(&c, "bench_stacks");
     char sid[128];
-    launch_ready(&c, program, sid, sizeof sid);
+    bench_launch_ready(&c, program, NULL, 0, sid, sizeof sid);
     double *rt = calloc((size_t)runs, sizeof *rt), *held = calloc((size_t)runs, sizeof *held),
            *g = calloc((size_t)runs, sizeof *g);
     int threads = 0;
@@ -133,9 +91,9 @@ int main(int argc, char **argv)
     snprintf(pidarg, sizeof pidarg, "%d", (int)plain);
     char *gdb[] = {"gdb", "-q", "-nx", "-batch", "-p", pidarg, "-ex", "thread apply all bt",
                    NULL};
-    run_quiet(gdb); /* warm: page cache, gdb's own index of libc */
+    bench_run_quiet(gdb); /* warm: page cache, gdb's own index of libc */
     for (int i = 0; i < runs; i++)
-        g[i] = run_quiet(gdb);
+        g[i] = bench_run_quiet(gdb);
     kill(plain, SIGKILL);
     waitpid(plain, NULL, 0);
 

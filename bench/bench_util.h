@@ -116,6 +116,37 @@ static inline double bench_launch_until(struct rpc_client *c, const char *progra
     return t1 - t0;
 }
 
+/* Launches program (with the n_args args) under strobe, its directory as the
+ * project, and waits until its first stdout line is stored: the session id goes to
+ * sid (cap bytes); returns the pid. */
+static inline pid_t bench_launch_ready(struct rpc_client *c, const char *program,
+                                       const char *const *args, int n_args, char *sid,
+                                       size_t cap)
+{
+    char root[4096];
+    snprintf(root, sizeof root, "%s", program);
+    *strrchr(root, '/') = '\0';
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "command", program);
+    cJSON_AddStringToObject(req, "projectRoot", root);
+    cJSON *argv = cJSON_AddArrayToObject(req, "args");
+    for (int i = 0; i < n_args; i++)
+        cJSON_AddItemToArray(argv, cJSON_CreateString(args[i]));
+    cJSON *res = bench_tool(c, "debug_launch", req);
+    snprintf(sid, cap, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
+    pid_t pid = (pid_t)cJSON_GetObjectItem(res, "pid")->valuedouble;
+    cJSON_Delete(res);
+    for (int n = 0; n == 0;) {
+        req = cJSON_CreateObject();
+        cJSON_AddStringToObject(req, "sessionId", sid);
+        cJSON_AddStringToObject(req, "eventType", "stdout");
+        res = bench_tool(c, "debug_query", req);
+        n = cJSON_GetArraySize(cJSON_GetObjectItem(res, "events"));
+        cJSON_Delete(res);
+    }
+    return pid;
+}
+
 /* Connects to (starting if needed) the daemon of $STROBE_HOME; exits on failure. */
 static inline void bench_connect(struct rpc_client *c, const char *who)
 {

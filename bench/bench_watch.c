@@ -100,23 +100,11 @@ static long long count_hits(struct rpc_client *c, const char *sid)
 static double strobe_run(struct rpc_client *c, const char *program, const char *n,
                          long long *hits)
 {
-    char root[4096];
-    snprintf(root, sizeof root, "%s", program);
-    *strrchr(root, '/') = '\0';
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "command", program);
-    cJSON_AddStringToObject(args, "projectRoot", root);
-    cJSON *argv = cJSON_AddArrayToObject(args, "args");
-    cJSON_AddItemToArray(argv, cJSON_CreateString("bench"));
-    cJSON_AddItemToArray(argv, cJSON_CreateString(n));
-    cJSON_AddItemToArray(argv, cJSON_CreateString("wait"));
-    cJSON *res = bench_tool(c, "debug_launch", args);
+    const char *const run_args[] = {"bench", n, "wait"};
     char sid[128];
-    snprintf(sid, sizeof sid, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
-    pid_t pid = (pid_t)cJSON_GetObjectItem(res, "pid")->valuedouble;
-    cJSON_Delete(res);
+    pid_t pid = bench_launch_ready(c, program, run_args, 3, sid, sizeof sid);
     char *ready = wait_stdout(c, sid, "ready counter=");
-    args = cJSON_CreateObject();
+    cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "action", "watch");
     cJSON_AddStringToObject(args, "sessionId", sid);
     cJSON_AddStringToObject(args, "address", strchr(ready, '=') + 1);
