@@ -44,23 +44,38 @@ size_t utf8_char_len(const char *str, size_t avail)
     return len;
 }
 
-size_t utf8_sanitize(const char *in, size_t n, char *out)
+size_t utf8_escape(const char *in, size_t n, char *out, const char *prefix)
 {
-    const unsigned char *s = (const unsigned char *)in;
     size_t o = 0;
     for (size_t i = 0; i < n;) {
         size_t len = utf8_char_len(in + i, n - i);
         if (len) {
-            memcpy(out + o, s + i, len);
+            memcpy(out + o, in + i, len);
             o += len;
             i += len;
         } else {
-            o += (size_t)sprintf(out + o, "\\x%02X", s[i]);
+            o += (size_t)sprintf(out + o, "%s%02X", prefix, (unsigned char)in[i]);
             i++;
         }
     }
     out[o] = '\0';
     return o;
+}
+
+size_t utf8_invalid_bytes(const char *in, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_char_len(in + i, n - i);
+        bad += len == 0;
+        i += len ? len : 1;
+    }
+    return bad;
+}
+
+size_t utf8_sanitize(const char *in, size_t n, char *out)
+{
+    return utf8_escape(in, n, out, "\\x");
 }
 
 static void emit_line(struct linesplit *ls, size_t len, line_fn emit, void *arg)

@@ -29,6 +29,13 @@ bool linesplit_flush(struct linesplit *ls, line_fn emit, void *arg);
  * out must hold 4*n+1 bytes; it is NUL-terminated. Returns the length written. */
 size_t utf8_sanitize(const char *in, size_t n, char *out);
 
+/* The same with the escape written as prefix + two hex digits (utf8_sanitize's is
+ * "\x"; inside JSON text it is "\\x"): out must hold n + bad*(strlen(prefix)+1) + 1
+ * bytes, bad = utf8_invalid_bytes(in, n). */
+size_t utf8_escape(const char *in, size_t n, char *out, const char *prefix);
+/* How many bytes of in[0..n) utf8_escape escapes. */
+size_t utf8_invalid_bytes(const char *in, size_t n);
+
 /* The length of the valid UTF-8 character at s (1-4), or 0 when the bytes there
  * (avail of them) are not one: a stray continuation byte, an overlong form, a
  * surrogate, a truncated sequence, or NUL. */

@@ -14,31 +14,13 @@
 /* Such bytes can only be inside JSON strings, where "\\xNN" is valid JSON. */
 char *rpc_utf8_clean(char *text)
 {
-    size_t n = strlen(text), bad = 0;
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_char_len(text + i, n - i);
-        bad += len == 0;
-        i += len ? len : 1;
-    }
+    size_t n = strlen(text), bad = utf8_invalid_bytes(text, n);
     if (!bad)
         return text;
-    char *out = malloc(n + 4 * bad + 1);
-    if (!out) {
-        free(text);
-        return NULL;
-    }
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_char_len(text + i, n - i);
-        if (len) {
-            memcpy(out + o, text + i, len);
-            o += len;
-            i += len;
-        } else {
-            o += (size_t)sprintf(out + o, "\\\\x%02X", (unsigned char)text[i++]);
-        }
-    }
-    out[o] = '\0';
+    static const char json_escape[] = "\\\\x"; /* the text \\x: a JSON-escaped \x */
+    char *out = malloc(n + bad * (sizeof json_escape - 1 + 1) + 1);
+    if (out)
+        utf8_escape(text, n, out, json_escape);
     free(text);
     return out;
 }
