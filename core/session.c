@@ -411,6 +411,41 @@ static void launched_watches(struct launch_result *res, int n_watches)
     session_target_put(&st);
 }
 
+/* What execve would refuse with E2BIG, refused here with the reason (under valgrind
+ * the child dies instead of reporting the errno): one string (argument or
+ * environment entry) over the kernel's 32-page limit, or all of them with their
+ * pointers over ARG_MAX (a quarter of the stack limit). */
+#define EXEC_STRING_MAX (32 * 4096)
+static int check_exec_size(const struct launch_request *req, const char *path,
+                           struct strobe_error *e)
+{
+    size_t total = strlen(path) + 1 + 2 * sizeof(char *);
+    for (int i = 0; i < req->n_args; i++) {
+        size_t len = strlen(req->args[i]) + 1;
+        if (len > EXEC_STRING_MAX)
+            return err_set(e, ERR_VALIDATION, "args[%d] is %zu bytes; the kernel takes at most "
+                           "%d per argument (E2BIG). Pass large inputs in a file.", i, len - 1,
+                           EXEC_STRING_MAX - 1);
+        total += len + sizeof(char *);
+    }
+    for (int i = 0; environ[i]; i++)
+        total += strlen(environ[i]) + 1 + sizeof(char *);
+    for (int i = 0; i < req->n_env; i++) {
+        size_t len = strlen(req->env[i]) + 1;
+        if (len > EXEC_STRING_MAX)
+            return err_set(e, ERR_VALIDATION, "env entry %d is %zu bytes; the kernel takes at "
+                           "most %d per variable (E2BIG). Pass large inputs in a file.", i,
+                           len - 1, EXEC_STRING_MAX - 1);
+        total += len + sizeof(char *);
+    }
+    long arg_max = sysconf(_SC_ARG_MAX);
+    if (arg_max > 0 && total > (size_t)arg_max)
+        return err_set(e, ERR_VALIDATION, "the arguments and environment take %zu bytes; the "
+                       "kernel takes at most %ld (E2BIG). Pass large inputs in a file.", total,
+                       arg_max);
+    return 0;
+}
+
 int session_launch(const struct launch_request *req, struct launch_result *res,
                    struct strobe_error *e)
 {
@@ -422,7 +457,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     if (req->cwd && !is_dir(req->cwd))
         return err_set(e, ERR_VALIDATION, "cwd '%s' is not an existing directory.", req->cwd);
     char path[PATH_MAX];
-    if (resolve_command(req, path, e) != 0)
+    if (resolve_command(req, path, e) != 0 || check_exec_size(req, path, e) != 0)
         return -1;
     char cwd[PATH_MAX];
     if (req->cwd) {

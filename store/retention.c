@@ -78,7 +78,7 @@ static int list_candidates(struct store *s, struct candidate **out, int *n, char
     int nbusy;
     if (busy_sessions(s, &busy, &nbusy) < 0)
         return st_fail(err, "out of memory listing sessions to purge");
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1, cap = 0, rc;
     if (sqlite3_prepare_v2(s->sdb,
@@ -119,7 +119,7 @@ static int list_candidates(struct store *s, struct candidate **out, int *n, char
     ret = 0;
 out:
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     free(busy);
     if (ret < 0) {
         free_candidates(*out, *n);

@@ -222,11 +222,11 @@ static int64_t pragma_int(struct store *s, const char *sql)
 
 int64_t store_used_bytes(struct store *s)
 {
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     int64_t pages = pragma_int(s, "PRAGMA page_count");
     int64_t free_pages = pragma_int(s, "PRAGMA freelist_count");
     int64_t page_size = pragma_int(s, "PRAGMA page_size");
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     if (pages < 0 || free_pages < 0 || page_size < 0)
         return -1;
     return (pages - free_pages) * page_size;

@@ -38,7 +38,7 @@ int store_session_create(struct store *s, struct session_row *r, char **err)
 {
     if (!r->id || !*r->id)
         return st_fail(err, "a session needs a non-empty id");
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1;
     if (sqlite3_prepare_v2(s->sdb,
@@ -75,13 +75,13 @@ int store_session_create(struct store *s, struct session_row *r, char **err)
     ret = 0;
 out:
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     return ret;
 }
 
 int store_session_id_taken(struct store *s, const char *id)
 {
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1;
     if (sqlite3_prepare_v2(s->sdb, "SELECT 1 FROM sessions WHERE id = ?1", -1, &st, NULL) ==
@@ -91,7 +91,7 @@ int store_session_id_taken(struct store *s, const char *id)
         ret = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     return ret;
 }
 
@@ -129,7 +129,7 @@ static void read_row(sqlite3_stmt *st, struct session_row *r)
 int store_session_get(struct store *s, const char *id, struct session_row *out)
 {
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1;
     if (sqlite3_prepare_v2(s->sdb, SESSION_COLUMNS "WHERE s.id = ?1", -1, &st, NULL) ==
@@ -144,7 +144,7 @@ int store_session_get(struct store *s, const char *id, struct session_row *out)
         }
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     return ret;
 }
 
@@ -152,7 +152,7 @@ int store_session_list(struct store *s, struct session_row **rows, int *n, char 
 {
     *rows = NULL;
     *n = 0;
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1, cap = 0;
     if (sqlite3_prepare_v2(s->sdb, SESSION_COLUMNS "ORDER BY s.started_at DESC, s.key DESC",
@@ -187,7 +187,7 @@ out:
         *n = 0;
     }
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     return ret;
 }
 
@@ -221,7 +221,7 @@ int store_session_finish(struct store *s, int64_t key, const char *status,
                          int64_t ended_at_ms, bool has_exit_code, int exit_code,
                          const char *exit_signal)
 {
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     int64_t rc;
     if (has_exit_code)
         rc = exec_params(s,
@@ -234,25 +234,25 @@ int store_session_finish(struct store *s, int64_t key, const char *status,
                          "UPDATE sessions SET status = ?1, ended_at = ?2, exit_code = NULL,"
                          " exit_signal = ?3 WHERE key = ?4",
                          "titi", status, (int64_t)ended_at_ms, exit_signal, (int64_t)key);
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     return rc < 0 ? -1 : 0;
 }
 
 int store_session_set_retained(struct store *s, int64_t key, bool retained)
 {
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     int64_t rc = exec_params(s, "UPDATE sessions SET retained = ?1 WHERE key = ?2", "ii",
                              (int64_t)retained, (int64_t)key);
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     return rc < 0 ? -1 : 0;
 }
 
 int store_session_set_pid(struct store *s, int64_t key, int pid)
 {
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     int64_t rc = exec_params(s, "UPDATE sessions SET pid = ?1 WHERE key = ?2", "ii",
                              (int64_t)pid, (int64_t)key);
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     return rc < 0 ? -1 : 0;
 }
 
@@ -262,20 +262,20 @@ int st_session_delete(struct store *s, int64_t key, char **err)
      * hold of sess_lock: the writer (other sessions' inserts) and other session
      * calls get in between chunks. */
     for (;;) {
-        pthread_mutex_lock(&s->sess_lock);
+        st_sdb_lock(s);
         int64_t n = exec_params(s,
                                 "DELETE FROM events WHERE id IN (SELECT id FROM events"
                                 " WHERE session = ?1 LIMIT ?2)",
                                 "ii", (int64_t)key, (int64_t)DELETE_CHUNK);
         if (n < 0)
             st_fail_db(err, s->sdb, "cannot delete the session's events");
-        pthread_mutex_unlock(&s->sess_lock);
+        st_sdb_unlock(s);
         if (n < 0)
             return -1;
         if (n < DELETE_CHUNK)
             break;
     }
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     int64_t ret = -1;
     if (st_exec(s->sdb, "BEGIN IMMEDIATE", err) < 0)
         goto out;
@@ -295,7 +295,7 @@ int st_session_delete(struct store *s, int64_t key, char **err)
         goto out;
     }
 out:
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     if (ret >= 0)
         st_writer_forget(s, key);
     return (int)ret;
@@ -308,11 +308,11 @@ int store_session_delete(struct store *s, int64_t key, char **err)
 
 int store_session_close_orphans(struct store *s, int64_t now_ms)
 {
-    pthread_mutex_lock(&s->sess_lock);
+    st_sdb_lock(s);
     int64_t n = exec_params(s,
                             "UPDATE sessions SET status = 'stopped', ended_at = ?1"
                             " WHERE status = 'running'",
                             "i", (int64_t)now_ms);
-    pthread_mutex_unlock(&s->sess_lock);
+    st_sdb_unlock(s);
     return n < 0 ? -1 : (int)n;
 }

@@ -16,6 +16,7 @@
 #define STROBE_STORE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -77,7 +78,9 @@ struct limit_entry {
 struct store {
     char *path;
 
-    pthread_mutex_t sess_lock; /* guards sdb */
+    pthread_mutex_t sess_lock; /* guards sdb: take it with st_sdb_lock */
+    _Atomic int sdb_users;     /* threads holding or waiting for sess_lock: the writer
+                                  lets them at the database between its batches */
     sqlite3 *sdb;
 
     pthread_mutex_t lock; /* guards the fields below up to `w` */
@@ -102,6 +105,21 @@ struct store {
     pthread_t thread;
     bool thread_started;
 };
+
+/* sess_lock, announced to the writer: during a flood it holds the database's write
+ * lock almost without a break, and yields it after a commit while someone waits
+ * here (the session connection would otherwise time out: "database is locked"). */
+static inline void st_sdb_lock(struct store *s)
+{
+    atomic_fetch_add(&s->sdb_users, 1);
+    pthread_mutex_lock(&s->sess_lock);
+}
+
+static inline void st_sdb_unlock(struct store *s)
+{
+    pthread_mutex_unlock(&s->sess_lock);
+    atomic_fetch_sub(&s->sdb_users, 1);
+}
 
 /* Starts / stops (after a final drain) the writer thread. */
 int st_writer_start(struct store *s, char **err);

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/strmap.h"
@@ -839,6 +840,16 @@ static int next_ring(struct writer *w)
     return -1;
 }
 
+/* After a commit: while calls on the session connection wait for sess_lock or the
+ * database (st_sdb_lock), keep the write lock free for them, up to a bound so a slow
+ * one cannot stall the events. */
+#define SDB_YIELD_MAX_MS 1000
+static void yield_to_sdb(struct store *s)
+{
+    for (int ms = 0; ms < SDB_YIELD_MAX_MS && atomic_load(&s->sdb_users) > 0; ms++)
+        usleep(1000);
+}
+
 /* One pass; returns the number of events inserted, or -1 when a batch failed. */
 static int64_t pass(struct store *s, struct writer *w)
 {
@@ -879,6 +890,7 @@ static int64_t pass(struct store *s, struct writer *w)
              mono_ns() - w->batch_started_ns >= COMMIT_MS * 1000000LL)) {
             int rc = batch_commit(w);
             publish_done(s, w);
+            yield_to_sdb(s);
             refresh_rings(s, w);
             if (rc < 0 || batch_begin(w) < 0) {
                 writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
@@ -889,6 +901,7 @@ static int64_t pass(struct store *s, struct writer *w)
     }
     int rc = batch_commit(w);
     publish_done(s, w);
+    yield_to_sdb(s);
     if (rc < 0) {
         writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
         batch_abort(s, w, 0);

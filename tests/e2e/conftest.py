@@ -691,11 +691,22 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason=VALGRIND_SKIP_REASON)
     slow = pytest.mark.skip(reason="valgrind mode: wall-clock bounds do not apply")
+    # Each test costs a daemon start under valgrind (about 1 s): of a parametrized
+    # test, the first case runs here and the normal and sanitizer passes run them all
+    # (the cases differ in input, not in the daemon code they reach).
+    other_case = pytest.mark.skip(reason="valgrind mode: one case of each parametrized "
+                                  "test; the normal and sanitizer passes run every case")
+    seen = set()
     for item in items:
         if "manages_daemon" in item.keywords:
             item.add_marker(skip)
         elif "wall_clock" in item.keywords:
             item.add_marker(slow)
+        elif getattr(item, "callspec", None) is not None:
+            key = (item.fspath, item.originalname)
+            if key in seen:
+                item.add_marker(other_case)
+            seen.add(key)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -163,6 +163,7 @@ def _cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.manages_daemon  # it runs a daemon of its own, with few descriptors
 def test_descriptor_limit_pauses_accepts_without_spinning(world):
     import resource
     import subprocess
@@ -224,6 +225,7 @@ def test_session_list_is_bounded_newest_first(mcp):
 
 # ---- reads of one session never wait on others' writes ---------------------------------
 
+@pytest.mark.wall_clock
 def test_idle_session_answers_while_four_floods_run(mcp):
     import time
     floods = []
