@@ -1170,21 +1170,19 @@ int store_sync_session(struct store *s, int64_t key, int timeout_ms)
     } t[MAX_TARGETS];
     int n = 0;
     pthread_mutex_lock(&s->lock);
-    /* The session's rings, and rings whose owner is not known yet (no event of theirs
-     * popped so far: they may be the session's), that hold events not yet done. */
-    for (int j = 0; j < s->nrings; j++) {
-        const struct ring_slot *rs = &s->rings[j];
-        uint64_t pos = ring_produced(rs->ring);
-        if ((rs->session == key || rs->session == 0) && pos > rs->done) {
-            if (n == MAX_TARGETS) { /* more rings than a session has: sync them all */
-                pthread_mutex_unlock(&s->lock);
-                store_sync(s);
-                return 0;
+    /* The session's rings, then rings whose owner is not known yet (no event of
+     * theirs popped so far: they may be the session's, a new one's first events),
+     * that hold events not yet done; unowned ones beyond MAX_TARGETS are not waited
+     * for (a session has a handful of rings: output, collector, polls). */
+    for (int own = 1; own >= 0; own--)
+        for (int j = 0; j < s->nrings && n < MAX_TARGETS; j++) {
+            const struct ring_slot *rs = &s->rings[j];
+            uint64_t pos = ring_produced(rs->ring);
+            if (rs->session == (own ? key : 0) && pos > rs->done) {
+                t[n].ring = rs->ring;
+                t[n++].pos = pos;
             }
-            t[n].ring = rs->ring;
-            t[n++].pos = pos;
         }
-    }
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += timeout_ms / 1000;
