@@ -392,3 +392,16 @@ def test_strobectl_memory(mcp):
     assert r.rc == 0 and r.json()["results"][0]["value"] == 12, r
     r = ctl("memory", sid)
     assert r.rc == 64 and "memory needs a VARIABLE" in r.err, r
+
+
+def test_write_to_an_unmapped_address_is_refused_before_writing(mcp):
+    """A write reads the old value first: at an unmapped address that read fails, so
+    the answer is MEMORY_UNREADABLE and nothing is written (MEMORY_UNWRITABLE is left
+    for memory /proc/PID/mem can read but not write)."""
+    sid, _ = launch(mcp)
+    r = mcp.call_tool("debug_memory", {"action": "write", "sessionId": sid,
+                                       "targets": [{"address": "0x10", "type": "i32",
+                                                    "value": 1}]})
+    code, msg = error_of(r["results"][0])
+    assert code == "MEMORY_UNREADABLE" and "0x10" in msg, msg
+    assert value(mcp, sid, "g_int") is not None  # the program still reads fine
