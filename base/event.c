@@ -17,6 +17,8 @@ static const char *const names[] = {
     [EV_PROCESS_EXIT] = "process_exit",
     [EV_VARIABLE_SNAPSHOT] = "variable_snapshot",
     [EV_WATCH_HIT] = "watch_hit",
+    [EV_LOGPOINT] = "logpoint",
+    [EV_PAUSE] = "pause",
 };
 
 const char *event_type_name(int type)

@@ -25,9 +25,13 @@ enum event_type {
     EV_PROCESS_EXIT = 6,
     EV_VARIABLE_SNAPSHOT = 7,
     EV_WATCH_HIT = 8,         /* a data watchpoint fired: data has old/new value, stack */
+    EV_LOGPOINT = 9,          /* a logpoint's message (text); data has its breakpoint id,
+                                 file, line */
+    EV_PAUSE = 10,            /* a thread stopped: at a breakpoint, at the end of a step,
+                                 on request (pause); text says where, data why */
 };
 #define EV_TYPE_MIN EV_STDOUT
-#define EV_TYPE_MAX EV_WATCH_HIT
+#define EV_TYPE_MAX EV_PAUSE
 
 /* True for the event types the per-session FIFO limit may evict. Output, crash and
  * exit events are the black box of a session and are never evicted. */

@@ -1,0 +1,74 @@
+/*
+ * cond.h - breakpoint conditions: a small C expression language, parsed once when a
+ * breakpoint is set and evaluated on every hit.
+ *
+ *   count > 3 && cfg.mode == 2        p != NULL && p->name == "bob"
+ *   !(flags[1] >= 0x10) || ratio < 0.5       kind == 'x'
+ *
+ * Operators, by C precedence from loosest: ||, &&, == !=, < <= > >=, unary ! and -;
+ * parentheses. Literals: integers (decimal, 0x hex, 0 octal, u/l suffixes ignored),
+ * floats, 'c' characters and "strings" (escapes \n \t \r \0 \\ \' \"), true, false,
+ * NULL, nullptr. Operands that name program data are paths: an identifier (with ::
+ * scopes), then any of .member, ->member, [N] (N an integer literal), with an
+ * optional leading * ("*p", "cfg.limits[2].max", "ns::g_state->count"). The language
+ * knows nothing of programs: the caller resolves each path, on each evaluation,
+ * through a callback (ptrace/ reads the paused frame's locals, arguments and globals).
+ *
+ * Semantics: && and || short-circuit, so "p != 0 && p->x > 1" never reads p->x
+ * through a null p. Numbers compare by value across signedness (-1 < 4294967295u);
+ * a float on either side compares as double. A string (a char pointer or char array)
+ * compares with a string by contents (ordering is byte order), and with the integer 0
+ * or NULL by whether the pointer is null; a string and any other number do not
+ * compare (an error, not false). A bare operand is true when non-zero (strings: when
+ * the pointer is not null).
+ *
+ * Limits: 1024 characters, 256 nodes, 32 levels of nesting, strings of 255 bytes.
+ */
+#ifndef STROBE_COND_H
+#define STROBE_COND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define COND_MAX_TEXT 1024
+
+enum cond_kind {
+    COND_INT,      /* i */
+    COND_UINT,     /* u */
+    COND_FLOAT,    /* f */
+    COND_STRING,   /* s, len bytes (NULL: a null char pointer) */
+};
+
+struct cond_value {
+    enum cond_kind kind;
+    int64_t i;
+    uint64_t u;
+    double f;
+    const char *s; /* the resolver's memory, valid until the evaluation returns */
+    size_t len;
+};
+
+/* Resolves one path ("cfg.max_retries", as written, blanks removed) to its value
+ * now. 0, or -1 with a sentence in err (unknown variable, unreadable memory...). */
+typedef int (*cond_resolve_fn)(void *ctx, const char *path, struct cond_value *out,
+                               char *err, size_t errlen);
+
+struct cond;
+
+/* Parses text. NULL with "column N: what was expected" in err when it does not
+ * parse, or is beyond the limits. */
+struct cond *cond_parse(const char *text, char *err, size_t errlen);
+
+/* Evaluates c, resolving its paths through resolve. 0 with *result set, or -1 with
+ * a sentence in err (a path did not resolve, a string compared with a number). */
+int cond_eval(const struct cond *c, cond_resolve_fn resolve, void *ctx, bool *result,
+              char *err, size_t errlen);
+
+/* The distinct paths c names, in order of appearance (for checking them when the
+ * breakpoint is set). Valid while c lives. */
+size_t cond_paths(const struct cond *c, const char *const **paths);
+
+void cond_free(struct cond *c);
+
+#endif

@@ -1,0 +1,190 @@
+/*
+ * test_cond.c - unit tests of the breakpoint condition language (base/cond.h):
+ * parsing with error positions, C precedence, short-circuit, comparisons across
+ * signedness and types, strings, and the limits.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/cond.h"
+
+/* A fake program: a few named values, and a count of resolutions. */
+struct fake {
+    int resolved;
+};
+
+static int resolve(void *ctx, const char *path, struct cond_value *out, char *err,
+                   size_t errlen)
+{
+    struct fake *f = ctx;
+    f->resolved++;
+    static const char bob[] = {'b', 'o', 'b'};
+    if (strcmp(path, "x") == 0)
+        *out = (struct cond_value){.kind = COND_INT, .i = 5};
+    else if (strcmp(path, "neg") == 0)
+        *out = (struct cond_value){.kind = COND_INT, .i = -1};
+    else if (strcmp(path, "big") == 0)
+        *out = (struct cond_value){.kind = COND_UINT, .u = UINT64_MAX};
+    else if (strcmp(path, "ratio") == 0)
+        *out = (struct cond_value){.kind = COND_FLOAT, .f = 0.25};
+    else if (strcmp(path, "p->name") == 0 || strcmp(path, "cfg.name") == 0)
+        *out = (struct cond_value){.kind = COND_STRING, .s = bob, .len = 3};
+    else if (strcmp(path, "nullstr") == 0)
+        *out = (struct cond_value){.kind = COND_STRING, .s = NULL};
+    else if (strcmp(path, "ns::g_state->count") == 0 || strcmp(path, "*p") == 0 ||
+             strcmp(path, "arr[2].max") == 0)
+        *out = (struct cond_value){.kind = COND_INT, .i = 7};
+    else {
+        snprintf(err, errlen, "no variable '%s'", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses and evaluates text; the result, or -1 when evaluation failed. */
+static int eval(const char *text, struct fake *f)
+{
+    char err[256];
+    struct cond *c = cond_parse(text, err, sizeof err);
+    if (!c)
+        fail_msg("'%s' does not parse: %s", text, err);
+    bool r;
+    int rc = cond_eval(c, resolve, f, &r, err, sizeof err);
+    cond_free(c);
+    return rc == 0 ? r : -1;
+}
+
+static void test_comparisons_and_logic(void **state)
+{
+    (void)state;
+    struct fake f = {0};
+    assert_int_equal(eval("x > 3", &f), 1);
+    assert_int_equal(eval("x >= 5 && x <= 5", &f), 1);
+    assert_int_equal(eval("x < 5 || x != 5", &f), 0);
+    assert_int_equal(eval("!(x == 5)", &f), 0);
+    assert_int_equal(eval("!x == 0", &f), 1); /* (!x) == 0, as in C */
+    assert_int_equal(eval("x == 2 || x == 5 && ratio < 0.5", &f), 1); /* && binds tighter */
+    assert_int_equal(eval("-x < 0", &f), 1);
+    assert_int_equal(eval("x == 0x5 && x == 05 && x == 5u", &f), 1);
+    assert_int_equal(eval("x", &f), 1);
+    assert_int_equal(eval("true && !false", &f), 1);
+}
+
+static void test_signedness_and_floats(void **state)
+{
+    (void)state;
+    struct fake f = {0};
+    assert_int_equal(eval("neg < big", &f), 1);  /* -1 < 2^64-1, not wrapped */
+    assert_int_equal(eval("big == 18446744073709551615", &f), 1);
+    assert_int_equal(eval("big > 9223372036854775807", &f), 1);
+    assert_int_equal(eval("ratio == 0.25 && ratio > 0 && ratio < 1e0", &f), 1);
+    assert_int_equal(eval("x > 4.5", &f), 1);
+    assert_int_equal(eval("-9223372036854775808 < neg", &f), 1);
+}
+
+static void test_strings_and_chars(void **state)
+{
+    (void)state;
+    struct fake f = {0};
+    assert_int_equal(eval("p->name == \"bob\"", &f), 1);
+    assert_int_equal(eval("p -> name != \"bo\"", &f), 1); /* blanks in a path */
+    assert_int_equal(eval("cfg.name < \"bobby\" && cfg.name > \"bo\"", &f), 1);
+    assert_int_equal(eval("nullstr == NULL && p->name != nullptr && !nullstr", &f), 1);
+    assert_int_equal(eval("'a' == 97 && '\\n' == 10 && \"a\\\"b\" != \"\"", &f), 1);
+    /* A string against a non-zero number is an error, not false. */
+    assert_int_equal(eval("p->name == 3", &f), -1);
+    assert_int_equal(eval("p->name > 0", &f), -1);
+}
+
+static void test_short_circuit_and_paths(void **state)
+{
+    (void)state;
+    struct fake f = {0};
+    assert_int_equal(eval("x == 0 && missing > 1", &f), 0);
+    assert_int_equal(eval("x == 5 || missing > 1", &f), 1);
+    assert_int_equal(f.resolved, 2);
+    assert_int_equal(eval("missing > 1", &f), -1);
+    assert_int_equal(eval("ns::g_state->count == 7 && *p == 7 && arr[2].max == 7", &f), 1);
+
+    char err[128];
+    struct cond *c = cond_parse("x > 1 && x < 9 && p->name == \"a\"", err, sizeof err);
+    assert_non_null(c);
+    const char *const *paths;
+    assert_int_equal(cond_paths(c, &paths), 2);
+    assert_string_equal(paths[0], "x");
+    assert_string_equal(paths[1], "p->name");
+    cond_free(c);
+}
+
+/* Parse errors name the column and what was expected. */
+static void expect_error(const char *text, const char *want)
+{
+    char err[256];
+    struct cond *c = cond_parse(text, err, sizeof err);
+    if (c)
+        fail_msg("'%s' parsed", text);
+    if (!strstr(err, want))
+        fail_msg("'%s': error '%s' lacks '%s'", text, err, want);
+}
+
+static void test_parse_errors(void **state)
+{
+    (void)state;
+    expect_error("x >", "column 4: expected an operand");
+    expect_error("x = 3", "column 3: unexpected '='");
+    expect_error("x == 3 &", "unexpected '&'");
+    expect_error("(x == 3", "expected ')'");
+    expect_error("\"abc", "unterminated string");
+    expect_error("'ab'", "one character");
+    expect_error("a[i] == 1", "integer literal");
+    expect_error("a. == 1", "member name");
+    expect_error("x == 12abc", "malformed number");
+    expect_error("x == 99999999999999999999", "out of range");
+    expect_error("x == '\\q'", "unknown escape");
+    expect_error("", "found the end");
+    expect_error("x == 1 2", "after a complete expression");
+}
+
+static void test_limits(void **state)
+{
+    (void)state;
+    char text[COND_MAX_TEXT + 2];
+    memset(text, 'x', sizeof text - 1);
+    text[sizeof text - 1] = '\0';
+    expect_error(text, "longer than");
+
+    char deep[200] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "(");
+    expect_error(deep, "nested more than");
+
+    char bangs[200] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(bangs, "!");
+    strcat(bangs, "x");
+    expect_error(bangs, "nested more than");
+
+    char many[COND_MAX_TEXT] = "x";
+    for (int i = 0; i < 130; i++)
+        strcat(many, "||1");
+    expect_error(many, "too long");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_comparisons_and_logic),
+        cmocka_unit_test(test_signedness_and_floats),
+        cmocka_unit_test(test_strings_and_chars),
+        cmocka_unit_test(test_short_circuit_and_paths),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_limits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
