@@ -32,6 +32,12 @@ enum err_code {
     ERR_WATCH_SLOTS_FULL,
     ERR_WATCH_TOO_LARGE,      /* a data watch over more than 8 bytes */
     ERR_WATCH_FAILED,         /* the debug registers refused it */
+    ERR_FILE_NOT_FOUND,       /* a breakpoint's file is not in the debug info */
+    ERR_LINE_NOT_FOUND,       /* the file has no code at or after that line */
+    ERR_FUNCTION_NOT_FOUND,   /* a breakpoint's pattern matches no function */
+    ERR_BREAKPOINT_NOT_FOUND, /* no breakpoint with that id */
+    ERR_NOT_PAUSED,           /* continue or step with no thread paused */
+    ERR_THREAD_NOT_PAUSED,    /* a step of a thread that is not paused */
 };
 
 struct strobe_error {

@@ -83,6 +83,10 @@ struct collector_events {
     /* Called before a crash is stamped: output the program wrote before failing
      * must get earlier timestamps than the crash. */
     void (*settle_output)(void *arg);
+    /* A thread paused (breakpoint, step end, pause request) or the set of paused
+     * threads changed otherwise (resumed, killed): waiters look again
+     * (collector_methods.pauses). */
+    void (*paused)(void *arg);
     void *arg;
 };
 
@@ -108,6 +112,11 @@ struct collector_launch {
      * them); strings valid during the call only. */
     const struct trace_watch_spec *watches;
     int n_watches;
+    /* Breakpoints staged before the launch, bound at the entry point before any code
+     * of the program runs (a collector without breakpoint_set ignores them); how
+     * each bound is read back with breakpoint_list. */
+    const struct collector_breakpoint *breakpoints;
+    int n_breakpoints;
 };
 
 /* What a pattern change did: the answer to debug_trace, in the collector's words.
@@ -186,7 +195,7 @@ void collector_stacks_free(struct collector_stacks *s);
  * thread that waits, in turn, for them ("deadlock: tid A ... which waits for M1"). */
 void collector_stacks_diagnose(struct collector_stacks *s);
 
-struct collector_breakpoint;     /* stop-and-step: shaped by that work */
+struct collector_breakpoint;     /* below: breakpoints */
 
 /* ---- memory: read and write variables and addresses, data watchpoints ---------
  * Targets name a variable the way C does ("cfg.max_retries", "gClock->counter",
@@ -229,6 +238,10 @@ struct collector_value {
 
 struct collector_mem_request {
     pid_t pid;                   /* 0: the main process */
+    pid_t tid;                   /* a paused thread: its frame's locals, arguments and
+                                    registers ("$rax") come first, then globals;
+                                    0: globals only */
+    int frame;                   /* with tid: 0 the innermost frame, 1 its caller... */
     const struct collector_mem_target *targets;
     const struct collector_value *values; /* write: one per target; read: NULL */
     int n_targets;               /* 1..MEMORY_MAX_TARGETS */
@@ -327,11 +340,83 @@ int trace_watch_change_check(const char *const *have, int n_have, const char *co
                              int n_add, const char *const *remove, int n_remove,
                              const char *set, bool keep[], struct strobe_error *e);
 
+/* ---- breakpoints, logpoints, pauses and steps --------------------------------------
+ * A breakpoint is set on a function pattern (after the prologue of each function it
+ * matches) or on a file and line (every address the line table gives for it, one per
+ * function instance, inlined copies included), in every process of the program's
+ * image. A hit evaluates the condition (base/cond.h, over the hitting frame's
+ * arguments, locals and globals), counts, and then either pauses the thread (the
+ * others run on unless all_stop) or, for a logpoint, records an EV_LOGPOINT event and
+ * runs on. Pauses are listed by `pauses` and ended by `resume`; every change of the
+ * paused set calls collector_events.paused. The engine numbers breakpoints; the
+ * collector keeps them. */
+#define BREAKPOINTS_MAX 50       /* per session, logpoints apart */
+#define LOGPOINTS_MAX 100
+#define BP_TEXT_MAX 1024         /* a condition's or a message's characters */
+#define BP_SHOWN_LOCATIONS 8     /* locations described in a collector_bp_info */
+
+struct collector_breakpoint {
+    int id;                      /* > 0, from the engine */
+    const char *function;        /* a trace pattern, or NULL */
+    const char *file;            /* or file and line (> 0) */
+    int line;
+    const char *condition;       /* NULL: none; syntax checked by the engine */
+    const char *message;         /* a logpoint's template ("x={x}"); NULL: breakpoint */
+    int64_t hit_count;           /* 0 or 1: every hit; N: the first N-1 hits that pass
+                                    the condition are counted, not paused at */
+    bool one_shot;               /* removed after its first pause (or message) */
+    bool all_stop;               /* a pause stops every thread of the process */
+};
+
+struct collector_bp_location {
+    uint64_t address;            /* runtime, in the main process */
+    char function[160];
+    char file[256];              /* "" when the address has no line */
+    int line;
+    bool inlined;                /* in an inlined copy of function */
+};
+
+struct collector_bp_info {
+    int id;
+    bool logpoint;
+    int line;                    /* file breakpoints: the line that bound (may differ
+                                    from the line asked: note says why) */
+    char note[512];              /* why it moved, or why nothing bound; "" */
+    size_t n_locations;          /* every location; the first BP_SHOWN_LOCATIONS are
+                                    described below */
+    struct collector_bp_location locations[BP_SHOWN_LOCATIONS];
+    int64_t hits;                /* hits whose condition held (or had none) */
+    int64_t condition_errors;    /* hits whose condition could not be evaluated (they
+                                    pause, as gdb does, so the agent sees why) */
+    char last_condition_error[256];
+};
+
+enum collector_pause_reason {
+    PAUSE_BREAKPOINT,            /* it hit breakpoint_id */
+    PAUSE_STEP,                  /* a step ended */
+    PAUSE_REQUEST,               /* the agent asked (pause) */
+    PAUSE_ALL_STOP,              /* another thread's all_stop breakpoint stopped it */
+};
+
+struct collector_pause {
+    pid_t tid, pid;
+    int64_t seq;                 /* > 0, increasing over the target's pauses */
+    enum collector_pause_reason reason;
+    int breakpoint_id;           /* PAUSE_BREAKPOINT; else 0 */
+    uint64_t pc;
+    char function[160];          /* "" when unknown */
+    char file[256];              /* "" when no line info */
+    int line;
+    char return_value[128];      /* step-out of a function returning a value: rax as
+                                    its type shows it (JSON text); "" otherwise */
+    char note[256];              /* e.g. "stepped over strlen: no debug info"; "" */
+};
+
 enum collector_resume {
-    RESUME_CONTINUE,
-    RESUME_STEP_INTO,
-    RESUME_STEP_OVER,
-    RESUME_STEP_OUT,
+    RESUME_CONTINUE,             /* tid 0: every paused thread */
+    RESUME_STEP_INTO,            /* the next line, entering calls with debug info */
+    RESUME_STEP_OVER,            /* the next line of this frame (or its caller) */
+    RESUME_STEP_OUT,             /* until the frame returns */
 };
 
 struct collector_methods {
@@ -378,10 +463,29 @@ struct collector_methods {
                   struct collector_mem_result *out, struct strobe_error *e);
     int (*stacks)(struct collector_target *t, const struct collector_stacks_request *req,
                   struct collector_stacks *out, struct strobe_error *e);
-    /* Stop-and-step slots: their request shapes come with that work. */
-    int (*breakpoint_set)(struct collector_target *t, struct collector_breakpoint *bp,
-                          struct strobe_error *e);
+    /* Sets breakpoint bp in the running program and describes how it bound. -1 with
+     * FILE_NOT_FOUND, LINE_NOT_FOUND, FUNCTION_NOT_FOUND (nothing bound; the sentence
+     * says why and what is near), VARIABLE_NOT_FOUND (the condition or message names
+     * what no frame there has), BAD_EXPRESSION, LIMIT_EXCEEDED, PROCESS_EXITED. */
+    int (*breakpoint_set)(struct collector_target *t, const struct collector_breakpoint *bp,
+                          struct collector_bp_info *out, struct strobe_error *e);
+    /* Removes breakpoint id (its int3s go; threads paused at it stay paused). -1 with
+     * BREAKPOINT_NOT_FOUND. */
     int (*breakpoint_clear)(struct collector_target *t, int id, struct strobe_error *e);
+    /* The breakpoints in force, up to max, by id; returns how many there are. */
+    int (*breakpoint_list)(struct collector_target *t, struct collector_bp_info *out,
+                           int max);
+    /* The paused threads, up to max, oldest pause first; returns how many. */
+    int (*pauses)(struct collector_target *t, struct collector_pause *out, int max);
+    /* Interrupts every thread of process pid (0: the main one) now; each becomes a
+     * PAUSE_REQUEST pause. -1 with PROCESS_EXITED. */
+    int (*pause)(struct collector_target *t, pid_t pid, struct strobe_error *e);
+    /* Evaluates a condition (base/cond.h) over the globals of process pid (0: main)
+     * as they are now, without stopping it; values gets each path's value as
+     * "path=value, ..." (cap bytes). -1 with VARIABLE_NOT_FOUND, BAD_EXPRESSION,
+     * MEMORY_UNREADABLE, PROCESS_EXITED. */
+    int (*evaluate)(struct collector_target *t, pid_t pid, const char *condition,
+                    bool *result, char *values, size_t cap, struct strobe_error *e);
     /* Arms a data watchpoint in every thread of the process, those created later
      * included; each hit pushes an EV_WATCH_HIT event (old and new value, the
      * writer's stack) and the program runs on. -1 with WATCH_SLOTS_FULL (the sentence
@@ -393,6 +497,9 @@ struct collector_methods {
     /* The active watches, up to max; returns how many there are. */
     int (*watch_list)(struct collector_target *t, struct collector_watch_info *out,
                       int max);
+    /* Resumes paused thread tid as how says (RESUME_CONTINUE with tid 0: every paused
+     * thread). A step returns at once: its end is a PAUSE_STEP pause. -1 with
+     * NOT_PAUSED (nothing is paused), THREAD_NOT_PAUSED (tid is not), PROCESS_EXITED. */
     int (*resume)(struct collector_target *t, pid_t tid, enum collector_resume how,
                   struct strobe_error *e);
     /* Removes the watches labelled remove[], then adds add[] (labels unique, the
