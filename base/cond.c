@@ -95,7 +95,7 @@ static int new_node(struct parser *ps, enum op op, int a, int b)
 
 static bool ident_start(char ch)
 {
-    return isalpha((unsigned char)ch) || ch == '_';
+    return isalpha((unsigned char)ch) || ch == '_' || ch == '$';
 }
 
 static bool ident_char(char ch)

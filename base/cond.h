@@ -10,7 +10,8 @@
  * floats, 'c' characters and "strings" (escapes \n \t \r \0 \\ \' \"), true, false,
  * NULL, nullptr. Operands that name program data are paths: an identifier (with ::
  * scopes), then any of .member, ->member, [N] (N an integer literal), with an
- * optional leading * ("*p", "cfg.limits[2].max", "ns::g_state->count"). The language
+ * optional leading * ("*p", "cfg.limits[2].max", "ns::g_state->count"); a name may
+ * start with $ ("$rax": a register of the paused frame). The language
  * knows nothing of programs: the caller resolves each path, on each evaluation,
  * through a callback (ptrace/ reads the paused frame's locals, arguments and globals).
  *

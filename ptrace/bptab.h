@@ -29,14 +29,16 @@
 #include <sys/types.h>
 
 /* Who holds a breakpoint. The order is the order in which the tracer asks the
- * owners of a trap (tracer.c). */
+ * owners of a trap (tracer.c): the owners that may stop a thread come before the
+ * trace hooks, which always resume it; a thread resumed from a pause on an address
+ * the hooks hold too is handed to them then (tracer_resume_thread), so a traced
+ * function with a breakpoint on it records its call all the same. */
 enum bp_owner {
     BP_ENTRY,            /* the program's entry point, once (tracer.c) */
     BP_PANIC,            /* Rust's rust_panic (crash.c) */
+    BP_STEP,             /* a step's temporary breakpoints (stepper.c) */
+    BP_USER_BREAKPOINT,  /* breakpoints and logpoints an agent sets (bpset.c) */
     BP_TRACE_HOOK,       /* function entries and return trampolines (hooks.c) */
-    BP_USER_BREAKPOINT,  /* reserved: breakpoints an agent sets */
-    BP_STEP,             /* reserved: stepping */
-    BP_WATCH,            /* reserved: watchpoint bookkeeping */
     BP_N_OWNERS
 };
 

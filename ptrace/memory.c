@@ -44,7 +44,7 @@ static int locate(struct varres_process *p, const struct collector_mem_target *t
         r->target = dup_or_die(label);
         if (tg->hint <= MEMH_NONE || tg->hint > MEMH_BYTES)
             return err_set(e, ERR_VALIDATION, "An address target needs a type.");
-        *v = (struct varres){.address = tg->address, .has_address = true,
+        *v = (struct varres){.address = tg->address, .has_address = true, .regno = -1,
                              .type = varres_hint_type(tg->hint),
                              .size = tg->hint == MEMH_BYTES ? tg->size
                                                             : varres_hint_type(tg->hint)->size};

@@ -88,6 +88,9 @@ struct tthread {
                         code and would not stop for an interrupt before that */
     bool exiting;    /* past PTRACE_EVENT_EXIT: runs no more code (a leader may stay
                         a zombie until its other threads end) */
+    bool stepping;   /* resumed with PTRACE_SINGLESTEP (tracer_step): its next trap
+                        goes to the debugger, and it resumes stepping after events */
+    bool step_cancelled; /* that trap is to be swallowed (tracer_cancel_step) */
 };
 
 struct stop_handler {
@@ -124,8 +127,9 @@ struct tracer {
     struct space images[MAX_IMAGES]; /* processes that exec'd another program */
     int n_images;
     struct u64map threads;   /* tid -> struct tthread */
-    struct stop_handler handlers[MAX_HANDLERS];
+    struct stop_handler handlers[MAX_HANDLERS]; /* by owner (enum bp_owner order) */
     int n_handlers;
+    struct tracer_debugger debugger; /* steps and thread ends (tracer_set_debugger) */
     int64_t seq;             /* event sequence shared by all hooks */
     struct crash *crash;
     struct hwwatch *hw;      /* data watchpoints (NULL in output-only sessions) */
@@ -199,7 +203,18 @@ static struct tthread *thread_of(struct tracer *t, pid_t tid)
 
 static void thread_drop(struct tracer *t, pid_t tid)
 {
-    free(u64map_del(&t->threads, (uint64_t)tid));
+    struct tthread *th = u64map_del(&t->threads, (uint64_t)tid);
+    if (th && t->debugger.thread_gone)
+        t->debugger.thread_gone(t, tid, t->debugger.arg);
+    free(th);
+}
+
+/* Resumes tid from a stop, delivering sig: a thread being stepped steps on. */
+static void cont(struct tracer *t, pid_t tid, int sig)
+{
+    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+    bool step = th && th->stepping;
+    ptrace(step ? PTRACE_SINGLESTEP : PTRACE_CONT, tid, 0, (void *)(uintptr_t)sig);
 }
 
 /* ---- address spaces -------------------------------------------------------------- */
@@ -446,7 +461,7 @@ static void release(struct tracer *t, struct held *hd)
         if (status == -1) {
             th->state = TS_RUNNING;
             hwwatch_on_stop(t->hw, th->tid, th->tgid);
-            ptrace(PTRACE_CONT, th->tid, 0, 0);
+            cont(t, th->tid, 0);
         } else {
             on_stop(t, th->tid, status);
         }
@@ -725,7 +740,10 @@ int tracer_add_stop_handler(struct tracer *t, const char *name, enum bp_owner ow
 {
     if (t->n_handlers == MAX_HANDLERS)
         return -1;
-    t->handlers[t->n_handlers++] = (struct stop_handler){name, owner, fn, arg};
+    int i = t->n_handlers++;
+    for (; i > 0 && t->handlers[i - 1].owner > owner; i--)
+        t->handlers[i] = t->handlers[i - 1];
+    t->handlers[i] = (struct stop_handler){name, owner, fn, arg};
     return 0;
 }
 
@@ -787,6 +805,55 @@ static bool rewind_stale(struct space *sp, pid_t tid, struct tthread *th,
     return ptrace(PTRACE_SETREGS, tid, 0, regs) == 0 && ptrace(PTRACE_CONT, tid, 0, 0) == 0;
 }
 
+/* Hands the trap of tid on addr (regs as it stopped: rip just past the int3) to the
+ * handlers of the owners holding it whose owner is at least first. True when one
+ * handled it; false leaves tid stopped with nothing done. */
+static bool dispatch_from(struct tracer *t, pid_t tid, struct space *sp,
+                          struct user_regs_struct *regs, enum bp_owner first)
+{
+    uint64_t addr = regs->rip - 1;
+    unsigned owners = bptab_lookup(sp->bp, addr);
+    struct tracer_stop st = {.regs = regs, .addr = addr, .owners = owners,
+                             .bp = sp->bp, .hooks = sp->hooks};
+    for (int i = 0; i < t->n_handlers; i++) {
+        struct stop_handler *h = &t->handlers[i];
+        if (h->owner < first || !(owners & BP_OWNER_BIT(h->owner)))
+            continue;
+        enum bp_verdict v = h->fn(t, tid, &st, h->arg);
+        if (v == BP_PASS)
+            continue;
+        if (v == BP_STEP_OVER)
+            step_past(t, tid, addr);
+        /* Resumed by now, unless parked: the hold below must stop it too. */
+        struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+        if (th && th->state == TS_STOPPED)
+            th->state = v == BP_PARK ? TS_PARKED : TS_RUNNING;
+        /* A hit may have throttled a hot function: its int3 goes with the image's
+         * threads held, from the loop (never from inside a release()). */
+        t->throttle_due = true;
+        return true;
+    }
+    return false;
+}
+
+/* Our int3 at addr, but no owner took this hit (a forked child on the entry point's
+ * copy, a return trap without its frame, a thread resumed on a breakpoint that
+ * already stopped it): the program's instruction runs. */
+static bool run_original(struct tracer *t, pid_t tid, uint64_t addr)
+{
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
+        return false;
+    regs.rip = addr;
+    if (ptrace(PTRACE_SETREGS, tid, 0, &regs) != 0)
+        return false;
+    step_past(t, tid, addr);
+    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+    if (th && th->state == TS_STOPPED)
+        th->state = TS_RUNNING;
+    return true;
+}
+
 /* A SIGTRAP of tid: asks the owners of the int3 it hit. True when one handled it. */
 static bool dispatch_trap(struct tracer *t, pid_t tid)
 {
@@ -796,48 +863,169 @@ static bool dispatch_trap(struct tracer *t, pid_t tid)
     if (!sp || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
         return false;
     uint64_t addr = regs.rip - 1;
-    unsigned owners = bptab_lookup(sp->bp, addr);
-    if (!owners)
+    if (!bptab_lookup(sp->bp, addr))
         return rewind_stale(sp, tid, th, &regs);
-    struct tracer_stop st = {.regs = &regs, .addr = addr, .owners = owners,
-                             .bp = sp->bp, .hooks = sp->hooks};
-    for (int i = 0; i < t->n_handlers; i++) {
-        struct stop_handler *h = &t->handlers[i];
-        if (!(owners & BP_OWNER_BIT(h->owner)))
-            continue;
-        enum bp_verdict v = h->fn(t, tid, &st, h->arg);
-        if (v == BP_PASS)
-            continue;
-        if (v == BP_STEP_OVER)
-            step_past(t, tid, addr);
-        /* Resumed by now, unless parked: the hold below must stop it too. */
-        if ((th = u64map_get(&t->threads, (uint64_t)tid)) && th->state == TS_STOPPED)
-            th->state = v == BP_PARK ? TS_PARKED : TS_RUNNING;
-        /* A hit may have throttled a hot function: its int3 goes with the image's
-         * threads held, from the loop (never from inside a release()). */
-        t->throttle_due = true;
+    if (dispatch_from(t, tid, sp, &regs, BP_ENTRY))
         return true;
+    return run_original(t, tid, addr);
+}
+
+/* Resumes tid, stopped (TS_STOPPED or TS_PARKED) with its pc on an instruction that
+ * has not run. An int3 of ours there has been reported already (the thread stopped
+ * on it, or a step ended there): the owners that never stop a thread (trace hooks)
+ * get it as a trap, so they miss no call, and the program's instruction runs. */
+static int resume_here(struct tracer *t, pid_t tid, struct tthread *th)
+{
+    struct space *sp = space_of_process(t, th->tgid);
+    struct user_regs_struct regs;
+    th->state = TS_STOPPED;
+    if (sp && ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 && bptab_lookup(sp->bp, regs.rip)) {
+        uint64_t addr = regs.rip;
+        regs.rip = addr + 1;
+        if (!dispatch_from(t, tid, sp, &regs, BP_USER_BREAKPOINT + 1))
+            run_original(t, tid, addr);
+        return 0;
     }
-    /* Our int3, but no owner took this hit (a forked child on the entry point's
-     * copy, a return trap without its frame): the program's instruction runs. */
-    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
-        return false;
-    regs.rip = addr;
-    if (ptrace(PTRACE_SETREGS, tid, 0, &regs) != 0)
-        return false;
-    step_past(t, tid, addr);
-    if ((th = u64map_get(&t->threads, (uint64_t)tid)) && th->state == TS_STOPPED)
-        th->state = TS_RUNNING;
-    return true;
+    th->state = TS_RUNNING;
+    cont(t, tid, 0);
+    return 0;
 }
 
 int tracer_resume_thread(struct tracer *t, pid_t tid)
 {
     struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-    if (!th || th->state != TS_PARKED)
+    if (!th || (th->state != TS_PARKED && th->state != TS_STOPPED))
         return -1;
-    th->state = TS_RUNNING;
-    return ptrace(PTRACE_CONT, tid, 0, 0) == 0 ? 0 : -1;
+    if (th->pending != -1) {
+        /* Parked by tracer_park_all with a stop of its own pending: handled now. */
+        int status = th->pending;
+        th->pending = -1;
+        on_stop(t, tid, status);
+        return 0;
+    }
+    return resume_here(t, tid, th);
+}
+
+void tracer_park(struct tracer *t, pid_t tid)
+{
+    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+    if (th && th->state == TS_STOPPED)
+        th->state = TS_PARKED;
+}
+
+struct park_scan {
+    const struct space *sp;
+    void (*fn)(pid_t tid, pid_t tgid, void *arg);
+    void *arg;
+    pid_t *tids;
+    size_t n, cap;
+};
+
+static void scan_held(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct tthread *th = value;
+    struct park_scan *s = arg;
+    if (th->state != TS_HELD || !bptab_has_process(s->sp->bp, th->tgid))
+        return;
+    th->state = TS_PARKED;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        pid_t *p = realloc(s->tids, cap * sizeof *p);
+        if (!p)
+            return;
+        s->tids = p;
+        s->cap = cap;
+    }
+    s->tids[s->n++] = th->tid;
+}
+
+void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tgid, void *arg),
+                     void *arg)
+{
+    struct space *sp = space_of(t, tid);
+    if (!sp)
+        return;
+    struct held hd;
+    hold(t, sp, tid, &hd);
+    free(hd.tids);
+    sp = space_of(t, tid);
+    if (!sp)
+        return;
+    /* Every held thread of the space: those held just now and, from a tracer_call
+     * function, those its command held. Threads parked already stay as they are. */
+    struct park_scan s = {.sp = sp, .fn = fn, .arg = arg};
+    u64map_each(&t->threads, scan_held, &s);
+    for (size_t i = 0; i < s.n; i++) {
+        struct tthread *th = u64map_get(&t->threads, (uint64_t)s.tids[i]);
+        if (th && fn)
+            fn(th->tid, th->tgid, arg);
+    }
+    free(s.tids);
+}
+
+void tracer_set_debugger(struct tracer *t, const struct tracer_debugger *d)
+{
+    t->debugger = *d;
+}
+
+int tracer_step(struct tracer *t, pid_t tid)
+{
+    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+    if (!th || (th->state != TS_PARKED && th->state != TS_STOPPED) || th->pending != -1)
+        return -1;
+    struct space *sp = space_of_process(t, th->tgid);
+    struct user_regs_struct regs;
+    if (!sp || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
+        return -1;
+    th->step_cancelled = false;
+    if (!bptab_lookup(sp->bp, regs.rip)) {
+        th->state = TS_RUNNING;
+        th->stepping = true;
+        return ptrace(PTRACE_SINGLESTEP, tid, 0, 0) == 0 ? 0 : -1;
+    }
+    /* An int3 of ours under the pc: the program's instruction is stepped with the
+     * image's other threads held (step_over), and the step ends here. */
+    pid_t space_pid = sp->pid;
+    struct held hd;
+    th->state = TS_STOPPED;
+    hold(t, sp, tid, &hd);
+    sp = space_by_pid(t, space_pid);
+    struct step_signals kept = {0};
+    int status = sp ? step_over(sp->bp, tid, regs.rip, &kept) : -1;
+    if (status != -1 && WIFSTOPPED(status))
+        hwwatch_after_step(t->hw, tid, th->tgid);
+    release(t, &hd);
+    step_signals_resend(tid, &kept);
+    if (status == -1) {
+        ptrace(PTRACE_CONT, tid, 0, 0);
+        th = u64map_get(&t->threads, (uint64_t)tid);
+        if (th)
+            th->state = TS_RUNNING;
+        return -1;
+    }
+    if (!WIFSTOPPED(status)) {
+        reap(t, tid, status);
+        return 0;
+    }
+    if ((status >> 16) != 0 || WSTOPSIG(status) != SIGTRAP) {
+        /* A fault, an event or a signal: handled as the loop would, stepping on. */
+        th = u64map_get(&t->threads, (uint64_t)tid);
+        if (th)
+            th->stepping = true;
+        handle_stop(t, tid, status);
+        return 0;
+    }
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 && t->debugger.stepped)
+        t->debugger.stepped(t, tid, &regs, t->debugger.arg);
+    return 0;
+}
+
+void tracer_cancel_step(struct tracer *t, pid_t tid)
+{
+    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+    if (th && th->stepping)
+        th->step_cancelled = true;
 }
 
 /* ---- events --------------------------------------------------------------------------- */
@@ -928,6 +1116,31 @@ static void on_new_tracee(struct tracer *t, pid_t pid, int event)
         hooks_on_clone(sp->hooks, pid, child, new_process);
 }
 
+/* A SIGTRAP of th, which tracer_step resumed with PTRACE_SINGLESTEP: the step ended
+ * (si_code TRAP_TRACE, or a watchpoint's trap at the same time), and the debugger
+ * decides what comes next. An int3 trap (another thread wrote one under its pc
+ * meanwhile) is dispatched as any. False: not the step's trap. */
+static bool step_trapped(struct tracer *t, pid_t tid, struct tthread *th)
+{
+    siginfo_t si;
+    if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 || si.si_code == SI_KERNEL ||
+        si.si_code == SI_USER || si.si_code == SI_TKILL)
+        return false;
+    th->stepping = false;
+    if (th->step_cancelled || !t->debugger.stepped) {
+        th->step_cancelled = false;
+        ptrace(PTRACE_CONT, tid, 0, 0);
+        return true;
+    }
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0) {
+        ptrace(PTRACE_CONT, tid, 0, 0);
+        return true;
+    }
+    t->debugger.stepped(t, tid, &regs, t->debugger.arg);
+    return true;
+}
+
 static void handle_stop(struct tracer *t, pid_t pid, int status)
 {
     int sig = WSTOPSIG(status);
@@ -938,7 +1151,7 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
         if (is_stop_signal(sig))
             ptrace(PTRACE_LISTEN, pid, 0, 0);
         else
-            ptrace(PTRACE_CONT, pid, 0, 0);
+            cont(t, pid, 0);
         return;
     }
     if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
@@ -954,24 +1167,27 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
         return;
     }
     if (event != 0) {
-        ptrace(PTRACE_CONT, pid, 0, 0);
+        cont(t, pid, 0);
         return;
     }
-    if (sig == SIGTRAP && t->hw) {
-        /* A data watchpoint's trap (si_code TRAP_HWBKPT, DR6 B0-B3), never an
-         * int3's: recorded, and the thread runs on with no signal. */
-        struct tthread *tt = thread_of(t, pid);
-        if (tt && hwwatch_on_trap(t->hw, pid, tt->tgid)) {
-            ptrace(PTRACE_CONT, pid, 0, 0);
-            return;
-        }
+    struct tthread *tt = sig == SIGTRAP ? thread_of(t, pid) : NULL;
+    /* A data watchpoint's trap (si_code TRAP_HWBKPT, DR6 B0-B3), never an int3's:
+     * recorded, and the thread runs on with no signal (a single-step's trap may
+     * carry one too: the step goes on below). */
+    bool watch_hit = tt && t->hw && hwwatch_on_trap(t->hw, pid, tt->tgid);
+    if (tt && tt->stepping && step_trapped(t, pid, tt))
+        return;
+    if (watch_hit) {
+        ptrace(PTRACE_CONT, pid, 0, 0);
+        return;
     }
     if (sig == SIGTRAP && dispatch_trap(t, pid))
         return;
     /* A crash is recorded before its signal is delivered: the program's own
-     * handler, or the default action, still follows. */
+     * handler, or the default action, still follows (a thread being stepped steps
+     * into the handler). */
     crash_on_signal(t->crash, pid, sig);
-    ptrace(PTRACE_CONT, pid, 0, sig);
+    cont(t, pid, sig);
 }
 
 /* A child process ended: its process_exit event (the main process's comes from the

@@ -141,9 +141,47 @@ typedef enum bp_verdict (*tracer_stop_fn)(struct tracer *t, pid_t tid,
 int tracer_add_stop_handler(struct tracer *t, const char *name, enum bp_owner owner,
                             tracer_stop_fn fn, void *arg);
 
-/* On the tracer thread (a tracer_call function): resumes thread tid, parked by a
- * handler (BP_PARK), with its registers as they are now. -1 if it is not parked. */
+/* On the tracer thread: resumes thread tid, parked (BP_PARK, tracer_park,
+ * tracer_park_all) or stopped in a debugger callback, with its registers as they are
+ * now. An int3 of ours under its pc has been reported already: the trace hooks
+ * holding it get it as a trap, then the program's instruction runs. A stop that
+ * tracer_park_all kept pending is handled now. -1 if it is neither parked nor
+ * stopped. */
 int tracer_resume_thread(struct tracer *t, pid_t tid);
+
+/* On the tracer thread, in a debugger callback: keeps tid stopped until
+ * tracer_resume_thread or tracer_step. */
+void tracer_park(struct tracer *t, pid_t tid);
+
+/* On the tracer thread (a stop handler, a debugger callback, a tracer_call
+ * function): stops every other thread of tid's address space and parks it, with any
+ * stop it reported kept for its resume; fn(thread, process, arg) for each one parked
+ * now (threads parked already are not). */
+void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tgid, void *arg),
+                     void *arg);
+
+/* What the tracer tells the debugger (ptrace/debugger.h): both on the tracer
+ * thread. */
+struct tracer_debugger {
+    /* tracer_step's instruction ran: tid is stopped with regs; the callback must
+     * resume it (tracer_resume_thread), step it again (tracer_step) or park it
+     * (tracer_park). */
+    void (*stepped)(struct tracer *t, pid_t tid, struct user_regs_struct *regs, void *arg);
+    /* Thread tid is gone (exited, killed, or replaced by an exec). */
+    void (*thread_gone)(struct tracer *t, pid_t tid, void *arg);
+    void *arg;
+};
+void tracer_set_debugger(struct tracer *t, const struct tracer_debugger *d);
+
+/* On the tracer thread: runs one instruction of tid (parked, or stopped in a
+ * debugger callback), then calls the debugger's stepped. The step is asynchronous
+ * (PTRACE_SINGLESTEP; the loop serves other threads meanwhile; signals that arrive
+ * are delivered and their handlers stepped into), except over an int3 of ours,
+ * which is stepped at once with the other threads held (a trace hook there records
+ * no call). -1 if tid is not stopped. */
+int tracer_step(struct tracer *t, pid_t tid);
+/* The step of tid in flight ends without calling stepped: the thread runs on. */
+void tracer_cancel_step(struct tracer *t, pid_t tid);
 
 /* On the tracer thread, before the first hook is armed: when trace.pinCpu is on,
  * pins the tracer thread and the target's main thread to one CPU (stops cost 4x

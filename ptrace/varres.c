@@ -287,7 +287,7 @@ static int find_root(struct varres_process *p, const char *name, struct varres *
     } else {
         const struct module *mod = &mods[i - 1];
         *out = (struct varres){.type = g.type, .size = g.type->size, .decl_file = g.decl_file,
-                               .decl_line = g.decl_line};
+                               .decl_line = g.decl_line, .regno = -1};
         snprintf(out->module, sizeof out->module, "%s", mod->path);
         snprintf(out->type_name, sizeof out->type_name, "%s", type_label(g.type));
         const char *where = base_name(mod->path);
@@ -346,7 +346,7 @@ static int bad(struct walk *w, const char *fmt, ...)
     return err_set(w->e, ERR_BAD_EXPRESSION, "'%.*s' %s", SO_FAR(w), what);
 }
 
-static void set_type(struct varres *v, const struct dw_type *t)
+void varres_set_type(struct varres *v, const struct dw_type *t)
 {
     v->type = t;
     v->size = t->size;
@@ -360,17 +360,23 @@ static int deref(struct walk *w, int *derefs)
     uint64_t p = 0;
     if (++*derefs > MEMORY_MAX_DEREFS)
         return bad(w, "dereferences more than %d pointers.", MEMORY_MAX_DEREFS);
-    if (!v->has_address)
-        return bad(w, "is a constant with no address.");
-    if (v->size != sizeof p || !procmem_read(w->memfd, v->address, &p, sizeof p))
+    if (!v->has_address) {
+        /* A pointer kept in a register (or computed): its value is at hand. */
+        if (v->size != sizeof p)
+            return bad(w, "is a constant with no address.");
+        memcpy(&p, v->bytes, sizeof p);
+        v->has_address = true;
+        v->regno = -1;
+    } else if (v->size != sizeof p || !procmem_read(w->memfd, v->address, &p, sizeof p)) {
         return err_set(w->e, ERR_MEMORY_UNREADABLE, "'%.*s' at 0x%" PRIx64 " is unreadable.",
                        SO_FAR(w), v->address);
+    }
     if (!p)
         return err_set(w->e, ERR_MEMORY_UNREADABLE, "'%.*s' is NULL.", SO_FAR(w));
     if (!v->type->target || v->type->target->kind == DWT_VOID)
         return bad(w, "is %s: what it points to has no type.", v->type_name);
     v->address = p;
-    set_type(v, v->type->target);
+    varres_set_type(v, v->type->target);
     return 0;
 }
 
@@ -444,7 +450,7 @@ static int member(struct walk *w, const struct varres_step *st, int *derefs)
         return bad(w, "has '%.*s' as a bit field, which has no address of its own: read "
                    "'%.*s' whole.", (int)st->name_len, st->name, SO_FAR(w));
     v->address += off;
-    set_type(v, m->type);
+    varres_set_type(v, m->type);
     return 0;
 }
 
@@ -459,7 +465,7 @@ static int element(struct walk *w, const struct varres_step *st, int *derefs)
         if (v->type->count && st->index >= v->type->count)
             return bad(w, "has %" PRIu64 " elements (%s): index %" PRIu64 " is out of bounds.",
                        v->type->count, v->type_name, st->index);
-        set_type(v, elem);
+        varres_set_type(v, elem);
     } else {
         return bad(w, "is %s: only arrays and pointers can be indexed.", v->type_name);
     }
@@ -486,10 +492,16 @@ int varres_resolve_in(struct varres_process *p, const char *expr, struct varres 
 {
     struct varres_expr x;
     int memfd = p->memfd;
-    if (varres_parse(expr, &x, e) != 0 || find_root(p, x.root, out, e) != 0)
+    if (varres_parse(expr, &x, e) != 0)
+        return -1;
+    *out = (struct varres){.regno = -1};
+    int local = p->frame ? p->frame(p->frame_ctx, x.root, out, e) : 1;
+    if (local < 0 || (local > 0 && find_root(p, x.root, out, e) != 0))
         return -1;
     struct walk w = {expr, memfd, out, x.root_start, x.root_end, e};
-    if (x.n_steps && !out->has_address)
+    bool pointer_value = !out->has_address && out->size == 8 &&
+                         out->type->kind == DWT_POINTER;
+    if (x.n_steps && !out->has_address && !(pointer_value && x.steps[0].kind != VS_MEMBER))
         return bad(&w, "is a constant with no address: read it whole.");
     int derefs = 0;
     for (int i = 0; i < x.n_steps; i++) {
@@ -500,7 +512,7 @@ int varres_resolve_in(struct varres_process *p, const char *expr, struct varres 
     }
     for (int i = 0; i < x.stars; i++) {
         if (out->type->kind == DWT_ARRAY) {
-            set_type(out, out->type->target);
+            varres_set_type(out, out->type->target);
         } else if (out->type->kind != DWT_POINTER && out->type->kind != DWT_REFERENCE) {
             return bad(&w, "dereferences %s, which is not a pointer.", out->type_name);
         } else if (deref(&w, &derefs) != 0) {

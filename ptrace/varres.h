@@ -30,6 +30,9 @@ struct varres {
     char type_name[128];          /* "int", "struct config", "char [16]" */
     size_t size;                  /* bytes of the value */
     unsigned char bytes[16];      /* the constant, when !has_address */
+    int regno;                    /* !has_address: the DWARF register of a paused
+                                     frame the value lives in (writes go there); -1:
+                                     a constant */
     char module[PATH_MAX];        /* the ELF file whose debug info defines the root
                                      variable (a library's global may live in the
                                      executable: see dw_symbol_find) */
@@ -87,17 +90,27 @@ int varres_resolve(pid_t pid, int memfd, const char *expr, struct varres *out,
  * loaded modules are read once, on the first expression, and kept until
  * varres_process_close, so a library loaded meanwhile is seen by the next one. */
 struct module;
+/* A frame's own names, asked before the globals: 0 found (out filled: an address,
+ * or a value in bytes with the register it came from in regno), 1 no such name in
+ * the frame, -1 it is there but unreadable (e says why). */
+typedef int (*varres_frame_fn)(void *ctx, const char *name, struct varres *out,
+                               struct strobe_error *e);
 struct varres_process {
     pid_t pid;
     int memfd;
     struct module *mods;          /* the executable first; NULL until needed */
     size_t n_mods;
+    varres_frame_fn frame;        /* NULL: globals only (varres_process_open) */
+    void *frame_ctx;
 };
 void varres_process_open(struct varres_process *p, pid_t pid, int memfd);
 void varres_process_close(struct varres_process *p);
 /* varres_resolve in p's process, with its modules read once. */
 int varres_resolve_in(struct varres_process *p, const char *expr, struct varres *out,
                       struct strobe_error *e);
+
+/* Sets v's type, size and type_name to t's. */
+void varres_set_type(struct varres *v, const struct dw_type *t);
 
 /* Appends v's value as JSON text (dwarf/value.h rules; structs depth levels deep,
  * 1-5) read through memfd. false when its bytes cannot be read (the text then says
