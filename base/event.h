@@ -33,12 +33,13 @@ enum event_type {
 #define EV_TYPE_MIN EV_STDOUT
 #define EV_TYPE_MAX EV_PAUSE
 
-/* True for the event types the per-session FIFO limit may evict. Output, crash and
- * exit events are the black box of a session and are never evicted. */
+/* True for the event types the per-session FIFO limit may evict (the high-volume
+ * ones: calls, snapshots, watch hits, logpoint messages). Output, crash, exit and
+ * pause events are the black box of a session and are never evicted. */
 static inline bool event_type_evictable(int type)
 {
     return type == EV_FUNCTION_ENTER || type == EV_FUNCTION_EXIT ||
-           type == EV_VARIABLE_SNAPSHOT || type == EV_WATCH_HIT;
+           type == EV_VARIABLE_SNAPSHOT || type == EV_WATCH_HIT || type == EV_LOGPOINT;
 }
 
 /* "stdout", "function_enter", ... as in spec 003; NULL for an unknown value. */

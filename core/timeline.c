@@ -68,8 +68,9 @@ static int resolve_bound(struct timeline_reader *rd, int64_t key,
 }
 
 /* The store reports an invalid regex like any other failure; it is the caller's
- * mistake, not the database's, so it is told apart before the query runs. */
-static int check_regex(const char *pattern, struct strobe_error *e)
+ * mistake, not the database's, so it is told apart before the query runs. what
+ * names the filter in the sentence ("function name", "text"). */
+static int check_regex(const char *pattern, const char *what, struct strobe_error *e)
 {
     char why[200];
     struct regex *re = regex_compile(pattern, why, sizeof why);
@@ -77,8 +78,8 @@ static int check_regex(const char *pattern, struct strobe_error *e)
         regex_free(re);
         return 0;
     }
-    return err_set(e, ERR_VALIDATION, "the function name pattern \"%.200s\" is not a valid "
-                   "regular expression, or is beyond the limits: %s", pattern, why);
+    return err_set(e, ERR_VALIDATION, "the %s pattern \"%.200s\" is not a valid "
+                   "regular expression, or is beyond the limits: %s", what, pattern, why);
 }
 
 static void page_from_result(struct timeline_page *p, struct store_result *res)
@@ -113,14 +114,15 @@ static int run_query(struct timeline_reader *rd, const struct store_query *sq,
     return 0;
 }
 
-int timeline_events(struct timeline_reader *rd, int64_t session_key,
-                    const struct timeline_query *q, struct timeline_page *out,
-                    struct strobe_error *e)
+/* q in the store's form, relative bounds resolved. */
+static int store_form(struct timeline_reader *rd, int64_t session_key,
+                      const struct timeline_query *q, struct store_query *sq,
+                      struct strobe_error *e)
 {
-    memset(out, 0, sizeof *out);
-    if (q->function_matches && check_regex(q->function_matches, e) != 0)
+    if ((q->function_matches && check_regex(q->function_matches, "function name", e) != 0) ||
+        (q->text_matches && check_regex(q->text_matches, "text", e) != 0))
         return -1;
-    struct store_query sq = {
+    *sq = (struct store_query){
         .session_key = session_key,
         .event_type = q->event_type,
         .function_equals = q->function_equals,
@@ -133,6 +135,8 @@ int timeline_events(struct timeline_reader *rd, int64_t session_key,
                           : q->return_null == TIMELINE_RETURN_NOT_NULL ? 0
                                                                        : -1,
         .thread_name_contains = q->thread_name_contains,
+        .text_contains = q->text_contains,
+        .text_matches = q->text_matches,
         .has_time_from = q->from.set,
         .has_time_to = q->to.set,
         .min_duration_ns = q->min_duration_ns,
@@ -141,10 +145,45 @@ int timeline_events(struct timeline_reader *rd, int64_t session_key,
         .limit = q->limit > 0 ? q->limit : TIMELINE_DEFAULT_LIMIT,
         .offset = q->offset,
     };
-    if ((q->from.set && resolve_bound(rd, session_key, &q->from, &sq.time_from_ns, e) != 0) ||
-        (q->to.set && resolve_bound(rd, session_key, &q->to, &sq.time_to_ns, e) != 0))
+    if ((q->from.set && resolve_bound(rd, session_key, &q->from, &sq->time_from_ns, e) != 0) ||
+        (q->to.set && resolve_bound(rd, session_key, &q->to, &sq->time_to_ns, e) != 0))
+        return -1;
+    return 0;
+}
+
+int timeline_events(struct timeline_reader *rd, int64_t session_key,
+                    const struct timeline_query *q, struct timeline_page *out,
+                    struct strobe_error *e)
+{
+    memset(out, 0, sizeof *out);
+    struct store_query sq;
+    if (store_form(rd, session_key, q, &sq, e) != 0)
         return -1;
     return run_query(rd, &sq, out, e);
+}
+
+int timeline_first_match(struct timeline_reader *rd, int64_t session_key,
+                         const struct timeline_query *q, int64_t after_event_id,
+                         struct store_event_row *out, struct strobe_error *e)
+{
+    memset(out, 0, sizeof *out);
+    struct store_query sq;
+    if (store_form(rd, session_key, q, &sq, e) != 0)
+        return -1;
+    sq.after_id = after_event_id > 0 ? after_event_id : 0;
+    sq.limit = 1;
+    sq.offset = 0;
+    sq.skip_total = true;
+    struct timeline_page page;
+    if (run_query(rd, &sq, &page, e) != 0)
+        return -1;
+    int found = page.n > 0;
+    if (found) {
+        *out = page.events[0];
+        page.n = 0; /* moved to *out */
+    }
+    timeline_page_free(&page);
+    return found;
 }
 
 void timeline_page_free(struct timeline_page *p)

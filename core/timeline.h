@@ -65,6 +65,11 @@ struct timeline_query {
     const char *return_equals;       /* JSON text; a number matches numerically (1.0 = 1) */
     enum timeline_return_filter return_null;
     const char *thread_name_contains;
+    /* The event's text: output lines, logpoint messages, crash, pause and exit texts.
+     * A case-sensitive substring, and a regular expression (base/regex.h) found
+     * anywhere in it; both may be set (AND). Events without text never match. */
+    const char *text_contains;
+    const char *text_matches;
     struct timeline_bound from, to;  /* inclusive */
     int64_t min_duration_ns;         /* 0 = no filter */
     int pid;                         /* 0 = any process */
@@ -85,12 +90,26 @@ struct timeline_page {
 
 /* Events of the session stored under session_key (core/session.h's
  * session_resolve() gives it) matching q. Relative time bounds are resolved
- * against the session's latest event (clamped at 0). An invalid function_matches
- * is ERR_VALIDATION; a database failure is ERR_INTERNAL. */
+ * against the session's latest event (clamped at 0). An invalid function_matches or
+ * text_matches, or one too costly to match, is ERR_VALIDATION (the sentence names
+ * which: "the function name pattern ..." / "the text pattern ..."); a database
+ * failure is ERR_INTERNAL. totalCount counts matches exactly up to 100,000, beyond
+ * which it is a floor (total_is_lower_bound). */
 int timeline_events(struct timeline_reader *rd, int64_t session_key,
                     const struct timeline_query *q, struct timeline_page *out,
                     struct strobe_error *e);
 void timeline_page_free(struct timeline_page *p);
+
+/* The first event of the session with an id above after_event_id that matches q: the
+ * lowest such id (ids grow in commit order); with after_event_id 0, the session's
+ * chronologically first match. q's filters apply, its after_id, limit and offset are
+ * ignored, and nothing is counted, so it is cheap enough to ask after every stop ("has the
+ * awaited event happened yet?"). 1 with the event in *out (free it with
+ * store_event_row_free()), 0 when there is none yet, -1 with e set (errors as
+ * timeline_events()). */
+int timeline_first_match(struct timeline_reader *rd, int64_t session_key,
+                         const struct timeline_query *q, int64_t after_event_id,
+                         struct store_event_row *out, struct strobe_error *e);
 
 /* Distinct pids that produced events in the session, ascending; *pids is
  * malloc'd (NULL when *n is 0). */

@@ -7,7 +7,9 @@
  * how to get the rest (offset, afterEventId, verbose).
  *
  * The engine reads (core/timeline.h) and owns the crash event's shape
- * (core/crash_payload.h); this file validates the arguments and shapes the answer.
+ * (core/crash_payload.h); the event filter is parsed by mcp/query_filter.h (shared
+ * with the tools that wait for an event); this file validates paging, runs the
+ * query and shapes the answer.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,45 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/timearg.h"
 #include "core/crash_payload.h"
 #include "core/session.h"
 #include "core/timeline.h"
 #include "mcp/args.h"
+#include "mcp/query_filter.h"
 #include "mcp/tools.h"
 
 #define RESPONSE_BUDGET (32 * 1024)
 #define SUMMARY_TEXT_MAX 500
 
-static const char *const fields[] = {
-    "sessionId", "eventType", "function", "sourceFile", "returnValue", "threadName",
-    "timeFrom", "timeTo", "minDurationNs", "pid", "limit", "offset", "verbose",
-    "afterEventId", NULL};
-
-/* timeFrom / timeTo: integer ns, or a string timearg_parse() accepts. */
-static int time_bound(const cJSON *args, const char *field, struct timeline_bound *b,
-                      struct strobe_error *e)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, field);
-    b->set = v != NULL;
-    if (!v)
-        return 0;
-    if (cJSON_IsNumber(v)) {
-        double d = v->valuedouble;
-        if (d != floor(d) || d < 0 || d >= 9223372036854775808.0)
-            return err_set(e, ERR_VALIDATION, "'%s' as a number is ns since the session "
-                           "started: an integer from 0 to 2^63-1, not %g. For a time "
-                           "relative to the latest event use a string like \"-5s\".",
-                           field, d);
-        b->ns = (int64_t)d;
-        return 0;
-    }
-    if (!cJSON_IsString(v) || timearg_parse(v->valuestring, &b->ns, &b->relative) != 0)
-        return err_set(e, ERR_VALIDATION, "'%s' must be ns since the session started (a "
-                       "number) or a relative time like \"-5s\", \"-500ms\", \"-1m\"; got %s.",
-                       field, cJSON_IsString(v) ? v->valuestring : args_type_name(v));
-    return 0;
-}
+/* debug_query's own fields; the rest are the event filter (mcp/query_filter.h). */
+static const char *const paging_fields[] = {"sessionId", "limit", "offset", "verbose",
+                                            "afterEventId", NULL};
 
 /* An event id: an integer from 0 to 2^53 (exact in JSON), or a string of 1 to 19
  * digits within int64; nothing else (no blanks, signs or fractions). */
@@ -77,28 +53,6 @@ static int event_id_arg(const cJSON *v, int64_t *out)
     if (errno == ERANGE)
         return -1;
     *out = id;
-    return 0;
-}
-
-static int string_filter(const cJSON *args, const char *field, const char *const *keys,
-                         const char **outs[], struct strobe_error *e)
-{
-    const cJSON *obj;
-    if (args_object(args, field, &obj, e) != 0)
-        return -1;
-    if (!obj)
-        return 0;
-    if (args_only(obj, field, keys, e) != 0)
-        return -1;
-    for (int i = 0; keys[i]; i++) {
-        char name[64];
-        snprintf(name, sizeof name, "%s.%s", field, keys[i]);
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, keys[i]);
-        if (v && !cJSON_IsString(v))
-            return err_set(e, ERR_VALIDATION, "'%s' must be a string, not %s.", name,
-                           args_type_name(v));
-        *outs[i] = v ? v->valuestring : NULL;
-    }
     return 0;
 }
 
@@ -207,52 +161,28 @@ static cJSON *event_json(const struct store_event_row *r, bool verbose, bool mul
     return o;
 }
 
-/* Fills q from args. Strings in q point into args; *rv_text (the returnValue.equals
- * filter as JSON text) is malloc'd, the caller frees it. */
-static int build_query(const cJSON *args, struct timeline_query *q, char **rv_text,
-                       bool *verbose, struct strobe_error *e)
+/* debug_query's shape of a logpoint or pause event (ev from its generic form, whose
+ * data already gave breakpointId, file, line, function and, for pause, reason): the
+ * thread is always shown (which thread logged or stopped), and where it was is taken
+ * from the event's columns when its data did not say. */
+static void stop_event_shape(cJSON *ev, const struct store_event_row *r)
 {
-    memset(q, 0, sizeof *q);
-    *rv_text = NULL;
-    const char *type = NULL;
-    if (args_string(args, "eventType", false, &type, e) != 0)
-        return -1;
-    if (type && !(q->event_type = event_type_parse(type)))
-        return err_set(e, ERR_VALIDATION, "'eventType' must be one of function_enter, "
-                       "function_exit, stdout, stderr, crash, process_exit, "
-                       "variable_snapshot, watch_hit; not '%s'.", type);
-    static const char *const fn_keys[] = {"equals", "contains", "matches", NULL};
-    static const char *const file_keys[] = {"equals", "contains", NULL};
-    static const char *const thread_keys[] = {"contains", NULL};
-    const char **fn_out[] = {&q->function_equals, &q->function_contains, &q->function_matches};
-    const char **file_out[] = {&q->file_equals, &q->file_contains};
-    const char **thread_out[] = {&q->thread_name_contains};
-    if (string_filter(args, "function", fn_keys, fn_out, e) != 0 ||
-        string_filter(args, "sourceFile", file_keys, file_out, e) != 0 ||
-        string_filter(args, "threadName", thread_keys, thread_out, e) != 0)
-        return -1;
+    if (!cJSON_HasObjectItem(ev, "threadId"))
+        cJSON_AddNumberToObject(ev, "threadId", r->tid);
+    if (!cJSON_HasObjectItem(ev, "file") && r->source_file)
+        cJSON_AddStringToObject(ev, "file", r->source_file);
+    if (!cJSON_HasObjectItem(ev, "line") && r->line)
+        cJSON_AddNumberToObject(ev, "line", r->line);
+    if (!cJSON_HasObjectItem(ev, "function") && r->function)
+        cJSON_AddStringToObject(ev, "function", r->function);
+}
 
-    const cJSON *rv;
-    if (args_object(args, "returnValue", &rv, e) != 0)
-        return -1;
-    if (rv) {
-        static const char *const rv_keys[] = {"equals", "isNull", NULL};
-        bool is_null = false, has_null = cJSON_HasObjectItem(rv, "isNull");
-        if (args_only(rv, "returnValue", rv_keys, e) != 0 ||
-            args_bool(rv, "isNull", &is_null, e) != 0)
-            return -1;
-        if (has_null)
-            q->return_null = is_null ? TIMELINE_RETURN_NULL : TIMELINE_RETURN_NOT_NULL;
-    }
-
+/* The paging and presentation fields of args into q and *verbose. */
+static int paging(const cJSON *args, struct timeline_query *q, bool *verbose,
+                  struct strobe_error *e)
+{
     int64_t v;
     bool present;
-    if (args_int(args, "minDurationNs", 0, INT64_MAX / 2, &v, &present, e) != 0)
-        return -1;
-    q->min_duration_ns = present ? v : 0;
-    if (args_int(args, "pid", 1, 4194304, &v, &present, e) != 0)
-        return -1;
-    q->pid = present ? (int)v : 0;
     q->limit = 50;
     if (args_int(args, "limit", 1, 500, &v, &present, e) != 0)
         return -1;
@@ -264,7 +194,6 @@ static int build_query(const cJSON *args, struct timeline_query *q, char **rv_te
     *verbose = false;
     if (args_bool(args, "verbose", verbose, e) != 0)
         return -1;
-
     const cJSON *after = cJSON_GetObjectItemCaseSensitive(args, "afterEventId");
     if (after && event_id_arg(after, &q->after_id) != 0)
         return err_set(e, ERR_VALIDATION, "'afterEventId' must be an event id (the "
@@ -272,48 +201,29 @@ static int build_query(const cJSON *args, struct timeline_query *q, char **rv_te
                        "integer), not %s%s%s.", args_type_name(after),
                        cJSON_IsString(after) ? " " : "",
                        cJSON_IsString(after) ? after->valuestring : "");
-    if (time_bound(args, "timeFrom", &q->from, e) != 0 ||
-        time_bound(args, "timeTo", &q->to, e) != 0)
-        return -1;
-    const cJSON *equals = cJSON_GetObjectItemCaseSensitive(rv, "equals");
-    if (equals)
-        q->return_equals = *rv_text = cJSON_PrintUnformatted(equals);
     return 0;
-}
-
-/* The engine's failure, with the next step in debug_query's terms. */
-static void query_failed(const struct timeline_query *q, struct strobe_error *e)
-{
-    if (e->code == ERR_VALIDATION && q->function_matches) {
-        struct strobe_error why = *e;
-        err_set(e, ERR_VALIDATION, "'function.matches': %s. Pass a regular expression (Perl "
-                "syntax, at most 1024 bytes), e.g. \"^parse_\", or use function.contains for "
-                "a plain substring.", why.msg);
-    }
 }
 
 cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
 {
     const char *id;
-    if (args_only(args, "debug_query", fields, e) != 0 ||
-        args_string(args, "sessionId", true, &id, e) != 0)
-        return NULL;
-    struct timeline_reader *rd = tool_reader(ctx, e);
-    int64_t key;
-    if (!rd || session_resolve(id, &key, e) != 0)
-        return NULL;
-    struct timeline_query q;
+    struct query_filter filter;
     bool verbose;
-    char *rv_text;
-    if (build_query(args, &q, &rv_text, &verbose, e) != 0) {
-        free(rv_text);
+    if (query_filter_parse(args, "debug_query", paging_fields, &filter, e) != 0 ||
+        args_string(args, "sessionId", true, &id, e) != 0 ||
+        paging(args, &filter.q, &verbose, e) != 0) {
+        query_filter_free(&filter);
         return NULL;
     }
+    struct timeline_reader *rd = tool_reader(ctx, e);
+    int64_t key;
     struct timeline_page res;
-    int rc = timeline_events(rd, key, &q, &res, e);
-    if (rc != 0)
-        query_failed(&q, e);
-    free(rv_text);
+    int rc = !rd || session_resolve(id, &key, e) != 0 ? -1 : 0;
+    if (rc == 0 && (rc = timeline_events(rd, key, &filter.q, &res, e)) != 0)
+        query_filter_explain(&filter, e);
+    int offset = filter.q.offset;
+    int64_t after_id = filter.q.after_id;
+    query_filter_free(&filter);
     if (rc != 0)
         return NULL;
     int *pids = NULL, n_pids = 0;
@@ -323,7 +233,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     cJSON *events = cJSON_AddArrayToObject(out, "events");
     size_t used = 0;
     int shown = 0;
-    int64_t last_id = q.after_id;
+    int64_t last_id = after_id;
     for (; shown < res.n; shown++) {
         const struct store_event_row *row = &res.events[shown];
         cJSON *ev = event_json(row, verbose, n_pids > 1);
@@ -336,6 +246,8 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         }
         if (row->type == EV_WATCH_HIT)
             tool_watch_hit_shape(ev, row->tid, verbose);
+        if (row->type == EV_LOGPOINT || row->type == EV_PAUSE)
+            stop_event_shape(ev, row);
         char *text = cJSON_PrintUnformatted(ev);
         size_t size = text ? strlen(text) : 0;
         free(text);
@@ -361,7 +273,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         char note[256];
         snprintf(note, sizeof note, "Answer cut at %d KiB after %d events: continue with "
                  "offset %d, or afterEventId \"%s\" when polling.", RESPONSE_BUDGET / 1024,
-                 shown, q.offset + shown, last);
+                 shown, offset + shown, last);
         cJSON_AddStringToObject(out, "truncated", note);
     }
     if (n_pids > 1) {

@@ -7,6 +7,13 @@
  * events query then uses `IN (ids)` on the integer columns, so it can walk the
  * (session, function_id, ts_ns) index. An empty set means no row can match.
  *
+ * The text filters run on the events themselves (text is not interned): "contains"
+ * is instr(e.text, ?), "matches" calls strobe_text_match(e.text), an SQL function
+ * each reader registers on its connection, which matches the query's regex (compiled
+ * once per query, in build(), and handed to the function through the reader) with
+ * base/regex.h's budgets. A match over budget makes the function fail, which stops
+ * the statement; the query then answers STORE_E_PATTERN.
+ *
  * totalCount: exact from type_counts when the only filters are the session and the
  * event type; exact for free when the page is the last one (offset + rows); otherwise
  * a count capped at STORE_COUNT_CAP (total_is_lower_bound is set when it hits the cap).
@@ -30,7 +37,37 @@
 struct store_reader {
     struct store *s;
     sqlite3 *db;
+    /* The running query's text regex, for strobe_text_match(); NULL between queries. */
+    const struct regex *text_re;
+    bool text_over_budget;   /* a match exceeded the budget: why says how */
+    char text_why[200];
 };
+
+/* strobe_text_match(text): 1 when the running query's text regex matches text, 0
+ * when not (NULL text included); an SQL error when the match is over budget or no
+ * query is running. */
+static void text_match_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    struct store_reader *r = sqlite3_user_data(ctx);
+    if (!r->text_re) {
+        sqlite3_result_error(ctx, "strobe_text_match outside a text query", -1);
+        return;
+    }
+    const char *text = (const char *)sqlite3_value_text(argv[0]);
+    if (!text) {
+        sqlite3_result_int(ctx, 0);
+        return;
+    }
+    int m = regex_match(r->text_re, text, (size_t)sqlite3_value_bytes(argv[0]), r->text_why,
+                        sizeof r->text_why);
+    if (m < 0) {
+        r->text_over_budget = true;
+        sqlite3_result_error(ctx, "the text pattern is too costly", -1);
+        return;
+    }
+    sqlite3_result_int(ctx, m);
+}
 
 struct store_reader *store_reader_open(struct store *s, char **err)
 {
@@ -42,6 +79,12 @@ struct store_reader *store_reader_open(struct store *s, char **err)
     r->s = s;
     r->db = st_connect(s->path, false, err);
     if (!r->db || st_exec(r->db, "PRAGMA query_only=1", err) < 0) {
+        store_reader_close(r);
+        return NULL;
+    }
+    if (sqlite3_create_function(r->db, "strobe_text_match", 1, SQLITE_UTF8, r, text_match_fn,
+                                NULL, NULL) != SQLITE_OK) {
+        st_fail_db(err, r->db, "cannot register the text filter");
         store_reader_close(r);
         return NULL;
     }
@@ -173,10 +216,12 @@ struct built {
      * SQLite from walking the session's whole index and sorting by id instead. */
     const char *session_term;
     struct idset fn, file, thr;
+    struct regex *text_re; /* text_matches, compiled */
 };
 
 static void built_free(struct built *b)
 {
+    regex_free(b->text_re);
     free(b->where.buf);
     free(b->fn.ids);
     free(b->file.ids);
@@ -227,6 +272,7 @@ enum {
     P_MINDUR,
     P_PID,
     P_AFTER,
+    P_TEXT,
     P_LIMIT,
     P_OFFSET,
 };
@@ -307,11 +353,24 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
         sb_printf(w, " AND e.pid = ?%d", P_PID);
     if (q->after_id > 0)
         sb_printf(w, " AND e.id > ?%d", P_AFTER);
+    if (q->text_contains)
+        sb_printf(w, " AND instr(e.text, ?%d) > 0", P_TEXT);
+    if (q->text_matches) {
+        char why[200];
+        b->text_re = regex_compile(q->text_matches, why, sizeof why);
+        if (!b->text_re) {
+            st_fail(err, "the text pattern \"%.200s\" is not a valid regular expression: %s",
+                    q->text_matches, why);
+            return STORE_E_PATTERN;
+        }
+        sb_printf(w, " AND strobe_text_match(e.text)");
+    }
     if (w->oom)
         return st_fail(err, "out of memory building a query");
     b->counters_exact = !b->fn.active && !b->file.active && !b->thr.active && !ret_filter &&
                         !q->has_time_from && !q->has_time_to && q->min_duration_ns <= 0 &&
-                        !q->pid && q->after_id <= 0;
+                        !q->pid && q->after_id <= 0 && !q->text_contains &&
+                        !q->text_matches;
     return 0;
 }
 
@@ -331,6 +390,10 @@ static void bind_all(sqlite3_stmt *st, const struct store_query *q, const struct
         case P_MINDUR: sqlite3_bind_int64(st, i, q->min_duration_ns); break;
         case P_PID: sqlite3_bind_int(st, i, q->pid); break;
         case P_AFTER: sqlite3_bind_int64(st, i, q->after_id); break;
+        case P_TEXT:
+            if (q->text_contains)
+                sqlite3_bind_text(st, i, q->text_contains, -1, SQLITE_STATIC);
+            break;
         default: break; /* limit and offset: bound by the caller */
         }
     }
@@ -524,6 +587,22 @@ static int capped_total(struct store_reader *r, const struct store_query *q,
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* A statement failed: when the text regex went over its budget, that is the cause
+ * (the caller's pattern), told as STORE_E_PATTERN in place of the database's
+ * sentence; else -1 and the sentence stands. */
+static int query_failure(struct store_reader *r, const struct store_query *q, char **err)
+{
+    if (!r->text_over_budget)
+        return -1;
+    if (err) {
+        free(*err);
+        *err = NULL;
+    }
+    st_fail(err, "the text pattern \"%.200s\" is too costly to match against the events' "
+            "text (%s)", q->text_matches, r->text_why);
+    return STORE_E_PATTERN;
+}
+
 int store_query_events(struct store_reader *r, const struct store_query *q,
                        struct store_result *out, char **err)
 {
@@ -537,6 +616,8 @@ int store_query_events(struct store_reader *r, const struct store_query *q,
         ret = 0;
         goto done;
     }
+    r->text_re = b.text_re;
+    r->text_over_budget = false;
     /* One read transaction so rows and count see the same snapshot. */
     if (st_exec(r->db, "BEGIN", err) < 0)
         goto done;
@@ -545,7 +626,7 @@ int store_query_events(struct store_reader *r, const struct store_query *q,
     if (read_rows(r, q, &b, out, limit, err) < 0)
         goto rollback;
     int64_t total = -1;
-    if (!out->has_more && (out->n > 0 || offset == 0)) {
+    if (q->skip_total || (!out->has_more && (out->n > 0 || offset == 0))) {
         total = offset + out->n; /* the last page: exact without counting */
     } else if (b.counters_exact) {
         if (counters_total(r, q, &total) < 0) {
@@ -570,7 +651,9 @@ int store_query_events(struct store_reader *r, const struct store_query *q,
 rollback:
     sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
     store_result_free(out);
+    ret = query_failure(r, q, err);
 done:
+    r->text_re = NULL;
     built_free(&b);
     return ret;
 }

@@ -21,7 +21,11 @@
  *                   inserted. Evictions do not subtract (counts are calls observed).
  *   session_pids    pids that produced events in a session (the writer adds them).
  *   meta            next_event_id, so ids are never reused after deletions.
- *   events_view     spec 003's column names, for humans in the sqlite3 shell.
+ *   events_view     spec 003's column names, for humans in the sqlite3 shell. Its
+ *                   CASE naming event types is generated from event_type_name(), and
+ *                   the view is recreated at open whenever its stored SQL differs
+ *                   from the one this build generates (a database written before a
+ *                   type was added gets the new name, not the bare number).
  *
  * Indexes on events, one per query shape (insert cost measured in bench_store.c):
  *   ev_session_ts    (session, ts_ns, type)       latest N / chronological pages, time
@@ -50,6 +54,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "base/strbuf.h"
 
 /* ev_session_type covers only the types that are not function events.
  * The list of types is an OR of equalities because SQLite uses a partial index only
@@ -99,21 +105,85 @@ static const char schema_current[] =
     " PRIMARY KEY(session, function_id)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS session_pids("
     " session INTEGER NOT NULL, pid INTEGER NOT NULL, PRIMARY KEY(session, pid)) WITHOUT ROWID;"
-    "CREATE VIEW IF NOT EXISTS events_view AS SELECT"
-    " e.id AS id, s.id AS session_id, e.ts_ns AS timestamp_ns, e.tid AS thread_id,"
-    " t.name AS thread_name, e.pid AS pid, e.parent_id AS parent_event_id,"
-    " CASE e.type WHEN 1 THEN 'stdout' WHEN 2 THEN 'stderr' WHEN 3 THEN 'function_enter'"
-    "  WHEN 4 THEN 'function_exit' WHEN 5 THEN 'crash' WHEN 6 THEN 'process_exit'"
-    "  WHEN 7 THEN 'variable_snapshot' WHEN 8 THEN 'watch_hit' ELSE CAST(e.type AS TEXT) END AS event_type,"
-    " f.name AS function_name, NULLIF(f.name_raw, '') AS function_name_raw,"
-    " fi.path AS source_file, e.line AS line_number, e.arguments AS arguments,"
-    " e.return_value AS return_value, e.duration_ns AS duration_ns, e.text AS text,"
-    " e.data AS data, e.sampled AS sampled"
-    " FROM events e JOIN sessions s ON s.key = e.session"
-    " LEFT JOIN threads t ON t.id = e.thread_id"
-    " LEFT JOIN functions f ON f.id = e.function_id"
-    " LEFT JOIN files fi ON fi.id = e.file_id;"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('next_event_id', 1);";
+
+/* The CREATE VIEW statement of events_view, as SQLite stores it in sqlite_schema
+ * (so the stored text can be compared with it); malloc'd, NULL when out of memory. */
+static char *events_view_sql(void)
+{
+    struct strbuf sb = {0};
+    sb_puts(&sb, "CREATE VIEW events_view AS SELECT"
+                 " e.id AS id, s.id AS session_id, e.ts_ns AS timestamp_ns, e.tid AS thread_id,"
+                 " t.name AS thread_name, e.pid AS pid, e.parent_id AS parent_event_id,"
+                 " CASE e.type");
+    for (int t = EV_TYPE_MIN; t <= EV_TYPE_MAX; t++)
+        sb_printf(&sb, " WHEN %d THEN '%s'", t, event_type_name(t));
+    sb_puts(&sb, " ELSE CAST(e.type AS TEXT) END AS event_type,"
+                 " f.name AS function_name, NULLIF(f.name_raw, '') AS function_name_raw,"
+                 " fi.path AS source_file, e.line AS line_number, e.arguments AS arguments,"
+                 " e.return_value AS return_value, e.duration_ns AS duration_ns, e.text AS text,"
+                 " e.data AS data, e.sampled AS sampled"
+                 " FROM events e JOIN sessions s ON s.key = e.session"
+                 " LEFT JOIN threads t ON t.id = e.thread_id"
+                 " LEFT JOIN functions f ON f.id = e.function_id"
+                 " LEFT JOIN files fi ON fi.id = e.file_id");
+    if (sb.oom) {
+        sb_free(&sb);
+        return NULL;
+    }
+    return sb_take(&sb);
+}
+
+enum view_state { VIEW_ABSENT, VIEW_CURRENT, VIEW_STALE };
+
+/* Whether events_view exists and its stored SQL is want. */
+static int view_state(sqlite3 *db, const char *want, enum view_state *out, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE type = 'view'"
+                               " AND name = 'events_view'", -1, &st, NULL) != SQLITE_OK)
+        return st_fail_db(err, db, "cannot read the events view");
+    int rc = sqlite3_step(st);
+    const unsigned char *sql = rc == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
+    *out = rc != SQLITE_ROW ? VIEW_ABSENT
+           : sql && strcmp((const char *)sql, want) == 0 ? VIEW_CURRENT
+                                                        : VIEW_STALE;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return st_fail_db(err, db, "cannot read the events view");
+    return 0;
+}
+
+/* Creates events_view, or replaces it when its stored SQL is not this build's. With
+ * own_tx, in a transaction of its own that is begun only when there is something to
+ * change (an up-to-date database is not written at open); without, inside the
+ * caller's. */
+static int refresh_view(sqlite3 *db, bool own_tx, char **err)
+{
+    char *want = events_view_sql();
+    if (!want)
+        return st_fail(err, "out of memory building the events view");
+    enum view_state state;
+    int ret = view_state(db, want, &state, err);
+    if (ret == 0 && state != VIEW_CURRENT) {
+        if (own_tx && st_exec(db, "BEGIN IMMEDIATE", err) < 0) {
+            free(want);
+            return -1;
+        }
+        /* Looked at again under the write lock: another daemon may have done it. */
+        ret = own_tx ? view_state(db, want, &state, err) : 0;
+        if (ret == 0 && state == VIEW_STALE && st_exec(db, "DROP VIEW events_view", err) < 0)
+            ret = -1;
+        if (ret == 0 && state != VIEW_CURRENT && st_exec(db, want, err) < 0)
+            ret = -1;
+        if (own_tx && ret == 0)
+            ret = st_exec(db, "COMMIT", err);
+        else if (own_tx)
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    free(want);
+    return ret;
+}
 
 int st_schema_init(sqlite3 *db, char **err)
 {
@@ -125,14 +195,14 @@ int st_schema_init(sqlite3 *db, char **err)
         version = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     if (version == STORE_SCHEMA_VERSION)
-        return 0;
+        return refresh_view(db, true, err);
     if (version != 0)
         return st_fail(err, "the database uses schema version %d, not %d: it was written "
                             "by another strobe version; move it away (sessions in it are "
                             "not migrated)", version, STORE_SCHEMA_VERSION);
     if (st_exec(db, "BEGIN IMMEDIATE", err) < 0)
         return -1;
-    if (st_exec(db, schema_current, err) < 0 ||
+    if (st_exec(db, schema_current, err) < 0 || refresh_view(db, false, err) < 0 ||
         st_exec(db, "PRAGMA user_version=1", err) < 0) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return -1;

@@ -116,6 +116,10 @@ struct store_query {
     const char *return_equals;  /* JSON text compared with the stored JSON text */
     int return_is_null;         /* -1 = no filter, 0 = has a return value, 1 = null */
     const char *thread_name_contains;
+    /* The text column (output lines, logpoint messages, crash, pause and exit texts):
+     * a case-sensitive substring, and/or a regular expression (base/regex.h) matched
+     * anywhere in it. Events without text never match either. */
+    const char *text_contains, *text_matches;
     bool has_time_from, has_time_to;
     int64_t time_from_ns, time_to_ns; /* inclusive, session-relative */
     int64_t min_duration_ns;    /* 0 = no filter */
@@ -127,6 +131,9 @@ struct store_query {
      * skipping `offset` from the end, still returned in chronological order. This is
      * "the latest N" without an OFFSET scan over the whole session. */
     bool latest;
+    /* When true, total_count is not counted: it is what the rows read show (offset
+     * plus rows, one more when has_more). For "is there a match" checks. */
+    bool skip_total;
 };
 
 struct store_event_row {
@@ -160,8 +167,9 @@ void store_event_row_free(struct store_event_row *e);
 
 /* Events of one session matching q, chronological (ts, id), or by id when
  * q->after_id is set. 0; STORE_E_PATTERN with a sentence in *err when
- * function_matches is not a valid regular expression (base/regex.h) or too costly to
- * match; -1 with a sentence when the database fails. */
+ * function_matches or text_matches is not a valid regular expression (base/regex.h)
+ * or too costly to match (the sentence names which); -1 with a sentence when the
+ * database fails. */
 #define STORE_E_PATTERN (-2)
 int store_query_events(struct store_reader *r, const struct store_query *q,
                        struct store_result *out, char **err);

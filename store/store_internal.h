@@ -29,9 +29,10 @@
 #define STORE_BUSY_TIMEOUT_MS 5000
 /* Capped counts stop here; totalCount is then a lower bound. */
 #define STORE_COUNT_CAP 100000
-/* SQL fragment: the evictable types of event_type_evictable(), for the writer's
- * eviction statements and the evictable total read from type_counts. */
-#define STORE_EVICTABLE_SQL "type IN (3,4,7)"
+/* SQL fragment: the evictable types of event_type_evictable() (function_enter,
+ * function_exit, variable_snapshot, watch_hit, logpoint), for the writer's eviction
+ * statements and the evictable total read from type_counts. */
+#define STORE_EVICTABLE_SQL "type IN (3,4,7,8,9)"
 /* SQL fragment: the types ev_session_type indexes, every type but function_enter and
  * function_exit (see schema.c); query.c's store_type_indexed() must agree. */
 #define STORE_TYPE_INDEX_SQL "(type = 1 OR type = 2 OR type = 5 OR type = 6 OR type = 7)"

@@ -1,8 +1,10 @@
 /*
  * test_store.c - the SQLite store: session rows, events through rings and the
  * writer, every query filter, paging, FIFO eviction, counters, reopening, the query
- * plans of the common queries (an index must be used, never a bare scan), and which
- * sessions retention purges, in what order.
+ * plans of the common queries (an index must be used, never a bare scan), which
+ * sessions retention purges, in what order, the text filters (contains, matches,
+ * their errors, exact totals), the event type names of events_view (also in a
+ * database written before a type existed), and which new types are evictable.
  * Each test works in its own mkdtemp directory, removed afterwards.
  */
 #include <setjmp.h>
@@ -878,6 +880,291 @@ static void test_reopen(void **state)
     free(fc);
 }
 
+/* ---- text filters ------------------------------------------------------------------ */
+
+/* A logpoint and a pause event after build_timeline()'s, at ts 120 and 130. */
+static void push_stops(struct fx *f, int64_t k)
+{
+    struct event e = event_init(k, EV_LOGPOINT, 120);
+    e.pid = 100, e.tid = 100, e.text = "x = 42, retries = 3";
+    e.data = "{\"breakpointId\":1,\"file\":\"/src/app.cpp\",\"line\":12,\"function\":\"main\"}";
+    push(f, &e);
+    e = event_init(k, EV_PAUSE, 130);
+    e.pid = 100, e.tid = 100, e.text = "thread 100 paused at app.cpp:12 in main (breakpoint 1)";
+    e.data = "{\"reason\":\"breakpoint\",\"breakpointId\":1,\"file\":\"/src/app.cpp\",\"line\":12}";
+    push(f, &e);
+    store_sync(f->s);
+}
+
+static void test_text_filter(void **state)
+{
+    struct fx *f = *state;
+    struct timeline t = build_timeline(f);
+    push_stops(f, t.key);
+    struct store_query q;
+    struct store_result res;
+
+    /* contains: case-sensitive substring over every event's text. */
+    q = q_init(t.key);
+    q.text_contains = "SIGSEGV";
+    res = run(f, &q);
+    assert_int_equal(res.n, 2); /* the crash summary and the exit text */
+    assert_int_equal(res.rows[0].type, EV_CRASH);
+    assert_int_equal(res.rows[1].type, EV_PROCESS_EXIT);
+    assert_int_equal(res.total_count, 2);
+    store_result_free(&res);
+    q.text_contains = "sigsegv";
+    assert_int_equal(count(f, &q), 0);
+    q.text_contains = "paused at";
+    res = run(f, &q);
+    assert_int_equal(res.n, 1);
+    assert_int_equal(res.rows[0].type, EV_PAUSE);
+    store_result_free(&res);
+    q.text_contains = "retries";
+    assert_int_equal(count(f, &q), 1);
+    /* Function events have no text: a match-everything substring still skips them. */
+    q.text_contains = " ";
+    assert_int_equal(count(f, &q), 6); /* hello world, warning..., crash, exit, logpoint, pause */
+
+    /* matches: a regular expression found anywhere in the text. */
+    q = q_init(t.key);
+    q.text_matches = "^(hello|warning)";
+    assert_int_equal(count(f, &q), 2);
+    q.text_matches = "\\d+";
+    assert_int_equal(count(f, &q), 3); /* 0x0, 42/3, 100/12/1 */
+    q.text_matches = "^nothing$";
+    assert_int_equal(count(f, &q), 0);
+
+    /* Composition with every other filter (AND). */
+    q = q_init(t.key);
+    q.text_contains = "SIGSEGV";
+    q.event_type = EV_CRASH;
+    res = run(f, &q);
+    assert_int_equal(res.n, 1);
+    assert_string_equal(res.rows[0].text, "SIGSEGV at 0x0");
+    store_result_free(&res);
+    q = q_init(t.key);
+    q.text_matches = "^(hello|warning)";
+    q.event_type = EV_STDERR;
+    assert_int_equal(count(f, &q), 1);
+    q = q_init(t.key);
+    q.text_contains = "o";
+    q.text_matches = "^w";
+    assert_int_equal(count(f, &q), 1); /* both: warning: low disk */
+    q = q_init(t.key);
+    q.text_contains = "SIGSEGV";
+    q.pid = 101;
+    q.has_time_from = true;
+    q.time_from_ns = 105;
+    assert_int_equal(count(f, &q), 1); /* the exit, at 110 */
+    q = q_init(t.key);
+    q.text_matches = "\\d";
+    q.function_equals = "lib_helper";
+    assert_int_equal(count(f, &q), 1); /* the crash: the one with text and that function */
+    q = q_init(t.key);
+    q.text_contains = "SIGSEGV";
+    q.after_id = t.main_enter_id;
+    res = run(f, &q);
+    assert_int_equal(res.n, 2);
+    assert_true(res.rows[0].id < res.rows[1].id);
+    store_result_free(&res);
+    q = q_init(t.key);
+    q.text_contains = "SIGSEGV";
+    q.latest = true;
+    q.limit = 1;
+    res = run(f, &q);
+    assert_int_equal(res.n, 1);
+    assert_int_equal(res.rows[0].type, EV_PROCESS_EXIT);
+    assert_int_equal(res.total_count, 2);
+    assert_true(res.has_more);
+    store_result_free(&res);
+
+    /* A bad pattern is the caller's error, and says which pattern. */
+    q = q_init(t.key);
+    q.text_matches = "disk(";
+    char *err = NULL;
+    assert_int_equal(store_query_events(f->r, &q, &res, &err), STORE_E_PATTERN);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "text pattern"));
+    assert_non_null(strstr(err, "not a valid regular expression"));
+    free(err);
+    err = NULL;
+    /* Over the match budget on some event's text: the same error, not a database one,
+     * and the reader still serves the next query. */
+    struct event e = event_init(t.key, EV_STDOUT, 140);
+    e.text = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!";
+    push(f, &e);
+    store_sync(f->s);
+    q.text_matches = "^(a|aa)+$";
+    assert_int_equal(store_query_events(f->r, &q, &res, &err), STORE_E_PATTERN);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "too costly"));
+    free(err);
+    assert_int_equal(res.n, 0);
+    q.text_matches = "^a+!$";
+    assert_int_equal(count(f, &q), 1);
+}
+
+static void test_text_filter_exact_total(void **state)
+{
+    struct fx *f = *state;
+    int64_t k = new_session(f, "many");
+    char line[64];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(line, sizeof line, i % 3 == 0 ? "request %d: needle found" : "request %d: ok",
+                 i);
+        struct event e = event_init(k, i % 2 ? EV_STDOUT : EV_STDERR, i);
+        e.text = line;
+        push(f, &e);
+        e = event_init(k, EV_FUNCTION_ENTER, i);
+        e.function = "handler";
+        push(f, &e);
+    }
+    store_sync(f->s);
+    struct store_query q = q_init(k);
+    q.text_contains = "needle";
+    q.limit = 10;
+    struct store_result res = run(f, &q);
+    assert_int_equal(res.n, 10);
+    assert_true(res.has_more);
+    assert_int_equal(res.total_count, 1000);
+    assert_false(res.total_is_lower_bound);
+    store_result_free(&res);
+    q.offset = 995;
+    res = run(f, &q);
+    assert_int_equal(res.n, 5);
+    assert_false(res.has_more);
+    assert_int_equal(res.total_count, 1000);
+    store_result_free(&res);
+
+    q = q_init(k);
+    q.text_matches = "^request \\d*[05]: needle";
+    q.limit = 7;
+    res = run(f, &q);
+    assert_int_equal(res.total_count, 200); /* i % 3 == 0 and i % 5 == 0 */
+    assert_false(res.total_is_lower_bound);
+    store_result_free(&res);
+    q.event_type = EV_STDERR; /* even i: i % 30 == 0 */
+    assert_int_equal(count(f, &q), 100);
+
+    /* skip_total: only what the rows read show. */
+    q = q_init(k);
+    q.text_contains = "needle";
+    q.limit = 1;
+    q.skip_total = true;
+    res = run(f, &q);
+    assert_int_equal(res.n, 1);
+    assert_true(res.has_more);
+    assert_int_equal(res.total_count, 2);
+    store_result_free(&res);
+}
+
+/* ---- logpoint and pause ------------------------------------------------------------- */
+
+/* event_type of events_view for the event with this id. */
+static char *view_type(const char *path, int64_t id)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT event_type FROM events_view WHERE id = ?1",
+                                        -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int64(st, 1, id);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    char *t = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return t;
+}
+
+static void expect_view_type(const char *path, int64_t id, const char *want)
+{
+    char *got = view_type(path, id);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void test_new_types_in_view(void **state)
+{
+    struct fx *f = *state;
+    int64_t k = new_session(f, "types");
+    int types[] = {EV_WATCH_HIT, EV_LOGPOINT, EV_PAUSE};
+    for (int i = 0; i < 3; i++) {
+        struct event e = event_init(k, types[i], i);
+        e.text = "t";
+        push(f, &e);
+    }
+    store_sync(f->s);
+    struct store_query q = q_init(k);
+    struct store_result res = run(f, &q);
+    assert_int_equal(res.n, 3);
+    int64_t ids[3] = {res.rows[0].id, res.rows[1].id, res.rows[2].id};
+    store_result_free(&res);
+    expect_view_type(f->path, ids[0], "watch_hit");
+    expect_view_type(f->path, ids[1], "logpoint");
+    expect_view_type(f->path, ids[2], "pause");
+
+    /* A database written before these types: its view names them by number until the
+     * next open replaces it. */
+    store_reader_close(f->r);
+    store_release_ring(f->s, f->ring);
+    store_close(f->s);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DROP VIEW events_view;"
+                                      "CREATE VIEW events_view AS SELECT e.id AS id,"
+                                      " CASE e.type WHEN 1 THEN 'stdout'"
+                                      " ELSE CAST(e.type AS TEXT) END AS event_type"
+                                      " FROM events e", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    expect_view_type(f->path, ids[1], "9");
+    char *err = NULL;
+    f->s = store_open(f->path, &err);
+    assert_non_null(f->s);
+    f->r = store_reader_open(f->s, &err);
+    assert_non_null(f->r);
+    f->ring = ring_create(1 << 16);
+    store_attach_ring(f->s, f->ring);
+    expect_view_type(f->path, ids[0], "watch_hit");
+    expect_view_type(f->path, ids[1], "logpoint");
+    expect_view_type(f->path, ids[2], "pause");
+}
+
+static void test_logpoints_evictable_pauses_not(void **state)
+{
+    struct fx *f = *state;
+    assert_true(event_type_evictable(EV_LOGPOINT));
+    assert_true(event_type_evictable(EV_WATCH_HIT));
+    assert_false(event_type_evictable(EV_PAUSE));
+    int64_t k = new_session(f, "logs");
+    store_session_set_limit(f->s, k, 100);
+    for (int i = 0; i < 400; i++) {
+        struct event e = event_init(k, EV_LOGPOINT, i * 10);
+        e.text = "tick";
+        push(f, &e);
+        if (i % 40 == 0) {
+            e = event_init(k, EV_PAUSE, i * 10 + 1);
+            e.text = "paused";
+            push(f, &e);
+            e = event_init(k, EV_WATCH_HIT, i * 10 + 2);
+            push(f, &e);
+            store_sync(f->s);
+        }
+    }
+    store_sync(f->s);
+    int64_t c[EV_TYPE_MAX + 1];
+    assert_int_equal(store_count_by_type(f->r, k, c), 0);
+    assert_true(c[EV_LOGPOINT] + c[EV_WATCH_HIT] >= 100);
+    assert_true(c[EV_LOGPOINT] + c[EV_WATCH_HIT] <= 101);
+    assert_int_equal(c[EV_PAUSE], 10);
+    struct store_query q = q_init(k);
+    q.event_type = EV_PAUSE;
+    assert_int_equal(count(f, &q), 10);
+    q.event_type = EV_LOGPOINT;
+    q.text_contains = "tick";
+    assert_int_equal(count(f, &q), c[EV_LOGPOINT]);
+}
+
 /* ---- query plans -------------------------------------------------------------------- */
 
 static void expect_indexed(struct fx *f, const struct store_query *q, const char *index)
@@ -1122,6 +1409,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sync_barrier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_plans, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_filter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_filter_exact_total, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_types_in_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_logpoints_evictable_pauses_not, setup, teardown),
         cmocka_unit_test_setup_teardown(test_purge_by_age, setup, teardown),
         cmocka_unit_test_setup_teardown(test_purge_by_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_purge_spares_sessions_still_produced, setup,

@@ -1,7 +1,7 @@
 /*
  * test_timeline.c - the engine's read API (core/timeline.h) over a real SQLite
  * store: every filter of debug_query, the defaults of a zeroed query, relative time
- * bounds, afterEventId polling, pids, the session list and status, the crash
+ * bounds, afterEventId polling, the text filters and timeline_first_match(), pids, the session list and status, the crash
  * context join and the crash event's read forms (core/crash_payload.h), and each
  * error the API defines. Each test works in its own mkdtemp directory.
  */
@@ -305,6 +305,62 @@ static void test_after_event_id(void **state)
     assert_int_equal(count(f, &q), 2);
 }
 
+static void test_text_filters(void **state)
+{
+    struct fx *f = *state;
+    build(f);
+    struct timeline_query q = {.text_contains = "warning"};
+    assert_int_equal(count(f, &q), 1);
+    q = (struct timeline_query){.text_contains = "in"};
+    assert_int_equal(count(f, &q), 2); /* "starting", "child warning" */
+    q = (struct timeline_query){.text_matches = "^(starting|done)$"};
+    assert_int_equal(count(f, &q), 2);
+    q = (struct timeline_query){.text_matches = "^(starting|done)$", .event_type = EV_STDOUT,
+                                .from = {.set = true, .ns = 2 * SEC}};
+    struct timeline_page p = events(f, &q);
+    assert_int_equal(p.n, 1);
+    assert_string_equal(p.events[0].text, "done");
+    timeline_page_free(&p);
+    q = (struct timeline_query){.text_matches = "e", .pid = 100, .limit = 1};
+    p = events(f, &q);
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.total_count, 2); /* "done", "bye" */
+    assert_true(p.has_more);
+    timeline_page_free(&p);
+}
+
+static void test_first_match(void **state)
+{
+    struct fx *f = *state;
+    build(f);
+    struct timeline_query q = {.event_type = EV_STDERR, .limit = 7, .offset = 3};
+    struct store_event_row row;
+    struct strobe_error e = {0};
+    /* From the start: the first stderr line; limit and offset are ignored. */
+    assert_int_equal(timeline_first_match(f->rd, f->key, &q, 0, &row, &e), 1);
+    assert_string_equal(row.text, "child warning");
+    int64_t first = row.id;
+    store_event_row_free(&row);
+    /* After it: the next one. After that: none yet, until one arrives. */
+    assert_int_equal(timeline_first_match(f->rd, f->key, &q, first, &row, &e), 1);
+    assert_string_equal(row.text, "bye");
+    int64_t second = row.id;
+    store_event_row_free(&row);
+    assert_int_equal(timeline_first_match(f->rd, f->key, &q, second, &row, &e), 0);
+    output(f, EV_STDERR, 10 * SEC, 100, "connection refused");
+    output(f, EV_STDERR, 11 * SEC, 100, "connection reset");
+    store_sync(f->s);
+    q = (struct timeline_query){.text_matches = "reset|refused"};
+    assert_int_equal(timeline_first_match(f->rd, f->key, &q, second, &row, &e), 1);
+    assert_string_equal(row.text, "connection refused");
+    store_event_row_free(&row);
+    /* Its errors are timeline_events()'s. */
+    q = (struct timeline_query){.text_matches = "[unclosed"};
+    assert_int_equal(timeline_first_match(f->rd, f->key, &q, 0, &row, &e), -1);
+    assert_int_equal(e.code, ERR_VALIDATION);
+    assert_non_null(strstr(e.msg, "text pattern"));
+}
+
 /* ---- pids, sessions, status ---------------------------------------------------- */
 
 static void test_pids_sessions_status(void **state)
@@ -559,6 +615,21 @@ static void test_error_invalid_regex(void **state)
     timeline_page_free(&p);
 }
 
+static void test_error_invalid_text_regex(void **state)
+{
+    struct fx *f = *state;
+    build(f);
+    struct timeline_query q = {.text_matches = "a(b", .event_type = EV_STDOUT};
+    struct timeline_page p;
+    struct strobe_error e = {0};
+    assert_int_equal(timeline_events(f->rd, f->key, &q, &p, &e), -1);
+    assert_int_equal(e.code, ERR_VALIDATION);
+    assert_non_null(strstr(e.msg, "the text pattern \"a(b\""));
+    assert_non_null(strstr(e.msg, "at byte")); /* PCRE2's account, with the position */
+    assert_null(strstr(e.msg, "debug_"));
+    assert_int_equal(p.n, 0);
+}
+
 static void test_error_reader_cannot_open(void **state)
 {
     struct fx *f = *state;
@@ -648,12 +719,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limit_and_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relative_time_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_after_event_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_match, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pids_sessions_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_context_exception, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_context_sanitizer, setup, teardown),
         cmocka_unit_test(test_crash_account_per_kind),
         cmocka_unit_test_setup_teardown(test_crash_without_account_or_context, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_invalid_regex, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_invalid_text_regex, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_reader_cannot_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_database_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_pids, setup, teardown),
