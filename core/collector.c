@@ -233,3 +233,15 @@ int trace_watch_change_check(const char *const *have, int n_have, const char *co
                        "%d. Remove some first.", kept + n_add, set, TRACE_WATCHES_MAX);
     return 0;
 }
+
+void collector_bp_info_init(struct collector_bp_info *info, const struct collector_breakpoint *b)
+{
+    *info = (struct collector_bp_info){.id = b->id, .logpoint = b->message != NULL,
+                                       .line = b->line, .line_asked = b->line,
+                                       .hit_count = b->hit_count, .one_shot = b->one_shot,
+                                       .all_stop = b->all_stop};
+    snprintf(info->function, sizeof info->function, "%s", b->function ? b->function : "");
+    snprintf(info->file, sizeof info->file, "%s", b->file ? b->file : "");
+    snprintf(info->condition, sizeof info->condition, "%s", b->condition ? b->condition : "");
+    snprintf(info->message, sizeof info->message, "%s", b->message ? b->message : "");
+}

@@ -379,6 +379,14 @@ struct collector_bp_location {
 struct collector_bp_info {
     int id;
     bool logpoint;
+    /* The spec as set (strings cut to the arrays). */
+    char function[256];
+    char file[256];
+    int line_asked;
+    char condition[BP_TEXT_MAX + 1];
+    char message[BP_TEXT_MAX + 1];
+    int64_t hit_count;
+    bool one_shot, all_stop;
     int line;                    /* file breakpoints: the line that bound (may differ
                                     from the line asked: note says why) */
     char note[512];              /* why it moved, or why nothing bound; "" */
@@ -525,6 +533,9 @@ void collectors_shutdown(void);
 const struct collector_methods *collector_for(const char *path, struct collector_probe *out);
 /* Sets e to NOT_IMPLEMENTED for an optional slot m leaves empty, naming the
  * collector's language and what was asked ("reading memory"); returns -1. */
+/* Starts info (zeroed) with b's id and spec: the part of a collector_bp_info that
+ * needs no program. */
+void collector_bp_info_init(struct collector_bp_info *info, const struct collector_breakpoint *b);
 int collector_unsupported(const struct collector_methods *m, const char *what,
                           struct strobe_error *e);
 

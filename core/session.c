@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "core/debug.h"
 #include "core/patterns.h"
 #include "base/log.h"
 #include "core/output.h"
@@ -66,6 +67,7 @@ struct session {
     int64_t output_cap;
     struct collector_tuning tuning;
     int pending;                 /* pending patterns preloaded at launch */
+    struct debug_state *debug;   /* pauses and their waiters (core/debug.h) */
     int users;                   /* requests holding the session (session_acquire,
                                     session_target_get), under reg.lock */
     struct session *next;
@@ -148,9 +150,16 @@ static void settle_output(void *arg)
         output_settle(o, 5000);
 }
 
+static void on_paused(void *arg)
+{
+    struct session *s = arg;
+    debug_state_notify(s->debug);
+}
+
 static void on_main_exit(void *arg, int wait_status)
 {
     struct session *s = arg;
+    debug_state_exited(s->debug, wait_status);
     pthread_mutex_lock(&s->exit_lock);
     struct output *o = s->output;
     s->exited = true;
@@ -323,6 +332,7 @@ static void session_free(struct session *s)
         ring_destroy(s->collector_ring);
     pthread_mutex_destroy(&s->exit_lock);
     pthread_cond_destroy(&s->output_ready);
+    debug_state_end(s->debug);
     free(s->binary_path);
     free(s);
 }
@@ -330,6 +340,7 @@ static void session_free(struct session *s)
 static int start_target(struct session *s, const struct launch_request *req,
                         const char *path, const char *cwd, const char *const *patterns,
                         const struct trace_watch_spec *watches, int n_watches,
+                        const struct collector_breakpoint *bps, int n_bps,
                         struct strobe_error *e)
 {
     int out[2] = {-1, -1}, err[2] = {-1, -1};
@@ -370,8 +381,10 @@ static int start_target(struct session *s, const struct launch_request *req,
             .tuning = s->tuning,
             .patterns = patterns, .n_patterns = s->pending,
             .depth = patterns_pending_depth(),
-            .events = {.main_exit = on_main_exit, .settle_output = settle_output, .arg = s},
+            .events = {.main_exit = on_main_exit, .settle_output = settle_output,
+                       .paused = on_paused, .arg = s},
             .watches = watches, .n_watches = n_watches,
+            .breakpoints = bps, .n_breakpoints = n_bps,
         };
         pid_t pid;
         rc = s->collector->launch(&launch, &s->target, &pid, e);
@@ -510,6 +523,10 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
         err_set(e, ERR_INTERNAL, "cannot choose a session id for %s", path);
         goto fail_locked;
     }
+    if (!(s->debug = debug_state_new(s->id))) {
+        err_set(e, ERR_INTERNAL, "out of memory");
+        goto fail_locked;
+    }
     char *cmdline = command_line_json(path, req);
     struct session_row row = {
         .id = s->id, .binary_path = path, .project_root = (char *)req->project_root,
@@ -538,7 +555,11 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     const struct trace_watch_spec *watches;
     int n_watches;
     struct trace_watches_staged *staged = trace_watches_pending_take(&watches, &n_watches);
-    rc = start_target(s, req, path, cwd, list, watches, n_watches, e);
+    const struct collector_breakpoint *bps;
+    int n_bps;
+    struct debug_staged *staged_bps = debug_staged_take(&bps, &n_bps);
+    rc = start_target(s, req, path, cwd, list, watches, n_watches, bps, n_bps, e);
+    debug_staged_free(staged_bps);
     trace_watches_staged_free(staged);
     if (rc != 0) {
         store_session_delete(reg.store, s->key, NULL);
@@ -757,7 +778,7 @@ int session_target_get(const char *id, struct session_target *out, struct strobe
     }
     *out = (struct session_target){.collector = s->collector, .target = s->target,
                                    .key = s->key, .t0_ns = s->t0_ns, .session = s,
-                                   .pid = s->pid};
+                                   .pid = s->pid, .debug = s->debug};
     return 0;
 }
 

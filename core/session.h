@@ -103,6 +103,7 @@ struct session_target {
     int64_t t0_ns;               /* the session's clock origin (CLOCK_MONOTONIC) */
     void *session;               /* private */
     pid_t pid;                   /* the main process */
+    struct debug_state *debug;   /* its pauses' waiting (core/debug.h) */
 };
 int session_target_get(const char *id, struct session_target *out, struct strobe_error *e);
 void session_target_put(struct session_target *st);

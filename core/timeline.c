@@ -330,3 +330,10 @@ void timeline_crash_context_free(struct timeline_crash_context *c)
     free(c->account_json);
     memset(c, 0, sizeof *c);
 }
+
+int64_t timeline_last_id(struct timeline_reader *rd, int64_t session_key)
+{
+    int64_t id = 0;
+    store_latest_id(rd->r, session_key, &id);
+    return id;
+}

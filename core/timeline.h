@@ -111,6 +111,10 @@ int timeline_first_match(struct timeline_reader *rd, int64_t session_key,
                          const struct timeline_query *q, int64_t after_event_id,
                          struct store_event_row *out, struct strobe_error *e);
 
+/* The highest event id the session has in the database so far (0: none): a
+ * baseline for "what happened since" (timeline_query.after_id). */
+int64_t timeline_last_id(struct timeline_reader *rd, int64_t session_key);
+
 /* Distinct pids that produced events in the session, ascending; *pids is
  * malloc'd (NULL when *n is 0). */
 int timeline_pids(struct timeline_reader *rd, int64_t session_key, int **pids, int *n,

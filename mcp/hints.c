@@ -39,9 +39,9 @@ static const struct hint {
      "live."},
     {ERR_VARIABLE_NOT_FOUND, "debug_memory",
      "Check the spelling (near names are suggested) or qualify it: \"ns::name\", "
-     "\"function::staticVar\". debug_memory reads globals and statics only: a function's "
-     "locals show in debug_session({action: \"stacks\", sessionId, locals: true}) and in "
-     "crash events."},
+     "\"function::staticVar\". A function's locals are read in a paused thread (threadId, "
+     "frame); while it runs they show in debug_session({action: \"stacks\", sessionId, "
+     "locals: true})."},
     {ERR_VARIABLE_UNAVAILABLE, "debug_memory",
      "Read a variable that holds the same value, read it raw by the address the message "
      "gives, or rebuild with -O0 -g so it keeps its storage."},
@@ -77,6 +77,38 @@ static const struct hint {
     {ERR_BAD_EXPRESSION, "debug_trace",
      "Write the watch's variable as C: a.b for a member, p->b through a pointer, a[3] for "
      "an element, *p for what p points to."},
+    /* Breakpoints, pauses and steps. */
+    {ERR_NOT_PAUSED, NULL,
+     "To wait for a breakpoint, call debug_continue({sessionId, action: \"until\"}) (with "
+     "condition {breakpoint: id} for one of them); to stop the program now, action "
+     "\"pause\"; set breakpoints with debug_breakpoint."},
+    {ERR_THREAD_NOT_PAUSED, NULL,
+     "Step one of the paused threads (threadId), or leave threadId out to step the last one "
+     "that paused; debug_session({action: \"status\"}) lists them."},
+    {ERR_BREAKPOINT_NOT_FOUND, NULL,
+     "List the breakpoints with debug_breakpoint({sessionId}) to see their ids."},
+    {ERR_FILE_NOT_FOUND, NULL,
+     "Use a file the program was built from (the message lists near ones; a base name or "
+     "a path suffix is enough), or rebuild with -g if it has no line tables."},
+    {ERR_LINE_NOT_FOUND, NULL,
+     "Pick a line inside a function body (the message gives the last line with code)."},
+    {ERR_FUNCTION_NOT_FOUND, NULL,
+     "Check the name (C++: ns::Class::method; wildcards: parse_*); debug_trace with the "
+     "same pattern shows what it matches."},
+    {ERR_BAD_EXPRESSION, "debug_breakpoint",
+     "Write the condition as C: n > 3 && p->name == \"bob\" (== != < <= > >= && || !, "
+     "a.b, p->b, a[3], *p); in a message, each {expression} is one such operand."},
+    {ERR_VARIABLE_NOT_FOUND, "debug_breakpoint",
+     "Name an argument or local of the function the breakpoint is in (the message lists "
+     "those in scope), or a global."},
+    {ERR_BAD_EXPRESSION, "debug_continue",
+     "Write the memory condition as C over globals: g_count >= 100 && g_state == 2."},
+    {ERR_PROCESS_EXITED, "debug_continue",
+     "Its output and events stay queryable with debug_query; debug_launch it again (stage "
+     "breakpoints first with debug_breakpoint without sessionId) to stop it early."},
+    {ERR_PROCESS_EXITED, "debug_breakpoint",
+     "Stage the breakpoint without sessionId, then debug_launch the program again: it binds "
+     "before main runs."},
     {ERR_NO_DEBUG_SYMBOLS, NULL,
      "Ask user permission to modify build configuration to compile with debug symbols "
      "(e.g., add `-g` flag or use debug build profile)."},

@@ -9,6 +9,7 @@
 #include "mcp/server.h"
 
 #include <stdbool.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "base/lineio.h"
 #include "base/log.h"
 #include "base/version.h"
+#include "core/debug.h"
 #include "core/timeline.h"
 #include "mcp/hints.h"
 #include "mcp/jsonrpc.h"
@@ -30,11 +32,16 @@ struct mcp_conn {
     struct tool_ctx tools;
 };
 
+/* Numbers connections for core/debug.h (which one controls a paused program). */
+static _Atomic uint64_t next_conn = 1;
+
 struct mcp_conn *mcp_conn_new(struct store *store)
 {
     struct mcp_conn *c = calloc(1, sizeof *c);
-    if (c)
+    if (c) {
         c->tools.store = store;
+        c->tools.conn.id = atomic_fetch_add(&next_conn, 1);
+    }
     return c;
 }
 
@@ -42,8 +49,20 @@ void mcp_conn_free(struct mcp_conn *c)
 {
     if (!c)
         return;
+    /* Nothing stays frozen for a client that is gone. */
+    debug_release_connection(c->tools.conn.id);
     timeline_reader_close(c->tools.reader);
     free(c);
+}
+
+/* strobectl sends one command per connection: its connections never control a
+ * paused program (core/debug.h), or each command would resume what the last one
+ * paused. */
+static void note_client(struct mcp_conn *c, const cJSON *params)
+{
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(params, "clientInfo");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(info, "name");
+    c->tools.conn.transient = cJSON_IsString(name) && strcmp(name->valuestring, "strobectl") == 0;
 }
 
 static cJSON *initialize_result(const cJSON *params)
@@ -154,6 +173,7 @@ static char *dispatch(struct mcp_conn *c, const struct rpc_request *req)
         return rpc_error(req->id, RPC_INVALID_PARAMS, "params must be an object.", NULL);
     if (strcmp(m, "initialize") == 0) {
         c->initialized = true;
+        note_client(c, req->params);
         return rpc_result(req->id, initialize_result(req->params));
     }
     if (strcmp(m, "ping") == 0)

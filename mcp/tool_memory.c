@@ -10,7 +10,7 @@
 
 static const char *const fields[] = {"action", "sessionId", "pid", "targets", "depth",
                                      "poll", "variable", "address", "size", "type",
-                                     "access", "watchId", NULL};
+                                     "access", "watchId", "threadId", "frame", NULL};
 
 cJSON *tool_debug_memory(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
 {

@@ -177,6 +177,16 @@ static void stop_event_shape(cJSON *ev, const struct store_event_row *r)
         cJSON_AddStringToObject(ev, "function", r->function);
 }
 
+cJSON *tool_event_json(const struct store_event_row *r, bool verbose)
+{
+    cJSON *ev = event_json(r, verbose, false);
+    if (r->type == EV_WATCH_HIT)
+        tool_watch_hit_shape(ev, r->tid, verbose);
+    if (r->type == EV_LOGPOINT || r->type == EV_PAUSE)
+        stop_event_shape(ev, r);
+    return ev;
+}
+
 /* The paging and presentation fields of args into q and *verbose. */
 static int paging(const cJSON *args, struct timeline_query *q, bool *verbose,
                   struct strobe_error *e)

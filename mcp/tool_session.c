@@ -122,6 +122,15 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
         cJSON_AddNumberToObject(o, "lostEvents", (double)st.lost_events);
         cJSON_AddStringToObject(o, "storeErrors", msg);
     }
+    cJSON *paused = strcmp(st.row.status, "running") == 0 ? tool_paused_json(id) : NULL;
+    if (paused) {
+        cJSON_AddItemToObject(o, "paused", paused);
+        cJSON_AddStringToObject(o, "hint", "Threads are paused: debug_continue({sessionId}) "
+                                "resumes them (and waits for the next stop); debug_memory "
+                                "with threadId reads their locals.");
+        session_status_free(&st);
+        return o;
+    }
     const char *hint = strcmp(st.row.status, "running") == 0
         ? "Still running. Read its output with debug_query (eventType \"stdout\"/\"stderr\"), "
           "poll new events with afterEventId."

@@ -230,6 +230,66 @@ static const struct tool_def catalog[] = {
         "\"required\":[\"sessionId\"],\"additionalProperties\":false}",
         tool_debug_memory,
     },
+    {
+        "debug_breakpoint",
+        "Stop the program at a line or function, or log there without stopping. add: "
+        "[{file: \"calc.c\", line: 42, condition: \"n > 3 && p->name == \\\"bob\\\"\"}] or "
+        "[{function: \"parse_*\"}], with hitCount (pause from the Nth hit), oneShot, "
+        "allStop (stop every thread, not only the one that hit); message: \"n={n}\" makes "
+        "it a logpoint (a logpoint event, the program never pauses). The answer says where "
+        "each bound (every address, inlined copies included) or why nothing did. remove: "
+        "[ids] or \"*\"; neither: list. Without sessionId they are staged for the next "
+        "debug_launch and bind before main runs. Then call debug_continue: it waits for "
+        "the stop and answers with the thread, line, arguments and locals.",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"sessionId\":{\"type\":\"string\"},"
+        "\"add\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":16,\"items\":{"
+        "\"type\":\"object\",\"properties\":{"
+        "\"function\":{\"type\":\"string\",\"description\":\"A function pattern "
+        "(trace syntax)\"},"
+        "\"file\":{\"type\":\"string\",\"description\":\"Source file (a suffix or base "
+        "name is enough), with line\"},"
+        "\"line\":{\"type\":\"integer\",\"minimum\":1},"
+        "\"condition\":{\"type\":\"string\",\"maxLength\":1024,\"description\":\"C "
+        "expression over arguments, locals, globals: == != < <= > >= && || !\"},"
+        "\"hitCount\":{\"type\":\"integer\",\"minimum\":1},"
+        "\"oneShot\":{\"type\":\"boolean\"},"
+        "\"allStop\":{\"type\":\"boolean\"},"
+        "\"message\":{\"type\":\"string\",\"maxLength\":1024,\"description\":"
+        "\"Logpoint template: \\\"x={x} p={p->name}\\\"\"}},"
+        "\"additionalProperties\":false}},"
+        "\"remove\":{\"description\":\"Breakpoint ids, or \\\"*\\\" for all\","
+        "\"oneOf\":[{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},"
+        "{\"type\":\"string\",\"enum\":[\"*\"]}]}},"
+        "\"additionalProperties\":false}",
+        tool_debug_breakpoint,
+    },
+    {
+        "debug_continue",
+        "Resume a paused program and wait for what happens next, in one call: it returns "
+        "the next stop (thread, file:line, frames, arguments, locals) or, after timeoutMs "
+        "(default 10000, max 60000), state \"running\" with the events and output "
+        "meanwhile; never sleep and poll. action: \"continue\" (default: every paused "
+        "thread), \"step-over\", \"step-into\", \"step-out\" (threadId: default the last "
+        "paused), \"pause\" (stop every thread now), \"until\" with condition "
+        "{breakpoint: id} | {event: <debug_query filter, e.g. {eventType: \"stderr\", text: "
+        "{contains: \"error\"}}>} | {memory: \"g_count >= 100\"}: resumes and returns when "
+        "it holds (at once if it already does).",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"sessionId\":{\"type\":\"string\"},"
+        "\"action\":{\"type\":\"string\",\"enum\":[\"continue\",\"step-over\","
+        "\"step-into\",\"step-out\",\"pause\",\"until\"],\"default\":\"continue\"},"
+        "\"threadId\":{\"type\":\"integer\"},"
+        "\"condition\":{\"type\":\"object\",\"properties\":{"
+        "\"breakpoint\":{\"type\":\"integer\"},"
+        "\"event\":{\"type\":\"object\",\"description\":\"A debug_query filter\"},"
+        "\"memory\":{\"type\":\"string\",\"description\":\"A condition over globals\"}},"
+        "\"additionalProperties\":false},"
+        "\"timeoutMs\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":60000,"
+        "\"default\":10000}},"
+        "\"required\":[\"sessionId\"],\"additionalProperties\":false}",
+        tool_debug_continue,
+    },
 };
 #define N_TOOLS (sizeof catalog / sizeof catalog[0])
 
@@ -243,7 +303,8 @@ const struct tool_def *tools_find(const char *name)
 
 const char *tools_names(void)
 {
-    return "debug_launch, debug_trace, debug_query, debug_session, debug_memory";
+    return "debug_launch, debug_trace, debug_query, debug_session, debug_memory, "
+           "debug_breakpoint, debug_continue";
 }
 
 cJSON *tools_list(void)

@@ -10,12 +10,14 @@
 
 #include "base/error.h"
 #include "core/collector.h"
+#include "core/debug.h"
 
 struct store; /* the daemon's database: opaque here, handed to the engine */
 
 struct tool_ctx {
     struct store *store;
     struct timeline_reader *reader; /* this connection's, opened on first use */
+    struct debug_conn conn;         /* who asks (core/debug.h: pauses it controls) */
 };
 
 typedef cJSON *(*tool_fn)(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
@@ -55,6 +57,16 @@ cJSON *tool_memory_write(const cJSON *args, const char *id, struct strobe_error 
 cJSON *tool_memory_poll(const cJSON *args, const char *id, struct strobe_error *e);
 cJSON *tool_memory_watch(const cJSON *args, const char *id, struct strobe_error *e);
 cJSON *tool_memory_unwatch(const cJSON *args, const char *id, struct strobe_error *e);
+/* One event as debug_query shows it (a crash without its joined context). */
+struct store_event_row;
+cJSON *tool_event_json(const struct store_event_row *r, bool verbose);
+/* debug_breakpoint's shape of a breakpoint (also in debug_launch's answer). */
+cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged);
+cJSON *tool_debug_breakpoint(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
+cJSON *tool_debug_continue(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
+/* The paused threads of session id as status shows them; NULL when none. */
+cJSON *tool_paused_json(const char *id);
+
 /* debug_query's shape of a watch_hit event (ev from its generic form): the summary
  * keeps label, old -> new and where; verbose adds the frames (tool_watch.c). */
 void tool_watch_hit_shape(cJSON *ev, int tid, bool verbose);

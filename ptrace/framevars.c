@@ -285,7 +285,7 @@ void framevars_render(struct varres_process *p, const char *expr, struct strbuf 
     }
     struct strbuf json = {0};
     varres_render(p->memfd, &v, 1, &json);
-    const char *s = json.data ? json.data : "";
+    const char *s = json.buf ? json.buf : "";
     size_t len = json.len;
     /* A string reads as itself in a message: its JSON quotes go (escapes stay). */
     if (len >= 2 && s[0] == '"' && s[len - 1] == '"')

@@ -94,14 +94,34 @@ static int read_target(int memfd, const struct varres *v, const struct collector
     return 0;
 }
 
-static int write_target(int memfd, const struct varres *v, const struct collector_mem_target *tg,
-                        const struct collector_value *val, struct collector_mem_result *r,
-                        struct strobe_error *e)
+/* A value frame 0 keeps in a register: written there. */
+static int write_register(int memfd, struct varres *v, const unsigned char *bytes,
+                          struct memory_frame *frame, struct collector_mem_result *r,
+                          struct strobe_error *e)
+{
+    uint64_t value = 0;
+    if (render(memfd, v, 1, r, &r->old_value, e) != 0)
+        return -1;
+    memcpy(&value, bytes, v->size < sizeof value ? v->size : sizeof value);
+    if (frame->set_register(frame->arg, frame->f.tid, v->regno, value, e) != 0)
+        return -1;
+    memcpy(v->bytes, &value, sizeof value);
+    return render(memfd, v, 1, r, &r->value, e);
+}
+
+static int write_target(int memfd, struct varres *v, const struct collector_mem_target *tg,
+                        const struct collector_value *val, struct memory_frame *frame,
+                        struct collector_mem_result *r, struct strobe_error *e)
 {
     unsigned char bytes[WRITE_MAX];
     if (tg->hint == MEMH_BYTES)
         return err_set(e, ERR_VALIDATION, "%s: a write needs a typed target (i8 ... u64, f32, "
                        "f64, pointer), not bytes.", r->target);
+    if (!v->has_address && v->regno >= 0 && frame && frame->set_register && v->size <= 8) {
+        if (encode_value(v->type, r->target, val, bytes, sizeof bytes, e) != 0)
+            return -1;
+        return write_register(memfd, v, bytes, frame, r, e);
+    }
     if (!v->has_address)
         return err_set(e, ERR_VARIABLE_UNAVAILABLE,
                        "%s is a constant: the program has no storage for it to write.",
@@ -116,9 +136,10 @@ static int write_target(int memfd, const struct varres *v, const struct collecto
 }
 
 int memory_access(struct tracer *t, const struct collector_mem_request *req,
-                  struct collector_mem_result *out, struct strobe_error *e)
+                  struct memory_frame *frame, struct collector_mem_result *out,
+                  struct strobe_error *e)
 {
-    pid_t pid = req->pid ? req->pid : tracer_pid(t);
+    pid_t pid = frame ? frame->f.pid : req->pid ? req->pid : tracer_pid(t);
     if (!tracer_has_process(t, pid))
         return req->pid ? err_set(e, ERR_VALIDATION, "pid %d is not a live process of this "
                                   "session.", (int)pid)
@@ -129,7 +150,10 @@ int memory_access(struct tracer *t, const struct collector_mem_request *req,
         return err_set(e, ERR_PROCESS_EXITED, "Process %d has exited.", (int)pid);
     int depth = req->depth >= 1 && req->depth <= 5 ? req->depth : 1;
     struct varres_process p;
-    varres_process_open(&p, pid, memfd);
+    if (frame)
+        framevars_open(&p, &frame->f, memfd);
+    else
+        varres_process_open(&p, pid, memfd);
     for (int i = 0; i < req->n_targets; i++) {
         const struct collector_mem_target *tg = &req->targets[i];
         struct collector_mem_result *r = &out[i];
@@ -138,7 +162,7 @@ int memory_access(struct tracer *t, const struct collector_mem_request *req,
         *r = (struct collector_mem_result){0};
         if (locate(&p, tg, &v, r, &te) == 0) {
             if (req->values)
-                write_target(memfd, &v, tg, &req->values[i], r, &te);
+                write_target(memfd, &v, tg, &req->values[i], frame, r, &te);
             else
                 read_target(memfd, &v, tg, depth, r, &te);
         }

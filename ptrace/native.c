@@ -15,6 +15,7 @@
 #include "dwarf/dwarf.h"
 #include "dwarf/elfinfo.h"
 #include "dwarf/frame.h"
+#include "ptrace/debugger.h"
 #include "ptrace/memory.h"
 #include "ptrace/resolve.h"
 #include "ptrace/stacks.h"
@@ -27,6 +28,7 @@ struct collector_target {
     struct trace *trace;
     struct collector_events events;
     struct twatch_set *watches;  /* trace watches, read by the main image's hooks */
+    struct debugger *debugger;   /* breakpoints, pauses, steps */
     pid_t pid;
     bool exec_rebind;            /* tracer thread: the main process exec'd */
 };
@@ -71,13 +73,21 @@ static void on_entry(void *arg, struct tracer *t)
     if (ct->exec_rebind) /* another program: its variables are elsewhere */
         twatch_rebind(ct->watches, tracer_pid(t));
     ct->exec_rebind = false;
+    debugger_on_entry(ct->debugger, t);
     trace_on_entry(ct->trace, t);
+}
+
+static void on_start(void *arg, struct tracer *t)
+{
+    struct collector_target *ct = arg;
+    debugger_on_start(ct->debugger, t);
 }
 
 static void on_main_exec(void *arg)
 {
     struct collector_target *ct = arg;
     ct->exec_rebind = true;
+    debugger_main_exec(ct->debugger);
     trace_main_exec(ct->trace);
 }
 
@@ -93,6 +103,7 @@ static void on_main_exit(void *arg, int wait_status)
     struct collector_target *ct = arg;
     trace_entry_passed(ct->trace);
     twatch_apply_staged(ct->watches, 0); /* ended before its entry point */
+    debugger_entry_passed(ct->debugger);
     ct->events.main_exit(ct->events.arg, wait_status);
 }
 
@@ -106,6 +117,7 @@ static void target_free(struct collector_target *ct)
 {
     trace_free(ct->trace);
     twatch_set_free(ct->watches);
+    debugger_free(ct->debugger);
     free(ct);
 }
 
@@ -121,6 +133,13 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
     }
     ct->events = req->events;
+    struct debugger_config dc = {.sink = req->sink, .project_root = req->project_root,
+                                 .paused = req->events.paused, .arg = req->events.arg};
+    if (!(ct->debugger = debugger_new(&dc))) {
+        target_free(ct);
+        return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
+    }
+    int n_staged = debugger_stage(ct->debugger, req->breakpoints, req->n_breakpoints);
     int n_preloaded = trace_preload(ct->trace, req->patterns, req->n_patterns, req->depth);
     if (twatch_stage(ct->watches, req->watches, req->n_watches) != 0) {
         target_free(ct);
@@ -134,7 +153,8 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         .sink = req->sink,
         .tuning = {req->tuning.hot_calls_per_second, req->tuning.capture_exits,
                    req->tuning.pin_cpu},
-        .on_entry = on_entry, .stop_at_entry = n_preloaded > 0 || req->n_watches > 0,
+        .on_entry = on_entry, .on_start = on_start,
+        .stop_at_entry = n_preloaded > 0 || req->n_watches > 0 || n_staged > 0,
         .watches = ct->watches,
     };
     if (tracer_start(&spec, &ct->tracer, pid, e) != 0) {
@@ -183,10 +203,63 @@ static int native_trace_watches(struct collector_target *ct,
     return twatch_update(ct->watches, pid, add, n_add, remove, n_remove, out, e);
 }
 
+static int set_register(void *arg, pid_t tid, int regno, uint64_t value,
+                        struct strobe_error *e)
+{
+    struct collector_target *ct = arg;
+    return debugger_set_register(ct->debugger, ct->tracer, tid, regno, value, e);
+}
+
 static int native_memory(struct collector_target *ct, const struct collector_mem_request *req,
                          struct collector_mem_result *out, struct strobe_error *e)
 {
-    return memory_access(ct->tracer, req, out, e);
+    if (!req->tid)
+        return memory_access(ct->tracer, req, NULL, out, e);
+    struct memory_frame mf = {.set_register = req->frame == 0 ? set_register : NULL,
+                              .arg = ct};
+    if (debugger_frame(ct->debugger, ct->tracer, req->tid, req->frame, &mf.f, e) != 0)
+        return -1;
+    return memory_access(ct->tracer, req, &mf, out, e);
+}
+
+static int native_breakpoint_set(struct collector_target *ct,
+                                 const struct collector_breakpoint *bp,
+                                 struct collector_bp_info *out, struct strobe_error *e)
+{
+    return debugger_breakpoint_set(ct->debugger, ct->tracer, bp, out, e);
+}
+
+static int native_breakpoint_clear(struct collector_target *ct, int id, struct strobe_error *e)
+{
+    return debugger_breakpoint_clear(ct->debugger, ct->tracer, id, e);
+}
+
+static int native_breakpoint_list(struct collector_target *ct, struct collector_bp_info *out,
+                                  int max)
+{
+    return debugger_breakpoint_list(ct->debugger, out, max);
+}
+
+static int native_pauses(struct collector_target *ct, struct collector_pause *out, int max)
+{
+    return debugger_pauses(ct->debugger, out, max);
+}
+
+static int native_pause(struct collector_target *ct, pid_t pid, struct strobe_error *e)
+{
+    return debugger_pause(ct->debugger, ct->tracer, pid, e);
+}
+
+static int native_resume(struct collector_target *ct, pid_t tid, enum collector_resume how,
+                         struct strobe_error *e)
+{
+    return debugger_resume(ct->debugger, ct->tracer, tid, how, e);
+}
+
+static int native_evaluate(struct collector_target *ct, pid_t pid, const char *condition,
+                           bool *result, char *values, size_t cap, struct strobe_error *e)
+{
+    return debugger_evaluate(ct->tracer, pid, condition, result, values, cap, e);
 }
 
 static int native_watch_set(struct collector_target *ct,
@@ -213,8 +286,6 @@ static void native_join(struct collector_target *ct)
     target_free(ct);
 }
 
-/* Breakpoints, watches and stepping come with their issues: until then their slots
- * stay NULL and the engine answers NOT_IMPLEMENTED. */
 const struct collector_methods native_collector = {
     .version = COLLECTOR_VERSION,
     .name = "native",
@@ -234,4 +305,11 @@ const struct collector_methods native_collector = {
     .watch_clear = native_watch_clear,
     .watch_list = native_watch_list,
     .trace_watches = native_trace_watches,
+    .breakpoint_set = native_breakpoint_set,
+    .breakpoint_clear = native_breakpoint_clear,
+    .breakpoint_list = native_breakpoint_list,
+    .pauses = native_pauses,
+    .pause = native_pause,
+    .resume = native_resume,
+    .evaluate = native_evaluate,
 };

@@ -204,3 +204,13 @@ pid_t procmem_tgid(pid_t tid)
         fclose(f);
     return tgid;
 }
+
+bool procmem_system_path(const char *path)
+{
+    static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/",
+                                       "/usr/libexec/"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
+            return true;
+    return false;
+}

@@ -31,6 +31,10 @@ struct module {
  * shared libraries), in address order. *mods is malloc'd. 0, or -1 with errno. */
 int procmem_modules(pid_t pid, struct module **mods, size_t *n);
 
+/* Whether path is in a system library directory (/lib, /usr/lib, ...): patterns
+ * with wildcards do not reach into such modules (libc is not "the program"). */
+bool procmem_system_path(const char *path);
+
 /* A page-aligned address where `size` bytes are free in the target, within 1 GiB of
  * [lo, hi) so rel32 jumps and RIP-relative operands reach; 0 if none. */
 uint64_t procmem_free_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t size);

@@ -129,3 +129,26 @@ void reloc_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t slot_at,
         cs_free(insn, n);
     pthread_mutex_unlock(&lock);
 }
+
+enum insn_flow reloc_insn_flow(const uint8_t *code, size_t len, uint64_t at, size_t *insn_len)
+{
+    pthread_once(&once, open_capstone);
+    if (!handle_ok)
+        return INSN_UNKNOWN;
+    enum insn_flow flow = INSN_UNKNOWN;
+    pthread_mutex_lock(&lock);
+    cs_insn *insn = NULL;
+    size_t n = cs_disasm(handle, code, len, at, 1, &insn);
+    if (n == 1) {
+        *insn_len = insn->size;
+        flow = INSN_OTHER;
+        if (cs_insn_group(handle, insn, CS_GRP_CALL))
+            flow = INSN_CALL;
+        else if (cs_insn_group(handle, insn, CS_GRP_RET))
+            flow = INSN_RET;
+    }
+    if (insn)
+        cs_free(insn, n);
+    pthread_mutex_unlock(&lock);
+    return flow;
+}

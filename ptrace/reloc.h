@@ -1,5 +1,6 @@
 /*
- * reloc.h - moving the instruction an int3 displaces so it can run somewhere else.
+ * reloc.h - moving the instruction an int3 displaces so it can run somewhere else
+ * (and, for stepping, telling calls and returns from other instructions).
  *
  * An entry breakpoint overwrites the first byte of a function. To resume the
  * function without taking the breakpoint out (which would race with other threads
@@ -41,5 +42,10 @@ struct reloc {
  * Never fails: the worst plan is RELOC_SINGLE_STEP. */
 void reloc_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t slot_at,
                 struct reloc *out);
+
+/* What the instruction at code[0..len) (at address at) does to the flow of control,
+ * for stepping: a call, a return, anything else; its length in *insn_len. */
+enum insn_flow { INSN_UNKNOWN, INSN_CALL, INSN_RET, INSN_OTHER };
+enum insn_flow reloc_insn_flow(const uint8_t *code, size_t len, uint64_t at, size_t *insn_len);
 
 #endif

@@ -73,16 +73,6 @@ static bool is_exact(const char *p)
     return p[0] != '@' && !strchr(p, '*');
 }
 
-static bool system_path(const char *path)
-{
-    static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/",
-                                       "/usr/libexec/"};
-    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
-        if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
-            return true;
-    return false;
-}
-
 static bool has_pattern(const struct trace *tr, const char *p)
 {
     for (int i = 0; i < tr->n_patterns; i++)
@@ -154,7 +144,7 @@ static bool push_target(struct plan *p, const struct hook_target *t)
 static void match_module(const struct trace *tr, struct plan *p, const struct module *m,
                          const struct dw_index *ix, bool is_exe)
 {
-    bool user_module = is_exe || !system_path(m->path);
+    bool user_module = is_exe || !procmem_system_path(m->path);
     for (size_t i = 0; i < ix->n_functions; i++) {
         const struct dw_function *f = &ix->functions[i];
         bool hit = false;
@@ -227,7 +217,7 @@ static int build_plan(struct trace *tr, pid_t pid, struct plan *p, struct strobe
         const char *base = strrchr(mods[i].path, '/');
         bool unwinder = base && (strncmp(base + 1, "libgcc_s.", 9) == 0 ||
                                  strncmp(base + 1, "libstdc++.", 10) == 0);
-        if (!is_exe && system_path(mods[i].path) && !any_exact && !unwinder)
+        if (!is_exe && procmem_system_path(mods[i].path) && !any_exact && !unwinder)
             continue;
         char err[256];
         const struct dw_index *ix = dw_index_get(mods[i].path, err, sizeof err);

@@ -964,6 +964,24 @@ void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tg
     free(s.tids);
 }
 
+void tracer_with_space_held(struct tracer *t, pid_t tid, void (*fn)(void *arg), void *arg)
+{
+    struct space *sp = space_of(t, tid);
+    if (!sp)
+        return;
+    struct held hd;
+    hold(t, sp, tid, &hd);
+    if (space_of(t, tid))
+        fn(arg);
+    release(t, &hd);
+}
+
+pid_t tracer_tgid(struct tracer *t, pid_t tid)
+{
+    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+    return th ? th->tgid : 0;
+}
+
 void tracer_set_debugger(struct tracer *t, const struct tracer_debugger *d)
 {
     t->debugger = *d;
@@ -1322,6 +1340,8 @@ static void *tracer_main(void *arg)
         tracer_add_stop_handler(t, "entry", BP_ENTRY, entry_stop, NULL);
         tracer_add_stop_handler(t, "panic", BP_PANIC, panic_stop, NULL);
         tracer_add_stop_handler(t, "hooks", BP_TRACE_HOOK, hook_stop, NULL);
+        if (t->spec.on_start && t->main.bp)
+            t->spec.on_start(t->spec.arg, t);
         struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIG_KICK};
         sev._sigev_un._tid = t->thread_tid;
         t->has_timer = timer_create(CLOCK_MONOTONIC, &sev, &t->rearm_timer) == 0;

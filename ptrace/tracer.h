@@ -75,6 +75,9 @@ struct tracer_spec {
      * reaches its entry point (stopped there): the place to arm the session's
      * patterns in it, through h (hooks_arm with pid as the stopped thread). */
     void (*on_image_entry)(void *arg, struct tracer *t, pid_t pid, struct hooks *h);
+    /* Called on the tracer thread once the target exists, before any of its code
+     * runs: the place to add stop handlers and the debugger (tracer_set_debugger). */
+    void (*on_start)(void *arg, struct tracer *t);
     /* Trace watches (twatch.h) read into the main image's function events; NULL:
      * none. Not read in images exec'd by children (other programs). */
     struct twatch_set *watches;
@@ -159,6 +162,14 @@ void tracer_park(struct tracer *t, pid_t tid);
  * now (threads parked already are not). */
 void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tgid, void *arg),
                      void *arg);
+
+/* On the tracer thread, with tid stopped: runs fn(arg) with every other thread of
+ * tid's address space stopped too (so code may be patched), then lets them run. */
+void tracer_with_space_held(struct tracer *t, pid_t tid, void (*fn)(void *arg), void *arg);
+
+/* On the tracer thread: the process of thread tid; 0 if the tracer has no such
+ * thread. */
+pid_t tracer_tgid(struct tracer *t, pid_t tid);
 
 /* What the tracer tells the debugger (ptrace/debugger.h): both on the tracer
  * thread. */

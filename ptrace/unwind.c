@@ -77,7 +77,9 @@ static void finish(struct collector *c)
     struct unwind_result *out = c->out;
     out->head = out->total < c->keep_head ? out->total : c->keep_head;
     size_t in_tail = out->total > c->keep_head ? out->total - c->keep_head : 0;
-    if (in_tail > c->keep_tail) {
+    if (in_tail > c->keep_tail && c->keep_tail == 0) {
+        in_tail = 0;
+    } else if (in_tail > c->keep_tail) {
         struct unwind_frame *tail = out->frames + c->keep_head;
         size_t start = in_tail % c->keep_tail;
         struct unwind_frame *tmp = malloc(c->keep_tail * sizeof *tmp);

@@ -725,6 +725,21 @@ int store_latest_ts(struct store_reader *r, int64_t session_key, int64_t *ts_ns)
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+int store_latest_id(struct store_reader *r, int64_t session_key, int64_t *id)
+{
+    sqlite3_stmt *st = NULL;
+    *id = 0;
+    if (sqlite3_prepare_v2(r->db, "SELECT max(id) FROM events WHERE session = ?1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, session_key);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
 int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, int *n)
 {
     *pids = NULL;

@@ -177,6 +177,8 @@ int store_query_events(struct store_reader *r, const struct store_query *q,
 /* Timestamp of the session's latest event (0 when it has none): the anchor of
  * relative time bounds such as "-5s". */
 int store_latest_ts(struct store_reader *r, int64_t session_key, int64_t *ts_ns);
+/* The highest event id of the session stored so far (0: none). */
+int store_latest_id(struct store_reader *r, int64_t session_key, int64_t *id);
 
 /* Distinct pids that produced events in a session, ascending; *pids malloc'd. */
 int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, int *n);

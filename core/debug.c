@@ -1,0 +1,726 @@
+/*
+ * debug.c - breakpoints, pauses, steps and waits of sessions (debug.h).
+ */
+#include "core/debug.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "base/cond.h"
+#include "base/event.h"
+#include "core/session.h"
+
+/* ---- per-session state ---- */
+
+struct debug_state {
+    char session_id[SESSION_ID_MAX];
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int refs;
+    uint64_t gen;                 /* bumped at every pause change, exit, end */
+    bool exited, ended;
+    int exit_status;
+    uint64_t controller;          /* the connection that controls it; 0: none */
+    struct debug_state *next;     /* in states */
+};
+
+static struct {
+    pthread_mutex_t lock;         /* states, staged, next_id */
+    struct debug_state *states;
+    struct collector_breakpoint staged[DEBUG_LIST_MAX];
+    int n_staged;
+    int next_id;
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1};
+
+struct debug_state *debug_state_new(const char *session_id)
+{
+    struct debug_state *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    snprintf(d->session_id, sizeof d->session_id, "%s", session_id);
+    pthread_mutex_init(&d->lock, NULL);
+    pthread_cond_init(&d->changed, NULL);
+    d->refs = 1;
+    pthread_mutex_lock(&g.lock);
+    d->next = g.states;
+    g.states = d;
+    pthread_mutex_unlock(&g.lock);
+    return d;
+}
+
+static void state_ref(struct debug_state *d)
+{
+    pthread_mutex_lock(&d->lock);
+    d->refs++;
+    pthread_mutex_unlock(&d->lock);
+}
+
+static void state_unref(struct debug_state *d)
+{
+    pthread_mutex_lock(&d->lock);
+    bool last = --d->refs == 0;
+    pthread_mutex_unlock(&d->lock);
+    if (!last)
+        return;
+    pthread_mutex_destroy(&d->lock);
+    pthread_cond_destroy(&d->changed);
+    free(d);
+}
+
+static void bump(struct debug_state *d)
+{
+    d->gen++;
+    pthread_cond_broadcast(&d->changed);
+}
+
+void debug_state_end(struct debug_state *d)
+{
+    if (!d)
+        return;
+    pthread_mutex_lock(&g.lock);
+    for (struct debug_state **p = &g.states; *p; p = &(*p)->next)
+        if (*p == d) {
+            *p = d->next;
+            break;
+        }
+    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_lock(&d->lock);
+    d->ended = true;
+    bump(d);
+    pthread_mutex_unlock(&d->lock);
+    state_unref(d);
+}
+
+void debug_state_notify(struct debug_state *d)
+{
+    pthread_mutex_lock(&d->lock);
+    bump(d);
+    pthread_mutex_unlock(&d->lock);
+}
+
+void debug_state_exited(struct debug_state *d, int ws)
+{
+    pthread_mutex_lock(&d->lock);
+    d->exited = true;
+    d->exit_status = ws;
+    bump(d);
+    pthread_mutex_unlock(&d->lock);
+}
+
+static void set_controller(struct debug_state *d, const struct debug_conn *conn)
+{
+    if (!conn || conn->transient)
+        return;
+    pthread_mutex_lock(&d->lock);
+    d->controller = conn->id;
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* ---- staged breakpoints ---- */
+
+static char *dup_opt(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static void spec_copy(struct collector_breakpoint *dst, const struct collector_breakpoint *src)
+{
+    *dst = *src;
+    dst->function = dup_opt(src->function);
+    dst->file = dup_opt(src->file);
+    dst->condition = dup_opt(src->condition);
+    dst->message = dup_opt(src->message);
+}
+
+static void spec_free(struct collector_breakpoint *b)
+{
+    free((char *)b->function);
+    free((char *)b->file);
+    free((char *)b->condition);
+    free((char *)b->message);
+}
+
+struct debug_staged {
+    struct collector_breakpoint specs[DEBUG_LIST_MAX];
+    int n;
+};
+
+struct debug_staged *debug_staged_take(const struct collector_breakpoint **specs, int *n)
+{
+    *specs = NULL;
+    *n = 0;
+    struct debug_staged *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    pthread_mutex_lock(&g.lock);
+    for (int i = 0; i < g.n_staged; i++)
+        spec_copy(&s->specs[s->n++], &g.staged[i]);
+    pthread_mutex_unlock(&g.lock);
+    *specs = s->specs;
+    *n = s->n;
+    return s;
+}
+
+void debug_staged_free(struct debug_staged *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->n; i++)
+        spec_free(&s->specs[i]);
+    free(s);
+}
+
+static int check_spec(const struct collector_breakpoint *b, struct strobe_error *e)
+{
+    if (!b->condition)
+        return 0;
+    char err[256];
+    struct cond *c = cond_parse(b->condition, err, sizeof err);
+    if (!c)
+        return err_set(e, ERR_BAD_EXPRESSION, "condition %s", err);
+    cond_free(c);
+    return 0;
+}
+
+static int stage(struct collector_breakpoint *specs, int n, struct collector_bp_info *out,
+                 struct strobe_error *e)
+{
+    for (int i = 0; i < n; i++)
+        if (check_spec(&specs[i], e) != 0)
+            return -1;
+    pthread_mutex_lock(&g.lock);
+    int bps = 0, lps = 0;
+    for (int i = 0; i < g.n_staged; i++)
+        ++*(g.staged[i].message ? &lps : &bps);
+    for (int i = 0; i < n; i++)
+        ++*(specs[i].message ? &lps : &bps);
+    if (bps > BREAKPOINTS_MAX || lps > LOGPOINTS_MAX) {
+        pthread_mutex_unlock(&g.lock);
+        return err_set(e, ERR_LIMIT_EXCEEDED, "At most %d breakpoints and %d logpoints may be "
+                       "staged.", BREAKPOINTS_MAX, LOGPOINTS_MAX);
+    }
+    for (int i = 0; i < n; i++) {
+        specs[i].id = g.next_id++;
+        spec_copy(&g.staged[g.n_staged++], &specs[i]);
+        collector_bp_info_init(&out[i], &specs[i]);
+    }
+    pthread_mutex_unlock(&g.lock);
+    return 0;
+}
+
+/* ---- breakpoints of a session ---- */
+
+static int unsupported(const struct session_target *st, struct strobe_error *e)
+{
+    return collector_unsupported(st->collector, "breakpoints and stepping", e);
+}
+
+static bool has_breakpoints(const struct collector_methods *c)
+{
+    return c->breakpoint_set && c->breakpoint_clear && c->breakpoint_list && c->pauses &&
+           c->resume && c->pause;
+}
+
+int debug_breakpoints_add(const char *id, const struct debug_conn *conn,
+                          struct collector_breakpoint *specs, int n,
+                          struct collector_bp_info *out, struct strobe_error *e)
+{
+    if (!id)
+        return stage(specs, n, out, e);
+    struct session_target st;
+    if (session_target_get(id, &st, e) != 0)
+        return -1;
+    int rc = 0, done = 0;
+    if (!has_breakpoints(st.collector)) {
+        rc = unsupported(&st, e);
+    } else {
+        for (; done < n && rc == 0; done++) {
+            rc = check_spec(&specs[done], e);
+            if (rc != 0)
+                break;
+            pthread_mutex_lock(&g.lock);
+            specs[done].id = g.next_id++;
+            pthread_mutex_unlock(&g.lock);
+            rc = st.collector->breakpoint_set(st.target, &specs[done], &out[done], e);
+            if (rc != 0)
+                break;
+        }
+        /* All or nothing: those set before the failure go. */
+        if (rc != 0)
+            for (int i = 0; i < done; i++)
+                st.collector->breakpoint_clear(st.target, specs[i].id, NULL);
+        else
+            set_controller(st.debug, conn);
+    }
+    session_target_put(&st);
+    return rc;
+}
+
+static int remove_staged(const int *ids, int n, bool all, int *removed, int *n_removed,
+                         struct strobe_error *e)
+{
+    pthread_mutex_lock(&g.lock);
+    for (int i = 0; i < n && !all; i++) {
+        bool found = false;
+        for (int k = 0; k < g.n_staged && !found; k++)
+            found = g.staged[k].id == ids[i];
+        if (!found) {
+            pthread_mutex_unlock(&g.lock);
+            return err_set(e, ERR_BREAKPOINT_NOT_FOUND, "No staged breakpoint has id %d.",
+                           ids[i]);
+        }
+    }
+    int kept = 0;
+    for (int k = 0; k < g.n_staged; k++) {
+        bool go = all;
+        for (int i = 0; i < n && !go; i++)
+            go = g.staged[k].id == ids[i];
+        if (go) {
+            removed[(*n_removed)++] = g.staged[k].id;
+            spec_free(&g.staged[k]);
+        } else {
+            g.staged[kept++] = g.staged[k];
+        }
+    }
+    g.n_staged = kept;
+    pthread_mutex_unlock(&g.lock);
+    return 0;
+}
+
+int debug_breakpoints_remove(const char *id, const int *ids, int n, bool all, int *removed,
+                             int *n_removed, struct strobe_error *e)
+{
+    *n_removed = 0;
+    if (!id)
+        return remove_staged(ids, n, all, removed, n_removed, e);
+    struct session_target st;
+    if (session_target_get(id, &st, e) != 0)
+        return -1;
+    int rc = 0;
+    if (!has_breakpoints(st.collector)) {
+        rc = unsupported(&st, e);
+    } else {
+        struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
+        int n_have = have ? st.collector->breakpoint_list(st.target, have, DEBUG_LIST_MAX) : 0;
+        if (n_have > DEBUG_LIST_MAX)
+            n_have = DEBUG_LIST_MAX;
+        for (int i = 0; i < n && !all && rc == 0; i++) {
+            bool found = false;
+            for (int k = 0; k < n_have && !found; k++)
+                found = have[k].id == ids[i];
+            if (!found)
+                rc = err_set(e, ERR_BREAKPOINT_NOT_FOUND, "Session %s has no breakpoint %d.",
+                             id, ids[i]);
+        }
+        for (int k = 0; k < n_have && rc == 0; k++) {
+            bool go = all;
+            for (int i = 0; i < n && !go; i++)
+                go = have[k].id == ids[i];
+            if (go && st.collector->breakpoint_clear(st.target, have[k].id, NULL) == 0)
+                removed[(*n_removed)++] = have[k].id;
+        }
+        free(have);
+    }
+    session_target_put(&st);
+    return rc;
+}
+
+int debug_breakpoints_list(const char *id, struct collector_bp_info *out, int max, int *n,
+                           struct strobe_error *e)
+{
+    *n = 0;
+    if (!id) {
+        pthread_mutex_lock(&g.lock);
+        for (int i = 0; i < g.n_staged; i++) {
+            if (i < max)
+                collector_bp_info_init(&out[i], &g.staged[i]);
+            ++*n;
+        }
+        pthread_mutex_unlock(&g.lock);
+        return 0;
+    }
+    struct session_target st;
+    if (session_target_get(id, &st, e) != 0)
+        return -1;
+    int rc = 0;
+    if (!has_breakpoints(st.collector))
+        rc = unsupported(&st, e);
+    else
+        *n = st.collector->breakpoint_list(st.target, out, max);
+    session_target_put(&st);
+    return rc;
+}
+
+int debug_pauses(const char *id, struct collector_pause *out, int max)
+{
+    struct session_target st;
+    struct strobe_error e;
+    if (session_target_get(id, &st, &e) != 0)
+        return 0;
+    int n = st.collector->pauses ? st.collector->pauses(st.target, out, max) : 0;
+    session_target_put(&st);
+    return n;
+}
+
+/* ---- continue ---- */
+
+#define PAUSES_SEEN 64
+
+static int64_t newest_seq(const struct collector_pause *p, int n)
+{
+    int64_t seq = 0;
+    for (int i = 0; i < n && i < PAUSES_SEEN; i++)
+        if (p[i].seq > seq)
+            seq = p[i].seq;
+    return seq;
+}
+
+/* What the wait watches, read while holding the session. */
+struct probe {
+    int n_paused;
+    struct collector_pause newest;   /* newest pause after the baseline; seq 0: none */
+    bool gone;                       /* the program's processes are all gone */
+};
+
+static void read_pauses(const char *id, int64_t baseline, struct probe *p)
+{
+    *p = (struct probe){0};
+    struct session_target st;
+    struct strobe_error e;
+    if (session_target_get(id, &st, &e) != 0) {
+        p->gone = true;
+        return;
+    }
+    struct collector_pause ps[PAUSES_SEEN];
+    int n = st.collector->pauses(st.target, ps, PAUSES_SEEN);
+    p->n_paused = n;
+    for (int i = 0; i < n && i < PAUSES_SEEN; i++)
+        if (ps[i].seq > baseline && ps[i].seq > p->newest.seq)
+            p->newest = ps[i];
+    session_target_put(&st);
+}
+
+/* The stopped thread's stack with arguments and locals, for the answer. */
+static void stop_stack(const char *id, const struct collector_pause *p,
+                       struct collector_stacks *out)
+{
+    *out = (struct collector_stacks){0};
+    struct session_target st;
+    struct strobe_error e;
+    if (session_target_get(id, &st, &e) != 0)
+        return;
+    pid_t tid = p->tid;
+    struct collector_stacks_request req = {.pid = p->pid, .tids = &tid, .n_tids = 1,
+                                           .locals = true, .arguments = true};
+    if (st.collector->stacks && st.collector->stacks(st.target, &req, out, &e) != 0)
+        *out = (struct collector_stacks){0};
+    session_target_put(&st);
+}
+
+static int evaluate_memory(const char *id, const char *cond, bool *met, char *values,
+                           size_t cap, struct strobe_error *e)
+{
+    struct session_target st;
+    if (session_target_get(id, &st, e) != 0)
+        return -1;
+    int rc = st.collector->evaluate
+                 ? st.collector->evaluate(st.target, 0, cond, met, values, cap, e)
+                 : collector_unsupported(st.collector, "conditions over memory", e);
+    session_target_put(&st);
+    return rc;
+}
+
+static int find_event(const struct debug_continue_req *req, int64_t key, int64_t after,
+                      struct debug_outcome *out, struct strobe_error *e)
+{
+    int64_t from = req->event->after_id > after ? req->event->after_id : after;
+    int rc = timeline_first_match(req->rd, key, req->event, from, &out->event, e);
+    if (rc == 1)
+        out->has_event = out->condition_met = true;
+    return rc;
+}
+
+/* The action itself, holding the session. */
+static int act(struct session_target *st, const struct debug_continue_req *req,
+               struct strobe_error *e)
+{
+    const struct collector_methods *c = st->collector;
+    switch (req->action) {
+    case DA_CONTINUE:
+        return c->resume(st->target, req->tid, RESUME_CONTINUE, e);
+    case DA_STEP_OVER:
+        return c->resume(st->target, req->tid, RESUME_STEP_OVER, e);
+    case DA_STEP_INTO:
+        return c->resume(st->target, req->tid, RESUME_STEP_INTO, e);
+    case DA_STEP_OUT:
+        return c->resume(st->target, req->tid, RESUME_STEP_OUT, e);
+    case DA_PAUSE:
+        return c->pause(st->target, 0, e);
+    case DA_UNTIL: {
+        struct strobe_error ignore;
+        if (c->resume(st->target, 0, RESUME_CONTINUE, &ignore) != 0 &&
+            ignore.code != ERR_NOT_PAUSED) {
+            *e = ignore;
+            return -1;
+        }
+        return 0;
+    }
+    }
+    return err_set(e, ERR_INTERNAL, "unknown action");
+}
+
+/* Whether the until condition holds before anything runs. */
+static int holds_now(const char *id, const struct debug_continue_req *req, int64_t key,
+                     struct session_target *st, struct debug_outcome *out,
+                     struct strobe_error *e)
+{
+    out->has_condition = true;
+    if (req->until == UNTIL_BREAKPOINT) {
+        struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
+        int n = have ? st->collector->breakpoint_list(st->target, have, DEBUG_LIST_MAX) : 0;
+        bool known = false;
+        for (int i = 0; i < n && i < DEBUG_LIST_MAX && !known; i++)
+            known = have[i].id == req->breakpoint_id;
+        free(have);
+        if (!known)
+            return err_set(e, ERR_BREAKPOINT_NOT_FOUND, "Session %s has no breakpoint %d.", id,
+                           req->breakpoint_id);
+        struct collector_pause ps[PAUSES_SEEN];
+        int np = st->collector->pauses(st->target, ps, PAUSES_SEEN);
+        for (int i = 0; i < np && i < PAUSES_SEEN; i++)
+            if (ps[i].breakpoint_id == req->breakpoint_id) {
+                out->state = DS_PAUSED;
+                out->pause = ps[i];
+                out->condition_met = true;
+                return 1;
+            }
+        return 0;
+    }
+    if (req->until == UNTIL_EVENT)
+        return find_event(req, key, 0, out, e);
+    bool met = false;
+    if (st->collector->evaluate(st->target, 0, req->memory, &met, out->values,
+                                sizeof out->values, e) != 0)
+        return -1;
+    out->condition_met = met;
+    return met ? 1 : 0;
+}
+
+/* The last lines of one output stream after baseline, oldest first, appended. */
+static void last_lines(struct timeline_reader *rd, int64_t key, int64_t baseline, int type,
+                       struct debug_outcome *out)
+{
+    struct timeline_query q = {.after_id = baseline, .event_type = type, .limit = 1};
+    struct timeline_page page;
+    if (timeline_events(rd, key, &q, &page, NULL) != 0)
+        return;
+    int64_t total = page.total_count;
+    timeline_page_free(&page);
+    int want = DEBUG_OUTPUT_LINES - out->n_output;
+    if (total <= 0 || want <= 0)
+        return;
+    q.limit = want;
+    q.offset = total > want ? (int)(total - want) : 0;
+    if (timeline_events(rd, key, &q, &page, NULL) != 0)
+        return;
+    for (int i = 0; i < page.n && out->n_output < DEBUG_OUTPUT_LINES; i++)
+        if (page.events[i].text)
+            snprintf(out->output[out->n_output++], sizeof out->output[0], "%s",
+                     page.events[i].text);
+    timeline_page_free(&page);
+}
+
+/* What happened while the program ran: how many events, the last output lines. */
+static void meanwhile(struct timeline_reader *rd, int64_t key, int64_t baseline,
+                      struct debug_outcome *out)
+{
+    struct timeline_query q = {.after_id = baseline, .limit = 1};
+    struct timeline_page page;
+    if (timeline_events(rd, key, &q, &page, NULL) != 0)
+        return;
+    out->events_meanwhile = page.total_count;
+    timeline_page_free(&page);
+    last_lines(rd, key, baseline, EV_STDERR, out);
+    last_lines(rd, key, baseline, EV_STDOUT, out);
+}
+
+static void exit_outcome(struct debug_state *d, struct debug_outcome *out)
+{
+    out->state = DS_EXITED;
+    pthread_mutex_lock(&d->lock);
+    int ws = d->exit_status;
+    bool exited = d->exited;
+    pthread_mutex_unlock(&d->lock);
+    if (exited && WIFEXITED(ws)) {
+        out->exited_normally = true;
+        out->exit_code = WEXITSTATUS(ws);
+    } else if (exited && WIFSIGNALED(ws)) {
+        out->signal = WTERMSIG(ws);
+    }
+}
+
+int debug_continue(const char *id, const struct debug_conn *conn,
+                   const struct debug_continue_req *req, struct debug_outcome *out,
+                   struct strobe_error *e)
+{
+    *out = (struct debug_outcome){.state = DS_RUNNING};
+    struct session_target st;
+    if (session_target_get(id, &st, e) != 0)
+        return -1;
+    if (!has_breakpoints(st.collector) || !st.collector->evaluate) {
+        int rc = unsupported(&st, e);
+        session_target_put(&st);
+        return rc;
+    }
+    struct debug_state *d = st.debug;
+    state_ref(d);
+    int64_t key = st.key;
+    struct collector_pause ps[PAUSES_SEEN];
+    int np = st.collector->pauses(st.target, ps, PAUSES_SEEN);
+    int64_t baseline_seq = newest_seq(ps, np);
+    int64_t baseline_id = 0;
+    if (req->rd) {
+        session_resolve(id, &key, NULL); /* what the program did so far is stored */
+        baseline_id = timeline_last_id(req->rd, key);
+    }
+    int rc = 0;
+    if (req->action == DA_UNTIL && req->until != UNTIL_NONE) {
+        rc = holds_now(id, req, key, &st, out, e);
+        if (rc != 0) {
+            session_target_put(&st);
+            state_unref(d);
+            if (rc < 0)
+                return -1;
+            out->n_paused = np;
+            if (out->state == DS_PAUSED)
+                stop_stack(id, &out->pause, &out->stack);
+            return 0;
+        }
+    }
+    pthread_mutex_lock(&d->lock);
+    uint64_t gen = d->gen;
+    pthread_mutex_unlock(&d->lock);
+    rc = act(&st, req, e);
+    if (rc == 0)
+        set_controller(d, conn);
+    session_target_put(&st);
+    if (rc != 0) {
+        state_unref(d);
+        return -1;
+    }
+    int64_t start = mono_ns();
+    int64_t deadline = start + (int64_t)req->timeout_ms * 1000000;
+    int poll_ms = req->until == UNTIL_MEMORY ? DEBUG_MEMORY_POLL_MS
+                  : req->until == UNTIL_EVENT ? DEBUG_EVENT_POLL_MS : 0;
+    for (;;) {
+        struct probe p;
+        read_pauses(id, baseline_seq, &p);
+        if (p.newest.seq) {
+            out->state = DS_PAUSED;
+            out->pause = p.newest;
+            out->n_paused = p.n_paused;
+            if (req->until == UNTIL_BREAKPOINT)
+                out->condition_met = p.newest.breakpoint_id == req->breakpoint_id;
+            break;
+        }
+        pthread_mutex_lock(&d->lock);
+        bool exited = d->exited, ended = d->ended;
+        pthread_mutex_unlock(&d->lock);
+        if (exited || ended || p.gone) {
+            exit_outcome(d, out);
+            break;
+        }
+        if (req->until == UNTIL_MEMORY) {
+            bool met = false;
+            struct strobe_error me = {0};
+            if (evaluate_memory(id, req->memory, &met, out->values, sizeof out->values,
+                                &me) == 0 && met) {
+                out->condition_met = true;
+                break;
+            }
+        }
+        if (req->until == UNTIL_EVENT) {
+            struct strobe_error qe = {0};
+            session_resolve(id, &key, NULL);
+            if (find_event(req, key, baseline_id, out, &qe) == 1)
+                break;
+        }
+        int64_t now = mono_ns();
+        if (now >= deadline)
+            break;
+        int64_t wait_ns = deadline - now;
+        if (poll_ms && wait_ns > (int64_t)poll_ms * 1000000)
+            wait_ns = (int64_t)poll_ms * 1000000;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        int64_t ns = until.tv_nsec + wait_ns;
+        until.tv_sec += ns / 1000000000;
+        until.tv_nsec = ns % 1000000000;
+        pthread_mutex_lock(&d->lock);
+        while (d->gen == gen &&
+               pthread_cond_timedwait(&d->changed, &d->lock, &until) == 0)
+            ;
+        gen = d->gen;
+        pthread_mutex_unlock(&d->lock);
+    }
+    out->waited_ms = (mono_ns() - start) / 1000000;
+    if (out->state == DS_PAUSED)
+        stop_stack(id, &out->pause, &out->stack);
+    else if (out->state == DS_RUNNING && !out->condition_met && req->rd) {
+        session_resolve(id, &key, NULL);
+        meanwhile(req->rd, key, baseline_id, out);
+    }
+    if (out->state == DS_EXITED && req->rd) {
+        session_resolve(id, &key, NULL);
+        meanwhile(req->rd, key, baseline_id, out);
+    }
+    state_unref(d);
+    return 0;
+}
+
+void debug_outcome_free(struct debug_outcome *o)
+{
+    collector_stacks_free(&o->stack);
+    if (o->has_event)
+        store_event_row_free(&o->event);
+}
+
+/* ---- connections ---- */
+
+void debug_release_connection(uint64_t conn)
+{
+    char ids[64][SESSION_ID_MAX];
+    int n = 0;
+    pthread_mutex_lock(&g.lock);
+    for (struct debug_state *d = g.states; d && n < 64; d = d->next) {
+        pthread_mutex_lock(&d->lock);
+        if (d->controller == conn) {
+            d->controller = 0;
+            snprintf(ids[n++], SESSION_ID_MAX, "%s", d->session_id);
+        }
+        pthread_mutex_unlock(&d->lock);
+    }
+    pthread_mutex_unlock(&g.lock);
+    for (int i = 0; i < n; i++) {
+        struct session_target st;
+        struct strobe_error e;
+        if (session_target_get(ids[i], &st, &e) != 0)
+            continue;
+        if (has_breakpoints(st.collector)) {
+            struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
+            int nb = have ? st.collector->breakpoint_list(st.target, have, DEBUG_LIST_MAX) : 0;
+            for (int k = 0; k < nb && k < DEBUG_LIST_MAX; k++)
+                if (!have[k].logpoint)
+                    st.collector->breakpoint_clear(st.target, have[k].id, NULL);
+            free(have);
+            st.collector->resume(st.target, 0, RESUME_CONTINUE, &e);
+        }
+        session_target_put(&st);
+    }
+}

@@ -1,0 +1,281 @@
+/*
+ * tool_continue.c - debug_continue: resume, step, pause and wait for a condition
+ * (core/debug.h), answered with the stop itself (thread, line, frames, arguments,
+ * locals) or with what happened while the program ran; and the paused threads as
+ * debug_session status lists them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/event.h"
+#include "mcp/args.h"
+#include "mcp/query_filter.h"
+#include "mcp/tools.h"
+
+#define FRAMES_SHOWN 8
+#define VARS_BUDGET (8 * 1024)    /* bytes of arguments and locals shown */
+
+static const char *const fields[] = {"sessionId", "action", "threadId", "condition",
+                                     "timeoutMs", NULL};
+static const char *const condition_fields[] = {"breakpoint", "event", "memory", NULL};
+
+static const struct {
+    const char *name;
+    enum debug_action action;
+} actions[] = {
+    {"continue", DA_CONTINUE}, {"step-over", DA_STEP_OVER}, {"step-into", DA_STEP_INTO},
+    {"step-out", DA_STEP_OUT}, {"pause", DA_PAUSE}, {"until", DA_UNTIL},
+};
+
+static const char *reason_name(enum collector_pause_reason r)
+{
+    switch (r) {
+    case PAUSE_BREAKPOINT: return "breakpoint";
+    case PAUSE_STEP: return "step";
+    case PAUSE_REQUEST: return "pause";
+    case PAUSE_ALL_STOP: return "allStop";
+    }
+    return "?";
+}
+
+static void add_pause(cJSON *o, const struct collector_pause *p)
+{
+    cJSON_AddStringToObject(o, "reason", reason_name(p->reason));
+    cJSON_AddNumberToObject(o, "threadId", p->tid);
+    cJSON_AddNumberToObject(o, "pid", p->pid);
+    if (p->breakpoint_id)
+        cJSON_AddNumberToObject(o, "breakpointId", p->breakpoint_id);
+    cJSON_AddStringToObject(o, "function", p->function[0] ? p->function : "?");
+    if (p->file[0]) {
+        cJSON_AddStringToObject(o, "file", p->file);
+        cJSON_AddNumberToObject(o, "line", p->line);
+    }
+}
+
+cJSON *tool_paused_json(const char *id)
+{
+    struct collector_pause ps[64];
+    int n = debug_pauses(id, ps, 64);
+    if (n <= 0)
+        return NULL;
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n && i < 64; i++) {
+        cJSON *o = cJSON_CreateObject();
+        add_pause(o, &ps[i]);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static cJSON *parse_json_or(const char *text, const char *fallback)
+{
+    cJSON *v = text ? cJSON_Parse(text) : NULL;
+    return v ? v : cJSON_Parse(fallback);
+}
+
+/* frames, arguments and locals of the stopped thread, within the budget. */
+static void add_stack(cJSON *o, const struct collector_stacks *st)
+{
+    if (st->n_threads == 0)
+        return;
+    const struct collector_thread *th = &st->threads[0];
+    cJSON *frames = cJSON_AddArrayToObject(o, "frames");
+    for (size_t i = 0; i < th->n_frames && i < FRAMES_SHOWN; i++) {
+        const struct collector_frame *f = &th->frames[i];
+        cJSON *fr = cJSON_CreateObject();
+        cJSON_AddStringToObject(fr, "function", f->function ? f->function : "?");
+        if (f->file) {
+            cJSON_AddStringToObject(fr, "file", f->file);
+            cJSON_AddNumberToObject(fr, "line", f->line);
+        }
+        if (f->inlined)
+            cJSON_AddTrueToObject(fr, "inlined");
+        cJSON_AddItemToArray(frames, fr);
+    }
+    size_t more = th->n_frames > FRAMES_SHOWN ? th->n_frames - FRAMES_SHOWN : 0;
+    if (more + th->omitted_frames)
+        cJSON_AddNumberToObject(o, "omittedFrames", (double)(more + th->omitted_frames));
+    int own = th->own_frame >= 0 ? th->own_frame : 0;
+    const char *args_text = th->n_frames ? th->frames[own].arguments : NULL;
+    cJSON *args = parse_json_or(args_text, "[]");
+    cJSON *locals = parse_json_or(th->locals, "[]");
+    char *a = cJSON_PrintUnformatted(args), *l = cJSON_PrintUnformatted(locals);
+    size_t size = (a ? strlen(a) : 0) + (l ? strlen(l) : 0);
+    free(a);
+    free(l);
+    if (size > VARS_BUDGET) {
+        cJSON_Delete(locals);
+        locals = NULL;
+        cJSON_AddStringToObject(o, "localsOmitted", "The locals are over 8 KiB: read the ones "
+                                "you need with debug_memory({sessionId, threadId, targets: "
+                                "[{variable: \"name\"}]}).");
+    }
+    if (own)
+        cJSON_AddNumberToObject(o, "variablesOfFrame", own);
+    cJSON_AddItemToObject(o, "arguments", args);
+    if (locals)
+        cJSON_AddItemToObject(o, "locals", locals);
+}
+
+static int parse_condition(const cJSON *c, struct debug_continue_req *req,
+                           struct query_filter *filter, struct strobe_error *e)
+{
+    if (!c)
+        return 0; /* the next stop, whatever it is */
+    if (!cJSON_IsObject(c))
+        return err_set(e, ERR_VALIDATION, "'condition' of action \"until\" is an object: "
+                       "{breakpoint: id}, {event: {text: {contains: \"ready\"}}} or {memory: "
+                       "\"g_count >= 100\"}.");
+    if (args_only(c, "condition", condition_fields, e) != 0)
+        return -1;
+    const cJSON *bp = cJSON_GetObjectItemCaseSensitive(c, "breakpoint");
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(c, "event");
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(c, "memory");
+    if ((bp != NULL) + (ev != NULL) + (mem != NULL) != 1)
+        return err_set(e, ERR_VALIDATION, "'condition' takes exactly one of breakpoint, event "
+                       "and memory.");
+    if (bp) {
+        int64_t id;
+        bool present;
+        if (args_int(c, "breakpoint", 1, INT32_MAX, &id, &present, e) != 0)
+            return -1;
+        req->until = UNTIL_BREAKPOINT;
+        req->breakpoint_id = (int)id;
+        return 0;
+    }
+    if (mem) {
+        if (!cJSON_IsString(mem) || !mem->valuestring[0] ||
+            strlen(mem->valuestring) > BP_TEXT_MAX)
+            return err_set(e, ERR_VALIDATION, "'condition.memory' is a condition over globals "
+                           "of 1 to %d characters, e.g. \"g_count >= 100\".", BP_TEXT_MAX);
+        req->until = UNTIL_MEMORY;
+        req->memory = mem->valuestring;
+        return 0;
+    }
+    if (!cJSON_IsObject(ev))
+        return err_set(e, ERR_VALIDATION, "'condition.event' is a debug_query filter object, "
+                       "e.g. {eventType: \"stderr\", text: {contains: \"error\"}}.");
+    if (query_filter_parse(ev, "condition.event", NULL, filter, e) != 0)
+        return -1;
+    req->until = UNTIL_EVENT;
+    req->event = &filter->q;
+    return 0;
+}
+
+static int parse(const cJSON *args, const char **id, struct debug_continue_req *req,
+                 struct query_filter *filter, struct strobe_error *e)
+{
+    const char *action = "continue";
+    int64_t tid = 0, timeout = DEBUG_TIMEOUT_DEFAULT_MS;
+    bool present;
+    if (args_only(args, "debug_continue", fields, e) != 0 ||
+        args_string(args, "sessionId", true, id, e) != 0 ||
+        args_string(args, "action", false, &action, e) != 0 ||
+        args_int(args, "threadId", 1, INT32_MAX, &tid, &present, e) != 0 ||
+        args_int(args, "timeoutMs", 1, DEBUG_TIMEOUT_MAX_MS, &timeout, &present, e) != 0)
+        return -1;
+    if (!action)
+        action = "continue";
+    size_t i = 0;
+    for (; i < sizeof actions / sizeof *actions; i++)
+        if (strcmp(actions[i].name, action) == 0)
+            break;
+    if (i == sizeof actions / sizeof *actions)
+        return err_set(e, ERR_VALIDATION, "'action' must be one of continue, step-over, "
+                       "step-into, step-out, pause, until; not '%s'.", action);
+    *req = (struct debug_continue_req){.action = actions[i].action, .tid = (pid_t)tid,
+                                       .timeout_ms = (int)timeout};
+    const cJSON *cond = cJSON_GetObjectItemCaseSensitive(args, "condition");
+    if (req->action == DA_UNTIL)
+        return parse_condition(cond, req, filter, e);
+    if (cond)
+        return err_set(e, ERR_VALIDATION, "'condition' goes with action \"until\".");
+    return 0;
+}
+
+static void add_running(cJSON *o, const struct debug_outcome *out)
+{
+    cJSON_AddNumberToObject(o, "waitedMs", (double)out->waited_ms);
+    cJSON_AddNumberToObject(o, "eventsMeanwhile", (double)out->events_meanwhile);
+    if (out->n_output) {
+        cJSON *lines = cJSON_AddArrayToObject(o, "outputMeanwhile");
+        for (int i = 0; i < out->n_output; i++)
+            cJSON_AddItemToArray(lines, cJSON_CreateString(out->output[i]));
+    }
+}
+
+static cJSON *answer(const char *id, const struct debug_continue_req *req,
+                     const struct debug_outcome *out)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "sessionId", id);
+    static const char *const states[] = {[DS_PAUSED] = "paused", [DS_RUNNING] = "running",
+                                         [DS_EXITED] = "exited"};
+    cJSON_AddStringToObject(o, "state", states[out->state]);
+    if (req->until != UNTIL_NONE)
+        cJSON_AddBoolToObject(o, "conditionMet", out->condition_met);
+    const char *hint = NULL;
+    char buf[512];
+    if (out->state == DS_PAUSED) {
+        add_pause(o, &out->pause);
+        if (out->pause.return_value[0])
+            cJSON_AddItemToObject(o, "returnValue", parse_json_or(out->pause.return_value,
+                                                                   "null"));
+        if (out->pause.note[0])
+            cJSON_AddStringToObject(o, "note", out->pause.note);
+        add_stack(o, &out->stack);
+        cJSON_AddNumberToObject(o, "pausedThreads", out->n_paused);
+        snprintf(buf, sizeof buf, "Thread %d is paused. Read or change its variables with "
+                 "debug_memory({sessionId, threadId: %d, targets: [...]}) (frame: 1 for the "
+                 "caller); step with debug_continue({sessionId, action: \"step-over\" | "
+                 "\"step-into\" | \"step-out\"}); resume with debug_continue({sessionId}).",
+                 (int)out->pause.tid, (int)out->pause.tid);
+        hint = buf;
+    } else if (out->state == DS_EXITED) {
+        if (out->exited_normally)
+            cJSON_AddNumberToObject(o, "exitCode", out->exit_code);
+        else if (out->signal)
+            cJSON_AddNumberToObject(o, "signal", out->signal);
+        add_running(o, out);
+        hint = "The program has ended; its output and events stay queryable with debug_query.";
+    } else {
+        if (out->has_event)
+            cJSON_AddItemToObject(o, "event", tool_event_json(&out->event, false));
+        if (out->values[0])
+            cJSON_AddStringToObject(o, "values", out->values);
+        add_running(o, out);
+        hint = out->condition_met
+                   ? "The condition holds; the program runs on. Set a breakpoint or use "
+                     "action \"pause\" to stop it here."
+                   : "No stop within timeoutMs: the program is still running. Call "
+                     "debug_continue again to wait longer, action \"until\" to wait for a "
+                     "condition, or action \"pause\" to stop it now.";
+    }
+    cJSON_AddStringToObject(o, "hint", hint);
+    return o;
+}
+
+cJSON *tool_debug_continue(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
+{
+    const char *id = NULL;
+    struct debug_continue_req req;
+    struct query_filter filter = {0};
+    cJSON *res = NULL;
+    if (parse(args, &id, &req, &filter, e) != 0)
+        goto done;
+    req.rd = tool_reader(ctx, e);
+    if (!req.rd)
+        goto done;
+    struct debug_outcome out;
+    if (debug_continue(id, &ctx->conn, &req, &out, e) != 0) {
+        if (req.until == UNTIL_EVENT)
+            query_filter_explain(&filter, e);
+        goto done;
+    }
+    res = answer(id, &req, &out);
+    debug_outcome_free(&out);
+done:
+    query_filter_free(&filter);
+    return res;
+}
