@@ -3,7 +3,9 @@
  * that owns every byte of one index (so freeing an index is one call), the index
  * builder (index.c) that cache.c calls, and the DWARF type converter (types.c) that
  * the builder calls for parameter and return types, and the on-disk cache that cache.c
- * tries before building. The arena itself is base/arena.h. Nothing outside dwarf/ includes it.
+ * tries before building; frame.c's cache of open files with the scopes at an address,
+ * which lines.c uses too; and the location evaluator (location.c). The arena itself is
+ * base/arena.h. Nothing outside dwarf/ includes it.
  */
 #ifndef STROBE_DWARF_INTERNAL_H
 #define STROBE_DWARF_INTERNAL_H
@@ -48,6 +50,44 @@ void dw_normalize_path(char *p);
  * namespaces and classes around its declaration; the caller frees it. */
 void dw_append_scopes(struct strbuf *sb, Dwarf_Die *die);
 char *dw_die_function_name(Dwarf_Die *fn);
+
+/* frame.c's cache of open ELF files, which the line tables (lines.c) share so that no
+ * file is opened twice. One mutex serializes every use: take it with dw_files_lock
+ * around dw_file_get and everything done with what it returns, which is valid until
+ * dw_files_unlock. */
+struct dw_file;
+void dw_files_lock(void);
+void dw_files_unlock(void);
+/* The open file at path, made the most recently used; NULL when it cannot be read or
+ * is not ELF. */
+struct dw_file *dw_file_get(const char *path);
+/* Its DWARF (its own, else the build-id debug file's); NULL when it has none. */
+Dwarf *dw_file_dwarf(const struct dw_file *f);
+
+/* The CU whose code holds link-time address pc; false when none. */
+bool dw_cu_at(Dwarf *dw, uint64_t pc, Dwarf_Die *cu);
+/* The end of die's DW_AT_abstract_origin chain (and DW_AT_specification's when
+ * with_spec): the DIE that declares what die is a copy or a definition of. */
+Dwarf_Die dw_die_origin(Dwarf_Die *die, bool with_spec);
+
+/* The scopes that physically contain a link-time address: lexical blocks, inlined
+ * subroutines and the out-of-line function (frame.c's header comment says why not
+ * dwarf_getscopes). */
+struct dw_scopes {
+    Dwarf_Die cu;
+    Dwarf_Die *dies; /* innermost first */
+    size_t n, cap;
+    size_t fn;       /* index of the out-of-line function */
+};
+/* The scopes of pc in f; false when no function covers pc. Free s->dies. */
+bool dw_scopes_at(struct dw_file *f, uint64_t pc, struct dw_scopes *s);
+/* The out-of-line function fn of the file at path as the function index names it,
+ * else from its DIE (dw_die_function_name); the caller frees it. */
+char *dw_outofline_function_name(Dwarf_Die *fn, const char *path);
+/* name (from a line table or a file table of cu) made absolute with the compilation
+ * directory of cu and normalized; NULL when it cannot be made absolute. The caller
+ * frees it. */
+char *dw_cu_absolute_path(Dwarf_Die *cu, const char *name);
 
 /* Drops the variable tables of globals.c; dw_frame_cache_clear calls it, so the
  * types both hand out live equally long. */

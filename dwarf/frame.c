@@ -1,8 +1,9 @@
 /*
  * frame.c - the DWARF view of one frame (frame.h): its source sites with the inlined
- * calls, and its variables with their values. It owns a small cache of open ELF/DWARF
- * files (each with the types converted from it, so a type is converted once); where
- * each variable lives is location.c's business.
+ * calls, its variables with their values, and where one variable lives. It owns a
+ * small cache of open ELF/DWARF files (each with the types converted from it, so a
+ * type is converted once), which the line tables (lines.c) share through
+ * dwarf_internal.h; evaluating where each variable lives is location.c's business.
  *
  * The scopes at an address are the DIEs that physically contain it, found by walking
  * the DIE tree of its CU: innermost first, lexical blocks and inlined subroutines, up
@@ -16,9 +17,10 @@
  * order (gcc writes a callee's parameters in the order it evaluated them): the
  * variables of a scope are sorted by the offset of their abstract DIE.
  *
- * One mutex guards the cache and is held for a whole call, values read included:
- * libdw handles and the type converter are not meant for concurrent use, and calls are
- * rare (one per frame of a crash). At most MAX_FILES files stay open, the most recently
+ * One mutex guards the cache and is held for a whole call, values read included (and
+ * for a whole call of lines.c): libdw handles and the type converter are not meant for
+ * concurrent use, and calls are rare (one per frame of a crash, one per breakpoint
+ * set). At most MAX_FILES files stay open, the most recently
  * used.
  */
 #include "dwarf/frame.h"
@@ -45,8 +47,8 @@ enum {
 
 /* ---- the file cache ---- */
 
-struct file {
-    struct file *next;
+struct dw_file {
+    struct dw_file *next;
     char *path;
     struct stat st;     /* identity: dev, ino, size, mtime */
     int fd, dfd;        /* dfd: the separate debug file, -1 when none */
@@ -56,6 +58,13 @@ struct file {
     struct arena arena; /* the converted types */
     struct type_conv *tc;
     struct cu_functions *cus; /* function tables of the CUs looked into */
+    struct interned *strings; /* in arena: the declaration files handed out */
+};
+
+/* One string kept in a file's arena, handed out once per distinct text. */
+struct interned {
+    struct interned *next;
+    const char *text;
 };
 
 /* The address ranges of every function DIE with code in one CU, sorted by start:
@@ -74,11 +83,11 @@ struct cu_functions {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct file *files; /* most recently used first */
+static struct dw_file *files; /* most recently used first */
 
 /* DWARF from the build-id debug file under /usr/lib/debug, for a file without any (as
  * the function index does). Its CFI stays the one of the file itself. */
-static void open_debug_file(struct file *f)
+static void open_debug_file(struct dw_file *f)
 {
     const void *bits;
     ssize_t n = dwelf_elf_gnu_build_id(f->elf, &bits);
@@ -110,7 +119,7 @@ static void elf_init(void)
     elf_version(EV_CURRENT);
 }
 
-static struct file *file_open(const char *path, const struct stat *st)
+static struct dw_file *file_open(const char *path, const struct stat *st)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, elf_init);
@@ -123,7 +132,7 @@ static struct file *file_open(const char *path, const struct stat *st)
         close(fd);
         return NULL;
     }
-    struct file *f = calloc(1, sizeof *f);
+    struct dw_file *f = calloc(1, sizeof *f);
     if (!f || !(f->path = strdup(path)))
         abort();
     f->st = *st;
@@ -138,7 +147,7 @@ static struct file *file_open(const char *path, const struct stat *st)
     return f;
 }
 
-static void file_close(struct file *f)
+static void file_close(struct dw_file *f)
 {
     while (f->cus) {
         struct cu_functions *next = f->cus->next;
@@ -162,14 +171,28 @@ static void file_close(struct file *f)
     free(f);
 }
 
-/* The open file at path (opened again when it changed on disk), made the most recently
- * used; NULL when it cannot be read or is not ELF. The lock is held. */
-static struct file *file_get(const char *path)
+void dw_files_lock(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void dw_files_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+Dwarf *dw_file_dwarf(const struct dw_file *f)
+{
+    return f->dw;
+}
+
+/* Reopened when it changed on disk; the most recently used MAX_FILES stay open. */
+struct dw_file *dw_file_get(const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0)
         return NULL;
-    struct file **pp, *f = NULL;
+    struct dw_file **pp, *f = NULL;
     for (pp = &files; *pp; pp = &(*pp)->next)
         if (strcmp((*pp)->path, path) == 0) {
             f = *pp;
@@ -190,7 +213,7 @@ static struct file *file_get(const char *path)
     for (pp = &files; *pp && ++kept <= MAX_FILES; pp = &(*pp)->next)
         ;
     while (*pp) {
-        struct file *old = *pp;
+        struct dw_file *old = *pp;
         *pp = old->next;
         file_close(old);
     }
@@ -201,11 +224,11 @@ void dw_frame_cache_clear(void)
 {
     dw_globals_cache_clear();
     pthread_mutex_lock(&lock);
-    struct file *f = files;
+    struct dw_file *f = files;
     files = NULL;
     pthread_mutex_unlock(&lock);
     while (f) {
-        struct file *next = f->next;
+        struct dw_file *next = f->next;
         file_close(f);
         f = next;
     }
@@ -213,16 +236,8 @@ void dw_frame_cache_clear(void)
 
 /* ---- the scopes at an address ---- */
 
-struct chain {
-    Dwarf_Die cu;
-    Dwarf_Die *dies; /* innermost first */
-    size_t n, cap;
-    size_t fn;       /* index of the out-of-line function */
-};
-
-/* The CU whose code holds pc. Some producers write no .debug_aranges: then each CU
- * is asked. */
-static bool cu_at(Dwarf *dw, uint64_t pc, Dwarf_Die *cu)
+/* Some producers write no .debug_aranges: then each CU is asked. */
+bool dw_cu_at(Dwarf *dw, uint64_t pc, Dwarf_Die *cu)
 {
     if (dwarf_addrdie(dw, pc, cu))
         return true;
@@ -236,7 +251,7 @@ static bool cu_at(Dwarf *dw, uint64_t pc, Dwarf_Die *cu)
     return false;
 }
 
-static void push_die(struct chain *c, Dwarf_Die *d)
+static void push_die(struct dw_scopes *c, Dwarf_Die *d)
 {
     if (c->n == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 16;
@@ -252,7 +267,7 @@ static void push_die(struct chain *c, Dwarf_Die *d)
  * Besides the scopes holding pc it descends into namespaces, modules, classes and,
  * for the local classes they hold (a lambda's operator() is defined in a class in the
  * function that writes it), into functions and blocks that do not hold pc. */
-static bool find_pc(Dwarf_Die *parent, uint64_t pc, struct chain *c, int depth)
+static bool find_pc(Dwarf_Die *parent, uint64_t pc, struct dw_scopes *c, int depth)
 {
     Dwarf_Die d;
     if (depth > MAX_DEPTH || dwarf_child(parent, &d) != 0)
@@ -336,7 +351,7 @@ static int range_cmp(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static struct cu_functions *cu_functions(struct file *f, Dwarf_Die *cu)
+static struct cu_functions *cu_functions(struct dw_file *f, Dwarf_Die *cu)
 {
     Dwarf_Off off = dwarf_dieoffset(cu);
     for (struct cu_functions *t = f->cus; t; t = t->next)
@@ -373,12 +388,10 @@ static const struct fn_range *function_at(const struct cu_functions *t, uint64_t
     return best;
 }
 
-/* The scopes that physically contain pc, up to its out-of-line function; false when
- * no function covers pc. Free c->dies. */
-static bool chain_at(struct file *f, uint64_t pc, struct chain *c)
+bool dw_scopes_at(struct dw_file *f, uint64_t pc, struct dw_scopes *c)
 {
-    *c = (struct chain){0};
-    if (!f->dw || !cu_at(f->dw, pc, &c->cu))
+    *c = (struct dw_scopes){0};
+    if (!f->dw || !dw_cu_at(f->dw, pc, &c->cu))
         return false;
     const struct fn_range *r = function_at(cu_functions(f, &c->cu), pc);
     Dwarf_Die fn;
@@ -396,9 +409,7 @@ static const char *attr_string(Dwarf_Die *die, int name)
     return dwarf_formstring(dwarf_attr_integrate(die, name, &at));
 }
 
-/* The end of die's DW_AT_abstract_origin chain (and DW_AT_specification's when
- * with_spec): the DIE that declares what die is a copy or a definition of. */
-static Dwarf_Die origin_of(Dwarf_Die *die, bool with_spec)
+Dwarf_Die dw_die_origin(Dwarf_Die *die, bool with_spec)
 {
     Dwarf_Die d = *die;
     Dwarf_Attribute at;
@@ -466,17 +477,16 @@ char *dw_die_function_name(Dwarf_Die *fn)
     }
     const char *name = attr_string(fn, DW_AT_name);
     struct strbuf sb = {0};
-    Dwarf_Die decl = origin_of(fn, true);
+    Dwarf_Die decl = dw_die_origin(fn, true);
     if (name)
         dw_append_scopes(&sb, &decl);
     sb_puts(&sb, name ? name : link ? link : "(anonymous)");
     return take(&sb);
 }
 
-/* The out-of-line function fn of the file at path as the index names it (the index
- * also takes names from the ELF symbols, e.g. "main::{lambda(int)#1}::operator()"),
- * else from its DIE. */
-static char *function_name(Dwarf_Die *fn, const char *path)
+/* The index also takes names from the ELF symbols, e.g.
+ * "main::{lambda(int)#1}::operator()". */
+char *dw_outofline_function_name(Dwarf_Die *fn, const char *path)
 {
     char err[256];
     const struct dw_index *ix = dw_index_get(path, err, sizeof err);
@@ -493,9 +503,7 @@ static char *function_name(Dwarf_Die *fn, const char *path)
     return dw_die_function_name(fn);
 }
 
-/* name (from a line table) made absolute with the compilation directory of cu and
- * normalized; NULL when it cannot be made absolute. */
-static char *absolute_path(Dwarf_Die *cu, const char *name)
+char *dw_cu_absolute_path(Dwarf_Die *cu, const char *name)
 {
     if (!name)
         return NULL;
@@ -521,7 +529,7 @@ static void site_of_pc(Dwarf_Die *cu, uint64_t pc, struct dw_site *s)
         return;
     dwarf_lineno(l, &s->line);
     dwarf_linecol(l, &s->column);
-    s->file = absolute_path(cu, dwarf_linesrc(l, NULL, NULL));
+    s->file = dw_cu_absolute_path(cu, dwarf_linesrc(l, NULL, NULL));
 }
 
 /* The file, line and column of the call that inlined the subroutine inl. */
@@ -538,16 +546,16 @@ static void site_of_call(Dwarf_Die *inl, struct dw_site *s)
         s->column = (int)col;
     if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &at), &idx) == 0 &&
         dwarf_diecu(inl, &cu, NULL, NULL) && dwarf_getsrcfiles(&cu, &fs, &nfs) == 0 && idx < nfs)
-        s->file = absolute_path(&cu, dwarf_filesrc(fs, idx, NULL, NULL));
+        s->file = dw_cu_absolute_path(&cu, dwarf_filesrc(fs, idx, NULL, NULL));
 }
 
 size_t dw_frame_sites(const char *path, uint64_t pc, struct dw_site *sites, size_t max)
 {
     size_t n = 0;
     pthread_mutex_lock(&lock);
-    struct file *f = file_get(path);
-    struct chain c;
-    if (f && max && chain_at(f, pc, &c)) {
+    struct dw_file *f = dw_file_get(path);
+    struct dw_scopes c;
+    if (f && max && dw_scopes_at(f, pc, &c)) {
         Dwarf_Die *callee = NULL;
         for (size_t i = 0; i <= c.fn && n < max; i++) {
             Dwarf_Die *d = &c.dies[i];
@@ -556,7 +564,8 @@ size_t dw_frame_sites(const char *path, uint64_t pc, struct dw_site *sites, size
                 continue;
             struct dw_site *s = &sites[n++];
             *s = (struct dw_site){.inlined = tag == DW_TAG_inlined_subroutine};
-            s->function = i == c.fn ? function_name(d, path) : dw_die_function_name(d);
+            s->function =
+                i == c.fn ? dw_outofline_function_name(d, path) : dw_die_function_name(d);
             if (callee)
                 site_of_call(callee, s);
             else
@@ -581,7 +590,7 @@ void dw_sites_free(struct dw_site *sites, size_t n)
 /* One call's state: where variables are read from (location.c) and what they are
  * rendered with. */
 struct eval {
-    struct file *f;
+    struct dw_file *f;
     struct dw_frame_ctx loc;
     const struct value_opts *o;
     struct member {
@@ -683,9 +692,9 @@ static int cmp_member(const void *x, const void *y)
     return a->key < b->key ? -1 : a->key > b->key;
 }
 
-/* The parameters and variables declared directly in scope, in declaration order. */
-static void scope_vars(struct eval *e, Dwarf_Die *scope, struct vlist *params,
-                       struct vlist *locals)
+/* The parameters and variables declared directly in scope, in declaration order, into
+ * e->members; returns how many. */
+static size_t scope_members(struct eval *e, Dwarf_Die *scope)
 {
     size_t n = 0;
     Dwarf_Die c;
@@ -706,12 +715,19 @@ static void scope_vars(struct eval *e, Dwarf_Die *scope, struct vlist *params,
                 if (!e->members)
                     abort();
             }
-            Dwarf_Die origin = origin_of(&c, false);
+            Dwarf_Die origin = dw_die_origin(&c, false);
             e->members[n++] = (struct member){c, dwarf_dieoffset(&origin),
                                               tag == DW_TAG_formal_parameter};
         } while (dwarf_siblingof(&c, &c) == 0);
     if (n > 1)
         qsort(e->members, n, sizeof *e->members, cmp_member);
+    return n;
+}
+
+static void scope_vars(struct eval *e, Dwarf_Die *scope, struct vlist *params,
+                       struct vlist *locals)
+{
+    size_t n = scope_members(e, scope);
     for (size_t i = 0; i < n; i++)
         write_var(e, e->members[i].param ? params : locals, &e->members[i].die);
 }
@@ -735,9 +751,9 @@ int dw_frame_vars_json(struct strbuf *params, struct strbuf *locals, const char 
     struct vlist ll = {locals, locals->len, budget, 0, 0};
     int rc = -1;
     pthread_mutex_lock(&lock);
-    struct file *f = file_get(path);
-    struct chain c;
-    if (f && chain_at(f, pc, &c)) {
+    struct dw_file *f = dw_file_get(path);
+    struct dw_scopes c;
+    if (f && dw_scopes_at(f, pc, &c)) {
         struct eval e = {
             .f = f, .o = o,
             .loc = {.cfi = {f->eh_cfi, dwarf_getcfi(f->dw)}, .pc = pc, .bias = bias,
@@ -752,5 +768,145 @@ int dw_frame_vars_json(struct strbuf *params, struct strbuf *locals, const char 
     pthread_mutex_unlock(&lock);
     vlist_end(&pl);
     vlist_end(&ll);
+    return rc;
+}
+
+/* ---- one variable's place ---- */
+
+/* The copy of text kept in f's arena (one per distinct text, so repeated lookups do
+ * not grow it). */
+static const char *intern(struct dw_file *f, const char *text)
+{
+    for (struct interned *i = f->strings; i; i = i->next)
+        if (strcmp(i->text, text) == 0)
+            return i->text;
+    struct interned *i = arena_alloc(&f->arena, sizeof *i);
+    i->text = arena_strdup(&f->arena, text);
+    i->next = f->strings;
+    f->strings = i;
+    return i->text;
+}
+
+/* The declaration file of die, absolute when DWARF gives a path. */
+static const char *decl_file_of(struct dw_file *f, Dwarf_Die *die)
+{
+    const char *name = dwarf_decl_file(die);
+    Dwarf_Die cu;
+    if (!name || !dwarf_diecu(die, &cu, NULL, NULL))
+        return NULL;
+    char *abs = dw_cu_absolute_path(&cu, name);
+    const char *kept = intern(f, abs ? abs : name);
+    free(abs);
+    return kept;
+}
+
+/* Reports where variable die is; 0, or -1 with the reason in err. */
+static int place_of(struct eval *e, Dwarf_Die *die, struct dw_var_where *out, char *err,
+                    size_t errlen)
+{
+    struct dw_loc l = {0};
+    dw_locate(&e->loc, die, &l);
+    switch (l.kind) {
+    case DW_LOC_NONE:
+        snprintf(err, errlen, "optimized out at this point");
+        return -1;
+    case DW_LOC_MEM:
+        out->kind = DWV_MEMORY;
+        out->address = l.v;
+        return 0;
+    case DW_LOC_REG:
+        out->kind = DWV_REGISTER;
+        out->regno = (int)l.v;
+        return 0;
+    case DW_LOC_VALUE:
+        if (out->type->size > sizeof l.v) {
+            snprintf(err, errlen, "%" PRIu64 "-byte value in 8 bytes", out->type->size);
+            return -1;
+        }
+        out->kind = DWV_VALUE;
+        out->n_bytes = out->type->size ? out->type->size : sizeof l.v;
+        for (size_t i = 0; i < sizeof l.v; i++)
+            out->bytes[i] = (unsigned char)(l.v >> (8 * i));
+        return 0;
+    case DW_LOC_BYTES:
+        if (l.len > sizeof out->bytes) {
+            snprintf(err, errlen, "a %zu-byte constant (at most %zu bytes are reported)", l.len,
+                     sizeof out->bytes);
+            return -1;
+        }
+        out->kind = DWV_VALUE;
+        out->n_bytes = l.len;
+        memcpy(out->bytes, l.bytes, l.len);
+        return 0;
+    case DW_LOC_FAIL:
+        break;
+    }
+    snprintf(err, errlen, "%s", l.why);
+    return -1;
+}
+
+enum { MAX_LISTED = 16 }; /* names listed when a variable is not in scope */
+
+/* Adds name to the list in sb unless listed already; counts it in *n. */
+static void list_name(struct strbuf *sb, const char **listed, size_t *n, const char *name)
+{
+    for (size_t i = 0; i < *n && i < MAX_LISTED; i++)
+        if (strcmp(listed[i], name) == 0)
+            return;
+    if (*n < MAX_LISTED) {
+        sb_puts(sb, *n ? ", " : "in scope here: ");
+        sb_puts(sb, name);
+        listed[*n] = name;
+    } else if (*n == MAX_LISTED) {
+        sb_puts(sb, ", ...");
+    }
+    (*n)++;
+}
+
+int dw_frame_var_find(const char *path, uint64_t pc, uint64_t bias, const struct dw_regs *regs,
+                      mem_read_fn rd, void *ctx, const char *name, struct dw_var_where *out,
+                      char *err, size_t errlen)
+{
+    *out = (struct dw_var_where){0};
+    if (errlen)
+        err[0] = '\0';
+    int rc = 1;
+    struct strbuf names = {0};
+    const char *listed[MAX_LISTED];
+    size_t n_listed = 0;
+    pthread_mutex_lock(&lock);
+    struct dw_file *f = dw_file_get(path);
+    struct dw_scopes c;
+    if (f && dw_scopes_at(f, pc, &c)) {
+        struct eval e = {
+            .f = f,
+            .loc = {.cfi = {f->eh_cfi, dwarf_getcfi(f->dw)}, .pc = pc, .bias = bias,
+                    .regs = regs, .rd = rd, .ctx = ctx, .fn = &c.dies[c.fn]},
+        };
+        for (size_t i = 0; i <= c.fn && rc == 1; i++) {
+            size_t n = scope_members(&e, &c.dies[i]);
+            for (size_t k = 0; k < n && rc == 1; k++) {
+                Dwarf_Die *die = &e.members[k].die;
+                const char *var = attr_string(die, DW_AT_name);
+                if (strcmp(var, name) != 0) {
+                    list_name(&names, listed, &n_listed, var);
+                    continue;
+                }
+                const struct dw_type *t = type_conv_of(f->tc, die);
+                out->type = t ? t : type_conv_unknown(f->tc);
+                out->is_param = e.members[k].param;
+                out->decl_file = decl_file_of(f, die);
+                dwarf_decl_line(die, &out->decl_line);
+                rc = place_of(&e, die, out, err, errlen);
+            }
+        }
+        free(e.members);
+        free(c.dies);
+    }
+    pthread_mutex_unlock(&lock);
+    if (rc == 1)
+        snprintf(err, errlen, "%s",
+                 n_listed && !names.oom ? names.buf : "nothing is in scope here");
+    sb_free(&names);
     return rc;
 }

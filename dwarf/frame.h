@@ -1,8 +1,8 @@
 /*
  * frame.h - what DWARF says about one frame of a stopped program, for the crash
- * reporter: the source sites at an address (file, line, and the chain of inlined
- * calls that led there), and the parameters and local variables in scope there with
- * their values as JSON text.
+ * reporter and the breakpoint engine: the source sites at an address (file, line, and
+ * the chain of inlined calls that led there), the parameters and local variables in
+ * scope there with their values as JSON text, and where one of them lives.
  *
  * Addresses are the ELF file's own (link-time) addresses: subtract the load bias of
  * the running process. The module never touches a process: registers come in a
@@ -86,6 +86,53 @@ void dw_sites_free(struct dw_site *sites, size_t n);
 int dw_frame_vars_json(struct strbuf *params, struct strbuf *locals, const char *path,
                        uint64_t pc, uint64_t bias, const struct dw_regs *regs,
                        mem_read_fn rd, void *ctx, const struct value_opts *o);
+
+/* Where one variable of a frame lives (dw_frame_var_find), for watchpoints, condition
+ * expressions and assignments: a place rather than a rendered value. */
+enum dw_var_kind {
+    DWV_MEMORY,    /* at address */
+    DWV_REGISTER,  /* in register regno, whole (the value is its low type->size bytes) */
+    DWV_VALUE,     /* nowhere: computed (DW_OP_stack_value), a DW_OP_implicit_value or a
+                      DW_AT_const_value; the value is bytes */
+};
+
+struct dw_var_where {
+    enum dw_var_kind kind;
+    uint64_t address;          /* DWV_MEMORY: runtime address (bias included) */
+    int regno;                 /* DWV_REGISTER: DWARF register number, as struct dw_regs
+                                  numbers them (17-32 are xmm0-15, which it does not hold) */
+    unsigned char bytes[16];   /* DWV_VALUE: the value, little-endian */
+    size_t n_bytes;            /* DWV_VALUE: bytes used: a computed value its type's size
+                                  (8 when the type's is unknown), a constant its own */
+    const struct dw_type *type;/* as dw_frame_vars_json converts it; never NULL (an unknown
+                                  or void type is DWT_VOID); valid until the file's cache
+                                  entry goes (dw_frame_cache_clear, or the file changed) */
+    bool is_param;             /* a formal parameter, else a local (statics included) */
+    const char *decl_file;     /* absolute when DWARF gives a path; NULL when unknown;
+                                  lives as type does */
+    int decl_line;             /* 0 when unknown */
+};
+
+/* Finds the variable called name in scope at link-time address pc of the ELF file at
+ * path, with dw_frame_vars_json's scopes and filters: the scopes holding pc innermost
+ * first (a block's variable shadows the function's, an inlined callee's hides its
+ * caller's), parameters and locals alike, unnamed, artificial non-parameter and
+ * extern-declaration variables left out. Its location is evaluated as
+ * dw_frame_vars_json evaluates it (regs, rd/ctx for DW_OP_deref, bias added to
+ * DW_OP_addr/addrx) and reported as a place in *out.
+ *
+ * Returns 0 when found and located; 1 when no such variable is in scope at pc, with
+ * err "in scope here: a, b, c" (at most 16 names, innermost first, ", ..." when there
+ * are more; "nothing is in scope here" when none, also when no DWARF function covers
+ * pc or the file cannot be read); -1 when it is in scope but cannot be located, with
+ * err "optimized out at this point" (no location at pc), or the evaluator's reason as
+ * dw_frame_vars_json shows it inside "<unavailable: ...>": "register 6 not saved",
+ * "DW_OP_piece" (a variable split in pieces has no single place), "no CFA", "16-byte
+ * value in 8 bytes", ...; or "a 24-byte constant (at most 16 bytes are reported)".
+ * err (errlen bytes) is "" on success. */
+int dw_frame_var_find(const char *path, uint64_t pc, uint64_t bias, const struct dw_regs *regs,
+                      mem_read_fn rd, void *ctx, const char *name, struct dw_var_where *out,
+                      char *err, size_t errlen);
 
 /* Closes every cached file and drops the variable tables of dwarf/globals.h (tests,
  * and the daemon at exit for valgrind). */

@@ -5,7 +5,9 @@
  * variables from a given CFA and from a CFA computed from the CFI, a static (with the
  * load bias), nested blocks and inlined scopes in declaration order, unsaved
  * registers, -O2 register locations and location lists, the output cap, a file that
- * changes on disk, and two threads at once.
+ * changes on disk, and two threads at once; and where one variable lives
+ * (dw_frame_var_find): stack slots, a static, inlined parameters, registers, constants
+ * and computed values, the names in scope when it is not.
  *
  * Expected addresses come from the fixtures' DWARF read here with libdw directly (the
  * lowest statement of a source line marked "mark:NAME", a variable's DW_OP_fbreg
@@ -513,6 +515,124 @@ static void test_vars_no_dwarf(void **state)
     sb_free(&sl);
 }
 
+/* ---- one variable's place ---- */
+
+static int find(const char *name, uint64_t pc, uint64_t bias, const struct dw_regs *regs,
+                const char *var, struct dw_var_where *w, char *err, size_t errlen)
+{
+    return dw_frame_var_find(fixture(name), pc, bias, regs, mem_read, NULL, var, w, err, errlen);
+}
+
+/* -O0 in walk_list's loop: stack slots at CFA + their DW_OP_fbreg offsets, the static
+ * at its address plus the bias, the innermost scope's variable first; in the inlined
+ * chain the callee's parameters; names not in scope listed; no rbp, no place. */
+static void test_var_find_stack(void **state)
+{
+    (void)state;
+    struct oracle o = open_frame_vars();
+    uint64_t bias = fill_memory(&o);
+    uint64_t pc = line_addr(&o, mark_line(&o, "loop", NULL, NULL));
+    struct dw_regs regs = {.cfa = CFA};
+    struct dw_var_where w;
+    char err[256];
+
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "limit", &w, err, sizeof err), 0);
+    assert_string_equal(err, "");
+    assert_int_equal(w.kind, DWV_MEMORY);
+    assert_int_equal(w.address, CFA + var_operand(&o, "limit", DW_OP_fbreg));
+    assert_true(w.is_param);
+    assert_int_equal(w.type->kind, DWT_SIGNED);
+    assert_string_equal(w.type->name, "int");
+    assert_string_equal(w.decl_file, o.source);
+    assert_int_equal(w.decl_line, o.fn->decl_line);
+
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "val", &w, err, sizeof err), 0);
+    assert_int_equal(w.kind, DWV_MEMORY);
+    assert_int_equal(w.address, CFA + var_operand(&o, "val", DW_OP_fbreg));
+    assert_false(w.is_param);
+    assert_true(w.decl_line > o.fn->decl_line);
+
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "n", &w, err, sizeof err), 0);
+    assert_int_equal(w.type->kind, DWT_POINTER);
+    assert_string_equal(w.type->name, "struct node *");
+
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "calls", &w, err, sizeof err), 0);
+    assert_int_equal(w.kind, DWV_MEMORY);
+    assert_int_equal(w.address, CALLS);
+
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "nope", &w, err, sizeof err), 1);
+    assert_string_equal(err, "in scope here: val, n, head, limit, calls, label, total");
+    /* the inlined callees' variables are not in scope in the loop */
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "doubled", &w, err, sizeof err), 1);
+
+    regs = (struct dw_regs){.known = 1u << 7};
+    regs.val[7] = CFA - 64;
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "limit", &w, err, sizeof err), -1);
+    assert_string_equal(err, "register 6 not saved");
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "calls", &w, err, sizeof err), 0);
+
+    /* in clamp_inl inlined into scale_inl: its parameter x, scale_inl's s */
+    pc = line_addr(&o, mark_line(&o, "clamp", NULL, NULL));
+    regs = (struct dw_regs){.cfa = CFA};
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "x", &w, err, sizeof err), 0);
+    assert_int_equal(w.kind, DWV_MEMORY);
+    assert_int_equal(w.address, CFA + var_operand(&o, "x", DW_OP_fbreg));
+    assert_true(w.is_param);
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "s", &w, err, sizeof err), 0);
+    assert_int_equal(w.address, CFA + var_operand(&o, "s", DW_OP_fbreg));
+
+    /* no function there, no file */
+    assert_int_equal(find("frame_vars", 0x10, bias, &regs, "x", &w, err, sizeof err), 1);
+    assert_string_equal(err, "nothing is in scope here");
+    assert_int_equal(dw_frame_var_find("/nonexistent/strobe", pc, 0, &regs, mem_read, NULL, "x",
+                                       &w, err, sizeof err),
+                     1);
+    close_oracle(&o);
+}
+
+/* -O2: leaf_sum's parameters in rdi and rsi; main's loop counter a constant, a
+ * register or a computed value, depending on pc; a body variable sometimes nowhere. */
+static void test_var_find_registers(void **state)
+{
+    (void)state;
+    const struct dw_index *ix = load("opt_O2");
+    const struct dw_function *f = must_find(ix, "leaf_sum");
+    struct dw_var_where w;
+    char err[256];
+    assert_int_equal(find("opt_O2", f->entry, 0, NULL, "a", &w, err, sizeof err), 0);
+    assert_int_equal(w.kind, DWV_REGISTER);
+    assert_int_equal(w.regno, 5);
+    assert_true(w.is_param);
+    assert_int_equal(find("opt_O2", f->entry, 0, NULL, "b", &w, err, sizeof err), 0);
+    assert_int_equal(w.regno, 4);
+
+    f = must_find(ix, "main");
+    struct dw_regs regs = {.known = (1u << 17) - 1};
+    for (int r = 0; r < 17; r++)
+        regs.val[r] = 1000 + (uint64_t)r;
+    regs.val[3] = 5; /* rbx */
+    bool value = false, reg = false, gone = false;
+    for (uint64_t pc = f->entry; pc < f->end; pc++) {
+        int rc = find("opt_O2", pc, 0, &regs, "i", &w, err, sizeof err);
+        if (rc == 0 && w.kind == DWV_VALUE) {
+            assert_int_equal(w.n_bytes, 4);
+            value = true;
+        } else if (rc == 0) {
+            assert_int_equal(w.kind, DWV_REGISTER);
+            assert_true(w.regno == 3 || w.regno == 4); /* rbx, or rsi passing it on */
+            reg = true;
+        }
+        /* t, the loop body's, lives in a register only between its call and its use */
+        if (find("opt_O2", pc, 0, &regs, "t", &w, err, sizeof err) == -1) {
+            assert_string_equal(err, "optimized out at this point");
+            gone = true;
+        }
+    }
+    assert_true(value);
+    assert_true(reg);
+    assert_true(gone);
+}
+
 /* ---- the file cache ---- */
 
 static void copy_file(const char *from, const char *to)
@@ -620,7 +740,8 @@ int main(void)
         cmocka_unit_test(test_sites_names),    cmocka_unit_test(test_vars_stack),
         cmocka_unit_test(test_vars_inlined),   cmocka_unit_test(test_vars_registers),
         cmocka_unit_test(test_vars_no_dwarf),  cmocka_unit_test(test_file_changes),
-        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_threads),        cmocka_unit_test(test_var_find_stack),
+        cmocka_unit_test(test_var_find_registers),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
