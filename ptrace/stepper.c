@@ -191,7 +191,10 @@ static const struct dw_line_row *row_at(const struct step *st, uint64_t pc)
 
 static bool in_function(const struct step *st, uint64_t link_pc)
 {
-    return st->has_lines && link_pc >= st->lines.lo && link_pc < st->lines.hi;
+    for (size_t i = 0; st->has_lines && i < st->lines.n_ranges; i++)
+        if (link_pc >= st->lines.ranges[i].lo && link_pc < st->lines.ranges[i].hi)
+            return true;
+    return false;
 }
 
 /* The line of a pc whose module has line info; 0 when it has none. */
