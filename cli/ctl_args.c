@@ -4,8 +4,10 @@
  */
 #include "cli/ctl_args.h"
 
+#include "cli/ctl_break.h"
+#include "cli/ctl_walk.h"
+
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,7 @@ const char ctl_help[] =
     "      a[3], func::counter) or raw memory (--address 0x7f..:i32, TYPE one of i8 u8\n"
     "      i16 u16 i32 u32 i64 u64 f32 f64 pointer, or bytes:SIZE saved to a file),\n"
     "      without stopping it; --set writes instead (VALUE true/false, else as typed)\n"
+    CTL_BREAK_HELP
     "  " U_TOOLS "\n"
     "      list the daemon's MCP tools\n"
     "  " U_CALL "\n"
@@ -103,16 +106,8 @@ const char ctl_help[] =
     "\n"
     "exit status: 0 ok, 1 the tool or the daemon reported an error,\n"
     "2 the daemon cannot be reached, 3 no crash recorded (crash), 4 some targets of\n"
-    "memory [read|write|poll] failed (the others are printed), 64 usage error.\n";
-
-static int usage_error(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+    "memory [read|write|poll] failed (the others are printed), 5 continue, next,\n"
+    "step, finish or until timed out with the program still running, 64 usage error.\n";
 
 /* path made absolute against cwd (a leading "./" is dropped). */
 static char *absolute(const char *cwd, const char *path)
@@ -134,22 +129,6 @@ static int add_absolute(cJSON *obj, const char *key, const char *cwd, const char
         return -1;
     cJSON_AddStringToObject(obj, key, abs);
     free(abs);
-    return 0;
-}
-
-/* A whole number in [min, max]. */
-static int parse_int(const char *opt, const char *s, long long min, long long max,
-                     long long *out, char *err, size_t errlen)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno == ERANGE)
-        return usage_error(err, errlen, "%s needs a whole number, not '%s'", opt, s);
-    if (v < min || v > max)
-        return usage_error(err, errlen, "%s must be between %lld and %lld, not %s",
-                           opt, min, max, s);
-    *out = v;
     return 0;
 }
 
@@ -181,89 +160,27 @@ static void append_string(cJSON *obj, const char *key, const char *s)
     cJSON_AddItemToArray(a, cJSON_CreateString(s));
 }
 
-/* A cursor over one command's arguments; see walk(). */
-struct walker {
-    int argc;
-    char **argv;
-    int i;          /* next argument */
-    bool *json;
-    char *err;
-    size_t errlen;
-};
-
-enum opt_kind { FLAG, VALUE };
-struct opt_def {
-    const char *name;
-    enum opt_kind kind;
-};
-
-/* Next item of the command line. Options are `--name VALUE`, `--name=VALUE` or a
- * flag, from opts (ended by a NULL name); --json is taken here wherever it is, and
- * `--` makes the rest positional. Returns 1 with name and value set for an option
- * (value NULL for a flag), 2 with value set for a positional, 0 at the end, -1 on a
- * usage error. */
-static int walk(struct walker *w, const struct opt_def *opts, bool *after_dashdash,
-                const char **name, const char **value)
+static int parse_launch(struct ctl_walker *w, const char *cwd, cJSON *args)
 {
-    while (w->i < w->argc) {
-        const char *a = w->argv[w->i++];
-        if (*after_dashdash || a[0] != '-' || a[1] == '\0') {
-            *value = a;
-            return 2;
-        }
-        if (strcmp(a, "--") == 0) {
-            *after_dashdash = true;
-            continue;
-        }
-        if (strcmp(a, "--json") == 0) {
-            *w->json = true;
-            continue;
-        }
-        const char *eq = strchr(a, '=');
-        size_t n = eq ? (size_t)(eq - a) : strlen(a);
-        const struct opt_def *d = opts;
-        while (d->name && (strlen(d->name) != n || strncmp(d->name, a, n) != 0))
-            d++;
-        if (!d->name)
-            return usage_error(w->err, w->errlen, "unknown option %.*s", (int)n, a);
-        *name = d->name;
-        if (d->kind == FLAG) {
-            if (eq)
-                return usage_error(w->err, w->errlen, "%s takes no value", d->name);
-            *value = NULL;
-        } else if (eq) {
-            *value = eq + 1;
-        } else if (w->i < w->argc) {
-            *value = w->argv[w->i++];
-        } else {
-            return usage_error(w->err, w->errlen, "%s needs a value", d->name);
-        }
-        return 1;
-    }
-    return 0;
-}
-
-static int parse_launch(struct walker *w, const char *cwd, cJSON *args)
-{
-    static const struct opt_def opts[] = {
-        { "--cwd", VALUE }, { "--project-root", VALUE }, { "--env", VALUE }, { 0 },
+    static const struct ctl_opt opts[] = {
+        { "--cwd", OPT_VALUE }, { "--project-root", OPT_VALUE }, { "--env", OPT_VALUE }, { 0 },
     };
     bool dd = false;
     bool have_root = false;
     const char *name, *value;
     int k;
-    while ((k = walk(w, opts, &dd, &name, &value)) == 1) {
+    while ((k = ctl_walk(w, opts, &dd, &name, &value)) == 1) {
         if (strcmp(name, "--env") == 0) {
             const char *eq = strchr(value, '=');
             if (!eq || eq == value)
-                return usage_error(w->err, w->errlen, "--env needs KEY=VALUE, not '%s'",
+                return ctl_usage_error(w->err, w->errlen, "--env needs KEY=VALUE, not '%s'",
                                    value);
             cJSON *env = cJSON_GetObjectItemCaseSensitive(args, "env");
             if (!env)
                 env = cJSON_AddObjectToObject(args, "env");
             char *key = strndup(value, (size_t)(eq - value));
             if (!key)
-                return usage_error(w->err, w->errlen, "out of memory");
+                return ctl_usage_error(w->err, w->errlen, "out of memory");
             cJSON_DeleteItemFromObjectCaseSensitive(env, key);
             cJSON_AddStringToObject(env, key, eq + 1);
             free(key);
@@ -272,18 +189,18 @@ static int parse_launch(struct walker *w, const char *cwd, cJSON *args)
             have_root |= key[0] == 'p';
             cJSON_DeleteItemFromObjectCaseSensitive(args, key);
             if (add_absolute(args, key, cwd, value) != 0)
-                return usage_error(w->err, w->errlen, "out of memory");
+                return ctl_usage_error(w->err, w->errlen, "out of memory");
         }
     }
     if (k < 0)
         return -1;
     if (k == 0)
-        return usage_error(w->err, w->errlen, "launch needs a PROGRAM");
+        return ctl_usage_error(w->err, w->errlen, "launch needs a PROGRAM");
     /* A PROGRAM with a '/' is a path: make it absolute here, where "relative" means
      * something; a bare name is left to the daemon's PATH search. */
     if (strchr(value, '/')) {
         if (add_absolute(args, "command", cwd, value) != 0)
-            return usage_error(w->err, w->errlen, "out of memory");
+            return ctl_usage_error(w->err, w->errlen, "out of memory");
     } else {
         cJSON_AddStringToObject(args, "command", value);
     }
@@ -298,24 +215,24 @@ static int parse_launch(struct walker *w, const char *cwd, cJSON *args)
     return 0;
 }
 
-static int parse_query(struct walker *w, cJSON *args)
+static int parse_query(struct ctl_walker *w, cJSON *args)
 {
-    static const struct opt_def opts[] = {
-        { "--type", VALUE },   { "--function", VALUE }, { "--function-equals", VALUE },
-        { "--function-regex", VALUE }, { "--file", VALUE }, { "--pid", VALUE },
-        { "--thread", VALUE }, { "--since", VALUE },    { "--until", VALUE },
-        { "--min-duration", VALUE }, { "--limit", VALUE }, { "--offset", VALUE },
-        { "--after", VALUE },  { "--verbose", FLAG },   { 0 },
+    static const struct ctl_opt opts[] = {
+        { "--type", OPT_VALUE },   { "--function", OPT_VALUE }, { "--function-equals", OPT_VALUE },
+        { "--function-regex", OPT_VALUE }, { "--file", OPT_VALUE }, { "--pid", OPT_VALUE },
+        { "--thread", OPT_VALUE }, { "--since", OPT_VALUE },    { "--until", OPT_VALUE },
+        { "--min-duration", OPT_VALUE }, { "--limit", OPT_VALUE }, { "--offset", OPT_VALUE },
+        { "--after", OPT_VALUE },  { "--verbose", OPT_FLAG },   { 0 },
     };
     bool dd = false;
     const char *sid = NULL, *name, *value;
     int k;
-    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
         if (k < 0)
             return -1;
         if (k == 2) {
             if (sid)
-                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
             sid = value;
             continue;
         }
@@ -355,7 +272,7 @@ static int parse_query(struct walker *w, cJSON *args)
             size_t j = 0;
             while (strcmp(nums[j].opt, name) != 0)
                 j++;
-            if (parse_int(name, value, nums[j].min, nums[j].max, &n, w->err,
+            if (ctl_parse_int(name, value, nums[j].min, nums[j].max, &n, w->err,
                           w->errlen) != 0)
                 return -1;
             cJSON_DeleteItemFromObjectCaseSensitive(args, nums[j].key);
@@ -363,63 +280,63 @@ static int parse_query(struct walker *w, cJSON *args)
         }
     }
     if (!sid)
-        return usage_error(w->err, w->errlen, "query needs a SESSION id");
+        return ctl_usage_error(w->err, w->errlen, "query needs a SESSION id");
     cJSON_AddStringToObject(args, "sessionId", sid);
     return 0;
 }
 
 /* status, stop, delete: debug_session with one SESSION (and stop's --retain). */
-static int parse_session(struct walker *w, const char *action, cJSON *args)
+static int parse_session(struct ctl_walker *w, const char *action, cJSON *args)
 {
-    static const struct opt_def stop_opts[] = { { "--retain", FLAG }, { 0 } };
-    static const struct opt_def no_opts[] = { { 0 } };
+    static const struct ctl_opt stop_opts[] = { { "--retain", OPT_FLAG }, { 0 } };
+    static const struct ctl_opt no_opts[] = { { 0 } };
     bool stop = strcmp(action, "stop") == 0;
     bool dd = false;
     const char *sid = NULL, *name, *value;
     int k;
     cJSON_AddStringToObject(args, "action", action);
-    while ((k = walk(w, stop ? stop_opts : no_opts, &dd, &name, &value)) != 0) {
+    while ((k = ctl_walk(w, stop ? stop_opts : no_opts, &dd, &name, &value)) != 0) {
         if (k < 0)
             return -1;
         if (k == 2) {
             if (sid)
-                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
             sid = value;
         } else if (!cJSON_HasObjectItem(args, "retain")) {
             cJSON_AddTrueToObject(args, "retain");
         }
     }
     if (!sid)
-        return usage_error(w->err, w->errlen, "%s needs a SESSION id", action);
+        return ctl_usage_error(w->err, w->errlen, "%s needs a SESSION id", action);
     cJSON_AddStringToObject(args, "sessionId", sid);
     return 0;
 }
 
-static int parse_trace(struct walker *w, const char *cwd, cJSON *args)
+static int parse_trace(struct ctl_walker *w, const char *cwd, cJSON *args)
 {
-    static const struct opt_def opts[] = {
-        { "--add", VALUE }, { "--remove", VALUE }, { "--project-root", VALUE },
-        { "--watch", VALUE }, { "--unwatch", VALUE }, { 0 },
+    static const struct ctl_opt opts[] = {
+        { "--add", OPT_VALUE }, { "--remove", OPT_VALUE }, { "--project-root", OPT_VALUE },
+        { "--watch", OPT_VALUE }, { "--unwatch", OPT_VALUE }, { 0 },
     };
     bool dd = false;
     const char *sid = NULL, *name, *value;
     int k;
-    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
         if (k < 0)
             return -1;
         if (k == 2) {
             if (sid)
-                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
             sid = value;
         } else if (strcmp(name, "--project-root") == 0) {
             cJSON_DeleteItemFromObjectCaseSensitive(args, "projectRoot");
             if (add_absolute(args, "projectRoot", cwd, value) != 0)
-                return usage_error(w->err, w->errlen, "out of memory");
+                return ctl_usage_error(w->err, w->errlen, "out of memory");
         } else if (strcmp(name, "--watch") == 0) {
             /* VAR@PATTERN: the variable has no '@'; the pattern may ("@usercode"). */
             const char *at = strchr(value, '@');
             if (at == value || !*value)
-                return usage_error(w->err, w->errlen, "--watch needs VAR or VAR@PATTERN, "
+                return ctl_usage_error(w->err, w->errlen, "--watch needs VAR or VAR@PATTERN, "
                                    "not '%s'", value);
             cJSON *watches = cJSON_GetObjectItemCaseSensitive(args, "watches");
             if (!watches)
@@ -431,14 +348,14 @@ static int parse_trace(struct walker *w, const char *cwd, cJSON *args)
             char *var = strndup(value, at ? (size_t)(at - value) : strlen(value));
             if (!var) {
                 cJSON_Delete(t);
-                return usage_error(w->err, w->errlen, "out of memory");
+                return ctl_usage_error(w->err, w->errlen, "out of memory");
             }
             cJSON_AddStringToObject(t, "variable", var);
             free(var);
             if (at) {
                 if (!at[1]) {
                     cJSON_Delete(t);
-                    return usage_error(w->err, w->errlen, "--watch %s: a pattern must "
+                    return ctl_usage_error(w->err, w->errlen, "--watch %s: a pattern must "
                                        "follow '@'", value);
                 }
                 cJSON *on = cJSON_AddArrayToObject(t, "on");
@@ -475,14 +392,14 @@ static cJSON *value_of(const char *s)
 }
 
 /* memory read|write|poll and watch: the targets and options of debug_memory. */
-static int parse_memory_op(struct walker *w, enum ctl_kind kind, cJSON *args)
+static int parse_memory_op(struct ctl_walker *w, enum ctl_kind kind, cJSON *args)
 {
-    static const struct opt_def read_opts[] = {
-        { "--address", VALUE }, { "--type", VALUE }, { "--size", VALUE },
-        { "--depth", VALUE }, { "--pid", VALUE }, { "--interval", VALUE },
-        { "--duration", VALUE }, { 0 },
+    static const struct ctl_opt read_opts[] = {
+        { "--address", OPT_VALUE }, { "--type", OPT_VALUE }, { "--size", OPT_VALUE },
+        { "--depth", OPT_VALUE }, { "--pid", OPT_VALUE }, { "--interval", OPT_VALUE },
+        { "--duration", OPT_VALUE }, { 0 },
     };
-    static const struct opt_def write_opts[] = { { "--pid", VALUE }, { 0 } };
+    static const struct ctl_opt write_opts[] = { { "--pid", OPT_VALUE }, { 0 } };
     bool dd = false;
     const char *sid = NULL, *name, *value;
     cJSON *targets = cJSON_AddArrayToObject(args, "targets");
@@ -490,7 +407,7 @@ static int parse_memory_op(struct walker *w, enum ctl_kind kind, cJSON *args)
     long long interval = -1, duration = -1;
     int k;
     cJSON_AddStringToObject(args, "action", kind == CTL_MEM_WRITE ? "write" : "read");
-    while ((k = walk(w, kind == CTL_MEM_WRITE ? write_opts : read_opts, &dd, &name,
+    while ((k = ctl_walk(w, kind == CTL_MEM_WRITE ? write_opts : read_opts, &dd, &name,
                      &value)) != 0) {
         if (k < 0)
             return -1;
@@ -504,13 +421,13 @@ static int parse_memory_op(struct walker *w, enum ctl_kind kind, cJSON *args)
                 const char *eq = strchr(value, '=');
                 if (!eq || eq == value) {
                     cJSON_Delete(t);
-                    return usage_error(w->err, w->errlen, "write needs VAR=VALUE, not '%s'",
+                    return ctl_usage_error(w->err, w->errlen, "write needs VAR=VALUE, not '%s'",
                                        value);
                 }
                 char *var = strndup(value, (size_t)(eq - value));
                 if (!var) {
                     cJSON_Delete(t);
-                    return usage_error(w->err, w->errlen, "out of memory");
+                    return ctl_usage_error(w->err, w->errlen, "out of memory");
                 }
                 cJSON_AddStringToObject(t, "variable", var);
                 free(var);
@@ -528,26 +445,26 @@ static int parse_memory_op(struct walker *w, enum ctl_kind kind, cJSON *args)
             cJSON_AddItemToArray(targets, last_address);
         } else if (strcmp(name, "--type") == 0 || strcmp(name, "--size") == 0) {
             if (!last_address)
-                return usage_error(w->err, w->errlen, "%s goes after the --address it "
+                return ctl_usage_error(w->err, w->errlen, "%s goes after the --address it "
                                    "describes", name);
             const char *key = name + 2;
             cJSON_DeleteItemFromObjectCaseSensitive(last_address, key);
             if (key[0] == 't') {
                 cJSON_AddStringToObject(last_address, key, value);
             } else {
-                if (parse_int(name, value, 1, 1 << 20, &n, w->err, w->errlen) != 0)
+                if (ctl_parse_int(name, value, 1, 1 << 20, &n, w->err, w->errlen) != 0)
                     return -1;
                 cJSON_AddNumberToObject(last_address, key, (double)n);
             }
         } else if (strcmp(name, "--interval") == 0 || strcmp(name, "--duration") == 0) {
             if (kind != CTL_MEM_POLL)
-                return usage_error(w->err, w->errlen, "%s belongs to memory poll", name);
-            if (parse_int(name, value, 1, 1000000, &n, w->err, w->errlen) != 0)
+                return ctl_usage_error(w->err, w->errlen, "%s belongs to memory poll", name);
+            if (ctl_parse_int(name, value, 1, 1000000, &n, w->err, w->errlen) != 0)
                 return -1;
             *(name[2] == 'i' ? &interval : &duration) = n;
         } else {
             bool depth = strcmp(name, "--depth") == 0;
-            if (parse_int(name, value, 1, depth ? 5 : 2147483647LL, &n, w->err,
+            if (ctl_parse_int(name, value, 1, depth ? 5 : 2147483647LL, &n, w->err,
                           w->errlen) != 0)
                 return -1;
             cJSON_DeleteItemFromObjectCaseSensitive(args, name + 2);
@@ -555,13 +472,13 @@ static int parse_memory_op(struct walker *w, enum ctl_kind kind, cJSON *args)
         }
     }
     if (!sid)
-        return usage_error(w->err, w->errlen, "memory needs a SESSION id");
+        return ctl_usage_error(w->err, w->errlen, "memory needs a SESSION id");
     if (cJSON_GetArraySize(targets) == 0)
-        return usage_error(w->err, w->errlen, "name at least one %s",
+        return ctl_usage_error(w->err, w->errlen, "name at least one %s",
                            kind == CTL_MEM_WRITE ? "VAR=VALUE" : "VAR or --address A");
     if (kind == CTL_MEM_POLL) {
         if (interval < 0 || duration < 0)
-            return usage_error(w->err, w->errlen, "memory poll needs --interval MS and "
+            return ctl_usage_error(w->err, w->errlen, "memory poll needs --interval MS and "
                                "--duration MS");
         cJSON *p = cJSON_AddObjectToObject(args, "poll");
         cJSON_AddNumberToObject(p, "intervalMs", (double)interval);
@@ -572,48 +489,48 @@ static int parse_memory_op(struct walker *w, enum ctl_kind kind, cJSON *args)
 }
 
 /* watch SESSION VAR|--address A and unwatch SESSION ID|all. */
-static int parse_watch(struct walker *w, bool unwatch, cJSON *args)
+static int parse_watch(struct ctl_walker *w, bool unwatch, cJSON *args)
 {
-    static const struct opt_def watch_opts[] = {
-        { "--address", VALUE }, { "--size", VALUE }, { "--type", VALUE },
-        { "--access", VALUE }, { "--pid", VALUE }, { 0 },
+    static const struct ctl_opt watch_opts[] = {
+        { "--address", OPT_VALUE }, { "--size", OPT_VALUE }, { "--type", OPT_VALUE },
+        { "--access", OPT_VALUE }, { "--pid", OPT_VALUE }, { 0 },
     };
-    static const struct opt_def no_opts[] = { { 0 } };
+    static const struct ctl_opt no_opts[] = { { 0 } };
     bool dd = false;
     const char *pos[3] = { 0 }, *name, *value;
     int n = 0, k;
     cJSON_AddStringToObject(args, "action", unwatch ? "unwatch" : "watch");
-    while ((k = walk(w, unwatch ? no_opts : watch_opts, &dd, &name, &value)) != 0) {
+    while ((k = ctl_walk(w, unwatch ? no_opts : watch_opts, &dd, &name, &value)) != 0) {
         if (k < 0)
             return -1;
         if (k == 2) {
             if (n == 2)
-                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
             pos[n++] = value;
             continue;
         }
         long long v;
         if (strcmp(name, "--size") == 0 || strcmp(name, "--pid") == 0) {
-            if (parse_int(name, value, 1, 2147483647LL, &v, w->err, w->errlen) != 0)
+            if (ctl_parse_int(name, value, 1, 2147483647LL, &v, w->err, w->errlen) != 0)
                 return -1;
             cJSON_DeleteItemFromObjectCaseSensitive(args, name + 2);
             cJSON_AddNumberToObject(args, name + 2, (double)v);
         } else {
             if (strcmp(name, "--access") == 0 && strcmp(value, "write") != 0 &&
                 strcmp(value, "readwrite") != 0)
-                return usage_error(w->err, w->errlen, "--access is write or readwrite, "
+                return ctl_usage_error(w->err, w->errlen, "--access is write or readwrite, "
                                    "not '%s'", value);
             cJSON_DeleteItemFromObjectCaseSensitive(args, name + 2);
             cJSON_AddStringToObject(args, name + 2, value);
         }
     }
     if (!pos[0])
-        return usage_error(w->err, w->errlen, "%s needs a SESSION id",
+        return ctl_usage_error(w->err, w->errlen, "%s needs a SESSION id",
                            unwatch ? "unwatch" : "watch");
     cJSON_AddStringToObject(args, "sessionId", pos[0]);
     if (unwatch) {
         if (!pos[1])
-            return usage_error(w->err, w->errlen, "unwatch needs a watch ID or 'all'");
+            return ctl_usage_error(w->err, w->errlen, "unwatch needs a watch ID or 'all'");
         char *end;
         long id = strtol(pos[1], &end, 10);
         if (strcmp(pos[1], "all") == 0 || strcmp(pos[1], "*") == 0)
@@ -621,25 +538,25 @@ static int parse_watch(struct walker *w, bool unwatch, cJSON *args)
         else if (*pos[1] && !*end && id > 0)
             cJSON_AddNumberToObject(args, "watchId", (double)id);
         else
-            return usage_error(w->err, w->errlen, "unwatch needs a watch ID (a number) or "
+            return ctl_usage_error(w->err, w->errlen, "unwatch needs a watch ID (a number) or "
                                "'all', not '%s'", pos[1]);
         return 0;
     }
     bool has_address = cJSON_HasObjectItem(args, "address");
     if (pos[1] && has_address)
-        return usage_error(w->err, w->errlen, "watch takes a VAR or --address, not both");
+        return ctl_usage_error(w->err, w->errlen, "watch takes a VAR or --address, not both");
     if (!pos[1] && !has_address)
-        return usage_error(w->err, w->errlen, "watch needs a VAR or --address A");
+        return ctl_usage_error(w->err, w->errlen, "watch needs a VAR or --address A");
     if (pos[1])
         cJSON_AddStringToObject(args, "variable", pos[1]);
     return 0;
 }
 
 /* crash: debug_query of every crash event, verbose (frames, locals, registers). */
-static int parse_crash(struct walker *w, struct ctl_cmd *out)
+static int parse_crash(struct ctl_walker *w, struct ctl_cmd *out)
 {
-    static const struct opt_def opts[] = {
-        { "--pid", VALUE }, { "--full-paths", FLAG }, { "--registers", FLAG }, { 0 },
+    static const struct ctl_opt opts[] = {
+        { "--pid", OPT_VALUE }, { "--full-paths", OPT_FLAG }, { "--registers", OPT_FLAG }, { 0 },
     };
     bool dd = false;
     const char *sid = NULL, *name, *value;
@@ -647,12 +564,12 @@ static int parse_crash(struct walker *w, struct ctl_cmd *out)
     cJSON_AddStringToObject(out->args, "eventType", "crash");
     cJSON_AddTrueToObject(out->args, "verbose");
     cJSON_AddNumberToObject(out->args, "limit", 500);
-    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
         if (k < 0)
             return -1;
         if (k == 2) {
             if (sid)
-                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
             sid = value;
         } else if (strcmp(name, "--full-paths") == 0) {
             out->full_paths = true;
@@ -660,59 +577,59 @@ static int parse_crash(struct walker *w, struct ctl_cmd *out)
             out->registers = true;
         } else {
             long long pid;
-            if (parse_int(name, value, 1, 2147483647LL, &pid, w->err, w->errlen) != 0)
+            if (ctl_parse_int(name, value, 1, 2147483647LL, &pid, w->err, w->errlen) != 0)
                 return -1;
             cJSON_DeleteItemFromObjectCaseSensitive(out->args, "pid");
             cJSON_AddNumberToObject(out->args, "pid", (double)pid);
         }
     }
     if (!sid)
-        return usage_error(w->err, w->errlen, "crash needs a SESSION id");
+        return ctl_usage_error(w->err, w->errlen, "crash needs a SESSION id");
     cJSON_AddStringToObject(out->args, "sessionId", sid);
     return 0;
 }
 
 /* stacks: debug_session action stacks, of every process or --pid N. */
-static int parse_stacks(struct walker *w, cJSON *args)
+static int parse_stacks(struct ctl_walker *w, cJSON *args)
 {
-    static const struct opt_def opts[] = { { "--pid", VALUE }, { 0 } };
+    static const struct ctl_opt opts[] = { { "--pid", OPT_VALUE }, { 0 } };
     bool dd = false;
     const char *sid = NULL, *name, *value;
     int k;
     cJSON_AddStringToObject(args, "action", "stacks");
-    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
         if (k < 0)
             return -1;
         if (k == 2) {
             if (sid)
-                return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
             sid = value;
         } else {
             long long pid;
-            if (parse_int(name, value, 1, 2147483647LL, &pid, w->err, w->errlen) != 0)
+            if (ctl_parse_int(name, value, 1, 2147483647LL, &pid, w->err, w->errlen) != 0)
                 return -1;
             cJSON_DeleteItemFromObjectCaseSensitive(args, "pid");
             cJSON_AddNumberToObject(args, "pid", (double)pid);
         }
     }
     if (!sid)
-        return usage_error(w->err, w->errlen, "stacks needs a SESSION id");
+        return ctl_usage_error(w->err, w->errlen, "stacks needs a SESSION id");
     cJSON_AddStringToObject(args, "sessionId", sid);
     return 0;
 }
 
 /* An --address ADDR:TYPE[:SIZE] target. */
-static cJSON *address_target(struct walker *w, const char *spec)
+static cJSON *address_target(struct ctl_walker *w, const char *spec)
 {
     char addr[64], type[16];
     long long size = 0;
     int n = 0;
     if (sscanf(spec, "%63[^:]:%15[^:]%n", addr, type, &n) != 2 ||
         (spec[n] && (spec[n] != ':' ||
-                     parse_int("--address SIZE", spec + n + 1, 1, 1 << 20, &size, w->err,
+                     ctl_parse_int("--address SIZE", spec + n + 1, 1, 1 << 20, &size, w->err,
                                w->errlen) != 0))) {
         if (!w->err[0])
-            usage_error(w->err, w->errlen, "--address needs ADDR:TYPE or ADDR:bytes:SIZE, not "
+            ctl_usage_error(w->err, w->errlen, "--address needs ADDR:TYPE or ADDR:bytes:SIZE, not "
                         "'%s'", spec);
         return NULL;
     }
@@ -727,17 +644,17 @@ static cJSON *address_target(struct walker *w, const char *spec)
 /* memory: debug_memory read of the positional variables and --address targets, or a
  * write of the --set ones (true and false are booleans; other values go as strings,
  * which the daemon reads by the variable's type). */
-static int parse_memory(struct walker *w, cJSON *args)
+static int parse_memory(struct ctl_walker *w, cJSON *args)
 {
-    static const struct opt_def opts[] = { { "--pid", VALUE }, { "--depth", VALUE },
-                                           { "--address", VALUE }, { "--set", VALUE },
+    static const struct ctl_opt opts[] = { { "--pid", OPT_VALUE }, { "--depth", OPT_VALUE },
+                                           { "--address", OPT_VALUE }, { "--set", OPT_VALUE },
                                            { 0 } };
     bool dd = false, reads = false, writes = false;
     const char *sid = NULL, *name, *value;
     cJSON *targets = cJSON_AddArrayToObject(args, "targets");
     int k;
     w->err[0] = '\0';
-    while ((k = walk(w, opts, &dd, &name, &value)) != 0) {
+    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
         cJSON *t = NULL;
         long long n;
         if (k < 0)
@@ -757,7 +674,7 @@ static int parse_memory(struct walker *w, cJSON *args)
         } else if (strcmp(name, "--set") == 0) {
             const char *eq = strchr(value, '=');
             if (!eq || eq == value)
-                return usage_error(w->err, w->errlen, "--set needs VARIABLE=VALUE, not '%s'",
+                return ctl_usage_error(w->err, w->errlen, "--set needs VARIABLE=VALUE, not '%s'",
                                    value);
             t = cJSON_CreateObject();
             char *variable = strndup(value, (size_t)(eq - value));
@@ -768,7 +685,7 @@ static int parse_memory(struct walker *w, cJSON *args)
             else
                 cJSON_AddStringToObject(t, "value", eq + 1);
             writes = true;
-        } else if (parse_int(name, value, 1, strcmp(name, "--pid") == 0 ? 2147483647LL : 5,
+        } else if (ctl_parse_int(name, value, 1, strcmp(name, "--pid") == 0 ? 2147483647LL : 5,
                              &n, w->err, w->errlen) != 0) {
             return -1;
         } else {
@@ -779,12 +696,12 @@ static int parse_memory(struct walker *w, cJSON *args)
             cJSON_AddItemToArray(targets, t);
     }
     if (!sid)
-        return usage_error(w->err, w->errlen, "memory needs a SESSION id");
+        return ctl_usage_error(w->err, w->errlen, "memory needs a SESSION id");
     if (reads == writes)
-        return usage_error(w->err, w->errlen, reads ? "memory reads or writes (--set), not "
+        return ctl_usage_error(w->err, w->errlen, reads ? "memory reads or writes (--set), not "
                            "both at once" : "memory needs a VARIABLE, --address or --set");
     if (writes && cJSON_HasObjectItem(args, "depth"))
-        return usage_error(w->err, w->errlen, "--depth goes with reads, not --set");
+        return ctl_usage_error(w->err, w->errlen, "--depth goes with reads, not --set");
     cJSON_AddStringToObject(args, "sessionId", sid);
     if (writes)
         cJSON_AddStringToObject(args, "action", "write");
@@ -792,39 +709,39 @@ static int parse_memory(struct walker *w, cJSON *args)
 }
 
 /* sessions, tools: no arguments at all. */
-static int parse_none(struct walker *w, const char *cmd)
+static int parse_none(struct ctl_walker *w, const char *cmd)
 {
-    static const struct opt_def no_opts[] = { { 0 } };
+    static const struct ctl_opt no_opts[] = { { 0 } };
     bool dd = false;
     const char *name, *value;
-    int k = walk(w, no_opts, &dd, &name, &value);
+    int k = ctl_walk(w, no_opts, &dd, &name, &value);
     if (k == 2)
-        return usage_error(w->err, w->errlen, "%s takes no arguments, not '%s'", cmd,
+        return ctl_usage_error(w->err, w->errlen, "%s takes no arguments, not '%s'", cmd,
                            value);
     return k < 0 ? -1 : 0;
 }
 
-static int parse_call(struct walker *w, struct ctl_cmd *out)
+static int parse_call(struct ctl_walker *w, struct ctl_cmd *out)
 {
-    static const struct opt_def no_opts[] = { { 0 } };
+    static const struct ctl_opt no_opts[] = { { 0 } };
     bool dd = false;
     const char *pos[3] = { 0 }, *name, *value;
     int n = 0, k;
-    while ((k = walk(w, no_opts, &dd, &name, &value)) != 0) {
+    while ((k = ctl_walk(w, no_opts, &dd, &name, &value)) != 0) {
         if (k < 0)
             return -1;
         if (n == 2)
-            return usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+            return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
         pos[n++] = value;
     }
     if (n == 0)
-        return usage_error(w->err, w->errlen, "call needs a TOOL name");
+        return ctl_usage_error(w->err, w->errlen, "call needs a TOOL name");
     out->tool = pos[0];
     if (pos[1]) {
         cJSON *a = cJSON_Parse(pos[1]);
         if (!cJSON_IsObject(a)) {
             cJSON_Delete(a);
-            return usage_error(w->err, w->errlen,
+            return ctl_usage_error(w->err, w->errlen,
                                "the arguments of call must be a JSON object, not '%s'",
                                pos[1]);
         }
@@ -850,11 +767,11 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
             out->kind = CTL_VERSION;
             return 0;
         } else {
-            return usage_error(err, errlen, "unknown option %s", argv[i]);
+            return ctl_usage_error(err, errlen, "unknown option %s", argv[i]);
         }
     }
     if (i == argc)
-        return usage_error(err, errlen, "no command given");
+        return ctl_usage_error(err, errlen, "no command given");
 
     static const struct { const char *name; enum ctl_kind kind; const char *tool, *usage; }
     cmds[] = {
@@ -870,6 +787,14 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         { "memory", CTL_MEMORY, "debug_memory", U_MEMORY },
         { "watch", CTL_WATCH, "debug_memory", U_WATCH },
         { "unwatch", CTL_UNWATCH, "debug_memory", U_UNWATCH },
+        { "break", CTL_BREAK, "debug_breakpoint", U_BREAK },
+        { "breakpoints", CTL_BREAKPOINTS, "debug_breakpoint", U_BREAKPOINTS },
+        { "continue", CTL_CONTINUE, "debug_continue", U_CONTINUE },
+        { "next", CTL_NEXT, "debug_continue", U_NEXT },
+        { "step", CTL_STEP, "debug_continue", U_STEP },
+        { "finish", CTL_FINISH, "debug_continue", U_FINISH },
+        { "pause", CTL_PAUSE, "debug_continue", U_PAUSE },
+        { "until", CTL_UNTIL, "debug_continue", U_UNTIL },
         { "tools", CTL_TOOLS, NULL, U_TOOLS },
         { "call", CTL_CALL, NULL, U_CALL },
         { "help", CTL_HELP, NULL, U_ANY },
@@ -879,7 +804,7 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
     while (c < sizeof cmds / sizeof cmds[0] && strcmp(cmds[c].name, cmd) != 0)
         c++;
     if (c == sizeof cmds / sizeof cmds[0])
-        return usage_error(err, errlen, "unknown command '%s'", cmd);
+        return ctl_usage_error(err, errlen, "unknown command '%s'", cmd);
     out->kind = cmds[c].kind;
     out->usage = cmds[c].usage;
     if (out->kind == CTL_HELP)
@@ -904,7 +829,12 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         out->usage = ops[o].usage;
         i++;
     }
-    struct walker w = { argc, argv, i, &out->json, err, errlen };
+    if (out->kind == CTL_DELETE && ctl_delete_is_breakpoints(argc, argv, i)) {
+        out->kind = CTL_BP_DELETE;
+        out->tool = "debug_breakpoint";
+        out->usage = U_BPDELETE;
+    }
+    struct ctl_walker w = { argc, argv, i, &out->json, err, errlen };
     int rc;
     switch (out->kind) {
     case CTL_LAUNCH:
@@ -942,6 +872,17 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         break;
     case CTL_MEMORY:
         rc = parse_memory(&w, out->args);
+        break;
+    case CTL_BREAK:
+    case CTL_BREAKPOINTS:
+    case CTL_BP_DELETE:
+    case CTL_CONTINUE:
+    case CTL_NEXT:
+    case CTL_STEP:
+    case CTL_FINISH:
+    case CTL_PAUSE:
+    case CTL_UNTIL:
+        rc = ctl_parse_break(&w, out->kind, out->args);
         break;
     case CTL_TOOLS:
         cJSON_Delete(out->args);

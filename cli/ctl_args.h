@@ -1,7 +1,8 @@
 /*
  * ctl_args.h - strobectl's command line: turns argv into the MCP call to make (a
  * tool name and its arguments as JSON), with no I/O, so that it can be unit-tested.
- * The commands and flags are documented in man/strobectl.1.
+ * The commands and flags are documented in man/strobectl.1; those of breakpoints
+ * and stepping are parsed by cli/ctl_break.c.
  */
 #ifndef STROBE_CTL_ARGS_H
 #define STROBE_CTL_ARGS_H
@@ -31,6 +32,16 @@ enum ctl_kind {
     CTL_WATCH,    /* debug_memory watch (a hardware data watchpoint) */
     CTL_UNWATCH,  /* debug_memory unwatch */
     CTL_MEMORY,   /* debug_memory read or write, one line per target */
+    /* cli/ctl_break.h parses these; CTL_BREAK through CTL_UNTIL stay in this order */
+    CTL_BREAK,    /* debug_breakpoint add */
+    CTL_BREAKPOINTS, /* debug_breakpoint list */
+    CTL_BP_DELETE,/* debug_breakpoint remove (delete SESSION ID...|all) */
+    CTL_CONTINUE, /* debug_continue continue */
+    CTL_NEXT,     /* debug_continue step-over */
+    CTL_STEP,     /* debug_continue step-into */
+    CTL_FINISH,   /* debug_continue step-out */
+    CTL_PAUSE,    /* debug_continue pause */
+    CTL_UNTIL,    /* debug_continue until */
 };
 
 struct ctl_cmd {

@@ -5,7 +5,8 @@
  * crash_report.h renders its events). Argument parsing lives in ctl_args.c, the
  * connection in client.c. Exit status: 0 ok, 1 tool or JSON-RPC error, 2 the daemon
  * cannot be reached, 3 `crash` found no crash event, 4 targets of a memory command
- * failed (the others printed), 64 usage error.
+ * failed (the others printed), 5 continue/next/step/finish/until came back with the
+ * program still running and nothing met (render_break.h), 64 usage error.
  */
 #include <limits.h>
 #include <signal.h>
@@ -22,10 +23,11 @@
 #include "cli/ctl_args.h"
 #include "cli/json_view.h"
 #include "cli/render.h"
+#include "cli/render_break.h"
 
 
 enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_NO_CRASH = 3, EXIT_TARGETS = 4,
-       EXIT_USAGE = 64 };
+       EXIT_STILL_RUNNING = 5, EXIT_USAGE = 64 };
 
 /* `crash` follows hasMore with afterEventId; a daemon that never says "no more"
  * is not followed forever. */
@@ -47,8 +49,17 @@ static int failed_targets(const struct ctl_cmd *cmd, const cJSON *r)
     return 0;
 }
 
+/* Whether a debug_continue answer r says the wait ended with the program running
+ * and no condition met (the timeout). */
+static bool still_running(const struct ctl_cmd *cmd, const cJSON *r)
+{
+    return cmd->kind >= CTL_CONTINUE && cmd->kind <= CTL_UNTIL &&
+           json_str(r, "state") && strcmp(json_str(r, "state"), "running") == 0 &&
+           !cJSON_IsTrue(json_get(r, "conditionMet"));
+}
+
 /* Prints r; returns the exit status (EXIT_TARGETS when targets of a memory command
- * failed). */
+ * failed, EXIT_STILL_RUNNING when a wait timed out). */
 static int print_result(const struct ctl_cmd *cmd, const cJSON *r)
 {
     switch (cmd->kind) {
@@ -77,6 +88,18 @@ static int print_result(const struct ctl_cmd *cmd, const cJSON *r)
     case CTL_STACKS:
         render_stacks(stdout, r);
         break;
+    case CTL_BREAK:
+    case CTL_BREAKPOINTS:
+    case CTL_BP_DELETE:
+        render_breakpoints(stdout, r);
+        break;
+    case CTL_CONTINUE:
+    case CTL_NEXT:
+    case CTL_STEP:
+    case CTL_FINISH:
+    case CTL_PAUSE:
+    case CTL_UNTIL:
+        return render_stop(stdout, r) ? EXIT_STILL_RUNNING : 0;
     default: /* status, trace, watch, unwatch */
         render_fields(stdout, r);
         break;
@@ -267,6 +290,8 @@ static int run(struct ctl_cmd *cmd)
             render_json(stdout, result);
     } else if (cmd->json && sc && failed_targets(cmd, sc)) {
         status = EXIT_TARGETS;
+    } else if (cmd->json && sc && still_running(cmd, sc)) {
+        status = EXIT_STILL_RUNNING;
     }
     cJSON_Delete(owned);
     cJSON_Delete(result);

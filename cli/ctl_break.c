@@ -1,0 +1,314 @@
+/*
+ * ctl_break.c - argv to the arguments of debug_breakpoint (break, breakpoints,
+ * delete SESSION ID...|all) and debug_continue (continue, next, step, finish, pause,
+ * until), field for field as docs/PROTOCOL.md names them. See ctl_break.h.
+ */
+#include "cli/ctl_break.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest thread id, breakpoint id and line number accepted. */
+#define NUM_MAX 2147483647LL
+/* debug_continue's timeoutMs range. */
+#define TIMEOUT_MAX 60000
+
+/* Replaces obj.key. */
+static void set_item(cJSON *obj, const char *key, cJSON *v)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    cJSON_AddItemToObject(obj, key, v);
+}
+
+/* The positionals of a command: at most max of them into pos, each option to
+ * on_opt (NULL when opts is empty). Returns the count, or -1 on a usage error. */
+typedef int (*opt_handler)(struct ctl_walker *w, const char *name, const char *value,
+                           void *ctx);
+static int collect(struct ctl_walker *w, const struct ctl_opt *opts, opt_handler on_opt,
+                   void *ctx, const char **pos, int max)
+{
+    bool dd = false;
+    const char *name, *value;
+    int n = 0, k;
+    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
+        if (k < 0)
+            return -1;
+        if (k == 1) {
+            if (on_opt(w, name, value, ctx) != 0)
+                return -1;
+            continue;
+        }
+        if (n == max)
+            return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+        pos[n++] = value;
+    }
+    return n;
+}
+
+/* ---- break ---------------------------------------------------------------------- */
+
+/* The location of a spec: FILE:LINE when spec ends with ':' and digits after a
+ * file name, else a function pattern (parse_config, ns::Parser::*, @file:calc.c). */
+static int add_location(struct ctl_walker *w, const char *spec, cJSON *bp)
+{
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec || !colon[1] ||
+        strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
+        cJSON_AddStringToObject(bp, "function", spec);
+        return 0;
+    }
+    char *end;
+    long long line = strtoll(colon + 1, &end, 10);
+    if (line < 1 || line > NUM_MAX)
+        return ctl_usage_error(w->err, w->errlen, "the LINE of '%s' must be between 1 and "
+                               "%lld", spec, NUM_MAX);
+    char *file = strndup(spec, (size_t)(colon - spec));
+    if (!file)
+        return ctl_usage_error(w->err, w->errlen, "out of memory");
+    cJSON_AddStringToObject(bp, "file", file);
+    free(file);
+    cJSON_AddNumberToObject(bp, "line", (double)line);
+    return 0;
+}
+
+/* break's options into the spec object ctx. */
+static int break_opt(struct ctl_walker *w, const char *name, const char *value, void *ctx)
+{
+    cJSON *bp = ctx;
+    if (strcmp(name, "--hit") == 0) {
+        long long n;
+        if (ctl_parse_int(name, value, 1, NUM_MAX, &n, w->err, w->errlen) != 0)
+            return -1;
+        set_item(bp, "hitCount", cJSON_CreateNumber((double)n));
+    } else if (strcmp(name, "--once") == 0) {
+        set_item(bp, "oneShot", cJSON_CreateTrue());
+    } else if (strcmp(name, "--all-stop") == 0) {
+        set_item(bp, "allStop", cJSON_CreateTrue());
+    } else {
+        bool cond = strcmp(name, "--if") == 0;
+        if (!*value)
+            return ctl_usage_error(w->err, w->errlen, "%s needs %s", name,
+                                   cond ? "a condition" : "a MESSAGE");
+        set_item(bp, cond ? "condition" : "message", cJSON_CreateString(value));
+    }
+    return 0;
+}
+
+/* break [SESSION] FUNCTION|FILE:LINE [options]: one spec to add; without SESSION it
+ * is staged for the next launch. */
+static int parse_break(struct ctl_walker *w, cJSON *args)
+{
+    static const struct ctl_opt opts[] = {
+        { "--if", OPT_VALUE }, { "--hit", OPT_VALUE }, { "--once", OPT_FLAG },
+        { "--all-stop", OPT_FLAG }, { "--log", OPT_VALUE }, { 0 },
+    };
+    const char *pos[2];
+    cJSON *options = cJSON_CreateObject();
+    int n = collect(w, opts, break_opt, options, pos, 2);
+    int rc = -1;
+    if (n == 0)
+        ctl_usage_error(w->err, w->errlen, "break needs a FUNCTION or FILE:LINE");
+    else if (n > 0 && cJSON_HasObjectItem(options, "message") &&
+             cJSON_HasObjectItem(options, "allStop"))
+        ctl_usage_error(w->err, w->errlen, "--all-stop goes with breakpoints: a logpoint "
+                        "(--log) never pauses");
+    else if (n > 0)
+        rc = 0;
+    if (rc == 0) {
+        if (n == 2)
+            cJSON_AddStringToObject(args, "sessionId", pos[0]);
+        cJSON *bp = cJSON_CreateObject();
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(args, "add"), bp);
+        rc = add_location(w, pos[n - 1], bp);
+        cJSON *o;
+        while (rc == 0 && (o = options->child))
+            cJSON_AddItemToObject(bp, o->string,
+                                  cJSON_DetachItemViaPointer(options, o));
+    }
+    cJSON_Delete(options);
+    return rc;
+}
+
+/* ---- breakpoints, delete -------------------------------------------------------- */
+
+bool ctl_delete_is_breakpoints(int argc, char **argv, int i)
+{
+    int n = 0;
+    bool dd = false;
+    for (; i < argc; i++) {
+        if (!dd && strcmp(argv[i], "--") == 0)
+            dd = true;
+        else if (dd || argv[i][0] != '-' || argv[i][1] == '\0')
+            n++;
+    }
+    return n >= 2;
+}
+
+/* delete SESSION ID...|all: remove [ids] or "*". */
+static int parse_delete(struct ctl_walker *w, cJSON *args)
+{
+    static const struct ctl_opt no_opts[] = { { 0 } };
+    const char *pos[1 + 64];
+    int n = collect(w, no_opts, NULL, NULL, pos, (int)(sizeof pos / sizeof pos[0]));
+    if (n < 0)
+        return -1;
+    if (n < 2)
+        return ctl_usage_error(w->err, w->errlen, "delete needs a SESSION and breakpoint "
+                               "IDs or 'all'");
+    cJSON_AddStringToObject(args, "sessionId", pos[0]);
+    cJSON *ids = cJSON_CreateArray();
+    bool all = false;
+    for (int j = 1; j < n; j++) {
+        char *end;
+        long long id = strtoll(pos[j], &end, 10);
+        if (strcmp(pos[j], "all") == 0 || strcmp(pos[j], "*") == 0) {
+            all = true;
+        } else if (*pos[j] >= '0' && *pos[j] <= '9' && !*end && id >= 1 && id <= NUM_MAX) {
+            cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)id));
+        } else {
+            cJSON_Delete(ids);
+            return ctl_usage_error(w->err, w->errlen, "delete needs breakpoint IDs "
+                                   "(numbers) or 'all', not '%s'", pos[j]);
+        }
+    }
+    if (all && cJSON_GetArraySize(ids) > 0) {
+        cJSON_Delete(ids);
+        return ctl_usage_error(w->err, w->errlen, "delete takes breakpoint IDs or 'all', "
+                               "not both");
+    }
+    if (all) {
+        cJSON_Delete(ids);
+        cJSON_AddStringToObject(args, "remove", "*");
+    } else {
+        cJSON_AddItemToObject(args, "remove", ids);
+    }
+    return 0;
+}
+
+/* ---- continue, next, step, finish, pause, until ---------------------------------- */
+
+/* What the options of an execution command said. */
+struct run_opts {
+    long long thread, timeout, breakpoint; /* 0: not given */
+    const char *memory, *text, *matches, *stream;
+};
+
+static int run_opt(struct ctl_walker *w, const char *name, const char *value, void *ctx)
+{
+    struct run_opts *o = ctx;
+    if (strcmp(name, "--thread") == 0)
+        return ctl_parse_int(name, value, 1, NUM_MAX, &o->thread, w->err, w->errlen);
+    if (strcmp(name, "--timeout") == 0)
+        return ctl_parse_int(name, value, 1, TIMEOUT_MAX, &o->timeout, w->err, w->errlen);
+    if (strcmp(name, "--breakpoint") == 0)
+        return ctl_parse_int(name, value, 1, NUM_MAX, &o->breakpoint, w->err, w->errlen);
+    if (!*value)
+        return ctl_usage_error(w->err, w->errlen, "%s needs a value", name);
+    if (strcmp(name, "--stream") == 0 && strcmp(value, "stdout") != 0 &&
+        strcmp(value, "stderr") != 0)
+        return ctl_usage_error(w->err, w->errlen, "--stream is stdout or stderr, not '%s'",
+                               value);
+    const char **slot = strcmp(name, "--memory") == 0 ? &o->memory
+                      : strcmp(name, "--text") == 0   ? &o->text
+                      : strcmp(name, "--matches") == 0 ? &o->matches
+                                                       : &o->stream;
+    *slot = value;
+    return 0;
+}
+
+/* until's condition: exactly one of breakpoint, memory, event. */
+static cJSON *until_condition(struct ctl_walker *w, const struct run_opts *o)
+{
+    int n = (o->breakpoint != 0) + (o->memory != NULL) + (o->text != NULL) +
+            (o->matches != NULL);
+    if (n == 0) {
+        ctl_usage_error(w->err, w->errlen, "until needs a condition: --breakpoint ID, "
+                        "--memory EXPR, --text STRING or --matches REGEX");
+        return NULL;
+    }
+    if (n > 1) {
+        ctl_usage_error(w->err, w->errlen, "until waits for one condition; give only one "
+                        "of --breakpoint, --memory, --text and --matches");
+        return NULL;
+    }
+    if (o->stream && !o->text && !o->matches) {
+        ctl_usage_error(w->err, w->errlen, "--stream goes with --text or --matches");
+        return NULL;
+    }
+    cJSON *c = cJSON_CreateObject();
+    if (o->breakpoint) {
+        cJSON_AddNumberToObject(c, "breakpoint", (double)o->breakpoint);
+    } else if (o->memory) {
+        cJSON_AddStringToObject(c, "memory", o->memory);
+    } else {
+        cJSON *e = cJSON_AddObjectToObject(c, "event");
+        cJSON *t = cJSON_AddObjectToObject(e, "text");
+        cJSON_AddStringToObject(t, o->text ? "contains" : "matches",
+                                o->text ? o->text : o->matches);
+        if (o->stream)
+            cJSON_AddStringToObject(e, "eventType", o->stream);
+    }
+    return c;
+}
+
+static int parse_run(struct ctl_walker *w, enum ctl_kind kind, cJSON *args)
+{
+    static const struct ctl_opt step_opts[] = {
+        { "--thread", OPT_VALUE }, { "--timeout", OPT_VALUE }, { 0 },
+    };
+    static const struct ctl_opt until_opts[] = {
+        { "--breakpoint", OPT_VALUE }, { "--memory", OPT_VALUE }, { "--text", OPT_VALUE },
+        { "--matches", OPT_VALUE }, { "--stream", OPT_VALUE }, { "--timeout", OPT_VALUE },
+        { 0 },
+    };
+    static const struct ctl_opt no_opts[] = { { 0 } };
+    /* by kind - CTL_CONTINUE: the command and its action */
+    static const char *const cmds[] = { "continue", "next", "step", "finish", "pause",
+                                        "until" };
+    static const char *const actions[] = { "continue", "step-over", "step-into",
+                                           "step-out", "pause", "until" };
+    const char *action = actions[kind - CTL_CONTINUE];
+    struct run_opts o = { 0 };
+    const char *sid;
+    int n = collect(w, kind == CTL_UNTIL ? until_opts : kind == CTL_PAUSE ? no_opts
+                                                                          : step_opts,
+                    run_opt, &o, &sid, 1);
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return ctl_usage_error(w->err, w->errlen, "%s needs a SESSION id",
+                               cmds[kind - CTL_CONTINUE]);
+    cJSON *cond = NULL;
+    if (kind == CTL_UNTIL && !(cond = until_condition(w, &o)))
+        return -1;
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    cJSON_AddStringToObject(args, "action", action);
+    if (o.thread)
+        cJSON_AddNumberToObject(args, "threadId", (double)o.thread);
+    if (cond)
+        cJSON_AddItemToObject(args, "condition", cond);
+    if (o.timeout)
+        cJSON_AddNumberToObject(args, "timeoutMs", (double)o.timeout);
+    return 0;
+}
+
+int ctl_parse_break(struct ctl_walker *w, enum ctl_kind kind, cJSON *args)
+{
+    static const struct ctl_opt no_opts[] = { { 0 } };
+    const char *sid;
+    int n;
+    switch (kind) {
+    case CTL_BREAK:
+        return parse_break(w, args);
+    case CTL_BREAKPOINTS:
+        if ((n = collect(w, no_opts, NULL, NULL, &sid, 1)) < 0)
+            return -1;
+        if (n == 1)
+            cJSON_AddStringToObject(args, "sessionId", sid);
+        return 0;
+    case CTL_BP_DELETE:
+        return parse_delete(w, args);
+    default:
+        return parse_run(w, kind, args);
+    }
+}

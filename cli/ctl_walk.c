@@ -1,0 +1,76 @@
+/*
+ * ctl_walk.c - the argument cursor, whole numbers and usage errors shared by
+ * strobectl's command parsers. See ctl_walk.h.
+ */
+#include "cli/ctl_walk.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ctl_usage_error(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int ctl_parse_int(const char *opt, const char *s, long long min, long long max,
+                  long long *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno == ERANGE)
+        return ctl_usage_error(err, errlen, "%s needs a whole number, not '%s'", opt, s);
+    if (v < min || v > max)
+        return ctl_usage_error(err, errlen, "%s must be between %lld and %lld, not %s",
+                               opt, min, max, s);
+    *out = v;
+    return 0;
+}
+
+int ctl_walk(struct ctl_walker *w, const struct ctl_opt *opts, bool *after_dashdash,
+             const char **name, const char **value)
+{
+    while (w->i < w->argc) {
+        const char *a = w->argv[w->i++];
+        if (*after_dashdash || a[0] != '-' || a[1] == '\0') {
+            *value = a;
+            return 2;
+        }
+        if (strcmp(a, "--") == 0) {
+            *after_dashdash = true;
+            continue;
+        }
+        if (strcmp(a, "--json") == 0) {
+            *w->json = true;
+            continue;
+        }
+        const char *eq = strchr(a, '=');
+        size_t n = eq ? (size_t)(eq - a) : strlen(a);
+        const struct ctl_opt *d = opts;
+        while (d->name && (strlen(d->name) != n || strncmp(d->name, a, n) != 0))
+            d++;
+        if (!d->name)
+            return ctl_usage_error(w->err, w->errlen, "unknown option %.*s", (int)n, a);
+        *name = d->name;
+        if (d->kind == OPT_FLAG) {
+            if (eq)
+                return ctl_usage_error(w->err, w->errlen, "%s takes no value", d->name);
+            *value = NULL;
+        } else if (eq) {
+            *value = eq + 1;
+        } else if (w->i < w->argc) {
+            *value = w->argv[w->i++];
+        } else {
+            return ctl_usage_error(w->err, w->errlen, "%s needs a value", d->name);
+        }
+        return 1;
+    }
+    return 0;
+}

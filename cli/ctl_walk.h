@@ -1,0 +1,47 @@
+/*
+ * ctl_walk.h - the pieces every strobectl command parser shares (cli/ctl_args.c,
+ * cli/ctl_break.c): a cursor over one command's arguments that tells options from
+ * positionals, whole-number options, and usage errors as sentences.
+ */
+#ifndef STROBE_CTL_WALK_H
+#define STROBE_CTL_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A cursor over one command's arguments; see ctl_walk(). */
+struct ctl_walker {
+    int argc;
+    char **argv;
+    int i;          /* next argument */
+    bool *json;     /* set when --json is met */
+    char *err;      /* the usage error's sentence */
+    size_t errlen;
+};
+
+enum ctl_opt_kind { OPT_FLAG, OPT_VALUE };
+/* One option a command takes; arrays of them end with a NULL name. */
+struct ctl_opt {
+    const char *name; /* "--name" */
+    enum ctl_opt_kind kind;
+};
+
+/* Writes the printf-style sentence to err and returns -1. */
+int ctl_usage_error(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Parses s, the value of option opt, as a whole number in [min, max] into *out.
+ * 0, or -1 with "OPT needs a whole number, not 'S'" or "OPT must be between MIN and
+ * MAX, not S" in err. */
+int ctl_parse_int(const char *opt, const char *s, long long min, long long max,
+                  long long *out, char *err, size_t errlen);
+
+/* Next item of the command line. Options are `--name VALUE`, `--name=VALUE` or a
+ * flag, from opts (ended by a NULL name); --json is taken here wherever it is, and
+ * `--` makes the rest positional (*after_dashdash, false at the start). Returns 1
+ * with name and value set for an option (value NULL for a flag), 2 with value set
+ * for a positional, 0 at the end, -1 on a usage error ("unknown option --x"). */
+int ctl_walk(struct ctl_walker *w, const struct ctl_opt *opts, bool *after_dashdash,
+             const char **name, const char **value);
+
+#endif
