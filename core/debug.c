@@ -632,7 +632,16 @@ int debug_continue(const char *id, const struct debug_conn *conn,
         pthread_mutex_lock(&d->lock);
         bool exited = d->exited, ended = d->ended;
         pthread_mutex_unlock(&d->lock);
-        if (exited || ended || p.gone) {
+        /* The awaited event may be the program's last words: looked for first. */
+        if (req->until == UNTIL_EVENT) {
+            struct strobe_error qe = {0};
+            session_resolve(id, &key, NULL);
+            if (find_event(req, key, baseline_id, out, &qe) == 1)
+                break;
+        }
+        /* The end is answered once the session recorded it: its last output is
+         * stored by then (an event awaited among it was looked for above). */
+        if (ended || p.gone) {
             exit_outcome(d, out);
             break;
         }
@@ -645,18 +654,13 @@ int debug_continue(const char *id, const struct debug_conn *conn,
                 break;
             }
         }
-        if (req->until == UNTIL_EVENT) {
-            struct strobe_error qe = {0};
-            session_resolve(id, &key, NULL);
-            if (find_event(req, key, baseline_id, out, &qe) == 1)
-                break;
-        }
         int64_t now = mono_ns();
         if (now >= deadline)
             break;
         int64_t wait_ns = deadline - now;
-        if (poll_ms && wait_ns > (int64_t)poll_ms * 1000000)
-            wait_ns = (int64_t)poll_ms * 1000000;
+        int64_t step_ms = exited ? DEBUG_EXIT_POLL_MS : poll_ms;
+        if (step_ms && wait_ns > step_ms * 1000000)
+            wait_ns = step_ms * 1000000;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         int64_t ns = until.tv_nsec + wait_ns;

@@ -33,6 +33,8 @@
 #define DEBUG_MEMORY_POLL_MS 5    /* until memory: how often the condition is read */
 #define DEBUG_EVENT_POLL_MS 20    /* until event: how often the timeline is asked */
 #define DEBUG_OUTPUT_LINES 5      /* output lines a "still running" answer shows */
+#define DEBUG_EXIT_POLL_MS 10     /* the main process ended: how often the wait looks
+                                     whether the session has recorded it */
 
 /* Who asks: the connection, and whether it outlives one request. */
 struct debug_conn {
