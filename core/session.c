@@ -559,6 +559,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     int n_bps;
     struct debug_staged *staged_bps = debug_staged_take(&bps, &n_bps);
     rc = start_target(s, req, path, cwd, list, watches, n_watches, bps, n_bps, e);
+    res->staged_breakpoints = n_bps;
     debug_staged_free(staged_bps);
     trace_watches_staged_free(staged);
     if (rc != 0) {

@@ -53,6 +53,8 @@ struct launch_result {
     int pending_applied;       /* pending trace patterns armed before main */
     int pending_watches;       /* pending trace watches added once it ran */
     char watch_warning[512];   /* pending watches that could not be added ("": none) */
+    int staged_breakpoints;    /* breakpoints staged for this launch (debug.h): list them
+                                  with debug_breakpoints_list to see how each bound */
 };
 
 int session_launch(const struct launch_request *req, struct launch_result *res,

@@ -46,6 +46,38 @@ static int env_entries(const cJSON *env, char ***out, int *n, struct strobe_erro
     return 0;
 }
 
+/* How each staged breakpoint bound: breakpoints [...], and breakpointErrors [...] for
+ * those that bound nowhere (they are dropped from the session). */
+static void add_staged_breakpoints(cJSON *out, const char *id)
+{
+    struct collector_bp_info *infos = calloc(DEBUG_LIST_MAX, sizeof *infos);
+    int n = 0;
+    struct strobe_error e = {0};
+    if (!infos || debug_breakpoints_list(id, infos, DEBUG_LIST_MAX, &n, &e) != 0) {
+        if (e.code != ERR_NONE)
+            cJSON_AddStringToObject(out, "breakpointsUnknown", e.msg);
+        free(infos);
+        return;
+    }
+    cJSON *ok = cJSON_AddArrayToObject(out, "breakpoints");
+    cJSON *bad = NULL;
+    for (int i = 0; i < n && i < DEBUG_LIST_MAX; i++) {
+        if (infos[i].n_locations) {
+            cJSON_AddItemToArray(ok, tool_breakpoint_json(&infos[i], false));
+            continue;
+        }
+        if (!bad)
+            bad = cJSON_AddArrayToObject(out, "breakpointErrors");
+        cJSON *o = tool_breakpoint_json(&infos[i], true);
+        cJSON_DeleteItemFromObject(o, "staged");
+        cJSON_AddStringToObject(o, "error", infos[i].note);
+        cJSON_AddItemToArray(bad, o);
+        int removed, n_removed;
+        debug_breakpoints_remove(id, &infos[i].id, 1, false, &removed, &n_removed, NULL);
+    }
+    free(infos);
+}
+
 cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
 {
     (void)ctx;
@@ -85,13 +117,20 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
         cJSON_AddNumberToObject(out, "pendingPatternsApplied", res.pending_applied);
     if (res.pending_watches)
         cJSON_AddNumberToObject(out, "pendingWatchesApplied", res.pending_watches);
+    if (res.staged_breakpoints)
+        add_staged_breakpoints(out, res.session_id);
     char next[512];
-    snprintf(next, sizeof next,
-             "The program is running and its output is being recorded. Read it first: "
-             "debug_query({sessionId: \"%s\", eventType: \"stderr\"}) and eventType \"stdout\". "
-             "Check whether it ended with debug_session({action: \"status\", sessionId: "
-             "\"%s\"}). Add traces with debug_trace only if output is not enough.",
-             res.session_id, res.session_id);
+    if (res.staged_breakpoints)
+        snprintf(next, sizeof next, "The program runs with its breakpoints armed: "
+                 "debug_continue({sessionId: \"%s\", action: \"until\"}) waits for the first "
+                 "stop and answers with the thread, its line and its locals.", res.session_id);
+    else
+        snprintf(next, sizeof next,
+                 "The program is running and its output is being recorded. Read it first: "
+                 "debug_query({sessionId: \"%s\", eventType: \"stderr\"}) and eventType "
+                 "\"stdout\". Check whether it ended with debug_session({action: \"status\", "
+                 "sessionId: \"%s\"}). Add traces with debug_trace only if output is not "
+                 "enough.", res.session_id, res.session_id);
     cJSON_AddStringToObject(out, "nextSteps", next);
     if (res.settings.n_warnings + res.n_warnings > 0 || res.watch_warning[0]) {
         cJSON *w = cJSON_AddArrayToObject(out, "warnings");

@@ -647,33 +647,32 @@ static void disarm_one_shots(void *arg)
         bpset_disarm(os->s, os->t, os->ids[i], NULL);
 }
 
-enum bp_verdict bpset_on_trap(struct tracer *t, pid_t tid, struct tracer_stop *st, void *arg)
+/* Every breakpoint at regs->rip, hit by tid: conditions, counts, logpoint messages,
+ * one-shots disarmed. Returns the id of the breakpoint that pauses tid (the lowest),
+ * 0 for none; *all_stop when one of those pausing asks for it. */
+static int hit(struct bpset *s, struct tracer *t, pid_t tid,
+               const struct user_regs_struct *regs, bool *all_stop)
 {
-    struct bpset *s = arg;
-    if (!(st->owners & BP_OWNER_BIT(BP_USER_BREAKPOINT)))
-        return BP_PASS;
     pid_t tgid = tracer_tgid(t, tid);
-    struct user_regs_struct regs = *st->regs;
-    regs.rip = st->addr;
     int memfd = -1;
     struct frame_ctx f;
     struct varres_process p;
     bool opened = false;
     int pause_id = 0;
-    bool all_stop = false;
     int done[BREAKPOINTS_MAX + LOGPOINTS_MAX];
     int n_done = 0;
+    *all_stop = false;
     pthread_mutex_lock(&s->lock);
     for (int i = 0; i < s->n; i++) {
         struct ubp *b = s->bps[i];
-        const struct bp_loc *l = loc_at(b->r, st->addr);
+        const struct bp_loc *l = loc_at(b->r, regs->rip);
         if (!l)
             continue;
         if (!opened) {
             struct module m = {.start = 0, .end = UINT64_MAX, .bias = l->bias,
                                .has_code = true};
             snprintf(m.path, sizeof m.path, "%s", l->module);
-            framevars_frame0(&f, tid, tgid, &regs, &m, 1);
+            framevars_frame0(&f, tid, tgid, regs, &m, 1);
             memfd = procmem_open(tgid);
             framevars_open(&p, &f, memfd);
             opened = true;
@@ -688,7 +687,7 @@ enum bp_verdict bpset_on_trap(struct tracer *t, pid_t tid, struct tracer_stop *s
         else if (!pause_id || b->r->req.id < pause_id)
             pause_id = b->r->req.id;
         if (!b->r->message)
-            all_stop |= b->r->req.all_stop;
+            *all_stop |= b->r->req.all_stop;
         if (b->r->req.one_shot)
             done[n_done++] = b->r->req.id;
     }
@@ -702,9 +701,30 @@ enum bp_verdict bpset_on_trap(struct tracer *t, pid_t tid, struct tracer_stop *s
         struct one_shots os = {s, t, done, n_done};
         tracer_with_space_held(t, tid, disarm_one_shots, &os);
     }
+    return pause_id;
+}
+
+enum bp_verdict bpset_on_trap(struct tracer *t, pid_t tid, struct tracer_stop *st, void *arg)
+{
+    struct bpset *s = arg;
+    if (!(st->owners & BP_OWNER_BIT(BP_USER_BREAKPOINT)))
+        return BP_PASS;
+    struct user_regs_struct regs = *st->regs;
+    regs.rip = st->addr;
+    bool all_stop;
+    int pause_id = hit(s, t, tid, &regs, &all_stop);
     if (!pause_id)
         return BP_PASS;
     ptrace(PTRACE_SETREGS, tid, 0, &regs);
-    s->cfg.pause(s->cfg.arg, t, tid, tgid, pause_id, &regs, all_stop);
+    s->cfg.pause(s->cfg.arg, t, tid, tracer_tgid(t, tid), pause_id, &regs, all_stop);
     return BP_PARK;
+}
+
+int bpset_step_landed(struct bpset *s, struct tracer *t, pid_t tid,
+                      const struct user_regs_struct *regs)
+{
+    if (!(bptab_lookup(tracer_bptab(t), regs->rip) & BP_OWNER_BIT(BP_USER_BREAKPOINT)))
+        return 0;
+    bool all_stop;
+    return hit(s, t, tid, regs, &all_stop);
 }

@@ -68,6 +68,13 @@ int bpset_list(struct bpset *s, struct collector_bp_info *out, int max);
 /* Any thread: how many breakpoints and logpoints the set has. */
 void bpset_counts(struct bpset *s, int *breakpoints, int *logpoints);
 
+/* Tracer thread: a step of tid ended at regs->rip, where breakpoints may be: they
+ * are hit as if the thread had trapped there (its int3 never runs: the thread stands
+ * on it), logpoints log; returns the id of the breakpoint the thread is paused at
+ * (0: none). */
+int bpset_step_landed(struct bpset *s, struct tracer *t, pid_t tid,
+                      const struct user_regs_struct *regs);
+
 /* The stop handler of BP_USER_BREAKPOINT (tracer_add_stop_handler, arg = the set). */
 enum bp_verdict bpset_on_trap(struct tracer *t, pid_t tid, struct tracer_stop *st, void *arg);
 

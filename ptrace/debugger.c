@@ -152,7 +152,9 @@ static void step_ended(void *arg, struct tracer *t, pid_t tid,
                        const struct user_regs_struct *regs, const char *ret, const char *note)
 {
     struct debugger *d = arg;
-    record_pause(d, tid, tracer_tgid(t, tid), PAUSE_STEP, 0, regs, ret, note);
+    int bp = bpset_step_landed(d->bps, t, tid, regs);
+    record_pause(d, tid, tracer_tgid(t, tid), bp ? PAUSE_BREAKPOINT : PAUSE_STEP, bp, regs, ret,
+                 note);
 }
 
 static void step_released(void *arg, pid_t tid, const char *note)
