@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/event.h"
+#include "core/session.h"
 #include "mcp/args.h"
 #include "mcp/query_filter.h"
 #include "mcp/tools.h"
@@ -53,18 +54,67 @@ static void add_pause(cJSON *o, const struct collector_pause *p)
     }
 }
 
+#define STATUS_DETAILED 16  /* paused threads status shows with frames and arguments */
+
+/* "tick (poll_ticker.c:39)" */
+static cJSON *frame_line(const struct collector_frame *f)
+{
+    char buf[512];
+    const char *file = f->file ? strrchr(f->file, '/') : NULL;
+    file = file ? file + 1 : f->file;
+    if (file)
+        snprintf(buf, sizeof buf, "%s (%s:%d)", f->function ? f->function : "?", file, f->line);
+    else
+        snprintf(buf, sizeof buf, "%s", f->function ? f->function : "?");
+    return cJSON_CreateString(buf);
+}
+
+/* The backtrace and arguments of paused thread tid, from a snapshot of them all. */
+static void add_details(cJSON *o, const struct collector_stacks *st, pid_t tid)
+{
+    for (size_t i = 0; i < st->n_threads; i++) {
+        const struct collector_thread *th = &st->threads[i];
+        if (th->tid != tid)
+            continue;
+        cJSON *bt = cJSON_AddArrayToObject(o, "backtrace");
+        for (size_t k = 0; k < th->n_frames && k < FRAMES_SHOWN; k++)
+            cJSON_AddItemToArray(bt, frame_line(&th->frames[k]));
+        int own = th->own_frame >= 0 ? th->own_frame : 0;
+        if (th->n_frames && th->frames[own].arguments) {
+            cJSON *args = cJSON_Parse(th->frames[own].arguments);
+            /* The first 8 arguments, as spec 002's pause state has them. */
+            while (args && cJSON_GetArraySize(args) > 8)
+                cJSON_DeleteItemFromArray(args, 8);
+            if (args)
+                cJSON_AddItemToObject(o, "arguments", args);
+        }
+        return;
+    }
+}
+
 cJSON *tool_paused_json(const char *id)
 {
     struct collector_pause ps[64];
     int n = debug_pauses(id, ps, 64);
     if (n <= 0)
         return NULL;
+    pid_t tids[STATUS_DETAILED];
+    int n_tids = 0;
+    for (int i = 0; i < n && i < 64 && n_tids < STATUS_DETAILED; i++)
+        tids[n_tids++] = ps[i].tid;
+    struct collector_stacks_request req = {.tids = tids, .n_tids = n_tids, .arguments = true};
+    struct collector_stacks st = {0};
+    bool have_stacks = session_stacks(id, &req, &st, NULL) == 0;
     cJSON *arr = cJSON_CreateArray();
     for (int i = 0; i < n && i < 64; i++) {
         cJSON *o = cJSON_CreateObject();
         add_pause(o, &ps[i]);
+        if (have_stacks)
+            add_details(o, &st, ps[i].tid);
         cJSON_AddItemToArray(arr, o);
     }
+    if (have_stacks)
+        collector_stacks_free(&st);
     return arr;
 }
 
