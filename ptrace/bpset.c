@@ -625,7 +625,8 @@ static bool condition_holds(struct ubp *b, struct varres_process *p)
         return true;
     bool result = false;
     char err[256];
-    if (cond_eval(b->r->cond, framevars_cond_resolve, p, &result, err, sizeof err) == 0)
+    struct framevars_eval ev = {p, ERR_NONE};
+    if (cond_eval(b->r->cond, framevars_cond_resolve, &ev, &result, err, sizeof err) == 0)
         return result;
     b->condition_errors++;
     snprintf(b->last_error, sizeof b->last_error, "%s", err);

@@ -503,12 +503,12 @@ int debugger_evaluate(struct tracer *t, pid_t pid, const char *condition, bool *
     }
     struct varres_process p;
     varres_process_open(&p, target, memfd);
-    int rc = cond_eval(c, framevars_cond_resolve, &p, result, err, sizeof err);
+    struct framevars_eval ev = {&p, ERR_NONE};
+    int rc = cond_eval(c, framevars_cond_resolve, &ev, result, err, sizeof err);
     if (rc != 0) {
-        /* The sentence names the path; the code is the resolution's. */
-        enum err_code code = strstr(err, "not found") || strstr(err, "no global")
-                                 ? ERR_VARIABLE_NOT_FOUND : ERR_BAD_EXPRESSION;
-        err_set(e, code, "%s", err);
+        /* A path that did not resolve has its own code; else the condition itself is
+         * at fault (a string compared with a number). */
+        err_set(e, ev.code != ERR_NONE ? ev.code : ERR_BAD_EXPRESSION, "%s", err);
     } else if (values && cap) {
         struct strbuf sb = {0};
         const char *const *paths;

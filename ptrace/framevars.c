@@ -202,16 +202,19 @@ static int cond_string(const struct varres_process *p, uint64_t addr, size_t max
     return 0;
 }
 
-int framevars_cond_resolve(void *process, const char *path, struct cond_value *out,
+int framevars_cond_resolve(void *ctx, const char *path, struct cond_value *out,
                            char *err, size_t errlen)
 {
-    struct varres_process *p = process;
+    struct framevars_eval *ev = ctx;
+    struct varres_process *p = ev->p;
     struct varres v;
     struct strobe_error e = {0};
     if (varres_resolve_in(p, path, &v, &e) != 0) {
         snprintf(err, errlen, "%s", e.msg);
+        ev->code = e.code;
         return -1;
     }
+    ev->code = ERR_BAD_EXPRESSION; /* what a failure below is */
     const struct dw_type *t = v.type;
     unsigned char b[16] = {0};
     size_t size = v.size;
