@@ -915,10 +915,7 @@ void tracer_park(struct tracer *t, pid_t tid)
 
 struct park_scan {
     const struct space *sp;
-    void (*fn)(pid_t tid, pid_t tgid, void *arg);
-    void *arg;
-    pid_t *tids;
-    size_t n, cap;
+    struct held parked;
 };
 
 static void scan_held(uint64_t key, void *value, void *arg)
@@ -929,15 +926,7 @@ static void scan_held(uint64_t key, void *value, void *arg)
     if (th->state != TS_HELD || !bptab_has_process(s->sp->bp, th->tgid))
         return;
     th->state = TS_PARKED;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        pid_t *p = realloc(s->tids, cap * sizeof *p);
-        if (!p)
-            return;
-        s->tids = p;
-        s->cap = cap;
-    }
-    s->tids[s->n++] = th->tid;
+    held_add(&s->parked, th->tid);
 }
 
 void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tgid, void *arg),
@@ -954,14 +943,14 @@ void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tg
         return;
     /* Every held thread of the space: those held just now and, from a tracer_call
      * function, those its command held. Threads parked already stay as they are. */
-    struct park_scan s = {.sp = sp, .fn = fn, .arg = arg};
+    struct park_scan s = {.sp = sp};
     u64map_each(&t->threads, scan_held, &s);
-    for (size_t i = 0; i < s.n; i++) {
-        struct tthread *th = u64map_get(&t->threads, (uint64_t)s.tids[i]);
+    for (size_t i = 0; i < s.parked.n; i++) {
+        struct tthread *th = u64map_get(&t->threads, (uint64_t)s.parked.tids[i]);
         if (th && fn)
             fn(th->tid, th->tgid, arg);
     }
-    free(s.tids);
+    free(s.parked.tids);
 }
 
 void tracer_with_space_held(struct tracer *t, pid_t tid, void (*fn)(void *arg), void *arg)

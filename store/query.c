@@ -710,34 +710,31 @@ out:
 
 /* ---- counts --------------------------------------------------------------------------- */
 
-int store_latest_ts(struct store_reader *r, int64_t session_key, int64_t *ts_ns)
+/* SELECT max(column) over the session's events into *out (0 when it has none). */
+static int session_max(struct store_reader *r, int64_t session_key, const char *sql,
+                       int64_t *out)
 {
     sqlite3_stmt *st = NULL;
-    *ts_ns = 0;
-    if (sqlite3_prepare_v2(r->db, "SELECT max(ts_ns) FROM events WHERE session = ?1", -1,
-                           &st, NULL) != SQLITE_OK)
+    *out = 0;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(st, 1, session_key);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
-        *ts_ns = sqlite3_column_int64(st, 0);
+        *out = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+int store_latest_ts(struct store_reader *r, int64_t session_key, int64_t *ts_ns)
+{
+    return session_max(r, session_key, "SELECT max(ts_ns) FROM events WHERE session = ?1",
+                       ts_ns);
+}
+
 int store_latest_id(struct store_reader *r, int64_t session_key, int64_t *id)
 {
-    sqlite3_stmt *st = NULL;
-    *id = 0;
-    if (sqlite3_prepare_v2(r->db, "SELECT max(id) FROM events WHERE session = ?1", -1, &st,
-                           NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, session_key);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *id = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : -1;
+    return session_max(r, session_key, "SELECT max(id) FROM events WHERE session = ?1", id);
 }
 
 int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, int *n)
