@@ -82,6 +82,10 @@ static const struct hint {
      "To wait for a breakpoint, call debug_continue({sessionId, action: \"until\"}) (with "
      "condition {breakpoint: id} for one of them); to stop the program now, action "
      "\"pause\"; set breakpoints with debug_breakpoint."},
+    {ERR_THREAD_NOT_PAUSED, "debug_memory",
+     "A frame's variables are read while its thread is paused: leave threadId out to read "
+     "the thread that paused last, or stop the program with debug_continue({sessionId, "
+     "action: \"pause\"})."},
     {ERR_THREAD_NOT_PAUSED, NULL,
      "Step one of the paused threads (threadId), or leave threadId out to step the last one "
      "that paused; debug_session({action: \"status\"}) lists them."},
