@@ -219,6 +219,24 @@ static enum insn_flow decode(struct tracer *t, struct step *st, uint64_t pc, siz
     return ok ? reloc_insn_flow(code, sizeof code, pc, len) : INSN_UNKNOWN;
 }
 
+/* Before a return: a traced function returns into its trace trampoline (hooks.c),
+ * outside every module, where the step would lose its way. The thread's traced
+ * frames get their real return addresses back (their exits are recorded as unwound),
+ * so the return lands in the caller. */
+static void real_return(struct tracer *t, struct step *st, const struct user_regs_struct *regs)
+{
+    uint64_t ret = 0;
+    int memfd = procmem_open(st->tgid);
+    bool ok = memfd >= 0 && procmem_read(memfd, regs->rsp, &ret, sizeof ret);
+    if (memfd >= 0)
+        close(memfd);
+    struct hooks *h = tracer_hooks(t);
+    if (!ok || !h || module_at(st, ret))
+        return;
+    uint64_t pc = regs->rip;
+    hooks_prepare_unwind(h, st->tid, &pc);
+}
+
 /* One more move from where tid stands (stopped, regs): over a call at full speed,
  * else one instruction. */
 static void advance(struct stepper *s, struct tracer *t, struct step *st,
@@ -236,6 +254,8 @@ static void advance(struct stepper *s, struct tracer *t, struct step *st,
     }
     if (flow == INSN_CALL)
         st->call_sp = regs->rsp;
+    if (flow == INSN_RET)
+        real_return(t, st, regs);
     if (++st->insns > MAX_INSNS) {
         char note[128];
         snprintf(note, sizeof note, "the line did not end within %d instructions: stopped "
