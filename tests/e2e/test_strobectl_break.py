@@ -64,6 +64,12 @@ def test_break_continue_next_finish_delete(world):
     assert m and int(m.group(1)) >= 40, r.out
     n = int(m.group(1))
 
+    # The paused frame's locals read and write by name (the thread that paused last).
+    assert ctl_json(world, "memory", sid, "n")["results"][0]["value"] == n
+    r = world.strobectl("memory", sid, "--set", "n=1000")
+    assert r.rc == 0, r
+    assert ctl_json(world, "memory", sid, "n")["results"][0]["value"] == 1000
+
     r = world.strobectl("next", sid)
     assert r.rc == 0, r
     assert re.match(PAUSED % (r"poll_ticker\.c", TICK_NEXT, "tick"), r.out.splitlines()[0]), r.out
@@ -72,7 +78,7 @@ def test_break_continue_next_finish_delete(world):
     r = world.strobectl("finish", sid)
     assert r.rc == 0, r
     assert re.match(PAUSED % (r"poll_ticker\.c", MAIN_AFTER_CALL, "main"), r.out.splitlines()[0]), r.out
-    assert re.search(r"^returned %d$" % (n + 1), r.out, re.M), r.out
+    assert re.search(r"^returned 1001$", r.out, re.M), r.out  # tick returns n + 1
     assert re.search(r"^#0 main \(poll_ticker\.c:%d\)$" % MAIN_AFTER_CALL, r.out, re.M), r.out
 
     r = world.strobectl("delete", sid, "all")
