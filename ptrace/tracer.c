@@ -11,12 +11,15 @@
  * child that exec'd another program is a `space`: a breakpoint table (bptab.h),
  * its hooks, its entry breakpoint. A SIGTRAP is looked up in the table of the
  * thread's space and handed to the stop handlers of the owners holding the address,
- * in the order they were registered (entry, panic, trace hooks, then any added).
+ * in owner order (bptab.h): traps.c owns that dispatch, and the parking, resuming
+ * and single-stepping of threads for the debugger; the state both files share is
+ * tracer_internal.h.
  *
  * Threads: every tracee thread has a state. Running; stopped while the loop
- * handles its stop; held (stopped by hold() so that code can be patched, with the
- * stop it reported, which release() handles afterwards like any other); parked
- * (a handler asked to keep it stopped until tracer_resume_thread()).
+ * handles its stop; held (stopped by tr_hold() so that code can be patched, with the
+ * stop it reported, which tr_release() handles afterwards like any other); parked
+ * (a handler or the debugger keeps it stopped until tracer_resume_thread()); being
+ * stepped (PTRACE_SINGLESTEP: events and signals resume it stepping).
  *
  * Code is written only while every thread of the space is stopped (hold): commands
  * (tracer_call, tracer_each_image), entry callbacks, the throttle batches of
@@ -55,93 +58,8 @@
 #include "ptrace/hooks.h"
 #include "ptrace/hwwatch.h"
 #include "ptrace/procmem.h"
+#include "ptrace/tracer_internal.h"
 
-#define MAX_PROCS 256
-#define MAX_IMAGES 64
-#define MAX_HANDLERS 8
-
-/* The signal that interrupts the tracer's waitpid: a command is waiting, or a
- * throttled function is due to be re-armed. Its handler does nothing. */
-#define SIG_KICK (SIGRTMIN + 3)
-#define REARM_RETRY_MS 20
-
-/* An address space: the main image with its forks, or a child that exec'd. */
-struct space {
-    pid_t pid;               /* the process that exec'd the image */
-    struct bptab *bp;
-    struct hooks *hooks;     /* NULL in output-only sessions */
-    uint64_t entry;          /* the entry breakpoint's address while armed */
-};
-
-enum thread_state {
-    TS_RUNNING,
-    TS_STOPPED,   /* its stop is being handled */
-    TS_HELD,      /* stopped by hold(); pending: the stop it reported, or -1 */
-    TS_PARKED,    /* stopped until tracer_resume_thread() */
-};
-
-struct tthread {
-    pid_t tid, tgid;
-    enum thread_state state;
-    int pending;
-    bool in_vfork;   /* blocked in vfork until the child execs or exits: it runs no
-                        code and would not stop for an interrupt before that */
-    bool exiting;    /* past PTRACE_EVENT_EXIT: runs no more code (a leader may stay
-                        a zombie until its other threads end) */
-    bool stepping;   /* resumed with PTRACE_SINGLESTEP (tracer_step): its next trap
-                        goes to the debugger, and it resumes stepping after events */
-    bool step_cancelled; /* that trap is to be swallowed (tracer_cancel_step) */
-};
-
-struct stop_handler {
-    const char *name;
-    enum bp_owner owner;
-    tracer_stop_fn fn;
-    void *arg;
-};
-
-/* Threads stopped by one hold(), for its release(). */
-struct held {
-    pid_t *tids;
-    size_t n, cap;
-};
-
-struct tracer {
-    struct tracer_spec spec;
-    pthread_t thread;
-    pid_t thread_tid;       /* for tgkill */
-    sem_t started;
-    pid_t main_pid;
-    bool main_alive;
-    struct strobe_error start_error;
-    int start_failed;
-    pthread_mutex_t lock;   /* guards procs and the command slot */
-    pid_t procs[MAX_PROCS];
-    int n_procs;
-    /* One command at a time, from tracer_call(). */
-    pthread_cond_t cmd_done;
-    void (*cmd_fn)(struct tracer *t, void *arg);
-    void *cmd_arg;
-    bool cmd_pending, cmd_ran, finished;
-    struct space main;       /* the program and its forks */
-    struct space images[MAX_IMAGES]; /* processes that exec'd another program */
-    int n_images;
-    struct u64map threads;   /* tid -> struct tthread */
-    struct stop_handler handlers[MAX_HANDLERS]; /* by owner (enum bp_owner order) */
-    int n_handlers;
-    struct tracer_debugger debugger; /* steps and thread ends (tracer_set_debugger) */
-    int64_t seq;             /* event sequence shared by all hooks */
-    struct crash *crash;
-    struct hwwatch *hw;      /* data watchpoints (NULL in output-only sessions) */
-    timer_t rearm_timer;
-    bool has_timer;
-    bool throttle_due;       /* a hit throttled a function: the loop patches */
-    cpu_set_t original_cpus; /* the affinity new threads of the target get back */
-    bool pinned;             /* tracer and main thread share a CPU (tracer_pin) */
-};
-
-static void handle_stop(struct tracer *t, pid_t pid, int status);
-static void reap(struct tracer *t, pid_t pid, int status);
 static void on_new_tracee(struct tracer *t, pid_t pid, int event);
 
 static void kick_handler(int sig) { (void)sig; }
@@ -195,7 +113,7 @@ static struct tthread *thread_add(struct tracer *t, pid_t tid, pid_t tgid)
 
 /* A thread's record; one that stops before its creator's clone event was seen is
  * added here. */
-static struct tthread *thread_of(struct tracer *t, pid_t tid)
+struct tthread *tr_thread_of(struct tracer *t, pid_t tid)
 {
     struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
     return th ? th : thread_add(t, tid, procmem_tgid(tid));
@@ -210,7 +128,7 @@ static void thread_drop(struct tracer *t, pid_t tid)
 }
 
 /* Resumes tid from a stop, delivering sig: a thread being stepped steps on. */
-static void cont(struct tracer *t, pid_t tid, int sig)
+void tr_cont(struct tracer *t, pid_t tid, int sig)
 {
     struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
     bool step = th && th->stepping;
@@ -220,7 +138,7 @@ static void cont(struct tracer *t, pid_t tid, int sig)
 /* ---- address spaces -------------------------------------------------------------- */
 
 /* The space process tgid belongs to, or NULL. */
-static struct space *space_of_process(struct tracer *t, pid_t tgid)
+struct space *tr_space_of_process(struct tracer *t, pid_t tgid)
 {
     if (t->main.bp && bptab_has_process(t->main.bp, tgid))
         return &t->main;
@@ -230,15 +148,15 @@ static struct space *space_of_process(struct tracer *t, pid_t tgid)
     return NULL;
 }
 
-static struct space *space_of(struct tracer *t, pid_t tid)
+struct space *tr_space_of(struct tracer *t, pid_t tid)
 {
-    struct tthread *th = thread_of(t, tid);
-    return th ? space_of_process(t, th->tgid) : NULL;
+    struct tthread *th = tr_thread_of(t, tid);
+    return th ? tr_space_of_process(t, th->tgid) : NULL;
 }
 
 /* The space whose image process pid exec'd (spaces move when one is dropped: find
  * them again after anything that may reap). */
-static struct space *space_by_pid(struct tracer *t, pid_t pid)
+struct space *tr_space_by_pid(struct tracer *t, pid_t pid)
 {
     if (pid == t->main.pid)
         return &t->main;
@@ -302,7 +220,7 @@ struct hold_scan {
     struct held *hd;
 };
 
-static void held_add(struct held *hd, pid_t tid)
+void tr_held_add(struct held *hd, pid_t tid)
 {
     if (hd->n == hd->cap) {
         size_t cap = hd->cap ? 2 * hd->cap : 16;
@@ -322,7 +240,7 @@ static void scan_running(uint64_t key, void *value, void *arg)
     struct hold_scan *s = arg;
     if (th->state == TS_RUNNING && !th->in_vfork && !th->exiting && th->tid != s->except &&
         bptab_has_process(s->sp->bp, th->tgid))
-        held_add(s->hd, th->tid);
+        tr_held_add(s->hd, th->tid);
 }
 
 /* Whether status is the stop PTRACE_INTERRUPT asked for (or a new thread's first
@@ -345,7 +263,7 @@ static void held_forget(struct held *hd, pid_t tid)
 static void on_exit_event(struct tracer *t, pid_t tid)
 {
     crash_on_exit_event(t->crash, tid);
-    struct tthread *th = thread_of(t, tid);
+    struct tthread *th = tr_thread_of(t, tid);
     if (th) {
         /* Not held any more, even if it was: a held thread that is killed leaves
          * its stop, and the stop it had pending is moot. */
@@ -358,7 +276,7 @@ static void on_exit_event(struct tracer *t, pid_t tid)
 
 /* Stops every running thread of sp but except and records them in hd. A thread
  * that reports another stop first (a breakpoint, a signal, an event) keeps it
- * pending: release() handles it as the loop would have, so nothing is lost. The
+ * pending: tr_release() handles it as the loop would have, so nothing is lost. The
  * threads skipped run no code: stopped already, blocked in vfork, or exiting.
  *
  * Stops are collected in the order they come (waitpid(-1)), whoever reports them:
@@ -372,7 +290,7 @@ static void on_exit_event(struct tracer *t, pid_t tid)
  *  - fork, vfork, clone: the new tracee is recorded before the caller writes code
  *    (its memory is a copy of what is there now, and later writes must reach it);
  *    it starts in a stop of its own, which is collected like any other. */
-static void hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd)
+void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd)
 {
     *hd = (struct held){0};
     if (!sp->bp)
@@ -395,7 +313,7 @@ static void hold(struct tracer *t, const struct space *sp, pid_t except, struct 
         }
         held_forget(&want, tid);
         if (!WIFSTOPPED(status)) {
-            reap(t, tid, status);
+            tr_reap(t, tid, status);
             continue;
         }
         int event = status >> 16;
@@ -410,7 +328,7 @@ static void hold(struct tracer *t, const struct space *sp, pid_t except, struct 
                      event == PTRACE_EVENT_CLONE;
         if (clone)
             on_new_tracee(t, tid, event);
-        struct tthread *th = thread_of(t, tid);
+        struct tthread *th = tr_thread_of(t, tid);
         if (!th) {
             ptrace(PTRACE_CONT, tid, 0, 0);
             continue;
@@ -427,15 +345,15 @@ static void hold(struct tracer *t, const struct space *sp, pid_t except, struct 
             th->pending = -1;
         else if (event != PTRACE_EVENT_EXEC)
             hwwatch_collect(t->hw, tid, th->tgid);
-        held_add(hd, tid);
+        tr_held_add(hd, tid);
     }
     free(want.tids);
 }
 
 /* The loop's handling of one stop of tid, with its thread state kept. */
-static void on_stop(struct tracer *t, pid_t tid, int status)
+void tr_on_stop(struct tracer *t, pid_t tid, int status)
 {
-    struct tthread *th = thread_of(t, tid);
+    struct tthread *th = tr_thread_of(t, tid);
     if (th)
         th->state = TS_STOPPED;
     /* Debug registers before the thread runs again: a new thread or child has
@@ -443,14 +361,14 @@ static void on_stop(struct tracer *t, pid_t tid, int status)
      * no watches (hwwatch_on_exec). */
     if (th && (status >> 16) != PTRACE_EVENT_EXEC)
         hwwatch_on_stop(t->hw, tid, th->tgid);
-    handle_stop(t, tid, status);
+    tr_handle_stop(t, tid, status);
     th = u64map_get(&t->threads, (uint64_t)tid);
     if (th && th->state == TS_STOPPED)
         th->state = TS_RUNNING;
 }
 
-/* Resumes what hold() stopped; the stops they reported meanwhile are handled now. */
-static void release(struct tracer *t, struct held *hd)
+/* Resumes what tr_hold() stopped; the stops they reported meanwhile are handled now. */
+void tr_release(struct tracer *t, struct held *hd)
 {
     for (size_t i = 0; i < hd->n; i++) {
         struct tthread *th = u64map_get(&t->threads, (uint64_t)hd->tids[i]);
@@ -461,9 +379,9 @@ static void release(struct tracer *t, struct held *hd)
         if (status == -1) {
             th->state = TS_RUNNING;
             hwwatch_on_stop(t->hw, th->tid, th->tgid);
-            cont(t, th->tid, 0);
+            tr_cont(t, th->tid, 0);
         } else {
-            on_stop(t, th->tid, status);
+            tr_on_stop(t, th->tid, status);
         }
     }
     free(hd->tids);
@@ -658,14 +576,14 @@ static void arm_timer(struct tracer *t, int ms)
  * one stop of all its threads, when there are any at time now. */
 static void patch_throttled(struct tracer *t, pid_t pid, int64_t now)
 {
-    struct space *sp = space_by_pid(t, pid);
+    struct space *sp = tr_space_by_pid(t, pid);
     if (!sp || !sp->hooks || !hooks_patch_due(sp->hooks, now))
         return;
     struct held hd;
-    hold(t, sp, 0, &hd);
-    sp = space_by_pid(t, pid);
+    tr_hold(t, sp, 0, &hd);
+    sp = tr_space_by_pid(t, pid);
     int ms = sp && sp->hooks ? hooks_tick(sp->hooks) : -1;
-    release(t, &hd);
+    tr_release(t, &hd);
     arm_timer(t, ms);
 }
 
@@ -700,7 +618,7 @@ static enum bp_verdict entry_stop(struct tracer *t, pid_t tid, struct tracer_sto
                                   void *arg)
 {
     (void)arg;
-    struct space *sp = space_by_pid(t, tid);
+    struct space *sp = tr_space_by_pid(t, tid);
     if (!sp || !sp->entry || sp->entry != st->addr)
         return BP_PASS;
     bptab_remove(sp->bp, sp->entry, BP_ENTRY);
@@ -709,13 +627,13 @@ static enum bp_verdict entry_stop(struct tracer *t, pid_t tid, struct tracer_sto
     ptrace(PTRACE_SETREGS, tid, 0, st->regs);
     bool is_main = sp == &t->main;
     struct held hd;
-    hold(t, sp, tid, &hd);
-    sp = space_by_pid(t, tid);
+    tr_hold(t, sp, tid, &hd);
+    sp = tr_space_by_pid(t, tid);
     if (sp && is_main && t->spec.on_entry)
         t->spec.on_entry(t->spec.arg, t);
     else if (sp && !is_main && t->spec.on_image_entry)
         t->spec.on_image_entry(t->spec.arg, t, tid, sp->hooks);
-    release(t, &hd);
+    tr_release(t, &hd);
     ptrace(PTRACE_CONT, tid, 0, 0);
     return BP_RESUMED;
 }
@@ -735,306 +653,6 @@ static enum bp_verdict hook_stop(struct tracer *t, pid_t tid, struct tracer_stop
     return st->hooks ? hooks_on_trap(st->hooks, tid, st->regs) : BP_PASS;
 }
 
-int tracer_add_stop_handler(struct tracer *t, const char *name, enum bp_owner owner,
-                            tracer_stop_fn fn, void *arg)
-{
-    if (t->n_handlers == MAX_HANDLERS)
-        return -1;
-    int i = t->n_handlers++;
-    for (; i > 0 && t->handlers[i - 1].owner > owner; i--)
-        t->handlers[i] = t->handlers[i - 1];
-    t->handlers[i] = (struct stop_handler){name, owner, fn, arg};
-    return 0;
-}
-
-/* BP_STEP_OVER: tid's pc is on the instruction under the breakpoint at addr. It
- * runs with the other threads of the space held (the original byte is back in
- * tid's process meanwhile: no other thread may run past it), then tid continues. */
-static void step_past(struct tracer *t, pid_t tid, uint64_t addr)
-{
-    struct space *sp = space_of(t, tid);
-    if (!sp)
-        return;
-    pid_t space_pid = sp->pid;
-    struct held hd;
-    hold(t, sp, tid, &hd);
-    sp = space_by_pid(t, space_pid);
-    struct step_signals kept = {0};
-    int status = sp ? step_over(sp->bp, tid, addr, &kept) : -1;
-    /* The stepped instruction may have written a watched address: the step's one
-     * SIGTRAP then stands for both (DR6.BS and Bn). */
-    if (status != -1 && WIFSTOPPED(status)) {
-        struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-        if (th)
-            hwwatch_after_step(t->hw, tid, th->tgid);
-    }
-    release(t, &hd);
-    step_signals_resend(tid, &kept);
-    if (status == -1) {
-        /* No step (tid vanished, or the space went): never leave it stopped. */
-        ptrace(PTRACE_CONT, tid, 0, 0);
-        return;
-    }
-    if (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP) {
-        ptrace(PTRACE_CONT, tid, 0, 0);
-        return;
-    }
-    /* The instruction faulted, or ended in an event or the thread's end, or a
-     * signal kept coming first: handled as the loop would (a fault is recorded as
-     * a crash and delivered; pc is still on the int3, which traps again if the
-     * program's handler returns). */
-    if (WIFSTOPPED(status))
-        handle_stop(t, tid, status);
-    else
-        reap(t, tid, status);
-}
-
-/* A trap on an int3 the table no longer holds but did: it was removed after the
- * trap (this thread reported it late), or this process kept a copy of it. The
- * byte is put back here and the thread rewound onto the program's instruction.
- * Only for an int3 trap (SI_KERNEL): a SIGTRAP sent by kill() is the program's. */
-static bool rewind_stale(struct space *sp, pid_t tid, struct tthread *th,
-                         struct user_regs_struct *regs)
-{
-    uint64_t addr = regs->rip - 1;
-    siginfo_t si;
-    if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 || si.si_code != SI_KERNEL ||
-        !bptab_rewind(sp->bp, th->tgid, addr))
-        return false;
-    regs->rip = addr;
-    return ptrace(PTRACE_SETREGS, tid, 0, regs) == 0 && ptrace(PTRACE_CONT, tid, 0, 0) == 0;
-}
-
-/* Hands the trap of tid on addr (regs as it stopped: rip just past the int3) to the
- * handlers of the owners holding it whose owner is at least first. True when one
- * handled it; false leaves tid stopped with nothing done. */
-static bool dispatch_from(struct tracer *t, pid_t tid, struct space *sp,
-                          struct user_regs_struct *regs, enum bp_owner first)
-{
-    uint64_t addr = regs->rip - 1;
-    unsigned owners = bptab_lookup(sp->bp, addr);
-    struct tracer_stop st = {.regs = regs, .addr = addr, .owners = owners,
-                             .bp = sp->bp, .hooks = sp->hooks};
-    for (int i = 0; i < t->n_handlers; i++) {
-        struct stop_handler *h = &t->handlers[i];
-        if (h->owner < first || !(owners & BP_OWNER_BIT(h->owner)))
-            continue;
-        enum bp_verdict v = h->fn(t, tid, &st, h->arg);
-        if (v == BP_PASS)
-            continue;
-        if (v == BP_STEP_OVER)
-            step_past(t, tid, addr);
-        /* Resumed by now, unless parked: the hold below must stop it too. */
-        struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-        if (th && th->state == TS_STOPPED)
-            th->state = v == BP_PARK ? TS_PARKED : TS_RUNNING;
-        /* A hit may have throttled a hot function: its int3 goes with the image's
-         * threads held, from the loop (never from inside a release()). */
-        t->throttle_due = true;
-        return true;
-    }
-    return false;
-}
-
-/* Our int3 at addr, but no owner took this hit (a forked child on the entry point's
- * copy, a return trap without its frame, a thread resumed on a breakpoint that
- * already stopped it): the program's instruction runs. */
-static bool run_original(struct tracer *t, pid_t tid, uint64_t addr)
-{
-    struct user_regs_struct regs;
-    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
-        return false;
-    regs.rip = addr;
-    if (ptrace(PTRACE_SETREGS, tid, 0, &regs) != 0)
-        return false;
-    step_past(t, tid, addr);
-    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-    if (th && th->state == TS_STOPPED)
-        th->state = TS_RUNNING;
-    return true;
-}
-
-/* A SIGTRAP of tid: asks the owners of the int3 it hit. True when one handled it. */
-static bool dispatch_trap(struct tracer *t, pid_t tid)
-{
-    struct tthread *th = thread_of(t, tid);
-    struct space *sp = th ? space_of_process(t, th->tgid) : NULL;
-    struct user_regs_struct regs;
-    if (!sp || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
-        return false;
-    uint64_t addr = regs.rip - 1;
-    if (!bptab_lookup(sp->bp, addr))
-        return rewind_stale(sp, tid, th, &regs);
-    if (dispatch_from(t, tid, sp, &regs, BP_ENTRY))
-        return true;
-    return run_original(t, tid, addr);
-}
-
-/* Resumes tid, stopped (TS_STOPPED or TS_PARKED) with its pc on an instruction that
- * has not run. An int3 of ours there has been reported already (the thread stopped
- * on it, or a step ended there): the owners that never stop a thread (trace hooks)
- * get it as a trap, so they miss no call, and the program's instruction runs. */
-static int resume_here(struct tracer *t, pid_t tid, struct tthread *th)
-{
-    struct space *sp = space_of_process(t, th->tgid);
-    struct user_regs_struct regs;
-    th->state = TS_STOPPED;
-    if (sp && ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 && bptab_lookup(sp->bp, regs.rip)) {
-        uint64_t addr = regs.rip;
-        regs.rip = addr + 1;
-        if (!dispatch_from(t, tid, sp, &regs, BP_USER_BREAKPOINT + 1))
-            run_original(t, tid, addr);
-        return 0;
-    }
-    th->state = TS_RUNNING;
-    cont(t, tid, 0);
-    return 0;
-}
-
-int tracer_resume_thread(struct tracer *t, pid_t tid)
-{
-    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-    if (!th || (th->state != TS_PARKED && th->state != TS_STOPPED))
-        return -1;
-    if (th->pending != -1) {
-        /* Parked by tracer_park_all with a stop of its own pending: handled now. */
-        int status = th->pending;
-        th->pending = -1;
-        on_stop(t, tid, status);
-        return 0;
-    }
-    return resume_here(t, tid, th);
-}
-
-void tracer_park(struct tracer *t, pid_t tid)
-{
-    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-    if (th && th->state == TS_STOPPED)
-        th->state = TS_PARKED;
-}
-
-struct park_scan {
-    const struct space *sp;
-    struct held parked;
-};
-
-static void scan_held(uint64_t key, void *value, void *arg)
-{
-    (void)key;
-    struct tthread *th = value;
-    struct park_scan *s = arg;
-    if (th->state != TS_HELD || !bptab_has_process(s->sp->bp, th->tgid))
-        return;
-    th->state = TS_PARKED;
-    held_add(&s->parked, th->tid);
-}
-
-void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tgid, void *arg),
-                     void *arg)
-{
-    struct space *sp = space_of(t, tid);
-    if (!sp)
-        return;
-    struct held hd;
-    hold(t, sp, tid, &hd);
-    free(hd.tids);
-    sp = space_of(t, tid);
-    if (!sp)
-        return;
-    /* Every held thread of the space: those held just now and, from a tracer_call
-     * function, those its command held. Threads parked already stay as they are. */
-    struct park_scan s = {.sp = sp};
-    u64map_each(&t->threads, scan_held, &s);
-    for (size_t i = 0; i < s.parked.n; i++) {
-        struct tthread *th = u64map_get(&t->threads, (uint64_t)s.parked.tids[i]);
-        if (th && fn)
-            fn(th->tid, th->tgid, arg);
-    }
-    free(s.parked.tids);
-}
-
-void tracer_with_space_held(struct tracer *t, pid_t tid, void (*fn)(void *arg), void *arg)
-{
-    struct space *sp = space_of(t, tid);
-    if (!sp)
-        return;
-    struct held hd;
-    hold(t, sp, tid, &hd);
-    if (space_of(t, tid))
-        fn(arg);
-    release(t, &hd);
-}
-
-pid_t tracer_tgid(struct tracer *t, pid_t tid)
-{
-    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-    return th ? th->tgid : 0;
-}
-
-void tracer_set_debugger(struct tracer *t, const struct tracer_debugger *d)
-{
-    t->debugger = *d;
-}
-
-int tracer_step(struct tracer *t, pid_t tid)
-{
-    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-    if (!th || (th->state != TS_PARKED && th->state != TS_STOPPED) || th->pending != -1)
-        return -1;
-    struct space *sp = space_of_process(t, th->tgid);
-    struct user_regs_struct regs;
-    if (!sp || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
-        return -1;
-    th->step_cancelled = false;
-    if (!bptab_lookup(sp->bp, regs.rip)) {
-        th->state = TS_RUNNING;
-        th->stepping = true;
-        return ptrace(PTRACE_SINGLESTEP, tid, 0, 0) == 0 ? 0 : -1;
-    }
-    /* An int3 of ours under the pc: the program's instruction is stepped with the
-     * image's other threads held (step_over), and the step ends here. */
-    pid_t space_pid = sp->pid;
-    struct held hd;
-    th->state = TS_STOPPED;
-    hold(t, sp, tid, &hd);
-    sp = space_by_pid(t, space_pid);
-    struct step_signals kept = {0};
-    int status = sp ? step_over(sp->bp, tid, regs.rip, &kept) : -1;
-    if (status != -1 && WIFSTOPPED(status))
-        hwwatch_after_step(t->hw, tid, th->tgid);
-    release(t, &hd);
-    step_signals_resend(tid, &kept);
-    if (status == -1) {
-        ptrace(PTRACE_CONT, tid, 0, 0);
-        th = u64map_get(&t->threads, (uint64_t)tid);
-        if (th)
-            th->state = TS_RUNNING;
-        return -1;
-    }
-    if (!WIFSTOPPED(status)) {
-        reap(t, tid, status);
-        return 0;
-    }
-    if ((status >> 16) != 0 || WSTOPSIG(status) != SIGTRAP) {
-        /* A fault, an event or a signal: handled as the loop would, stepping on. */
-        th = u64map_get(&t->threads, (uint64_t)tid);
-        if (th)
-            th->stepping = true;
-        handle_stop(t, tid, status);
-        return 0;
-    }
-    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 && t->debugger.stepped)
-        t->debugger.stepped(t, tid, &regs, t->debugger.arg);
-    return 0;
-}
-
-void tracer_cancel_step(struct tracer *t, pid_t tid)
-{
-    struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-    if (th && th->stepping)
-        th->step_cancelled = true;
-}
-
 /* ---- events --------------------------------------------------------------------------- */
 
 /* PTRACE_EVENT_EXEC of pid: the old image and its breakpoints are gone. The main
@@ -1052,7 +670,7 @@ static void on_exec(struct tracer *t, pid_t pid)
     hwwatch_on_exec(t->hw, pid);
     /* pid's record was the old leader's, which was exiting: it is now the thread
      * that exec'd, the one thread of the new image. */
-    struct tthread *th = thread_of(t, pid);
+    struct tthread *th = tr_thread_of(t, pid);
     if (th) {
         th->tgid = pid;
         th->exiting = false;
@@ -1074,7 +692,7 @@ static void on_exec(struct tracer *t, pid_t pid)
             arm_entry_breakpoint(&t->main);
         return;
     }
-    struct space *old = space_of_process(t, pid);
+    struct space *old = tr_space_of_process(t, pid);
     if (old && old->pid != pid) {
         bptab_drop_process(old->bp, pid);
         if (old->hooks)
@@ -1105,14 +723,14 @@ static void on_new_tracee(struct tracer *t, pid_t pid, int event)
         return;
     pid_t child = (pid_t)msg;
     bool new_process = event != PTRACE_EVENT_CLONE;
-    struct tthread *parent = thread_of(t, pid);
+    struct tthread *parent = tr_thread_of(t, pid);
     pid_t parent_tgid = parent ? parent->tgid : procmem_tgid(pid);
     thread_add(t, child, new_process ? child : parent_tgid);
     if (parent && event == PTRACE_EVENT_VFORK)
         parent->in_vfork = true;
     if (t->pinned)
         sched_setaffinity(child, sizeof t->original_cpus, &t->original_cpus);
-    struct space *sp = space_of_process(t, parent_tgid);
+    struct space *sp = tr_space_of_process(t, parent_tgid);
     if (new_process) {
         procs_add(t, child);
         hwwatch_on_fork(t->hw, parent_tgid, child);
@@ -1123,32 +741,7 @@ static void on_new_tracee(struct tracer *t, pid_t pid, int event)
         hooks_on_clone(sp->hooks, pid, child, new_process);
 }
 
-/* A SIGTRAP of th, which tracer_step resumed with PTRACE_SINGLESTEP: the step ended
- * (si_code TRAP_TRACE, or a watchpoint's trap at the same time), and the debugger
- * decides what comes next. An int3 trap (another thread wrote one under its pc
- * meanwhile) is dispatched as any. False: not the step's trap. */
-static bool step_trapped(struct tracer *t, pid_t tid, struct tthread *th)
-{
-    siginfo_t si;
-    if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 || si.si_code == SI_KERNEL ||
-        si.si_code == SI_USER || si.si_code == SI_TKILL)
-        return false;
-    th->stepping = false;
-    if (th->step_cancelled || !t->debugger.stepped) {
-        th->step_cancelled = false;
-        ptrace(PTRACE_CONT, tid, 0, 0);
-        return true;
-    }
-    struct user_regs_struct regs;
-    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0) {
-        ptrace(PTRACE_CONT, tid, 0, 0);
-        return true;
-    }
-    t->debugger.stepped(t, tid, &regs, t->debugger.arg);
-    return true;
-}
-
-static void handle_stop(struct tracer *t, pid_t pid, int status)
+void tr_handle_stop(struct tracer *t, pid_t pid, int status)
 {
     int sig = WSTOPSIG(status);
     int event = status >> 16;
@@ -1158,13 +751,13 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
         if (is_stop_signal(sig))
             ptrace(PTRACE_LISTEN, pid, 0, 0);
         else
-            cont(t, pid, 0);
+            tr_cont(t, pid, 0);
         return;
     }
     if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
         event == PTRACE_EVENT_CLONE)
         on_new_tracee(t, pid, event);
-    struct tthread *th = event ? thread_of(t, pid) : NULL;
+    struct tthread *th = event ? tr_thread_of(t, pid) : NULL;
     if (event == PTRACE_EVENT_VFORK_DONE && th)
         th->in_vfork = false;
     if (event == PTRACE_EVENT_EXEC)
@@ -1174,27 +767,27 @@ static void handle_stop(struct tracer *t, pid_t pid, int status)
         return;
     }
     if (event != 0) {
-        cont(t, pid, 0);
+        tr_cont(t, pid, 0);
         return;
     }
-    struct tthread *tt = sig == SIGTRAP ? thread_of(t, pid) : NULL;
+    struct tthread *tt = sig == SIGTRAP ? tr_thread_of(t, pid) : NULL;
     /* A data watchpoint's trap (si_code TRAP_HWBKPT, DR6 B0-B3), never an int3's:
      * recorded, and the thread runs on with no signal (a single-step's trap may
      * carry one too: the step goes on below). */
     bool watch_hit = tt && t->hw && hwwatch_on_trap(t->hw, pid, tt->tgid);
-    if (tt && tt->stepping && step_trapped(t, pid, tt))
+    if (tt && tt->stepping && tr_step_trapped(t, pid, tt))
         return;
     if (watch_hit) {
         ptrace(PTRACE_CONT, pid, 0, 0);
         return;
     }
-    if (sig == SIGTRAP && dispatch_trap(t, pid))
+    if (sig == SIGTRAP && tr_dispatch_trap(t, pid))
         return;
     /* A crash is recorded before its signal is delivered: the program's own
      * handler, or the default action, still follows (a thread being stepped steps
      * into the handler). */
     crash_on_signal(t->crash, pid, sig);
-    cont(t, pid, sig);
+    tr_cont(t, pid, sig);
 }
 
 /* A child process ended: its process_exit event (the main process's comes from the
@@ -1215,12 +808,12 @@ static void record_child_exit(struct tracer *t, pid_t pid, int status)
 
 /* A tracee is gone: a thread, a child process or the main process. Threads other
  * than a group leader are not in procs. */
-static void reap(struct tracer *t, pid_t pid, int status)
+void tr_reap(struct tracer *t, pid_t pid, int status)
 {
     bool process = procs_remove(t, pid);
     /* No record is made for a tid that is gone already. */
     struct tthread *th = u64map_get(&t->threads, (uint64_t)pid);
-    struct space *sp = space_of_process(t, th ? th->tgid : pid);
+    struct space *sp = tr_space_of_process(t, th ? th->tgid : pid);
     if (sp && sp->hooks)
         hooks_on_exit(sp->hooks, pid);
     thread_drop(t, pid);
@@ -1251,12 +844,12 @@ static void run_command(struct tracer *t)
     bool ran = false;
     if (t->main_alive) {
         struct held hd;
-        hold(t, &t->main, 0, &hd);
+        tr_hold(t, &t->main, 0, &hd);
         if (t->main_alive) {
             t->cmd_fn(t, t->cmd_arg);
             ran = true;
         }
-        release(t, &hd);
+        tr_release(t, &hd);
     }
     pthread_mutex_lock(&t->lock);
     t->cmd_pending = false;
@@ -1268,7 +861,7 @@ static void run_command(struct tracer *t)
 static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
 {
     struct tracer *t = arg;
-    struct space *sp = space_of(t, tid);
+    struct space *sp = tr_space_of(t, tid);
     if (sp && sp->hooks)
         hooks_prepare_unwind(sp->hooks, tid, pc);
 }
@@ -1278,7 +871,7 @@ static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
 static void watch_unwind(void *arg, pid_t tid, uint64_t *pc, bool end)
 {
     struct tracer *t = arg;
-    struct space *sp = space_of(t, tid);
+    struct space *sp = tr_space_of(t, tid);
     if (!sp || !sp->hooks)
         return;
     if (end)
@@ -1354,9 +947,9 @@ static void *tracer_main(void *arg)
             break;
         }
         if (WIFSTOPPED(status)) {
-            on_stop(t, pid, status);
+            tr_on_stop(t, pid, status);
         } else {
-            reap(t, pid, status);
+            tr_reap(t, pid, status);
         }
         if (t->throttle_due) {
             t->throttle_due = false;
@@ -1434,15 +1027,15 @@ void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, 
     for (int i = 0; i < n; i++)
         pids[i] = t->images[i].pid;
     for (int i = 0; i < n; i++) {
-        struct space *sp = space_by_pid(t, pids[i]);
+        struct space *sp = tr_space_by_pid(t, pids[i]);
         if (!sp)
             continue;
         struct held hd;
-        hold(t, sp, 0, &hd);
-        sp = space_by_pid(t, pids[i]);
+        tr_hold(t, sp, 0, &hd);
+        sp = tr_space_by_pid(t, pids[i]);
         if (sp && sp->hooks)
             fn(pids[i], sp->hooks, arg);
-        release(t, &hd);
+        tr_release(t, &hd);
     }
 }
 
@@ -1487,10 +1080,10 @@ void tracer_each_thread(struct tracer *t,
     for (int i = 0; i < n; i++)
         pids[i] = t->images[i].pid;
     for (int i = 0; i < n; i++) {
-        struct space *sp = space_by_pid(t, pids[i]);
+        struct space *sp = tr_space_by_pid(t, pids[i]);
         hds[i] = (struct held){0};
         if (sp)
-            hold(t, sp, 0, &hds[i]);
+            tr_hold(t, sp, 0, &hds[i]);
     }
     struct thread_scan s = {0};
     u64map_each(&t->threads, scan_all, &s);
@@ -1498,13 +1091,13 @@ void tracer_each_thread(struct tracer *t,
         qsort(s.ths, s.n, sizeof *s.ths, by_process_then_tid);
     for (size_t i = 0; i < s.n; i++) {
         const struct tthread *th = s.ths[i];
-        struct space *sp = space_of_process(t, th->tgid);
+        struct space *sp = tr_space_of_process(t, th->tgid);
         bool stopped = th->state != TS_RUNNING && !th->in_vfork && !th->exiting;
         fn(th->tid, th->tgid, stopped, sp ? sp->hooks : NULL, arg);
     }
     free(s.ths);
     for (int i = 0; i < n; i++)
-        release(t, &hds[i]);
+        tr_release(t, &hds[i]);
 }
 
 struct hooks *tracer_hooks(struct tracer *t) { return t->main.hooks; }

@@ -1,0 +1,134 @@
+/*
+ * tracer_internal.h - what the tracer's two files share (tracer.c: the thread, the
+ * launch, the wait loop, events; traps.c: what a trap on an int3 does, and the
+ * parking, resuming and single-stepping of threads). Nothing outside ptrace/tracer.c
+ * and ptrace/traps.c includes it: the rest of ptrace/ knows the tracer through
+ * tracer.h.
+ */
+#ifndef STROBE_TRACER_INTERNAL_H
+#define STROBE_TRACER_INTERNAL_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "base/u64map.h"
+#include "ptrace/tracer.h"
+
+#define MAX_PROCS 256
+#define MAX_IMAGES 64
+#define MAX_HANDLERS 8
+
+/* The signal that interrupts the tracer's waitpid: a command is waiting, or a
+ * throttled function is due to be re-armed. Its handler does nothing. */
+#define SIG_KICK (SIGRTMIN + 3)
+#define REARM_RETRY_MS 20
+
+/* An address space: the main image with its forks, or a child that exec'd. */
+struct space {
+    pid_t pid;               /* the process that exec'd the image */
+    struct bptab *bp;
+    struct hooks *hooks;     /* NULL in output-only sessions */
+    uint64_t entry;          /* the entry breakpoint's address while armed */
+};
+
+enum thread_state {
+    TS_RUNNING,
+    TS_STOPPED,   /* its stop is being handled */
+    TS_HELD,      /* stopped by hold(); pending: the stop it reported, or -1 */
+    TS_PARKED,    /* stopped until tracer_resume_thread() */
+};
+
+struct tthread {
+    pid_t tid, tgid;
+    enum thread_state state;
+    int pending;
+    bool in_vfork;   /* blocked in vfork until the child execs or exits: it runs no
+                        code and would not stop for an interrupt before that */
+    bool exiting;    /* past PTRACE_EVENT_EXIT: runs no more code (a leader may stay
+                        a zombie until its other threads end) */
+    bool stepping;   /* resumed with PTRACE_SINGLESTEP (tracer_step): its next trap
+                        goes to the debugger, and it resumes stepping after events */
+    bool step_cancelled; /* that trap is to be swallowed (tracer_cancel_step) */
+};
+
+struct stop_handler {
+    const char *name;
+    enum bp_owner owner;
+    tracer_stop_fn fn;
+    void *arg;
+};
+
+/* Threads stopped by one hold(), for its release(). */
+struct held {
+    pid_t *tids;
+    size_t n, cap;
+};
+
+struct tracer {
+    struct tracer_spec spec;
+    pthread_t thread;
+    pid_t thread_tid;       /* for tgkill */
+    sem_t started;
+    pid_t main_pid;
+    bool main_alive;
+    struct strobe_error start_error;
+    int start_failed;
+    pthread_mutex_t lock;   /* guards procs and the command slot */
+    pid_t procs[MAX_PROCS];
+    int n_procs;
+    /* One command at a time, from tracer_call(). */
+    pthread_cond_t cmd_done;
+    void (*cmd_fn)(struct tracer *t, void *arg);
+    void *cmd_arg;
+    bool cmd_pending, cmd_ran, finished;
+    struct space main;       /* the program and its forks */
+    struct space images[MAX_IMAGES]; /* processes that exec'd another program */
+    int n_images;
+    struct u64map threads;   /* tid -> struct tthread */
+    struct stop_handler handlers[MAX_HANDLERS]; /* by owner (enum bp_owner order) */
+    int n_handlers;
+    struct tracer_debugger debugger; /* steps and thread ends (tracer_set_debugger) */
+    int64_t seq;             /* event sequence shared by all hooks */
+    struct crash *crash;
+    struct hwwatch *hw;      /* data watchpoints (NULL in output-only sessions) */
+    timer_t rearm_timer;
+    bool has_timer;
+    bool throttle_due;       /* a hit throttled a function: the loop patches */
+    cpu_set_t original_cpus; /* the affinity new threads of the target get back */
+    bool pinned;             /* tracer and main thread share a CPU (tracer_pin) */
+};
+
+/* ---- tracer.c ---- */
+
+/* A thread's record; one that stops before its creator's clone event was seen is
+ * added. */
+struct tthread *tr_thread_of(struct tracer *t, pid_t tid);
+/* Resumes tid from a stop, delivering sig: a thread being stepped steps on. */
+void tr_cont(struct tracer *t, pid_t tid, int sig);
+/* The space of process tgid / of thread tid / whose image process is pid; NULL. */
+struct space *tr_space_of_process(struct tracer *t, pid_t tgid);
+struct space *tr_space_of(struct tracer *t, pid_t tid);
+struct space *tr_space_by_pid(struct tracer *t, pid_t pid);
+void tr_held_add(struct held *hd, pid_t tid);
+/* Stops every running thread of sp but except (their stops kept for tr_release),
+ * and lets them run again. */
+void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd);
+void tr_release(struct tracer *t, struct held *hd);
+/* The loop's handling of one stop of tid, with its thread state kept. */
+void tr_on_stop(struct tracer *t, pid_t tid, int status);
+void tr_handle_stop(struct tracer *t, pid_t pid, int status);
+/* A tracee is gone. */
+void tr_reap(struct tracer *t, pid_t pid, int status);
+
+/* ---- traps.c ---- */
+
+/* A SIGTRAP of tid: asks the owners of the int3 it hit. True when one handled it. */
+bool tr_dispatch_trap(struct tracer *t, pid_t tid);
+/* A SIGTRAP of th while tracer_step stepped it: true when it was the step's (the
+ * debugger has been told), false when it is another trap. */
+bool tr_step_trapped(struct tracer *t, pid_t tid, struct tthread *th);
+
+#endif
