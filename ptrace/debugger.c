@@ -443,9 +443,11 @@ static void resume_fn(struct tracer *t, void *arg)
     struct resume_call *c = arg;
     struct debugger *d = c->d;
     pid_t tids[256];
+    /* Continuing everything lets threads in the middle of a step run on too. */
+    int stepping = c->how == RESUME_CONTINUE && !c->tid ? stepper_cancel_all(d->steps, t) : 0;
     int n = pauses_tids(d->pauses, tids, 256);
     if (n == 0) {
-        c->rc = err_set(c->e, ERR_NOT_PAUSED, "No thread is paused.");
+        c->rc = stepping ? 0 : err_set(c->e, ERR_NOT_PAUSED, "No thread is paused.");
         return;
     }
     bool paused = false;

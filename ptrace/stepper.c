@@ -459,6 +459,17 @@ void stepper_cancel(struct stepper *s, struct tracer *t, pid_t tid)
     step_clear(st);
 }
 
+int stepper_cancel_all(struct stepper *s, struct tracer *t)
+{
+    int n = 0;
+    for (int i = 0; i < MAX_STEPS; i++)
+        if (s->steps[i].used) {
+            stepper_cancel(s, t, s->steps[i].tid);
+            n++;
+        }
+    return n;
+}
+
 void stepper_thread_gone(struct stepper *s, pid_t tid)
 {
     /* Its temporary breakpoint stays until another step's hit or the image goes: an

@@ -56,6 +56,8 @@ int stepper_start(struct stepper *s, struct tracer *t, pid_t tid, enum collector
  * its temporary breakpoint goes (tid stopped; the image's other threads are held
  * here) and a single-step in flight is swallowed. */
 void stepper_cancel(struct stepper *s, struct tracer *t, pid_t tid);
+/* Cancels every step under way (the threads run on); returns how many there were. */
+int stepper_cancel_all(struct stepper *s, struct tracer *t);
 /* Whether tid has a step under way. */
 bool stepper_active(const struct stepper *s, pid_t tid);
 
