@@ -421,7 +421,8 @@ struct collector_pause {
 };
 
 enum collector_resume {
-    RESUME_CONTINUE,             /* tid 0: every paused thread */
+    RESUME_CONTINUE,             /* tid 0: every paused thread, and the threads in the
+                                    middle of a step run on */
     RESUME_STEP_INTO,            /* the next line, entering calls with debug info */
     RESUME_STEP_OVER,            /* the next line of this frame (or its caller) */
     RESUME_STEP_OUT,             /* until the frame returns */
