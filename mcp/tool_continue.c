@@ -54,7 +54,8 @@ static void add_pause(cJSON *o, const struct collector_pause *p)
     }
 }
 
-#define STATUS_DETAILED 16  /* paused threads status shows with frames and arguments */
+#define STATUS_DETAILED 8   /* paused threads status shows with frames and arguments */
+#define STATUS_LISTED 32    /* paused threads status lists at all (the rest counted) */
 
 /* "tick (poll_ticker.c:39)" */
 static cJSON *frame_line(const struct collector_frame *f)
@@ -106,12 +107,18 @@ cJSON *tool_paused_json(const char *id)
     struct collector_stacks st = {0};
     bool have_stacks = session_stacks(id, &req, &st, NULL) == 0;
     cJSON *arr = cJSON_CreateArray();
-    for (int i = 0; i < n && i < 64; i++) {
+    for (int i = 0; i < n && i < STATUS_LISTED; i++) {
         cJSON *o = cJSON_CreateObject();
         add_pause(o, &ps[i]);
         if (have_stacks)
             add_details(o, &st, ps[i].tid);
         cJSON_AddItemToArray(arr, o);
+    }
+    if (n > STATUS_LISTED) {
+        char more[160];
+        snprintf(more, sizeof more, "%d more paused threads: debug_session({action: "
+                 "\"stacks\", sessionId}) shows every thread", n - STATUS_LISTED);
+        cJSON_AddItemToArray(arr, cJSON_CreateString(more));
     }
     if (have_stacks)
         collector_stacks_free(&st);
