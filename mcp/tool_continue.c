@@ -93,12 +93,12 @@ static void add_details(cJSON *o, const struct collector_stacks *st, pid_t tid)
     }
 }
 
-cJSON *tool_paused_json(const char *id)
+bool tool_add_paused(cJSON *o, const char *id)
 {
     struct collector_pause ps[64];
     int n = debug_pauses(id, ps, 64);
     if (n <= 0)
-        return NULL;
+        return false;
     pid_t tids[STATUS_DETAILED];
     int n_tids = 0;
     for (int i = 0; i < n && i < 64 && n_tids < STATUS_DETAILED; i++)
@@ -114,15 +114,12 @@ cJSON *tool_paused_json(const char *id)
             add_details(o, &st, ps[i].tid);
         cJSON_AddItemToArray(arr, o);
     }
-    if (n > STATUS_LISTED) {
-        char more[160];
-        snprintf(more, sizeof more, "%d more paused threads: debug_session({action: "
-                 "\"stacks\", sessionId}) shows every thread", n - STATUS_LISTED);
-        cJSON_AddItemToArray(arr, cJSON_CreateString(more));
-    }
+    cJSON_AddItemToObject(o, "paused", arr);
+    if (n > STATUS_LISTED)
+        cJSON_AddNumberToObject(o, "omittedPausedThreads", n - STATUS_LISTED);
     if (have_stacks)
         collector_stacks_free(&st);
-    return arr;
+    return true;
 }
 
 static cJSON *parse_json_or(const char *text, const char *fallback)

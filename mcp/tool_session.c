@@ -122,9 +122,7 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
         cJSON_AddNumberToObject(o, "lostEvents", (double)st.lost_events);
         cJSON_AddStringToObject(o, "storeErrors", msg);
     }
-    cJSON *paused = strcmp(st.row.status, "running") == 0 ? tool_paused_json(id) : NULL;
-    if (paused) {
-        cJSON_AddItemToObject(o, "paused", paused);
+    if (strcmp(st.row.status, "running") == 0 && tool_add_paused(o, id)) {
         cJSON_AddStringToObject(o, "hint", "Threads are paused: debug_continue({sessionId}) "
                                 "resumes them (and waits for the next stop); debug_memory "
                                 "with threadId reads their locals.");

@@ -64,8 +64,9 @@ cJSON *tool_event_json(const struct store_event_row *r, bool verbose);
 cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged);
 cJSON *tool_debug_breakpoint(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_continue(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
-/* The paused threads of session id as status shows them; NULL when none. */
-cJSON *tool_paused_json(const char *id);
+/* Adds "paused" (the paused threads of session id as status shows them) to o;
+ * false (nothing added) when none is paused. */
+bool tool_add_paused(cJSON *o, const char *id);
 
 /* debug_query's shape of a watch_hit event (ev from its generic form): the summary
  * keeps label, old -> new and where; verbose adds the frames (tool_watch.c). */
