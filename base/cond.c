@@ -21,6 +21,7 @@ enum op {
     OP_PATH,       /* path: index into paths */
     OP_NOT, OP_NEG,                      /* a */
     OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, /* a, b */
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_BITAND, OP_BITOR, /* a, b: numbers */
 };
 
 struct node {
@@ -76,8 +77,10 @@ static bool eat(struct parser *ps, const char *tok)
     size_t n = strlen(tok);
     if (strncmp(ps->p, tok, n) != 0)
         return false;
-    /* "<" must not take the first half of "<=", nor "=" of "==" ... */
+    /* "<" must not take the first half of "<=", nor "&" of "&&" ... */
     if (n == 1 && (tok[0] == '<' || tok[0] == '>' || tok[0] == '!') && ps->p[1] == '=')
+        return false;
+    if (n == 1 && (tok[0] == '&' || tok[0] == '|') && ps->p[1] == tok[0])
         return false;
     ps->p += n;
     return true;
@@ -366,11 +369,25 @@ static int parse_level(struct parser *ps, int (*operand)(struct parser *),
     return left;
 }
 
+static int parse_mul(struct parser *ps)
+{
+    static const char *const toks[] = {"*", "/", "%"};
+    static const enum op ops[] = {OP_MUL, OP_DIV, OP_MOD};
+    return parse_level(ps, parse_unary, toks, ops, 3);
+}
+
+static int parse_add(struct parser *ps)
+{
+    static const char *const toks[] = {"+", "-"};
+    static const enum op ops[] = {OP_ADD, OP_SUB};
+    return parse_level(ps, parse_mul, toks, ops, 2);
+}
+
 static int parse_rel(struct parser *ps)
 {
     static const char *const toks[] = {"<=", ">=", "<", ">"};
     static const enum op ops[] = {OP_LE, OP_GE, OP_LT, OP_GT};
-    return parse_level(ps, parse_unary, toks, ops, 4);
+    return parse_level(ps, parse_add, toks, ops, 4);
 }
 
 static int parse_eq(struct parser *ps)
@@ -380,11 +397,25 @@ static int parse_eq(struct parser *ps)
     return parse_level(ps, parse_rel, toks, ops, 2);
 }
 
+static int parse_bitand(struct parser *ps)
+{
+    static const char *const toks[] = {"&"};
+    static const enum op ops[] = {OP_BITAND};
+    return parse_level(ps, parse_eq, toks, ops, 1);
+}
+
+static int parse_bitor(struct parser *ps)
+{
+    static const char *const toks[] = {"|"};
+    static const enum op ops[] = {OP_BITOR};
+    return parse_level(ps, parse_bitand, toks, ops, 1);
+}
+
 static int parse_and(struct parser *ps)
 {
     static const char *const toks[] = {"&&"};
     static const enum op ops[] = {OP_AND};
-    return parse_level(ps, parse_eq, toks, ops, 1);
+    return parse_level(ps, parse_bitor, toks, ops, 1);
 }
 
 static int parse_or(struct parser *ps)
@@ -556,6 +587,67 @@ static int negate(struct eval *ev, struct cond_value *v)
     return -1;
 }
 
+static const char *op_name(enum op op)
+{
+    static const char *const names[] = {
+        [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_MOD] = "%",
+        [OP_BITAND] = "&", [OP_BITOR] = "|",
+    };
+    return op >= OP_ADD && op <= OP_BITOR ? names[op] : "?";
+}
+
+/* An exact integer result as the narrowest kind that holds it. */
+static int integer_result(struct eval *ev, enum op op, __int128 r, struct cond_value *out)
+{
+    if (r >= INT64_MIN && r <= INT64_MAX) {
+        *out = (struct cond_value){.kind = COND_INT, .i = (int64_t)r};
+        return 0;
+    }
+    if (r >= 0 && r <= (__int128)UINT64_MAX) {
+        *out = (struct cond_value){.kind = COND_UINT, .u = (uint64_t)r};
+        return 0;
+    }
+    snprintf(ev->err, ev->errlen, "'%s' overflows 64 bits", op_name(op));
+    return -1;
+}
+
+/* a op b for the arithmetic and bitwise operators: exact on integers of either
+ * signedness (computed in 128 bits), double when a float is involved. */
+static int arith(struct eval *ev, enum op op, const struct cond_value *a,
+                 const struct cond_value *b, struct cond_value *out)
+{
+    if (a->kind == COND_STRING || b->kind == COND_STRING) {
+        snprintf(ev->err, ev->errlen, "'%s' applies to numbers, not strings", op_name(op));
+        return -1;
+    }
+    bool is_float = a->kind == COND_FLOAT || b->kind == COND_FLOAT;
+    if (is_float && (op == OP_MOD || op == OP_BITAND || op == OP_BITOR)) {
+        snprintf(ev->err, ev->errlen, "'%s' applies to integers, not floats", op_name(op));
+        return -1;
+    }
+    if (is_float) {
+        double x = as_double(a), y = as_double(b);
+        double r = op == OP_ADD ? x + y : op == OP_SUB ? x - y : op == OP_MUL ? x * y : x / y;
+        *out = (struct cond_value){.kind = COND_FLOAT, .f = r};
+        return 0;
+    }
+    __int128 x = a->kind == COND_INT ? (__int128)a->i : (__int128)a->u;
+    __int128 y = b->kind == COND_INT ? (__int128)b->i : (__int128)b->u;
+    if ((op == OP_DIV || op == OP_MOD) && y == 0) {
+        snprintf(ev->err, ev->errlen, "'%s' by zero", op_name(op));
+        return -1;
+    }
+    switch (op) {
+    case OP_ADD: return integer_result(ev, op, x + y, out);
+    case OP_SUB: return integer_result(ev, op, x - y, out);
+    case OP_MUL: return integer_result(ev, op, x * y, out);
+    case OP_DIV: return integer_result(ev, op, x / y, out);
+    case OP_MOD: return integer_result(ev, op, x % y, out);
+    case OP_BITAND: return integer_result(ev, op, (__int128)((uint64_t)x & (uint64_t)y), out);
+    default: return integer_result(ev, op, (__int128)((uint64_t)x | (uint64_t)y), out);
+    }
+}
+
 static int eval_node(struct eval *ev, int n, struct cond_value *out)
 {
     const struct node *nd = &ev->c->nodes[n];
@@ -592,6 +684,8 @@ static int eval_node(struct eval *ev, int n, struct cond_value *out)
     default:
         if (eval_node(ev, nd->a, &a) != 0 || eval_node(ev, nd->b, &b) != 0)
             return -1;
+        if (nd->op >= OP_ADD)
+            return arith(ev, nd->op, &a, &b, out);
         if (compare(ev, nd->op, &a, &b, &r) != 0)
             return -1;
         *out = (struct cond_value){.kind = COND_INT, .i = r};

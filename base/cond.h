@@ -3,10 +3,12 @@
  * breakpoint is set and evaluated on every hit.
  *
  *   count > 3 && cfg.mode == 2        p != NULL && p->name == "bob"
- *   !(flags[1] >= 0x10) || ratio < 0.5       kind == 'x'
+ *   !(flags[1] >= 0x10) || ratio < 0.5       kind == 'x'      i % 100 == 0
  *
- * Operators, by C precedence from loosest: ||, &&, == !=, < <= > >=, unary ! and -;
- * parentheses. Literals: integers (decimal, 0x hex, 0 octal, u/l suffixes ignored),
+ * Operators, by C precedence from loosest: ||, &&, |, &, == !=, < <= > >=, + -,
+ * * / %, unary ! and -; parentheses. Arithmetic is exact on integers of either
+ * signedness (a result beyond 64 bits, or a division by zero, is an error), in double
+ * when a float is involved; % & | take integers. Literals: integers (decimal, 0x hex, 0 octal, u/l suffixes ignored),
  * floats, 'c' characters and "strings" (escapes \n \t \r \0 \\ \' \"), true, false,
  * NULL, nullptr. Operands that name program data are paths: an identifier (with ::
  * scopes), then any of .member, ->member, [N] (N an integer literal), with an

@@ -76,6 +76,42 @@ static void test_comparisons_and_logic(void **state)
     assert_int_equal(eval("true && !false", &f), 1);
 }
 
+/* Parses and evaluates text expecting an evaluation error containing what. */
+static void eval_fails(const char *text, const char *what)
+{
+    char err[256];
+    struct cond *c = cond_parse(text, err, sizeof err);
+    if (!c)
+        fail_msg("'%s' does not parse: %s", text, err);
+    struct fake f = {0};
+    bool r;
+    assert_int_equal(cond_eval(c, resolve, &f, &r, err, sizeof err), -1);
+    cond_free(c);
+    if (!strstr(err, what))
+        fail_msg("'%s': '%s' does not say '%s'", text, err, what);
+}
+
+static void test_arithmetic(void **state)
+{
+    (void)state;
+    struct fake f = {0};
+    assert_int_equal(eval("x % 2 == 1", &f), 1);
+    assert_int_equal(eval("x * 2 + 1 == 11", &f), 1);      /* * binds tighter than + */
+    assert_int_equal(eval("x - 7 < 0", &f), 1);
+    assert_int_equal(eval("(x + 1) / 2 == 3", &f), 1);
+    assert_int_equal(eval("x / 2 == 2", &f), 1);           /* integer division */
+    assert_int_equal(eval("ratio * 2 == 0.5", &f), 1);     /* a float makes it double */
+    assert_int_equal(eval("x & 4 && x | 2 == 7", &f), 1);  /* == binds tighter than | */
+    assert_int_equal(eval("(x & 1) == 1", &f), 1);
+    assert_int_equal(eval("0xffffffffffffffff - 1 == 18446744073709551614", &f), 1);
+    assert_int_equal(eval("-1 - 0x7fffffffffffffff < 0", &f), 1); /* INT64_MIN, exactly */
+    eval_fails("x / 0 == 1", "by zero");
+    eval_fails("x % (x - 5) == 1", "by zero");
+    eval_fails("0xffffffffffffffff * 2 == 1", "overflows");
+    eval_fails("ratio % 2 == 1", "integers");
+    eval_fails("p->name + 1 == 2", "strings");
+}
+
 static void test_signedness_and_floats(void **state)
 {
     (void)state;
@@ -138,7 +174,8 @@ static void test_parse_errors(void **state)
     (void)state;
     expect_error("x >", "column 4: expected an operand");
     expect_error("x = 3", "column 3: unexpected '='");
-    expect_error("x == 3 &", "unexpected '&'");
+    expect_error("x == 3 &", "column 9: expected an operand");
+    expect_error("x == 3 # 1", "after a complete expression");
     expect_error("(x == 3", "expected ')'");
     expect_error("\"abc", "unterminated string");
     expect_error("'ab'", "one character");
@@ -180,6 +217,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_comparisons_and_logic),
+        cmocka_unit_test(test_arithmetic),
         cmocka_unit_test(test_signedness_and_floats),
         cmocka_unit_test(test_strings_and_chars),
         cmocka_unit_test(test_short_circuit_and_paths),
