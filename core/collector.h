@@ -169,7 +169,9 @@ enum collector_wait_kind {
 struct collector_thread {
     pid_t tid, pid;
     char name[32];               /* /proc comm, read now */
-    char state[24];              /* "running", "sleeping", "disk sleep", "stopped" ... */
+    char state[24];              /* "running", "sleeping", "disk sleep", "stopped" ...;
+                                    "paused": held by the debugger (a breakpoint, a
+                                    step, a pause request) */
     int syscall_nr;              /* the system call it is blocked in, -1: none */
     const char *syscall_name;    /* static; NULL when the number has no known name */
     struct collector_frame *frames; /* innermost first */

@@ -146,6 +146,14 @@ static void spec_free(struct collector_breakpoint *b)
     free((char *)b->message);
 }
 
+int debug_staged_count(void)
+{
+    pthread_mutex_lock(&g.lock);
+    int n = g.n_staged;
+    pthread_mutex_unlock(&g.lock);
+    return n;
+}
+
 struct debug_staged {
     struct collector_breakpoint specs[DEBUG_LIST_MAX];
     int n;
@@ -442,6 +450,19 @@ static void stop_stack(const char *id, const struct collector_pause *p,
     session_target_put(&st);
 }
 
+/* The program is not running freely when threads are paused: an answer that would
+ * say "running" shows the newest pause instead. */
+static void show_paused(const char *id, struct debug_outcome *out)
+{
+    struct probe p;
+    read_pauses(id, 0, &p);
+    if (!p.newest.seq)
+        return;
+    out->state = DS_PAUSED;
+    out->pause = p.newest;
+    out->n_paused = p.n_paused;
+}
+
 static int evaluate_memory(const char *id, const char *cond, bool *met, char *values,
                            size_t cap, struct strobe_error *e)
 {
@@ -501,15 +522,7 @@ static int holds_now(const char *id, const struct debug_continue_req *req, int64
 {
     out->has_condition = true;
     if (req->until == UNTIL_BREAKPOINT) {
-        struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
-        int n = have ? st->collector->breakpoint_list(st->target, have, DEBUG_LIST_MAX) : 0;
-        bool known = false;
-        for (int i = 0; i < n && i < DEBUG_LIST_MAX && !known; i++)
-            known = have[i].id == req->breakpoint_id;
-        free(have);
-        if (!known)
-            return err_set(e, ERR_BREAKPOINT_NOT_FOUND, "Session %s has no breakpoint %d.", id,
-                           req->breakpoint_id);
+        /* A thread paused there already (a one-shot breakpoint is gone by then). */
         struct collector_pause ps[PAUSES_SEEN];
         int np = st->collector->pauses(st->target, ps, PAUSES_SEEN);
         for (int i = 0; i < np && i < PAUSES_SEEN; i++)
@@ -519,6 +532,17 @@ static int holds_now(const char *id, const struct debug_continue_req *req, int64
                 out->condition_met = true;
                 return 1;
             }
+        struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
+        int n = have ? st->collector->breakpoint_list(st->target, have, DEBUG_LIST_MAX) : 0;
+        bool known = false;
+        for (int i = 0; i < n && i < DEBUG_LIST_MAX && !known; i++)
+            known = have[i].id == req->breakpoint_id;
+        free(have);
+        if (!known)
+            return err_set(e, ERR_BREAKPOINT_NOT_FOUND, "Session %s has no breakpoint %d (a "
+                           "one-shot breakpoint goes after its hit) and no thread is paused "
+                           "at it%s.", id, req->breakpoint_id,
+                           np > 0 ? "; other threads are paused" : "");
         return 0;
     }
     if (req->until == UNTIL_EVENT)
@@ -617,6 +641,8 @@ int debug_continue(const char *id, const struct debug_conn *conn,
             if (rc < 0)
                 return -1;
             out->n_paused = np;
+            if (out->state == DS_RUNNING)
+                show_paused(id, out);
             if (out->state == DS_PAUSED)
                 stop_stack(id, &out->pause, &out->stack);
             return 0;
@@ -628,6 +654,14 @@ int debug_continue(const char *id, const struct debug_conn *conn,
     rc = act(&st, req, e);
     if (rc == 0)
         set_controller(d, conn);
+    if (rc == 0 && (req->action == DA_CONTINUE || req->action == DA_UNTIL)) {
+        for (int i = 0; i < np && i < PAUSES_SEEN; i++)
+            if (!req->tid || ps[i].tid == req->tid) {
+                if (out->n_resumed < 8)
+                    out->resumed[out->n_resumed] = ps[i];
+                out->n_resumed++;
+            }
+    }
     session_target_put(&st);
     if (rc != 0) {
         state_unref(d);
@@ -693,6 +727,8 @@ int debug_continue(const char *id, const struct debug_conn *conn,
         pthread_mutex_unlock(&d->lock);
     }
     out->waited_ms = (mono_ns() - start) / 1000000;
+    if (out->state == DS_RUNNING)
+        show_paused(id, out);
     if (out->state == DS_PAUSED)
         stop_stack(id, &out->pause, &out->stack);
     else if (out->state == DS_RUNNING && !out->condition_met && req->rd) {

@@ -95,6 +95,9 @@ enum debug_state_kind { DS_PAUSED, DS_RUNNING, DS_EXITED };
 
 struct debug_outcome {
     enum debug_state_kind state;
+    int n_resumed;                /* continue, until: the pauses it ended (up to 8 of them
+                                     described; the count is exact) */
+    struct collector_pause resumed[8];
     struct collector_pause pause; /* DS_PAUSED: the stop */
     int n_paused;                 /* threads paused now */
     struct collector_stacks stack; /* DS_PAUSED: the stopped thread, with arguments and
@@ -115,6 +118,9 @@ int debug_continue(const char *id, const struct debug_conn *conn,
                    const struct debug_continue_req *req, struct debug_outcome *out,
                    struct strobe_error *e);
 void debug_outcome_free(struct debug_outcome *o);
+
+/* How many breakpoints are staged for the next launch. */
+int debug_staged_count(void);
 
 /* The paused threads of session id, up to max; returns how many (0 when the session
  * is not live). */

@@ -235,6 +235,14 @@ cJSON *tool_debug_breakpoint(struct tool_ctx *ctx, const cJSON *args, struct str
     }
     if (!id)
         cJSON_AddTrueToObject(res, "staged");
+    int staged = id ? debug_staged_count() : 0;
+    if (staged) {
+        char note[200];
+        snprintf(note, sizeof note, "%d breakpoint(s) also stay staged for the next "
+                 "launches; debug_breakpoint({remove: \"*\"}) without sessionId removes "
+                 "them.", staged);
+        cJSON_AddStringToObject(res, "stagedNote", note);
+    }
     const char *hint =
         !id ? "Staged: they bind when debug_launch starts the program, before any of its code "
               "runs; the launch answer says where each bound."

@@ -269,6 +269,17 @@ static cJSON *answer(const char *id, const struct debug_continue_req *req,
     cJSON_AddStringToObject(o, "state", states[out->state]);
     if (req->until != UNTIL_NONE)
         cJSON_AddBoolToObject(o, "conditionMet", out->condition_met);
+    if (out->n_resumed) {
+        /* What this call let go, so a pause nobody had seen is not resumed unnoticed. */
+        cJSON *r = cJSON_AddArrayToObject(o, "resumed");
+        for (int i = 0; i < out->n_resumed && i < 8; i++) {
+            cJSON *x = cJSON_CreateObject();
+            add_pause(x, &out->resumed[i]);
+            cJSON_AddItemToArray(r, x);
+        }
+        if (out->n_resumed > 8)
+            cJSON_AddNumberToObject(o, "omittedResumed", out->n_resumed - 8);
+    }
     const char *hint = NULL;
     char buf[512];
     if (out->state == DS_PAUSED) {

@@ -121,9 +121,10 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
         add_staged_breakpoints(out, res.session_id);
     char next[512];
     if (res.staged_breakpoints)
-        snprintf(next, sizeof next, "The program runs with its breakpoints armed: "
-                 "debug_continue({sessionId: \"%s\", action: \"until\"}) waits for the first "
-                 "stop and answers with the thread, its line and its locals.", res.session_id);
+        snprintf(next, sizeof next, "The program runs with the staged breakpoints armed "
+                 "(they stay staged for later launches too): debug_continue({sessionId: "
+                 "\"%s\", action: \"until\"}) waits for the first stop (or answers with it "
+                 "at once) with the thread, its line and its locals.", res.session_id);
     else
         snprintf(next, sizeof next,
                  "The program is running and its output is being recorded. Read it first: "

@@ -286,6 +286,18 @@ void framevars_render(struct varres_process *p, const char *expr, struct strbuf 
         sb_printf(out, "<error: %s>", e.msg);
         return;
     }
+    const struct dw_type *t = v.type;
+    bool plain_pointer = (t->kind == DWT_POINTER || t->kind == DWT_REFERENCE) &&
+                         !(t->target && t->target->kind == DWT_CHAR);
+    uint64_t ptr = 0;
+    if (plain_pointer && v.size == sizeof ptr &&
+        (v.has_address ? procmem_read(p->memfd, v.address, &ptr, sizeof ptr)
+                       : (memcpy(&ptr, v.bytes, sizeof ptr), true))) {
+        /* A pointer reads as its address in a message (what one greps for), not as
+         * the struct it points to. */
+        sb_printf(out, "0x%" PRIx64, ptr);
+        return;
+    }
     struct strbuf json = {0};
     varres_render(p->memfd, &v, 1, &json);
     const char *s = json.buf ? json.buf : "";

@@ -63,8 +63,9 @@ int framevars_cond_resolve(void *ctx, const char *path, struct cond_value *out,
                            char *err, size_t errlen);
 
 /* Appends the value of expression expr in p, for a logpoint message: strings without
- * their quotes, everything else as debug_memory shows it (struct depth 1); an
- * expression that cannot be read appends "<error: why>". */
+ * their quotes, pointers (but to chars) as their address "0x...", everything else as
+ * debug_memory shows it (struct depth 1); an expression that cannot be read appends
+ * "<error: why>". */
 void framevars_render(struct varres_process *p, const char *expr, struct strbuf *out);
 
 /* Writes the register a value of frame 0 lives in (v->regno, a DWARF number) into

@@ -191,7 +191,16 @@ static bool native_finished(struct collector_target *ct)
 static int native_stacks(struct collector_target *ct, const struct collector_stacks_request *req,
                          struct collector_stacks *out, struct strobe_error *e)
 {
-    return stacks_snapshot(ct->tracer, req, out, e);
+    if (stacks_snapshot(ct->tracer, req, out, e) != 0)
+        return -1;
+    /* Every thread is stopped for the snapshot; those the debugger holds say so. */
+    struct collector_pause ps[64];
+    int n = debugger_pauses(ct->debugger, ps, 64);
+    for (size_t i = 0; i < out->n_threads; i++)
+        for (int k = 0; k < n && k < 64; k++)
+            if (out->threads[i].tid == ps[k].tid)
+                snprintf(out->threads[i].state, sizeof out->threads[i].state, "paused");
+    return 0;
 }
 
 static int native_trace_watches(struct collector_target *ct,
