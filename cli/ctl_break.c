@@ -281,11 +281,6 @@ static int parse_run(struct ctl_walker *w, enum ctl_kind kind, cJSON *args)
     cJSON *cond = NULL;
     if (kind == CTL_UNTIL && !(cond = until_condition(w, &o)))
         return -1;
-    /* continue resumes what is paused and waits for the next stop; with nothing
-     * paused (breakpoints just set in a running program) it only waits, which is
-     * what "until" without a condition does. A thread named is resumed alone. */
-    if (kind == CTL_CONTINUE && !o.thread)
-        action = "until";
     cJSON_AddStringToObject(args, "sessionId", sid);
     cJSON_AddStringToObject(args, "action", action);
     if (o.thread)

@@ -223,6 +223,20 @@ static int run_crash(struct rpc_client *c, const struct ctl_cmd *cmd)
     return status;
 }
 
+/* continue with nothing paused (breakpoints set in a running program): NOT_PAUSED
+ * from debug_continue, which strobectl turns into a wait for the next stop, as gdb's
+ * continue does in a program that runs: the action becomes "until" (no condition)
+ * and true says to ask again. */
+static bool continue_waits(struct ctl_cmd *cmd, const cJSON *sc)
+{
+    const char *code = json_str(json_get(sc, "error"), "code");
+    if (cmd->kind != CTL_CONTINUE || cJSON_HasObjectItem(cmd->args, "threadId") || !code ||
+        strcmp(code, "NOT_PAUSED") != 0)
+        return false;
+    cJSON_ReplaceItemInObject(cmd->args, "action", cJSON_CreateString("until"));
+    return true;
+}
+
 static int run(struct ctl_cmd *cmd)
 {
     char err[1024];
@@ -276,6 +290,17 @@ static int run(struct ctl_cmd *cmd)
     cJSON *owned;
     const cJSON *sc = structured(result, &owned);
     bool is_error = cJSON_IsTrue(json_get(result, "isError"));
+    if (is_error && continue_waits(cmd, sc)) {
+        cJSON_Delete(owned);
+        cJSON_Delete(result);
+        params = cJSON_CreateObject();
+        cJSON_AddStringToObject(params, "name", cmd->tool);
+        cJSON_AddItemReferenceToObject(params, "arguments", cmd->args);
+        if (!(result = call(&c, "tools/call", params, &status)))
+            goto out;
+        sc = structured(result, &owned);
+        is_error = cJSON_IsTrue(json_get(result, "isError"));
+    }
     if (cmd->kind == CTL_CALL)
         render_json(stdout, result);
     else if (cmd->json)

@@ -633,6 +633,14 @@ int debug_continue(const char *id, const struct debug_conn *conn,
         baseline_id = timeline_last_id(req->rd, key);
     }
     int rc = 0;
+    if (req->action == DA_UNTIL && req->until == UNTIL_NONE && np > 0) {
+        /* A stop is what it waits for, and there is one: shown, nothing resumed. */
+        session_target_put(&st);
+        state_unref(d);
+        show_paused(id, out);
+        stop_stack(id, &out->pause, &out->stack);
+        return 0;
+    }
     if (req->action == DA_UNTIL && req->until != UNTIL_NONE) {
         rc = holds_now(id, req, key, &st, out, e);
         if (rc != 0) {

@@ -150,11 +150,9 @@ static void test_run_commands(void **state)
     (void)state;
     struct ctl_cmd c;
     char err[256];
-    /* Without a thread, continue resumes what is paused and waits for the next stop:
-     * action "until" without a condition. */
     assert_int_equal(parse(&c, err, "continue", "s1", NULL), 0);
     assert_call(&c, CTL_CONTINUE, "debug_continue",
-                "{\"sessionId\":\"s1\",\"action\":\"until\"}");
+                "{\"sessionId\":\"s1\",\"action\":\"continue\"}");
     assert_int_equal(parse(&c, err, "continue", "--timeout", "500", "s1", "--thread=77", NULL),
                      0);
     assert_call(&c, CTL_CONTINUE, "debug_continue",
