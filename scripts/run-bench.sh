@@ -50,6 +50,12 @@ echo "### Data watchpoint hits (\`$build/bench/bench_watch $build/fixtures/watch
 echo
 STROBE_HOME="$work/home" "$build/bench/bench_watch" "$build/fixtures/watch_writer" 5000 5
 echo
+echo "### Breakpoints, conditions, steps (\`$build/bench/bench_break $build/fixtures/bench_break 200 5000 3\`)"
+echo
+# Hit -> pause answer and step-over round trips through the daemon socket beside gdb
+# driven over MI on the same fixture, and a never-true condition's cost per hit.
+STROBE_HOME="$work/home" "$build/bench/bench_break" "$build/fixtures/bench_break" 200 5000 3
+echo
 echo "### DWARF index (\`$build/bench/bench_dwarf\`, generated C++ binary, and libc)"
 echo
 # Generates and compiles a large C++ program (about 40 s), indexes it, and runs gdb's
