@@ -38,6 +38,7 @@ struct step {
     bool used;
     pid_t tid, tgid;
     enum collector_resume how;
+    int memfd;                        /* /proc/tgid/mem, for the step's life */
     struct module *mods;              /* of tgid, read at the start (and again when a pc
                                          falls outside them) */
     size_t n_mods;
@@ -62,8 +63,11 @@ struct stepper {
 struct stepper *stepper_new(const struct stepper_config *cfg)
 {
     struct stepper *s = calloc(1, sizeof *s);
-    if (s)
-        s->cfg = *cfg;
+    if (!s)
+        return NULL;
+    s->cfg = *cfg;
+    for (int i = 0; i < MAX_STEPS; i++)
+        s->steps[i].memfd = -1;
     return s;
 }
 
@@ -72,7 +76,9 @@ static void step_clear(struct step *st)
     if (st->has_lines)
         dw_func_lines_free(&st->lines);
     free(st->mods);
-    *st = (struct step){0};
+    if (st->memfd >= 0)
+        close(st->memfd);
+    *st = (struct step){.memfd = -1};
 }
 
 void stepper_free(struct stepper *s)
@@ -212,10 +218,8 @@ static bool has_line_info(const struct module *m, uint64_t pc)
 static enum insn_flow decode(struct tracer *t, struct step *st, uint64_t pc, size_t *len)
 {
     uint8_t code[16];
-    int memfd = procmem_open(st->tgid);
+    int memfd = st->memfd;
     bool ok = memfd >= 0 && bptab_read(tracer_bptab(t), memfd, pc, code, sizeof code);
-    if (memfd >= 0)
-        close(memfd);
     return ok ? reloc_insn_flow(code, sizeof code, pc, len) : INSN_UNKNOWN;
 }
 
@@ -226,10 +230,8 @@ static enum insn_flow decode(struct tracer *t, struct step *st, uint64_t pc, siz
 static void real_return(struct tracer *t, struct step *st, const struct user_regs_struct *regs)
 {
     uint64_t ret = 0;
-    int memfd = procmem_open(st->tgid);
+    int memfd = st->memfd;
     bool ok = memfd >= 0 && procmem_read(memfd, regs->rsp, &ret, sizeof ret);
-    if (memfd >= 0)
-        close(memfd);
     struct hooks *h = tracer_hooks(t);
     if (!ok || !h || module_at(st, ret))
         return;
@@ -273,10 +275,8 @@ static void entered(struct stepper *s, struct tracer *t, struct step *st,
 {
     const struct module *m = module_at(st, regs->rip);
     uint64_t ret = 0;
-    int memfd = procmem_open(st->tgid);
+    int memfd = st->memfd;
     bool ret_ok = memfd >= 0 && procmem_read(memfd, regs->rsp, &ret, sizeof ret);
-    if (memfd >= 0)
-        close(memfd);
     if (st->how == RESUME_STEP_INTO && has_line_info(m, regs->rip)) {
         uint64_t body = dw_after_prologue(m->path, regs->rip - m->bias) + m->bias;
         if (body == regs->rip) {
@@ -364,12 +364,10 @@ static void return_value(const struct step *st, pid_t tid, const struct user_reg
     }
     unsigned char bytes[8];
     memcpy(bytes, &bits, sizeof bytes);
-    int memfd = procmem_open(st->tgid);
+    int memfd = st->memfd;
     struct strbuf sb = {0};
     struct value_opts o = {.max_depth = 1};
     value_json(&sb, rt, bytes, procmem_read_ctx, &memfd, &o);
-    if (memfd >= 0)
-        close(memfd);
     if (sb.buf && sb.len < cap)
         snprintf(out, cap, "%s", sb.buf);
     sb_free(&sb);
@@ -382,14 +380,12 @@ static void start_out(struct stepper *s, struct tracer *t, struct step *st,
     struct hooks *h = tracer_hooks(t);
     if (h)
         hooks_unwind_begin(h, st->tid, &pc);
-    int memfd = procmem_open(st->tgid);
+    int memfd = st->memfd;
     struct unwind_result uw = {0};
     bool ok = memfd >= 0 && unwind_thread(st->tid, memfd, 2, 0, 4, &uw) == 0 && uw.n >= 2;
     uint64_t ret = ok ? uw.frames[1].pc : 0, cfa = ok ? uw.frames[1].sp : 0;
     if (ok)
         unwind_result_free(&uw);
-    if (memfd >= 0)
-        close(memfd);
     if (h)
         hooks_unwind_end(h, st->tid);
     const struct module *m = module_at(st, pc);
@@ -429,7 +425,8 @@ int stepper_start(struct stepper *s, struct tracer *t, pid_t tid, enum collector
     pid_t tgid = tracer_tgid(t, tid);
     if (!tgid || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
         return err_set(e, ERR_PROCESS_EXITED, "Thread %d is gone.", (int)tid);
-    *st = (struct step){.used = true, .tid = tid, .tgid = tgid, .how = how};
+    *st = (struct step){.used = true, .tid = tid, .tgid = tgid, .how = how,
+                        .memfd = procmem_open(tgid)};
     if (procmem_modules(tgid, &st->mods, &st->n_mods) != 0) {
         step_clear(st);
         return err_set(e, ERR_PROCESS_EXITED, "Thread %d is gone.", (int)tid);
