@@ -106,3 +106,13 @@ def launch_ready(mcp, fixture, ready, event_type="stdout", **kw):
     r = mcp.launch(fixture, **kw)
     wait_text(mcp, r["sessionId"], event_type, ready)
     return r
+
+
+def wait_paused(mcp, sid, n=1):
+    """Polls debug_session status until n threads are paused; returns the paused list.
+    (For stops that happen before the test asks: a staged oneShot breakpoint is gone
+    from the list once its thread pauses.)"""
+    def paused():
+        p = mcp.status(sid).get("paused") or []
+        return p if len(p) >= n else None
+    return wait_until(paused, T_LONG, what="%d paused thread(s) in %s" % (n, sid))

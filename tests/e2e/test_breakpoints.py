@@ -20,7 +20,7 @@ import time
 from conftest import T_LONG, pid_alive, wait_until
 from bp_util import (bp_add, bp_add_error, bp_list, bp_remove, cont, cont_error,
                      launch_ready, line_of, mem_read, mem_write, texts, until_bp,
-                     vars_of, wait_text)
+                     vars_of, wait_paused, wait_text)
 
 
 def expect_code(err, code, *words):
@@ -138,11 +138,11 @@ def test_status_lists_paused_thread_and_breakpoint_count(mcp):
     r = launch_ready(mcp, "bp_scale", r"^ready$")
     sid, pid = r["sessionId"], r["pid"]
     line = line_of("bp_scale.c", "BP_RESULT")
+    st = mcp.status(sid)
+    assert "paused" not in st
     bp = bp_add(mcp, sid, {"file": "bp_scale.c", "line": line, "condition": "i == 2"},
                 {"function": "main", "message": "never: main is entered once"})
     ids = [b["id"] for b in bp["breakpoints"]]
-    st = mcp.status(sid)
-    assert "paused" not in st
     a = until_bp(mcp, sid, ids[0])
     assert a["state"] == "paused" and vars_of(a, "arguments")["i"] == 2
     st = mcp.status(sid)
@@ -183,8 +183,9 @@ def test_hit_count_with_one_shot_pauses_only_on_the_nth(mcp):
     bp_add(mcp, None, {"function": "quick", "hitCount": 2, "oneShot": True})
     r = mcp.launch("bp_quick")
     sid = r["sessionId"]
-    a = until_bp(mcp, sid, r["breakpoints"][0]["id"])
-    assert a["state"] == "paused" and vars_of(a, "arguments") == {"v": 2}, a
+    [p] = wait_paused(mcp, sid)
+    assert p["breakpointId"] == r["breakpoints"][0]["id"] and p["function"] == "quick"
+    assert {x["name"]: x["value"] for x in p["arguments"]} == {"v": 2}, p
     assert bp_list(mcp, sid) == []
     a = cont(mcp, sid)
     assert a["state"] == "exited" and a["exitCode"] == 4, a
@@ -197,8 +198,9 @@ def test_one_shot_removed_after_first_pause(mcp):
     sid = r["sessionId"]
     [bound] = r["breakpoints"]
     assert bound["oneShot"] is True and bound["line"] == line
-    a = until_bp(mcp, sid, bound["id"])
-    assert a["state"] == "paused" and a["line"] == line and vars_of(a, "arguments") == {"v": 1}
+    [p] = wait_paused(mcp, sid)
+    assert p["breakpointId"] == bound["id"] and p["line"] == line
+    assert {x["name"]: x["value"] for x in p["arguments"]} == {"v": 1}, p
     assert bp_list(mcp, sid) == []
     a = cont(mcp, sid)
     assert a["state"] == "exited" and a["exitCode"] == 4, a
@@ -214,9 +216,7 @@ def test_all_stop_pauses_every_thread(mcp):
     a = until_bp(mcp, sid, bp["id"])
     assert a["state"] == "paused" and a["reason"] == "breakpoint", a
     assert vars_of(a, "arguments")["id"] == 2 and a["threadId"] != pid
-    assert a["pausedThreads"] == 4, a
-    st = mcp.status(sid)
-    paused = st["paused"]
+    paused = wait_paused(mcp, sid, 4)
     assert len(paused) == 4, paused
     assert len({p["threadId"] for p in paused}) == 4 and pid in {p["threadId"] for p in paused}
     assert all(p["pid"] == pid for p in paused)
@@ -231,6 +231,20 @@ def test_all_stop_pauses_every_thread(mcp):
     mcp.stop(sid)
 
 
+def test_all_stop_answer_comes_when_every_thread_is_paused(mcp):
+    """The pause answer of an allStop breakpoint counts the threads it stopped, and
+    status right after it lists them all (the program is stopped, not stopping)."""
+    r = launch_ready(mcp, "bp_threads", r"^started$")
+    sid = r["sessionId"]
+    [bp] = bp_add(mcp, sid, {"function": "worker_step", "condition": "id == 2",
+                             "allStop": True})["breakpoints"]
+    a = until_bp(mcp, sid, bp["id"])
+    assert a["state"] == "paused" and a["reason"] == "breakpoint", a
+    paused = mcp.status(sid)["paused"]
+    assert (a["pausedThreads"], len(paused)) == (4, 4), (a["pausedThreads"], paused)
+    mcp.stop(sid)
+
+
 def test_function_pattern_binds_every_match(mcp):
     r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
     sid = r["sessionId"]
@@ -242,10 +256,23 @@ def test_function_pattern_binds_every_match(mcp):
     for _ in range(2):
         assert a["state"] == "paused" and a["breakpointId"] == bp["id"], a
         seen.add(a["function"])
-        k = mem_read(mcp, sid, "k", threadId=a["threadId"], frame=1)[0]["value"]
-        assert vars_of(a, "arguments") == {"x": k}
+        assert [f["function"] for f in a["frames"][:2]] == [a["function"], "work"]
         a = cont(mcp, sid)
     assert seen == {"helper_alpha", "helper_beta"}
+    mcp.stop(sid)
+
+
+def test_function_breakpoint_on_a_one_line_function_sees_its_argument(mcp):
+    """helper_alpha(int x) { return x + 1; } is one line: its breakpoint must still be
+    after the prologue (where x is stored), so x is the caller's k."""
+    r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
+    sid = r["sessionId"]
+    [bp] = bp_add(mcp, sid, {"function": "helper_alpha"})["breakpoints"]
+    a = until_bp(mcp, sid, bp["id"])
+    assert a["state"] == "paused" and a["function"] == "helper_alpha", a
+    k = mem_read(mcp, sid, "k", threadId=a["threadId"], frame=1)[0]["value"]
+    assert vars_of(a, "arguments") == {"x": k}, (a["arguments"], k)
+    assert mem_read(mcp, sid, "x", threadId=a["threadId"])[0]["value"] == k
     mcp.stop(sid)
 
 
@@ -418,7 +445,10 @@ def test_staged_breakpoint_stops_a_program_of_a_few_ms(mcp):
     assert mcp.status(sid)["status"] == "running"
     a = cont(mcp, sid)
     assert a["state"] == "exited" and a["exitCode"] == 4, a
-    # the staged list was consumed by the launch
+    # staged specs stay for the next launches, until removed
+    assert [b["line"] for b in bp_list(mcp, None)] == [line]
+    rm = mcp.call_tool("debug_breakpoint", {"remove": "*"})
+    assert rm["removed"] == [listed[0]["id"]] and rm["breakpoints"] == []
     assert bp_list(mcp, None) == []
 
 
@@ -566,8 +596,6 @@ def test_errors_of_continue_and_until(mcp):
                     "BREAKPOINT_NOT_FOUND", "99")
     e = expect_code(cont_error(mcp, sid, "until", condition={"memory": "g_total >"}),
                     "BAD_EXPRESSION")
-    e = expect_code(cont_error(mcp, sid, "until", condition={"memory": "g_nothing_here > 1"}),
-                    "VARIABLE_NOT_FOUND", "g_nothing_here")
     # a step of a running thread while another one is paused
     [bp] = bp_add(mcp, sid, {"function": "worker_step", "condition": "id == 1"})["breakpoints"]
     a = until_bp(mcp, sid, bp["id"])
@@ -583,12 +611,34 @@ def test_errors_of_continue_and_until(mcp):
     assert e.code == "SESSION_NOT_FOUND", (e.code, e.message)
 
 
+def test_until_memory_unknown_variable_is_variable_not_found(mcp):
+    r = launch_ready(mcp, "bp_threads", r"^started$")
+    sid = r["sessionId"]
+    e = expect_code(cont_error(mcp, sid, "until", condition={"memory": "g_nothing_here > 1"}),
+                    "VARIABLE_NOT_FOUND", "g_nothing_here")
+    assert "g_total" in e.message or "global" in e.message
+    mcp.stop(sid)
+
+
+def test_until_one_shot_breakpoint_whose_thread_already_paused(mcp):
+    """A staged oneShot breakpoint on a program of a few ms has paused its thread (and
+    left the list) before the agent asks: until {breakpoint: id} answers that pause."""
+    bp_add(mcp, None, {"function": "quick", "oneShot": True})
+    r = mcp.launch("bp_quick")
+    sid = r["sessionId"]
+    bp_id = r["breakpoints"][0]["id"]
+    wait_paused(mcp, sid)
+    a = until_bp(mcp, sid, bp_id)
+    assert a["state"] == "paused" and a["breakpointId"] == bp_id, a
+    assert vars_of(a, "arguments") == {"v": 1}
+    mcp.stop(sid)
+
+
 def test_errors_after_the_program_exited(mcp):
     bp_add(mcp, None, {"function": "quick", "oneShot": True})
     r = mcp.launch("bp_quick")
     sid = r["sessionId"]
-    a = until_bp(mcp, sid, r["breakpoints"][0]["id"])
-    assert a["state"] == "paused"
+    wait_paused(mcp, sid)
     a = cont(mcp, sid)
     assert a["state"] == "exited" and a["exitCode"] == 4
     mcp.wait_ended(sid)
