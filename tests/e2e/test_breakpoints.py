@@ -359,6 +359,28 @@ def test_breakpoint_in_forked_child_reports_its_pid(mcp):
 # ---- until -----------------------------------------------------------------------
 
 
+def test_until_breakpoint_reports_the_first_hit(mcp):
+    """until {breakpoint} called right after the breakpoint is set, while the program
+    hits it every ~2 ms: the answer is the first hit, and no hit paused and resumed
+    unseen before it (one pause event per answer). Repeated, since the hit and the call
+    race."""
+    r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
+    sid = r["sessionId"]
+    line = line_of("bp_steps.c", "CALL_SQUARE")
+    for round in range(30):
+        [bp] = bp_add(mcp, sid, {"file": "bp_steps.c", "line": line})["breakpoints"]
+        a = until_bp(mcp, sid, bp["id"])
+        assert a["state"] == "paused" and a["breakpointId"] == bp["id"], a
+        evs = mcp.all_events(sid, eventType="pause")
+        assert len(evs) == round + 1, (round, [(e["id"], e["text"]) for e in evs])
+        k = vars_of(a, "arguments")["k"]
+        assert [x["hits"] for x in bp_list(mcp, sid)] == [1], (round, k)
+        bp_remove(mcp, sid, "*")
+        c = cont(mcp, sid, timeoutMs=20)
+        assert c["state"] == "running"
+    mcp.stop(sid)
+
+
 def test_until_memory_condition_on_a_global(mcp):
     r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
     sid = r["sessionId"]
