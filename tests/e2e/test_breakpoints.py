@@ -493,6 +493,33 @@ def test_staged_breakpoint_errors_in_the_launch_answer(mcp):
     mcp.stop(sid)
 
 
+def test_registers_of_the_paused_frame_read_and_written(mcp):
+    """debug_memory with threadId names registers: $rip is the breakpoint's address,
+    $rdi quick's first argument; after step-out $rax holds the value returned, and
+    writing it changes what main adds up (sum 110 instead of 12)."""
+    bp_add(mcp, None, {"function": "quick", "condition": "v == 1"})
+    r = mcp.launch("bp_quick")
+    sid = r["sessionId"]
+    [bound] = r["breakpoints"]
+    a = until_bp(mcp, sid, bound["id"])
+    tid = a["threadId"]
+    regs = mem_read(mcp, sid, "$rip", "$rdi", threadId=tid)
+    assert [(x["target"], x["value"]) for x in regs] == [
+        ("$rip", bound["where"][0]["address"]), ("$rdi", 1)], regs
+    caller = mem_read(mcp, sid, "$rip", threadId=tid, frame=1)[0]["value"]
+    assert int(caller, 16) != int(bound["where"][0]["address"], 16)
+    s = cont(mcp, sid, "step-out")
+    assert s["state"] == "paused" and s["function"] == "main" and s["returnValue"] == 2, s
+    assert mem_read(mcp, sid, "$rip", threadId=tid)[0]["value"] == caller
+    w = mem_write(mcp, sid, [("$rax", 100)], threadId=tid)
+    assert (w[0]["oldValue"], w[0]["value"]) == (2, 100)
+    bp_remove(mcp, sid, "*")
+    x = cont(mcp, sid)
+    assert x["state"] == "exited" and x["exitCode"] == 4, x
+    assert x["outputMeanwhile"] == ["sum 110"], x
+    assert texts(mcp, sid, "stdout") == ["sum 110"]
+
+
 # ---- pause -----------------------------------------------------------------------
 
 
@@ -566,9 +593,17 @@ def test_errors_limit_exceeded_at_the_51st_breakpoint(mcp):
     e = expect_code(bp_add_error(mcp, sid, spec), "LIMIT_EXCEEDED", "50")
     assert len(bp_list(mcp, sid)) == 50
     # logpoints have their own limit of 100
-    lp = {"function": "square", "message": "v={v}"}
-    bp_add(mcp, sid, lp)
-    assert len(bp_list(mcp, sid)) == 51
+    lp = {"function": "square", "message": "v={v}", "condition": "v < 0"}
+    for _ in range(6):
+        bp_add(mcp, sid, *([lp] * 16))
+    bp_add(mcp, sid, *([lp] * 4))
+    listed = mcp.call_tool("debug_breakpoint", {"sessionId": sid})
+    # the list is cut to its answer budget; the rest is counted
+    assert len(listed["breakpoints"]) + listed.get("omittedBreakpoints", 0) == 150, listed
+    expect_code(bp_add_error(mcp, sid, lp), "LIMIT_EXCEEDED", "100")
+    # removing one makes room again
+    bp_remove(mcp, sid, [listed["breakpoints"][0]["id"]])
+    assert bp_add(mcp, sid, spec)["breakpoints"][0]["kind"] == "breakpoint"
     mcp.stop(sid)
 
 
