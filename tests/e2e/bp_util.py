@@ -108,11 +108,16 @@ def launch_ready(mcp, fixture, ready, event_type="stdout", **kw):
     return r
 
 
-def wait_paused(mcp, sid, n=1):
+def wait_paused(mcp, sid, n=1, timeout=None):
     """Polls debug_session status until n threads are paused; returns the paused list.
     (For stops that happen before the test asks: a staged oneShot breakpoint is gone
     from the list once its thread pauses.)"""
     def paused():
         p = mcp.status(sid).get("paused") or []
         return p if len(p) >= n else None
-    return wait_until(paused, T_LONG, what="%d paused thread(s) in %s" % (n, sid))
+    def count():
+        return len(mcp.status(sid).get("paused") or [])
+    try:
+        return wait_until(paused, timeout or T_LONG, what="%d paused thread(s) in %s" % (n, sid))
+    except AssertionError as e:
+        raise AssertionError("%s; %d paused now" % (e, count()))

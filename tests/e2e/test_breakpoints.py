@@ -217,8 +217,11 @@ def test_all_stop_pauses_every_thread(mcp):
     a = until_bp(mcp, sid, bp["id"])
     assert a["state"] == "paused" and a["reason"] == "breakpoint", a
     assert vars_of(a, "arguments")["id"] == 2 and a["threadId"] != pid
-    paused = wait_paused(mcp, sid, 4)
+    # every thread stops within milliseconds of the hit (not the 30 s of T_LONG)
+    paused = wait_paused(mcp, sid, 4, timeout=3)
     assert len(paused) == 4, paused
+    g = mem_read(mcp, sid, "g_total")[0]["value"]
+    assert mem_read(mcp, sid, "g_total")[0]["value"] == g  # no worker runs
     assert len({p["threadId"] for p in paused}) == 4 and pid in {p["threadId"] for p in paused}
     assert all(p["pid"] == pid for p in paused)
     mine = [p for p in paused if p["threadId"] == a["threadId"]]
