@@ -315,6 +315,35 @@ def test_inlined_function_line_binds_every_copy(mcp):
     mcp.stop(sid)
 
 
+def test_condition_that_cannot_be_evaluated_pauses_and_says_why(mcp):
+    """*g_null (a NULL pointer) cannot be read at the hit: the breakpoint pauses there,
+    as gdb does, and the list says why (conditionErrors, lastConditionError)."""
+    r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
+    sid = r["sessionId"]
+    [bp] = bp_add(mcp, sid, {"function": "square", "condition": "*g_null == 3"})["breakpoints"]
+    a = until_bp(mcp, sid, bp["id"])
+    assert a["state"] == "paused" and a["function"] == "square", a
+    [info] = bp_list(mcp, sid)
+    assert info["conditionErrors"] >= 1, info
+    assert "g_null" in info["lastConditionError"], info
+    mcp.stop(sid)
+
+
+def test_one_shot_logpoint_records_one_message(mcp):
+    r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
+    sid = r["sessionId"]
+    [lp] = bp_add(mcp, sid, {"function": "square", "message": "square of {v} with {{braces}}",
+                             "oneShot": True})["breakpoints"]
+    q = mcp.wait_events(sid, 1, eventType="logpoint")
+    assert re.match(r"^square of \d+ with \{braces\}$", q["events"][0]["text"]), q
+    wait_until(lambda: bp_list(mcp, sid) == [], what="the oneShot logpoint to go")
+    later = mem_read(mcp, sid, "g_x")[0]["value"] + 10
+    cont(mcp, sid, "until", condition={"memory": "g_x >= %d" % later})
+    assert mcp.query(sid, eventType="logpoint")["totalCount"] == 1
+    assert "paused" not in mcp.status(sid)
+    mcp.stop(sid)
+
+
 # ---- a breakpoint and a trace on one function; forked children ---------------------
 
 
