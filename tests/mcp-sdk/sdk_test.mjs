@@ -22,6 +22,14 @@ const build = path.resolve(repo, process.argv[2] || 'build');
 const strobe = path.join(build, 'strobe');
 const fixture = (name) => path.join(build, 'fixtures', name);
 
+// The 1-based line of a fixture's source holding the comment /* MARKER */.
+function lineOf(source, marker) {
+  const lines = fs.readFileSync(path.join(repo, 'tests', 'fixtures', source), 'utf8').split('\n');
+  const i = lines.findIndex((l) => l.includes(`/* ${marker} */`));
+  if (i < 0) throw new Error(`no ${marker} marker in ${source}`);
+  return i + 1;
+}
+
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'strobe-sdk-'));
 const home = path.join(base, 'home');
 const project = path.join(base, 'project');
@@ -122,11 +130,11 @@ try {
     assert.deepEqual(r, {});
   });
 
-  await check('listTools has the five tools with input schemas', async () => {
+  await check('listTools has the seven tools with input schemas', async () => {
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     for (const name of ['debug_launch', 'debug_trace', 'debug_query', 'debug_session',
-      'debug_memory']) {
+      'debug_memory', 'debug_breakpoint', 'debug_continue']) {
       assert.ok(byName[name], `tool ${name} is listed`);
       assert.equal(byName[name].inputSchema.type, 'object');
       assert.equal(typeof byName[name].inputSchema.properties, 'object');
@@ -361,6 +369,63 @@ try {
       name: 'debug_memory', arguments: { action: 'unwatch', sessionId: r.sessionId, watchId: '*' },
     }));
     assert.ok(u);
+    structured(await client.callTool({
+      name: 'debug_session', arguments: { action: 'stop', sessionId: r.sessionId },
+    }));
+  });
+
+  await check('bp_quick: a staged breakpoint stops a 5 ms program; step-over; run to exit', async () => {
+    const line = lineOf('bp_quick.c', 'QUICK_BODY');
+    const staged = structured(await client.callTool({
+      name: 'debug_breakpoint',
+      arguments: { add: [{ file: 'bp_quick.c', line, condition: 'v == 2' }] },
+    }));
+    assert.equal(staged.staged, true);
+    const r = structured(await client.callTool({
+      name: 'debug_launch',
+      arguments: { command: fixture('bp_quick'), projectRoot: project },
+    }));
+    assert.equal(r.breakpoints.length, 1);
+    const bp = r.breakpoints[0];
+    assert.deepEqual([bp.line, bp.locations, bp.where[0].function], [line, 1, 'quick']);
+    const p = structured(await client.callTool({
+      name: 'debug_continue',
+      arguments: { sessionId: r.sessionId, action: 'until', condition: { breakpoint: bp.id } },
+    }));
+    assert.equal(p.state, 'paused');
+    assert.deepEqual([p.reason, p.breakpointId, p.function, p.line], ['breakpoint', bp.id, 'quick', line]);
+    assert.deepEqual(p.arguments.map((v) => [v.name, v.value]), [['v', 2]]);
+    assert.equal(p.frames[1].function, 'main');
+    const st = structured(await client.callTool({
+      name: 'debug_session', arguments: { action: 'status', sessionId: r.sessionId },
+    }));
+    assert.deepEqual(st.paused.map((t) => [t.threadId, t.line]), [[p.threadId, line]]);
+    const s = structured(await client.callTool({
+      name: 'debug_continue', arguments: { sessionId: r.sessionId, action: 'step-over' },
+    }));
+    assert.deepEqual([s.state, s.reason, s.function, s.line], ['paused', 'step', 'quick', line + 1]);
+    const m = structured(await client.callTool({
+      name: 'debug_memory',
+      arguments: { sessionId: r.sessionId, threadId: s.threadId, targets: [{ variable: 'w' }] },
+    }));
+    assert.equal(m.results[0].value, 4);
+    // the staged spec stays for later launches until removed
+    const unstaged = structured(await client.callTool({
+      name: 'debug_breakpoint', arguments: { remove: '*' },
+    }));
+    assert.deepEqual(unstaged.breakpoints, []);
+    structured(await client.callTool({
+      name: 'debug_breakpoint', arguments: { sessionId: r.sessionId, remove: '*' },
+    }));
+    const x = structured(await client.callTool({
+      name: 'debug_continue', arguments: { sessionId: r.sessionId },
+    }));
+    assert.deepEqual([x.state, x.exitCode], ['exited', 4]);
+    const e = await client.callTool({
+      name: 'debug_continue', arguments: { sessionId: r.sessionId },
+    });
+    assert.equal(e.isError, true);
+    assert.ok(e.content[0].text.startsWith('PROCESS_EXITED: '), e.content[0].text);
     structured(await client.callTool({
       name: 'debug_session', arguments: { action: 'stop', sessionId: r.sessionId },
     }));
