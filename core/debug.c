@@ -433,20 +433,23 @@ static void read_pauses(const char *id, int64_t baseline, struct probe *p)
     session_target_put(&st);
 }
 
-/* The stopped thread's stack with arguments and locals, for the answer. */
-static void stop_stack(const char *id, const struct collector_pause *p,
-                       struct collector_stacks *out)
+/* The stopped thread's stack with arguments and locals, for the answer, and the
+ * count of paused threads once the snapshot is taken: the tracer thread has finished
+ * what it was doing by then (an all-stop parks some threads as their own stops end). */
+static void stop_stack(const char *id, struct debug_outcome *o)
 {
-    *out = (struct collector_stacks){0};
+    o->stack = (struct collector_stacks){0};
     struct session_target st;
     struct strobe_error e;
     if (session_target_get(id, &st, &e) != 0)
         return;
-    pid_t tid = p->tid;
-    struct collector_stacks_request req = {.pid = p->pid, .tids = &tid, .n_tids = 1,
+    pid_t tid = o->pause.tid;
+    struct collector_stacks_request req = {.pid = o->pause.pid, .tids = &tid, .n_tids = 1,
                                            .locals = true, .arguments = true};
-    if (st.collector->stacks && st.collector->stacks(st.target, &req, out, &e) != 0)
-        *out = (struct collector_stacks){0};
+    if (st.collector->stacks && st.collector->stacks(st.target, &req, &o->stack, &e) != 0)
+        o->stack = (struct collector_stacks){0};
+    struct collector_pause ps[PAUSES_SEEN];
+    o->n_paused = st.collector->pauses(st.target, ps, PAUSES_SEEN);
     session_target_put(&st);
 }
 
@@ -486,14 +489,34 @@ static int find_event(const struct debug_continue_req *req, int64_t key, int64_t
     return rc;
 }
 
-/* The action itself, holding the session. */
+/* Resumes the pauses the request saw (seen[0..n)), each by its thread: a thread
+ * that pauses while the request is on its way is the answer, not resumed unseen. */
+static int resume_seen(struct session_target *st, const struct collector_pause *seen, int n,
+                       struct strobe_error *e)
+{
+    for (int i = 0; i < n && i < PAUSES_SEEN; i++) {
+        struct strobe_error ignore;
+        if (st->collector->resume(st->target, seen[i].tid, RESUME_CONTINUE, &ignore) != 0 &&
+            ignore.code == ERR_PROCESS_EXITED) {
+            *e = ignore;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The action itself, holding the session; seen[0..n_seen) the pauses before it. */
 static int act(struct session_target *st, const struct debug_continue_req *req,
-               struct strobe_error *e)
+               const struct collector_pause *seen, int n_seen, struct strobe_error *e)
 {
     const struct collector_methods *c = st->collector;
     switch (req->action) {
     case DA_CONTINUE:
-        return c->resume(st->target, req->tid, RESUME_CONTINUE, e);
+        /* Nothing paused: the collector says NOT_PAUSED, or lets steps in flight run
+         * on. */
+        if (req->tid || n_seen == 0)
+            return c->resume(st->target, req->tid, RESUME_CONTINUE, e);
+        return resume_seen(st, seen, n_seen, e);
     case DA_STEP_OVER:
         return c->resume(st->target, req->tid, RESUME_STEP_OVER, e);
     case DA_STEP_INTO:
@@ -502,15 +525,8 @@ static int act(struct session_target *st, const struct debug_continue_req *req,
         return c->resume(st->target, req->tid, RESUME_STEP_OUT, e);
     case DA_PAUSE:
         return c->pause(st->target, 0, e);
-    case DA_UNTIL: {
-        struct strobe_error ignore;
-        if (c->resume(st->target, 0, RESUME_CONTINUE, &ignore) != 0 &&
-            ignore.code != ERR_NOT_PAUSED) {
-            *e = ignore;
-            return -1;
-        }
-        return 0;
-    }
+    case DA_UNTIL:
+        return resume_seen(st, seen, n_seen, e);
     }
     return err_set(e, ERR_INTERNAL, "unknown action");
 }
@@ -638,7 +654,7 @@ int debug_continue(const char *id, const struct debug_conn *conn,
         session_target_put(&st);
         state_unref(d);
         show_paused(id, out);
-        stop_stack(id, &out->pause, &out->stack);
+        stop_stack(id, out);
         return 0;
     }
     if (req->action == DA_UNTIL && req->until != UNTIL_NONE) {
@@ -652,14 +668,14 @@ int debug_continue(const char *id, const struct debug_conn *conn,
             if (out->state == DS_RUNNING)
                 show_paused(id, out);
             if (out->state == DS_PAUSED)
-                stop_stack(id, &out->pause, &out->stack);
+                stop_stack(id, out);
             return 0;
         }
     }
     pthread_mutex_lock(&d->lock);
     uint64_t gen = d->gen;
     pthread_mutex_unlock(&d->lock);
-    rc = act(&st, req, e);
+    rc = act(&st, req, ps, np, e);
     if (rc == 0)
         set_controller(d, conn);
     if (rc == 0 && (req->action == DA_CONTINUE || req->action == DA_UNTIL)) {
@@ -738,7 +754,7 @@ int debug_continue(const char *id, const struct debug_conn *conn,
     if (out->state == DS_RUNNING)
         show_paused(id, out);
     if (out->state == DS_PAUSED)
-        stop_stack(id, &out->pause, &out->stack);
+        stop_stack(id, out);
     else if (out->state == DS_RUNNING && !out->condition_met && req->rd) {
         session_resolve(id, &key, NULL);
         meanwhile(req->rd, key, baseline_id, out);

@@ -107,9 +107,9 @@ int session_memory(const char *id, const struct collector_mem_request *req,
         in_frame.tid = selected_thread(&st, req);
     if (!in_frame.tid && in_frame.frame) {
         session_target_put(&st);
-        return err_set(e, ERR_VALIDATION, "'frame' reads a paused thread's frame, and no "
-                       "thread is paused: set a breakpoint, or debug_continue action "
-                       "\"pause\".");
+        return err_set(e, ERR_VALIDATION, "'frame' reads a frame of a paused thread "
+                       "(threadId, default the one that paused last), and no thread is "
+                       "paused: set a breakpoint, or debug_continue action \"pause\".");
     }
     int rc = st.collector->memory
                  ? st.collector->memory(st.target, &in_frame, out, e)

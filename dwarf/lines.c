@@ -571,7 +571,7 @@ uint64_t dw_after_prologue(const char *path, uint64_t entry)
     size_t n;
     if (f && function_at(f, entry, &fn, &cu) && range_at(&fn, entry, &range) &&
         dwarf_getsrclines(&cu, &lines, &n) == 0) {
-        uint64_t prologue_end = UINT64_MAX, next_line = UINT64_MAX;
+        uint64_t prologue_end = UINT64_MAX, next_line = UINT64_MAX, next_row = UINT64_MAX;
         int entry_line = 0;
         bool one_entry_line = true;
         Dwarf_Line *at_entry = dwarf_getsrc_die(&cu, entry);
@@ -597,11 +597,15 @@ uint64_t dw_after_prologue(const char *path, uint64_t entry)
                 prologue_end = a;
             if (a > entry && is_stmt(l) && ln != entry_line && a < next_line)
                 next_line = a;
+            if (a > entry && is_stmt(l) && a < next_row)
+                next_row = a;
         }
         if (prologue_end != UINT64_MAX)
             result = prologue_end;
         else if (one_entry_line && next_line != UINT64_MAX)
             result = next_line;
+        else if (one_entry_line && next_row != UINT64_MAX)
+            result = next_row; /* a one-line function: its body is a row of its own */
     }
     dw_files_unlock();
     return result;

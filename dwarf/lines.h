@@ -90,7 +90,9 @@ void dw_line_result_free(struct dw_line_result *r);
  *   - the lowest row flagged prologue_end (clang writes them, gcc does not);
  *   - else, when the is_stmt rows at entry all name one line, the first is_stmt row
  *     after entry naming another line (gcc's -O0 prologue is the "{" line's code);
- *   - else entry (the body starts at entry: optimized code, or a one-line function).
+ *   - else, in a one-line function (every row on that line), the first is_stmt row
+ *     after entry: gcc starts a row of the same line where the body begins;
+ *   - else entry (the body starts at entry: optimized code).
  * Returns entry when no function or no line table covers entry. */
 uint64_t dw_after_prologue(const char *path, uint64_t entry);
 

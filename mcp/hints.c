@@ -78,6 +78,10 @@ static const struct hint {
      "Write the watch's variable as C: a.b for a member, p->b through a pointer, a[3] for "
      "an element, *p for what p points to."},
     /* Breakpoints, pauses and steps. */
+    {ERR_LIMIT_EXCEEDED, "debug_breakpoint",
+     "Remove breakpoints you no longer need with debug_breakpoint({sessionId, remove: [ids]}) "
+     "(list them with debug_breakpoint({sessionId})); a condition can replace several "
+     "breakpoints on one line."},
     {ERR_NOT_PAUSED, NULL,
      "To wait for a breakpoint, call debug_continue({sessionId, action: \"until\"}) (with "
      "condition {breakpoint: id} for one of them); to stop the program now, action "

@@ -152,6 +152,21 @@ static void add_list(cJSON *res, const struct collector_bp_info *bps, int n, boo
     }
 }
 
+void tool_add_breakpoint_count(cJSON *o, const char *id)
+{
+    struct collector_bp_info *infos = calloc(DEBUG_LIST_MAX, sizeof *infos);
+    int n = 0;
+    if (infos && debug_breakpoints_list(id, infos, DEBUG_LIST_MAX, &n, NULL) == 0) {
+        int lps = 0;
+        for (int i = 0; i < n && i < DEBUG_LIST_MAX; i++)
+            lps += infos[i].logpoint;
+        cJSON_AddNumberToObject(o, "breakpoints", n);
+        if (lps)
+            cJSON_AddNumberToObject(o, "logpoints", lps);
+    }
+    free(infos);
+}
+
 static int parse_remove(const cJSON *rm, int *ids, int *n, bool *all, struct strobe_error *e)
 {
     *n = 0;

@@ -62,6 +62,9 @@ struct store_event_row;
 cJSON *tool_event_json(const struct store_event_row *r, bool verbose);
 /* debug_breakpoint's shape of a breakpoint (also in debug_launch's answer). */
 cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged);
+/* Adds "breakpoints": N (logpoints included) and "logpoints": N (when any) of session
+ * id to o. */
+void tool_add_breakpoint_count(cJSON *o, const char *id);
 cJSON *tool_debug_breakpoint(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_continue(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 /* Adds "paused" (the paused threads of session id as status shows them) to o;

@@ -141,11 +141,13 @@ static void bp_pause(void *arg, struct tracer *t, pid_t tid, pid_t tgid, int bp_
 {
     struct debugger *d = arg;
     stepper_cancel(d->steps, t, tid);
+    pauses_batch(d->pauses, true);
     record_pause(d, tid, tgid, PAUSE_BREAKPOINT, bp_id, regs, NULL, NULL);
     if (all_stop) {
         struct all_stop as = {d, t, PAUSE_ALL_STOP};
         tracer_park_all(t, tid, park_one, &as);
     }
+    pauses_batch(d->pauses, false);
 }
 
 static void step_ended(void *arg, struct tracer *t, pid_t tid,
@@ -168,6 +170,12 @@ static void stepped(struct tracer *t, pid_t tid, struct user_regs_struct *regs, 
 {
     struct debugger *d = arg;
     stepper_stepped(d->steps, t, tid, regs);
+}
+
+static void parked_late(struct tracer *t, pid_t tid, void *arg)
+{
+    struct all_stop as = {arg, t, PAUSE_ALL_STOP};
+    park_one(tid, tracer_tgid(t, tid), &as);
 }
 
 static void thread_gone(struct tracer *t, pid_t tid, void *arg)
@@ -249,7 +257,8 @@ void debugger_on_start(struct debugger *d, struct tracer *t)
 {
     tracer_add_stop_handler(t, "steps", BP_STEP, stepper_on_trap, d->steps);
     tracer_add_stop_handler(t, "breakpoints", BP_USER_BREAKPOINT, bpset_on_trap, d->bps);
-    struct tracer_debugger td = {.stepped = stepped, .thread_gone = thread_gone, .arg = d};
+    struct tracer_debugger td = {.stepped = stepped, .parked = parked_late,
+                                 .thread_gone = thread_gone, .arg = d};
     tracer_set_debugger(t, &td);
 }
 
@@ -414,7 +423,9 @@ static void pause_fn(struct tracer *t, void *arg)
 {
     struct resume_call *c = arg;
     struct all_stop as = {c->d, t, PAUSE_REQUEST};
+    pauses_batch(c->d->pauses, true);
     tracer_park_all(t, c->tid, park_one, &as);
+    pauses_batch(c->d->pauses, false);
     c->rc = 0;
 }
 

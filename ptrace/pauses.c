@@ -21,6 +21,8 @@ struct pauses {
     struct paused *v;
     size_t n, cap;
     int64_t seq;
+    int batch;                  /* pauses_batch depth: notifications wait for its end */
+    bool changed_in_batch;
     void (*changed)(void *arg);
     void *arg;
 };
@@ -55,7 +57,23 @@ static struct paused *find(struct pauses *ps, pid_t tid)
 
 static void notify(struct pauses *ps)
 {
-    if (ps->changed)
+    pthread_mutex_lock(&ps->lock);
+    bool later = ps->batch > 0;
+    ps->changed_in_batch |= later;
+    pthread_mutex_unlock(&ps->lock);
+    if (!later && ps->changed)
+        ps->changed(ps->arg);
+}
+
+void pauses_batch(struct pauses *ps, bool begin)
+{
+    pthread_mutex_lock(&ps->lock);
+    ps->batch += begin ? 1 : -1;
+    bool flush = ps->batch == 0 && ps->changed_in_batch;
+    if (flush)
+        ps->changed_in_batch = false;
+    pthread_mutex_unlock(&ps->lock);
+    if (flush && ps->changed)
         ps->changed(ps->arg);
 }
 

@@ -25,6 +25,9 @@ void pauses_free(struct pauses *ps);
  * paused already has its pause replaced. */
 void pauses_add(struct pauses *ps, struct collector_pause *p,
                 const struct user_regs_struct *regs);
+/* Tracer thread: pauses recorded between begin and end notify once, at the end, so
+ * a waiter never sees half of an all-stop. */
+void pauses_batch(struct pauses *ps, bool begin);
 /* Tracer thread: the thread runs again or is gone. False if it was not paused. */
 bool pauses_remove(struct pauses *ps, pid_t tid);
 /* Tracer thread: its registers changed (a register write). */

@@ -203,14 +203,18 @@ static bool in_function(const struct step *st, uint64_t link_pc)
     return false;
 }
 
-/* The line of a pc whose module has line info; 0 when it has none. */
+/* Whether pc is in code a step stops in: the program's own, with a line table. A
+ * system library counts as without, even when its debug info is installed: steps
+ * go over libc's functions and out of main into the exit, as an agent wants. */
 static bool has_line_info(const struct module *m, uint64_t pc)
 {
     struct dw_func_lines fl;
-    if (!m || dw_function_lines(m->path, pc - m->bias, &fl) != 0)
+    if (!m || procmem_system_path(m->path) ||
+        dw_function_lines(m->path, pc - m->bias, &fl) != 0)
         return false;
+    bool rows = fl.n_rows > 0;
     dw_func_lines_free(&fl);
-    return true;
+    return rows;
 }
 
 /* ---- stepping ---- */

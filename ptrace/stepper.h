@@ -17,7 +17,9 @@
  *
  * A step ends at the first instruction of a different line (is_stmt rows of the
  * line table), or in the caller after a return; returning into code without line
- * info (main returning into libc) ends the step with the thread running on. Other
+ * info (main returning into libc) ends the step with the thread running on. System
+ * libraries (procmem_system_path) count as without line info even when their debug
+ * info is installed: a step goes over them. Other
  * threads run all along; a step that meets a breakpoint first is superseded by that
  * pause (stepper_cancel). Everything here runs on the tracer thread.
  */

@@ -274,6 +274,18 @@ static void on_exit_event(struct tracer *t, pid_t tid)
     ptrace(PTRACE_CONT, tid, 0, 0);
 }
 
+/* A thread or process created while hold() collects stops (its creator's clone or
+ * fork event came in) is held too: a hold stops the whole space, and an all-stop
+ * must not let a thread born meanwhile run. Its first stop, or the interrupt if that
+ * stop was seen already, is collected with the others. */
+static void hold_newborn(pid_t creator, struct held *want)
+{
+    unsigned long child = 0;
+    if (ptrace(PTRACE_GETEVENTMSG, creator, 0, &child) == 0 && child &&
+        ptrace(PTRACE_INTERRUPT, (pid_t)child, 0, 0) == 0)
+        tr_held_add(want, (pid_t)child);
+}
+
 /* Stops every running thread of sp but except and records them in hd. A thread
  * that reports another stop first (a breakpoint, a signal, an event) keeps it
  * pending: tr_release() handles it as the loop would have, so nothing is lost. The
@@ -289,7 +301,8 @@ static void on_exit_event(struct tracer *t, pid_t tid)
  *    reports again.
  *  - fork, vfork, clone: the new tracee is recorded before the caller writes code
  *    (its memory is a copy of what is there now, and later writes must reach it);
- *    it starts in a stop of its own, which is collected like any other. */
+ *    it starts in a stop of its own, which is collected and held like any other
+ *    (hold_newborn). */
 void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd)
 {
     *hd = (struct held){0};
@@ -326,8 +339,10 @@ void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held
             held_forget(&want, (pid_t)msg);
         bool clone = event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
                      event == PTRACE_EVENT_CLONE;
-        if (clone)
+        if (clone) {
             on_new_tracee(t, tid, event);
+            hold_newborn(tid, &want);
+        }
         struct tthread *th = tr_thread_of(t, tid);
         if (!th) {
             ptrace(PTRACE_CONT, tid, 0, 0);

@@ -159,7 +159,9 @@ void tracer_park(struct tracer *t, pid_t tid);
 /* On the tracer thread (a stop handler, a debugger callback, a tracer_call
  * function): stops every other thread of tid's address space and parks it, with any
  * stop it reported kept for its resume; fn(thread, process, arg) for each one parked
- * now (threads parked already are not). */
+ * now (threads parked already are not). A thread whose own stop is being handled at
+ * that moment (an outer handler's) is parked when that handling would resume it,
+ * through tracer_debugger.parked. */
 void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tgid, void *arg),
                      void *arg);
 
@@ -178,6 +180,9 @@ struct tracer_debugger {
      * resume it (tracer_resume_thread), step it again (tracer_step) or park it
      * (tracer_park). */
     void (*stepped)(struct tracer *t, pid_t tid, struct user_regs_struct *regs, void *arg);
+    /* Thread tid, whose stop was being handled when tracer_park_all parked its
+     * image, is parked now too. */
+    void (*parked)(struct tracer *t, pid_t tid, void *arg);
     /* Thread tid is gone (exited, killed, or replaced by an exec). */
     void (*thread_gone)(struct tracer *t, pid_t tid, void *arg);
     void *arg;

@@ -52,6 +52,8 @@ struct tthread {
     bool stepping;   /* resumed with PTRACE_SINGLESTEP (tracer_step): its next trap
                         goes to the debugger, and it resumes stepping after events */
     bool step_cancelled; /* that trap is to be swallowed (tracer_cancel_step) */
+    bool park_requested; /* an all-stop came while its own stop was being handled
+                            (TS_STOPPED): it parks instead of resuming (step_past) */
 };
 
 struct stop_handler {

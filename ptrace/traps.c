@@ -63,6 +63,16 @@ static void step_past(struct tracer *t, pid_t tid, uint64_t addr)
         return;
     }
     if (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP) {
+        struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
+        if (th && th->park_requested) {
+            /* Another thread's all-stop parked the image while this one was being
+             * stepped over its int3 (its stop was in hand): it stays too. */
+            th->park_requested = false;
+            th->state = TS_PARKED;
+            if (t->debugger.parked)
+                t->debugger.parked(t, tid, t->debugger.arg);
+            return;
+        }
         ptrace(PTRACE_CONT, tid, 0, 0);
         return;
     }
@@ -183,6 +193,7 @@ int tracer_resume_thread(struct tracer *t, pid_t tid)
     struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
     if (!th || (th->state != TS_PARKED && th->state != TS_STOPPED))
         return -1;
+    th->park_requested = false;
     if (th->pending != -1) {
         /* Parked by tracer_park_all with a stop of its own pending: handled now. */
         int status = th->pending;
@@ -202,6 +213,7 @@ void tracer_park(struct tracer *t, pid_t tid)
 
 struct park_scan {
     const struct space *sp;
+    pid_t except;
     struct held parked;
 };
 
@@ -210,7 +222,11 @@ static void scan_held(uint64_t key, void *value, void *arg)
     (void)key;
     struct tthread *th = value;
     struct park_scan *s = arg;
-    if (th->state != TS_HELD || !bptab_has_process(s->sp->bp, th->tgid))
+    if (!bptab_has_process(s->sp->bp, th->tgid))
+        return;
+    if (th->state == TS_STOPPED && th->tid != s->except) /* its stop is in hand */
+        th->park_requested = true;
+    if (th->state != TS_HELD)
         return;
     th->state = TS_PARKED;
     tr_held_add(&s->parked, th->tid);
@@ -230,7 +246,7 @@ void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tg
         return;
     /* Every held thread of the space: those held just now and, from a tracer_call
      * function, those its command held. Threads parked already stay as they are. */
-    struct park_scan s = {.sp = sp};
+    struct park_scan s = {.sp = sp, .except = tid};
     u64map_each(&t->threads, scan_held, &s);
     for (size_t i = 0; i < s.parked.n; i++) {
         struct tthread *th = u64map_get(&t->threads, (uint64_t)s.parked.tids[i]);
