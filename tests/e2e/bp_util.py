@@ -5,7 +5,11 @@ debug_continue shorthands, and waits on a fixture's output."""
 import os
 import re
 
-from conftest import REPO, T_LONG, wait_until
+from conftest import REPO, SLOW, T_LONG, wait_until
+
+# How long a debug_continue waits for a stop that must come: the tool's default, the
+# most it allows under valgrind (whose daemon runs many times slower).
+WAIT_MS = min(60000, int(10000 * SLOW))
 
 FIXTURES_SRC = os.path.join(REPO, "tests", "fixtures")
 
@@ -47,11 +51,11 @@ def bp_remove(mcp, sid, ids):
 def cont(mcp, sid, action=None, timeout=None, **kw):
     """debug_continue; returns the answer. The tool itself waits (timeoutMs), so the
     JSON-RPC timeout leaves room above it."""
-    a = {"sessionId": sid}
+    a = {"sessionId": sid, "timeoutMs": WAIT_MS}
     if action:
         a["action"] = action
     a.update(kw)
-    rpc_timeout = max(T_LONG, (kw.get("timeoutMs", 10000) / 1000.0) + 10)
+    rpc_timeout = max(T_LONG, a["timeoutMs"] / 1000.0 + 10)
     return mcp.call_tool("debug_continue", a, timeout=timeout or rpc_timeout)
 
 
@@ -63,7 +67,7 @@ def cont_error(mcp, sid, action=None, **kw):
     return mcp.tool_error("debug_continue", a, timeout=T_LONG)
 
 
-def until_bp(mcp, sid, bp_id, timeoutMs=10000):
+def until_bp(mcp, sid, bp_id, timeoutMs=WAIT_MS):
     return cont(mcp, sid, "until", condition={"breakpoint": bp_id}, timeoutMs=timeoutMs)
 
 
