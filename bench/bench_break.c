@@ -271,37 +271,6 @@ static void gdb_steps(const char *program, int n, double *out)
     mi_end(&g);
 }
 
-/* Runs argv with stdout to a pipe; returns the loop's elapsed_ns it printed. */
-static double run_elapsed(char *const argv[])
-{
-    int p[2];
-    if (pipe(p) != 0)
-        exit(1);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(p[1], 1);
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 2);
-        close(p[0]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(p[1]);
-    char buf[65536];
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(p[0], buf + len, sizeof buf - 1 - len)) > 0 && len < sizeof buf - 1)
-        len += (size_t)n;
-    buf[len] = '\0';
-    close(p[0]);
-    waitpid(pid, NULL, 0);
-    const char *e = strstr(buf, "elapsed_ns=");
-    if (!e) {
-        fprintf(stderr, "bench_break: no elapsed_ns from %s\n", argv[0]);
-        exit(1);
-    }
-    return atof(e + 11);
-}
 
 /* ---- main --------------------------------------------------------------------------- */
 
@@ -342,11 +311,11 @@ int main(int argc, char **argv)
         strobe_steps(&c, program, n, ss + r * n);
         gdb_steps(program, n, gs + r * n);
         char *pa[] = {(char *)program, (char *)k, NULL};
-        plain[r] = run_elapsed(pa);
+        plain[r] = bench_run_elapsed(pa);
         sc[r] = strobe_condition(&c, program, k, &hits);
         char *ga[] = {"gdb", "-q", "-batch", "-nx", "-ex", bp_cond, "-ex", "run", "--args",
                       (char *)program, (char *)k, NULL};
-        gc[r] = run_elapsed(ga);
+        gc[r] = bench_run_elapsed(ga);
     }
     double msh = median(sh, total), mgh = median(gh, total);
     double mss = median(ss, total), mgs = median(gs, total);

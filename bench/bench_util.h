@@ -11,8 +11,10 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/client.h"
 
@@ -71,6 +73,39 @@ static inline double bench_run_quiet(char *const argv[])
 }
 
 /* The result of a tool call; exits the benchmark on any error. */
+/* Runs argv with stdout to a pipe (stderr to /dev/null); returns the elapsed_ns=
+ * figure the program printed (a fixture timing its own loop). Exits when none. */
+static inline double bench_run_elapsed(char *const argv[])
+{
+    int p[2];
+    if (pipe(p) != 0)
+        exit(1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], 1);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 2);
+        close(p[0]);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(p[1]);
+    char buf[65536];
+    size_t len = 0;
+    ssize_t n;
+    while ((n = read(p[0], buf + len, sizeof buf - 1 - len)) > 0 && len < sizeof buf - 1)
+        len += (size_t)n;
+    buf[len] = '\0';
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    const char *e = strstr(buf, "elapsed_ns=");
+    if (!e) {
+        fprintf(stderr, "bench: no elapsed_ns from %s\n", argv[0]);
+        exit(1);
+    }
+    return atof(e + 11);
+}
+
 static inline cJSON *bench_tool(struct rpc_client *c, const char *name, cJSON *args)
 {
     char err[1024];

@@ -21,37 +21,6 @@
 
 #include "bench/bench_util.h"
 
-/* Runs argv with stdout to a pipe; returns the loop's elapsed_ns it printed. */
-static double run_elapsed(char *const argv[])
-{
-    int p[2];
-    if (pipe(p) != 0)
-        exit(1);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(p[1], 1);
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 2);
-        close(p[0]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(p[1]);
-    char buf[65536];
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(p[0], buf + len, sizeof buf - 1 - len)) > 0 && len < sizeof buf - 1)
-        len += (size_t)n;
-    buf[len] = '\0';
-    close(p[0]);
-    waitpid(pid, NULL, 0);
-    const char *e = strstr(buf, "elapsed_ns=");
-    if (!e) {
-        fprintf(stderr, "bench_watch: no elapsed_ns from %s\n", argv[0]);
-        exit(1);
-    }
-    return atof(e + 11);
-}
 
 /* The text of the first stdout event of sid containing needle, or NULL (malloc'd). */
 static char *stdout_with(struct rpc_client *c, const char *sid, const char *needle)
@@ -150,12 +119,12 @@ int main(int argc, char **argv)
     bool have_gdb = system("command -v gdb >/dev/null 2>&1") == 0;
     for (int i = 0; i < runs; i++) {
         char *pa[] = {(char *)program, "bench", (char *)n, NULL};
-        plain[i] = run_elapsed(pa);
+        plain[i] = bench_run_elapsed(pa);
         st[i] = strobe_run(&c, program, n, &hits);
         if (have_gdb) {
             char *ga[] = {"gdb", "-q", "-batch", "-nx", "-x", script, "--args",
                           (char *)program, "bench", (char *)n, NULL};
-            gd[i] = run_elapsed(ga);
+            gd[i] = bench_run_elapsed(ga);
         }
     }
     unlink(script);
