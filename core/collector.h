@@ -486,6 +486,12 @@ struct collector_methods {
     /* The breakpoints in force, up to max, by id; returns how many there are. */
     int (*breakpoint_list)(struct collector_target *t, struct collector_bp_info *out,
                            int max);
+    /* How the breakpoints given at launch bound at the entry point, in the order
+     * given, failures included (no locations, note = "CODE: why"), as they were then:
+     * a one-shot that fired since is still there. Up to max; returns how many. Waits
+     * for the entry point. */
+    int (*breakpoints_staged)(struct collector_target *t, struct collector_bp_info *out,
+                              int max);
     /* The paused threads, up to max, oldest pause first; returns how many. */
     int (*pauses)(struct collector_target *t, struct collector_pause *out, int max);
     /* Interrupts every thread of process pid (0: the main one) now; each becomes a

@@ -365,6 +365,22 @@ int debug_breakpoints_list(const char *id, struct collector_bp_info *out, int ma
     return rc;
 }
 
+int debug_breakpoints_launched(const char *id, struct collector_bp_info *out, int max, int *n,
+                               struct strobe_error *e)
+{
+    *n = 0;
+    struct session_target st;
+    if (session_target_get(id, &st, e) != 0)
+        return -1;
+    int rc = 0;
+    if (!st.collector->breakpoints_staged)
+        rc = unsupported(&st, e);
+    else
+        *n = st.collector->breakpoints_staged(st.target, out, max);
+    session_target_put(&st);
+    return rc;
+}
+
 int debug_pauses(const char *id, struct collector_pause *out, int max)
 {
     struct session_target st;

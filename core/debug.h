@@ -68,6 +68,10 @@ int debug_breakpoints_remove(const char *id, const int *ids, int n, bool all, in
 /* The breakpoints of session id (or the staged ones), up to max; *n how many. */
 int debug_breakpoints_list(const char *id, struct collector_bp_info *out, int max, int *n,
                            struct strobe_error *e);
+/* How the breakpoints staged for session id's launch bound at its entry point
+ * (failures included, one-shots that fired since too), up to max; *n how many. */
+int debug_breakpoints_launched(const char *id, struct collector_bp_info *out, int max, int *n,
+                               struct strobe_error *e);
 /* The staged specs, as a launch takes them (copies the engine keeps until
  * debug_staged_free). */
 struct debug_staged;

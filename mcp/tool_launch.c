@@ -53,7 +53,7 @@ static void add_staged_breakpoints(cJSON *out, const char *id)
     struct collector_bp_info *infos = calloc(DEBUG_LIST_MAX, sizeof *infos);
     int n = 0;
     struct strobe_error e = {0};
-    if (!infos || debug_breakpoints_list(id, infos, DEBUG_LIST_MAX, &n, &e) != 0) {
+    if (!infos || debug_breakpoints_launched(id, infos, DEBUG_LIST_MAX, &n, &e) != 0) {
         if (e.code != ERR_NONE)
             cJSON_AddStringToObject(out, "breakpointsUnknown", e.msg);
         free(infos);

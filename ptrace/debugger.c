@@ -47,6 +47,8 @@ struct debugger {
     bool entry_done;
     struct collector_bp_info failed[STAGED_MAX]; /* staged ones that bound nowhere */
     int n_failed;
+    struct collector_bp_info *bound; /* how each staged one bound at the entry point
+                                        (n_staged of them, failures included) */
 };
 
 static void paused_changed(void *arg)
@@ -225,6 +227,7 @@ void debugger_free(struct debugger *d)
         return;
     for (int i = 0; i < d->n_staged; i++)
         staged_free(&d->staged[i]);
+    free(d->bound);
     bpset_free(d->bps);
     stepper_free(d->steps);
     pauses_free(d->pauses);
@@ -276,16 +279,27 @@ void debugger_on_entry(struct debugger *d, struct tracer *t)
         bpset_rebind(d->bps, t);
         return;
     }
+    struct collector_bp_info *bound = calloc((size_t)d->n_staged, sizeof *bound);
     for (int i = 0; i < d->n_staged; i++) {
         struct strobe_error e = {0};
         struct collector_bp_info info;
         struct bp_resolved *r = bpset_resolve(d->bps, tracer_pid(t), &d->staged[i].bp, &e);
-        if (r && bpset_arm(d->bps, t, r, &info, &e) == 0)
+        if (r && bpset_arm(d->bps, t, r, &info, &e) == 0) {
+            if (bound)
+                bound[i] = info;
             continue;
+        }
+        pthread_mutex_lock(&d->lock);
         struct collector_bp_info *f = &d->failed[d->n_failed++];
         collector_bp_info_init(f, &d->staged[i].bp);
         snprintf(f->note, sizeof f->note, "%s: %.480s", err_code_name(e.code), e.msg);
+        if (bound)
+            bound[i] = *f;
+        pthread_mutex_unlock(&d->lock);
     }
+    pthread_mutex_lock(&d->lock);
+    d->bound = bound;
+    pthread_mutex_unlock(&d->lock);
     entry_done(d);
 }
 
@@ -400,6 +414,21 @@ int debugger_breakpoint_list(struct debugger *d, struct collector_bp_info *out, 
             out[n] = d->failed[i];
         n++;
     }
+    pthread_mutex_unlock(&d->lock);
+    return n;
+}
+
+int debugger_breakpoints_staged(struct debugger *d, struct collector_bp_info *out, int max)
+{
+    wait_entry(d);
+    pthread_mutex_lock(&d->lock);
+    int n = d->bound ? d->n_staged : 0;
+    for (int i = 0; i < n && i < max; i++)
+        out[i] = d->bound[i];
+    if (!d->bound) /* the program ended before its entry point */
+        for (int i = 0; i < d->n_failed; i++, n++)
+            if (n < max)
+                out[n] = d->failed[i];
     pthread_mutex_unlock(&d->lock);
     return n;
 }

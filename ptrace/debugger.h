@@ -49,6 +49,7 @@ int debugger_breakpoint_set(struct debugger *d, struct tracer *t,
 int debugger_breakpoint_clear(struct debugger *d, struct tracer *t, int id,
                               struct strobe_error *e);
 int debugger_breakpoint_list(struct debugger *d, struct collector_bp_info *out, int max);
+int debugger_breakpoints_staged(struct debugger *d, struct collector_bp_info *out, int max);
 int debugger_pauses(struct debugger *d, struct collector_pause *out, int max);
 int debugger_pause(struct debugger *d, struct tracer *t, pid_t pid, struct strobe_error *e);
 int debugger_resume(struct debugger *d, struct tracer *t, pid_t tid, enum collector_resume how,

@@ -249,6 +249,12 @@ static int native_breakpoint_list(struct collector_target *ct, struct collector_
     return debugger_breakpoint_list(ct->debugger, out, max);
 }
 
+static int native_breakpoints_staged(struct collector_target *ct,
+                                     struct collector_bp_info *out, int max)
+{
+    return debugger_breakpoints_staged(ct->debugger, out, max);
+}
+
 static int native_pauses(struct collector_target *ct, struct collector_pause *out, int max)
 {
     return debugger_pauses(ct->debugger, out, max);
@@ -317,6 +323,7 @@ const struct collector_methods native_collector = {
     .breakpoint_set = native_breakpoint_set,
     .breakpoint_clear = native_breakpoint_clear,
     .breakpoint_list = native_breakpoint_list,
+    .breakpoints_staged = native_breakpoints_staged,
     .pauses = native_pauses,
     .pause = native_pause,
     .resume = native_resume,
