@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "base/cond.h"
 #include "base/event.h"
+#include "base/log.h"
 #include "base/strbuf.h"
 #include "ptrace/bpset.h"
 #include "ptrace/hooks.h"
@@ -161,11 +162,12 @@ static void step_ended(void *arg, struct tracer *t, pid_t tid,
                  note);
 }
 
+/* A step that ends with the thread running on has no stop to report: the daemon log
+ * says why (the agent's wait ends with the program's exit or its timeout). */
 static void step_released(void *arg, pid_t tid, const char *note)
 {
     (void)arg;
-    (void)tid;
-    (void)note;
+    log_info("thread %d runs on after its step: %s", (int)tid, note);
 }
 
 static void stepped(struct tracer *t, pid_t tid, struct user_regs_struct *regs, void *arg)
