@@ -134,8 +134,13 @@ static void add_stack(cJSON *o, const struct collector_stacks *st)
     if (st->n_threads == 0)
         return;
     const struct collector_thread *th = &st->threads[0];
+    /* The frames below the outermost one with a source line (libc's start code under
+     * main, a thread's start routine) are counted, not shown. */
+    size_t shown = th->n_frames;
+    while (shown > 1 && !th->frames[shown - 1].file)
+        shown--;
     cJSON *frames = cJSON_AddArrayToObject(o, "frames");
-    for (size_t i = 0; i < th->n_frames && i < FRAMES_SHOWN; i++) {
+    for (size_t i = 0; i < shown && i < FRAMES_SHOWN; i++) {
         const struct collector_frame *f = &th->frames[i];
         cJSON *fr = cJSON_CreateObject();
         cJSON_AddStringToObject(fr, "function", f->function ? f->function : "?");
@@ -147,7 +152,7 @@ static void add_stack(cJSON *o, const struct collector_stacks *st)
             cJSON_AddTrueToObject(fr, "inlined");
         cJSON_AddItemToArray(frames, fr);
     }
-    size_t more = th->n_frames > FRAMES_SHOWN ? th->n_frames - FRAMES_SHOWN : 0;
+    size_t more = th->n_frames - (shown < FRAMES_SHOWN ? shown : FRAMES_SHOWN);
     if (more + th->omitted_frames)
         cJSON_AddNumberToObject(o, "omittedFrames", (double)(more + th->omitted_frames));
     int own = th->own_frame >= 0 ? th->own_frame : 0;
@@ -273,9 +278,13 @@ static cJSON *answer(const char *id, const struct debug_continue_req *req,
         /* What this call let go, so a pause nobody had seen is not resumed unnoticed. */
         cJSON *r = cJSON_AddArrayToObject(o, "resumed");
         for (int i = 0; i < out->n_resumed && i < 8; i++) {
-            cJSON *x = cJSON_CreateObject();
-            add_pause(x, &out->resumed[i]);
-            cJSON_AddItemToArray(r, x);
+            const struct collector_pause *p = &out->resumed[i];
+            char where[320];
+            const char *file = strrchr(p->file, '/');
+            snprintf(where, sizeof where, "thread %d at %s:%d in %s", (int)p->tid,
+                     file ? file + 1 : p->file[0] ? p->file : "?", p->line,
+                     p->function[0] ? p->function : "?");
+            cJSON_AddItemToArray(r, cJSON_CreateString(where));
         }
         if (out->n_resumed > 8)
             cJSON_AddNumberToObject(o, "omittedResumed", out->n_resumed - 8);
