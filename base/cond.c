@@ -263,9 +263,9 @@ static int parse_path(struct parser *ps)
         } else if (*ps->p == '[') {
             ps->p++;
             skip_blanks(ps);
-            if (!isdigit((unsigned char)*ps->p))
-                return fail(ps, "an index must be an integer literal");
-            while (isalnum((unsigned char)*ps->p))
+            if (!isdigit((unsigned char)*ps->p) && !ident_start(*ps->p))
+                return fail(ps, "an index must be an integer literal or a variable");
+            while (ident_char(*ps->p))
                 ps->p++;
             skip_blanks(ps);
             if (*ps->p != ']')

@@ -11,7 +11,8 @@
  * when a float is involved; % & | take integers. Literals: integers (decimal, 0x hex, 0 octal, u/l suffixes ignored),
  * floats, 'c' characters and "strings" (escapes \n \t \r \0 \\ \' \"), true, false,
  * NULL, nullptr. Operands that name program data are paths: an identifier (with ::
- * scopes), then any of .member, ->member, [N] (N an integer literal), with an
+ * scopes), then any of .member, ->member, [N] (N an integer literal or a variable's
+ * name: "scores[i]"), with an
  * optional leading * ("*p", "cfg.limits[2].max", "ns::g_state->count"); a name may
  * start with $ ("$rax": a register of the paused frame). The language
  * knows nothing of programs: the caller resolves each path, on each evaluation,

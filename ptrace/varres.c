@@ -139,12 +139,20 @@ int varres_parse(const char *expr, struct varres_expr *out, struct strobe_error 
         } else if (c == '[') {
             p.at++;
             skip_spaces(&p);
-            if (!isdigit((unsigned char)expr[p.at]))
-                return syntax(&p, "a non-negative index");
-            char *end;
             st->kind = VS_INDEX;
-            st->index = strtoull(expr + p.at, &end, 0);
-            p.at = (size_t)(end - expr);
+            st->name = NULL;
+            if (ident_start(expr[p.at]) && expr[p.at] != '$') {
+                /* An index named by a variable: read when the expression is resolved. */
+                st->name = expr + p.at;
+                st->name_len = ident(&p);
+                p.at += st->name_len;
+            } else if (isdigit((unsigned char)expr[p.at])) {
+                char *end;
+                st->index = strtoull(expr + p.at, &end, 0);
+                p.at = (size_t)(end - expr);
+            } else {
+                return syntax(&p, "a non-negative index or a variable");
+            }
             skip_spaces(&p);
             if (expr[p.at] != ']')
                 return syntax(&p, "']'");
@@ -327,6 +335,7 @@ static int find_root(struct varres_process *p, const char *name, struct varres *
 
 struct walk {
     const char *expr;
+    struct varres_process *p;    /* where an index named by a variable is read */
     int memfd;
     struct varres *v;
     size_t text_start, text_end; /* the expression evaluated so far, for messages */
@@ -454,26 +463,54 @@ static int member(struct walk *w, const struct varres_step *st, int *derefs)
     return 0;
 }
 
+/* The value of the variable an index names ("scores[i]"): a non-negative integer. */
+static int index_value(struct walk *w, const struct varres_step *st, uint64_t *out)
+{
+    char name[MEMORY_EXPR_MAX + 1];
+    snprintf(name, sizeof name, "%.*s", (int)st->name_len, st->name);
+    struct varres iv;
+    if (varres_resolve_in(w->p, name, &iv, w->e) != 0)
+        return -1;
+    const struct dw_type *t = iv.type;
+    bool integer = t->kind == DWT_SIGNED || t->kind == DWT_UNSIGNED || t->kind == DWT_CHAR ||
+                   t->kind == DWT_BOOL || t->kind == DWT_ENUM;
+    uint64_t u = 0;
+    if (!integer || iv.size == 0 || iv.size > sizeof u)
+        return bad(w, "is indexed by '%s', which is %s, not an integer.", name, iv.type_name);
+    if (iv.has_address ? !procmem_read(w->memfd, iv.address, &u, iv.size)
+                       : (memcpy(&u, iv.bytes, iv.size), false))
+        return err_set(w->e, ERR_MEMORY_UNREADABLE, "the index '%s' is unreadable.", name);
+    if (value_int_signed(t) && iv.size < 8 && (u >> (8 * iv.size - 1)) & 1)
+        return bad(w, "is indexed by '%s', which is negative.", name);
+    if (value_int_signed(t) && iv.size == 8 && (int64_t)u < 0)
+        return bad(w, "is indexed by '%s', which is negative.", name);
+    *out = u;
+    return 0;
+}
+
 static int element(struct walk *w, const struct varres_step *st, int *derefs)
 {
     struct varres *v = w->v;
+    uint64_t index = st->index;
+    if (st->name && index_value(w, st, &index) != 0)
+        return -1;
     if (v->type->kind == DWT_POINTER) {
         if (deref(w, derefs) != 0)
             return -1;
     } else if (v->type->kind == DWT_ARRAY) {
         const struct dw_type *elem = v->type->target;
-        if (v->type->count && st->index >= v->type->count)
+        if (v->type->count && index >= v->type->count)
             return bad(w, "has %" PRIu64 " elements (%s): index %" PRIu64 " is out of bounds.",
-                       v->type->count, v->type_name, st->index);
+                       v->type->count, v->type_name, index);
         varres_set_type(v, elem);
     } else {
         return bad(w, "is %s: only arrays and pointers can be indexed.", v->type_name);
     }
     if (!v->size)
         return bad(w, "has elements of unknown size (%s).", v->type_name);
-    if (st->index > UINT64_MAX / v->size)
-        return bad(w, "cannot be indexed by %" PRIu64 ".", st->index);
-    v->address += st->index * v->size;
+    if (index > UINT64_MAX / v->size)
+        return bad(w, "cannot be indexed by %" PRIu64 ".", index);
+    v->address += index * v->size;
     return 0;
 }
 
@@ -498,7 +535,7 @@ int varres_resolve_in(struct varres_process *p, const char *expr, struct varres 
     int local = p->frame ? p->frame(p->frame_ctx, x.root, out, e) : 1;
     if (local < 0 || (local > 0 && find_root(p, x.root, out, e) != 0))
         return -1;
-    struct walk w = {expr, memfd, out, x.root_start, x.root_end, e};
+    struct walk w = {expr, p, memfd, out, x.root_start, x.root_end, e};
     bool pointer_value = !out->has_address && out->size == 8 &&
                          out->type->kind == DWT_POINTER;
     if (x.n_steps && !out->has_address && !(pointer_value && x.steps[0].kind != VS_MEMBER))

@@ -53,7 +53,8 @@ struct varres_expr {
     int n_steps;
     struct varres_step {
         enum { VS_MEMBER, VS_ARROW, VS_INDEX } kind; /* .name ->name [index] */
-        const char *name;
+        const char *name;        /* VS_INDEX: a variable whose value is the index, or
+                                    NULL (index) */
         size_t name_len;
         uint64_t index;
         size_t end;

@@ -156,6 +156,12 @@ static void test_short_circuit_and_paths(void **state)
     assert_string_equal(paths[0], "x");
     assert_string_equal(paths[1], "p->name");
     cond_free(c);
+    /* An index named by a variable stays in the path, for the resolver to read. */
+    c = cond_parse("scores[ i ] > 90", err, sizeof err);
+    assert_non_null(c);
+    assert_int_equal(cond_paths(c, &paths), 1);
+    assert_string_equal(paths[0], "scores[i]");
+    cond_free(c);
 }
 
 /* Parse errors name the column and what was expected. */
@@ -179,7 +185,7 @@ static void test_parse_errors(void **state)
     expect_error("(x == 3", "expected ')'");
     expect_error("\"abc", "unterminated string");
     expect_error("'ab'", "one character");
-    expect_error("a[i] == 1", "integer literal");
+    expect_error("a[-1] == 1", "integer literal or a variable");
     expect_error("a. == 1", "member name");
     expect_error("x == 12abc", "malformed number");
     expect_error("x == 99999999999999999999", "out of range");

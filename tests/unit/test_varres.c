@@ -54,6 +54,12 @@ static void test_parse_valid(void **state)
     assert_int_equal(varres_parse("a->b->c->d->e", &x, &e), 0); /* 4 dereferences */
     assert_int_equal(varres_parse("**p->q[12]", &x, &e), 0);
     assert_int_equal(x.steps[1].index, 12);
+    assert_null(x.steps[1].name);
+    /* An index named by a variable, read when the expression is resolved. */
+    assert_int_equal(varres_parse("scores[ i ].value", &x, &e), 0);
+    assert_int_equal(x.steps[0].kind, VS_INDEX);
+    assert_int_equal(x.steps[0].name_len, 1);
+    assert_memory_equal(x.steps[0].name, "i", 1);
 }
 
 static void bad_expr(const char *expr, const char *sentence_part)
