@@ -100,26 +100,6 @@ static double strobe_continue(struct rpc_client *c, const char *sid, const char 
     return ms;
 }
 
-/* The text of the first stdout event of sid containing needle, or NULL (malloc'd). */
-static char *stdout_with(struct rpc_client *c, const char *sid, const char *needle)
-{
-    cJSON *args = session_args(sid);
-    cJSON_AddStringToObject(args, "eventType", "stdout");
-    cJSON_AddNumberToObject(args, "limit", 50);
-    cJSON *res = bench_tool(c, "debug_query", args);
-    char *out = NULL;
-    cJSON *ev;
-    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(res, "events")) {
-        cJSON *t = cJSON_GetObjectItem(ev, "text");
-        if (cJSON_IsString(t) && strstr(t->valuestring, needle)) {
-            out = strdup(t->valuestring);
-            break;
-        }
-    }
-    cJSON_Delete(res);
-    return out;
-}
-
 /* Samples n hit round trips into out; a program looping forever. */
 static void strobe_hits(struct rpc_client *c, const char *program, int n, double *out)
 {
@@ -158,7 +138,7 @@ static double strobe_condition(struct rpc_client *c, const char *program, const 
     add_break(c, sid, WORK_BODY, "n < 0");
     kill(pid, SIGUSR1);
     char *done;
-    while (!(done = stdout_with(c, sid, "elapsed_ns=")))
+    while (!(done = bench_stdout_with(c, sid, "elapsed_ns=")))
         usleep(2000);
     double ns = atof(strstr(done, "elapsed_ns=") + 11);
     free(done);

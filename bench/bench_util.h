@@ -119,6 +119,28 @@ static inline cJSON *bench_tool(struct rpc_client *c, const char *name, cJSON *a
 
 /* ms from debug_launch of program until debug_query sees an event of event_type in
  * its session; the session is then stopped. */
+/* The text of the first stdout event of session sid containing needle (among its
+ * first 500), or NULL; the caller frees it. */
+static inline char *bench_stdout_with(struct rpc_client *c, const char *sid, const char *needle)
+{
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    cJSON_AddStringToObject(args, "eventType", "stdout");
+    cJSON_AddNumberToObject(args, "limit", 500);
+    cJSON *res = bench_tool(c, "debug_query", args);
+    char *out = NULL;
+    cJSON *ev;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(res, "events")) {
+        cJSON *t = cJSON_GetObjectItem(ev, "text");
+        if (cJSON_IsString(t) && strstr(t->valuestring, needle)) {
+            out = strdup(t->valuestring);
+            break;
+        }
+    }
+    cJSON_Delete(res);
+    return out;
+}
+
 static inline double bench_launch_until(struct rpc_client *c, const char *program,
                                         const char *root, const char *event_type)
 {

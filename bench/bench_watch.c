@@ -22,31 +22,10 @@
 #include "bench/bench_util.h"
 
 
-/* The text of the first stdout event of sid containing needle, or NULL (malloc'd). */
-static char *stdout_with(struct rpc_client *c, const char *sid, const char *needle)
-{
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "sessionId", sid);
-    cJSON_AddStringToObject(args, "eventType", "stdout");
-    cJSON_AddNumberToObject(args, "limit", 500);
-    cJSON *res = bench_tool(c, "debug_query", args);
-    char *out = NULL;
-    cJSON *ev;
-    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(res, "events")) {
-        cJSON *t = cJSON_GetObjectItem(ev, "text");
-        if (cJSON_IsString(t) && strstr(t->valuestring, needle)) {
-            out = strdup(t->valuestring);
-            break;
-        }
-    }
-    cJSON_Delete(res);
-    return out;
-}
-
 static char *wait_stdout(struct rpc_client *c, const char *sid, const char *needle)
 {
     for (;;) {
-        char *s = stdout_with(c, sid, needle);
+        char *s = bench_stdout_with(c, sid, needle);
         if (s)
             return s;
         usleep(2000);

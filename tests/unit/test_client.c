@@ -24,6 +24,7 @@
 #include "cli/client.h"
 #include "cli/crash_report.h"
 #include "cli/ctl_args.h"
+#include "tests/unit/ctl_parse.h"
 #include "cli/render.h"
 
 /* ---- a writer thread feeding one end of a socketpair ------------------------------- */
@@ -285,19 +286,6 @@ static void test_connect_without_daemon(void **state)
 
 /* ---- strobectl arguments ------------------------------------------------------------- */
 
-/* Parses a NULL-terminated argument list after "strobectl". */
-static int parse(struct ctl_cmd *c, char *err, ...)
-{
-    char *argv[64] = { "strobectl" };
-    int argc = 1;
-    va_list ap;
-    va_start(ap, err);
-    char *a;
-    while ((a = va_arg(ap, char *)))
-        argv[argc++] = a;
-    va_end(ap);
-    return ctl_parse(argc, argv, "/home/u/proj", c, err, 256);
-}
 
 /* Asserts that the arguments print as this compact JSON. */
 static void assert_args(const struct ctl_cmd *c, const char *json)

@@ -16,21 +16,9 @@
 #include <cmocka.h>
 
 #include "cli/ctl_args.h"
+#include "tests/unit/ctl_parse.h"
 #include "cli/render_break.h"
 
-/* Parses a NULL-terminated argument list after "strobectl". */
-static int parse(struct ctl_cmd *c, char *err, ...)
-{
-    char *argv[64] = { "strobectl" };
-    int argc = 1;
-    va_list ap;
-    va_start(ap, err);
-    char *a;
-    while ((a = va_arg(ap, char *)))
-        argv[argc++] = a;
-    va_end(ap);
-    return ctl_parse(argc, argv, "/home/u/proj", c, err, 256);
-}
 
 /* Asserts that c parsed into tool and these arguments (compact JSON), then frees c. */
 static void assert_call(struct ctl_cmd *c, enum ctl_kind kind, const char *tool,
