@@ -1,5 +1,6 @@
 /*
- * debug.c - breakpoints, pauses, steps and waits of sessions (debug.h).
+ * debug.c - pauses, steps and the waits of debug_continue, per-session state and the
+ * controlling connection (debug.h); breakpoints themselves are breakpoints.c.
  */
 #include "core/debug.h"
 
@@ -12,7 +13,6 @@
 #include <time.h>
 
 #include "base/clock.h"
-#include "base/cond.h"
 #include "base/event.h"
 #include "core/session.h"
 
@@ -31,12 +31,9 @@ struct debug_state {
 };
 
 static struct {
-    pthread_mutex_t lock;         /* states, staged, next_id */
+    pthread_mutex_t lock;         /* states */
     struct debug_state *states;
-    struct collector_breakpoint staged[DEBUG_LIST_MAX];
-    int n_staged;
-    int next_id;
-} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1};
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 struct debug_state *debug_state_new(const char *session_id)
 {
@@ -113,7 +110,7 @@ void debug_state_exited(struct debug_state *d, int ws)
     pthread_mutex_unlock(&d->lock);
 }
 
-static void set_controller(struct debug_state *d, const struct debug_conn *conn)
+void debug_state_control(struct debug_state *d, const struct debug_conn *conn)
 {
     if (!conn || conn->transient)
         return;
@@ -122,274 +119,15 @@ static void set_controller(struct debug_state *d, const struct debug_conn *conn)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* ---- staged breakpoints ---- */
-
-static char *dup_opt(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
-
-static void spec_copy(struct collector_breakpoint *dst, const struct collector_breakpoint *src)
-{
-    *dst = *src;
-    dst->function = dup_opt(src->function);
-    dst->file = dup_opt(src->file);
-    dst->condition = dup_opt(src->condition);
-    dst->message = dup_opt(src->message);
-}
-
-static void spec_free(struct collector_breakpoint *b)
-{
-    free((char *)b->function);
-    free((char *)b->file);
-    free((char *)b->condition);
-    free((char *)b->message);
-}
-
-int debug_staged_count(void)
-{
-    pthread_mutex_lock(&g.lock);
-    int n = g.n_staged;
-    pthread_mutex_unlock(&g.lock);
-    return n;
-}
-
-struct debug_staged {
-    struct collector_breakpoint specs[DEBUG_LIST_MAX];
-    int n;
-};
-
-struct debug_staged *debug_staged_take(const struct collector_breakpoint **specs, int *n)
-{
-    *specs = NULL;
-    *n = 0;
-    struct debug_staged *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    pthread_mutex_lock(&g.lock);
-    for (int i = 0; i < g.n_staged; i++)
-        spec_copy(&s->specs[s->n++], &g.staged[i]);
-    pthread_mutex_unlock(&g.lock);
-    *specs = s->specs;
-    *n = s->n;
-    return s;
-}
-
-void debug_staged_free(struct debug_staged *s)
-{
-    if (!s)
-        return;
-    for (int i = 0; i < s->n; i++)
-        spec_free(&s->specs[i]);
-    free(s);
-}
-
-static int check_spec(const struct collector_breakpoint *b, struct strobe_error *e)
-{
-    if (!b->condition)
-        return 0;
-    char err[256];
-    struct cond *c = cond_parse(b->condition, err, sizeof err);
-    if (!c)
-        return err_set(e, ERR_BAD_EXPRESSION, "condition %s", err);
-    cond_free(c);
-    return 0;
-}
-
-static int stage(struct collector_breakpoint *specs, int n, struct collector_bp_info *out,
-                 struct strobe_error *e)
-{
-    for (int i = 0; i < n; i++)
-        if (check_spec(&specs[i], e) != 0)
-            return -1;
-    pthread_mutex_lock(&g.lock);
-    int bps = 0, lps = 0;
-    for (int i = 0; i < g.n_staged; i++)
-        ++*(g.staged[i].message ? &lps : &bps);
-    for (int i = 0; i < n; i++)
-        ++*(specs[i].message ? &lps : &bps);
-    if (bps > BREAKPOINTS_MAX || lps > LOGPOINTS_MAX) {
-        pthread_mutex_unlock(&g.lock);
-        return err_set(e, ERR_LIMIT_EXCEEDED, "At most %d breakpoints and %d logpoints may be "
-                       "staged.", BREAKPOINTS_MAX, LOGPOINTS_MAX);
-    }
-    for (int i = 0; i < n; i++) {
-        specs[i].id = g.next_id++;
-        spec_copy(&g.staged[g.n_staged++], &specs[i]);
-        collector_bp_info_init(&out[i], &specs[i]);
-    }
-    pthread_mutex_unlock(&g.lock);
-    return 0;
-}
-
-/* ---- breakpoints of a session ---- */
-
-static int unsupported(const struct session_target *st, struct strobe_error *e)
-{
-    return collector_unsupported(st->collector, "breakpoints and stepping", e);
-}
-
-static bool has_breakpoints(const struct collector_methods *c)
+bool debug_collector_ready(const struct collector_methods *c)
 {
     return c->breakpoint_set && c->breakpoint_clear && c->breakpoint_list && c->pauses &&
            c->resume && c->pause;
 }
 
-int debug_breakpoints_add(const char *id, const struct debug_conn *conn,
-                          struct collector_breakpoint *specs, int n,
-                          struct collector_bp_info *out, struct strobe_error *e)
+static int unsupported(const struct session_target *st, struct strobe_error *e)
 {
-    if (!id)
-        return stage(specs, n, out, e);
-    struct session_target st;
-    if (session_target_get(id, &st, e) != 0)
-        return -1;
-    int rc = 0, done = 0;
-    if (!has_breakpoints(st.collector)) {
-        rc = unsupported(&st, e);
-    } else {
-        for (; done < n && rc == 0; done++) {
-            rc = check_spec(&specs[done], e);
-            if (rc != 0)
-                break;
-            pthread_mutex_lock(&g.lock);
-            specs[done].id = g.next_id++;
-            pthread_mutex_unlock(&g.lock);
-            rc = st.collector->breakpoint_set(st.target, &specs[done], &out[done], e);
-            if (rc != 0)
-                break;
-        }
-        /* All or nothing: those set before the failure go. */
-        if (rc != 0)
-            for (int i = 0; i < done; i++)
-                st.collector->breakpoint_clear(st.target, specs[i].id, NULL);
-        else
-            set_controller(st.debug, conn);
-    }
-    session_target_put(&st);
-    return rc;
-}
-
-static int remove_staged(const int *ids, int n, bool all, int *removed, int *n_removed,
-                         struct strobe_error *e)
-{
-    pthread_mutex_lock(&g.lock);
-    for (int i = 0; i < n && !all; i++) {
-        bool found = false;
-        for (int k = 0; k < g.n_staged && !found; k++)
-            found = g.staged[k].id == ids[i];
-        if (!found) {
-            pthread_mutex_unlock(&g.lock);
-            return err_set(e, ERR_BREAKPOINT_NOT_FOUND, "No staged breakpoint has id %d.",
-                           ids[i]);
-        }
-    }
-    int kept = 0;
-    for (int k = 0; k < g.n_staged; k++) {
-        bool go = all;
-        for (int i = 0; i < n && !go; i++)
-            go = g.staged[k].id == ids[i];
-        if (go) {
-            removed[(*n_removed)++] = g.staged[k].id;
-            spec_free(&g.staged[k]);
-        } else {
-            g.staged[kept++] = g.staged[k];
-        }
-    }
-    g.n_staged = kept;
-    pthread_mutex_unlock(&g.lock);
-    return 0;
-}
-
-int debug_breakpoints_remove(const char *id, const int *ids, int n, bool all, int *removed,
-                             int *n_removed, struct strobe_error *e)
-{
-    *n_removed = 0;
-    if (!id)
-        return remove_staged(ids, n, all, removed, n_removed, e);
-    struct session_target st;
-    if (session_target_get(id, &st, e) != 0)
-        return -1;
-    int rc = 0;
-    if (!has_breakpoints(st.collector)) {
-        rc = unsupported(&st, e);
-    } else {
-        struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
-        int n_have = have ? st.collector->breakpoint_list(st.target, have, DEBUG_LIST_MAX) : 0;
-        if (n_have > DEBUG_LIST_MAX)
-            n_have = DEBUG_LIST_MAX;
-        for (int i = 0; i < n && !all && rc == 0; i++) {
-            bool found = false;
-            for (int k = 0; k < n_have && !found; k++)
-                found = have[k].id == ids[i];
-            if (!found)
-                rc = err_set(e, ERR_BREAKPOINT_NOT_FOUND, "Session %s has no breakpoint %d.",
-                             id, ids[i]);
-        }
-        for (int k = 0; k < n_have && rc == 0; k++) {
-            bool go = all;
-            for (int i = 0; i < n && !go; i++)
-                go = have[k].id == ids[i];
-            if (go && st.collector->breakpoint_clear(st.target, have[k].id, NULL) == 0)
-                removed[(*n_removed)++] = have[k].id;
-        }
-        free(have);
-    }
-    session_target_put(&st);
-    return rc;
-}
-
-int debug_breakpoints_list(const char *id, struct collector_bp_info *out, int max, int *n,
-                           struct strobe_error *e)
-{
-    *n = 0;
-    if (!id) {
-        pthread_mutex_lock(&g.lock);
-        for (int i = 0; i < g.n_staged; i++) {
-            if (i < max)
-                collector_bp_info_init(&out[i], &g.staged[i]);
-            ++*n;
-        }
-        pthread_mutex_unlock(&g.lock);
-        return 0;
-    }
-    struct session_target st;
-    if (session_target_get(id, &st, e) != 0)
-        return -1;
-    int rc = 0;
-    if (!has_breakpoints(st.collector))
-        rc = unsupported(&st, e);
-    else
-        *n = st.collector->breakpoint_list(st.target, out, max);
-    session_target_put(&st);
-    return rc;
-}
-
-int debug_breakpoints_launched(const char *id, struct collector_bp_info *out, int max, int *n,
-                               struct strobe_error *e)
-{
-    *n = 0;
-    struct session_target st;
-    if (session_target_get(id, &st, e) != 0)
-        return -1;
-    int rc = 0;
-    if (!st.collector->breakpoints_staged)
-        rc = unsupported(&st, e);
-    else
-        *n = st.collector->breakpoints_staged(st.target, out, max);
-    session_target_put(&st);
-    return rc;
-}
-
-int debug_pauses(const char *id, struct collector_pause *out, int max)
-{
-    struct session_target st;
-    struct strobe_error e;
-    if (session_target_get(id, &st, &e) != 0)
-        return 0;
-    int n = st.collector->pauses ? st.collector->pauses(st.target, out, max) : 0;
-    session_target_put(&st);
-    return n;
+    return collector_unsupported(st->collector, DEBUG_WHAT, e);
 }
 
 /* ---- continue ---- */
@@ -648,7 +386,7 @@ int debug_continue(const char *id, const struct debug_conn *conn,
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    if (!has_breakpoints(st.collector) || !st.collector->evaluate) {
+    if (!debug_collector_ready(st.collector) || !st.collector->evaluate) {
         int rc = unsupported(&st, e);
         session_target_put(&st);
         return rc;
@@ -693,7 +431,7 @@ int debug_continue(const char *id, const struct debug_conn *conn,
     pthread_mutex_unlock(&d->lock);
     rc = act(&st, req, ps, np, e);
     if (rc == 0)
-        set_controller(d, conn);
+        debug_state_control(d, conn);
     if (rc == 0 && (req->action == DA_CONTINUE || req->action == DA_UNTIL)) {
         for (int i = 0; i < np && i < PAUSES_SEEN; i++)
             if (!req->tid || ps[i].tid == req->tid) {
@@ -811,7 +549,7 @@ void debug_release_connection(uint64_t conn)
         struct strobe_error e;
         if (session_target_get(ids[i], &st, &e) != 0)
             continue;
-        if (has_breakpoints(st.collector)) {
+        if (debug_collector_ready(st.collector)) {
             struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
             int nb = have ? st.collector->breakpoint_list(st.target, have, DEBUG_LIST_MAX) : 0;
             for (int k = 0; k < nb && k < DEBUG_LIST_MAX; k++)

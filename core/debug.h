@@ -1,7 +1,8 @@
 /*
  * debug.h - the engine's side of breakpoints, pauses and steps (debug_breakpoint,
- * debug_continue): staged breakpoints for the next launch, breakpoint ids, and the
- * waiting that lets debug_continue answer with the next stop instead of "ok".
+ * debug_continue): staged breakpoints for the next launch and breakpoint ids
+ * (core/breakpoints.c), and the waiting that lets debug_continue answer with the next
+ * stop instead of "ok" (core/debug.c).
  *
  * Each session has a debug_state: a condition variable that the collector's
  * `paused` callback and the main process's end signal, so a waiting request wakes at
@@ -52,6 +53,14 @@ void debug_state_end(struct debug_state *d);
 void debug_state_notify(struct debug_state *d);
 /* The main process ended with wait status ws. */
 void debug_state_exited(struct debug_state *d, int ws);
+
+/* The session's controlling connection is conn now (a transient one never is). */
+void debug_state_control(struct debug_state *d, const struct debug_conn *conn);
+
+/* Whether collector c has every slot stop-and-step needs; when not, the answer is
+ * collector_unsupported(c, DEBUG_WHAT, e). */
+bool debug_collector_ready(const struct collector_methods *c);
+#define DEBUG_WHAT "breakpoints and stepping"
 
 /* ---- breakpoints ---- */
 
