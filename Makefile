@@ -13,7 +13,7 @@
 # SAN=1 builds into build-san/ with AddressSanitizer and UndefinedBehaviorSanitizer.
 
 PREFIX ?= /usr/local
-PKGS := libelf libdw libunwind libunwind-ptrace sqlite3 libcjson capstone libpcre2-8
+PKGS := libelf libdw libunwind libunwind-ptrace sqlite3 libcjson capstone libpcre2-8 expat
 
 ifeq ($(SAN),1)
 B := build-san
@@ -28,7 +28,7 @@ CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -I. -pthre
              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
 LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -liberty -lm -pthread $(LDLIBS)
 
-LIB_SRC := $(wildcard base/*.c core/*.c dwarf/*.c ptrace/*.c store/*.c mcp/*.c cli/*.c)
+LIB_SRC := $(wildcard base/*.c core/*.c core/testrun/*.c dwarf/*.c ptrace/*.c store/*.c mcp/*.c cli/*.c)
 LIB_SRC := $(filter-out cli/strobectl.c,$(LIB_SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

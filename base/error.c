@@ -37,6 +37,7 @@ const char *err_code_name(enum err_code code)
     case ERR_BREAKPOINT_NOT_FOUND: return "BREAKPOINT_NOT_FOUND";
     case ERR_NOT_PAUSED: return "NOT_PAUSED";
     case ERR_THREAD_NOT_PAUSED: return "THREAD_NOT_PAUSED";
+    case ERR_TEST_RUN_NOT_FOUND: return "TEST_RUN_NOT_FOUND";
     }
     return "INTERNAL_ERROR";
 }

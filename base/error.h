@@ -38,6 +38,7 @@ enum err_code {
     ERR_BREAKPOINT_NOT_FOUND, /* no breakpoint with that id */
     ERR_NOT_PAUSED,           /* continue or step with no thread paused */
     ERR_THREAD_NOT_PAUSED,    /* a step of a thread that is not paused */
+    ERR_TEST_RUN_NOT_FOUND,   /* debug_test status of an unknown testRunId */
 };
 
 struct strobe_error {

@@ -49,6 +49,16 @@ const struct collector_methods *collector_for(const char *path, struct collector
     return NULL;
 }
 
+int collector_stacks_of(const pid_t *pids, int n_pids, const struct collector_stacks_request *req,
+                        struct collector_stacks *out, struct strobe_error *e)
+{
+    for (int i = 0; i < n_registered; i++)
+        if (registered[i]->stacks_of)
+            return registered[i]->stacks_of(pids, n_pids, req, out, e);
+    return err_set(e, ERR_NOT_IMPLEMENTED, "no collector can read the stacks of a process "
+                   "it does not trace.");
+}
+
 int collector_unsupported(const struct collector_methods *m, const char *what,
                           struct strobe_error *e)
 {

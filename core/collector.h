@@ -530,6 +530,13 @@ struct collector_methods {
     int (*trace_watches)(struct collector_target *t, const struct trace_watch_spec *add,
                          int n_add, const char *const *remove, int n_remove,
                          struct trace_watch_result *out, struct strobe_error *e);
+    /* Every thread's stack of processes the collector does not trace (a test run's
+     * plain child and its descendants, pids[0..n_pids)): each thread attached,
+     * stopped, unwound and let go again, as the stacks slot reads its own targets.
+     * Threads that cannot be attached are listed with their /proc state and no
+     * frames. -1 with PROCESS_EXITED when none of the processes is left. */
+    int (*stacks_of)(const pid_t *pids, int n_pids, const struct collector_stacks_request *req,
+                     struct collector_stacks *out, struct strobe_error *e);
 };
 
 /* Registers m (kept by pointer; m must outlive the daemon). Up to 8 collectors;
@@ -540,11 +547,15 @@ void collectors_init(const char *cache_dir);
 void collectors_shutdown(void);
 /* The first registered collector whose probe() accepts path, NULL if none. */
 const struct collector_methods *collector_for(const char *path, struct collector_probe *out);
-/* Sets e to NOT_IMPLEMENTED for an optional slot m leaves empty, naming the
- * collector's language and what was asked ("reading memory"); returns -1. */
+/* stacks_of of the first registered collector that has the slot; NOT_IMPLEMENTED
+ * when none has. */
+int collector_stacks_of(const pid_t *pids, int n_pids, const struct collector_stacks_request *req,
+                        struct collector_stacks *out, struct strobe_error *e);
 /* Starts info (zeroed) with b's id and spec: the part of a collector_bp_info that
  * needs no program. */
 void collector_bp_info_init(struct collector_bp_info *info, const struct collector_breakpoint *b);
+/* Sets e to NOT_IMPLEMENTED for an optional slot m leaves empty, naming the
+ * collector's language and what was asked ("reading memory"); returns -1. */
 int collector_unsupported(const struct collector_methods *m, const char *what,
                           struct strobe_error *e);
 

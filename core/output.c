@@ -84,6 +84,9 @@ static void read_stream(struct stream *st)
     for (;;) {
         ssize_t n = read(st->fd, buf, sizeof buf);
         if (n > 0) {
+            struct output *o = st->owner;
+            if (o->cfg.tap)
+                o->cfg.tap(o->cfg.tap_arg, st->type == EV_STDOUT ? 1 : 2, buf, (size_t)n);
             linesplit_feed(&st->split, buf, (size_t)n, emit_line, st);
             st->last_data_ns = mono_ns();
             continue;

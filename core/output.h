@@ -32,6 +32,11 @@ struct output_config {
      * wrote is in the ring; may push events with output_push(). */
     void (*on_exit)(void *arg, struct output *o, int wait_status);
     void *arg;
+    /* Optional: every byte read from stream 1 (stdout) or 2 (stderr), as read and
+     * before the cap, on the output thread (a test run parses what its framework
+     * prints). */
+    void (*tap)(void *tap_arg, int stream, const char *buf, size_t n);
+    void *tap_arg;
 };
 
 /* Starts the thread. On success the capture owns the fds and the ring; NULL when

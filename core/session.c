@@ -68,6 +68,9 @@ struct session {
     struct collector_tuning tuning;
     int pending;                 /* pending patterns preloaded at launch */
     struct debug_state *debug;   /* pauses and their waiters (core/debug.h) */
+    void (*tap)(void *, int, const char *, size_t); /* launch_request's tap */
+    void (*tap_ended)(void *, int);
+    void *tap_arg;
     int users;                   /* requests holding the session (session_acquire,
                                     session_target_get), under reg.lock */
     struct session *next;
@@ -128,6 +131,8 @@ static void record_exit(void *arg, struct output *o, int ws)
     atomic_store(&s->finished, 1);
     polls_end_session(s->id, false); /* nothing left to sample */
     log_info("session %s: %s", s->id, text);
+    if (s->tap_ended)
+        s->tap_ended(s->tap_arg, ws);
 }
 
 /* Before a crash is stamped: what the program wrote before it is read first. A
@@ -178,6 +183,7 @@ static int start_output(struct session *s)
                  .wake = store_wake, .wake_arg = reg.store},
         .pid = s->pid,
         .cap_bytes = s->output_cap, .on_exit = record_exit, .arg = s,
+        .tap = s->tap, .tap_arg = s->tap_arg,
     };
     struct output *o = output_start(&cfg);
     if (!o) {
@@ -546,18 +552,29 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     store_attach_ring(reg.store, s->collector_ring);
     s->ring_attached = true;
     static char pending[PATTERNS_MAX][PATTERN_MAX_LEN]; /* reg.lock serializes launches */
-    int n_pending = patterns_pending_list(pending, PATTERNS_MAX);
-    const char *list[PATTERNS_MAX];
-    for (int i = 0; i < n_pending && i < PATTERNS_MAX; i++)
-        list[i] = pending[i];
-    s->pending = n_pending < PATTERNS_MAX ? n_pending : PATTERNS_MAX;
+    const char *list[PATTERNS_MAX + 1] = {0};
+    const struct trace_watch_spec *watches = req->watches;
+    int n_watches = req->n_watches;
+    struct trace_watches_staged *staged = NULL;
+    if (req->explicit_tracing) {
+        s->pending = req->n_patterns < PATTERNS_MAX ? req->n_patterns : PATTERNS_MAX;
+        for (int i = 0; i < s->pending; i++)
+            list[i] = req->patterns[i];
+    } else {
+        int n_pending = patterns_pending_list(pending, PATTERNS_MAX);
+        for (int i = 0; i < n_pending && i < PATTERNS_MAX; i++)
+            list[i] = pending[i];
+        s->pending = n_pending < PATTERNS_MAX ? n_pending : PATTERNS_MAX;
+        staged = trace_watches_pending_take(&watches, &n_watches);
+    }
+    s->tap = req->tap;
+    s->tap_ended = req->tap_ended;
+    s->tap_arg = req->tap_arg;
     s->t0_ns = mono_ns();
-    const struct trace_watch_spec *watches;
-    int n_watches;
-    struct trace_watches_staged *staged = trace_watches_pending_take(&watches, &n_watches);
-    const struct collector_breakpoint *bps;
-    int n_bps;
-    struct debug_staged *staged_bps = debug_staged_take(&bps, &n_bps);
+    const struct collector_breakpoint *bps = NULL;
+    int n_bps = 0;
+    struct debug_staged *staged_bps =
+        req->explicit_tracing ? NULL : debug_staged_take(&bps, &n_bps);
     rc = start_target(s, req, path, cwd, list, watches, n_watches, bps, n_bps, e);
     res->staged_breakpoints = n_bps;
     debug_staged_free(staged_bps);

@@ -42,6 +42,18 @@ struct launch_request {
     const char *project_root;
     const char *const *env;    /* "KEY=VALUE" entries added to the daemon's env */
     int n_env;
+    /* Trace patterns and watches of this launch (syntax checked by the caller);
+     * when explicit, these replace the pending ones (which stay pending). */
+    bool explicit_tracing;
+    const char *const *patterns;
+    int n_patterns;
+    const struct trace_watch_spec *watches;
+    int n_watches;
+    /* Optional: sees every byte of output (core/output.h's tap) and, once it is all
+     * read, the main process's wait status; on the session's output thread. */
+    void (*tap)(void *tap_arg, int stream, const char *buf, size_t n);
+    void (*tap_ended)(void *tap_arg, int wait_status);
+    void *tap_arg;
 };
 
 struct launch_result {

@@ -9,7 +9,7 @@
 set -eu
 
 build="build-essential pkg-config libelf-dev libdw-dev libunwind-dev libsqlite3-dev
-       libcjson-dev libcapstone-dev libiberty-dev libpcre2-dev"
+       libcjson-dev libcapstone-dev libiberty-dev libpcre2-dev libexpat1-dev"
 check="$build libcmocka-dev python3 python3-pytest valgrind g++ man-db groff-base"
 bench="$check ltrace gdb"
 
