@@ -10,7 +10,10 @@ set -eu
 
 build="build-essential pkg-config libelf-dev libdw-dev libunwind-dev libsqlite3-dev
        libcjson-dev libcapstone-dev libiberty-dev libpcre2-dev libexpat1-dev"
-check="$build libcmocka-dev python3 python3-pytest valgrind g++ man-db groff-base"
+# The test frameworks debug_test's end-to-end tests drive (jest, vitest and mocha
+# come from npm: tests/fixtures/testproj/js/package-lock.json).
+frameworks="libgtest-dev catch2 cmake golang-go python3-pytest"
+check="$build libcmocka-dev python3 valgrind g++ man-db groff-base $frameworks"
 bench="$check ltrace gdb"
 
 case "${1:-build}" in
@@ -29,6 +32,7 @@ if [ "${1:-build}" != build ]; then
   command -v node >/dev/null 2>&1 || missing="$missing nodejs"
   command -v npm >/dev/null 2>&1 || missing="$missing npm"
   command -v rustc >/dev/null 2>&1 || missing="$missing rustc"
+  command -v cargo >/dev/null 2>&1 || missing="$missing cargo"
 fi
 [ -z "$missing" ] && exit 0
 
