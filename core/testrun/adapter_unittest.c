@@ -228,6 +228,7 @@ static const char *dots(const char *line, size_t len)
 struct ut_walk {
     struct strbuf pending;  /* id whose verdict is on a later line */
     struct strbuf started;  /* the last id reported started */
+    bool running;           /* the running phase was reported */
 };
 
 /* Feeds a line; *id_out is set to the test the line is about (NULL: none),
@@ -289,7 +290,9 @@ static void unittest_live_line(void *state, struct test_live *lv, int stream, co
     if (name && strncmp(name, FAILED_TEST_ID, strlen(FAILED_TEST_ID)) != 0) {
         char *copy = strdup(name);
         if (copy && (!w->started.buf || strcmp(w->started.buf, copy) != 0)) {
-            test_live_phase(lv, TEST_PHASE_RUNNING);
+            if (!w->running)
+                test_live_phase(lv, TEST_PHASE_RUNNING);
+            w->running = true;
             test_live_started(lv, copy);
             w->started.len = 0;
             sb_puts(&w->started, copy);
