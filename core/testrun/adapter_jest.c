@@ -217,12 +217,13 @@ static int jest_parse(const struct test_output *o, struct test_report *out)
     char *json = o->report_path ? js_read_file(o->report_path, NULL) : NULL;
     bool ok = json && js_parse_jest_json(json, o->plan->project_root, out);
     free(json);
-    if (ok)
-        return 0;
-    parse_text(o, out);
-    out->structured = false;
-    snprintf(out->note, sizeof out->note, "jest wrote no JSON report: results read from its "
-             "verbose listing on stderr");
+    if (!ok) {
+        parse_text(o, out);
+        out->structured = false;
+        snprintf(out->note, sizeof out->note, "jest wrote no JSON report: results read from "
+                 "its verbose listing on stderr");
+    }
+    js_drop_filtered(out, o->plan->test);
     return 0;
 }
 

@@ -176,12 +176,13 @@ static int vitest_parse(const struct test_output *o, struct test_report *out)
     free(json);
     if (ok) {
         locate_load_errors(o, out);
-        return 0;
+    } else {
+        parse_text(o, out);
+        out->structured = false;
+        snprintf(out->note, sizeof out->note, "vitest wrote no JSON report: results read "
+                 "from its verbose lines on stdout (no failure locations)");
     }
-    parse_text(o, out);
-    out->structured = false;
-    snprintf(out->note, sizeof out->note, "vitest wrote no JSON report: results read from "
-             "its verbose lines on stdout (no failure locations)");
+    js_drop_filtered(out, o->plan->test);
     return 0;
 }
 

@@ -414,6 +414,25 @@ bool js_parse_jest_json(const char *json, const char *project_root, struct test_
     return true;
 }
 
+void js_drop_filtered(struct test_report *r, const char *test)
+{
+    if (!test)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < r->n_cases; i++) {
+        struct test_case *c = &r->cases[i];
+        if (c->status == TEST_SKIPPED && !strstr(c->name, test)) {
+            free(c->name);
+            free(c->file);
+            free(c->message);
+            free(c->output);
+            continue;
+        }
+        r->cases[kept++] = *c;
+    }
+    r->n_cases = kept;
+}
+
 int js_suggest_none(const struct test_case *c, char **out, int max)
 {
     (void)c;

@@ -58,6 +58,10 @@ char *js_relative(const char *path, const char *project_root);
  * and each suite that failed to load. false when json is not such a report. */
 bool js_parse_jest_json(const char *json, const char *project_root, struct test_report *r);
 
+/* Jest and vitest list the tests -t left out as skipped: with a test filter, drops
+ * the skipped cases whose name does not contain it (the filter is literal). */
+void js_drop_filtered(struct test_report *r, const char *test);
+
 /* A trace suggestion for JS: none. Strobe traces native code (ptrace, DWARF);
  * JavaScript functions run inside V8's JIT and have no symbols it can hook, so any
  * pattern would match nothing. */
