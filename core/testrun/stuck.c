@@ -98,20 +98,26 @@ enum stuck_verdict stuck_stacks(struct stuck *s, int64_t now_ns,
     snprintf(s->warning, sizeof s->warning, "no output for %lld s, %d%% CPU, stacks %s",
              (long long)(silent_ms / 1000), pct,
              s->same > 1 ? "unchanged" : "changing");
-    if (s->same < 2)
-        return STUCK_NONE;
     if (pct >= STUCK_BUSY_PCT) {
+        if (s->same < STUCK_BUSY_SAMPLES)
+            return STUCK_NONE;
         snprintf(diagnosis, cap, "Infinite loop: %d%% CPU, identical stacks across %d "
                  "samples %d s apart, no output for %lld s", pct, s->same,
                  STUCK_SAMPLE_MS / 1000, (long long)(silent_ms / 1000));
         return STUCK_LOOP;
     }
-    if (pct > STUCK_IDLE_PCT)
+    if (pct > STUCK_IDLE_PCT || s->same < STUCK_IDLE_SAMPLES)
         return STUCK_NONE;
     if (s->sleeping && silent_ms < STUCK_SLEEP_MS)
         return STUCK_NONE;
-    snprintf(diagnosis, cap, "Deadlock: %d%% CPU, identical stacks across %d samples %d s "
-             "apart, no output for %lld s%s%s", pct, s->same, STUCK_SAMPLE_MS / 1000,
-             (long long)(silent_ms / 1000), cycle ? "; " : "", cycle ? st->diagnosis : "");
+    if (s->sleeping)
+        snprintf(diagnosis, cap, "No progress: %d%% CPU, a thread sleeping again and again "
+                 "with identical stacks, no output for %lld s", pct,
+                 (long long)(silent_ms / 1000));
+    else
+        snprintf(diagnosis, cap, "Deadlock: %d%% CPU, identical stacks across %d samples "
+                 "%d s apart, no output for %lld s%s%s", pct, s->same,
+                 STUCK_SAMPLE_MS / 1000, (long long)(silent_ms / 1000), cycle ? "; " : "",
+                 cycle ? st->diagnosis : "");
     return STUCK_DEADLOCK;
 }

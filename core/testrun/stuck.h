@@ -10,9 +10,11 @@
  *   silent   ~100%      different                 working: wait for the hard timeout
  *
  * Stacks are compared by the function names of every frame of every thread (not the
- * pcs: a loop's pc moves inside the same functions). A program that sleeps (a
- * thread in nanosleep, no wait cycle among its threads) is given STUCK_SLEEP_MS of
- * silence before it counts as stuck: a test may sleep on purpose.
+ * pcs: a loop's pc moves inside the same functions). An idle program is stuck after
+ * STUCK_IDLE_SAMPLES identical snapshots (8 s of silence); a busy one only after
+ * STUCK_BUSY_SAMPLES (10 s), since a long computation in one function looks the same
+ * for a while. A program that sleeps (a thread in nanosleep, no wait cycle among its
+ * threads) is given STUCK_SLEEP_MS of silence: a test may sleep on purpose.
  */
 #ifndef STROBE_TESTRUN_STUCK_H
 #define STROBE_TESTRUN_STUCK_H
@@ -25,6 +27,8 @@
 #define STUCK_SAMPLE_MS 2000     /* CPU sampling period */
 #define STUCK_SILENCE_MS 6000    /* silence before stacks are compared */
 #define STUCK_SLEEP_MS 30000     /* silence before a sleeping program counts */
+#define STUCK_IDLE_SAMPLES 2
+#define STUCK_BUSY_SAMPLES 3
 #define STUCK_IDLE_PCT 5         /* at most this much of one core: idle */
 #define STUCK_BUSY_PCT 50        /* at least this much of one core: busy */
 
