@@ -220,8 +220,9 @@ static int jest_parse(const struct test_output *o, struct test_report *out)
     if (!ok) {
         parse_text(o, out);
         out->structured = false;
-        snprintf(out->note, sizeof out->note, "jest wrote no JSON report: results read from "
-                 "its verbose listing on stderr");
+        snprintf(out->note, sizeof out->note, "%s: results read from its verbose listing "
+                 "on stderr", o->stuck ? "killed as stuck before jest wrote its JSON report"
+                                       : "jest wrote no JSON report");
     }
     js_drop_filtered(out, o->plan->test);
     return 0;

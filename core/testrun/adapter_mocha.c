@@ -147,7 +147,10 @@ static int mocha_parse(const struct test_output *o, struct test_report *out)
         return 0;
     parse_load_error(o, out);
     out->structured = false;
-    if (!out->build_failed)
+    if (o->stuck)
+        snprintf(out->note, sizeof out->note, "killed as stuck before mocha wrote its JSON "
+                 "report (it prints nothing per test meanwhile)");
+    else if (!out->build_failed)
         snprintf(out->note, sizeof out->note, "mocha wrote no JSON report and printed no "
                  "load error: see the output's tail");
     return 0;

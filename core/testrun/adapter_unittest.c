@@ -533,9 +533,10 @@ static int unittest_parse(const struct test_output *o, struct test_report *out)
         free(le->tb.message);
     }
     out->structured = ran;
-    if (!ran && (out->n_cases || out->n_diags))
-        snprintf(out->note, sizeof out->note, "unittest ended before its summary (\"Ran N "
-                 "tests\"): results are the verdict lines it printed");
+    if (!ran && (out->n_cases || out->n_diags || o->stuck))
+        snprintf(out->note, sizeof out->note, "%s before its summary (\"Ran N tests\"): "
+                 "results are the verdict lines it printed",
+                 o->stuck ? "unittest was killed as stuck" : "unittest ended");
     return 0;
 }
 

@@ -179,8 +179,10 @@ static int vitest_parse(const struct test_output *o, struct test_report *out)
     } else {
         parse_text(o, out);
         out->structured = false;
-        snprintf(out->note, sizeof out->note, "vitest wrote no JSON report: results read "
-                 "from its verbose lines on stdout (no failure locations)");
+        snprintf(out->note, sizeof out->note, "%s: results read from its verbose lines on "
+                 "stdout (no failure locations)",
+                 o->stuck ? "killed as stuck before vitest wrote its JSON report"
+                          : "vitest wrote no JSON report");
     }
     js_drop_filtered(out, o->plan->test);
     return 0;

@@ -116,8 +116,10 @@ static const char *report_file(const char *rel)
     return report_path_buf;
 }
 
-/* The test filter of the next parse_recorded (NULL: the suite). */
+/* The test filter of the next parse_recorded (NULL: the suite), and whether the
+ * runner killed that run as stuck. */
 static const char *plan_test;
+static bool output_stuck;
 
 /* Runs a's parse() over recorded stdout/stderr files (NULL: empty) and a report. */
 static void parse_recorded(const struct test_adapter *a, const char *root, const char *out_rel,
@@ -130,7 +132,7 @@ static void parse_recorded(const struct test_adapter *a, const char *root, const
     char *err = err_rel ? data(err_rel, &err_len) : strdup("");
     struct test_output o = {.plan = &plan, .out = out, .out_len = out_len, .err = err,
                             .err_len = err_len, .exit_code = exit_code,
-                            .report_path = report};
+                            .stuck = output_stuck, .report_path = report};
     test_report_init(r);
     assert_int_equal(a->parse(&o, r), 0);
     free(out);
@@ -259,7 +261,17 @@ static void test_unittest_parse_killed(void **state)
     assert_false(r.structured);
     assert_int_equal(r.n_cases, 1);
     assert_case(&r, 0, "test_ledger.LedgerTest.test_deposit", TEST_PASSED);
-    assert_non_null(strstr(r.note, "before its summary"));
+    assert_string_equal(r.note, "unittest ended before its summary (\"Ran N tests\"): "
+                        "results are the verdict lines it printed");
+    test_report_free(&r);
+
+    output_stuck = true;
+    parse_recorded(&test_adapter_unittest, "/src/testproj/unittest", NULL,
+                   "unittest/suite_hang_killed.txt", NULL, -1, &r);
+    output_stuck = false;
+    assert_int_equal(r.n_cases, 1);
+    assert_string_equal(r.note, "unittest was killed as stuck before its summary (\"Ran N "
+                        "tests\"): results are the verdict lines it printed");
     test_report_free(&r);
 }
 
@@ -440,7 +452,8 @@ static void test_jest_parse_text_fallback(void **state)
     parse_recorded(&test_adapter_jest, "/src/testproj/js/jest", NULL, "jest/jest.err",
                    "/nonexistent/jest.json", 1, &r);
     assert_false(r.structured);
-    assert_non_null(strstr(r.note, "no JSON report"));
+    assert_string_equal(r.note, "jest wrote no JSON report: results read from its verbose "
+                        "listing on stderr");
     assert_int_equal(r.n_cases, 5);
     assert_case(&r, 0, "Stack push_then_pop", TEST_PASSED);
     assert_case(&r, 2, "Stack peek_returns_top", TEST_FAILED);
