@@ -464,19 +464,19 @@ static void test_catch2_parse_errors(void **state)
     run_parse(&run, &test_adapter_catch2, "catch2/errors.xml", NULL, NULL, 3);
     const struct test_report *r = &run.r;
     assert_int_equal(r->n_cases, 3);
-    expect_case(r, 0, "pop on empty throws out of the test", TEST_FAILED, "extra.cpp", 4,
+    expect_case(r, 0, "pop on empty throws out of the test", TEST_FAILED, "errors.cpp", 7,
                 "unexpected exception with message:\n  pop on an empty stack\n"
                 "with message:\n  the stack is empty");
-    expect_case(r, 1, "sections, info and FAIL", TEST_FAILED, "extra.cpp", 16,
+    expect_case(r, 1, "sections, info and FAIL", TEST_FAILED, "errors.cpp", 19,
                 "CHECK( s.push(n) == false )\nwith expansion:\n  true == false\n"
                 "with message:\n  n is 3\nin section: \"first push\"\n"
                 "explicit failure with message:\n  gave up: <no & way>\n"
                 "in section: \"explicit fail\"");
-    expect_case(r, 2, "name, with [brackets] and \"quotes\"", TEST_PASSED, "extra.cpp", 23,
+    expect_case(r, 2, "name, with [brackets] and \"quotes\"", TEST_PASSED, "errors.cpp", 26,
                 NULL);
-    /* extra.cpp is not named after a file under test: only what the checks call */
+    /* errors.cpp is not named after a file under test: only what the checks call */
     char *s = suggestions(&test_adapter_catch2, &r->cases[0]);
-    assert_string_equal(s, "@file:extra.cpp");
+    assert_string_equal(s, "@file:errors.cpp");
     free(s);
     s = suggestions(&test_adapter_catch2, &r->cases[1]);
     assert_string_equal(s, "**::push");
