@@ -147,6 +147,7 @@ struct c2 {
     struct test_live *lv;    /* live: where progress goes; NULL in parse() */
     struct test_report *r;   /* parse(): where cases go; NULL live */
     bool running;            /* a test case was seen: the phase is RUNNING */
+    bool complete;           /* the root element closed: the report is whole */
     bool oom;
 
     bool in_case;
@@ -318,7 +319,8 @@ static void c2_case_done(struct c2 *s)
 static void c2_end(void *ud, const char *el, const char *text, size_t len, int depth)
 {
     struct c2 *s = ud;
-    (void)depth;
+    if (depth == 0)
+        s->complete = true;
     if (!s->in_case)
         return;
     const char *t;
@@ -326,6 +328,15 @@ static void c2_end(void *ud, const char *el, const char *text, size_t len, int d
     trimmed(text, len, &t, &n);
     char head[512];
     if (strcmp(el, "TestCase") == 0) {
+        /* Text directly in <TestCase> is what the test wrote to stdout with C stdio,
+         * which Catch2 does not capture (std::cout goes to <StdOut>). */
+        if (n > 0) {
+            struct strbuf sb = {0};
+            sb_printf(&sb, "%.*s\n", n, t);
+            sb_append(&sb, s->output.buf ? s->output.buf : "", s->output.len);
+            sb_free(&s->output);
+            s->output = sb;
+        }
         c2_case_done(s);
         c2_reset_case(s);
     } else if (strcmp(el, "Section") == 0) {
@@ -426,14 +437,20 @@ static int catch2_parse(const struct test_output *o, struct test_report *out)
     char err[160];
     int rc = xml_parse(doc, o->out_len - (size_t)(doc - o->out), &cb, err, sizeof err);
     out->structured = true;
+    struct strbuf note = {0};
     if (rc != 0 && s.in_case)
-        snprintf(out->note, sizeof out->note, "the XML report breaks off (%s): test "
-                 "\"%s\" did not finish", err, s.name ? s.name : "");
-    else if (rc != 0)
-        snprintf(out->note, sizeof out->note, "the XML report breaks off (%s)", err);
-    else if (out->n_cases == 0 && o->plan->test)
-        snprintf(out->note, sizeof out->note, "no test case is named \"%s\" (Catch2 "
-                 "matches whole names, case-insensitively)", o->plan->test);
+        sb_printf(&note, "the XML report cannot be read past %s: test \"%s\" has no "
+                  "result and any after it are missing (the run was cut short, or a test "
+                  "printed markup to stdout)", err, s.name ? s.name : "");
+    else if (rc != 0 && !s.complete)
+        sb_printf(&note, "the XML report cannot be read past %s: any test after that "
+                  "point is missing", err);
+    else if (rc == 0 && out->n_cases == 0 && o->plan->test)
+        sb_printf(&note, "no test case is named \"%s\" (Catch2 matches whole names, "
+                  "case-insensitively)", o->plan->test);
+    if (note.len)
+        snprintf(out->note, sizeof out->note, "%s", note.buf);
+    sb_free(&note);
     bool oom = s.oom;
     c2_free(&s);
     return oom ? -1 : 0;

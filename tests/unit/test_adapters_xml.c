@@ -494,8 +494,10 @@ static void test_catch2_parse_killed_and_empty(void **state)
     assert_int_equal(run.r.n_cases, 4);
     expect_case(&run.r, 2, "sum adds every value", TEST_FAILED, "test_stack.cpp", 36,
                 "CHECK( s.sum() == 6 )\nwith expansion:\n  5 == 6");
-    assert_string_equal(run.r.note, "the XML report breaks off (line 33: no element found): "
-                                    "test \"hang_deadlock\" did not finish");
+    assert_string_equal(run.r.note, "the XML report cannot be read past line 33: no element "
+                                    "found: test \"hang_deadlock\" has no result and any "
+                                    "after it are missing (the run was cut short, or a test "
+                                    "printed markup to stdout)");
     run_free(&run);
 
     run_parse(&run, &test_adapter_catch2, "catch2/nomatch.xml", NULL, NULL, 0);
@@ -528,6 +530,39 @@ static void test_catch2_parse_killed_and_empty(void **state)
     assert_string_equal(r.note, "no Catch2 XML report on stdout (is it a Catch2 v2 "
                                 "binary?): Error(s) in input:");
     test_report_free(&r);
+}
+
+static void test_catch2_parse_prints(void **state)
+{
+    (void)state;
+    struct run run;
+    /* printf lands inside <TestCase>, std::cout in <StdOut>: both are its output;
+     * "<b>&" printed by the second test makes the rest unreadable */
+    run_parse(&run, &test_adapter_catch2, "catch2/prints.xml", NULL, NULL, 1);
+    assert_int_equal(run.r.n_cases, 1);
+    expect_case(&run.r, 0, "prints", TEST_PASSED, "prints.cpp", 6, NULL);
+    assert_string_equal(run.r.cases[0].output, "from printf\n\nfrom cout\n        ");
+    assert_string_equal(run.r.note, "the XML report cannot be read past line 13: not "
+                                    "well-formed (invalid token): test \"prints and fails\" "
+                                    "has no result and any after it are missing (the run "
+                                    "was cut short, or a test printed markup to stdout)");
+    run_free(&run);
+
+    /* what C stdio flushed at exit, after the report: ignored */
+    char *xml = slurp("catch2/suite.xml");
+    struct strbuf sb = {0};
+    sb_printf(&sb, "%sleftover <output> & more\n", xml);
+    struct test_plan plan = {.project_root = "/p", .work_dir = "/r"};
+    struct test_output o = {.plan = &plan, .out = sb.buf, .out_len = sb.len, .err = "",
+                            .exit_code = 1};
+    struct test_report r;
+    test_report_init(&r);
+    assert_int_equal(test_adapter_catch2.parse(&o, &r), 0);
+    assert_int_equal(r.n_cases, 5);
+    assert_string_equal(r.note, "");
+    test_report_free(&r);
+    sb_free(&sb);
+    free(xml);
 }
 
 static void test_catch2_live(void **state)
@@ -849,6 +884,7 @@ int main(void)
         cmocka_unit_test(test_catch2_parse_suite),
         cmocka_unit_test(test_catch2_parse_errors),
         cmocka_unit_test(test_catch2_parse_killed_and_empty),
+        cmocka_unit_test(test_catch2_parse_prints),
         cmocka_unit_test(test_catch2_live),
         cmocka_unit_test(test_ctest_detect_and_command),
         cmocka_unit_test(test_ctest_parse_junit),
