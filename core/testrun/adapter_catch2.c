@@ -99,11 +99,12 @@ static int catch2_detect(const char *project_root, const char *command)
 /* ---- command ----------------------------------------------------------------- */
 
 /* A Catch2 test spec matching exactly the test named name: the characters the
- * spec syntax gives a meaning (",", "[", "]", "\"", "~", "*", "\\") escaped. */
+ * spec syntax gives a meaning (",", "[", "]", "\"", "~", "*", "\\") escaped, and a
+ * leading "-", which would make the word an option. */
 static void name_spec(const char *name, struct strbuf *sb)
 {
     for (const char *p = name; *p; p++) {
-        if (strchr(",[]\"~*\\", *p))
+        if (strchr(",[]\"~*\\", *p) || (p == name && *p == '-'))
             sb_puts(sb, "\\");
         sb_append(sb, p, 1);
     }

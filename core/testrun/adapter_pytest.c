@@ -134,8 +134,9 @@ static int pytest_command(const struct test_plan *plan, struct test_command *out
             out->report_path = NULL;
     }
     /* A node id ("tests/test_x.py::test_y") or a file selects exactly; a bare name
-     * goes through -k, pytest's substring match. */
-    if (plan->test && (strstr(plan->test, "::") || strstr(plan->test, ".py"))) {
+     * (or one pytest would take for an option) goes through -k, its substring match. */
+    if (plan->test && plan->test[0] != '-' &&
+        (strstr(plan->test, "::") || strstr(plan->test, ".py"))) {
         tcmd_arg(out, "%s", plan->test);
     } else if (plan->test) {
         tcmd_arg(out, "-k");

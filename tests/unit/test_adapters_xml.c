@@ -422,6 +422,10 @@ static void test_catch2_command(void **state)
     sb_free(&sb);
     tcmd_free(&c);
     free(s);
+    plan.test = "-s";  /* a name, not Catch2's option */
+    s = command_words(a, &plan, &rc, NULL);
+    assert_string_equal(s, "build/stack_tests \\-s");
+    free(s);
     plan.command = NULL;
     s = command_words(a, &plan, &rc, NULL);
     assert_int_equal(rc, -1);
@@ -764,6 +768,10 @@ static void test_pytest_detect_and_command(void **state)
     plan.test = "double_space";
     s = command_words(a, &plan, &rc, NULL);
     assert_string_equal(s, "/usr/bin/python3 -m pytest -v -k double_space");
+    free(s);
+    plan.test = "--x.py::y";
+    s = command_words(a, &plan, &rc, NULL);
+    assert_string_equal(s, "/usr/bin/python3 -m pytest -v -k --x.py::y");
     free(s);
     /* the project's virtualenv first */
     write_file(dir, ".venv/bin/python3", "#!/bin/sh\n");
