@@ -204,12 +204,13 @@ static void pytest_live_line(void *state, struct test_live *lv, int stream,
     char name[1024];
     size_t id_len;
     const char *verdict;
-    if (memmem(line, len, "collected ", 10)) {
-        test_live_phase(lv, TEST_PHASE_RUNNING);
+    if (!starts_with_node_id(line, len)) {
+        if (memmem(line, len, "collected ", 10)) /* "collecting ... collected 6 items" */
+            test_live_phase(lv, TEST_PHASE_RUNNING);
     } else if (!partial && verdict_line(line, len, &id_len, &verdict)) {
         snprintf(name, sizeof name, "%.*s", (int)id_len, line);
         test_live_finished(lv, name, verdict_status(verdict));
-    } else if (partial && len > 1 && line[len - 1] == ' ' && starts_with_node_id(line, len)) {
+    } else if (partial && line[len - 1] == ' ') {
         snprintf(name, sizeof name, "%.*s", (int)len - 1, line);
         test_live_started(lv, name);
     }
@@ -285,7 +286,7 @@ static bool raise_location(const char *text, char **file, int *line)
     for (const char *p = text; *p;) {
         size_t n = strcspn(p, "\n");
         const char *colon = memmem(p, n, ".py:", 4);
-        if (colon && p[0] != ' ' && p[0] != 'E' && !memchr(p, ' ', (size_t)(colon - p))) {
+        if (colon && !memchr(p, ' ', (size_t)(colon - p))) {
             char *end;
             long v = strtol(colon + 4, &end, 10);
             if (v > 0 && v < INT_MAX && *end == ':') {
@@ -356,9 +357,9 @@ static int on_case(void *ud, const struct junit_case *jc, struct test_report *r)
 static const char *failure_block(const char *out, const char *id, size_t *len)
 {
     const char *sec = strstr(out, " FAILURES ");
-    if (!sec)
-        return NULL;
     const char *tail = strrchr(id, ':');
+    if (!sec || !tail || tail == id)
+        return NULL;
     const char *cls = NULL;
     for (const char *p = strstr(id, "::"); p && p < tail - 1; p = strstr(p + 2, "::"))
         cls = p + 2;
