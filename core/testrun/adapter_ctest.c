@@ -131,8 +131,8 @@ static bool parse_result_line(const char *line, size_t len, struct result_line *
     if (!p || p + 2 > end)
         return false;
     p += 2;
-    /* The name ends at the run of dots that pads it (" ....") or, for a name long
-     * enough to leave none, at the verdict's spaces. */
+    /* The name ends at the run of dots that pads it (" ...", at least three even
+     * after a name longer than the padding). */
     const char *dots = memmem(p, (size_t)(end - p), " ..", 3);
     const char *sec = NULL;
     for (const char *q = end; q - 4 >= p; q--)
@@ -359,8 +359,9 @@ static int ctest_parse(const struct test_output *o, struct test_report *out)
     if (rc == 2) {
         out->structured = false;
         rc = parse_stdout(o, out, cp.re);
-        snprintf(out->note, sizeof out->note, "ctest wrote no JUnit report (the run was "
-                 "cut short?): results read from its progress lines");
+        snprintf(out->note, sizeof out->note, "ctest %s: results read from its progress "
+                 "lines", o->stuck ? "was killed (stuck) before writing its JUnit report"
+                                   : "wrote no JUnit report (the run was cut short?)");
     }
     if (rc >= 0 && out->n_cases == 0 && o->plan->test && !out->note[0])
         snprintf(out->note, sizeof out->note, "no CTest test is named \"%s\" (ctest -N "

@@ -434,8 +434,9 @@ static int pytest_parse(const struct test_output *o, struct test_report *out)
     if (rc == 2) {
         out->structured = false;
         rc = o->out ? parse_stdout(o, out) : 0;
-        snprintf(out->note, sizeof out->note, "pytest wrote no JUnit report (the run was "
-                 "cut short?): results read from its -v lines");
+        snprintf(out->note, sizeof out->note, "pytest %s: results read from its -v lines",
+                 o->stuck ? "was killed (stuck) before writing its JUnit report"
+                          : "wrote no JUnit report (the run was cut short?)");
     }
     if (rc < 0)
         return -1;

@@ -124,6 +124,8 @@ struct run {
     struct test_report r;
 };
 
+static bool run_stuck; /* the next run_parse's run was killed as stuck */
+
 static void run_parse(struct run *run, const struct test_adapter *a, const char *out_name,
                       const char *err_name, const char *report_name, int exit_code)
 {
@@ -137,7 +139,8 @@ static void run_parse(struct run *run, const struct test_adapter *a, const char 
     run->o = (struct test_output){.plan = &run->plan, .out = run->out,
                                   .out_len = strlen(run->out), .err = run->err,
                                   .err_len = strlen(run->err), .exit_code = exit_code,
-                                  .report_path = run->report};
+                                  .stuck = run_stuck, .report_path = run->report};
+    run_stuck = false;
     test_report_init(&run->r);
     assert_int_equal(a->parse(&run->o, &run->r), 0);
 }
@@ -703,10 +706,13 @@ static void test_ctest_parse_text(void **state)
     expect_case(r, 5, "hang_deadlock", TEST_PASSED, NULL, 0, NULL);
     run_free(&run);
 
-    /* killed while hang_deadlock ran: nothing finished */
+    /* killed as stuck while hang_deadlock ran: nothing finished */
+    run_stuck = true;
     run_parse(&run, &test_adapter_ctest, "ctest/killed.out", NULL, NULL, -1);
     assert_int_equal(run.r.n_cases, 0);
     assert_false(run.r.structured);
+    assert_string_equal(run.r.note, "ctest was killed (stuck) before writing its JUnit "
+                                    "report: results read from its progress lines");
     run_free(&run);
 }
 
@@ -832,9 +838,12 @@ static void test_pytest_parse(void **state)
     expect_wordcount_suite(&run.r, false);
     run_free(&run);
 
-    /* killed in test_hang_deadlock: no verdict line at all */
+    /* killed as stuck in test_hang_deadlock: no verdict line at all */
+    run_stuck = true;
     run_parse(&run, &test_adapter_pytest, "pytest/killed.out", "pytest/killed.err", NULL, -1);
     assert_int_equal(run.r.n_cases, 0);
+    assert_string_equal(run.r.note, "pytest was killed (stuck) before writing its JUnit "
+                                    "report: results read from its -v lines");
     run_free(&run);
 }
 
