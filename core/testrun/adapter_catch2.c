@@ -161,8 +161,8 @@ struct c2 {
     char *fail_file;
     int fail_line;
     struct strbuf msg, infos, output;
-    char *sections[SECTIONS_MAX];
-    int n_sections;
+    char *sections[SECTIONS_MAX]; /* the outermost open sections' names */
+    int n_sections, section_depth;
     /* the element with a location open now (Expression, Exception, ...) */
     char *el_file, *el_type;
     int el_line;
@@ -181,7 +181,7 @@ static void c2_reset_case(struct c2 *s)
     test_set_str(&s->expanded, NULL, 0);
     for (int i = 0; i < s->n_sections; i++)
         free(s->sections[i]);
-    s->n_sections = 0;
+    s->n_sections = s->section_depth = 0;
     sb_free(&s->msg);
     sb_free(&s->infos);
     sb_free(&s->output);
@@ -232,7 +232,7 @@ static void c2_start(void *ud, const char *el, const char **attrs, int depth)
     if (!s->in_case)
         return;
     if (strcmp(el, "Section") == 0) {
-        if (s->n_sections < SECTIONS_MAX) {
+        if (s->section_depth++ < SECTIONS_MAX) {
             const char *name = xml_attr(attrs, "name");
             s->sections[s->n_sections++] = strdup(name ? name : "");
         }
@@ -341,7 +341,7 @@ static void c2_end(void *ud, const char *el, const char *text, size_t len, int d
         c2_case_done(s);
         c2_reset_case(s);
     } else if (strcmp(el, "Section") == 0) {
-        if (s->n_sections > 0)
+        if (s->section_depth > 0 && --s->section_depth < SECTIONS_MAX)
             free(s->sections[--s->n_sections]);
     } else if (strcmp(el, "Info") == 0) {
         sb_printf(&s->infos, "\n  %.*s", n, t);

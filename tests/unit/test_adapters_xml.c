@@ -572,6 +572,30 @@ static void test_catch2_parse_prints(void **state)
     free(xml);
 }
 
+static void test_catch2_deep_sections(void **state)
+{
+    (void)state;
+    /* sections nested deeper than the adapter keeps: the outer names stay right */
+    struct strbuf sb = {0};
+    sb_puts(&sb, "<?xml version=\"1.0\"?><Catch><Group><TestCase name=\"t\" "
+                 "filename=\"t.cpp\" line=\"1\">");
+    for (int i = 0; i < 10; i++)
+        sb_printf(&sb, "<Section name=\"s%d\">", i);
+    for (int i = 0; i < 9; i++)
+        sb_puts(&sb, "</Section>");
+    sb_puts(&sb, "<Failure filename=\"t.cpp\" line=\"9\">late</Failure></Section>"
+                 "<OverallResult success=\"false\"/></TestCase></Group></Catch>");
+    struct test_plan plan = {.project_root = "/p", .work_dir = "/r"};
+    struct test_output o = {.plan = &plan, .out = sb.buf, .out_len = sb.len, .err = ""};
+    struct test_report r;
+    test_report_init(&r);
+    assert_int_equal(test_adapter_catch2.parse(&o, &r), 0);
+    expect_case(&r, 0, "t", TEST_FAILED, "t.cpp", 9, "explicit failure with message:\n"
+                "  late\nin section: \"s0\"");
+    test_report_free(&r);
+    sb_free(&sb);
+}
+
 static void test_catch2_live(void **state)
 {
     (void)state;
@@ -902,6 +926,7 @@ int main(void)
         cmocka_unit_test(test_catch2_parse_errors),
         cmocka_unit_test(test_catch2_parse_killed_and_empty),
         cmocka_unit_test(test_catch2_parse_prints),
+        cmocka_unit_test(test_catch2_deep_sections),
         cmocka_unit_test(test_catch2_live),
         cmocka_unit_test(test_ctest_detect_and_command),
         cmocka_unit_test(test_ctest_parse_junit),
