@@ -52,7 +52,10 @@ static bool cmakelists_has_tests(const char *project_root)
 
 static int ctest_detect(const char *project_root, const char *command)
 {
-    (void)command;
+    /* A command is what the agent wants run: ctest only when it says so (the adapter
+     * then runs its command line, not that one). */
+    if (command && !strstr(command, "ctest"))
+        return 0;
     if (test_has_file(project_root, "CTestTestfile.cmake"))
         return 80;
     if (test_has_file(project_root, "build/CTestTestfile.cmake"))

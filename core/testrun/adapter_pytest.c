@@ -82,7 +82,10 @@ static bool has_test_files(const char *project_root, const char *sub)
 
 static int pytest_detect(const char *project_root, const char *command)
 {
-    (void)command;
+    /* A command is what the agent wants run: pytest's own only when it says so (the
+     * adapter then runs its command line, not that one). */
+    if (command && !strstr(command, "pytest"))
+        return 0;
     if (test_has_file(project_root, "pytest.ini"))
         return 90;
     if (file_mentions(project_root, "pyproject.toml", "[tool.pytest") ||

@@ -656,6 +656,8 @@ static void test_ctest_detect_and_command(void **state)
 
     write_file(dir, "CTestTestfile.cmake", "add_test(t \"t\")\n");
     assert_int_equal(a->detect(dir, NULL), 80);
+    assert_int_equal(a->detect(dir, "ctest -j4"), 80);
+    assert_int_equal(a->detect(dir, "./csv_tests fields_basic"), 0);
     plan.level = TEST_LEVEL_UNIT;
     s = command_words(a, &plan, &rc, &c);
     assert_string_equal(s, "ctest --output-on-failure --output-junit /run/ctest.xml "
@@ -778,6 +780,8 @@ static void test_pytest_detect_and_command(void **state)
     assert_int_equal(a->detect(dir, NULL), 85);
     write_file(dir, "pytest.ini", "[pytest]\n");
     assert_int_equal(a->detect(dir, NULL), 90);
+    assert_int_equal(a->detect(dir, "python3 -m pytest -x"), 90);
+    assert_int_equal(a->detect(dir, "build/stack_tests"), 0); /* another program's */
 
     struct test_plan plan = {.project_root = dir, .work_dir = "/run",
                              .level = TEST_LEVEL_UNIT};
