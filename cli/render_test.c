@@ -200,6 +200,10 @@ static void render_stuck(FILE *out, const cJSON *s)
         if (cJSON_IsTrue(json_get(s, "runtimeStacksTruncated")))
             fputs("    ... (cut here: the rest is in the details file)\n", out);
     }
+    /* apart from the last thread's frames */
+    if (cJSON_GetArraySize(json_get(s, "threads")) > 0 &&
+        cJSON_GetArraySize(json_get(s, "suggestedTraces")) > 0)
+        fputc('\n', out);
     render_traces(out, json_get(s, "suggestedTraces"));
 }
 

@@ -269,6 +269,7 @@ static void test_render_stuck(void **state)
         "    goroutine 1 [chan receive]:\n"
         "    main.main()\n"
         "    ... (cut here: the rest is in the details file)\n"
+        "\n"
         "  suggested traces: main, take_second\n"
         "\n"
         "details: /h/tr-2.json\n");
