@@ -313,6 +313,10 @@ static cJSON *result_json(const struct testrun_view *v)
     cJSON *stuck = cJSON_AddArrayToObject(r, "stuck");
     for (int i = 0; i < v->n_stuck; i++)
         cJSON_AddItemToArray(stuck, stuck_json(&v->stuck[i]));
+    if (v->n_stuck)
+        cJSON_AddStringToObject(r, "stoppedEarly", "The run was killed at the stuck test: "
+                                "tests after it did not run. Fix it, or run the others "
+                                "with test set to each of them.");
     if (v->details_path[0])
         cJSON_AddStringToObject(r, "details", v->details_path);
     if (v->no_tests) {
