@@ -191,12 +191,6 @@ static cJSON *failure_json(const struct testrun_failure *f)
     return o;
 }
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 static cJSON *stuck_json(const struct testrun_stuck *s)
 {
     cJSON *o = cJSON_CreateObject();
@@ -221,13 +215,8 @@ static cJSON *stuck_json(const struct testrun_stuck *s)
                                     th->wait_owner);
         cJSON *stack = cJSON_AddArrayToObject(t, "stack");
         for (size_t f = 0; f < th->n_frames && f < STUCK_FRAMES; f++) {
-            const struct collector_frame *fr = &th->frames[f];
             char buf[1024];
-            const char *fn = fr->function ? fr->function : "??";
-            if (fr->file)
-                snprintf(buf, sizeof buf, "%s (%s:%d)", fn, base_name(fr->file), fr->line);
-            else
-                snprintf(buf, sizeof buf, "%s", fn);
+            tool_frame_text(&th->frames[f], buf, sizeof buf);
             cJSON_AddItemToArray(stack, cJSON_CreateString(buf));
         }
         size_t more = th->omitted_frames + (th->n_frames > STUCK_FRAMES

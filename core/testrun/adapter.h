@@ -197,6 +197,9 @@ void test_set_str(char **field, const char *s, long n);
  * (".rs", ".c" ...); fills file (malloc'd) and line. false when none. */
 bool test_find_location(const char *text, const char *const *suffixes, char **file,
                         int *line);
+/* Appends a copy of pattern to out[0..*n) unless it is there, empty, or out holds
+ * max already. */
+void test_suggest_add(char **out, int *n, int max, const char *pattern);
 /* Suggested patterns without framework knowledge: the failure file's stem as a
  * file pattern ("@file:parser.c"), and the test name's namespaces ("parser::*"). */
 int test_suggest_default(const struct test_case *c, char **out, int max);

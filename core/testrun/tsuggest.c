@@ -12,18 +12,6 @@
 
 #define NAME_MAX_LEN 200
 
-static void add(char **out, int *n, int max, const char *pattern)
-{
-    if (*n >= max)
-        return;
-    for (int i = 0; i < *n; i++)
-        if (strcmp(out[i], pattern) == 0)
-            return;
-    char *copy = strdup(pattern);
-    if (copy)
-        out[(*n)++] = copy;
-}
-
 /* "test_stack.cpp", "stack_test.cpp", "stack_tests.cpp", "tests_stack.cpp",
  * "stack.test.cpp" -> "stack.cpp"; false when base does not look like a test
  * file's name. */
@@ -89,7 +77,7 @@ int tsuggest_calls(const char *message, char **out, int n, int max)
         if (q < end && *q == '(' && len < NAME_MAX_LEN && !is_check_word(w, len)) {
             char pattern[NAME_MAX_LEN + 8];
             snprintf(pattern, sizeof pattern, "**::%.*s", (int)len, w);
-            add(out, &n, max, pattern);
+            test_suggest_add(out, &n, max, pattern);
         }
     }
     return n;
@@ -105,7 +93,7 @@ int tsuggest_native(const struct test_case *c, char **out, int max)
         char pattern[NAME_MAX_LEN + 8];
         if (strlen(base) < NAME_MAX_LEN && source_under_test(base, src, sizeof src)) {
             snprintf(pattern, sizeof pattern, "@file:%s", src);
-            add(out, &n, max, pattern);
+            test_suggest_add(out, &n, max, pattern);
         }
     }
     if (c->message)
