@@ -81,6 +81,7 @@ static const char *syscall_name(long nr)
     case SYS_epoll_pwait: return "epoll_pwait";
     case SYS_nanosleep: return "nanosleep";
     case SYS_clock_nanosleep: return "clock_nanosleep";
+    case SYS_restart_syscall: return "restart_syscall"; /* a timed wait interrupted before */
     case SYS_futex: return "futex";
     case SYS_accept: return "accept";
     case SYS_accept4: return "accept4";

@@ -10,12 +10,13 @@
  * the test that is running. CPython prints every thread's Python stack on SIGABRT
  * when PYTHONFAULTHANDLER is set: that is the stuck test's runtime view.
  *
- * Detection: pytest runs unittest.TestCase classes too and reports more exactly
- * (JUnit XML), so where both fit pytest wins: its adapter scores test*.py files at
- * 80-90, this one 60 when they import unittest, 10 with a pytest marker
- * (pytest.ini, conftest.py, [tool.pytest...] config, `import pytest`). unittest is
- * chosen by name (framework "unittest"), by a command that runs it, or where
- * nothing else claims the files. unittest has no notion of unit/integration/e2e:
+ * Detection: pytest scores any test*.py files at 80 and a pytest marker (pytest.ini,
+ * conftest.py, [tool.pytest] config) at 85-90. Test files that import unittest and
+ * nothing of pytest, in a project without a marker, are unittest's (82): they run
+ * with nothing but the interpreter, where pytest may not be installed. With a
+ * marker or `import pytest` this scores 10 (pytest runs TestCase classes too);
+ * files that never import unittest hold no TestCase for it to find (0). A command
+ * that runs unittest scores 90. unittest has no notion of unit/integration/e2e:
  * level is ignored.
  */
 #include "core/testrun/adapter.h"
@@ -108,7 +109,7 @@ static int unittest_detect(const char *project_root, const char *command)
         return 0;
     if (imports_pytest || pytest_marker(project_root))
         return 10;
-    return imports_unittest ? 60 : 0;
+    return imports_unittest ? 82 : 0;
 }
 
 /* The project's virtualenv interpreter when it has one, else python3 from PATH. */

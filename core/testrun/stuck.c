@@ -55,10 +55,13 @@ bool stuck_wants_stacks(const struct stuck *s, int64_t now_ns)
     return s->cpu_pct >= 0 && now_ns - s->last_output_ns >= STUCK_SILENCE_MS * NS_PER_MS;
 }
 
+/* A sleep with a deadline. A timed wait the kernel interrupted once (our previous
+ * snapshot did) resumes as restart_syscall, which only calls with a timeout use. */
 static bool timed_sleep(const struct collector_thread *th)
 {
     return th->syscall_name && (strcmp(th->syscall_name, "nanosleep") == 0 ||
-                                strcmp(th->syscall_name, "clock_nanosleep") == 0);
+                                strcmp(th->syscall_name, "clock_nanosleep") == 0 ||
+                                strcmp(th->syscall_name, "restart_syscall") == 0);
 }
 
 /* Every thread's frames by function name: what must stay the same. */

@@ -365,14 +365,14 @@ static void test_unittest_command(void **state)
 static void test_unittest_detect(void **state)
 {
     (void)state;
-    assert_int_equal(test_adapter_unittest.detect(fixture("unittest"), NULL), 60);
+    assert_int_equal(test_adapter_unittest.detect(fixture("unittest"), NULL), 82);
     assert_int_equal(test_adapter_unittest.detect(fixture("js/jest"), NULL), 0);
     assert_int_equal(test_adapter_unittest.detect("/nonexistent", "python3 -m unittest"), 90);
 
     char dir[] = "/tmp/strobe-ut-XXXXXX";
     assert_non_null(mkdtemp(dir));
     write_file(dir, "test_a.py", "import unittest\nclass T(unittest.TestCase): pass\n", 0644);
-    assert_int_equal(test_adapter_unittest.detect(dir, NULL), 60);
+    assert_int_equal(test_adapter_unittest.detect(dir, NULL), 82);
     write_file(dir, "pytest.ini", "[pytest]\n", 0644);
     assert_int_equal(test_adapter_unittest.detect(dir, NULL), 10);
     remove_file(dir, "pytest.ini");
