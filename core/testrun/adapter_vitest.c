@@ -25,6 +25,7 @@ static int vitest_detect(const char *project_root, const char *command)
 static int vitest_command(const struct test_plan *plan, struct test_command *out,
                           struct strobe_error *e)
 {
+    /* "run": one pass, no watch mode (the agent's own command says it itself) */
     static const char *const RUN[] = {"run", NULL};
     if (js_command(plan, "vitest", plan->command ? NULL : RUN, out, e) != 0)
         return -1;

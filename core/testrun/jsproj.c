@@ -149,6 +149,15 @@ int js_command(const struct test_plan *plan, const char *bin, const char *const 
         if (tcmd_split(out, plan->command) != 0 || out->argc == 0)
             return err_set(e, ERR_VALIDATION, "command '%s' has an unclosed quote or no "
                            "words.", plan->command);
+        /* "npm test": the options that follow are the script's, after "--" */
+        const char *base = strrchr(out->argv[0], '/');
+        base = base ? base + 1 : out->argv[0];
+        bool dashes = false;
+        for (int i = 1; i < out->argc; i++)
+            dashes |= strcmp(out->argv[i], "--") == 0;
+        if (!dashes && (strcmp(base, "npm") == 0 || strcmp(base, "pnpm") == 0 ||
+                        strcmp(base, "yarn") == 0))
+            tcmd_arg(out, "--");
     } else if (plan->work_dir) {
         char *path = find_bin(plan->project_root, bin);
         if (!path)

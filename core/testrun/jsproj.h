@@ -24,7 +24,8 @@ int js_detect(const char *project_root, const char *command, enum js_framework f
               int confidence);
 
 /* The common part of a JS framework's command: the agent's command split into
- * words when given; else for a report run the framework's own executable from
+ * words when given (with "--" after a package manager's "npm test", so the options
+ * that follow reach the framework); else for a report run the framework's own executable from
  * node_modules/.bin in project_root or the nearest parent that has it
  * (COMMAND_NOT_FOUND naming the npm package when none has it); else (a command for a
  * person) `npx BIN`. prefix_args follow the program ("run" for vitest), NULL-ended. */

@@ -686,6 +686,13 @@ static void test_mocha_command(void **state)
                                           NULL});
     assert_string_equal(c.report_path, "/run/w/mocha.json");
     tcmd_free(&c);
+    /* a package manager's script gets the options after "--" */
+    plan.command = "npm test";
+    assert_int_equal(test_adapter_mocha.command(&plan, &c, &e), 0);
+    assert_argv(&c, (const char *const[]){"npm", "test", "--", "--reporter", "json",
+                                          "--reporter-option", "output=/run/w/mocha.json",
+                                          NULL});
+    tcmd_free(&c);
     assert_null(test_adapter_mocha.live_line);
 }
 
