@@ -288,8 +288,8 @@ static void add_case(const cJSON *a, const char *suite_file, const char *root,
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "fullName"));
     if (!name)
         name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "title"));
-    struct test_case *c = test_report_add(r, name, jest_status(cJSON_GetStringValue(
-                                                      cJSON_GetObjectItemCaseSensitive(a, "status"))));
+    const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "status"));
+    struct test_case *c = test_report_add(r, name, jest_status(status));
     if (!c)
         return;
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(a, "duration");

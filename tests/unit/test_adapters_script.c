@@ -727,7 +727,8 @@ static void test_js_detect(void **state)
     /* the agent's command wins over both */
     assert_int_equal(test_adapter_jest.detect(dir, "npx jest --ci"), 92);
     /* jest's config kept in package.json */
-    write_file(dir, "package.json", "{\"devDependencies\": {\"jest\": \"30\"}, \"jest\": {}}", 0644);
+    write_file(dir, "package.json", "{\"devDependencies\": {\"jest\": \"30\"}, \"jest\": {}}",
+               0644);
     assert_int_equal(test_adapter_jest.detect(dir, NULL), 92);
     assert_int_equal(test_adapter_vitest.detect(dir, NULL), 0);
     remove_file(dir, "package.json");
