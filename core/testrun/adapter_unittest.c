@@ -149,8 +149,6 @@ static int unittest_command(const struct test_plan *plan, struct test_command *o
     }
     if (plan->work_dir) {
         tcmd_env(out, "PYTHONUNBUFFERED=1");
-        /* the stuck dump (dump_env below) needs it in the run's environment */
-        tcmd_env(out, "PYTHONFAULTHANDLER=1");
     }
     if (plan->test) {
         tcmd_arg(out, "-k");

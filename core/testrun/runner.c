@@ -393,7 +393,9 @@ static bool check_stuck(struct testrun *r, int64_t now)
     r->warning.idle_ms = (now - r->det.last_output_ns) / NS_PER_MS;
     snprintf(r->warning.diagnosis, sizeof r->warning.diagnosis, "%s", r->det.warning);
     if (v != STUCK_NONE) {
-        r->stuck.name = strdup(r->live.current);
+        /* The framework's current test; else the one the run was asked for. */
+        r->stuck.name = strdup(r->live.current[0] || !r->test_name ? r->live.current
+                                                                   : r->test_name);
         r->stuck.elapsed_ms = (now - (r->live.current_since_ns ? r->live.current_since_ns
                                                                  : r->started_ns)) / NS_PER_MS;
         snprintf(r->stuck.diagnosis, sizeof r->stuck.diagnosis, "%s", diagnosis);
@@ -847,6 +849,8 @@ int testrun_start(const struct testrun_request *req, struct testrun_started *out
     if (!onboarding) {
         if (ad->command(&r->plan, &r->cmd, e) != 0)
             goto fail;
+        if (ad->dump_env) /* what a stuck verdict's runtime dump needs */
+            tcmd_env(&r->cmd, "%s", ad->dump_env);
         if (r->cmd.too_long || r->cmd.argc == 0) {
             err_set(e, ERR_VALIDATION, "the %s command line is too long.", ad->display);
             goto fail;
