@@ -9,6 +9,9 @@
 /* Detection asks every adapter; on equal confidence the earlier row wins. Generic
  * stays last: it accepts everything with confidence 1. */
 const struct test_adapter *const test_adapters[] = {
+    &test_adapter_cargo,
+    &test_adapter_gtest,
+    &test_adapter_go,
     &test_adapter_generic,
 };
 const size_t test_adapters_count = sizeof test_adapters / sizeof *test_adapters;
