@@ -45,11 +45,18 @@ sed -i 's/int v = items_.front();/int v = *(volatile int *)nullptr;/' stack.cpp
 make -s BUILD=/tmp/stackfix-gtest/build
 build/stack_test >"$data/gtest/crash.out" 2>"$data/gtest/crash.err"
 
-# go test -json: the suite, and a compile error.
+# go test -json: the suite, the hanging test stopped with SIGQUIT (what the runner
+# does to a stuck go test: the go command ignores it, the test binary prints every
+# goroutine and exits), and a compile error.
 mkdir -p "$data/go"
 fresh go
 cd /tmp/stackfix-go
 go test -json ./... >"$data/go/suite.out" 2>"$data/go/suite.err"
+STROBE_FIXTURE_HANG=1 setsid go test -json -run '^TestHangDeadlock$' ./... \
+    >"$data/go/sigquit.out" 2>"$data/go/sigquit.err" &
+sleep 5
+kill -QUIT -$!
+wait
 sed -i 's/return len(s.items)/return len(s.items) + missing/' stack/stack.go
 go test -json ./... >"$data/go/build_fail.out" 2>"$data/go/build_fail.err"
 exit 0
