@@ -76,6 +76,34 @@ int strobe_home(char *out, size_t outlen, char *err, size_t errlen)
     return 0;
 }
 
+int strobe_private_dir(const char *parent, const char *name, char *out, size_t outlen,
+                       char *err, size_t errlen)
+{
+    char home[PATH_MAX];
+    if (!parent) {
+        if (strobe_home(home, sizeof home, err, errlen) != 0)
+            return -1;
+        parent = home;
+    }
+    int n = snprintf(out, outlen, "%s/%s", parent, name);
+    if (n < 0 || (size_t)n >= outlen) {
+        snprintf(err, errlen, "path of %s/%s is too long; set a shorter STROBE_HOME",
+                 parent, name);
+        return -1;
+    }
+    if (mkdir(out, 0700) != 0 && errno != EEXIST)
+        return fail(err, errlen, "cannot create %s: %s", out, errno);
+    struct stat st;
+    if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+        snprintf(err, errlen, "%s is not a directory of this user's (a symlink is refused "
+                 "too); remove it", out);
+        return -1;
+    }
+    if ((st.st_mode & 07777) != 0700 && chmod(out, 0700) != 0)
+        return fail(err, errlen, "cannot make %s private (chmod 0700): %s", out, errno);
+    return 0;
+}
+
 int strobe_path(enum strobe_file f, char *out, size_t outlen, char *err, size_t errlen)
 {
     char home[PATH_MAX];

@@ -26,6 +26,12 @@ int strobe_home(char *out, size_t outlen, char *err, size_t errlen);
 /* Path of one of the files above. Returns 0, or -1 as strobe_home(). */
 int strobe_path(enum strobe_file f, char *out, size_t outlen, char *err, size_t errlen);
 
+/* Creates (0700) or checks the directory name below parent (NULL: the state
+ * directory): a real directory of this user's, private. Its path into out. 0, or -1
+ * with a sentence in err. */
+int strobe_private_dir(const char *parent, const char *name, char *out, size_t outlen,
+                       char *err, size_t errlen);
+
 /* The strobe binary that sits next to the running executable (strobectl starts the
  * daemon with it), else "strobe" to be found on PATH. */
 void strobe_sibling_binary(const char *name, char *out, size_t outlen);

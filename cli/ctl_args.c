@@ -5,6 +5,7 @@
 #include "cli/ctl_args.h"
 
 #include "cli/ctl_break.h"
+#include "cli/ctl_test.h"
 #include "cli/ctl_walk.h"
 
 #include <errno.h>
@@ -94,6 +95,7 @@ const char ctl_help[] =
     "      i16 u16 i32 u32 i64 u64 f32 f64 pointer, or bytes:SIZE saved to a file),\n"
     "      without stopping it; --set writes instead (VALUE true/false, else as typed)\n"
     CTL_BREAK_HELP
+    CTL_TEST_HELP
     "  " U_TOOLS "\n"
     "      list the daemon's MCP tools\n"
     "  " U_CALL "\n"
@@ -107,24 +109,12 @@ const char ctl_help[] =
     "exit status: 0 ok, 1 the tool or the daemon reported an error,\n"
     "2 the daemon cannot be reached, 3 no crash recorded (crash), 4 some targets of\n"
     "memory [read|write|poll] failed (the others are printed), 5 continue, next,\n"
-    "step, finish or until timed out with the program still running, 64 usage error.\n";
-
-/* path made absolute against cwd (a leading "./" is dropped). */
-static char *absolute(const char *cwd, const char *path)
-{
-    if (path[0] == '/')
-        return strdup(path);
-    while (path[0] == '.' && path[1] == '/')
-        path += 2;
-    char *out;
-    if (asprintf(&out, "%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", path) < 0)
-        return NULL;
-    return out;
-}
+    "step, finish or until timed out with the program still running, 6 test: tests\n"
+    "failed, were stuck or did not build, 64 usage error.\n";
 
 static int add_absolute(cJSON *obj, const char *key, const char *cwd, const char *path)
 {
-    char *abs = absolute(cwd, path);
+    char *abs = ctl_absolute(cwd, path);
     if (!abs)
         return -1;
     cJSON_AddStringToObject(obj, key, abs);
@@ -795,6 +785,7 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
         { "finish", CTL_FINISH, "debug_continue", U_FINISH },
         { "pause", CTL_PAUSE, "debug_continue", U_PAUSE },
         { "until", CTL_UNTIL, "debug_continue", U_UNTIL },
+        { "test", CTL_TEST, "debug_test", U_TEST },
         { "tools", CTL_TOOLS, NULL, U_TOOLS },
         { "call", CTL_CALL, NULL, U_CALL },
         { "help", CTL_HELP, NULL, U_ANY },
@@ -883,6 +874,9 @@ int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char 
     case CTL_PAUSE:
     case CTL_UNTIL:
         rc = ctl_parse_break(&w, out->kind, out->args);
+        break;
+    case CTL_TEST:
+        rc = ctl_parse_test(&w, cwd, out);
         break;
     case CTL_TOOLS:
         cJSON_Delete(out->args);

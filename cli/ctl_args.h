@@ -2,7 +2,7 @@
  * ctl_args.h - strobectl's command line: turns argv into the MCP call to make (a
  * tool name and its arguments as JSON), with no I/O, so that it can be unit-tested.
  * The commands and flags are documented in man/strobectl.1; those of breakpoints
- * and stepping are parsed by cli/ctl_break.c.
+ * and stepping are parsed by cli/ctl_break.c, those of test by cli/ctl_test.c.
  */
 #ifndef STROBE_CTL_ARGS_H
 #define STROBE_CTL_ARGS_H
@@ -42,6 +42,7 @@ enum ctl_kind {
     CTL_FINISH,   /* debug_continue step-out */
     CTL_PAUSE,    /* debug_continue pause */
     CTL_UNTIL,    /* debug_continue until */
+    CTL_TEST,     /* debug_test run, polled to the end (cli/ctl_test.h), or status */
 };
 
 struct ctl_cmd {
@@ -60,8 +61,9 @@ struct ctl_cmd {
 extern const char ctl_help[];
 
 /* Parses argv (argv[0] is the program name). cwd is the directory relative paths
- * (launch's PROGRAM with a '/', --cwd, --project-root) are made absolute against;
- * it is also launch's default project root. Returns 0 with *out filled (free it
+ * (launch's PROGRAM with a '/', --cwd, --project-root, test's PROJECT_ROOT and the
+ * program of its --command) are made absolute against; it is also the default
+ * project root of launch and test. Returns 0 with *out filled (free it
  * with ctl_cmd_free), or -1 on a usage error with a sentence in err and
  * out->usage set; out then owns nothing. */
 int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char *err,

@@ -1,6 +1,6 @@
 /*
- * ctl_walk.c - the argument cursor, whole numbers and usage errors shared by
- * strobectl's command parsers. See ctl_walk.h.
+ * ctl_walk.c - the argument cursor, whole numbers, absolute paths and usage errors
+ * shared by strobectl's command parsers. See ctl_walk.h.
  */
 #include "cli/ctl_walk.h"
 
@@ -17,6 +17,20 @@ int ctl_usage_error(char *err, size_t errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+char *ctl_absolute(const char *cwd, const char *path)
+{
+    if (path[0] == '/')
+        return strdup(path);
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
+    if (strcmp(path, ".") == 0 || !*path)
+        return strdup(cwd);
+    char *out;
+    if (asprintf(&out, "%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", path) < 0)
+        return NULL;
+    return out;
 }
 
 int ctl_parse_int(const char *opt, const char *s, long long min, long long max,

@@ -1,7 +1,8 @@
 /*
  * ctl_walk.h - the pieces every strobectl command parser shares (cli/ctl_args.c,
- * cli/ctl_break.c): a cursor over one command's arguments that tells options from
- * positionals, whole-number options, and usage errors as sentences.
+ * cli/ctl_break.c, cli/ctl_test.c): a cursor over one command's arguments that tells
+ * options from positionals, whole-number options, relative paths made absolute, and
+ * usage errors as sentences.
  */
 #ifndef STROBE_CTL_WALK_H
 #define STROBE_CTL_WALK_H
@@ -29,6 +30,10 @@ struct ctl_opt {
 /* Writes the printf-style sentence to err and returns -1. */
 int ctl_usage_error(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* path made absolute against cwd ("./" prefixes dropped, "." is cwd itself), or
+ * NULL when out of memory. The caller frees. */
+char *ctl_absolute(const char *cwd, const char *path);
 
 /* Parses s, the value of option opt, as a whole number in [min, max] into *out.
  * 0, or -1 with "OPT needs a whole number, not 'S'" or "OPT must be between MIN and

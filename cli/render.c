@@ -355,7 +355,9 @@ void render_tools(FILE *out, const cJSON *r)
         }
 }
 
-/* " waiting for mutex 0x… held by TID" and the like, from a thread's wait. */
+/* " waiting for mutex 0x… held by TID" and the like, from a thread's wait (a stuck
+ * test's threads name the owner without the address: " waiting for mutex held by
+ * TID"). */
 static void render_wait(FILE *out, const cJSON *w)
 {
     const char *kind = json_str(w, "kind"), *addr = json_str(w, "address");
@@ -372,7 +374,9 @@ static void render_wait(FILE *out, const cJSON *w)
     const char *what = strcmp(kind, "mutex") == 0     ? "mutex"
                        : strcmp(kind, "condvar") == 0 ? "condition variable"
                                                       : "futex";
-    fprintf(out, ", waiting for %s %s", what, addr ? addr : "?");
+    fprintf(out, ", waiting for %s", what);
+    if (addr)
+        fprintf(out, " %s", addr);
     if (json_has_num(w, "ownerTid"))
         fprintf(out, " held by %lld", json_num(w, "ownerTid"));
 }

@@ -48,7 +48,8 @@ void render_deleted(FILE *out, const cJSON *r);
 void render_tools(FILE *out, const cJSON *r);
 /* debug_session stacks, like gdb's `thread apply all bt`: the diagnosis first, then
  * a block per thread ("Thread TID (name) sleeping in futex, waiting for mutex 0x…
- * held by TID") with its frames "#N fn (file:line)". */
+ * held by TID") with its frames "#N fn (file:line)". Also a stuck test's threads
+ * (render_test.h), whose waits have no address. */
 void render_stacks(FILE *out, const cJSON *r);
 
 /* debug_memory read and write, a line per target: "g_config.retries = 3 (int at

@@ -2,17 +2,20 @@
  * strobectl.c - the command-line client: one MCP exchange with the daemon per run
  * (initialize, notifications/initialized, one tools/call or tools/list), printed
  * with the renderers of render.h (`crash` pages through its query, and
- * crash_report.h renders its events). Argument parsing lives in ctl_args.c, the
- * connection in client.c. Exit status: 0 ok, 1 tool or JSON-RPC error, 2 the daemon
- * cannot be reached, 3 `crash` found no crash event, 4 targets of a memory command
- * failed (the others printed), 5 continue/next/step/finish/until came back with the
- * program still running and nothing met (render_break.h), 64 usage error.
+ * crash_report.h renders its events; `test` polls its run to the end and
+ * render_test.h prints it). Argument parsing lives in ctl_args.c, the connection in
+ * client.c. Exit status: 0 ok, 1 tool or JSON-RPC error, 2 the daemon cannot be
+ * reached, 3 `crash` found no crash event, 4 targets of a memory command failed (the
+ * others printed), 5 continue/next/step/finish/until came back with the program
+ * still running and nothing met (render_break.h), 6 `test` found failed or stuck
+ * tests or a build that failed (render_test.h), 64 usage error.
  */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -24,10 +27,11 @@
 #include "cli/json_view.h"
 #include "cli/render.h"
 #include "cli/render_break.h"
+#include "cli/render_test.h"
 
 
 enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_NO_CRASH = 3, EXIT_TARGETS = 4,
-       EXIT_STILL_RUNNING = 5, EXIT_USAGE = 64 };
+       EXIT_STILL_RUNNING = 5, EXIT_TESTS_FAILED = 6, EXIT_USAGE = 64 };
 
 /* `crash` follows hasMore with afterEventId; a daemon that never says "no more"
  * is not followed forever. */
@@ -164,6 +168,35 @@ static cJSON *call(struct rpc_client *c, const char *method, cJSON *params, int 
     return result;
 }
 
+/* tools/call of tool with args: its structured result (owned by the caller), or
+ * NULL after reporting the failure with *status set. */
+static cJSON *call_tool(struct rpc_client *c, const char *tool, cJSON *args, int *status)
+{
+    cJSON *params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "name", tool);
+    cJSON_AddItemReferenceToObject(params, "arguments", args);
+    cJSON *result = call(c, "tools/call", params, status);
+    if (!result)
+        return NULL;
+    cJSON *owned;
+    const cJSON *sc = structured(result, &owned);
+    cJSON *answer = NULL;
+    if (cJSON_IsTrue(json_get(result, "isError"))) {
+        report_tool_error(result, sc);
+        *status = EXIT_TOOL_ERROR;
+    } else if (!sc) {
+        fprintf(stderr, "strobectl: the daemon's answer to %s has no structured result\n",
+                tool);
+        *status = EXIT_TOOL_ERROR;
+    } else {
+        answer = owned ? owned : cJSON_Duplicate(sc, true);
+        owned = NULL;
+    }
+    cJSON_Delete(owned);
+    cJSON_Delete(result);
+    return answer;
+}
+
 /* `crash`: every crash event of the session (debug_query answers are cut at about
  * 32 KiB, so it pages with afterEventId), then one report per event, or the events
  * as one JSON array. */
@@ -173,37 +206,21 @@ static int run_crash(struct rpc_client *c, const struct ctl_cmd *cmd)
     cJSON *events = cJSON_CreateArray();
     int status = 0;
     for (int page = 0; page < CRASH_MAX_PAGES; page++) {
-        cJSON *params = cJSON_CreateObject();
-        cJSON_AddStringToObject(params, "name", cmd->tool);
-        cJSON_AddItemReferenceToObject(params, "arguments", cmd->args);
-        cJSON *result = call(c, "tools/call", params, &status);
-        if (!result)
+        cJSON *sc = call_tool(c, cmd->tool, cmd->args, &status);
+        if (!sc)
             break;
-        cJSON *owned;
-        const cJSON *sc = structured(result, &owned);
-        bool more = false;
-        if (cJSON_IsTrue(json_get(result, "isError"))) {
-            report_tool_error(result, sc);
-            status = EXIT_TOOL_ERROR;
-        } else if (!sc) {
-            fprintf(stderr, "strobectl: the daemon's answer to debug_query has no "
-                            "structured result\n");
-            status = EXIT_TOOL_ERROR;
-        } else {
-            const cJSON *e;
-            cJSON_ArrayForEach(e, json_get(sc, "events"))
-                cJSON_AddItemToArray(events, cJSON_Duplicate(e, true));
-            const char *last = json_str(sc, "lastEventId");
-            const char *after = json_str(cmd->args, "afterEventId");
-            more = cJSON_IsTrue(json_get(sc, "hasMore")) && last &&
-                   !(after && strcmp(after, last) == 0);
-            if (more) {
-                cJSON_DeleteItemFromObjectCaseSensitive(cmd->args, "afterEventId");
-                cJSON_AddStringToObject(cmd->args, "afterEventId", last);
-            }
+        const cJSON *e;
+        cJSON_ArrayForEach(e, json_get(sc, "events"))
+            cJSON_AddItemToArray(events, cJSON_Duplicate(e, true));
+        const char *last = json_str(sc, "lastEventId");
+        const char *after = json_str(cmd->args, "afterEventId");
+        bool more = cJSON_IsTrue(json_get(sc, "hasMore")) && last &&
+                    !(after && strcmp(after, last) == 0);
+        if (more) {
+            cJSON_DeleteItemFromObjectCaseSensitive(cmd->args, "afterEventId");
+            cJSON_AddStringToObject(cmd->args, "afterEventId", last);
         }
-        cJSON_Delete(owned);
-        cJSON_Delete(result);
+        cJSON_Delete(sc);
         if (!more)
             break;
     }
@@ -220,6 +237,71 @@ static int run_crash(struct rpc_client *c, const struct ctl_cmd *cmd)
             status = EXIT_NO_CRASH;
     }
     cJSON_Delete(events);
+    return status;
+}
+
+/* The progress line of a running test run on stderr, a terminal: rewritten in place,
+ * cut to the terminal's width so that it never wraps. */
+static void show_progress(const cJSON *answer)
+{
+    struct winsize ws;
+    int width = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col : 80;
+    fputc('\r', stderr);
+    render_test_progress(stderr, answer, width - 1);
+    fputs("\033[K", stderr);
+    fflush(stderr);
+}
+
+/* `test`: debug_test run, then its status until the run completes, each status call
+ * waiting in the daemon (a short wait on a terminal, so that the progress line
+ * moves); `test --status`: one status answer, now. Prints the outcome, or the
+ * progress of a run still going. */
+static int run_test(struct rpc_client *c, const struct ctl_cmd *cmd)
+{
+    bool tty = isatty(STDERR_FILENO);
+    bool once = strcmp(json_str(cmd->args, "action"), "status") == 0;
+    int status = 0;
+    cJSON *args = cmd->args;
+    if (!once) {
+        cJSON *started = call_tool(c, cmd->tool, cmd->args, &status);
+        if (!started)
+            return status;
+        args = cJSON_CreateObject();
+        cJSON_AddStringToObject(args, "action", "status");
+        cJSON_AddStringToObject(args, "testRunId", json_str(started, "testRunId")
+                                                       ? json_str(started, "testRunId") : "");
+        cJSON_Delete(started);
+    }
+    cJSON_AddNumberToObject(args, "waitMs", once ? 0 : tty ? 1000 : 15000);
+    cJSON *answer;
+    bool drawn = false;
+    while ((answer = call_tool(c, cmd->tool, args, &status))) {
+        const char *st = json_str(answer, "status");
+        if (once || !st || strcmp(st, "running") != 0)
+            break;
+        if (tty) {
+            show_progress(answer);
+            drawn = true;
+        }
+        cJSON_Delete(answer);
+    }
+    if (drawn)
+        fputs("\r\033[K", stderr);
+    if (answer) {
+        if (cmd->json) {
+            render_json(stdout, answer);
+        } else if (json_get(answer, "result")) {
+            render_test_result(stdout, answer);
+        } else {
+            render_test_progress(stdout, answer, 0);
+            fputc('\n', stdout);
+        }
+        if (render_test_failed(answer))
+            status = EXIT_TESTS_FAILED;
+    }
+    cJSON_Delete(answer);
+    if (args != cmd->args)
+        cJSON_Delete(args);
     return status;
 }
 
@@ -265,8 +347,8 @@ static int run(struct ctl_cmd *cmd)
         goto out;
     }
 
-    if (cmd->kind == CTL_CRASH) {
-        status = run_crash(&c, cmd);
+    if (cmd->kind == CTL_CRASH || cmd->kind == CTL_TEST) {
+        status = cmd->kind == CTL_CRASH ? run_crash(&c, cmd) : run_test(&c, cmd);
         goto out;
     }
     if (cmd->kind == CTL_TOOLS) {

@@ -106,6 +106,8 @@ static void wait_phrase(struct strbuf *sb, const struct collector_thread *th, in
 
 void collector_stacks_diagnose(struct collector_stacks *s)
 {
+    free(s->diagnosis); /* a second call describes the same waits again */
+    s->diagnosis = NULL;
     size_t n = s->n_threads;
     if (n == 0)
         return;

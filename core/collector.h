@@ -193,7 +193,7 @@ struct collector_stacks {
 
 /* Frees the members of s (not s) and zeroes it. */
 void collector_stacks_free(struct collector_stacks *s);
-/* Sets s->diagnosis from the waits: each cycle of threads waiting for a mutex or a
+/* Sets (or sets again) s->diagnosis from the waits: each cycle of threads waiting for a mutex or a
  * thread that waits, in turn, for them ("deadlock: tid A ... which waits for M1"). */
 void collector_stacks_diagnose(struct collector_stacks *s);
 

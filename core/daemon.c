@@ -37,6 +37,7 @@
 #include "core/collector.h"
 #include "core/poll.h"
 #include "core/session.h"
+#include "core/testrun/testrun.h"
 
 struct client {
     pthread_t thread;
@@ -394,9 +395,9 @@ static void serve_loop(int lfd, int sfd, int idle_timeout_s)
         if (pfd[0].revents & POLLIN)
             accept_client(lfd);
         int clients = reap_clients(false);
-        if (clients == 0 && sessions_running() == 0 &&
+        if (clients == 0 && sessions_running() == 0 && testruns_running() == 0 &&
             now_s() - atomic_load(&d.last_activity_s) >= idle_timeout_s) {
-            log_info("idle for %d s with no client and no running session: exiting",
+            log_info("idle for %d s with no client, running session or test run: exiting",
                      idle_timeout_s);
             break;
         }
@@ -450,6 +451,13 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol)
     if (orphans > 0)
         log_info("marked %d session(s) of a previous daemon as stopped", orphans);
     sessions_init(d.store, paths[STROBE_SETTINGS]);
+    char tests_dir[PATH_MAX];
+    if (strobe_private_dir(NULL, "tests", tests_dir, sizeof tests_dir, home_err,
+                           sizeof home_err) != 0) {
+        log_error("%s", home_err);
+        tests_dir[0] = '\0';
+    }
+    testruns_init(d.store, tests_dir);
     retention_check();
     retention_start();
     d.protocol = protocol;
@@ -472,6 +480,7 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol)
     reap_clients(true);
     retention_stop();
     polls_shutdown();
+    testruns_shutdown();
     sessions_shutdown();
     store_close(d.store);
     collectors_shutdown();

@@ -27,19 +27,9 @@
 /* $STROBE_HOME/memory, created 0700 and checked to be a directory of ours. */
 static int dump_dir(char *out, size_t cap, struct strobe_error *e)
 {
-    char home[PATH_MAX], err[256];
-    if (strobe_home(home, sizeof home, err, sizeof err) != 0)
+    char err[PATH_MAX + 128];
+    if (strobe_private_dir(NULL, "memory", out, cap, err, sizeof err) != 0)
         return err_set(e, ERR_INTERNAL, "%s", err);
-    if ((size_t)snprintf(out, cap, "%s/memory", home) >= cap)
-        return err_set(e, ERR_INTERNAL, "the state directory path is too long");
-    struct stat st;
-    if (mkdir(out, 0700) != 0 && errno != EEXIST)
-        return err_set(e, ERR_INTERNAL, "cannot create %s: %s", out, strerror(errno));
-    if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-        return err_set(e, ERR_INTERNAL, "%s is not a directory of this user's (a symlink is "
-                       "refused too); remove it", out);
-    if ((st.st_mode & 07777) != 0700 && chmod(out, 0700) != 0)
-        return err_set(e, ERR_INTERNAL, "cannot make %s private: %s", out, strerror(errno));
     return 0;
 }
 

@@ -375,7 +375,9 @@ static int start_target(struct session *s, const struct launch_request *req,
     if (!argv || !envp) {
         err_set(e, ERR_INTERNAL, "out of memory launching %s", path);
     } else {
-        argv[0] = (char *)path;
+        /* argv[0] as given, as a shell passes it: multi-call programs (rustup as
+         * cargo, busybox) choose what to be by it; path is what runs. */
+        argv[0] = (char *)req->command;
         for (int i = 0; i < req->n_args; i++)
             argv[i + 1] = (char *)req->args[i];
         struct collector_launch launch = {

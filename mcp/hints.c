@@ -15,6 +15,12 @@ static const struct hint {
     const char *tool;        /* NULL: any tool */
     const char *text;
 } hints[] = {
+    {ERR_COMMAND_NOT_FOUND, "debug_test",
+     "Install the package the message names, or pass the command that runs the tests "
+     "(command: \"path/to/test_binary\") with framework set."},
+    {ERR_TEST_RUN_NOT_FOUND, NULL,
+     "Use the testRunId that debug_test({action: \"run\"}) returned; runs are forgotten "
+     "when the daemon restarts: start the run again."},
     {ERR_COMMAND_NOT_FOUND, NULL,
      "Pass the path of the executable: absolute, relative to cwd (else projectRoot), "
      "or a name in PATH; build the program first if it does not exist yet."},

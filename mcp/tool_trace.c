@@ -31,20 +31,11 @@ static cJSON *strings(cJSON *parent, const char *name, const char (*list)[PATTER
 
 /* ---- watches ------------------------------------------------------------------ */
 
-struct watch_args {
-    struct trace_watch_spec add[TRACE_WATCHES_MAX + 1];
-    const char *on[TRACE_WATCHES_MAX + 1][TRACE_WATCH_ON_MAX];
-    int n_add;
-    const char **remove;
-    int n_remove;
-    bool present;
-};
-
 static const char *const watch_fields[] = {"add", "remove", NULL};
 static const char *const target_fields[] = {"variable", "address", "type", "label", "expr",
                                             "on", NULL};
 
-static int watch_target(const cJSON *t, int i, struct watch_args *w, struct strobe_error *e)
+static int watch_target(const cJSON *t, int i, struct tool_watches *w, struct strobe_error *e)
 {
     char where[40];
     snprintf(where, sizeof where, "watches.add[%d]", i);
@@ -112,7 +103,7 @@ static int watch_target(const cJSON *t, int i, struct watch_args *w, struct stro
     return trace_watch_check(s, e);
 }
 
-static int watch_args(const cJSON *args, struct watch_args *w, struct strobe_error *e)
+int tool_watches_parse(const cJSON *args, struct tool_watches *w, struct strobe_error *e)
 {
     const cJSON *obj;
     if (args_object(args, "watches", &obj, e) != 0)
@@ -228,7 +219,7 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     int n_add = 0, n_remove = 0;
     int64_t depth = 0;
     cJSON *out = NULL;
-    struct watch_args *w = NULL;
+    struct tool_watches *w = NULL;
     struct trace_watch_result *wr = NULL;
     if (args_only(args, "debug_trace", fields, e) != 0 ||
         args_string(args, "sessionId", false, &id, e) != 0 ||
@@ -246,7 +237,7 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         err_set(e, ERR_INTERNAL, "out of memory");
         goto done;
     }
-    if (watch_args(args, w, e) != 0)
+    if (tool_watches_parse(args, w, e) != 0)
         goto done;
     struct settings settings;
     sessions_settings(root, &settings);

@@ -296,6 +296,65 @@ static const struct tool_def catalog[] = {
         "\"required\":[\"sessionId\"],\"additionalProperties\":false}",
         tool_debug_continue,
     },
+    {
+        "debug_test",
+        "Run a project's tests and get structured results; always use this instead of "
+        "running test commands in a shell. action \"run\" (default) starts the run and "
+        "returns a testRunId at once; action \"status\" with testRunId waits up to 15 s "
+        "for the end and returns progress meanwhile (counts, currentTest and how long it "
+        "has run against its usual duration, stuck warnings): call it again, never sleep. "
+        "The result gives passed/failed/skipped, each failure's file:line, message, a "
+        "shell command that reruns it alone, and suggestedTraces; compile errors as "
+        "buildErrors; a deadlocked or looping test is detected in about 8 s (no output, "
+        "CPU idle or busy, identical stacks), its threads' stacks kept and the test "
+        "process tree killed (`stuck`). Everything else (every test, its output, the raw "
+        "output) is in the `details` file. Frameworks are detected from projectRoot: "
+        "cargo, go, pytest, unittest, jest, vitest, mocha, ctest (a configured CMake "
+        "build directory); GoogleTest and Catch2 need the test binary as `command`; any "
+        "other command runs with framework \"generic\" (exit code plus assertion "
+        "lines). With tracePatterns or watches the tests run under the debugger (a "
+        "sessionId for debug_query / debug_trace, crashes recorded): rerun one failing "
+        "test with test and its suggestedTraces. A project without tests answers noTests "
+        "with the project's language and a hint.",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"action\":{\"type\":\"string\",\"enum\":[\"run\",\"status\"],\"default\":"
+        "\"run\"},"
+        "\"projectRoot\":{\"type\":\"string\",\"description\":\"run: the project's "
+        "absolute path (required); frameworks are detected from its files\"},"
+        "\"framework\":{\"type\":\"string\",\"enum\":[\"cargo\",\"gtest\",\"catch2\","
+        "\"ctest\",\"pytest\",\"unittest\",\"go\",\"jest\",\"vitest\",\"mocha\","
+        "\"generic\"],\"description\":\"run: skip detection\"},"
+        "\"level\":{\"type\":\"string\",\"enum\":[\"unit\",\"integration\",\"e2e\"],"
+        "\"description\":\"run: which tests, and the hard timeout (30 s, 120 s, 300 s; "
+        "default all tests, 120 s)\"},"
+        "\"test\":{\"type\":\"string\",\"description\":\"run: one test by name (as "
+        "failures name it)\"},"
+        "\"command\":{\"type\":\"string\",\"description\":\"run: the test binary "
+        "(GoogleTest, Catch2) or a whole command line (generic)\"},"
+        "\"tracePatterns\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+        "\"maxItems\":32,\"description\":\"run: trace these functions (debug_trace "
+        "syntax); runs the tests under the debugger\"},"
+        "\"watches\":{\"type\":\"object\",\"description\":\"run: debug_trace's "
+        "watches {add: [...]}; runs the tests under the debugger\"},"
+        "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},"
+        "\"description\":\"run: extra environment variables\"},"
+        "\"testRunId\":{\"type\":\"string\",\"description\":\"status: the run\"},"
+        "\"waitMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":15000,"
+        "\"default\":15000,\"description\":\"status: how long to wait for the end\"}},"
+        "\"additionalProperties\":false}",
+        tool_debug_test,
+    },
+    {
+        "debug_test_status",
+        "The progress or result of a test run started by debug_test (the same answer as "
+        "debug_test with action \"status\"): waits up to 15 s for the end.",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"testRunId\":{\"type\":\"string\"},"
+        "\"waitMs\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":15000,"
+        "\"default\":15000}},"
+        "\"required\":[\"testRunId\"],\"additionalProperties\":false}",
+        tool_debug_test_status,
+    },
 };
 #define N_TOOLS (sizeof catalog / sizeof catalog[0])
 
@@ -310,7 +369,7 @@ const struct tool_def *tools_find(const char *name)
 const char *tools_names(void)
 {
     return "debug_launch, debug_trace, debug_query, debug_session, debug_memory, "
-           "debug_breakpoint, debug_continue";
+           "debug_breakpoint, debug_continue, debug_test, debug_test_status";
 }
 
 cJSON *tools_list(void)

@@ -67,9 +67,24 @@ cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged);
 void tool_add_breakpoint_count(cJSON *o, const char *id);
 cJSON *tool_debug_breakpoint(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_continue(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
+/* debug_test (action run / status) and the spec's debug_test_status (tool_test.c). */
+cJSON *tool_debug_test(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
+cJSON *tool_debug_test_status(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 /* Adds "paused" (the paused threads of session id as status shows them) to o;
  * false (nothing added) when none is paused. */
 bool tool_add_paused(cJSON *o, const char *id);
+
+/* The `watches` field of debug_trace and debug_test ({add: [targets], remove:
+ * [labels]}), checked (tool_trace.c). Strings point into args; free remove. */
+struct tool_watches {
+    struct trace_watch_spec add[TRACE_WATCHES_MAX + 1];
+    const char *on[TRACE_WATCHES_MAX + 1][TRACE_WATCH_ON_MAX];
+    int n_add;
+    const char **remove;
+    int n_remove;
+    bool present;
+};
+int tool_watches_parse(const cJSON *args, struct tool_watches *w, struct strobe_error *e);
 
 /* debug_query's shape of a watch_hit event (ev from its generic form): the summary
  * keeps label, old -> new and where; verbose adds the frames (tool_watch.c). */

@@ -316,6 +316,7 @@ const struct collector_methods native_collector = {
     .join = native_join,
     .memory = native_memory,
     .stacks = native_stacks,
+    .stacks_of = stacks_snapshot_pids,
     .watch_set = native_watch_set,
     .watch_clear = native_watch_clear,
     .watch_list = native_watch_list,

@@ -16,4 +16,13 @@
 int stacks_snapshot(struct tracer *t, const struct collector_stacks_request *req,
                     struct collector_stacks *out, struct strobe_error *e);
 
+/* The stacks_of slot: threads of processes no tracer of ours holds (pids[0..n)),
+ * each attached with PTRACE_SEIZE, stopped with PTRACE_INTERRUPT, read as above and
+ * detached again (a signal that arrived meanwhile is delivered at the detach). Runs
+ * on the calling thread, which must not be a tracer thread. -1 with PROCESS_EXITED
+ * when no process is left. */
+int stacks_snapshot_pids(const pid_t *pids, int n_pids,
+                         const struct collector_stacks_request *req,
+                         struct collector_stacks *out, struct strobe_error *e);
+
 #endif

@@ -56,6 +56,13 @@ echo
 # driven over MI on the same fixture, and a never-true condition's cost per hit.
 STROBE_HOME="$work/home" "$build/bench/bench_break" "$build/fixtures/bench_break" 200 5000 3
 echo
+echo "### Test runs (\`$build/bench/bench_test 5 $build/fixtures/deadlock_abba ...\`)"
+echo
+# debug_test's round trip (run call to completed answer) beside the same command run
+# directly, and the time to a stuck verdict on a deadlocking program.
+STROBE_HOME="$work/home" "$build/bench/bench_test" 5 "$build/fixtures/deadlock_abba" \
+    "$work" generic "$build/fixtures/hello_exit3"
+echo
 echo "### DWARF index (\`$build/bench/bench_dwarf\`, generated C++ binary, and libc)"
 echo
 # Generates and compiles a large C++ program (about 40 s), indexes it, and runs gdb's

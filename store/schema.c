@@ -107,6 +107,14 @@ static const char schema_current[] =
     " session INTEGER NOT NULL, pid INTEGER NOT NULL, PRIMARY KEY(session, pid)) WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(key, value) VALUES('next_event_id', 1);";
 
+/* Tables added after version 1 that no older table depends on: created in place on
+ * any version-1 database (an older daemon simply ignores them). test_durations keeps
+ * the last runs' duration of each test of a project (store/tests.c). */
+static const char schema_additions[] =
+    "CREATE TABLE IF NOT EXISTS test_durations("
+    " project TEXT NOT NULL, name TEXT NOT NULL, at INTEGER NOT NULL, ms INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS test_durations_name ON test_durations(project, name, at);";
+
 /* The CREATE VIEW statement of events_view, as SQLite stores it in sqlite_schema
  * (so the stored text can be compared with it); malloc'd, NULL when out of memory. */
 static char *events_view_sql(void)
@@ -195,14 +203,15 @@ int st_schema_init(sqlite3 *db, char **err)
         version = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     if (version == STORE_SCHEMA_VERSION)
-        return refresh_view(db, true, err);
+        return st_exec(db, schema_additions, err) < 0 ? -1 : refresh_view(db, true, err);
     if (version != 0)
         return st_fail(err, "the database uses schema version %d, not %d: it was written "
                             "by another strobe version; move it away (sessions in it are "
                             "not migrated)", version, STORE_SCHEMA_VERSION);
     if (st_exec(db, "BEGIN IMMEDIATE", err) < 0)
         return -1;
-    if (st_exec(db, schema_current, err) < 0 || refresh_view(db, false, err) < 0 ||
+    if (st_exec(db, schema_current, err) < 0 || st_exec(db, schema_additions, err) < 0 ||
+        refresh_view(db, false, err) < 0 ||
         st_exec(db, "PRAGMA user_version=1", err) < 0) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return -1;

@@ -239,4 +239,14 @@ int store_purge_expired(struct store *s, const struct store_retention *policy,
                         void (*on_purge)(void *arg, const struct store_purged *p),
                         void *arg, char **err);
 
+/* ---- test durations (debug_test's baselines) ----------------------------------
+ * The duration of each test of a project at its last STORE_TEST_HISTORY runs. */
+#define STORE_TEST_HISTORY 10
+/* Records one run's durations (names[i] took ms[i]) at unix time at_ms, dropping
+ * each test's older entries. 0 or -1. */
+int store_test_durations_add(struct store *s, const char *project, const char *const *names,
+                             const int64_t *ms, int n, int64_t at_ms);
+/* The mean of the recorded durations of one test, -1 when there are none. */
+int64_t store_test_baseline(struct store *s, const char *project, const char *name);
+
 #endif

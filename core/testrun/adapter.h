@@ -104,6 +104,7 @@ struct test_output {
     const char *err;         /* all of stderr */
     size_t err_len;
     int exit_code;           /* -1 when killed by a signal */
+    bool stuck;              /* the runner killed it as stuck (see the run's `stuck`) */
     const char *report_path; /* the command's report_path (the file may be missing) */
 };
 

@@ -75,7 +75,9 @@ static int generic_parse(const struct test_output *o, struct test_report *out)
         collect(re, o->err, o->err_len, &sb);
         regex_free(re);
     }
-    if (sb.len == 0)
+    if (sb.len == 0 && o->stuck)
+        sb_puts(&sb, "killed by Strobe: stuck (see `stuck` for its threads' stacks)");
+    else if (sb.len == 0)
         sb_printf(&sb, o->exit_code < 0 ? "killed by a signal" : "exited with code %d",
                   o->exit_code);
     static const char *const sources[] = {".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".rs",

@@ -78,7 +78,7 @@ struct testrun_started {
 int testrun_start(const struct testrun_request *req, struct testrun_started *out,
                   struct strobe_error *e);
 
-enum testrun_state { TESTRUN_RUNNING, TESTRUN_COMPLETED, TESTRUN_FAILED };
+enum testrun_state { TESTRUN_RUNNING, TESTRUN_COMPLETED };
 
 struct testrun_warning {         /* a test that may be stuck, not yet decided */
     char test[256];
@@ -104,7 +104,6 @@ struct testrun_failure {
 struct testrun_view {
     char id[TESTRUN_ID_MAX];
     enum testrun_state state;
-    char error[512];             /* TESTRUN_FAILED: why */
     char session_id[SESSION_ID_MAX];
     const struct test_adapter *adapter;
     char command[1024];
@@ -117,20 +116,24 @@ struct testrun_view {
     int64_t current_baseline_ms; /* -1: no history */
     struct testrun_warning warnings[4];
     int n_warnings;
-    /* result (TESTRUN_COMPLETED) */
-    struct test_report report;   /* every case */
-    struct testrun_failure *failures;
+    /* result (TESTRUN_COMPLETED): shared with the run, read-only, valid until
+     * testrun_view_free */
+    const struct test_report *report;  /* every case, NULL while running */
+    const struct testrun_failure *failures;
     int n_failures;
-    struct testrun_stuck *stuck;
+    const struct testrun_stuck *stuck;
     int n_stuck;
     int exit_code;               /* -1: killed */
     bool timed_out;              /* the level's hard timeout ended it */
     int64_t timeout_ms;
     char details_path[4096];     /* "" when it could not be written */
-    bool no_tests;               /* onboarding: nothing ran and nothing failed */
+    bool no_tests;               /* onboarding: no test ran and nothing failed */
     char hint[512];
-    char tail[2048];             /* the end of the output, when the adapter found no
-                                    results (generic runs, crashes before any test) */
+    const char *language;        /* the project's, as its files suggest ("rust") */
+    const char *build_system;    /* "cargo" */
+    const char *tail;            /* the end of the output when the adapter found no
+                                    results (a crash before any test), else NULL */
+    void *ref;                   /* private: the run, held */
 };
 
 /* The run's state, waiting up to wait_ms for it to finish while it runs (0: now).

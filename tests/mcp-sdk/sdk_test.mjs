@@ -130,11 +130,12 @@ try {
     assert.deepEqual(r, {});
   });
 
-  await check('listTools has the seven tools with input schemas', async () => {
+  await check('listTools has the nine tools with input schemas', async () => {
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     for (const name of ['debug_launch', 'debug_trace', 'debug_query', 'debug_session',
-      'debug_memory', 'debug_breakpoint', 'debug_continue']) {
+      'debug_memory', 'debug_breakpoint', 'debug_continue', 'debug_test',
+      'debug_test_status']) {
       assert.ok(byName[name], `tool ${name} is listed`);
       assert.equal(byName[name].inputSchema.type, 'object');
       assert.equal(typeof byName[name].inputSchema.properties, 'object');
@@ -429,6 +430,32 @@ try {
     structured(await client.callTool({
       name: 'debug_session', arguments: { action: 'stop', sessionId: r.sessionId },
     }));
+  });
+
+  await check('debug_test: a deadlocked test diagnosed with its stacks, then noTests', async () => {
+    const r = structured(await client.callTool({
+      name: 'debug_test', arguments: { projectRoot: project, command: fixture('deadlock_abba') },
+    }));
+    assert.equal(r.status, 'running');
+    const st = await waitUntil(async () => {
+      const s = structured(await client.callTool({
+        name: 'debug_test_status', arguments: { testRunId: r.testRunId },
+      }));
+      return s.status === 'completed' ? s : null;
+    }, 60000, 'the test run to complete');
+    const stuck = st.result.stuck[0];
+    assert.ok(stuck.diagnosis.startsWith('Deadlock: 0% CPU'), stuck.diagnosis);
+    assert.deepEqual(stuck.threads.map((t) => t.name).sort(),
+      ['deadlock_abba', 'worker-a', 'worker-b']);
+    const empty = fs.mkdtempSync(path.join(base, 'empty-'));
+    const n = structured(await client.callTool({
+      name: 'debug_test', arguments: { projectRoot: empty },
+    }));
+    const done = structured(await client.callTool({
+      name: 'debug_test', arguments: { action: 'status', testRunId: n.testRunId },
+    }));
+    assert.equal(done.result.noTests, true);
+    assert.ok(done.result.hint.length > 20);
   });
 
   await check('debug_session stop deletes the session', async () => {

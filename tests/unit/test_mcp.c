@@ -131,7 +131,8 @@ static void test_tools_list(void **state)
     cJSON *r = call(c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
     const cJSON *tools = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "tools");
     const char *names[] = {"debug_launch", "debug_trace", "debug_query", "debug_session",
-                           "debug_memory", "debug_breakpoint", "debug_continue"};
+                           "debug_memory", "debug_breakpoint", "debug_continue", "debug_test",
+                           "debug_test_status"};
     int n = (int)(sizeof names / sizeof *names);
     assert_int_equal(cJSON_GetArraySize(tools), n);
     for (int i = 0; i < n; i++) {
