@@ -274,13 +274,62 @@ static void fail_with_output(struct test_case *c, const char *output)
         test_set_str(&c->message, "the test failed without printing why", -1);
 }
 
-static int parse_json_event(const cJSON *ev, struct test_report *out)
+/* Tests started and not yet ended, in the order they started. */
+struct running {
+    char **names;
+    size_t n, cap;
+};
+
+static int running_add(struct running *r, const char *name)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 16;
+        char **p = realloc(r->names, cap * sizeof *p);
+        if (!p)
+            return -1;
+        r->names = p;
+        r->cap = cap;
+    }
+    r->names[r->n] = strdup(name);
+    return r->names[r->n] ? (r->n++, 0) : -1;
+}
+
+static void running_end(struct running *r, const char *name)
+{
+    for (size_t i = r->n; i-- > 0;)
+        if (strcmp(r->names[i], name) == 0) {
+            free(r->names[i]);
+            memmove(&r->names[i], &r->names[i + 1], (r->n - i - 1) * sizeof *r->names);
+            r->n--;
+            return;
+        }
+}
+
+/* Tests that started and never ended: the test binary died under them (a crash, an
+ * abort), or the runner killed the run as stuck. */
+static int unfinished(const struct running *r, const struct test_output *o,
+                      struct test_report *out)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        struct test_case *c = test_report_add(out, r->names[i], TEST_FAILED);
+        if (!c)
+            return -1;
+        test_set_str(&c->message, o->stuck ? "killed by Strobe: stuck (see `stuck` for its "
+                                             "threads' stacks)"
+                                           : "the test binary ended while this test ran", -1);
+    }
+    return 0;
+}
+
+static int parse_json_event(const cJSON *ev, struct running *running, struct test_report *out)
 {
     const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "type"));
     const char *event = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "event"));
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name"));
     if (!type || !event || !name || strcmp(type, "test") != 0)
         return 0;
+    if (strcmp(event, "started") == 0)
+        return running_add(running, name);
     enum test_status st;
     if (strcmp(event, "ok") == 0)
         st = TEST_PASSED;
@@ -289,7 +338,8 @@ static int parse_json_event(const cJSON *ev, struct test_report *out)
     else if (strcmp(event, "ignored") == 0)
         st = TEST_SKIPPED;
     else
-        return 0; /* started, timeout: the verdict comes later */
+        return 0; /* timeout: the verdict comes later */
+    running_end(running, name);
     struct test_case *c = test_report_add(out, name, st);
     if (!c)
         return -1;
@@ -432,18 +482,25 @@ static int cargo_parse(const struct test_output *o, struct test_report *out)
     const char *p = o->out, *end = o->out + o->out_len, *line;
     size_t n;
     bool json = false;
-    while (next_line(&p, end, &line, &n)) {
+    struct running running = {0};
+    int rc = 0;
+    while (rc == 0 && next_line(&p, end, &line, &n)) {
         if (n == 0 || line[0] != '{')
             continue;
         cJSON *ev = cJSON_ParseWithLength(line, n);
         if (!ev)
             continue;
         json = true;
-        int rc = parse_json_event(ev, out);
+        rc = parse_json_event(ev, &running, out);
         cJSON_Delete(ev);
-        if (rc != 0)
-            return -1;
     }
+    if (rc == 0)
+        rc = unfinished(&running, o, out);
+    for (size_t i = 0; i < running.n; i++)
+        free(running.names[i]);
+    free(running.names);
+    if (rc != 0)
+        return -1;
     out->structured = json;
     if (!json) {
         if (parse_text(o->out, o->out_len, out) != 0)

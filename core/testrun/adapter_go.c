@@ -387,7 +387,7 @@ static void explain_failure(struct go_run *r, const struct go_test *t, struct te
 
 /* A test still running when its package's binary ended: killed (the runner's stuck
  * verdict, SIGQUIT's dump) or crashed. */
-static int unfinished(struct go_run *r, const char *pkg, struct test_report *out)
+static int unfinished(struct go_run *r, const char *pkg, bool stuck, struct test_report *out)
 {
     for (size_t i = 0; i < r->n; i++) {
         struct go_test *t = &r->tests[i];
@@ -403,6 +403,9 @@ static int unfinished(struct go_run *r, const char *pkg, struct test_report *out
         const char *timeout = strstr(text, "panic: test timed out");
         if (timeout)
             test_set_str(&c->message, timeout, (long)strcspn(timeout, "\n"));
+        else if (stuck)
+            test_set_str(&c->message, "killed by Strobe: stuck (see `stuck` for its threads' "
+                         "stacks; its goroutines are in the output)", -1);
         else if (strstr(text, "SIGQUIT: quit"))
             test_set_str(&c->message, "the test binary was stopped with SIGQUIT while this "
                          "test ran (its goroutines are in the output)", -1);
@@ -451,7 +454,7 @@ static int diag_text(const char *text, size_t len, struct test_report *out)
     return 0;
 }
 
-static int go_event(struct go_run *r, const cJSON *ev, struct strbuf *build_output,
+static int go_event(struct go_run *r, const cJSON *ev, bool stuck, struct strbuf *build_output,
                     struct test_report *out)
 {
     const char *action = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "Action"));
@@ -478,7 +481,7 @@ static int go_event(struct go_run *r, const cJSON *ev, struct strbuf *build_outp
             if (strstr(output, "[build failed]") || strstr(output, "[setup failed]"))
                 out->build_failed = true;
         } else if (strcmp(action, "fail") == 0) {
-            return unfinished(r, pkg, out);
+            return unfinished(r, pkg, stuck, out);
         }
         return 0;
     }
@@ -530,9 +533,13 @@ static int go_parse(const struct test_output *o, struct test_report *out)
         if (!ev)
             continue;
         json = true;
-        rc = go_event(&r, ev, &build_output, out);
+        rc = go_event(&r, ev, o->stuck, &build_output, out);
         cJSON_Delete(ev);
     }
+    /* Killed with the go command (a stuck run): no package verdict came. */
+    for (size_t i = 0; rc == 0 && i < r.n; i++)
+        if (!r.tests[i].done)
+            rc = unfinished(&r, r.tests[i].package, o->stuck, out);
     out->structured = json;
     if (rc == 0 && out->build_failed) {
         rc = diag_text(o->err, o->err_len, out);

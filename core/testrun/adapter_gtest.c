@@ -450,7 +450,10 @@ static int parse_text(const struct test_output *o, struct block *blocks, size_t 
         text_failure(c, b, o->plan->project_root);
         if (!b->tag[0]) {
             char why[160];
-            if (o->exit_code < 0)
+            if (o->stuck)
+                snprintf(why, sizeof why, "killed by Strobe: stuck (see `stuck` for its "
+                         "threads' stacks)");
+            else if (o->exit_code < 0)
                 snprintf(why, sizeof why, "the test binary was killed by a signal while "
                          "this test ran");
             else

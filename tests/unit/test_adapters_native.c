@@ -97,9 +97,10 @@ struct recorded {
 };
 
 /* Parses the recording DATA/name.out and .err (report: a report file or NULL)
- * with adapter a, as a run in project root with exit code exit_code. */
-static void parse_recorded(struct recorded *r, const struct test_adapter *a, const char *root,
-                           const char *name, const char *report, int exit_code)
+ * with adapter a, as a run in project root that ended with exit_code, or that the
+ * runner killed as stuck. */
+static void parse_as(struct recorded *r, const struct test_adapter *a, const char *root,
+                     const char *name, const char *report, int exit_code, bool stuck)
 {
     char path[512];
     memset(r, 0, sizeof *r);
@@ -114,10 +115,26 @@ static void parse_recorded(struct recorded *r, const struct test_adapter *a, con
                                   .err = r->stderr_text,
                                   .err_len = strlen(r->stderr_text),
                                   .exit_code = exit_code,
+                                  .stuck = stuck,
                                   .report_path = report};
     test_report_init(&r->report);
     assert_int_equal(a->parse(&r->out, &r->report), 0);
 }
+
+static void parse_recorded(struct recorded *r, const struct test_adapter *a, const char *root,
+                           const char *name, const char *report, int exit_code)
+{
+    parse_as(r, a, root, name, report, exit_code, false);
+}
+
+static void parse_killed(struct recorded *r, const struct test_adapter *a, const char *root,
+                         const char *name, const char *report)
+{
+    parse_as(r, a, root, name, report, -1, true);
+}
+
+static const char STUCK_MESSAGE[] = "killed by Strobe: stuck (see `stuck` for its threads' "
+                                    "stacks)";
 
 static void recorded_free(struct recorded *r)
 {
@@ -330,6 +347,19 @@ static void test_cargo_parse_build_failure(void **state)
     recorded_free(&r);
 }
 
+/* Killed as stuck: the test that started and never ended failed. */
+static void test_cargo_parse_killed(void **state)
+{
+    (void)state;
+    struct recorded r;
+    parse_killed(&r, &test_adapter_cargo, PROJ "cargo", "cargo/killed", NULL);
+    assert_int_equal(r.report.n_cases, 1);
+    const struct test_case *c = must_find(&r.report, "stack::tests::hang_deadlock");
+    assert_int_equal(c->status, TEST_FAILED);
+    assert_string_equal(c->message, STUCK_MESSAGE);
+    recorded_free(&r);
+}
+
 static void test_cargo_live(void **state)
 {
     (void)state;
@@ -491,6 +521,22 @@ static void test_gtest_parse_crash(void **state)
     recorded_free(&r);
 }
 
+static void test_gtest_parse_killed(void **state)
+{
+    (void)state;
+    struct recorded r;
+    parse_killed(&r, &test_adapter_gtest, PROJ "gtest", "gtest/killed", "/nonexistent");
+    struct test_report *rep = &r.report;
+    assert_int_equal(rep->n_cases, 5);
+    assert_int_equal(count(rep, TEST_PASSED), 2);
+    assert_int_equal(count(rep, TEST_FAILED), 2);
+    assert_int_equal(count(rep, TEST_SKIPPED), 1);
+    const struct test_case *c = must_find(rep, "StackTest.HangDeadlock");
+    assert_int_equal(c->status, TEST_FAILED);
+    assert_string_equal(c->message, STUCK_MESSAGE);
+    recorded_free(&r);
+}
+
 static void test_gtest_live(void **state)
 {
     (void)state;
@@ -605,6 +651,20 @@ static void test_go_parse_sigquit(void **state)
     recorded_free(&r);
 }
 
+/* Killed with the go command: no package verdict, the running test failed. */
+static void test_go_parse_killed(void **state)
+{
+    (void)state;
+    struct recorded r;
+    parse_killed(&r, &test_adapter_go, PROJ "go", "go/killed", NULL);
+    assert_int_equal(r.report.n_cases, 1);
+    const struct test_case *c = must_find(&r.report, "TestHangDeadlock");
+    assert_int_equal(c->status, TEST_FAILED);
+    assert_string_equal(c->message, "killed by Strobe: stuck (see `stuck` for its threads' "
+                                    "stacks; its goroutines are in the output)");
+    recorded_free(&r);
+}
+
 static void test_go_live(void **state)
 {
     (void)state;
@@ -646,17 +706,20 @@ int main(void)
         cmocka_unit_test(test_cargo_parse_backtrace),
         cmocka_unit_test(test_cargo_parse_text),
         cmocka_unit_test(test_cargo_parse_build_failure),
+        cmocka_unit_test(test_cargo_parse_killed),
         cmocka_unit_test(test_cargo_live),
         cmocka_unit_test(test_gtest_detect),
         cmocka_unit_test(test_gtest_command),
         cmocka_unit_test(test_gtest_parse_report),
         cmocka_unit_test(test_gtest_parse_text),
         cmocka_unit_test(test_gtest_parse_crash),
+        cmocka_unit_test(test_gtest_parse_killed),
         cmocka_unit_test(test_gtest_live),
         cmocka_unit_test(test_go_detect_and_command),
         cmocka_unit_test(test_go_parse),
         cmocka_unit_test(test_go_parse_build_failure),
         cmocka_unit_test(test_go_parse_sigquit),
+        cmocka_unit_test(test_go_parse_killed),
         cmocka_unit_test(test_go_live),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,12 @@ fi
 RUST_BACKTRACE=1 RUSTC_BOOTSTRAP=1 cargo test --lib -- pop_returns_last_pushed $json \
     >"$data/cargo/backtrace.out" 2>"$data/cargo/backtrace.err"
 RUST_BACKTRACE=0 cargo test --no-fail-fast >"$data/cargo/text.out" 2>"$data/cargo/text.err"
+# The hanging test killed as the runner kills a stuck run: the whole process group.
+STROBE_FIXTURE_HANG=1 RUSTC_BOOTSTRAP=1 setsid cargo test -- hang_deadlock $json \
+    >"$data/cargo/killed.out" 2>"$data/cargo/killed.err" &
+sleep 5
+kill -KILL -$!
+wait
 sed -i 's/self.items.len()$/self.items.len() + "one"/; s/Some(self.items.remove(0))/Some(self.items.remove(zero))/' src/stack.rs
 RUSTC_BOOTSTRAP=1 cargo test --no-fail-fast -- $json \
     >"$data/cargo/build_fail.out" 2>"$data/cargo/build_fail.err"
@@ -41,6 +47,11 @@ cd /tmp/stackfix-gtest
 make -s BUILD=/tmp/stackfix-gtest/build
 build/stack_test --gtest_output=json:"$data/gtest/suite.json" >"$data/gtest/suite.out" \
     2>"$data/gtest/suite.err"
+STROBE_FIXTURE_HANG=1 setsid build/stack_test --gtest_output=json:/tmp/stackfix-gtest/killed.json \
+    >"$data/gtest/killed.out" 2>"$data/gtest/killed.err" &
+sleep 2
+kill -KILL -$!
+wait
 sed -i 's/int v = items_.front();/int v = *(volatile int *)nullptr;/' stack.cpp
 make -s BUILD=/tmp/stackfix-gtest/build
 build/stack_test >"$data/gtest/crash.out" 2>"$data/gtest/crash.err"
@@ -56,6 +67,11 @@ STROBE_FIXTURE_HANG=1 setsid go test -json -run '^TestHangDeadlock$' ./... \
     >"$data/go/sigquit.out" 2>"$data/go/sigquit.err" &
 sleep 5
 kill -QUIT -$!
+wait
+STROBE_FIXTURE_HANG=1 setsid go test -json -run '^TestHangDeadlock$' ./... \
+    >"$data/go/killed.out" 2>"$data/go/killed.err" &
+sleep 5
+kill -KILL -$!
 wait
 sed -i 's/return len(s.items)/return len(s.items) + missing/' stack/stack.go
 go test -json ./... >"$data/go/build_fail.out" 2>"$data/go/build_fail.err"
