@@ -33,15 +33,21 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
+void tool_frame_text(const struct collector_frame *f, char *buf, size_t cap)
+{
+    const char *fn = f->function ? f->function : "??";
+    if (f->file)
+        snprintf(buf, cap, "%s (%s:%d)", fn, base_name(f->file), f->line);
+    else
+        snprintf(buf, cap, "%s", fn);
+}
+
 static cJSON *frame_json(const struct collector_frame *f, bool verbose)
 {
     const char *fn = f->function ? f->function : "??";
     if (!verbose) {
         char buf[1024];
-        if (f->file)
-            snprintf(buf, sizeof buf, "%s (%s:%d)", fn, base_name(f->file), f->line);
-        else
-            snprintf(buf, sizeof buf, "%s", fn);
+        tool_frame_text(f, buf, sizeof buf);
         return cJSON_CreateString(buf);
     }
     cJSON *o = cJSON_CreateObject();

@@ -191,12 +191,6 @@ static cJSON *failure_json(const struct testrun_failure *f)
     return o;
 }
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 static cJSON *stuck_json(const struct testrun_stuck *s)
 {
     cJSON *o = cJSON_CreateObject();
@@ -221,13 +215,8 @@ static cJSON *stuck_json(const struct testrun_stuck *s)
                                     th->wait_owner);
         cJSON *stack = cJSON_AddArrayToObject(t, "stack");
         for (size_t f = 0; f < th->n_frames && f < STUCK_FRAMES; f++) {
-            const struct collector_frame *fr = &th->frames[f];
             char buf[1024];
-            const char *fn = fr->function ? fr->function : "??";
-            if (fr->file)
-                snprintf(buf, sizeof buf, "%s (%s:%d)", fn, base_name(fr->file), fr->line);
-            else
-                snprintf(buf, sizeof buf, "%s", fn);
+            tool_frame_text(&th->frames[f], buf, sizeof buf);
             cJSON_AddItemToArray(stack, cJSON_CreateString(buf));
         }
         size_t more = th->omitted_frames + (th->n_frames > STUCK_FRAMES
@@ -313,6 +302,10 @@ static cJSON *result_json(const struct testrun_view *v)
     cJSON *stuck = cJSON_AddArrayToObject(r, "stuck");
     for (int i = 0; i < v->n_stuck; i++)
         cJSON_AddItemToArray(stuck, stuck_json(&v->stuck[i]));
+    if (v->n_stuck)
+        cJSON_AddStringToObject(r, "stoppedEarly", "The run was killed at the stuck test: "
+                                "tests after it did not run. Fix it, or run the others "
+                                "with test set to each of them.");
     if (v->details_path[0])
         cJSON_AddStringToObject(r, "details", v->details_path);
     if (v->no_tests) {

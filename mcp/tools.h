@@ -44,6 +44,8 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
 cJSON *tool_debug_session(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 /* debug_session action "stacks" (mcp/tool_stacks.c), for session id. */
 cJSON *tool_session_stacks(const cJSON *args, const char *id, struct strobe_error *e);
+/* A frame as one string: "fn (file.c:12)", or "fn" without line info. */
+void tool_frame_text(const struct collector_frame *f, char *buf, size_t cap);
 /* Its answer for a snapshot, cut to the budget (exposed for tests). NULL: no memory. */
 cJSON *tool_stacks_json(const char *id, const struct collector_stacks *st, bool verbose);
 cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);

@@ -4,7 +4,8 @@
 #   scripts/run-e2e.sh BUILD_DIR
 #
 # 1. the pytest suite tests/e2e (STROBE_BUILD=BUILD_DIR), which drives strobe daemon,
-#    strobe mcp and strobectl against the fixtures in BUILD_DIR/fixtures;
+#    strobe mcp and strobectl against the fixtures in BUILD_DIR/fixtures (installs the
+#    JS test fixture's node_modules with npm ci first when they are missing);
 # 2. tests/mcp-sdk/sdk_test.mjs, the official MCP SDK client against `strobe mcp`
 #    (installs its node_modules with npm ci first when they are missing).
 #
@@ -37,6 +38,15 @@ if [ "${STROBE_VALGRIND:-}" = 1 ]; then
     echo "== e2e (pytest, daemon under valgrind) =="
 else
     echo "== e2e (pytest) =="
+fi
+# debug_test's JavaScript fixture (jest, vitest, mocha) runs from its own node_modules.
+# npm ci refuses a lock file that lacks other platforms' optional packages (rollup's,
+# when it was made through a registry mirror serving only this one): npm install
+# --no-save then installs the same pinned versions without touching the lock.
+js="$root/tests/fixtures/testproj/js"
+if [ ! -d "$js/node_modules/.bin" ]; then
+    (cd "$js" && { npm ci --no-audit --no-fund --loglevel=error 2>/dev/null ||
+                   npm install --no-save --no-audit --no-fund --loglevel=error; }) || status=1
 fi
 STROBE_BUILD="$build" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e || status=1
 

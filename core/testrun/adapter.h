@@ -13,15 +13,17 @@
  * To add a framework:
  *   1. write core/testrun/adapter_NAME.c: a `const struct test_adapter
  *      test_adapter_NAME` (the slots below; tcmd.c builds commands, report.c fills
- *      reports, xml.h parses XML with expat, tlines.h walks text);
+ *      reports, xml.h parses XML with expat, junit.h reads JUnit reports,
+ *      tsuggest.h suggests traces for C and C++ failures);
  *   2. declare it at the end of this file and add it to the table in adapters.c
  *      (the order there breaks ties between equal confidences);
  *   3. add a project under tests/fixtures/testproj/NAME/ with a passing, a failing,
  *      a skipped and a hanging test (it hangs only when STROBE_FIXTURE_HANG=1 is in
  *      its environment, so the plain suite run ends);
- *   4. test parse() on recorded output in tests/unit/test_adapters.c and a real run
- *      through MCP in tests/e2e/test_test_runs.py; install the framework in
- *      scripts/deps.sh (Debian) or tests/fixtures/testproj/package.json (npm);
+ *   4. test parse() on output recorded from that project in a
+ *      tests/unit/test_adapters_*.c (the recordings under tests/unit/data/testrun/)
+ *      and real runs through MCP in a tests/e2e/test_test_*.py; install the
+ *      framework in scripts/deps.sh (Debian) or the fixture's package.json (npm);
  *   5. add its row to the framework table of docs/PROTOCOL.md.
  */
 #ifndef STROBE_TESTRUN_ADAPTER_H
@@ -195,6 +197,9 @@ void test_set_str(char **field, const char *s, long n);
  * (".rs", ".c" ...); fills file (malloc'd) and line. false when none. */
 bool test_find_location(const char *text, const char *const *suffixes, char **file,
                         int *line);
+/* Appends a copy of pattern to out[0..*n) unless it is there, empty, or out holds
+ * max already. */
+void test_suggest_add(char **out, int *n, int max, const char *pattern);
 /* Suggested patterns without framework knowledge: the failure file's stem as a
  * file pattern ("@file:parser.c"), and the test name's namespaces ("parser::*"). */
 int test_suggest_default(const struct test_case *c, char **out, int max);

@@ -11,7 +11,14 @@
 const struct test_adapter *const test_adapters[] = {
     &test_adapter_cargo,
     &test_adapter_gtest,
+    &test_adapter_catch2,
+    &test_adapter_ctest,
+    &test_adapter_pytest,
     &test_adapter_go,
+    &test_adapter_vitest,
+    &test_adapter_jest,
+    &test_adapter_mocha,
+    &test_adapter_unittest,
     &test_adapter_generic,
 };
 const size_t test_adapters_count = sizeof test_adapters / sizeof *test_adapters;

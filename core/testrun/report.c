@@ -126,8 +126,7 @@ bool test_find_location(const char *text, const char *const *suffixes, char **fi
     return false;
 }
 
-/* Appends pattern to out[0..*n) unless it is there or out is full. */
-static void suggest_add(char **out, int *n, int max, const char *pattern)
+void test_suggest_add(char **out, int *n, int max, const char *pattern)
 {
     if (*n >= max || !*pattern)
         return;
@@ -150,7 +149,7 @@ int test_suggest_default(const struct test_case *c, char **out, int max)
         int len = (int)(sep - c->name);
         if (strncmp(c->name, "tests", (size_t)len) != 0 || len != 5) {
             snprintf(buf, sizeof buf, "%.*s::**", len, c->name);
-            suggest_add(out, &n, max, buf);
+            test_suggest_add(out, &n, max, buf);
         }
     }
     if (c->file) {
@@ -158,7 +157,7 @@ int test_suggest_default(const struct test_case *c, char **out, int max)
         base = base ? base + 1 : c->file;
         if (*base && strlen(base) < sizeof buf - 8) {
             snprintf(buf, sizeof buf, "@file:%s", base);
-            suggest_add(out, &n, max, buf);
+            test_suggest_add(out, &n, max, buf);
         }
     }
     return n;

@@ -10,47 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *vformat(const char *fmt, va_list ap)
+/* Appends the formatted string to slots[0..*n) (max of them); too_long when it
+ * does not fit or memory runs out. */
+static void append(char **slots, int *n, int max, bool *too_long, const char *fmt, va_list ap)
 {
     char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        return NULL;
-    return s;
+    if (*n == max || vasprintf(&s, fmt, ap) < 0) {
+        *too_long = true;
+        return;
+    }
+    slots[(*n)++] = s;
 }
 
 void tcmd_arg(struct test_command *c, const char *fmt, ...)
 {
-    if (c->argc == TEST_ARGV_MAX) {
-        c->too_long = true;
-        return;
-    }
     va_list ap;
     va_start(ap, fmt);
-    char *s = vformat(fmt, ap);
+    append(c->argv, &c->argc, TEST_ARGV_MAX, &c->too_long, fmt, ap);
     va_end(ap);
-    if (!s) {
-        c->too_long = true;
-        return;
-    }
-    c->argv[c->argc++] = s;
     c->argv[c->argc] = NULL;
 }
 
 void tcmd_env(struct test_command *c, const char *fmt, ...)
 {
-    if (c->n_env == TEST_ENV_MAX) {
-        c->too_long = true;
-        return;
-    }
     va_list ap;
     va_start(ap, fmt);
-    char *s = vformat(fmt, ap);
+    append(c->env, &c->n_env, TEST_ENV_MAX, &c->too_long, fmt, ap);
     va_end(ap);
-    if (!s) {
-        c->too_long = true;
-        return;
-    }
-    c->env[c->n_env++] = s;
 }
 
 int tcmd_split(struct test_command *c, const char *line)
