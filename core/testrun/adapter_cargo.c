@@ -521,17 +521,20 @@ static int cargo_parse(const struct test_output *o, struct test_report *out)
 static int cargo_suggest(const struct test_case *c, char **out, int max)
 {
     int n = 0;
+    char pattern[600];
     const char *sep = c->name ? strstr(c->name, "::") : NULL;
-    if (sep && n < max && !(sep - c->name == 5 && strncmp(c->name, "tests", 5) == 0)) {
-        char *s = NULL;
-        if (asprintf(&s, "**::%.*s::**", (int)(sep - c->name), c->name) >= 0)
-            out[n++] = s;
+    int len = sep ? (int)(sep - c->name) : 0;
+    if (len > 0 && len < 512 && !(len == 5 && strncmp(c->name, "tests", 5) == 0)) {
+        snprintf(pattern, sizeof pattern, "**::%.*s::**", len, c->name);
+        test_suggest_add(out, &n, max, pattern);
     }
-    if (c->file && n < max && strncmp(c->file, "tests/", 6) != 0 && !strstr(c->file, "/tests/")) {
+    if (c->file && strncmp(c->file, "tests/", 6) != 0 && !strstr(c->file, "/tests/")) {
         const char *base = strrchr(c->file, '/');
-        char *s = NULL;
-        if (asprintf(&s, "@file:%s", base ? base + 1 : c->file) >= 0)
-            out[n++] = s;
+        base = base ? base + 1 : c->file;
+        if (strlen(base) < 512) {
+            snprintf(pattern, sizeof pattern, "@file:%s", base);
+            test_suggest_add(out, &n, max, pattern);
+        }
     }
     return n;
 }

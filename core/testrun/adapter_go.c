@@ -561,18 +561,17 @@ static int go_parse(const struct test_output *o, struct test_report *out)
  * @file:stack/stack.go), else the failure's file itself. */
 static int go_suggest(const struct test_case *c, char **out, int max)
 {
-    if (!c->file || max < 1)
+    int n = 0;
+    char pattern[600];
+    size_t len = c->file ? strlen(c->file) : 0;
+    if (len == 0 || len >= 512)
         return 0;
-    size_t n = strlen(c->file);
-    char *s = NULL;
-    if (n > 8 && strcmp(c->file + n - 8, "_test.go") == 0) {
-        if (asprintf(&s, "@file:%.*s.go", (int)(n - 8), c->file) < 0)
-            return 0;
-    } else if (asprintf(&s, "@file:%s", c->file) < 0) {
-        return 0;
-    }
-    out[0] = s;
-    return 1;
+    if (len > 8 && strcmp(c->file + len - 8, "_test.go") == 0)
+        snprintf(pattern, sizeof pattern, "@file:%.*s.go", (int)(len - 8), c->file);
+    else
+        snprintf(pattern, sizeof pattern, "@file:%s", c->file);
+    test_suggest_add(out, &n, max, pattern);
+    return n;
 }
 
 const struct test_adapter test_adapter_go = {

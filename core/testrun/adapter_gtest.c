@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/testrun/tsuggest.h"
+
 #define PROBE_CHUNK (1 << 20)
 #define PROBE_MAX (128L << 20)   /* bytes of a binary read before giving up */
 #define REPORT_MAX (64L << 20)
@@ -498,17 +500,18 @@ static bool is_test_file(const char *base)
 }
 
 /* A failure outside the tests names its file. One inside them names the code under
- * test as the test's names suggest: suite StackTest -> class Stack (Stack::**), file
- * stack_test.cpp -> stack.cpp. */
+ * test as the test's names suggest (suite StackTest -> class Stack: Stack::**, file
+ * stack_test.cpp -> stack.cpp) and the functions its failed check called, which
+ * GoogleTest writes on the message's lines ("  s.pop()" -> **::pop). */
 static int gtest_suggest(const struct test_case *c, char **out, int max)
 {
     int n = 0;
-    char *s = NULL;
+    char pattern[600];
     const char *base = c->file ? strrchr(c->file, '/') : NULL;
     base = base ? base + 1 : c->file;
-    if (base && !is_test_file(base)) {
-        if (n < max && asprintf(&s, "@file:%s", base) >= 0)
-            out[n++] = s;
+    if (base && !is_test_file(base) && strlen(base) < 512) {
+        snprintf(pattern, sizeof pattern, "@file:%s", base);
+        test_suggest_add(out, &n, max, pattern);
         return n;
     }
     const char *dot = c->name ? strchr(c->name, '.') : NULL;
@@ -519,23 +522,28 @@ static int gtest_suggest(const struct test_case *c, char **out, int max)
         int len = (int)(dot - suite);
         if (len > 4 && strncmp(dot - 4, "Test", 4) == 0)
             len -= 4;
-        if (len > 0 && n < max && asprintf(&s, "%.*s::**", len, suite) >= 0)
-            out[n++] = s;
+        if (len > 0 && len < 512) {
+            snprintf(pattern, sizeof pattern, "%.*s::**", len, suite);
+            test_suggest_add(out, &n, max, pattern);
+        }
     }
-    if (base) {
+    if (base && strlen(base) < 512) {
         const char *ext = strrchr(base, '.');
         size_t stem = ext ? (size_t)(ext - base) : strlen(base);
         static const char *const suffixes[] = {"_unittest", "_test", "Test", "_tests", NULL};
         for (const char *const *sfx = suffixes; *sfx; sfx++) {
             size_t k = strlen(*sfx);
             if (stem > k && strncmp(base + stem - k, *sfx, k) == 0) {
-                if (n < max && asprintf(&s, "@file:%.*s%s", (int)(stem - k), base,
-                                        ext ? ext : "") >= 0)
-                    out[n++] = s;
+                snprintf(pattern, sizeof pattern, "@file:%.*s%s", (int)(stem - k), base,
+                         ext ? ext : "");
+                test_suggest_add(out, &n, max, pattern);
                 break;
             }
         }
     }
+    for (const char *l = c->message; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (strncmp(l, "    Which is: ", 14) != 0)
+            n = tsuggest_calls(l, out, n, max);
     return n;
 }
 
