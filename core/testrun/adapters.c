@@ -9,9 +9,12 @@
 /* Detection asks every adapter; on equal confidence the earlier row wins. Generic
  * stays last: it accepts everything with confidence 1. */
 const struct test_adapter *const test_adapters[] = {
+    &test_adapter_cargo,
+    &test_adapter_gtest,
     &test_adapter_catch2,
     &test_adapter_ctest,
     &test_adapter_pytest,
+    &test_adapter_go,
     &test_adapter_vitest,
     &test_adapter_jest,
     &test_adapter_mocha,
