@@ -174,6 +174,8 @@ struct collector_thread {
                                     step, a pause request) */
     int syscall_nr;              /* the system call it is blocked in, -1: none */
     const char *syscall_name;    /* static; NULL when the number has no known name */
+    bool wait_timed;             /* that call has a deadline: a sleep, a timed futex
+                                    wait, poll/epoll/select with a timeout */
     struct collector_frame *frames; /* innermost first */
     size_t n_frames;
     size_t omitted_frames;       /* frames beyond STACKS_MAX_FRAMES */

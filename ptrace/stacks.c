@@ -113,6 +113,34 @@ static bool in_syscall(const struct user_regs_struct *r)
                                       rax == -516);
 }
 
+/* Whether the system call r is blocked in has a deadline (its arguments say so:
+ * a timeout pointer that is not NULL, a timeout that is not negative). */
+static bool call_has_deadline(const struct user_regs_struct *r)
+{
+    switch ((long)r->orig_rax) {
+    case SYS_nanosleep:
+    case SYS_clock_nanosleep:
+    case SYS_restart_syscall: /* only calls with a timeout are restarted this way */
+        return true;
+    case SYS_futex:
+    case SYS_rt_sigtimedwait:
+    case SYS_epoll_pwait2:
+        return r->r10 != 0;
+    case SYS_poll:
+        return (int)r->rdx >= 0;
+    case SYS_ppoll:
+        return r->rdx != 0;
+    case SYS_epoll_wait:
+    case SYS_epoll_pwait:
+        return (int)r->r10 >= 0;
+    case SYS_select:
+    case SYS_pselect6:
+        return r->r8 != 0;
+    default:
+        return false;
+    }
+}
+
 /* The state /proc shows, for threads not in a ptrace stop (blocked in vfork,
  * exiting). */
 static void read_state(pid_t tgid, pid_t tid, char *out, size_t cap)
@@ -291,6 +319,7 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
     if (blocked) {
         th->syscall_nr = (int)regs.orig_rax;
         th->syscall_name = syscall_name((long)regs.orig_rax);
+        th->wait_timed = call_has_deadline(&regs);
     }
     switch_process(s, tgid);
     /* As crash.c does: real return addresses in place of trampolines, and a pc in

@@ -55,28 +55,23 @@ bool stuck_wants_stacks(const struct stuck *s, int64_t now_ns)
     return s->cpu_pct >= 0 && now_ns - s->last_output_ns >= STUCK_SILENCE_MS * NS_PER_MS;
 }
 
-/* A sleep with a deadline. A timed wait the kernel interrupted once (our previous
- * snapshot did) resumes as restart_syscall, which only calls with a timeout use. */
-static bool timed_sleep(const struct collector_thread *th)
-{
-    return th->syscall_name && (strcmp(th->syscall_name, "nanosleep") == 0 ||
-                                strcmp(th->syscall_name, "clock_nanosleep") == 0 ||
-                                strcmp(th->syscall_name, "restart_syscall") == 0);
-}
-
-/* Every thread's frames by function name: what must stay the same. */
+/* Every thread's frames by function name: what must stay the same. *sleeping: the
+ * program waits for a deadline (some thread blocked in a call with one), not for
+ * something that may never come (no thread blocked without one). */
 static char *signature(const struct collector_stacks *st, bool *sleeping)
 {
     struct strbuf sb = {0};
-    *sleeping = false;
+    bool timed = false, untimed = false;
     for (size_t i = 0; i < st->n_threads; i++) {
         const struct collector_thread *th = &st->threads[i];
         sb_printf(&sb, "%d:", (int)th->tid);
         for (size_t f = 0; f < th->n_frames; f++)
             sb_printf(&sb, "%s;", th->frames[f].function ? th->frames[f].function : "?");
         sb_puts(&sb, "\n");
-        *sleeping |= timed_sleep(th);
+        timed |= th->wait_timed;
+        untimed |= th->syscall_nr >= 0 && !th->wait_timed;
     }
+    *sleeping = timed && !untimed;
     return sb_take(&sb);
 }
 

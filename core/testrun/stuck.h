@@ -13,8 +13,11 @@
  * pcs: a loop's pc moves inside the same functions). An idle program is stuck after
  * STUCK_IDLE_SAMPLES identical snapshots (8 s of silence); a busy one only after
  * STUCK_BUSY_SAMPLES (10 s), since a long computation in one function looks the same
- * for a while. A program that sleeps (a thread in nanosleep, no wait cycle among its
- * threads) is given STUCK_SLEEP_MS of silence: a test may sleep on purpose.
+ * for a while. A program that waits only for deadlines (threads blocked in sleeps
+ * and timed waits, none blocked without a deadline, no wait cycle) is given
+ * STUCK_SLEEP_MS of silence: a test may sleep on purpose, and a test harness's own
+ * threads (libtest's, a runtime's) wait with timeouts while a test deadlocks, which
+ * the threads blocked for good then show.
  */
 #ifndef STROBE_TESTRUN_STUCK_H
 #define STROBE_TESTRUN_STUCK_H

@@ -129,13 +129,18 @@ static struct collector_frame frames_a[] = {{.function = "futex_wait"},
                                             {.function = "take_second"}};
 static struct collector_frame frames_b[] = {{.function = "spin"}, {.function = "main"}};
 
-static struct collector_stacks one_thread(struct collector_frame *f, size_t n,
-                                          const char *syscall)
+enum blocked { RUNS, BLOCKED, BLOCKED_WITH_DEADLINE };
+
+/* One thread (and, for a harness, a second one waiting with a deadline). */
+static struct collector_stacks snapshot(struct collector_frame *f, size_t n, enum blocked b)
 {
-    static struct collector_thread th;
-    th = (struct collector_thread){.tid = 7, .frames = f, .n_frames = n, .syscall_nr = -1,
-                                   .syscall_name = syscall};
-    return (struct collector_stacks){.threads = &th, .n_threads = 1};
+    static struct collector_thread th[2];
+    th[0] = (struct collector_thread){.tid = 7, .frames = f, .n_frames = n,
+                                      .syscall_nr = b == RUNS ? -1 : 202,
+                                      .wait_timed = b == BLOCKED_WITH_DEADLINE};
+    th[1] = (struct collector_thread){.tid = 8, .frames = f, .n_frames = 1,
+                                      .syscall_nr = 202, .wait_timed = true};
+    return (struct collector_stacks){.threads = th, .n_threads = b == RUNS ? 1 : 2};
 }
 
 /* Samples CPU every 2 s from t0 with pct of one core, taking a snapshot each time the
@@ -161,12 +166,14 @@ static enum stuck_verdict drive(struct stuck *d, int64_t t0, int pct, struct col
     return STUCK_NONE;
 }
 
+/* A thread blocked for good beside a harness thread that waits with a deadline
+ * (libtest's main thread, Go's sysmon): still a deadlock, found in 8 s. */
 static void test_deadlock_after_two_idle_samples(void **state)
 {
     (void)state;
     struct stuck d;
     stuck_init(&d, 0);
-    struct collector_stacks st = one_thread(frames_a, 2, "futex");
+    struct collector_stacks st = snapshot(frames_a, 2, BLOCKED);
     int at = 0;
     assert_int_equal(drive(&d, 0, 0, &st, 30, &at), STUCK_DEADLOCK);
     assert_int_equal(at, 8);
@@ -178,7 +185,7 @@ static void test_loop_needs_three_busy_samples(void **state)
     (void)state;
     struct stuck d;
     stuck_init(&d, 0);
-    struct collector_stacks st = one_thread(frames_b, 2, NULL);
+    struct collector_stacks st = snapshot(frames_b, 2, RUNS);
     int at = 0;
     assert_int_equal(drive(&d, 0, 100, &st, 30, &at), STUCK_LOOP);
     assert_int_equal(at, 10);
@@ -190,7 +197,7 @@ static void test_half_busy_or_changing_is_not_stuck(void **state)
     (void)state;
     struct stuck d;
     stuck_init(&d, 0);
-    struct collector_stacks st = one_thread(frames_b, 2, NULL);
+    struct collector_stacks st = snapshot(frames_b, 2, RUNS);
     int at = 0;
     assert_int_equal(drive(&d, 0, 30, &st, 40, &at), STUCK_NONE);
     stuck_free(&d);
@@ -201,7 +208,7 @@ static void test_half_busy_or_changing_is_not_stuck(void **state)
     for (int sec = 2; sec <= 40; sec += 2) {
         cpu += 2 * S;
         stuck_cpu(&d, sec * S, cpu);
-        struct collector_stacks s2 = one_thread(sec % 4 ? frames_a : frames_b, 2, NULL);
+        struct collector_stacks s2 = snapshot(sec % 4 ? frames_a : frames_b, 2, RUNS);
         if (stuck_wants_stacks(&d, sec * S))
             assert_int_equal(stuck_stacks(&d, sec * S, &s2, diag, sizeof diag), STUCK_NONE);
     }
@@ -214,14 +221,14 @@ static void test_sleeper_gets_thirty_seconds_and_output_resets(void **state)
     (void)state;
     struct stuck d;
     stuck_init(&d, 0);
-    struct collector_stacks st = one_thread(frames_a, 2, "restart_syscall");
+    struct collector_stacks st = snapshot(frames_a, 2, BLOCKED_WITH_DEADLINE);
     int at = 0;
     assert_int_equal(drive(&d, 0, 0, &st, 60, &at), STUCK_DEADLOCK);
     assert_int_equal(at, 30);
     stuck_free(&d);
 
     stuck_init(&d, 0);
-    st = one_thread(frames_a, 2, "futex");
+    st = snapshot(frames_a, 2, BLOCKED);
     char diag[256];
     stuck_cpu(&d, 2 * S, 0);
     stuck_cpu(&d, 6 * S, 0);
