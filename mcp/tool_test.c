@@ -21,7 +21,7 @@
 #define MESSAGE_BYTES 1500
 #define STUCK_FRAMES 12
 #define STUCK_THREADS 16
-#define DUMP_BYTES 3000
+#define DUMP_BYTES 6000
 #define TAIL_SHOWN 1500
 
 static const char *const run_fields[] = {"action", "projectRoot", "framework", "level", "test",
@@ -135,6 +135,11 @@ static cJSON *run(const cJSON *args, struct strobe_error *e)
         cJSON_AddStringToObject(res, "command", st.command);
     if (st.session_id[0])
         cJSON_AddStringToObject(res, "sessionId", st.session_id);
+    else if (n_patterns || w->n_add)
+        cJSON_AddStringToObject(res, "sessionPending", "The tests are built first, "
+                                "untraced; status gives the sessionId once they run.");
+    if (st.trace_note)
+        cJSON_AddStringToObject(res, "warning", st.trace_note);
     char hint[256];
     snprintf(hint, sizeof hint, "Call debug_test({action: \"status\", testRunId: \"%s\"}): it "
              "waits up to 15 s for the end and answers with progress meanwhile.", st.id);
@@ -275,6 +280,8 @@ static cJSON *result_json(const struct testrun_view *v)
     cJSON_AddNumberToObject(sum, "stuck", v->n_stuck);
     cJSON_AddNumberToObject(sum, "durationMs", (double)v->elapsed_ms);
     cJSON_AddNumberToObject(r, "exitCode", v->exit_code);
+    if (v->error[0])
+        cJSON_AddStringToObject(r, "error", v->error);
     if (v->timed_out) {
         char msg[160];
         snprintf(msg, sizeof msg, "The run was killed at the level's hard timeout of %lld s.",

@@ -51,6 +51,9 @@ struct test_plan {
     const char *work_dir;      /* the run's private directory: report files go there.
                                   NULL: the command a person would type (the rerun
                                   command shown with a failure): no report file */
+    bool build_only;           /* compile the tests and run none (adapters with
+                                  builds_first): a traced run builds first, untraced,
+                                  so that the compiler is neither traced nor slowed */
 };
 
 /* A command line. Strings are malloc'd (tcmd.c builds and frees them). argv[0] is
@@ -127,6 +130,7 @@ struct test_adapter {
                                   `command` itself */
     const char *provides;      /* where that program comes from, for an error:
                                   "Debian package cargo" */
+    bool builds_first;         /* command() honours plan->build_only */
 
     /* Confidence 0-100 that the project (and command, NULL when not given) is this
      * framework's; 0: not it. Reads files, never runs anything. */
@@ -165,6 +169,15 @@ struct test_adapter {
      * NULL: none). What it prints goes into the stuck test's report. */
     int dump_signal;
     const char *dump_env;
+    /* What tracing can and cannot see in this framework's tests, told with every
+     * traced run (tracePatterns or watches); NULL: nothing to add. */
+    const char *trace_note;
+    /* Its runs cannot go under the debugger (trace_note says why): a traced run
+     * request runs plain, and says so. */
+    bool untraceable;
+    /* Optional: that dump as a person reads it, from what the processes printed
+     * after the signal (go test wraps it in JSON events); NULL: as printed. */
+    void (*dump_text)(const char *printed, size_t n, struct strbuf *out);
 };
 
 /* ---- helpers for adapters (tcmd.c, report.c) ------------------------------- */
@@ -203,6 +216,11 @@ void test_suggest_add(char **out, int *n, int max, const char *pattern);
 /* Suggested patterns without framework knowledge: the failure file's stem as a
  * file pattern ("@file:parser.c"), and the test name's namespaces ("parser::*"). */
 int test_suggest_default(const struct test_case *c, char **out, int max);
+/* The next line of [*p, end) in *line and *len, without its newline, and *p moved
+ * past it; false at the end. */
+bool test_next_line(const char **p, const char *end, const char **line, size_t *len);
+/* Whether s (n bytes) starts with prefix. */
+bool test_starts_with(const char *s, size_t n, const char *prefix);
 /* Whether project_root contains path (relative); for detect(). */
 bool test_has_file(const char *project_root, const char *path);
 

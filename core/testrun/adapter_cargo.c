@@ -18,25 +18,6 @@
 
 static const char *const RUST_SOURCES[] = {".rs", NULL};
 
-/* The next line of [*p, end) in *line and *len, without its newline; false at the
- * end. */
-static bool next_line(const char **p, const char *end, const char **line, size_t *len)
-{
-    if (*p >= end)
-        return false;
-    const char *nl = memchr(*p, '\n', (size_t)(end - *p));
-    *line = *p;
-    *len = nl ? (size_t)(nl - *p) : (size_t)(end - *p);
-    *p = nl ? nl + 1 : end;
-    return true;
-}
-
-static bool starts_with(const char *s, size_t n, const char *prefix)
-{
-    size_t k = strlen(prefix);
-    return n >= k && memcmp(s, prefix, k) == 0;
-}
-
 static bool is_cargo(const char *command)
 {
     while (*command == ' ' || *command == '\t')
@@ -97,6 +78,13 @@ static int cargo_command(const struct test_plan *plan, struct test_command *out,
     case TEST_LEVEL_ALL:
         break;
     }
+    if (plan->build_only) {
+        tcmd_arg(out, "--no-run");
+        tcmd_env(out, "RUSTC_BOOTSTRAP=1"); /* part of cargo's fingerprint: as the run */
+        tcmd_free(&given);
+        return out->too_long ? err_set(e, ERR_VALIDATION, "the cargo command has too many "
+                                       "arguments.") : 0;
+    }
     /* Without it the first failing test binary stops the others from running. */
     if (plan->work_dir)
         tcmd_arg(out, "--no-fail-fast");
@@ -135,9 +123,9 @@ static void cargo_live_line(void *state, struct test_live *lv, int stream, const
         len--;
     }
     if (stream == 2) {
-        if (starts_with(line, len, "Compiling "))
+        if (test_starts_with(line, len, "Compiling "))
             test_live_phase(lv, TEST_PHASE_COMPILING);
-        else if (starts_with(line, len, "Running ") || starts_with(line, len, "Doc-tests "))
+        else if (test_starts_with(line, len, "Running ") || test_starts_with(line, len, "Doc-tests "))
             test_live_phase(lv, TEST_PHASE_RUNNING);
         return;
     }
@@ -161,7 +149,7 @@ static void cargo_live_line(void *state, struct test_live *lv, int stream, const
     }
     /* Text: "test NAME ... ok"; with one test thread libtest prints "test NAME ... "
      * first and the verdict when the test ends. */
-    if (!starts_with(line, len, "test "))
+    if (!test_starts_with(line, len, "test "))
         return;
     const char *dots = memmem(line, len, " ... ", 5);
     if (!dots)
@@ -176,11 +164,11 @@ static void cargo_live_line(void *state, struct test_live *lv, int stream, const
     size_t vlen = len - (size_t)(verdict - line);
     if (vlen == 0 && partial)
         test_live_started(lv, name);
-    else if (starts_with(verdict, vlen, "ok"))
+    else if (test_starts_with(verdict, vlen, "ok"))
         test_live_finished(lv, name, TEST_PASSED);
-    else if (starts_with(verdict, vlen, "FAILED"))
+    else if (test_starts_with(verdict, vlen, "FAILED"))
         test_live_finished(lv, name, TEST_FAILED);
-    else if (starts_with(verdict, vlen, "ignored"))
+    else if (test_starts_with(verdict, vlen, "ignored"))
         test_live_finished(lv, name, TEST_SKIPPED);
 }
 
@@ -251,8 +239,8 @@ static void read_panic(const char *text, struct test_case *c)
             msg = msg ? msg + 1 : end;
             const char *stop = end, *p = msg, *l;
             size_t n;
-            while (next_line(&p, end, &l, &n))
-                if (starts_with(l, n, "note: ") || starts_with(l, n, "stack backtrace:")) {
+            while (test_next_line(&p, end, &l, &n))
+                if (test_starts_with(l, n, "note: ") || test_starts_with(l, n, "stack backtrace:")) {
                     stop = l;
                     break;
                 }
@@ -364,8 +352,8 @@ static int parse_text(const char *text, size_t len, struct test_report *out)
     struct test_case *block = NULL;
     struct strbuf sb = {0};
     int rc = 0;
-    while (rc == 0 && next_line(&p, end, &line, &n)) {
-        if (starts_with(line, n, "---- ") && n > 17 &&
+    while (rc == 0 && test_next_line(&p, end, &line, &n)) {
+        if (test_starts_with(line, n, "---- ") && n > 17 &&
             memcmp(line + n - 12, " stdout ----", 12) == 0) {
             if (block)
                 fail_with_output(block, sb.len ? sb.buf : "");
@@ -385,17 +373,17 @@ static int parse_text(const char *text, size_t len, struct test_report *out)
             sb_puts(&sb, "\n");
             continue;
         }
-        const char *dots = starts_with(line, n, "test ") ? memmem(line, n, " ... ", 5) : NULL;
+        const char *dots = test_starts_with(line, n, "test ") ? memmem(line, n, " ... ", 5) : NULL;
         if (!dots)
             continue;
         const char *v = dots + 5;
         size_t vn = n - (size_t)(v - line);
         enum test_status st;
-        if (starts_with(v, vn, "ok"))
+        if (test_starts_with(v, vn, "ok"))
             st = TEST_PASSED;
-        else if (starts_with(v, vn, "FAILED"))
+        else if (test_starts_with(v, vn, "FAILED"))
             st = TEST_FAILED;
-        else if (starts_with(v, vn, "ignored"))
+        else if (test_starts_with(v, vn, "ignored"))
             st = TEST_SKIPPED;
         else
             continue;
@@ -406,7 +394,7 @@ static int parse_text(const char *text, size_t len, struct test_report *out)
             rc = -1;
             break;
         }
-        if (st == TEST_SKIPPED && starts_with(v, vn, "ignored, "))
+        if (st == TEST_SKIPPED && test_starts_with(v, vn, "ignored, "))
             test_set_str(&c->message, v + 9, (long)(vn - 9));
         if (st == TEST_FAILED)
             test_set_str(&c->message, "the test failed without printing why", -1);
@@ -427,14 +415,14 @@ static int parse_build_errors(const char *text, size_t len, struct test_report *
     size_t n;
     char *message = NULL, *fallback = NULL;
     bool failed = false;
-    while (next_line(&p, end, &line, &n)) {
-        if (starts_with(line, n, "error: could not compile")) {
+    while (test_next_line(&p, end, &line, &n)) {
+        if (test_starts_with(line, n, "error: could not compile")) {
             failed = true;
             if (!fallback)
                 fallback = strndup(line, n);
             continue;
         }
-        if (starts_with(line, n, "error[") || starts_with(line, n, "error: ")) {
+        if (test_starts_with(line, n, "error[") || test_starts_with(line, n, "error: ")) {
             const char *colon = memchr(line, ':', n);
             free(message);
             message = trimmed(colon + 1, n - (size_t)(colon + 1 - line));
@@ -484,7 +472,7 @@ static int cargo_parse(const struct test_output *o, struct test_report *out)
     bool json = false;
     struct running running = {0};
     int rc = 0;
-    while (rc == 0 && next_line(&p, end, &line, &n)) {
+    while (rc == 0 && test_next_line(&p, end, &line, &n)) {
         if (n == 0 || line[0] != '{')
             continue;
         cJSON *ev = cJSON_ParseWithLength(line, n);
@@ -546,6 +534,7 @@ const struct test_adapter test_adapter_cargo = {
     .build_system = "cargo",
     .program = "cargo",
     .provides = "Debian package cargo",
+    .builds_first = true,
     .detect = cargo_detect,
     .command = cargo_command,
     .live_line = cargo_live_line,

@@ -16,23 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool next_line(const char **p, const char *end, const char **line, size_t *len)
-{
-    if (*p >= end)
-        return false;
-    const char *nl = memchr(*p, '\n', (size_t)(end - *p));
-    *line = *p;
-    *len = nl ? (size_t)(nl - *p) : (size_t)(end - *p);
-    *p = nl ? nl + 1 : end;
-    return true;
-}
-
-static bool starts_with(const char *s, size_t n, const char *prefix)
-{
-    size_t k = strlen(prefix);
-    return n >= k && memcmp(s, prefix, k) == 0;
-}
-
 static bool is_go(const char *command)
 {
     while (*command == ' ' || *command == '\t')
@@ -129,11 +112,14 @@ static int go_command(const struct test_plan *plan, struct test_command *out,
     if (!packages)
         tcmd_arg(out, "./...");
     /* Without HOME the go command has nowhere for its build cache and module path
-     * and refuses to run. */
-    if (!getenv("HOME") && !getenv("GOCACHE") && !getenv("XDG_CACHE_HOME")) {
-        tcmd_env(out, "GOCACHE=/tmp/strobe-go-%u/cache", (unsigned)getuid());
+     * and refuses to run: they go beside the runs' directories, in Strobe's private
+     * state directory (never a predictable /tmp path). */
+    if (plan->work_dir && !getenv("HOME") && !getenv("GOCACHE") && !getenv("XDG_CACHE_HOME")) {
+        const char *slash = strrchr(plan->work_dir, '/');
+        int len = slash ? (int)(slash - plan->work_dir) : (int)strlen(plan->work_dir);
+        tcmd_env(out, "GOCACHE=%.*s/go-cache", len, plan->work_dir);
         if (!getenv("GOPATH"))
-            tcmd_env(out, "GOPATH=/tmp/strobe-go-%u/path", (unsigned)getuid());
+            tcmd_env(out, "GOPATH=%.*s/go-path", len, plan->work_dir);
     }
     if (out->too_long)
         return err_set(e, ERR_VALIDATION, "the go command has too many arguments.");
@@ -308,7 +294,7 @@ static bool frame_in_project(const char *text, const char *root, char **file, in
     size_t rn = strlen(root);
     const char *p = text, *end = text + strlen(text), *l;
     size_t n;
-    while (next_line(&p, end, &l, &n)) {
+    while (test_next_line(&p, end, &l, &n)) {
         if (n < rn + 2 || l[0] != '\t' || strncmp(l + 1, root, rn) != 0 || l[1 + rn] != '/')
             continue;
         const char *f = l + 2 + rn, *colon = memchr(f, ':', n - 2 - rn);
@@ -329,14 +315,14 @@ static void read_test_output(struct go_run *r, const struct go_test *t, struct t
     const char *p = t->output.buf, *end = p + t->output.len, *line;
     size_t n;
     struct strbuf msg = {0};
-    while (p && next_line(&p, end, &line, &n)) {
+    while (p && test_next_line(&p, end, &line, &n)) {
         const char *s = line;
         size_t k = n;
         while (k && *s == ' ') {
             s++;
             k--;
         }
-        if (starts_with(s, k, "=== ") || starts_with(s, k, "--- "))
+        if (test_starts_with(s, k, "=== ") || test_starts_with(s, k, "--- "))
             continue;
         size_t fs, fl;
         int lineno;
@@ -448,7 +434,7 @@ static int diag_text(const char *text, size_t len, struct test_report *out)
 {
     const char *p = text, *end = text + len, *line;
     size_t n;
-    while (next_line(&p, end, &line, &n))
+    while (test_next_line(&p, end, &line, &n))
         if (diag_line(line, n, out) != 0)
             return -1;
     return 0;
@@ -528,7 +514,7 @@ static int go_parse(const struct test_output *o, struct test_report *out)
     size_t n;
     bool json = false;
     int rc = 0;
-    while (rc == 0 && next_line(&p, end, &line, &n)) {
+    while (rc == 0 && test_next_line(&p, end, &line, &n)) {
         cJSON *ev = n && line[0] == '{' ? cJSON_ParseWithLength(line, n) : NULL;
         if (!ev)
             continue;
@@ -574,6 +560,25 @@ static int go_suggest(const struct test_case *c, char **out, int max)
     return n;
 }
 
+/* The goroutine dump SIGQUIT makes the test binary print, out of go test's JSON
+ * events (their Output fields); lines that are not events as they are. */
+static void go_dump_text(const char *printed, size_t n, struct strbuf *out)
+{
+    const char *p = printed, *end = printed + n, *line;
+    size_t len;
+    while (test_next_line(&p, end, &line, &len)) {
+        cJSON *ev = len && line[0] == '{' ? cJSON_ParseWithLength(line, len) : NULL;
+        const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "Output"));
+        if (text) {
+            sb_puts(out, text);
+        } else if (!ev) {
+            sb_append(out, line, len);
+            sb_puts(out, "\n");
+        }
+        cJSON_Delete(ev);
+    }
+}
+
 const struct test_adapter test_adapter_go = {
     .name = "go",
     .display = "Go",
@@ -591,4 +596,10 @@ const struct test_adapter test_adapter_go = {
     .no_tests_hint = "No tests found. Go runs func TestXxx(t *testing.T) in *_test.go "
                      "files next to the code they test.",
     .dump_signal = SIGQUIT,
+    .dump_text = go_dump_text,
+    .trace_note = "go test cannot run under Strobe's tracer yet (the go tool's own "
+                  "programs die of SIGTRAP there, and go test links its test binaries "
+                  "without symbols): this run went untraced, with the same results. The "
+                  "stuck detector's goroutine dump still works.",
+    .untraceable = true,
 };

@@ -149,17 +149,6 @@ static bool status_line(const char *line, size_t len, char *tag, size_t tag_size
     return true;
 }
 
-static bool next_line(const char **p, const char *end, const char **line, size_t *len)
-{
-    if (*p >= end)
-        return false;
-    const char *nl = memchr(*p, '\n', (size_t)(end - *p));
-    *line = *p;
-    *len = nl ? (size_t)(nl - *p) : (size_t)(end - *p);
-    *p = nl ? nl + 1 : end;
-    return true;
-}
-
 /* The test whose RUN line was seen last, until its verdict. */
 struct gtest_live {
     char current[512];
@@ -226,7 +215,7 @@ static struct block *read_blocks(const char *out, size_t out_len, size_t *n_out)
     const char *p = out, *end = out + out_len, *line;
     size_t len;
     struct block *open = NULL;
-    while (next_line(&p, end, &line, &len)) {
+    while (test_next_line(&p, end, &line, &len)) {
         char tag[16], name[512];
         if (!status_line(line, len, tag, sizeof tag, name, sizeof name)) {
             continue;
@@ -402,7 +391,7 @@ static void text_failure(struct test_case *c, const struct block *b, const char 
     size_t len;
     struct strbuf msg = {0};
     bool in_failure = false;
-    while (next_line(&p, end, &line, &len)) {
+    while (test_next_line(&p, end, &line, &len)) {
         if (len > 9 && memcmp(line + len - 9, ": Failure", 9) == 0) {
             const char *colon = memrchr(line, ':', len - 9);
             if (!c->file && colon) {

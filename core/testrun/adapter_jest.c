@@ -244,4 +244,7 @@ const struct test_adapter test_adapter_jest = {
     .suggest = js_suggest_none,
     .no_tests_hint = "Jest runs files named *.test.js / *.spec.js or under __tests__/ "
                      "(test('name', () => { expect(x).toBe(y) })).",
+    .trace_note = "Strobe traces native code: patterns match node's and V8's C++ "
+                  "functions (and native addons), not JavaScript functions; the results "
+                  "are the same.",
 };

@@ -169,4 +169,7 @@ const struct test_adapter test_adapter_mocha = {
     .suggest = js_suggest_none,
     .no_tests_hint = "Mocha runs ./test/*.spec.js (or the spec in .mocharc.*): describe('x', "
                      "() => { it('does y', () => { assert.equal(a, b) }) }).",
+    .trace_note = "Strobe traces native code: patterns match node's and V8's C++ "
+                  "functions (and native addons), not JavaScript functions; the results "
+                  "are the same.",
 };

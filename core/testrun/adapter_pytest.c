@@ -488,4 +488,6 @@ const struct test_adapter test_adapter_pytest = {
                      "Test*); put them in tests/ with a pytest.ini at the project root.",
     .dump_signal = SIGABRT,
     .dump_env = "PYTHONFAULTHANDLER=1",
+    .trace_note = "Strobe traces native code: patterns match CPython's own C functions "
+                  "(and C extensions), not Python functions; the results are the same.",
 };

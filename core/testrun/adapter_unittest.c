@@ -567,4 +567,6 @@ const struct test_adapter test_adapter_unittest = {
                      "below it) holding unittest.TestCase classes with test_* methods.",
     .dump_signal = SIGABRT,
     .dump_env = "PYTHONFAULTHANDLER=1",
+    .trace_note = "Strobe traces native code: patterns match CPython's own C functions "
+                  "(and C extensions), not Python functions; the results are the same.",
 };

@@ -203,4 +203,7 @@ const struct test_adapter test_adapter_vitest = {
     .suggest = js_suggest_none,
     .no_tests_hint = "Vitest runs files named *.test.{js,ts,mjs} / *.spec.* (import { test, "
                      "expect } from 'vitest').",
+    .trace_note = "Strobe traces native code: patterns match node's and V8's C++ "
+                  "functions (and native addons), not JavaScript functions; the results "
+                  "are the same.",
 };

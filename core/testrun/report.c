@@ -171,3 +171,20 @@ bool test_has_file(const char *project_root, const char *path)
     struct stat st;
     return stat(full, &st) == 0;
 }
+
+bool test_next_line(const char **p, const char *end, const char **line, size_t *len)
+{
+    if (*p >= end)
+        return false;
+    const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+    *line = *p;
+    *len = nl ? (size_t)(nl - *p) : (size_t)(end - *p);
+    *p = nl ? nl + 1 : end;
+    return true;
+}
+
+bool test_starts_with(const char *s, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    return n >= k && memcmp(s, prefix, k) == 0;
+}

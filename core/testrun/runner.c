@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/arena.h"
 #include "base/clock.h"
 #include "base/linesplit.h"
 #include "base/log.h"
@@ -93,6 +94,13 @@ struct testrun {
     bool no_tests;
     char hint[512];
     char *tail;
+    /* A traced run of an adapter that builds first: the request's tracing and
+     * environment, copied (the request is gone by then), launched after the build. */
+    bool launch_after_build;
+    struct testrun_request later;
+    struct arena later_mem;
+    bool building;                   /* the untraced build is running */
+    char error[512];                 /* why the run could not go on; "" */
     pthread_t thread;
     bool has_thread;                 /* onboarding answers run nothing */
     struct testrun *next;
@@ -128,6 +136,7 @@ static void run_free(struct testrun *r)
     free(r->stuck.runtime_dump);
     collector_stacks_free(&r->stuck.stacks);
     free(r->tail);
+    arena_free(&r->later_mem);
     stuck_free(&r->det);
     pthread_mutex_destroy(&r->lock);
     pthread_cond_destroy(&r->changed);
@@ -359,11 +368,15 @@ static void runtime_dump(struct testrun *r)
                 read_stream(r, &r->err);
         }
     }
-    struct strbuf sb = {0};
-    sb_append(&sb, r->err.all.buf ? r->err.all.buf + err0 : "", r->err.all.len - err0);
-    sb_append(&sb, r->out.all.buf ? r->out.all.buf + out0 : "", r->out.all.len - out0);
-    r->stuck.runtime_dump = sb.len ? sb_take(&sb) : NULL;
-    sb_free(&sb);
+    struct strbuf printed = {0}, text = {0};
+    sb_append(&printed, r->err.all.buf ? r->err.all.buf + err0 : "", r->err.all.len - err0);
+    sb_append(&printed, r->out.all.buf ? r->out.all.buf + out0 : "", r->out.all.len - out0);
+    if (r->ad->dump_text && printed.len)
+        r->ad->dump_text(printed.buf, printed.len, &text);
+    struct strbuf *keep = r->ad->dump_text ? &text : &printed;
+    r->stuck.runtime_dump = keep->len ? sb_take(keep) : NULL;
+    sb_free(&printed);
+    sb_free(&text);
 }
 
 static void kill_run(struct testrun *r)
@@ -483,7 +496,8 @@ static void watch(struct testrun *r)
             break;
         }
         int64_t since = r->live.running_since_ns ? r->live.running_since_ns : r->started_ns;
-        if (!r->exited && now - since > r->timeout_ms * NS_PER_MS) {
+        bool compiling = r->building || r->live.phase == TEST_PHASE_COMPILING;
+        if (!r->exited && !compiling && now - since > r->timeout_ms * NS_PER_MS) {
             r->timed_out = true;
             log_info("test run %s: hard timeout of %lld ms", r->id, (long long)r->timeout_ms);
             kill_run(r);
@@ -650,10 +664,67 @@ static void finish(struct testrun *r)
     }
 }
 
+static int start_traced(struct testrun *r, const struct testrun_request *req,
+                        struct strobe_error *e);
+
+static void set_error(struct testrun *r, const struct strobe_error *e)
+{
+    pthread_mutex_lock(&r->lock);
+    snprintf(r->error, sizeof r->error, "%s: %.400s", err_code_name(e->code), e->msg);
+    pthread_mutex_unlock(&r->lock);
+    log_info("test run %s: %s", r->id, r->error);
+}
+
+/* The adapter's build of the tests, untraced, before a traced run: 0 when it
+ * succeeded, -1 when it failed (its output then says why) or could not start. */
+static int build_first(struct testrun *r)
+{
+    struct test_plan plan = r->plan;
+    plan.build_only = true;
+    struct test_command cmd = {0};
+    struct strobe_error e;
+    int out_fd, err_fd;
+    if (r->ad->command(&plan, &cmd, &e) != 0 ||
+        tproc_spawn(&cmd, cmd.cwd ? cmd.cwd : r->project_root, r->later.env, r->later.n_env,
+                    r->marker, &r->pid, &out_fd, &err_fd, &e) != 0) {
+        tcmd_free(&cmd);
+        set_error(r, &e);
+        return -1;
+    }
+    tcmd_free(&cmd);
+    pthread_mutex_lock(&r->lock);
+    r->building = true;
+    test_live_phase(&r->live, TEST_PHASE_COMPILING);
+    pthread_mutex_unlock(&r->lock);
+    r->out.fd = out_fd;
+    r->err.fd = err_fd;
+    watch(r);
+    pthread_mutex_lock(&r->lock);
+    r->building = false;
+    bool ok = r->exited && WIFEXITED(r->wait_status) && WEXITSTATUS(r->wait_status) == 0 &&
+              !r->n_stuck && !r->timed_out && !atomic_load(&r->cancel);
+    if (ok) {
+        r->exited = false;
+        r->wait_status = 0;
+    }
+    pthread_mutex_unlock(&r->lock);
+    stuck_free(&r->det);
+    stuck_init(&r->det, mono_ns());
+    return ok ? 0 : -1;
+}
+
 static void *run_main(void *arg)
 {
     struct testrun *r = arg;
-    watch(r);
+    if (!r->launch_after_build) {
+        watch(r);
+    } else if (build_first(r) == 0) {
+        struct strobe_error e;
+        if (start_traced(r, &r->later, &e) == 0)
+            watch(r);
+        else
+            set_error(r, &e);
+    }
     r->ended_ns = mono_ns();
     finish(r);
     details_remove_dir(r->work_dir);
@@ -800,9 +871,39 @@ static int start_traced(struct testrun *r, const struct testrun_request *req,
     struct launch_result res;
     if (session_launch(&lr, &res, e) != 0)
         return -1;
+    pthread_mutex_lock(&r->lock);
     snprintf(r->session_id, sizeof r->session_id, "%s", res.session_id);
     r->pid = res.pid;
+    pthread_mutex_unlock(&r->lock);
     return 0;
+}
+
+/* The request's tracing and environment, copied into r for a launch after the
+ * build. */
+static void keep_for_later(struct testrun *r, const struct testrun_request *req)
+{
+    struct arena *a = &r->later_mem;
+    struct testrun_request *l = &r->later;
+    const char **patterns = arena_alloc(a, (size_t)(req->n_patterns + 1) * sizeof *patterns);
+    for (int i = 0; i < req->n_patterns; i++)
+        patterns[i] = arena_strdup(a, req->patterns[i]);
+    const char **env = arena_alloc(a, (size_t)(req->n_env + 1) * sizeof *env);
+    for (int i = 0; i < req->n_env; i++)
+        env[i] = arena_strdup(a, req->env[i]);
+    struct trace_watch_spec *w = arena_alloc(a, (size_t)(req->n_watches + 1) * sizeof *w);
+    for (int i = 0; i < req->n_watches; i++) {
+        w[i] = req->watches[i];
+        w[i].label = arena_strdup(a, req->watches[i].label);
+        w[i].variable = arena_strdup(a, req->watches[i].variable);
+        const char **on = arena_alloc(a, (size_t)(w[i].n_on + 1) * sizeof *on);
+        for (int k = 0; k < w[i].n_on; k++)
+            on[k] = arena_strdup(a, req->watches[i].on[k]);
+        w[i].on = on;
+    }
+    *l = (struct testrun_request){.patterns = patterns, .n_patterns = req->n_patterns,
+                                  .env = env, .n_env = req->n_env,
+                                  .watches = w, .n_watches = req->n_watches};
+    r->launch_after_build = true;
 }
 
 int testrun_start(const struct testrun_request *req, struct testrun_started *out,
@@ -870,10 +971,13 @@ int testrun_start(const struct testrun_request *req, struct testrun_started *out
         r->live_state = ad->live_open();
     stuck_init(&r->det, mono_ns());
     r->started_ns = mono_ns();
-    bool traced = req->n_patterns > 0 || req->n_watches > 0;
+    bool wants_tracing = req->n_patterns > 0 || req->n_watches > 0;
+    bool traced = wants_tracing && !ad->untraceable;
     if (onboarding) {
         r->no_tests = true;
         snprintf(r->hint, sizeof r->hint, "%s", ad->no_tests_hint);
+    } else if (traced && ad->builds_first) {
+        keep_for_later(r, req); /* the run's thread builds, then launches */
     } else if ((traced ? start_traced(r, req, e) : start_plain(r, req, e)) != 0) {
         if (e->code == ERR_COMMAND_NOT_FOUND && ad->provides)
             snprintf(e->msg + strlen(e->msg), sizeof e->msg - strlen(e->msg),
@@ -897,6 +1001,7 @@ int testrun_start(const struct testrun_request *req, struct testrun_started *out
     out->confidence = confidence;
     snprintf(out->session_id, sizeof out->session_id, "%s", r->session_id);
     snprintf(out->command, sizeof out->command, "%s", r->command_line);
+    out->trace_note = wants_tracing ? ad->trace_note : NULL;
     registry_add(r);
     log_info("test run %s: %s (%s)%s%s", r->id, ad->name, r->command_line,
              r->session_id[0] ? " as session " : "", r->session_id);
@@ -968,6 +1073,7 @@ int testrun_status(const char *id, int wait_ms, struct testrun_view *v,
     snprintf(v->id, sizeof v->id, "%s", r->id);
     v->state = r->state;
     snprintf(v->session_id, sizeof v->session_id, "%s", r->session_id);
+    snprintf(v->error, sizeof v->error, "%s", r->error);
     v->adapter = r->ad;
     snprintf(v->command, sizeof v->command, "%s", r->command_line);
     v->elapsed_ms = ((r->ended_ns ? r->ended_ns : now) - r->started_ns) / NS_PER_MS;

@@ -67,8 +67,10 @@ struct testrun_started {
     char id[TESTRUN_ID_MAX];
     const struct test_adapter *adapter;
     int confidence;                /* detection's, 100 when named */
-    char session_id[SESSION_ID_MAX]; /* "" on the plain path */
+    char session_id[SESSION_ID_MAX]; /* "" on the plain path, and until the build is done
+                                        for adapters that build first (then in status) */
     char command[1024];            /* what runs, as a shell line */
+    const char *trace_note;        /* traced runs: the adapter's trace_note, or NULL */
 };
 
 /* Starts a run. -1 with VALIDATION_ERROR (no such directory, bad pattern, unknown
@@ -104,7 +106,10 @@ struct testrun_failure {
 struct testrun_view {
     char id[TESTRUN_ID_MAX];
     enum testrun_state state;
-    char session_id[SESSION_ID_MAX];
+    char session_id[SESSION_ID_MAX]; /* a traced run that builds first: "" until the
+                                        build is done */
+    char error[512];             /* "CODE: sentence" when the run could not go on (the
+                                    traced launch after the build failed); "" */
     const struct test_adapter *adapter;
     char command[1024];
     /* progress */

@@ -114,17 +114,20 @@ def test_cargo_hang_is_a_deadlock(mcp):
 
 @needs_cargo
 def test_cargo_rerun_traced(mcp):
+    """From a fresh copy: debug_test builds the tests untraced first (else the pattern
+    would trace rustc's functions too), then runs them under the debugger."""
     root = copy_project(mcp, "cargo")
-    # Built first (with the environment of debug_test's cargo command, so the run
-    # does not build again): the pattern would trace rustc's functions too.
-    subprocess.run(["cargo", "test", "--no-run", "-q"], cwd=root, check=True,
-                   capture_output=True, env=dict(os.environ, RUSTC_BOOTSTRAP="1"))
     r, st = run_to_end(mcp, root, test="stack::tests::pop_returns_last_pushed",
                        tracePatterns=["**::stack::**"])
+    assert "sessionId" not in r and "built first" in r["sessionPending"], r
     res = st["result"]
     assert res["summary"]["failed"] == 1 and res["summary"]["passed"] == 0, res
-    fns = traced_call(mcp, r["sessionId"], "::pop")
+    fns = traced_call(mcp, st["sessionId"], "::pop")
     assert any(f.startswith("stackfix::stack::Stack") for f in fns), fns
+    # only the tests ran under the debugger: the pattern would match rustc's own
+    # functions (rustc_data_structures::stack::...) had the compiler been traced
+    names = {e["function"] for e in mcp.all_events(st["sessionId"], eventType="function_enter")}
+    assert names and all("stackfix::" in n for n in names), sorted(names)[:10]
 
 
 # ---- GoogleTest ---------------------------------------------------------------
@@ -216,13 +219,16 @@ def test_go_hang_is_a_deadlock(mcp):
 
 
 @needs_go
-@pytest.mark.xfail(reason="`go test` links the test binaries it runs with -s -w (no symbols, "
-                   "no DWARF), so no pattern resolves in them; and a traced build crashes "
-                   "`go tool asm` with SIGTRAP", strict=False)
-def test_go_rerun_traced(mcp):
+def test_go_rerun_traced_says_what_it_cannot_see(mcp):
+    """go test's tools die of SIGTRAP under the tracer and its test binaries have no
+    symbols (adapter_go.c's trace_note): a traced rerun runs plain, says so, and
+    gives the same result."""
     root = copy_project(mcp, "go")
     r, st = run_to_end(mcp, root, test="TestPopReturnsLastPushed",
                        tracePatterns=["@file:stack/stack.go"])
+    assert "sessionId" not in r and "went untraced" in r["warning"], r
+    assert "sessionId" not in st
     res = st["result"]
     assert res["summary"]["failed"] == 1 and res["summary"]["passed"] == 0, res
-    assert traced_call(mcp, r["sessionId"], ".Pop") == {"example.com/stackfix/stack.(*Stack).Pop"}
+    (f,) = res["failures"]
+    assert f["name"] == "TestPopReturnsLastPushed" and f["file"] == "stack/stack_test.go", f
