@@ -681,6 +681,10 @@ def pytest_configure(config):
         "markers", "manages_daemon: the test starts, kills or waits for the daemon "
         "itself (skipped under STROBE_VALGRIND=1)")
     config.addinivalue_line(
+        "markers", "valgrind_sample: of the debug_test suites (test_test_*.py, "
+        "test_strobectl_test.py), whose tests differ in the framework far more than in "
+        "the daemon code they reach, the ones the valgrind pass runs")
+    config.addinivalue_line(
         "markers", "wall_clock: the test bounds how long a traced program takes; a "
         "daemon under valgrind runs 20-50x slower, so the normal and sanitizer runs "
         "check it (skipped under STROBE_VALGRIND=1)")
@@ -696,9 +700,17 @@ def pytest_collection_modifyitems(config, items):
     # (the cases differ in input, not in the daemon code they reach).
     other_case = pytest.mark.skip(reason="valgrind mode: one case of each parametrized "
                                   "test; the normal and sanitizer passes run every case")
+    sampled = pytest.mark.skip(reason="valgrind mode: of the debug_test suites, the tests "
+                               "marked valgrind_sample run here (the others differ in the "
+                               "framework, not the daemon code); the normal and sanitizer "
+                               "passes run them all")
     seen = set()
     for item in items:
-        if "manages_daemon" in item.keywords:
+        module = os.path.basename(str(item.fspath))
+        if (module.startswith("test_test_") or module == "test_strobectl_test.py") and \
+                "valgrind_sample" not in item.keywords:
+            item.add_marker(sampled)
+        elif "manages_daemon" in item.keywords:
             item.add_marker(skip)
         elif "wall_clock" in item.keywords:
             item.add_marker(slow)

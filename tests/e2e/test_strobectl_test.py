@@ -11,6 +11,8 @@ main joins worker-a), which the runner finds stuck and kills after about 8 s."""
 import os
 import re
 import subprocess
+
+import pytest
 import time
 
 from conftest import REPO, SLOW, STROBECTL, CtlResult, fixture_path
@@ -39,6 +41,7 @@ def ctl_in(world, cwd, *args, timeout=None):
                      p.stderr.decode("utf-8", "replace"), args)
 
 
+@pytest.mark.valgrind_sample
 def test_failing_command(world):
     script(world, "check.sh", FAILING)
     r = ctl_in(world, world.project, "test", "--framework", "generic", "--command",

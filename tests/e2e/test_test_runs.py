@@ -42,6 +42,7 @@ def run_to_end(mcp, **kw):
     return r, finished(mcp, r["testRunId"])
 
 
+@pytest.mark.valgrind_sample
 def test_generic_pass_and_fail(mcp):
     proj = mcp.world.project
     ok = write_script(os.path.join(proj, "ok.sh"), "echo all good\n")
@@ -67,6 +68,7 @@ def test_generic_pass_and_fail(mcp):
     assert f["rerun"] == "cd %s && %s" % (proj, bad)
 
 
+@pytest.mark.valgrind_sample
 def test_details_file_is_private_and_complete(mcp):
     proj = mcp.world.project
     cmd = write_script(os.path.join(proj, "t.sh"), "echo out-line\necho err-line >&2\nexit 1\n")
@@ -84,6 +86,7 @@ def test_details_file_is_private_and_complete(mcp):
     assert not os.path.exists(os.path.join(mcp.world.home, "tests", st["testRunId"]))
 
 
+@pytest.mark.valgrind_sample
 def test_no_tests_onboarding(mcp):
     proj = mcp.world.project
     with open(os.path.join(proj, "Makefile"), "w") as f:
@@ -106,6 +109,7 @@ def run_stuck(mcp, mode, bound_s):
     return res["stuck"][0], res
 
 
+@pytest.mark.valgrind_sample
 def test_deadlock_diagnosed_with_stacks(mcp):
     t0 = time.monotonic()
     r, st = run_to_end(mcp, command=fixture_path("deadlock_abba"))
@@ -163,6 +167,7 @@ def test_silent_but_not_stuck(mcp, mode):
     assert res["summary"]["durationMs"] >= 10000
 
 
+@pytest.mark.valgrind_sample
 def test_traced_run_records_function_events(mcp):
     r, st = run_to_end(mcp, command=fixture_path("trace_c"), tracePatterns=["make_point"])
     sid = r["sessionId"]
@@ -212,6 +217,7 @@ def test_run_answers_at_once(mcp):
     ({"action": "rerun"}, "VALIDATION_ERROR", "\"run\" or \"status\""),
     ({"command": "true", "bogus": 1}, "VALIDATION_ERROR", "bogus"),
 ])
+@pytest.mark.valgrind_sample
 def test_run_errors(mcp, args, code, words):
     a = {"projectRoot": mcp.world.project}
     a.update(args)
@@ -220,6 +226,7 @@ def test_run_errors(mcp, args, code, words):
     assert words in e.message, e.message
 
 
+@pytest.mark.valgrind_sample
 def test_status_errors(mcp):
     e = mcp.tool_error("debug_test", {"action": "status", "testRunId": "tr-nope"})
     assert e.code == "TEST_RUN_NOT_FOUND" and "tr-nope" in e.message

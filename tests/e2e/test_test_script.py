@@ -64,6 +64,7 @@ def function_events(mcp, sid, name):
 UT = "test_ledger.LedgerTest."
 
 
+@pytest.mark.valgrind_sample
 def test_unittest_suite(mcp):
     started, st = run_test(mcp, UNITTEST)
     assert started["framework"] == "unittest"
@@ -144,6 +145,7 @@ def js_root():
     return JS
 
 
+@pytest.mark.valgrind_sample
 @pytest.mark.parametrize("fw", sorted(JS_FRAMEWORKS))
 def test_js_suite(mcp, js_root, fw):
     folder, conf, file, line, message = JS_FRAMEWORKS[fw]

@@ -87,6 +87,7 @@ def check_stuck(result, names, elapsed_s):
 
 # ---- Catch2 ----------------------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_catch2_suite(mcp, catch2_project):
     root, binary = catch2_project
     started, res = run_tests(mcp, projectRoot=root, command=binary)
@@ -143,6 +144,7 @@ def test_catch2_level_unit(mcp, catch2_project):
 
 # ---- CTest -----------------------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_ctest_suite(mcp, ctest_build):
     started, res = run_tests(mcp, projectRoot=ctest_build)
     assert started["framework"] == "ctest"
@@ -195,6 +197,7 @@ def test_ctest_rerun_traced(mcp, ctest_build):
 WC = "tests/test_wordcount.py"
 
 
+@pytest.mark.valgrind_sample
 def test_pytest_suite(mcp, pytest_project):
     started, res = run_tests(mcp, projectRoot=pytest_project)
     assert started["framework"] == "pytest"
