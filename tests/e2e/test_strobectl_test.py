@@ -11,9 +11,9 @@ main joins worker-a), which the runner finds stuck and kills after about 8 s."""
 import os
 import re
 import subprocess
+import time
 
 import pytest
-import time
 
 from conftest import REPO, SLOW, STROBECTL, CtlResult, fixture_path
 
