@@ -6,6 +6,7 @@
 #   scripts/run-bench.sh BUILD_DIR
 set -eu
 build=$(cd "${1:-build}" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'if [ -f "$work/home/strobe.pid" ]; then kill "$(cat "$work/home/strobe.pid")" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 
@@ -60,7 +61,13 @@ echo "### Test runs (\`$build/bench/bench_test 5 $build/fixtures/deadlock_abba .
 echo
 # debug_test's round trip (run call to completed answer) beside the same command run
 # directly, and the time to a stuck verdict on a deadlocking program.
+# The fixture projects of tests/fixtures/testproj, copied or built outside the tree.
+tp="$work/testproj"
+mkdir -p "$tp"
+cp -r "$root/tests/fixtures/testproj/cargo" "$root/tests/fixtures/testproj/pytest" "$tp/"
+make -s -C "$root/tests/fixtures/testproj/gtest" BUILD="$tp/gtest" >/dev/null
 STROBE_HOME="$work/home" "$build/bench/bench_test" 5 "$build/fixtures/deadlock_abba" \
+    "$tp/cargo" cargo - "$tp/gtest" gtest "$tp/gtest/stack_test" "$tp/pytest" pytest - \
     "$work" generic "$build/fixtures/hello_exit3"
 echo
 echo "### DWARF index (\`$build/bench/bench_dwarf\`, generated C++ binary, and libc)"
