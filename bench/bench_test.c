@@ -75,7 +75,8 @@ int main(int argc, char **argv)
         return 1;
     }
     double *via = calloc((size_t)runs, sizeof *via), *direct = calloc((size_t)runs, sizeof *direct);
-    printf("| suite | runs | direct (ms) | debug_test (ms) | ratio |\n| --- | --- | --- | --- | --- |\n");
+    printf("| suite | runs | direct (ms) | debug_test (ms) | ratio |\n"
+           "| --- | --- | --- | --- | --- |\n");
     for (int p = 3; p + 2 < argc; p += 3) {
         const char *root = argv[p], *fw = argv[p + 1], *command = argv[p + 2];
         char cmd[1024];

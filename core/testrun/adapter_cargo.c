@@ -125,7 +125,8 @@ static void cargo_live_line(void *state, struct test_live *lv, int stream, const
     if (stream == 2) {
         if (test_starts_with(line, len, "Compiling "))
             test_live_phase(lv, TEST_PHASE_COMPILING);
-        else if (test_starts_with(line, len, "Running ") || test_starts_with(line, len, "Doc-tests "))
+        else if (test_starts_with(line, len, "Running ") ||
+                 test_starts_with(line, len, "Doc-tests "))
             test_live_phase(lv, TEST_PHASE_RUNNING);
         return;
     }
@@ -240,7 +241,8 @@ static void read_panic(const char *text, struct test_case *c)
             const char *stop = end, *p = msg, *l;
             size_t n;
             while (test_next_line(&p, end, &l, &n))
-                if (test_starts_with(l, n, "note: ") || test_starts_with(l, n, "stack backtrace:")) {
+                if (test_starts_with(l, n, "note: ") ||
+                    test_starts_with(l, n, "stack backtrace:")) {
                     stop = l;
                     break;
                 }

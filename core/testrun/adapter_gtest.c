@@ -316,7 +316,8 @@ static int report_case(const cJSON *suite, const cJSON *t, const struct test_out
     enum test_status st = TEST_PASSED;
     if (cJSON_GetArraySize(failures) > 0)
         st = TEST_FAILED;
-    else if ((result && strcmp(result, "SKIPPED") == 0) || (status && strcmp(status, "NOTRUN") == 0))
+    else if ((result && strcmp(result, "SKIPPED") == 0) ||
+             (status && strcmp(status, "NOTRUN") == 0))
         st = TEST_SKIPPED;
     char name[1024];
     snprintf(name, sizeof name, "%s.%s", sname, tname);

@@ -454,7 +454,8 @@ static void test_gtest_parse_report(void **state)
 {
     (void)state;
     struct recorded r;
-    parse_recorded(&r, &test_adapter_gtest, PROJ "gtest", "gtest/suite", DATA "gtest/suite.json", 1);
+    parse_recorded(&r, &test_adapter_gtest, PROJ "gtest", "gtest/suite", DATA "gtest/suite.json",
+                   1);
     struct test_report *rep = &r.report;
     assert_true(rep->structured);
     assert_int_equal(rep->n_cases, 5);
