@@ -196,7 +196,27 @@ static cJSON *failure_json(const struct testrun_failure *f)
     return o;
 }
 
-static cJSON *stuck_json(const struct testrun_stuck *s)
+/* A frame as one string, its file relative to the project when it is inside it
+ * (tests/bank.rs, not bank.rs: a test crate may share its name with the library). */
+static void frame_text(const struct collector_frame *f, const char *root, char *buf,
+                       size_t cap)
+{
+    size_t n = strlen(root);
+    if (f->file && n && strncmp(f->file, root, n) == 0 && f->file[n] == '/')
+        snprintf(buf, cap, "%s (%s:%d)", f->function ? f->function : "??", f->file + n + 1,
+                 f->line);
+    else
+        tool_frame_text(f, buf, cap);
+}
+
+/* A function worth tracing: the program's own, not its entry point. */
+static bool traceable(const char *fn)
+{
+    size_t n = strlen(fn);
+    return strcmp(fn, "main") != 0 && !(n > 6 && strcmp(fn + n - 6, "::main") == 0);
+}
+
+static cJSON *stuck_json(const struct testrun_stuck *s, const char *root)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", s->name ? s->name : "");
@@ -215,13 +235,18 @@ static cJSON *stuck_json(const struct testrun_stuck *s)
         cJSON_AddStringToObject(t, "state", th->state);
         if (th->syscall_name)
             cJSON_AddStringToObject(t, "syscall", th->syscall_name);
-        if (th->wait_owner > 0)
+        if (th->wait_owner > 0) {
             cJSON_AddNumberToObject(t, th->wait == WAIT_JOIN ? "waitsForTid" : "lockOwnerTid",
                                     th->wait_owner);
+        } else if (th->wait == WAIT_MUTEX) {
+            char addr[32]; /* a lock that records no owner (Rust's): which one, at least */
+            snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)th->wait_address);
+            cJSON_AddStringToObject(t, "waitsForMutex", addr);
+        }
         cJSON *stack = cJSON_AddArrayToObject(t, "stack");
         for (size_t f = 0; f < th->n_frames && f < STUCK_FRAMES; f++) {
             char buf[1024];
-            tool_frame_text(&th->frames[f], buf, sizeof buf);
+            frame_text(&th->frames[f], root, buf, sizeof buf);
             cJSON_AddItemToArray(stack, cJSON_CreateString(buf));
         }
         size_t more = th->omitted_frames + (th->n_frames > STUCK_FRAMES
@@ -231,7 +256,7 @@ static cJSON *stuck_json(const struct testrun_stuck *s)
         cJSON_AddItemToArray(threads, t);
         /* The program's own function where each thread waits: what to trace. */
         if (th->own_frame >= 0 && th->frames[th->own_frame].function &&
-            cJSON_GetArraySize(sug) < 4) {
+            traceable(th->frames[th->own_frame].function) && cJSON_GetArraySize(sug) < 4) {
             const char *fn = th->frames[th->own_frame].function;
             bool dup = false;
             const cJSON *it;
@@ -280,6 +305,10 @@ static cJSON *result_json(const struct testrun_view *v)
     cJSON_AddNumberToObject(sum, "stuck", v->n_stuck);
     cJSON_AddNumberToObject(sum, "durationMs", (double)v->elapsed_ms);
     cJSON_AddNumberToObject(r, "exitCode", v->exit_code);
+    if (v->exit_code < 0)
+        cJSON_AddStringToObject(r, "killed", v->n_stuck ? "by Strobe: the test was stuck"
+                                : v->timed_out ? "by Strobe: the hard timeout"
+                                : "by a signal (see the details file's stderr)");
     if (v->error[0])
         cJSON_AddStringToObject(r, "error", v->error);
     if (v->timed_out) {
@@ -308,11 +337,11 @@ static cJSON *result_json(const struct testrun_view *v)
     cJSON *fails = cJSON_AddArrayToObject(r, "failures");
     cJSON *stuck = cJSON_AddArrayToObject(r, "stuck");
     for (int i = 0; i < v->n_stuck; i++)
-        cJSON_AddItemToArray(stuck, stuck_json(&v->stuck[i]));
+        cJSON_AddItemToArray(stuck, stuck_json(&v->stuck[i], v->project_root));
     if (v->n_stuck)
         cJSON_AddStringToObject(r, "stoppedEarly", "The run was killed at the stuck test: "
-                                "tests after it did not run. Fix it, or run the others "
-                                "with test set to each of them.");
+                                "tests that had not reported by then are not in these "
+                                "counts. Fix it, or run the others with test set to each.");
     if (v->details_path[0])
         cJSON_AddStringToObject(r, "details", v->details_path);
     if (v->no_tests) {

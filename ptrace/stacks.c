@@ -19,7 +19,9 @@
  *  - pthread_join waits on the joined thread's tid field (struct pthread) until the
  *    kernel clears it at the thread's exit: the word holds the joined tid;
  *  - pthread_cond_wait waits on __g_signals[g], at offset 40 or 44 of the condvar
- *    (8-aligned), which gives back the condvar's address.
+ *    (8-aligned), which gives back the condvar's address;
+ *  - Rust's std Mutex parks in futex(&state) from Mutex::lock_contended: rdi is the
+ *    mutex, whose owner is recorded nowhere.
  */
 #include "ptrace/stacks.h"
 
@@ -183,6 +185,8 @@ static void classify_wait(struct collector_thread *th, const struct user_regs_st
 {
     static const char *const lock[] = {"mutex_lock", "lll_lock_wait", "mutex_timedlock",
                                        "mutex_clocklock"};
+    /* Rust's std mutex: a bare futex word that records no owner */
+    static const char *const owner_unknown[] = {"Mutex::lock_contended"};
     static const char *const join[] = {"pthread_join", "clockjoin", "timedjoin"};
     static const char *const cond[] = {"cond_wait", "cond_timedwait", "cond_clockwait"};
     int op = FUTEX_CMD((int)r->rsi);
@@ -195,6 +199,10 @@ static void classify_wait(struct collector_thread *th, const struct user_regs_st
     for (size_t i = 0; i < own && i < sy->n; i++) {
         const struct shown_frame *f = &sy->frames[i];
         int v = 0;
+        if (frame_named(f, owner_unknown, sizeof owner_unknown / sizeof *owner_unknown)) {
+            th->wait = WAIT_MUTEX;
+            return;
+        }
         if (frame_named(f, lock, sizeof lock / sizeof *lock)) {
             th->wait = WAIT_MUTEX;
             if (procmem_read(memfd, word + MUTEX_OWNER, &v, sizeof v) && v > 0)

@@ -81,6 +81,8 @@ struct test_case {
     char *message;           /* a failure's text (whole), a skip's reason; NULL */
     char *output;            /* its own stdout/stderr when the framework keeps them
                                 apart; NULL */
+    bool stuck;              /* set by the runner: the test it killed as stuck (counted
+                                as stuck, not as failed) */
 };
 
 /* A compiler error that stopped the build before any test ran. */

@@ -50,7 +50,8 @@ static void write_cases(struct strbuf *sb, const struct test_report *rep)
         const struct test_case *c = &rep->cases[i];
         sb_puts(sb, i ? ",{\"name\":" : "{\"name\":");
         json_bytes(sb, c->name, strlen(c->name));
-        sb_printf(sb, ",\"status\":\"%s\",\"durationMs\":%lld", status_name(c->status),
+        sb_printf(sb, ",\"status\":\"%s\",\"durationMs\":%lld",
+                  c->stuck ? "stuck" : status_name(c->status),
                   (long long)c->duration_ms);
         json_opt(sb, "file", c->file);
         sb_printf(sb, ",\"line\":%d", c->line);

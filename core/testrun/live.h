@@ -11,11 +11,21 @@
 
 #include "core/testrun/adapter.h"
 
+#define LIVE_RUNNING_MAX 32      /* tests running at once that are followed */
+
 struct test_live {
     int passed, failed, skipped;
     enum test_phase phase;
     int64_t running_since_ns;    /* when the phase became RUNNING, 0: not yet */
-    char current[256];           /* the test running now, "" none */
+    /* Tests started and not finished, oldest first: frameworks run tests in
+     * parallel (cargo), and a stuck test is one that never finishes while the
+     * others do. When more run at once, the oldest are forgotten. */
+    struct {
+        char name[256];
+        int64_t since_ns;
+    } running[LIVE_RUNNING_MAX];
+    int n_running;
+    char current[256];           /* the longest-running of them, "" none */
     int64_t current_since_ns;
     bool current_changed;        /* a new current test: its baseline is to be read */
 };

@@ -542,13 +542,13 @@ static void add_failures(struct testrun *r)
 {
     size_t n = 0;
     for (size_t i = 0; i < r->report.n_cases; i++)
-        n += r->report.cases[i].status == TEST_FAILED;
+        n += r->report.cases[i].status == TEST_FAILED && !r->report.cases[i].stuck;
     r->failures = calloc(n ? n : 1, sizeof *r->failures);
     if (!r->failures)
         return;
     for (size_t i = 0; i < r->report.n_cases; i++) {
         struct test_case *c = &r->report.cases[i];
-        if (c->status != TEST_FAILED)
+        if (c->status != TEST_FAILED || c->stuck)
             continue;
         struct testrun_failure *f = &r->failures[r->n_failures++];
         f->tc = c;
@@ -585,6 +585,15 @@ static void sanitize(char **s)
     *s = clean;
 }
 
+/* The stuck test is counted as stuck, not also as the failure its adapter may have
+ * made of a test that never ended (its case stays, with what the adapter found). */
+static void mark_stuck_case(struct test_report *rep, const char *name)
+{
+    struct test_case *c = name && name[0] ? test_report_find(rep, name) : NULL;
+    if (c && c->status != TEST_PASSED)
+        c->stuck = true;
+}
+
 static void finish(struct testrun *r)
 {
     int ws = r->wait_status;
@@ -610,9 +619,12 @@ static void finish(struct testrun *r)
         sanitize(&r->report.diags[i].message);
     if (r->n_stuck) {
         sanitize(&r->stuck.runtime_dump);
-        /* The stuck test never reported its end: it is not a pass, nor a failure. */
         if ((!r->stuck.name || !r->stuck.name[0]) && r->live.current[0])
             test_set_str(&r->stuck.name, r->live.current, -1);
+        /* One result for the whole command (generic): that is the stuck test. */
+        if ((!r->stuck.name || !r->stuck.name[0]) && r->report.n_cases == 1)
+            test_set_str(&r->stuck.name, r->report.cases[0].name, -1);
+        mark_stuck_case(&r->report, r->stuck.name);
     }
     add_failures(r);
     bool ran = r->report.n_cases > 0 || r->n_stuck || r->report.build_failed;
@@ -1076,6 +1088,7 @@ int testrun_status(const char *id, int wait_ms, struct testrun_view *v,
     snprintf(v->error, sizeof v->error, "%s", r->error);
     v->adapter = r->ad;
     snprintf(v->command, sizeof v->command, "%s", r->command_line);
+    snprintf(v->project_root, sizeof v->project_root, "%s", r->project_root);
     v->elapsed_ms = ((r->ended_ns ? r->ended_ns : now) - r->started_ns) / NS_PER_MS;
     v->passed = r->live.passed;
     v->failed = r->live.failed;
@@ -1104,9 +1117,10 @@ int testrun_status(const char *id, int wait_ms, struct testrun_view *v,
         v->tail = r->tail;
         int passed = 0, failed = 0, skipped = 0;
         for (size_t i = 0; i < r->report.n_cases; i++) {
-            passed += r->report.cases[i].status == TEST_PASSED;
-            failed += r->report.cases[i].status == TEST_FAILED;
-            skipped += r->report.cases[i].status == TEST_SKIPPED;
+            const struct test_case *c = &r->report.cases[i];
+            passed += c->status == TEST_PASSED;
+            failed += c->status == TEST_FAILED && !c->stuck;
+            skipped += c->status == TEST_SKIPPED;
         }
         v->passed = passed;
         v->failed = failed;

@@ -112,6 +112,7 @@ struct testrun_view {
                                     traced launch after the build failed); "" */
     const struct test_adapter *adapter;
     char command[1024];
+    char project_root[4096];
     /* progress */
     int64_t elapsed_ms;
     int passed, failed, skipped;
