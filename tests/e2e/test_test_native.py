@@ -132,6 +132,35 @@ def test_cargo_rerun_traced(mcp):
     assert names and all("stackfix::" in n for n in names), sorted(names)[:10]
 
 
+
+@needs_cargo
+def test_cargo_build_failure_is_parsed(mcp):
+    """A compile error: no test ran; buildErrors gives rustc's file:line:column."""
+    root = copy_project(mcp, "cargo")
+    path = os.path.join(root, "src", "stack.rs")
+    with open(path, "a") as f:
+        f.write("\npub fn broken() -> i32 { \"not a number\" }\n")
+    with open(path) as f:
+        line = sum(1 for _ in f)
+    _, st = run_to_end(mcp, root)
+    res = st["result"]
+    s = res["summary"]
+    assert (s["passed"], s["failed"], s["stuck"]) == (0, 0, 0), res
+    (e,) = [e for e in res["buildErrors"] if e.get("line") == line]
+    assert e["file"] == "src/stack.rs" and e["column"] > 0, e
+    assert "mismatched types" in e["message"], e
+
+
+def test_framework_not_installed_names_its_package(world):
+    """The daemon's PATH has neither cargo nor go: the sentence names the package."""
+    mcp = world.mcp(extra_env={"PATH": "/nonexistent-strobe-path"})
+    mcp.world = world
+    for name, package in (("cargo", "Debian package cargo"), ("go", "Debian package golang-go")):
+        root = copy_project(mcp, name)
+        e = mcp.tool_error("debug_test", {"projectRoot": root})
+        assert e.code == "COMMAND_NOT_FOUND", (e.code, e.message)
+        assert "'%s' is not installed" % name in e.message and package in e.message, e.message
+
 # ---- GoogleTest ---------------------------------------------------------------
 
 needs_gtest = pytest.mark.skipif(

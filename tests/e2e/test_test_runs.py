@@ -189,6 +189,15 @@ def test_traced_stuck_run_keeps_its_session(mcp):
     assert {e["function"] for e in q["events"]} == {"take_second"}
 
 
+def test_traced_run_records_a_crash(mcp):
+    """A test that crashes under the debugger: the crash event is in its session."""
+    r, st = run_to_end(mcp, command=fixture_path("crash_null"), tracePatterns=["main"])
+    res = st["result"]
+    assert res["summary"]["failed"] == 1 and res["exitCode"] == -1, res
+    assert res["killed"].startswith("by a signal"), res
+    (crash,) = mcp.wait_events(r["sessionId"], 1, eventType="crash")["events"]
+    assert crash["eventType"] == "crash", crash
+
 def test_status_waits_then_reports_progress(mcp):
     r = start(mcp, command="%s sleep" % fixture_path("test_stuck"))
     t0 = time.monotonic()
@@ -242,9 +251,9 @@ def test_status_errors(mcp):
     assert e.code == "VALIDATION_ERROR" and "waitMs" in e.message
 
 
-def test_framework_not_installed_names_its_package(mcp):
-    """A framework whose program is missing: the sentence names where it comes from.
-    The generic adapter needs no program; a missing command is COMMAND_NOT_FOUND."""
+def test_missing_command_is_command_not_found(mcp):
+    """The generic adapter needs no program of its own; a command that is not there is
+    COMMAND_NOT_FOUND naming it (a framework's missing program: test_test_native.py)."""
     e = mcp.tool_error("debug_test", {"projectRoot": mcp.world.project,
                                       "command": "no-such-test-runner --all"})
     assert e.code == "COMMAND_NOT_FOUND" and "no-such-test-runner" in e.message
