@@ -54,6 +54,8 @@ struct test_plan {
     bool build_only;           /* compile the tests and run none (adapters with
                                   builds_first): a traced run builds first, untraced,
                                   so that the compiler is neither traced nor slowed */
+    bool traced;               /* the run goes under the debugger: leave out what would
+                                  compile while it runs (cargo's doc tests) */
 };
 
 /* A command line. Strings are malloc'd (tcmd.c builds and frees them). argv[0] is

@@ -85,6 +85,10 @@ static int cargo_command(const struct test_plan *plan, struct test_command *out,
         return out->too_long ? err_set(e, ERR_VALIDATION, "the cargo command has too many "
                                        "arguments.") : 0;
     }
+    /* Doc tests are compiled by rustdoc as they run: traced, that is the compiler
+     * under the debugger. --tests runs every test target but them. */
+    if (plan->traced && plan->level == TEST_LEVEL_ALL)
+        tcmd_arg(out, "--tests");
     /* Without it the first failing test binary stops the others from running. */
     if (plan->work_dir)
         tcmd_arg(out, "--no-fail-fast");

@@ -555,6 +555,7 @@ static void add_failures(struct testrun *r)
         struct test_plan one = r->plan;
         one.test = c->name;
         one.work_dir = NULL;
+        one.traced = false;
         struct test_command cmd = {0};
         struct strobe_error e;
         if (r->ad->command(&one, &cmd, &e) == 0) {
@@ -953,10 +954,12 @@ int testrun_start(const struct testrun_request *req, struct testrun_started *out
         err_set(e, ERR_INTERNAL, "%s", err);
         goto fail;
     }
+    bool wants_tracing = req->n_patterns > 0 || req->n_watches > 0;
+    bool traced = wants_tracing && !ad->untraceable;
     r->plan = (struct test_plan){
         .project_root = r->project_root, .command = r->command_arg,
         .level = req->level_given ? req->level : TEST_LEVEL_ALL, .test = r->test_name,
-        .work_dir = r->work_dir,
+        .work_dir = r->work_dir, .traced = traced,
     };
     bool onboarding = ad == &test_adapter_generic && !req->command;
     if (!onboarding) {
@@ -983,8 +986,6 @@ int testrun_start(const struct testrun_request *req, struct testrun_started *out
         r->live_state = ad->live_open();
     stuck_init(&r->det, mono_ns());
     r->started_ns = mono_ns();
-    bool wants_tracing = req->n_patterns > 0 || req->n_watches > 0;
-    bool traced = wants_tracing && !ad->untraceable;
     if (onboarding) {
         r->no_tests = true;
         snprintf(r->hint, sizeof r->hint, "%s", ad->no_tests_hint);
