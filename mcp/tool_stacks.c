@@ -106,14 +106,6 @@ static cJSON *thread_json(const struct collector_thread *th, bool verbose, size_
     return o;
 }
 
-static size_t json_size(const cJSON *o)
-{
-    char *s = cJSON_PrintUnformatted(o);
-    size_t n = s ? strlen(s) : 0;
-    free(s);
-    return n;
-}
-
 /* How much a thread tells: a wait in a cycle (the diagnosis names its tid) > any
  * other wait > none. Cuts go from the least. */
 static int interest(const struct collector_stacks *st, const struct collector_thread *th)
@@ -150,7 +142,7 @@ cJSON *tool_stacks_json(const char *id, const struct collector_stacks *st, bool 
         cJSON *threads = cJSON_AddArrayToObject(o, "threads");
         for (size_t i = 0; i < n; i++)
             cJSON_AddItemToArray(threads, thread_json(&st->threads[i], verbose, keep[i]));
-        if (pass == 6 || json_size(o) <= STACKS_BUDGET)
+        if (pass == 6 || tool_json_size(o) <= STACKS_BUDGET)
             break;
         int level = pass / 2;
         size_t to = pass % 2 == 0 ? CUT_KEEP : 0;

@@ -286,14 +286,6 @@ static cJSON *stuck_json(const struct testrun_stuck *s, const char *root)
     return o;
 }
 
-static size_t json_size(const cJSON *o)
-{
-    char *s = cJSON_PrintUnformatted(o);
-    size_t n = s ? strlen(s) : 0;
-    free(s);
-    return n;
-}
-
 static cJSON *result_json(const struct testrun_view *v)
 {
     cJSON *r = cJSON_CreateObject();
@@ -362,7 +354,7 @@ static cJSON *result_json(const struct testrun_view *v)
     int shown = 0;
     for (; shown < v->n_failures; shown++) {
         cJSON_AddItemToArray(fails, failure_json(&v->failures[shown]));
-        if (json_size(r) > TEST_BUDGET && shown > 0) {
+        if (tool_json_size(r) > TEST_BUDGET && shown > 0) {
             cJSON_DeleteItemFromArray(fails, shown);
             break;
         }

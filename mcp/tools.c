@@ -386,6 +386,14 @@ cJSON *tools_list(void)
     return res;
 }
 
+size_t tool_json_size(const cJSON *o)
+{
+    char *s = cJSON_PrintUnformatted(o);
+    size_t n = s ? strlen(s) : 0;
+    free(s);
+    return n;
+}
+
 struct timeline_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e)
 {
     if (!ctx->reader)

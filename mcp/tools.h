@@ -36,6 +36,9 @@ cJSON *tools_list(void);
 /* "debug_launch, debug_trace, ..." for error messages. */
 const char *tools_names(void);
 
+/* The bytes of o as compact JSON: what an answer's budget counts. */
+size_t tool_json_size(const cJSON *o);
+
 /* The timeline reader of ctx (core/timeline.h), opened on first use; NULL with e
  * set on failure. */
 struct timeline_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e);
