@@ -303,6 +303,7 @@ static void tap_ended(void *arg, int wait_status)
     pthread_mutex_lock(&r->lock);
     r->wait_status = wait_status;
     r->exited = true;
+    pthread_cond_broadcast(&r->changed); /* the run's thread may wait for this */
     pthread_mutex_unlock(&r->lock);
     for (int i = 0; i < 2; i++)
         if (r->tap_w[i] >= 0) {
