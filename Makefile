@@ -152,9 +152,11 @@ build-bench: build-all build-fixtures $(BENCH_BIN)
 	@scripts/run-bench.sh $(B)
 
 build-install: build-all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	           $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 0755 $(B)/strobe $(B)/strobectl $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 man/strobe.1 man/strobectl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 man/strobe-patterns.7 man/strobe-tools.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:
 	rm -rf build build-san
