@@ -13,7 +13,7 @@
 # SAN=1 builds into build-san/ with AddressSanitizer and UndefinedBehaviorSanitizer.
 
 PREFIX ?= /usr/local
-PKGS := libelf libdw libunwind libunwind-ptrace sqlite3 libcjson capstone libpcre2-8 expat
+PKGS := libelf libdw libunwind libunwind-ptrace sqlite3 libcjson capstone libpcre2-8 expat libedit
 
 ifeq ($(SAN),1)
 B := build-san
@@ -155,8 +155,8 @@ build-install: build-all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	           $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 0755 $(B)/strobe $(B)/strobectl $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 man/strobe.1 man/strobectl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 0644 man/strobe-patterns.7 man/strobe-tools.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 $(wildcard man/*.7) $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:
 	rm -rf build build-san

@@ -9,11 +9,11 @@
 set -eu
 
 build="build-essential pkg-config libelf-dev libdw-dev libunwind-dev libsqlite3-dev
-       libcjson-dev libcapstone-dev libiberty-dev libpcre2-dev libexpat1-dev"
+       libcjson-dev libcapstone-dev libiberty-dev libpcre2-dev libexpat1-dev libedit-dev"
 # The test frameworks debug_test's end-to-end tests drive (jest, vitest and mocha
 # come from npm: tests/fixtures/testproj/js/package-lock.json).
 frameworks="libgtest-dev catch2 cmake golang-go python3-pytest"
-check="$build libcmocka-dev python3 valgrind g++ man-db groff-base $frameworks"
+check="$build libcmocka-dev python3 python3-pexpect valgrind g++ man-db groff-base $frameworks"
 bench="$check ltrace gdb"
 
 case "${1:-build}" in

@@ -681,13 +681,19 @@ def pytest_configure(config):
         "markers", "manages_daemon: the test starts, kills or waits for the daemon "
         "itself (skipped under STROBE_VALGRIND=1)")
     config.addinivalue_line(
-        "markers", "valgrind_sample: of the debug_test suites (test_test_*.py, "
-        "test_strobectl_test.py), whose tests differ in the framework far more than in "
-        "the daemon code they reach, the ones the valgrind pass runs")
+        "markers", "valgrind_sample: of the debug_test and REPL suites (SAMPLED_MODULES), "
+        "whose tests differ in the framework or the front end far more than in the daemon "
+        "code they reach, the ones the valgrind pass runs")
     config.addinivalue_line(
         "markers", "wall_clock: the test bounds how long a traced program takes; a "
         "daemon under valgrind runs 20-50x slower, so the normal and sanitizer runs "
         "check it (skipped under STROBE_VALGRIND=1)")
+
+
+# Test modules whose tests the valgrind pass samples (the valgrind_sample marker): the
+# debug_test suites and the REPL's, which reach the same daemon code through many
+# frameworks or front-end commands.
+SAMPLED_MODULES = ("test_test_", "test_strobectl_test.py", "test_repl")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -700,15 +706,18 @@ def pytest_collection_modifyitems(config, items):
     # (the cases differ in input, not in the daemon code they reach).
     other_case = pytest.mark.skip(reason="valgrind mode: one case of each parametrized "
                                   "test; the normal and sanitizer passes run every case")
-    sampled = pytest.mark.skip(reason="valgrind mode: of the debug_test suites, the tests "
-                               "marked valgrind_sample run here (the others differ in the "
-                               "framework, not the daemon code); the normal and sanitizer "
-                               "passes run them all")
+    sampled = pytest.mark.skip(reason="valgrind mode: of the debug_test and REPL suites, "
+                               "the tests marked valgrind_sample run here (the others differ "
+                               "in the framework or the front end, not the daemon code); the "
+                               "normal and sanitizer passes run them all")
+    no_daemon = pytest.mark.skip(reason="valgrind mode: strobe install never reaches the "
+                                 "daemon")
     seen = set()
     for item in items:
         module = os.path.basename(str(item.fspath))
-        if (module.startswith("test_test_") or module == "test_strobectl_test.py") and \
-                "valgrind_sample" not in item.keywords:
+        if module.startswith("test_install"):
+            item.add_marker(no_daemon)
+        elif module.startswith(SAMPLED_MODULES) and "valgrind_sample" not in item.keywords:
             item.add_marker(sampled)
         elif "manages_daemon" in item.keywords:
             item.add_marker(skip)
