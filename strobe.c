@@ -1,5 +1,6 @@
 /*
- * strobe.c - the strobe command: `strobe daemon`, `strobe mcp`, `strobe --version`.
+ * strobe.c - the strobe command: `strobe daemon`, `strobe mcp`, `strobe install`,
+ * `strobe --version`.
  * It is the only place where core/ meets mcp/ and ptrace/: the daemon is handed the
  * MCP connection handler and the engine the native collector, so the engine
  * depends on neither the protocol nor ptrace.
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "base/version.h"
+#include "cli/install.h"
 #include "cli/mcp_proxy.h"
 #include "core/collector.h"
 #include "core/daemon.h"
@@ -20,10 +22,12 @@ static int usage(FILE *f, int status)
     fprintf(f,
             "usage: strobe daemon [--idle-timeout SECONDS]\n"
             "       strobe mcp\n"
+            "       strobe install [--agent NAME]... [--dry-run] [--uninstall]\n"
             "       strobe --version\n"
             "\n"
             "  daemon  run the per-user daemon in the foreground (normally started for you)\n"
             "  mcp     MCP server on stdin/stdout; starts the daemon when needed\n"
+            "  install register strobe with your coding agents (strobe install --help)\n"
             "\n"
             "State lives in $STROBE_HOME (default ~/.strobe). See strobe(1).\n");
     return status;
@@ -42,6 +46,8 @@ int main(int argc, char **argv)
         return usage(stdout, 0);
     if (strcmp(cmd, "mcp") == 0 && argc == 2)
         return proxy_main();
+    if (strcmp(cmd, "install") == 0)
+        return install_main(argc - 1, argv + 1);
     if (strcmp(cmd, "daemon") == 0) {
         int idle = daemon_default_idle_timeout();
         for (int i = 2; i < argc; i++) {
