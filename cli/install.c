@@ -49,12 +49,13 @@ static int usage(FILE *f, int status)
     return status;
 }
 
+/* Returns -1 to go on, else the exit status. */
 static int parse(int argc, char **argv, struct options *o)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-            return usage(stdout, 0) - 1;
+            return usage(stdout, 0);
         if (!strcmp(a, "--dry-run")) {
             o->dry_run = true;
             continue;
@@ -148,7 +149,8 @@ static bool detected(const struct options *o, const struct agent *a)
     return on_path(a->binary);
 }
 
-/* Prints the lines the splice changes, as a unified diff's hunk. */
+/* Prints the lines the splice changes, as a unified diff's hunk; after is NULL when
+ * the file is to be deleted. */
 static void print_diff(const char *path, const struct cfg_file *f, const char *after,
                        size_t after_len, const struct splice *sp)
 {
@@ -277,7 +279,8 @@ static bool do_target(const struct options *o, const struct agent *a, const stru
         mode_t mode = f.exists ? f.mode : (t->kind == TARGET_JSON || t->kind == TARGET_TOML
                                            ? 0600 : 0644) & ~um;
         if (o->dry_run) {
-            print_diff(path, &f, drop ? NULL : after, n, &sp);
+            struct splice whole = {.at = 0, .del = f.len, .ins = (char *)""};
+            print_diff(path, &f, drop ? NULL : after, n, drop ? &whole : &sp);
         } else if (drop ? cfg_unlink(path, err, sizeof err) != 0
                         : cfg_write(path, &f, after, n, mode, err, sizeof err) != 0) {
             fprintf(stderr, "strobe install: %s: %s\n", a->name, err);

@@ -181,6 +181,9 @@ def test_dry_run_names_every_file_and_changes_nothing(full_home):
     installed = full_home.snapshot()
     r = full_home.install("--dry-run", "--uninstall")
     assert r.returncode == 0 and full_home.snapshot() == installed
+    # a file install created is shown deleted whole
+    assert ("--- %s\n+++ /dev/null\n@@ line 1 @@\n-<!-- strobe:begin"
+            % full_home.path(".config/opencode/AGENTS.md")) in r.stdout
     assert '-    "strobe": {"type": "stdio", "command": "%s"' % EXE in r.stdout
 
 
@@ -265,8 +268,10 @@ def test_usage_errors(full_home):
     assert r.returncode == 64 and "unknown option '--frobnicate'" in r.stderr
     r = full_home.install("--agent")
     assert r.returncode == 64 and "--agent needs a value" in r.stderr
+    before = full_home.snapshot()
     r = full_home.install("--help")
     assert r.returncode == 0 and "usage: strobe install" in r.stdout
+    assert full_home.snapshot() == before
     env = dict(full_home.env, HOME="relative")
     r = subprocess.run([STROBE_BIN, "install"], env=env, text=True, capture_output=True)
     assert r.returncode == 64 and "HOME is not an absolute path" in r.stderr
