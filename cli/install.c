@@ -260,8 +260,8 @@ static bool do_target(const struct options *o, const struct agent *a, const stru
     enum edit_result r = edit_for(o, t, &f, &sp, err, sizeof err);
     bool ok = r != EDIT_ERROR;
     if (r == EDIT_ERROR) {
-        fprintf(stderr, "strobe install: %s: %s: %s; it was left untouched\n", a->name, path,
-                err);
+        fprintf(stderr, "strobe install: %s: %s: %s; the file was left untouched: correct it "
+                "and run strobe install again\n", a->name, path, err);
     } else if (r == EDIT_NONE) {
         if (o->uninstall)
             printf("%s: %s: %s\n", a->name, path, err[0] ? err : "not configured");

@@ -228,7 +228,7 @@ def test_malformed_file_reported_with_line_and_untouched(full_home):
     assert r.returncode == 1
     assert ("%s: line 2: expected a member name" % full_home.path(".gemini/settings.json")
             in r.stderr), r.stderr
-    assert "left untouched" in r.stderr
+    assert "left untouched: correct it and run strobe install again" in r.stderr
     assert full_home.read(".gemini/settings.json") == bad
     assert not os.path.exists(full_home.path(".gemini/settings.json.strobe-backup"))
     # the other agents were still done
@@ -275,3 +275,33 @@ def test_usage_errors(full_home):
     env = dict(full_home.env, HOME="relative")
     r = subprocess.run([STROBE_BIN, "install"], env=env, text=True, capture_output=True)
     assert r.returncode == 64 and "HOME is not an absolute path" in r.stderr
+
+
+def test_files_it_cannot_edit(full_home):
+    h = full_home
+    os.remove(h.path(".cursor/mcp.json"))
+    os.makedirs(h.path(".cursor/mcp.json"))
+    r = h.install("--agent", "cursor")
+    assert r.returncode == 1 and "mcp.json is not a regular file; move it away" in r.stderr
+    with open(h.path(".gemini/settings.json"), "r+") as f:
+        f.truncate(65 << 20)  # sparse: costs no disk
+    r = h.install("--agent", "gemini")
+    assert r.returncode == 1 and "settings.json is larger than 64 MiB" in r.stderr
+    assert "GEMINI.md: strobe added" in r.stdout
+    if os.geteuid() == 0:
+        os.chown(h.path(".codex/config.toml"), 65534, 65534)
+        r = h.install("--agent", "codex")
+        assert r.returncode == 1
+        assert "config.toml belongs to another user; run strobe install as its owner" in r.stderr
+
+
+def test_uninstall_keeps_an_edited_skill(full_home):
+    h = full_home
+    assert h.install("--agent", "claude").returncode == 0
+    skill = ".claude/skills/strobe/SKILL.md"
+    h.write(skill, h.read(skill) + "my own note\n")
+    r = h.install("--agent", "claude", "--uninstall")
+    assert r.returncode == 0
+    assert "SKILL.md: changed since strobe install wrote it; left in place" in r.stdout
+    assert h.read(skill).endswith("my own note\n")
+    assert h.read(".claude.json") == AGENTS["claude"][1]
