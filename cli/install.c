@@ -296,7 +296,9 @@ static bool do_target(const struct options *o, const struct agent *a, const stru
             printf("%s: %s: %s\n", a->name, path,
                    drop ? "removed (strobe install had created it)"
                    : o->uninstall ? "strobe removed"
-                   : !f.exists ? "created" : "strobe added (backup: .strobe-backup)");
+                   : !f.exists ? "created"
+                   : sp.del ? "strobe updated (the original is in .strobe-backup)"
+                   : "strobe added (the original is in .strobe-backup)");
         }
         free(after);
         splice_free(&sp);

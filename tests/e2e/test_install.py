@@ -257,7 +257,15 @@ def test_foreign_toml_table_and_kept_backup(full_home):
     assert "line 3: a [mcp_servers.strobe] table that strobe install did not write" in r.stderr
     assert full_home.read(".codex/config.toml") == text
     full_home.write(".codex/config.toml", 'model = "o3"\n')
-    assert full_home.install("--agent", "codex").returncode == 0
+    r = full_home.install("--agent", "codex")
+    assert r.returncode == 0 and "config.toml: strobe added" in r.stdout
+    # a moved strobe: the entry is updated in place
+    full_home.write(".codex/config.toml", full_home.read(".codex/config.toml").replace(
+        EXE, "/old/strobe"))
+    r = full_home.install("--agent", "codex")
+    assert r.returncode == 0 and "config.toml: strobe updated" in r.stdout
+    assert tomllib.loads(full_home.read(".codex/config.toml"))["mcp_servers"]["strobe"][
+        "command"] == EXE
     assert full_home.read(".codex/config.toml.strobe-backup") == "older backup"
 
 
