@@ -124,11 +124,11 @@ void render_launch(FILE *out, const cJSON *r)
     /* The daemon's nextSteps speak MCP (--json keeps them); these speak shell. */
     const char *sid = json_str(r, "sessionId");
     if (sid)
-        fprintf(out, "next:\n"
-                "  strobectl query %s --type stderr        # what it printed\n"
-                "  strobectl status %s                     # running, or how it ended\n"
-                "  strobectl trace %s --add 'PATTERN'      # its calls, when output is "
-                "not enough\n", sid, sid, sid);
+        fprintf(out, "next: its output, whether it ended, its calls (when output is not "
+                "enough):\n"
+                "  strobectl query %s --type stderr\n"
+                "  strobectl status %s\n"
+                "  strobectl trace %s --add 'PATTERN'\n", sid, sid, sid);
 }
 
 /* "a=1 b.c=2 x=<CODE>": values (an object) then errors ("CODE: sentence" strings). */
