@@ -1,8 +1,8 @@
 /*
  * ctl_walk.h - the pieces every strobectl verb parser shares (cli/ctl_session.c,
- * ctl_trace.c, ctl_memory.c, ctl_break.c, ctl_test.c, ctl_args.c): a cursor over one command's arguments that tells
- * options from positionals, whole-number options, relative paths made absolute, and
- * usage errors as sentences.
+ * ctl_trace.c, ctl_memory.c, ctl_break.c, ctl_test.c, ctl_args.c): a cursor over
+ * one verb's arguments that tells options from positionals, whole-number options,
+ * relative paths made absolute, and usage errors as sentences.
  */
 #ifndef STROBE_CTL_WALK_H
 #define STROBE_CTL_WALK_H
