@@ -166,7 +166,8 @@ static int parse_query(struct ctl_walker *w, const char *cwd, struct ctl_cmd *ou
 
 /* status, stop, retain, delete: debug_session with one SESSION (and stop's
  * --retain; retain is stop --retain). */
-static int parse_session(struct ctl_walker *w, const char *action, cJSON *args)
+static int parse_session(struct ctl_walker *w, const char *verb, const char *action,
+                         cJSON *args)
 {
     static const struct ctl_opt stop_opts[] = { { "--retain", OPT_FLAG }, { 0 } };
     static const struct ctl_opt no_opts[] = { { 0 } };
@@ -187,7 +188,7 @@ static int parse_session(struct ctl_walker *w, const char *action, cJSON *args)
         }
     }
     if (!sid)
-        return ctl_usage_error(w->err, w->errlen, "%s needs a SESSION id", action);
+        return ctl_usage_error(w->err, w->errlen, "%s needs a SESSION id", verb);
     cJSON_AddStringToObject(args, "sessionId", sid);
     return 0;
 }
@@ -203,20 +204,20 @@ static int parse_sessions(struct ctl_walker *w, const char *cwd, struct ctl_cmd 
 static int parse_status(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
 {
     (void)cwd;
-    return parse_session(w, "status", out->args);
+    return parse_session(w, "status", "status", out->args);
 }
 
 static int parse_stop(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
 {
     (void)cwd;
-    return parse_session(w, "stop", out->args);
+    return parse_session(w, "stop", "stop", out->args);
 }
 
 static int parse_retain(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
 {
     (void)cwd;
     cJSON_AddTrueToObject(out->args, "retain");
-    return parse_session(w, "stop", out->args);
+    return parse_session(w, "retain", "stop", out->args);
 }
 
 /* delete SESSION deletes the session; delete SESSION ID...|all, breakpoints. */
@@ -224,7 +225,7 @@ static int parse_delete(struct ctl_walker *w, const char *cwd, struct ctl_cmd *o
 {
     (void)cwd;
     if (!ctl_delete_is_breakpoints(w->argc, w->argv, w->i))
-        return parse_session(w, "delete", out->args);
+        return parse_session(w, "delete", "delete", out->args);
     out->kind = CTL_BP_DELETE;
     out->tool = "debug_breakpoint";
     out->usage = U_BPDELETE;

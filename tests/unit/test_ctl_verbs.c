@@ -124,6 +124,26 @@ static void test_verb_help_forms(void **state)
     assert_string_equal(err, "help VERB takes no arguments, not 'x'");
 }
 
+/* retain is stop --retain under a verb of its own. */
+static void test_retain(void **state)
+{
+    (void)state;
+    struct ctl_cmd c;
+    char err[256];
+    assert_int_equal(parse(&c, err, "retain", "s1", "--json", NULL), 0);
+    assert_int_equal(c.kind, CTL_STOP);
+    assert_string_equal(c.tool, "debug_session");
+    assert_true(c.json);
+    char *args = cJSON_PrintUnformatted(c.args);
+    assert_string_equal(args, "{\"retain\":true,\"action\":\"stop\",\"sessionId\":\"s1\"}");
+    free(args);
+    ctl_cmd_free(&c);
+    assert_int_equal(parse(&c, err, "retain", NULL), -1);
+    assert_string_equal(err, "retain needs a SESSION id");
+    assert_string_equal(c.usage, "strobectl retain SESSION");
+    assert_null(c.args);
+}
+
 static void test_did_you_mean(void **state)
 {
     (void)state;
@@ -256,6 +276,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_verb_in_help_and_man),
         cmocka_unit_test(test_verb_help_forms),
+        cmocka_unit_test(test_retain),
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_exit_statuses),
         cmocka_unit_test(test_errors_speak_shell),
