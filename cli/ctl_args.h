@@ -1,8 +1,9 @@
 /*
  * ctl_args.h - strobectl's command line: turns argv into the MCP call to make (a
  * tool name and its arguments as JSON), with no I/O, so that it can be unit-tested.
- * The commands and flags are documented in man/strobectl.1; those of breakpoints
- * and stepping are parsed by cli/ctl_break.c, those of test by cli/ctl_test.c.
+ * The verbs, their help and their parsers are rows of cli/ctl_verbs.h; ctl_parse()
+ * takes the global options, finds the verb and hands it the rest. The verbs are
+ * documented in man/strobectl.1 and by `strobectl help VERB`.
  */
 #ifndef STROBE_CTL_ARGS_H
 #define STROBE_CTL_ARGS_H
@@ -13,7 +14,8 @@
 #include <cjson/cJSON.h>
 
 enum ctl_kind {
-    CTL_HELP,     /* --help: print ctl_help */
+    CTL_HELP,     /* --help, help [VERB], VERB --help: print the help of cmd.verb
+                     (ctl_print_verb_help) or, with no verb, ctl_print_overview */
     CTL_VERSION,  /* --version */
     CTL_TOOLS,    /* tools/list */
     CTL_CALL,     /* raw tools/call */
@@ -45,8 +47,12 @@ enum ctl_kind {
     CTL_TEST,     /* debug_test run, polled to the end (cli/ctl_test.h), or status */
 };
 
+struct ctl_verb;
+
 struct ctl_cmd {
     enum ctl_kind kind;
+    const struct ctl_verb *verb; /* the verb parsed (for CTL_HELP: the one to
+                                    describe, NULL for the overview) */
     bool json;        /* --json: print the structured result instead of text */
     const char *tool; /* the tools/call name (points into argv or a literal); NULL
                          for help, version and tools */
@@ -57,15 +63,13 @@ struct ctl_cmd {
     bool registers;   /* crash --registers: print the registers too */
 };
 
-/* Full help text for --help. */
-extern const char ctl_help[];
-
 /* Parses argv (argv[0] is the program name). cwd is the directory relative paths
  * (launch's PROGRAM with a '/', --cwd, --project-root, test's PROJECT_ROOT and the
  * program of its --command) are made absolute against; it is also the default
  * project root of launch and test. Returns 0 with *out filled (free it
  * with ctl_cmd_free), or -1 on a usage error with a sentence in err and
- * out->usage set; out then owns nothing. */
+ * out->usage set; out then owns nothing. An unknown verb's sentence suggests the
+ * closest one. */
 int ctl_parse(int argc, char **argv, const char *cwd, struct ctl_cmd *out, char *err,
               size_t errlen);
 

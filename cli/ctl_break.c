@@ -5,6 +5,8 @@
  */
 #include "cli/ctl_break.h"
 
+#include "cli/ctl_verbs.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,3 +314,87 @@ int ctl_parse_break(struct ctl_walker *w, enum ctl_kind kind, cJSON *args)
         return parse_run(w, kind, args);
     }
 }
+
+static int parse_verb(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
+{
+    (void)cwd;
+    return ctl_parse_break(w, out->kind, out->args);
+}
+
+#define JSON_OPT "  --json          print the tool's structured result as JSON\n"
+#define STEP_OPTS \
+    "  --thread TID    the paused thread (default: the one that paused last)\n" \
+    "  --timeout MS    how long to wait for the stop (1-60000, default 10000)\n" JSON_OPT
+#define STOP_PRINTS \
+    "Prints where the thread stopped: the line, the frames, their arguments and\n" \
+    "locals (or how the program ended). Exits 5 when the wait timed out with the\n" \
+    "program still running.\n"
+#define STILL_RUNNING CTL_EXIT_BIT(CTL_EXIT_STILL_RUNNING)
+
+const struct ctl_verb ctl_break_verbs[] = {
+    { "break", CTL_BREAK, "debug_breakpoint", U_BREAK,
+      "pause a thread at a function or FILE:LINE; logpoints",
+      "Sets a breakpoint (debug_breakpoint add) at FUNCTION (a trace pattern) or\n"
+      "FILE:LINE: a thread that reaches it while --if COND holds (a C expression over\n"
+      "its arguments, locals and globals) pauses, and `strobectl continue` waits for\n"
+      "it. --log MESSAGE makes a logpoint instead: it records MESSAGE ({expr}\n"
+      "replaced by its value) as a logpoint event and never pauses. Without SESSION\n"
+      "the breakpoint is staged for the next launch. Prints the breakpoints.\n",
+      "  --if COND       pause only when COND holds\n"
+      "  --hit N         from the Nth hit on (with --once: only the Nth)\n"
+      "  --once          remove it after it pauses once\n"
+      "  --all-stop      stop every thread, not only the one that hit it\n"
+      "  --log MESSAGE   a logpoint\n" JSON_OPT,
+      "strobectl break S calc.c:42 --if 'n > 3'\n"
+      "strobectl break S parse_config --log 'path={path}'\n"
+      "strobectl break main   # staged for the next launch\n",
+      0, "binding the breakpoint", parse_verb },
+    { "breakpoints", CTL_BREAKPOINTS, "debug_breakpoint", U_BREAKPOINTS,
+      "list the breakpoints: id, kind, where, hits, condition",
+      "Lists the session's breakpoints and logpoints (debug_breakpoint), or the\n"
+      "staged ones without SESSION: id, kind, where they bound, hits, condition.\n"
+      "Remove them with strobectl delete SESSION ID...|all.\n",
+      JSON_OPT, "strobectl breakpoints S\n", 0, NULL, parse_verb },
+    { "continue", CTL_CONTINUE, "debug_continue", U_CONTINUE,
+      "resume the paused threads and wait for the next stop",
+      "Resumes the paused threads (--thread: that one) and waits for a thread to\n"
+      "pause or the program to end (debug_continue). With nothing paused it waits\n"
+      "for the next stop, like gdb's continue in a running program.\n" STOP_PRINTS,
+      STEP_OPTS, "strobectl continue S\nstrobectl continue S --timeout 30000\n",
+      STILL_RUNNING, "waiting for a stop", parse_verb },
+    { "next", CTL_NEXT, "debug_continue", U_NEXT,
+      "step the paused thread to the next line, over calls",
+      "Steps the paused thread to the next source line, running over calls\n"
+      "(debug_continue step-over, gdb's next).\n" STOP_PRINTS,
+      STEP_OPTS, "strobectl next S\n", STILL_RUNNING, "stepping", parse_verb },
+    { "step", CTL_STEP, "debug_continue", U_STEP,
+      "step the paused thread into the function it calls",
+      "Steps the paused thread to the next source line, into a called function\n"
+      "(debug_continue step-into, gdb's step).\n" STOP_PRINTS,
+      STEP_OPTS, "strobectl step S --thread 1235\n", STILL_RUNNING, "stepping", parse_verb },
+    { "finish", CTL_FINISH, "debug_continue", U_FINISH,
+      "run the paused thread out to its caller; prints the return value",
+      "Runs the paused thread until its function returns (debug_continue step-out,\n"
+      "gdb's finish) and prints the return value with the stop.\n" STOP_PRINTS,
+      STEP_OPTS, "strobectl finish S\n", STILL_RUNNING, "stepping out", parse_verb },
+    { "until", CTL_UNTIL, "debug_continue", U_UNTIL,
+      "resume until a breakpoint, a memory condition or a line of output",
+      "Resumes and waits (debug_continue until) until breakpoint ID pauses a thread,\n"
+      "the C expression over globals holds, or a line of output contains STRING or\n"
+      "matches REGEX.\n" STOP_PRINTS,
+      "  --breakpoint ID  a breakpoint pauses a thread\n"
+      "  --memory EXPR    EXPR over globals holds (g_count >= 100)\n"
+      "  --text STRING    a line of output contains STRING\n"
+      "  --matches REGEX  a line of output matches REGEX\n"
+      "  --stream stdout|stderr   which output --text and --matches read\n"
+      "  --timeout MS     how long to wait (1-60000, default 10000)\n" JSON_OPT,
+      "strobectl until S --text ready --stream stdout\n"
+      "strobectl until S --memory 'g_count >= 100'\n",
+      STILL_RUNNING, "waiting for the condition", parse_verb },
+    { "pause", CTL_PAUSE, "debug_continue", U_PAUSE,
+      "interrupt every thread of the program now",
+      "Interrupts every thread of the running program (debug_continue pause) and\n"
+      "prints where the latest one stopped; continue, next, step or finish go on.\n",
+      JSON_OPT, "strobectl pause S\n", STILL_RUNNING, "pausing the program", parse_verb },
+    { 0 },
+};

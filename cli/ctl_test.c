@@ -8,6 +8,8 @@
  */
 #include "cli/ctl_test.h"
 
+#include "cli/ctl_verbs.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +163,7 @@ int ctl_parse_test(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
     };
     struct test_opts o = { 0 };
     bool dd = false;
+    out->usage = U_TEST;
     const char *name, *value;
     int k, rc = 0;
     while (rc == 0 && (k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
@@ -190,3 +193,29 @@ int ctl_parse_test(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
     cJSON_Delete(o.env);
     return rc;
 }
+
+const struct ctl_verb ctl_test_verbs[] = {
+    { "test", CTL_TEST, "debug_test", U_TEST "\n" U_TEST_STATUS,
+      "run the project's tests: failures, reruns, stuck tests' stacks",
+      "Runs the project's tests (debug_test) and waits for the end, with a progress\n"
+      "line on a terminal. The framework is detected from PROJECT_ROOT (default: the\n"
+      "current directory) unless --framework names it. Prints each failure with its\n"
+      "message, file:line and rerun command, build errors, and a stuck (deadlocked or\n"
+      "looping) test's threads. --status prints the progress or outcome of a run now.\n",
+      "  --framework F   cargo, go, pytest, unittest, jest, vitest, mocha, ctest,\n"
+      "                  gtest, catch2, generic\n"
+      "  --level L       unit, integration or e2e: which tests, and the hard timeout\n"
+      "  --test NAME     one test\n"
+      "  --command CMD   the test binary or any command line (its program relative\n"
+      "                  to the current directory)\n"
+      "  --trace PATTERN run the tests under the debugger, tracing PATTERN (repeat;\n"
+      "                  prints the session)\n"
+      "  --env KEY=VALUE set a variable in the tests' environment (repeat)\n"
+      "  --status ID     the run ID's progress or outcome, now\n"
+      "  --json          print debug_test's answer as JSON\n",
+      "strobectl test ~/src/app --level unit\n"
+      "strobectl test . --command ./run_tests.sh\n"
+      "strobectl test --test parser::tests::empty --trace 'parser::*'\n",
+      CTL_EXIT_BIT(CTL_EXIT_TESTS_FAILED), NULL, ctl_parse_test },
+    { 0 },
+};

@@ -33,6 +33,30 @@ char *ctl_absolute(const char *cwd, const char *path)
     return out;
 }
 
+int ctl_add_absolute(cJSON *obj, const char *key, const char *cwd, const char *path,
+                     char *err, size_t errlen)
+{
+    char *abs = ctl_absolute(cwd, path);
+    if (!abs)
+        return ctl_usage_error(err, errlen, "out of memory");
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    cJSON_AddStringToObject(obj, key, abs);
+    free(abs);
+    return 0;
+}
+
+int ctl_parse_none(struct ctl_walker *w, const char *verb)
+{
+    static const struct ctl_opt no_opts[] = { { 0 } };
+    bool dd = false;
+    const char *name, *value;
+    int k = ctl_walk(w, no_opts, &dd, &name, &value);
+    if (k == 2)
+        return ctl_usage_error(w->err, w->errlen, "%s takes no arguments, not '%s'", verb,
+                               value);
+    return k < 0 ? -1 : 0;
+}
+
 int ctl_parse_int(const char *opt, const char *s, long long min, long long max,
                   long long *out, char *err, size_t errlen)
 {

@@ -1,14 +1,16 @@
 /*
- * ctl_walk.h - the pieces every strobectl command parser shares (cli/ctl_args.c,
- * cli/ctl_break.c, cli/ctl_test.c): a cursor over one command's arguments that tells
- * options from positionals, whole-number options, relative paths made absolute, and
- * usage errors as sentences.
+ * ctl_walk.h - the pieces every strobectl verb parser shares (cli/ctl_session.c,
+ * ctl_trace.c, ctl_memory.c, ctl_break.c, ctl_test.c, ctl_args.c): a cursor over
+ * one verb's arguments that tells options from positionals, whole-number options,
+ * relative paths made absolute, and usage errors as sentences.
  */
 #ifndef STROBE_CTL_WALK_H
 #define STROBE_CTL_WALK_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <cjson/cJSON.h>
 
 /* A cursor over one command's arguments; see ctl_walk(). */
 struct ctl_walker {
@@ -34,6 +36,15 @@ int ctl_usage_error(char *err, size_t errlen, const char *fmt, ...)
 /* path made absolute against cwd ("./" prefixes dropped, "." is cwd itself), or
  * NULL when out of memory. The caller frees. */
 char *ctl_absolute(const char *cwd, const char *path);
+
+/* Sets obj.key to path made absolute against cwd. 0, or -1 with "out of memory"
+ * in err. */
+int ctl_add_absolute(cJSON *obj, const char *key, const char *cwd, const char *path,
+                     char *err, size_t errlen);
+
+/* The rest of a verb that takes no arguments (sessions, tools): 0, or -1 with
+ * "VERB takes no arguments, not 'X'" or an unknown option in w->err. */
+int ctl_parse_none(struct ctl_walker *w, const char *verb);
 
 /* Parses s, the value of option opt, as a whole number in [min, max] into *out.
  * 0, or -1 with "OPT needs a whole number, not 'S'" or "OPT must be between MIN and

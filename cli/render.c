@@ -6,6 +6,8 @@
  */
 #include "cli/render.h"
 
+#include "cli/render_hint.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -95,7 +97,11 @@ void render_fields(FILE *out, const cJSON *o)
     }
     cJSON_ArrayForEach(c, o)
     {
-        char *t = scalar_text(c->string, c);
+        /* The daemon's next steps name MCP calls: cut out, or the line dropped. */
+        int keep = cJSON_IsString(c) ? (int)render_advice_cut(c->valuestring) : -1;
+        if (keep == 0 || strcmp(c->string, "hint") == 0 || strcmp(c->string, "nextSteps") == 0)
+            continue;
+        char *t = keep > 0 ? strndup(c->valuestring, (size_t)keep) : scalar_text(c->string, c);
         fprintf(out, "%s:%*s %s\n", c->string, width - (int)strlen(c->string), "",
                 t ? t : "?");
         free(t);
@@ -115,8 +121,14 @@ void render_launch(FILE *out, const cJSON *r)
                 json_num(r, "pendingPatternsApplied"));
     if (json_has_num(r, "pendingWatchesApplied"))
         fprintf(out, "pending watches applied: %lld\n", json_num(r, "pendingWatchesApplied"));
-    if (json_str(r, "nextSteps"))
-        fprintf(out, "%s\n", json_str(r, "nextSteps"));
+    /* The daemon's nextSteps speak MCP (--json keeps them); these speak shell. */
+    const char *sid = json_str(r, "sessionId");
+    if (sid)
+        fprintf(out, "next: its output, whether it ended, its calls (when output is not "
+                "enough):\n"
+                "  strobectl query %s --type stderr\n"
+                "  strobectl status %s\n"
+                "  strobectl trace %s --add 'PATTERN'\n", sid, sid, sid);
 }
 
 /* "a=1 b.c=2 x=<CODE>": values (an object) then errors ("CODE: sentence" strings). */

@@ -18,11 +18,13 @@
 void render_json(FILE *out, const cJSON *v);
 
 /* Every member of o as an aligned "key: value" line: numbers ending in "At" as
- * local times, booleans as yes/no, arrays and objects on one line. Used for
- * debug_session status and debug_trace. */
+ * local times, booleans as yes/no, arrays and objects on one line; the daemon's
+ * "hint" and "nextSteps" and sentences naming MCP tools are left out
+ * (render_hint.h). Used for debug_session status and debug_trace. */
 void render_fields(FILE *out, const cJSON *o);
 
-/* debug_launch: "session ID pid N", then warnings and the next steps. */
+/* debug_launch: "session ID pid N", then warnings and the next steps as strobectl
+ * commands (the daemon's nextSteps name MCP calls). */
 void render_launch(FILE *out, const cJSON *r);
 
 /* One event of debug_query on one line: "[  12.345 ms] stderr  text"; function

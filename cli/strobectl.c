@@ -3,12 +3,9 @@
  * (initialize, notifications/initialized, one tools/call or tools/list), printed
  * with the renderers of render.h (`crash` pages through its query, and
  * crash_report.h renders its events; `test` polls its run to the end and
- * render_test.h prints it). Argument parsing lives in ctl_args.c, the connection in
- * client.c. Exit status: 0 ok, 1 tool or JSON-RPC error, 2 the daemon cannot be
- * reached, 3 `crash` found no crash event, 4 targets of a memory command failed (the
- * others printed), 5 continue/next/step/finish/until came back with the program
- * still running and nothing met (render_break.h), 6 `test` found failed or stuck
- * tests or a build that failed (render_test.h), 64 usage error.
+ * render_test.h prints it). The verbs and their parsers are rows of ctl_verbs.h,
+ * the connection is client.c, the waiting line on a terminal progress.h, the exit
+ * statuses ctl_exit.h.
  */
 #include <limits.h>
 #include <signal.h>
@@ -24,14 +21,16 @@
 #include "cli/client.h"
 #include "cli/crash_report.h"
 #include "cli/ctl_args.h"
+#include "cli/ctl_exit.h"
+#include "cli/ctl_verbs.h"
 #include "cli/json_view.h"
 #include "cli/render.h"
+#include "cli/progress.h"
 #include "cli/render_break.h"
+#include "cli/render_hint.h"
 #include "cli/render_test.h"
 
 
-enum { EXIT_TOOL_ERROR = 1, EXIT_UNREACHABLE = 2, EXIT_NO_CRASH = 3, EXIT_TARGETS = 4,
-       EXIT_STILL_RUNNING = 5, EXIT_TESTS_FAILED = 6, EXIT_USAGE = 64 };
 
 /* `crash` follows hasMore with afterEventId; a daemon that never says "no more"
  * is not followed forever. */
@@ -62,8 +61,8 @@ static bool still_running(const struct ctl_cmd *cmd, const cJSON *r)
            !cJSON_IsTrue(json_get(r, "conditionMet"));
 }
 
-/* Prints r; returns the exit status (EXIT_TARGETS when targets of a memory command
- * failed, EXIT_STILL_RUNNING when a wait timed out). */
+/* Prints r; returns the exit status (CTL_EXIT_TARGETS when targets of a memory command
+ * failed, CTL_EXIT_STILL_RUNNING when a wait timed out). */
 static int print_result(const struct ctl_cmd *cmd, const cJSON *r)
 {
     switch (cmd->kind) {
@@ -71,9 +70,9 @@ static int print_result(const struct ctl_cmd *cmd, const cJSON *r)
     case CTL_MEM_READ:
     case CTL_MEM_WRITE:
         render_memory(stdout, r);
-        return failed_targets(cmd, r) ? EXIT_TARGETS : 0;
+        return failed_targets(cmd, r) ? CTL_EXIT_TARGETS : 0;
     case CTL_MEM_POLL:
-        return render_poll(stdout, r, json_str(cmd->args, "sessionId")) ? EXIT_TARGETS : 0;
+        return render_poll(stdout, r, json_str(cmd->args, "sessionId")) ? CTL_EXIT_TARGETS : 0;
     case CTL_LAUNCH:
         render_launch(stdout, r);
         break;
@@ -103,7 +102,7 @@ static int print_result(const struct ctl_cmd *cmd, const cJSON *r)
     case CTL_FINISH:
     case CTL_PAUSE:
     case CTL_UNTIL:
-        return render_stop(stdout, r) ? EXIT_STILL_RUNNING : 0;
+        return render_stop(stdout, r) ? CTL_EXIT_STILL_RUNNING : 0;
     default: /* status, trace, watch, unwatch */
         render_fields(stdout, r);
         break;
@@ -127,12 +126,13 @@ static const cJSON *structured(const cJSON *result, cJSON **owned)
     return *owned;
 }
 
-/* Reports a tool error (isError) as "CODE: sentence". */
+/* Reports a tool error (isError) as "CODE: sentence", its next step as strobectl
+ * verbs. */
 static void report_tool_error(const cJSON *result, const cJSON *sc)
 {
     const cJSON *e = json_get(sc, "error");
     if (json_str(e, "code") && json_str(e, "message")) {
-        fprintf(stderr, "strobectl: %s: %s\n", json_str(e, "code"), json_str(e, "message"));
+        render_tool_error(stderr, json_str(e, "code"), json_str(e, "message"));
         return;
     }
     const cJSON *first = cJSON_GetArrayItem(json_get(result, "content"), 0);
@@ -148,7 +148,7 @@ static cJSON *call(struct rpc_client *c, const char *method, cJSON *params, int 
     cJSON *resp = rpc_request(c, method, params, err, sizeof err);
     if (!resp) {
         fprintf(stderr, "strobectl: %s\n", err);
-        *status = EXIT_UNREACHABLE;
+        *status = CTL_EXIT_UNREACHABLE;
         return NULL;
     }
     const cJSON *e = json_get(resp, "error");
@@ -156,14 +156,14 @@ static cJSON *call(struct rpc_client *c, const char *method, cJSON *params, int 
         fprintf(stderr, "strobectl: error %lld: %s\n", json_num(e, "code"),
                 json_str(e, "message") ? json_str(e, "message") : "(no message)");
         cJSON_Delete(resp);
-        *status = EXIT_TOOL_ERROR;
+        *status = CTL_EXIT_TOOL_ERROR;
         return NULL;
     }
     cJSON *result = cJSON_DetachItemFromObjectCaseSensitive(resp, "result");
     cJSON_Delete(resp);
     if (!result) {
         fprintf(stderr, "strobectl: the daemon's answer to %s has no result\n", method);
-        *status = EXIT_TOOL_ERROR;
+        *status = CTL_EXIT_TOOL_ERROR;
     }
     return result;
 }
@@ -183,11 +183,11 @@ static cJSON *call_tool(struct rpc_client *c, const char *tool, cJSON *args, int
     cJSON *answer = NULL;
     if (cJSON_IsTrue(json_get(result, "isError"))) {
         report_tool_error(result, sc);
-        *status = EXIT_TOOL_ERROR;
+        *status = CTL_EXIT_TOOL_ERROR;
     } else if (!sc) {
         fprintf(stderr, "strobectl: the daemon's answer to %s has no structured result\n",
                 tool);
-        *status = EXIT_TOOL_ERROR;
+        *status = CTL_EXIT_TOOL_ERROR;
     } else {
         answer = owned ? owned : cJSON_Duplicate(sc, true);
         owned = NULL;
@@ -234,7 +234,7 @@ static int run_crash(struct rpc_client *c, const struct ctl_cmd *cmd)
             crash_report_print_all(stdout, events, sid, json_num(cmd->args, "pid"), flags);
         }
         if (n == 0)
-            status = EXIT_NO_CRASH;
+            status = CTL_EXIT_NO_CRASH;
     }
     cJSON_Delete(events);
     return status;
@@ -297,7 +297,7 @@ static int run_test(struct rpc_client *c, const struct ctl_cmd *cmd)
             fputc('\n', stdout);
         }
         if (render_test_failed(answer))
-            status = EXIT_TESTS_FAILED;
+            status = CTL_EXIT_TESTS_FAILED;
     }
     cJSON_Delete(answer);
     if (args != cmd->args)
@@ -325,7 +325,7 @@ static int run(struct ctl_cmd *cmd)
     int fd = client_connect(true, err, sizeof err);
     if (fd < 0) {
         fprintf(stderr, "strobectl: %s\n", err);
-        return EXIT_UNREACHABLE;
+        return CTL_EXIT_UNREACHABLE;
     }
     struct rpc_client c;
     rpc_init(&c, fd);
@@ -343,7 +343,7 @@ static int run(struct ctl_cmd *cmd)
     cJSON_Delete(result);
     if (rpc_notify(&c, "notifications/initialized", NULL) != 0) {
         fprintf(stderr, "strobectl: lost the connection to the strobe daemon\n");
-        status = EXIT_UNREACHABLE;
+        status = CTL_EXIT_UNREACHABLE;
         goto out;
     }
 
@@ -366,7 +366,10 @@ static int run(struct ctl_cmd *cmd)
     cJSON *params = cJSON_CreateObject();
     cJSON_AddStringToObject(params, "name", cmd->tool);
     cJSON_AddItemReferenceToObject(params, "arguments", cmd->args);
+    const char *waiting = cmd->verb ? cmd->verb->progress : NULL;
+    struct progress *p = progress_start(waiting);
     result = call(&c, "tools/call", params, &status);
+    progress_stop(p);
     if (!result)
         goto out;
     cJSON *owned;
@@ -378,7 +381,10 @@ static int run(struct ctl_cmd *cmd)
         params = cJSON_CreateObject();
         cJSON_AddStringToObject(params, "name", cmd->tool);
         cJSON_AddItemReferenceToObject(params, "arguments", cmd->args);
-        if (!(result = call(&c, "tools/call", params, &status)))
+        p = progress_start(waiting);
+        result = call(&c, "tools/call", params, &status);
+        progress_stop(p);
+        if (!result)
             goto out;
         sc = structured(result, &owned);
         is_error = cJSON_IsTrue(json_get(result, "isError"));
@@ -389,16 +395,16 @@ static int run(struct ctl_cmd *cmd)
         render_json(stdout, sc ? sc : result);
     if (is_error) {
         report_tool_error(result, sc);
-        status = EXIT_TOOL_ERROR;
+        status = CTL_EXIT_TOOL_ERROR;
     } else if (cmd->kind != CTL_CALL && !cmd->json) {
         if (sc)
             status = print_result(cmd, sc);
         else
             render_json(stdout, result);
     } else if (cmd->json && sc && failed_targets(cmd, sc)) {
-        status = EXIT_TARGETS;
+        status = CTL_EXIT_TARGETS;
     } else if (cmd->json && sc && still_running(cmd, sc)) {
-        status = EXIT_STILL_RUNNING;
+        status = CTL_EXIT_STILL_RUNNING;
     }
     cJSON_Delete(owned);
     cJSON_Delete(result);
@@ -414,17 +420,25 @@ int main(int argc, char **argv)
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd)) {
         perror("strobectl: cannot get the current directory");
-        return EXIT_TOOL_ERROR;
+        return CTL_EXIT_TOOL_ERROR;
     }
     struct ctl_cmd cmd;
     char err[1024];
     if (ctl_parse(argc, argv, cwd, &cmd, err, sizeof err) != 0) {
-        fprintf(stderr, "strobectl: %s\nusage: %s\n", err, cmd.usage);
-        return EXIT_USAGE;
+        fprintf(stderr, "strobectl: %s\nusage: ", err);
+        /* A synopsis of several forms: one a line, aligned under the first. */
+        for (const char *u = cmd.usage; *u;) {
+            size_t n = strcspn(u, "\n");
+            fprintf(stderr, "%s%.*s\n", u == cmd.usage ? "" : "       ", (int)n, u);
+            u += n + (u[n] == '\n');
+        }
+        return CTL_EXIT_USAGE;
     }
     int status = 0;
-    if (cmd.kind == CTL_HELP)
-        fputs(ctl_help, stdout);
+    if (cmd.kind == CTL_HELP && cmd.verb)
+        ctl_print_verb_help(stdout, cmd.verb);
+    else if (cmd.kind == CTL_HELP)
+        ctl_print_overview(stdout);
     else if (cmd.kind == CTL_VERSION)
         printf("strobectl %s\n", STROBE_VERSION);
     else

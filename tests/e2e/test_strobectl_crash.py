@@ -460,6 +460,6 @@ def test_usage(world):
                  ["crash", "s", "--registers=1"]):
         r = world.strobectl(*args)
         assert r.rc == 64 and "usage: strobectl crash SESSION" in r.err, r
-    r = world.strobectl("--help")
+    r = world.strobectl("crash", "--help")
     assert r.rc == 0, r
     assert "strobectl crash SESSION [--pid N] [--full-paths] [--registers]" in r.out, r

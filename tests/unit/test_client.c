@@ -418,9 +418,9 @@ static void test_ctl_misc(void **state)
     assert_int_equal(parse(&c, err, "--help", NULL), 0);
     assert_int_equal(c.kind, CTL_HELP);
     assert_int_equal(parse(&c, err, NULL), -1);
-    assert_string_equal(err, "no command given");
+    assert_string_equal(err, "no verb given; strobectl --help lists them");
     assert_int_equal(parse(&c, err, "frobnicate", NULL), -1);
-    assert_string_equal(err, "unknown command 'frobnicate'");
+    assert_string_equal(err, "unknown verb 'frobnicate'; strobectl --help lists them");
     assert_int_equal(parse(&c, err, "--frob", NULL), -1);
 
     assert_int_equal(parse(&c, err, "tools", "--json", NULL), 0);

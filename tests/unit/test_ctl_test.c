@@ -147,14 +147,6 @@ static void test_parse_errors(void **state)
                                  "[--command CMD] [--trace PATTERN]... [--env KEY=VALUE]...");
 }
 
-static void test_help(void **state)
-{
-    (void)state;
-    assert_non_null(strstr(ctl_help, "strobectl test [PROJECT_ROOT]"));
-    assert_non_null(strstr(ctl_help, "strobectl test --status TESTRUNID"));
-    assert_non_null(strstr(ctl_help, "6 test: tests\nfailed, were stuck or did not build"));
-}
-
 /* ---- rendering ---------------------------------------------------------------------- */
 
 /* What render_test_result prints for the answer json (or render_test_progress with
@@ -379,7 +371,6 @@ int main(void)
         cmocka_unit_test(test_parse_command_paths),
         cmocka_unit_test(test_parse_status),
         cmocka_unit_test(test_parse_errors),
-        cmocka_unit_test(test_help),
         cmocka_unit_test(test_render_failures),
         cmocka_unit_test(test_render_stuck),
         cmocka_unit_test(test_render_no_tests_and_build),
