@@ -497,7 +497,8 @@ struct collector_methods {
     /* The paused threads, up to max, oldest pause first; returns how many. */
     int (*pauses)(struct collector_target *t, struct collector_pause *out, int max);
     /* Interrupts every thread of process pid (0: the main one) now; each becomes a
-     * PAUSE_REQUEST pause. -1 with PROCESS_EXITED. */
+     * PAUSE_REQUEST pause. Returns how many threads it stopped (0 when every one was
+     * paused already), or -1 with PROCESS_EXITED. */
     int (*pause)(struct collector_target *t, pid_t pid, struct strobe_error *e);
     /* Evaluates a condition (base/cond.h) over the globals of process pid (0: main)
      * as they are now, without stopping it; values gets each path's value as

@@ -278,7 +278,7 @@ static int act(struct session_target *st, const struct debug_continue_req *req,
     case DA_STEP_OUT:
         return c->resume(st->target, req->tid, RESUME_STEP_OUT, e);
     case DA_PAUSE:
-        return c->pause(st->target, 0, e);
+        return c->pause(st->target, 0, e); /* how many it stopped */
     case DA_UNTIL:
         return resume_seen(st, seen, n_seen, e);
     }
@@ -430,6 +430,10 @@ int debug_continue(const char *id, const struct debug_conn *conn,
     uint64_t gen = d->gen;
     pthread_mutex_unlock(&d->lock);
     rc = act(&st, req, ps, np, e);
+    /* A pause that found every thread paused already has nothing to wait for. */
+    bool all_paused = req->action == DA_PAUSE && rc == 0 && np > 0;
+    if (rc > 0)
+        rc = 0;
     if (rc == 0)
         debug_state_control(d, conn);
     if (rc == 0 && (req->action == DA_CONTINUE || req->action == DA_UNTIL)) {
@@ -441,9 +445,13 @@ int debug_continue(const char *id, const struct debug_conn *conn,
             }
     }
     session_target_put(&st);
-    if (rc != 0) {
+    if (rc != 0 || all_paused) {
         state_unref(d);
-        return -1;
+        if (rc != 0)
+            return -1;
+        show_paused(id, out);
+        stop_stack(id, out);
+        return 0;
     }
     int64_t start = mono_ns();
     int64_t deadline = start + (int64_t)req->timeout_ms * 1000000;

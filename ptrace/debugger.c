@@ -127,6 +127,7 @@ struct all_stop {
     struct debugger *d;
     struct tracer *t;
     enum collector_pause_reason reason;
+    int parked;                  /* threads stopped by this all-stop */
 };
 
 static void park_one(pid_t tid, pid_t tgid, void *arg)
@@ -137,6 +138,7 @@ static void park_one(pid_t tid, pid_t tgid, void *arg)
         return;
     stepper_cancel(as->d->steps, as->t, tid);
     record_pause(as->d, tid, tgid, as->reason, 0, &regs, NULL, NULL);
+    as->parked++;
 }
 
 static void bp_pause(void *arg, struct tracer *t, pid_t tid, pid_t tgid, int bp_id,
@@ -147,7 +149,7 @@ static void bp_pause(void *arg, struct tracer *t, pid_t tid, pid_t tgid, int bp_
     pauses_batch(d->pauses, true);
     record_pause(d, tid, tgid, PAUSE_BREAKPOINT, bp_id, regs, NULL, NULL);
     if (all_stop) {
-        struct all_stop as = {d, t, PAUSE_ALL_STOP};
+        struct all_stop as = {d, t, PAUSE_ALL_STOP, 0};
         tracer_park_all(t, tid, park_one, &as);
     }
     pauses_batch(d->pauses, false);
@@ -178,7 +180,7 @@ static void stepped(struct tracer *t, pid_t tid, struct user_regs_struct *regs, 
 
 static void parked_late(struct tracer *t, pid_t tid, void *arg)
 {
-    struct all_stop as = {arg, t, PAUSE_ALL_STOP};
+    struct all_stop as = {arg, t, PAUSE_ALL_STOP, 0};
     park_one(tid, tracer_tgid(t, tid), &as);
 }
 
@@ -453,11 +455,11 @@ struct resume_call {
 static void pause_fn(struct tracer *t, void *arg)
 {
     struct resume_call *c = arg;
-    struct all_stop as = {c->d, t, PAUSE_REQUEST};
+    struct all_stop as = {c->d, t, PAUSE_REQUEST, 0};
     pauses_batch(c->d->pauses, true);
     tracer_park_all(t, c->tid, park_one, &as);
     pauses_batch(c->d->pauses, false);
-    c->rc = 0;
+    c->rc = as.parked;
 }
 
 int debugger_pause(struct debugger *d, struct tracer *t, pid_t pid, struct strobe_error *e)

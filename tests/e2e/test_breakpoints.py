@@ -565,6 +565,12 @@ def test_pause_stops_every_thread_and_continue_resumes(mcp):
     paused = mcp.status(sid)["paused"]
     assert len({p["threadId"] for p in paused}) == 4
     assert all(p["reason"] == "pause" for p in paused), paused
+    # Pausing a program that is paused whole answers with its state, without a wait
+    # for a stop that cannot come.
+    t0 = time.monotonic()
+    again = cont(mcp, sid, "pause", timeoutMs=20000)
+    assert again["state"] == "paused" and again["pausedThreads"] == 4, again
+    assert time.monotonic() - t0 < 10, "the second pause waited for its timeout"
     total = mem_read(mcp, sid, "g_total")[0]["value"]
     assert stays_true(lambda: mem_read(mcp, sid, "g_total")[0]["value"] == total, 0.1)
     c = cont(mcp, sid, timeoutMs=200)
