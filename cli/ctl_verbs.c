@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "base/strdist.h"
+
 /* --help's order: a session's life, then what it did, its memory, stopping it,
  * tests, the daemon itself. */
 static const struct ctl_verb *const tables[] = {
@@ -50,37 +52,13 @@ const struct ctl_verb *ctl_verb_find(const char *name)
     return NULL;
 }
 
-/* Levenshtein distance of a and b (verbs are short: at most 31 characters count). */
-static size_t distance(const char *a, const char *b)
-{
-    size_t la = strnlen(a, 31), lb = strnlen(b, 31);
-    size_t row[32];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 const struct ctl_verb *ctl_verb_suggest(const char *name)
 {
     const struct ctl_verb *v, *best = NULL;
     size_t best_score = 2 * 3; /* farther than 2 edits suggests nothing */
     for (size_t i = 0; (v = ctl_verb_at(i)); i++) {
-        size_t d = *name && strncmp(v->name, name, strlen(name)) == 0 ? 1
-                                                                       : distance(name, v->name);
+        size_t d = *name && strncmp(v->name, name, strlen(name)) == 0
+                       ? 1 : (size_t)str_distance(name, v->name, 3);
         /* A tie goes to the verb that starts with the same letter ("brake": break,
          * not trace). */
         size_t score = 2 * d + (v->name[0] != name[0]);

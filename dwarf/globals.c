@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/strdist.h"
 #include "dwarf/dwarf_internal.h"
 
 enum { MAX_DEPTH = 64 };
@@ -389,36 +390,6 @@ bool dw_symbol_find(const char *path, const char *name, bool dynamic, uint64_t *
     return found;
 }
 
-/* Levenshtein distance, capped at cap + 1 (long names are not compared in full). */
-static int distance(const char *a, const char *b, int cap)
-{
-    enum { MAXLEN = 127 };
-    size_t la = strnlen(a, MAXLEN), lb = strnlen(b, MAXLEN);
-    if ((la > lb ? la - lb : lb - la) > (size_t)cap)
-        return cap + 1;
-    int row[MAXLEN + 1];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0], low = row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int v = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < v)
-                v = up + 1;
-            if (row[j - 1] + 1 < v)
-                v = row[j - 1] + 1;
-            row[j] = v;
-            diag = up;
-            if (v < low)
-                low = v;
-        }
-        if (low > cap)
-            return cap + 1;
-    }
-    return row[lb];
-}
-
 static void near_add(struct dw_near *near, const char *name, int d)
 {
     for (int i = 0; i < near->n; i++)
@@ -448,8 +419,8 @@ void dw_global_near(const char *path, const char *name, struct dw_near *near)
     for (size_t i = 0; t && i < t->n; i++) {
         const struct entry *e = &t->e[i];
         bool exact;
-        int d = name_matches(e->name, name, &exact) ? 0 : distance(e->name, name, cap);
-        int dl = distance(e->last, last, cap);
+        int d = name_matches(e->name, name, &exact) ? 0 : str_distance(e->name, name, cap);
+        int dl = str_distance(e->last, last, cap);
         if (dl < d)
             d = dl;
         if (d <= cap)
