@@ -25,16 +25,10 @@ static int parse_call(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out
 {
     (void)cwd;
     static const struct ctl_opt no_opts[] = { { 0 } };
-    bool dd = false;
-    const char *pos[3] = { 0 }, *name, *value;
-    int n = 0, k;
-    while ((k = ctl_walk(w, no_opts, &dd, &name, &value)) != 0) {
-        if (k < 0)
-            return -1;
-        if (n == 2)
-            return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
-        pos[n++] = value;
-    }
+    const char *pos[2] = { 0 };
+    int n = ctl_collect(w, no_opts, NULL, NULL, pos, 2);
+    if (n < 0)
+        return -1;
     if (n == 0)
         return ctl_usage_error(w->err, w->errlen, "call needs a TOOL name");
     out->tool = pos[0];

@@ -22,31 +22,6 @@ static void set_item(cJSON *obj, const char *key, cJSON *v)
     cJSON_AddItemToObject(obj, key, v);
 }
 
-/* The positionals of a command: at most max of them into pos, each option to
- * on_opt (NULL when opts is empty). Returns the count, or -1 on a usage error. */
-typedef int (*opt_handler)(struct ctl_walker *w, const char *name, const char *value,
-                           void *ctx);
-static int collect(struct ctl_walker *w, const struct ctl_opt *opts, opt_handler on_opt,
-                   void *ctx, const char **pos, int max)
-{
-    bool dd = false;
-    const char *name, *value;
-    int n = 0, k;
-    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
-        if (k < 0)
-            return -1;
-        if (k == 1) {
-            if (on_opt(w, name, value, ctx) != 0)
-                return -1;
-            continue;
-        }
-        if (n == max)
-            return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
-        pos[n++] = value;
-    }
-    return n;
-}
-
 /* ---- break ---------------------------------------------------------------------- */
 
 /* The location of a spec: FILE:LINE when spec ends with ':' and digits after a
@@ -106,7 +81,7 @@ static int parse_break(struct ctl_walker *w, cJSON *args)
     };
     const char *pos[2];
     cJSON *options = cJSON_CreateObject();
-    int n = collect(w, opts, break_opt, options, pos, 2);
+    int n = ctl_collect(w, opts, break_opt, options, pos, 2);
     int rc = -1;
     if (n == 0)
         ctl_usage_error(w->err, w->errlen, "break needs a FUNCTION or FILE:LINE");
@@ -151,7 +126,7 @@ static int parse_delete(struct ctl_walker *w, cJSON *args)
 {
     static const struct ctl_opt no_opts[] = { { 0 } };
     const char *pos[1 + 64];
-    int n = collect(w, no_opts, NULL, NULL, pos, (int)(sizeof pos / sizeof pos[0]));
+    int n = ctl_collect(w, no_opts, NULL, NULL, pos, (int)(sizeof pos / sizeof pos[0]));
     if (n < 0)
         return -1;
     if (n < 2)
@@ -272,7 +247,7 @@ static int parse_run(struct ctl_walker *w, enum ctl_kind kind, cJSON *args)
     const char *action = actions[kind - CTL_CONTINUE];
     struct run_opts o = { 0 };
     const char *sid;
-    int n = collect(w, kind == CTL_UNTIL ? until_opts : kind == CTL_PAUSE ? no_opts
+    int n = ctl_collect(w, kind == CTL_UNTIL ? until_opts : kind == CTL_PAUSE ? no_opts
                                                                           : step_opts,
                     run_opt, &o, &sid, 1);
     if (n < 0)
@@ -303,7 +278,7 @@ int ctl_parse_break(struct ctl_walker *w, enum ctl_kind kind, cJSON *args)
     case CTL_BREAK:
         return parse_break(w, args);
     case CTL_BREAKPOINTS:
-        if ((n = collect(w, no_opts, NULL, NULL, &sid, 1)) < 0)
+        if ((n = ctl_collect(w, no_opts, NULL, NULL, &sid, 1)) < 0)
             return -1;
         if (n == 1)
             cJSON_AddStringToObject(args, "sessionId", sid);

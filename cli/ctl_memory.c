@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,6 +137,20 @@ static int parse_memory_op(struct ctl_walker *w, enum ctl_kind kind, cJSON *args
 }
 
 
+/* One option of watch into the arguments ctx. */
+static int watch_opt(struct ctl_walker *w, const char *name, const char *value, void *ctx)
+{
+    if (strcmp(name, "--size") == 0 || strcmp(name, "--pid") == 0)
+        return ctl_set_int(w, ctx, name + 2, name, value, 1, INT_MAX);
+    if (strcmp(name, "--access") == 0 && strcmp(value, "write") != 0 &&
+        strcmp(value, "readwrite") != 0)
+        return ctl_usage_error(w->err, w->errlen, "--access is write or readwrite, not '%s'",
+                               value);
+    cJSON_DeleteItemFromObjectCaseSensitive(ctx, name + 2);
+    cJSON_AddStringToObject(ctx, name + 2, value);
+    return 0;
+}
+
 /* watch SESSION VAR|--address A and unwatch SESSION ID|all. */
 static int parse_watch(struct ctl_walker *w, bool unwatch, cJSON *args)
 {
@@ -144,38 +159,12 @@ static int parse_watch(struct ctl_walker *w, bool unwatch, cJSON *args)
         { "--access", OPT_VALUE }, { "--pid", OPT_VALUE }, { 0 },
     };
     static const struct ctl_opt no_opts[] = { { 0 } };
-    bool dd = false;
-    const char *pos[3] = { 0 }, *name, *value;
-    int n = 0, k;
+    const char *pos[2] = { 0 };
     cJSON_AddStringToObject(args, "action", unwatch ? "unwatch" : "watch");
-    while ((k = ctl_walk(w, unwatch ? no_opts : watch_opts, &dd, &name, &value)) != 0) {
-        if (k < 0)
-            return -1;
-        if (k == 2) {
-            if (n == 2)
-                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
-            pos[n++] = value;
-            continue;
-        }
-        long long v;
-        if (strcmp(name, "--size") == 0 || strcmp(name, "--pid") == 0) {
-            if (ctl_parse_int(name, value, 1, 2147483647LL, &v, w->err, w->errlen) != 0)
-                return -1;
-            cJSON_DeleteItemFromObjectCaseSensitive(args, name + 2);
-            cJSON_AddNumberToObject(args, name + 2, (double)v);
-        } else {
-            if (strcmp(name, "--access") == 0 && strcmp(value, "write") != 0 &&
-                strcmp(value, "readwrite") != 0)
-                return ctl_usage_error(w->err, w->errlen, "--access is write or readwrite, "
-                                   "not '%s'", value);
-            cJSON_DeleteItemFromObjectCaseSensitive(args, name + 2);
-            cJSON_AddStringToObject(args, name + 2, value);
-        }
-    }
-    if (!pos[0])
-        return ctl_usage_error(w->err, w->errlen, "%s needs a SESSION id",
-                           unwatch ? "unwatch" : "watch");
-    cJSON_AddStringToObject(args, "sessionId", pos[0]);
+    if (ctl_collect(w, unwatch ? no_opts : watch_opts, watch_opt, args, pos, 2) < 0)
+        return -1;
+    if (ctl_set_session(w, args, pos[0], unwatch ? "unwatch" : "watch") != 0)
+        return -1;
     if (unwatch) {
         if (!pos[1])
             return ctl_usage_error(w->err, w->errlen, "unwatch needs a watch ID or 'all'");

@@ -90,11 +90,54 @@ static int parse_launch(struct ctl_walker *w, const char *cwd, struct ctl_cmd *o
 }
 
 
+/* One filter option of query into the arguments ctx. */
+static int query_opt(struct ctl_walker *w, const char *name, const char *value, void *ctx)
+{
+    cJSON *args = ctx;
+    if (strcmp(name, "--type") == 0) {
+        cJSON_DeleteItemFromObjectCaseSensitive(args, "eventType");
+        cJSON_AddStringToObject(args, "eventType", value);
+    } else if (strcmp(name, "--function") == 0) {
+        add_nested(args, "function", "contains", value);
+    } else if (strcmp(name, "--function-equals") == 0) {
+        add_nested(args, "function", "equals", value);
+    } else if (strcmp(name, "--function-regex") == 0) {
+        add_nested(args, "function", "matches", value);
+    } else if (strcmp(name, "--file") == 0) {
+        add_nested(args, "sourceFile", "contains", value);
+    } else if (strcmp(name, "--thread") == 0) {
+        add_nested(args, "threadName", "contains", value);
+    } else if (strcmp(name, "--since") == 0 || strcmp(name, "--until") == 0) {
+        const char *key = name[2] == 's' ? "timeFrom" : "timeTo";
+        cJSON_DeleteItemFromObjectCaseSensitive(args, key);
+        cJSON_AddItemToObject(args, key, time_value(value));
+    } else if (strcmp(name, "--after") == 0) {
+        cJSON_DeleteItemFromObjectCaseSensitive(args, "afterEventId");
+        cJSON_AddStringToObject(args, "afterEventId", value);
+    } else if (strcmp(name, "--verbose") == 0) {
+        cJSON_DeleteItemFromObjectCaseSensitive(args, "verbose");
+        cJSON_AddTrueToObject(args, "verbose");
+    } else {
+        /* The numeric ones: --pid, --min-duration, --limit, --offset. The daemon
+         * checks the ranges of the protocol; here only what a number can be. */
+        static const struct { const char *opt, *key; long long min, max; } nums[] = {
+            { "--pid", "pid", 1, 2147483647LL },
+            { "--min-duration", "minDurationNs", 0, 9007199254740992LL },
+            { "--limit", "limit", 1, 2147483647LL },
+            { "--offset", "offset", 0, 2147483647LL },
+        };
+        size_t j = 0;
+        while (strcmp(nums[j].opt, name) != 0)
+            j++;
+        return ctl_set_int(w, args, nums[j].key, name, value, nums[j].min, nums[j].max);
+    }
+    return 0;
+}
+
 /* query SESSION [filters] */
 static int parse_query(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
 {
     (void)cwd;
-    cJSON *args = out->args;
     static const struct ctl_opt opts[] = {
         { "--type", OPT_VALUE },   { "--function", OPT_VALUE }, { "--function-equals", OPT_VALUE },
         { "--function-regex", OPT_VALUE }, { "--file", OPT_VALUE }, { "--pid", OPT_VALUE },
@@ -102,67 +145,21 @@ static int parse_query(struct ctl_walker *w, const char *cwd, struct ctl_cmd *ou
         { "--min-duration", OPT_VALUE }, { "--limit", OPT_VALUE }, { "--offset", OPT_VALUE },
         { "--after", OPT_VALUE },  { "--verbose", OPT_FLAG },   { 0 },
     };
-    bool dd = false;
-    const char *sid = NULL, *name, *value;
-    int k;
-    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
-        if (k < 0)
-            return -1;
-        if (k == 2) {
-            if (sid)
-                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
-            sid = value;
-            continue;
-        }
-        long long n = 0;
-        if (strcmp(name, "--type") == 0) {
-            cJSON_DeleteItemFromObjectCaseSensitive(args, "eventType");
-            cJSON_AddStringToObject(args, "eventType", value);
-        } else if (strcmp(name, "--function") == 0) {
-            add_nested(args, "function", "contains", value);
-        } else if (strcmp(name, "--function-equals") == 0) {
-            add_nested(args, "function", "equals", value);
-        } else if (strcmp(name, "--function-regex") == 0) {
-            add_nested(args, "function", "matches", value);
-        } else if (strcmp(name, "--file") == 0) {
-            add_nested(args, "sourceFile", "contains", value);
-        } else if (strcmp(name, "--thread") == 0) {
-            add_nested(args, "threadName", "contains", value);
-        } else if (strcmp(name, "--since") == 0 || strcmp(name, "--until") == 0) {
-            const char *key = name[2] == 's' ? "timeFrom" : "timeTo";
-            cJSON_DeleteItemFromObjectCaseSensitive(args, key);
-            cJSON_AddItemToObject(args, key, time_value(value));
-        } else if (strcmp(name, "--after") == 0) {
-            cJSON_DeleteItemFromObjectCaseSensitive(args, "afterEventId");
-            cJSON_AddStringToObject(args, "afterEventId", value);
-        } else if (strcmp(name, "--verbose") == 0) {
-            cJSON_DeleteItemFromObjectCaseSensitive(args, "verbose");
-            cJSON_AddTrueToObject(args, "verbose");
-        } else {
-            /* The numeric ones: --pid, --min-duration, --limit, --offset. The daemon
-             * checks the ranges of the protocol; here only what a number can be. */
-            static const struct { const char *opt, *key; long long min, max; } nums[] = {
-                { "--pid", "pid", 1, 2147483647LL },
-                { "--min-duration", "minDurationNs", 0, 9007199254740992LL },
-                { "--limit", "limit", 1, 2147483647LL },
-                { "--offset", "offset", 0, 2147483647LL },
-            };
-            size_t j = 0;
-            while (strcmp(nums[j].opt, name) != 0)
-                j++;
-            if (ctl_parse_int(name, value, nums[j].min, nums[j].max, &n, w->err,
-                          w->errlen) != 0)
-                return -1;
-            cJSON_DeleteItemFromObjectCaseSensitive(args, nums[j].key);
-            cJSON_AddNumberToObject(args, nums[j].key, (double)n);
-        }
-    }
-    if (!sid)
-        return ctl_usage_error(w->err, w->errlen, "query needs a SESSION id");
-    cJSON_AddStringToObject(args, "sessionId", sid);
-    return 0;
+    const char *sid = NULL;
+    if (ctl_collect(w, opts, query_opt, out->args, &sid, 1) < 0)
+        return -1;
+    return ctl_set_session(w, out->args, sid, "query");
 }
 
+
+/* stop's --retain into the arguments ctx. */
+static int retain_opt(struct ctl_walker *w, const char *name, const char *value, void *ctx)
+{
+    (void)w, (void)name, (void)value;
+    if (!cJSON_HasObjectItem(ctx, "retain"))
+        cJSON_AddTrueToObject(ctx, "retain");
+    return 0;
+}
 
 /* status, stop, retain, delete: debug_session with one SESSION (and stop's
  * --retain; retain is stop --retain). */
@@ -172,25 +169,11 @@ static int parse_session(struct ctl_walker *w, const char *verb, const char *act
     static const struct ctl_opt stop_opts[] = { { "--retain", OPT_FLAG }, { 0 } };
     static const struct ctl_opt no_opts[] = { { 0 } };
     bool stop = strcmp(action, "stop") == 0;
-    bool dd = false;
-    const char *sid = NULL, *name, *value;
-    int k;
+    const char *sid = NULL;
     cJSON_AddStringToObject(args, "action", action);
-    while ((k = ctl_walk(w, stop ? stop_opts : no_opts, &dd, &name, &value)) != 0) {
-        if (k < 0)
-            return -1;
-        if (k == 2) {
-            if (sid)
-                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
-            sid = value;
-        } else if (!cJSON_HasObjectItem(args, "retain")) {
-            cJSON_AddTrueToObject(args, "retain");
-        }
-    }
-    if (!sid)
-        return ctl_usage_error(w->err, w->errlen, "%s needs a SESSION id", verb);
-    cJSON_AddStringToObject(args, "sessionId", sid);
-    return 0;
+    if (ctl_collect(w, stop ? stop_opts : no_opts, retain_opt, args, &sid, 1) < 0)
+        return -1;
+    return ctl_set_session(w, args, sid, verb);
 }
 
 

@@ -6,6 +6,7 @@
  */
 #include "cli/ctl_verbs.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,140 +19,120 @@ static void append_string(cJSON *obj, const char *key, const char *s)
 }
 
 
+/* --watch VAR[@PATTERN] into args.watches.add. */
+static int add_watch(struct ctl_walker *w, cJSON *args, const char *value)
+{
+    /* VAR@PATTERN: the variable has no '@'; the pattern may ("@usercode"). */
+    const char *at = strchr(value, '@');
+    if (at == value || !*value)
+        return ctl_usage_error(w->err, w->errlen, "--watch needs VAR or VAR@PATTERN, "
+                               "not '%s'", value);
+    if (at && !at[1])
+        return ctl_usage_error(w->err, w->errlen, "--watch %s: a pattern must follow '@'",
+                               value);
+    cJSON *watches = cJSON_GetObjectItemCaseSensitive(args, "watches");
+    if (!watches)
+        watches = cJSON_AddObjectToObject(args, "watches");
+    cJSON *add = cJSON_GetObjectItemCaseSensitive(watches, "add");
+    if (!add)
+        add = cJSON_AddArrayToObject(watches, "add");
+    char *var = strndup(value, at ? (size_t)(at - value) : strlen(value));
+    if (!var)
+        return ctl_usage_error(w->err, w->errlen, "out of memory");
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "variable", var);
+    free(var);
+    if (at)
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(t, "on"), cJSON_CreateString(at + 1));
+    cJSON_AddItemToArray(add, t);
+    return 0;
+}
+
+struct trace_ctx {
+    cJSON *args;
+    const char *cwd;
+};
+
+static int trace_opt(struct ctl_walker *w, const char *name, const char *value, void *ctx)
+{
+    struct trace_ctx *c = ctx;
+    if (strcmp(name, "--project-root") == 0)
+        return ctl_add_absolute(c->args, "projectRoot", c->cwd, value, w->err, w->errlen);
+    if (strcmp(name, "--watch") == 0)
+        return add_watch(w, c->args, value);
+    if (strcmp(name, "--unwatch") == 0) {
+        cJSON *watches = cJSON_GetObjectItemCaseSensitive(c->args, "watches");
+        if (!watches)
+            watches = cJSON_AddObjectToObject(c->args, "watches");
+        append_string(watches, "remove", value);
+    } else {
+        append_string(c->args, name[2] == 'a' ? "add" : "remove", value);
+    }
+    return 0;
+}
+
 /* trace [SESSION] [--add P]... [--remove P]... [--watch V@P]... [--unwatch L]... */
 static int parse_trace(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
 {
-    cJSON *args = out->args;
     static const struct ctl_opt opts[] = {
         { "--add", OPT_VALUE }, { "--remove", OPT_VALUE }, { "--project-root", OPT_VALUE },
         { "--watch", OPT_VALUE }, { "--unwatch", OPT_VALUE }, { 0 },
     };
-    bool dd = false;
-    const char *sid = NULL, *name, *value;
-    int k;
-    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
-        if (k < 0)
-            return -1;
-        if (k == 2) {
-            if (sid)
-                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
-            sid = value;
-        } else if (strcmp(name, "--project-root") == 0) {
-            if (ctl_add_absolute(args, "projectRoot", cwd, value, w->err, w->errlen) != 0)
-                return -1;
-        } else if (strcmp(name, "--watch") == 0) {
-            /* VAR@PATTERN: the variable has no '@'; the pattern may ("@usercode"). */
-            const char *at = strchr(value, '@');
-            if (at == value || !*value)
-                return ctl_usage_error(w->err, w->errlen, "--watch needs VAR or VAR@PATTERN, "
-                                   "not '%s'", value);
-            cJSON *watches = cJSON_GetObjectItemCaseSensitive(args, "watches");
-            if (!watches)
-                watches = cJSON_AddObjectToObject(args, "watches");
-            cJSON *add = cJSON_GetObjectItemCaseSensitive(watches, "add");
-            if (!add)
-                add = cJSON_AddArrayToObject(watches, "add");
-            cJSON *t = cJSON_CreateObject();
-            char *var = strndup(value, at ? (size_t)(at - value) : strlen(value));
-            if (!var) {
-                cJSON_Delete(t);
-                return ctl_usage_error(w->err, w->errlen, "out of memory");
-            }
-            cJSON_AddStringToObject(t, "variable", var);
-            free(var);
-            if (at) {
-                if (!at[1]) {
-                    cJSON_Delete(t);
-                    return ctl_usage_error(w->err, w->errlen, "--watch %s: a pattern must "
-                                       "follow '@'", value);
-                }
-                cJSON *on = cJSON_AddArrayToObject(t, "on");
-                cJSON_AddItemToArray(on, cJSON_CreateString(at + 1));
-            }
-            cJSON_AddItemToArray(add, t);
-        } else if (strcmp(name, "--unwatch") == 0) {
-            cJSON *watches = cJSON_GetObjectItemCaseSensitive(args, "watches");
-            if (!watches)
-                watches = cJSON_AddObjectToObject(args, "watches");
-            append_string(watches, "remove", value);
-        } else {
-            append_string(args, name[2] == 'a' ? "add" : "remove", value);
-        }
-    }
+    struct trace_ctx c = {out->args, cwd};
+    const char *sid = NULL;
+    if (ctl_collect(w, opts, trace_opt, &c, &sid, 1) < 0)
+        return -1;
     if (sid)
-        cJSON_AddStringToObject(args, "sessionId", sid);
+        cJSON_AddStringToObject(out->args, "sessionId", sid);
     return 0;
 }
 
 
 /* crash: debug_query of every crash event, verbose (frames, locals, registers). */
+static int crash_opt(struct ctl_walker *w, const char *name, const char *value, void *ctx)
+{
+    struct ctl_cmd *out = ctx;
+    if (strcmp(name, "--full-paths") == 0)
+        out->full_paths = true;
+    else if (strcmp(name, "--registers") == 0)
+        out->registers = true;
+    else
+        return ctl_set_int(w, out->args, "pid", name, value, 1, INT_MAX);
+    return 0;
+}
+
 static int parse_crash(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
 {
     (void)cwd;
     static const struct ctl_opt opts[] = {
         { "--pid", OPT_VALUE }, { "--full-paths", OPT_FLAG }, { "--registers", OPT_FLAG }, { 0 },
     };
-    bool dd = false;
-    const char *sid = NULL, *name, *value;
-    int k;
     cJSON_AddStringToObject(out->args, "eventType", "crash");
     cJSON_AddTrueToObject(out->args, "verbose");
     cJSON_AddNumberToObject(out->args, "limit", 500);
-    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
-        if (k < 0)
-            return -1;
-        if (k == 2) {
-            if (sid)
-                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
-            sid = value;
-        } else if (strcmp(name, "--full-paths") == 0) {
-            out->full_paths = true;
-        } else if (strcmp(name, "--registers") == 0) {
-            out->registers = true;
-        } else {
-            long long pid;
-            if (ctl_parse_int(name, value, 1, 2147483647LL, &pid, w->err, w->errlen) != 0)
-                return -1;
-            cJSON_DeleteItemFromObjectCaseSensitive(out->args, "pid");
-            cJSON_AddNumberToObject(out->args, "pid", (double)pid);
-        }
-    }
-    if (!sid)
-        return ctl_usage_error(w->err, w->errlen, "crash needs a SESSION id");
-    cJSON_AddStringToObject(out->args, "sessionId", sid);
-    return 0;
+    const char *sid = NULL;
+    if (ctl_collect(w, opts, crash_opt, out, &sid, 1) < 0)
+        return -1;
+    return ctl_set_session(w, out->args, sid, "crash");
 }
 
 
 /* stacks: debug_session action stacks, of every process or --pid N. */
+/* --pid N of a verb whose arguments are ctx. */
+static int pid_opt(struct ctl_walker *w, const char *name, const char *value, void *ctx)
+{
+    return ctl_set_int(w, ctx, "pid", name, value, 1, INT_MAX);
+}
+
 static int parse_stacks(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
 {
     (void)cwd;
-    cJSON *args = out->args;
     static const struct ctl_opt opts[] = { { "--pid", OPT_VALUE }, { 0 } };
-    bool dd = false;
-    const char *sid = NULL, *name, *value;
-    int k;
-    cJSON_AddStringToObject(args, "action", "stacks");
-    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
-        if (k < 0)
-            return -1;
-        if (k == 2) {
-            if (sid)
-                return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
-            sid = value;
-        } else {
-            long long pid;
-            if (ctl_parse_int(name, value, 1, 2147483647LL, &pid, w->err, w->errlen) != 0)
-                return -1;
-            cJSON_DeleteItemFromObjectCaseSensitive(args, "pid");
-            cJSON_AddNumberToObject(args, "pid", (double)pid);
-        }
-    }
-    if (!sid)
-        return ctl_usage_error(w->err, w->errlen, "stacks needs a SESSION id");
-    cJSON_AddStringToObject(args, "sessionId", sid);
-    return 0;
+    cJSON_AddStringToObject(out->args, "action", "stacks");
+    const char *sid = NULL;
+    if (ctl_collect(w, opts, pid_opt, out->args, &sid, 1) < 0)
+        return -1;
+    return ctl_set_session(w, out->args, sid, "stacks");
 }
 
 

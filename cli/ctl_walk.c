@@ -112,3 +112,43 @@ int ctl_walk(struct ctl_walker *w, const struct ctl_opt *opts, bool *after_dashd
     }
     return 0;
 }
+
+int ctl_collect(struct ctl_walker *w, const struct ctl_opt *opts, ctl_opt_fn on_opt,
+                void *ctx, const char **pos, int max)
+{
+    bool dd = false;
+    const char *name, *value;
+    int n = 0, k;
+    while ((k = ctl_walk(w, opts, &dd, &name, &value)) != 0) {
+        if (k < 0)
+            return -1;
+        if (k == 1) {
+            if (on_opt(w, name, value, ctx) != 0)
+                return -1;
+            continue;
+        }
+        if (n == max)
+            return ctl_usage_error(w->err, w->errlen, "unexpected argument '%s'", value);
+        pos[n++] = value;
+    }
+    return n;
+}
+
+int ctl_set_int(struct ctl_walker *w, cJSON *args, const char *key, const char *opt,
+                const char *value, long long min, long long max)
+{
+    long long n;
+    if (ctl_parse_int(opt, value, min, max, &n, w->err, w->errlen) != 0)
+        return -1;
+    cJSON_DeleteItemFromObjectCaseSensitive(args, key);
+    cJSON_AddNumberToObject(args, key, (double)n);
+    return 0;
+}
+
+int ctl_set_session(struct ctl_walker *w, cJSON *args, const char *sid, const char *verb)
+{
+    if (!sid)
+        return ctl_usage_error(w->err, w->errlen, "%s needs a SESSION id", verb);
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    return 0;
+}

@@ -60,4 +60,22 @@ int ctl_parse_int(const char *opt, const char *s, long long min, long long max,
 int ctl_walk(struct ctl_walker *w, const struct ctl_opt *opts, bool *after_dashdash,
              const char **name, const char **value);
 
+/* An option's handler for ctl_collect(): 0, or -1 with a sentence in w->err. */
+typedef int (*ctl_opt_fn)(struct ctl_walker *w, const char *name, const char *value,
+                          void *ctx);
+
+/* The rest of a verb: each option to on_opt(w, name, value, ctx) (on_opt may be NULL
+ * when opts is empty), the positionals into pos, at most max of them ("unexpected
+ * argument 'X'" past that). Returns how many positionals, or -1 on a usage error. */
+int ctl_collect(struct ctl_walker *w, const struct ctl_opt *opts, ctl_opt_fn on_opt,
+                void *ctx, const char **pos, int max);
+
+/* Sets args.key to value, option opt's whole number in [min, max] (replacing an
+ * earlier one). 0, or -1 with ctl_parse_int's sentence in w->err. */
+int ctl_set_int(struct ctl_walker *w, cJSON *args, const char *key, const char *opt,
+                const char *value, long long min, long long max);
+
+/* Sets args.sessionId to sid; -1 with "VERB needs a SESSION id" when sid is NULL. */
+int ctl_set_session(struct ctl_walker *w, cJSON *args, const char *sid, const char *verb);
+
 #endif
