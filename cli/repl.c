@@ -1,0 +1,581 @@
+/*
+ * repl.c - the REPL's loop: its command line (-batch, -x, -ex, --args), the daemon
+ * connection, reading commands (libedit with history and completion on a terminal,
+ * plain lines otherwise and from -x scripts), dispatching them through the command
+ * table, and the helpers every command uses: tool calls, waits for the program,
+ * stop reports and the program's output. See repl.h.
+ */
+#include "cli/repl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <editline/readline.h>
+
+#include "base/paths.h"
+#include "base/version.h"
+#include "cli/json_view.h"
+#include "cli/repl_cmds.h"
+#include "cli/repl_fmt.h"
+
+/* Most lines kept in $STROBE_HOME/repl_history. */
+#define HISTORY_MAX 1000
+/* debug_continue waits at most this long per call; the REPL asks again after it. */
+#define WAIT_SLICE_MS 60000
+
+static const char usage_line[] =
+    "usage: strobectl repl [-batch] [-x FILE]... [-ex CMD]... [--args] [PROGRAM [ARGS...]]";
+
+int repl_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 1;
+}
+
+cJSON *repl_tool_quiet(struct repl *r, const char *tool, cJSON *args, char *err,
+                       size_t errlen)
+{
+    cJSON *params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "name", tool);
+    cJSON_AddItemToObject(params, "arguments", args);
+    fflush(stdout);
+    cJSON *resp = rpc_request(&r->rpc, "tools/call", params, err, errlen);
+    if (!resp)
+        return NULL;
+    const cJSON *res = json_get(resp, "result");
+    cJSON *sc = cJSON_DetachItemFromObjectCaseSensitive((cJSON *)res, "structuredContent");
+    const cJSON *e = json_get(sc, "error");
+    cJSON *answer = NULL;
+    if (!res) {
+        const char *msg = json_str(json_get(resp, "error"), "message");
+        snprintf(err, errlen, "%s", msg ? msg : "the daemon answered with an error");
+    } else if (cJSON_IsTrue(json_get(res, "isError")) || e) {
+        snprintf(err, errlen, "%s: %s", json_str(e, "code") ? json_str(e, "code") : "ERROR",
+                 json_str(e, "message") ? json_str(e, "message") : "the tool failed");
+    } else if (!sc) {
+        snprintf(err, errlen, "The daemon's answer to %s has no structured result.", tool);
+    } else {
+        answer = sc;
+        sc = NULL;
+    }
+    cJSON_Delete(sc);
+    cJSON_Delete(resp);
+    return answer;
+}
+
+cJSON *repl_tool(struct repl *r, const char *tool, cJSON *args)
+{
+    char err[2048];
+    cJSON *a = repl_tool_quiet(r, tool, args, err, sizeof err);
+    if (!a)
+        repl_fail("%s", err);
+    return a;
+}
+
+const char *repl_need_session(struct repl *r)
+{
+    if (!r->sid)
+        repl_fail("The program is not being run: `run` launches it, `session ID` "
+                  "attaches to a session.");
+    return r->sid;
+}
+
+void repl_set_stop(struct repl *r, const cJSON *stop)
+{
+    cJSON_Delete(r->stop);
+    r->stop = stop ? cJSON_Duplicate(stop, true) : NULL;
+    r->thread = 0;
+    r->frame = 0;
+    free(r->list_file);
+    r->list_file = NULL;
+}
+
+void repl_forget_watches(struct repl *r)
+{
+    for (int k = 0; k < r->n_watches; k++) {
+        free(r->watches[k].watch_id);
+        free(r->watches[k].label);
+    }
+    r->n_watches = 0;
+}
+
+void repl_frame_args(struct repl *r, cJSON *args)
+{
+    cJSON_AddStringToObject(args, "sessionId", r->sid);
+    if (!r->stop)
+        return;
+    cJSON_AddNumberToObject(args, "threadId",
+                            r->thread ? r->thread : json_num(r->stop, "threadId"));
+    if (r->frame)
+        cJSON_AddNumberToObject(args, "frame", r->frame);
+}
+
+/* Whether event id a comes before b (decimal strings). */
+static int id_cmp(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
+}
+
+static int by_id(const void *x, const void *y)
+{
+    return id_cmp(json_str(*(cJSON *const *)x, "id"), json_str(*(cJSON *const *)y, "id"));
+}
+
+void repl_show_output(struct repl *r, const char *before)
+{
+    if (!r->sid)
+        return;
+    cJSON *all = cJSON_CreateArray();
+    static const char *const types[] = {"stdout", "stderr"};
+    for (int t = 0; t < 2; t++) {
+        char *after = r->output_after ? strdup(r->output_after) : NULL;
+        for (int page = 0; page < 100; page++) {
+            cJSON *q = cJSON_CreateObject();
+            cJSON_AddStringToObject(q, "sessionId", r->sid);
+            cJSON_AddStringToObject(q, "eventType", types[t]);
+            cJSON_AddNumberToObject(q, "limit", 500);
+            if (after)
+                cJSON_AddStringToObject(q, "afterEventId", after);
+            char err[512];
+            cJSON *a = repl_tool_quiet(r, "debug_query", q, err, sizeof err);
+            if (!a)
+                break;
+            const cJSON *e;
+            cJSON_ArrayForEach(e, json_get(a, "events"))
+                if (json_str(e, "id"))
+                    cJSON_AddItemToArray(all, cJSON_Duplicate(e, true));
+            bool more = cJSON_IsTrue(json_get(a, "hasMore")) && json_str(a, "lastEventId");
+            if (more) {
+                free(after);
+                after = strdup(json_str(a, "lastEventId"));
+            }
+            cJSON_Delete(a);
+            if (!more)
+                break;
+        }
+        free(after);
+    }
+    int n = cJSON_GetArraySize(all);
+    cJSON **v = calloc((size_t)n + 1, sizeof *v);
+    int i = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, all)
+        v[i++] = e;
+    qsort(v, (size_t)n, sizeof *v, by_id);
+    while (before && n > 0 && id_cmp(json_str(v[n - 1], "id"), before) > 0)
+        n--;
+    for (i = 0; i < n; i++) {
+        FILE *f = strcmp(json_str(v[i], "eventType") ? json_str(v[i], "eventType") : "",
+                         "stderr") == 0 ? stderr : stdout;
+        fprintf(f, "%s\n", json_str(v[i], "text") ? json_str(v[i], "text") : "");
+        fflush(f);
+    }
+    if (n) {
+        free(r->output_after);
+        r->output_after = strdup(json_str(v[n - 1], "id"));
+    }
+    free(v);
+    cJSON_Delete(all);
+}
+
+/* The crash events of the session, printed as gdb reports a fatal signal. */
+static void report_crash(struct repl *r)
+{
+    cJSON *q = cJSON_CreateObject();
+    cJSON_AddStringToObject(q, "sessionId", r->sid);
+    cJSON_AddStringToObject(q, "eventType", "crash");
+    char err[512];
+    cJSON *a = repl_tool_quiet(r, "debug_query", q, err, sizeof err);
+    const cJSON *e = cJSON_GetArrayItem(json_get(a, "events"), 0);
+    if (e)
+        repl_fmt_crash(stdout, e);
+    cJSON_Delete(a);
+}
+
+/* The watchpoint whose daemon id is id, or NULL. */
+static const struct repl_watch *watch_of(struct repl *r, const char *id)
+{
+    for (int i = 0; id && i < r->n_watches; i++)
+        if (strcmp(r->watches[i].watch_id, id) == 0)
+            return &r->watches[i];
+    return NULL;
+}
+
+int repl_report(struct repl *r, const cJSON *a, const char *before_fn)
+{
+    const char *state = json_str(a, "state");
+    /* what the program printed before a watchpoint hit comes before it */
+    repl_show_output(r, json_str(json_get(a, "event"), "id"));
+    if (state && strcmp(state, "paused") == 0) {
+        bool temporary = false;
+        for (int i = 0; i < r->n_temporary; i++)
+            temporary |= r->temporary[i] == json_num(a, "breakpointId");
+        repl_set_stop(r, a);
+        repl_fmt_stop(stdout, a, before_fn, temporary, &r->values);
+    } else if (state && strcmp(state, "exited") == 0) {
+        repl_set_stop(r, NULL);
+        r->exit_shown = true;
+        if (json_has_num(a, "signal"))
+            report_crash(r);
+        repl_fmt_exit(stdout, a, r->pid);
+    } else if (cJSON_IsTrue(json_get(a, "conditionMet")) && json_get(a, "event")) {
+        const cJSON *e = json_get(a, "event");
+        const char *wid = json_str(e, "watchId");
+        char num[32];
+        snprintf(num, sizeof num, "%lld", json_num(e, "watchId"));
+        const struct repl_watch *w = watch_of(r, wid ? wid : num);
+        repl_fmt_watch_hit(stdout, e, w ? w->num : 0, w ? w->kind : "Hardware watchpoint");
+        r->watch_from = json_num(e, "timestampNs") + 1;
+    }
+    return 0;
+}
+
+/* A wait found the program gone: its end, when not reported yet (it ran to the end
+ * after the last stop, e.g. past recorded watchpoint hits), else an error. */
+static int report_ended(struct repl *r)
+{
+    if (r->exit_shown)
+        return repl_fail("The program is not being run.");
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "action", "status");
+    cJSON_AddStringToObject(args, "sessionId", r->sid);
+    cJSON *st = repl_tool(r, "debug_session", args);
+    if (!st)
+        return 1;
+    cJSON_ReplaceItemInObject(st, "status", cJSON_CreateString("exited"));
+    cJSON_AddStringToObject(st, "state", "exited");
+    repl_report(r, st, NULL);
+    cJSON_Delete(st);
+    return 0;
+}
+
+int repl_wait(struct repl *r, cJSON *args)
+{
+    char *before = r->stop && json_str(r->stop, "function")
+                       ? strdup(json_str(r->stop, "function")) : NULL;
+    cJSON_DeleteItemFromObject(args, "timeoutMs");
+    cJSON_AddNumberToObject(args, "timeoutMs", WAIT_SLICE_MS);
+    int status = 0;
+    bool pause_sent = false;
+    r->waiting = 1;
+    for (;;) {
+        char err[2048];
+        if (r->interrupted && !pause_sent) {
+            /* Ctrl-C came before the program was there to pause (during run's
+             * launch): pause it now */
+            cJSON_ReplaceItemInObject(args, "action", cJSON_CreateString("pause"));
+            cJSON_DeleteItemFromObject(args, "threadId");
+            cJSON_DeleteItemFromObject(args, "condition");
+            pause_sent = true;
+        }
+        cJSON *a = repl_tool_quiet(r, "debug_continue", cJSON_Duplicate(args, true), err,
+                                   sizeof err);
+        if (!a && strncmp(err, "NOT_PAUSED:", 11) == 0 &&
+            strcmp(json_str(args, "action"), "continue") == 0) {
+            /* gdb's continue in a running program: wait for its next stop */
+            cJSON_ReplaceItemInObject(args, "action", cJSON_CreateString("until"));
+            continue;
+        }
+        if (!a && strncmp(err, "PROCESS_EXITED:", 15) == 0) {
+            status = report_ended(r);
+            break;
+        }
+        if (!a) {
+            status = repl_fail("%s", err);
+            break;
+        }
+        const char *state = json_str(a, "state");
+        bool running = state && strcmp(state, "running") == 0 &&
+                       !cJSON_IsTrue(json_get(a, "conditionMet"));
+        if (running) {
+            /* still running: wait on (after Ctrl-C, for the pause it asked for) */
+            cJSON_Delete(a);
+            if (r->interrupted) {
+                cJSON_ReplaceItemInObject(args, "action", cJSON_CreateString("until"));
+                cJSON_DeleteItemFromObject(args, "condition");
+                pause_sent = true;
+            }
+            continue;
+        }
+        repl_report(r, a, before);
+        cJSON_Delete(a);
+        break;
+    }
+    r->waiting = 0;
+    r->interrupted = 0;
+    free(before);
+    cJSON_Delete(args);
+    return status;
+}
+
+/* ---- history -------------------------------------------------------------------- */
+
+/* $STROBE_HOME/repl_history into path, or -1 (no history then). */
+static int history_path(char *path, size_t len)
+{
+    char home[4096], err[512];
+    if (strobe_home(home, sizeof home, err, sizeof err) != 0)
+        return -1;
+    return snprintf(path, len, "%s/repl_history", home) < (int)len ? 0 : -1;
+}
+
+/* Reads the history file, one command a line; a symlink is refused (O_NOFOLLOW). */
+static void history_load(void)
+{
+    char path[4200];
+    if (history_path(path, sizeof path) != 0)
+        return;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0])
+            add_history(line);
+    }
+    free(line);
+    fclose(f);
+}
+
+/* Writes the history (0600, never through a symlink). */
+static void history_save(void)
+{
+    char path[4200];
+    if (history_path(path, sizeof path) != 0)
+        return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    fchmod(fd, 0600);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        return;
+    }
+    for (int i = 0; i < history_length; i++) {
+        HIST_ENTRY *h = history_get(history_base + i);
+        if (h && h->line)
+            fprintf(f, "%s\n", h->line);
+    }
+    fclose(f);
+}
+
+/* ---- dispatch ------------------------------------------------------------------- */
+
+static bool quit_requested;
+static char *repeat_line; /* the last command that an empty line repeats */
+
+int repl_cmd_quit(struct repl *r, const char *a)
+{
+    (void)r;
+    (void)a;
+    quit_requested = true;
+    return 0;
+}
+
+int repl_execute(struct repl *r, const char *line)
+{
+    const char *word;
+    size_t wlen;
+    const char *args = repl_cmd_split(line, &word, &wlen);
+    if (wlen == 0 || word[0] == '#')
+        return 0;
+    bool ambiguous;
+    const struct repl_cmd *c = repl_cmd_find(word, wlen, &ambiguous);
+    if (!c)
+        return repl_fail(ambiguous ? "Ambiguous command \"%.*s\": type \"help\" for the "
+                                     "commands."
+                                   : "Undefined command: \"%.*s\".  Try \"help\".",
+                         (int)wlen, word);
+    free(repeat_line);
+    repeat_line = c->repeats ? strdup(line) : NULL;
+    /* p/x, x/4xw: the /FMT stays with the arguments */
+    int status = c->run(r, args);
+    fflush(stdout);
+    return status;
+}
+
+/* Runs the commands of a script; stops at quit. The last command's status. */
+static int run_script(struct repl *r, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return repl_fail("%s: %s.", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    int status = 0;
+    while (!quit_requested && getline(&line, &cap, f) >= 0) {
+        line[strcspn(line, "\r\n")] = '\0';
+        const char *p = line + strspn(line, " \t");
+        if (*p && *p != '#')
+            status = repl_execute(r, p);
+    }
+    free(line);
+    fclose(f);
+    return status;
+}
+
+/* One line from the user: libedit on a terminal, else stdin. NULL at the end.
+ * Ctrl-C at the prompt gives "" (the line is abandoned). */
+static char *read_command(struct repl *r)
+{
+    if (!r->tty) {
+        char *line = NULL;
+        size_t cap = 0;
+        if (getline(&line, &cap, stdin) < 0) {
+            free(line);
+            return NULL;
+        }
+        line[strcspn(line, "\r\n")] = '\0';
+        return line;
+    }
+    char *line = readline("(strobe) ");
+    if (repl_intr_at_prompt()) {
+        free(line);
+        fputc('\n', stdout);
+        return strdup("\x03");
+    }
+    return line;
+}
+
+static void interactive(struct repl *r)
+{
+    char *line;
+    while (!quit_requested && (line = read_command(r))) {
+        if (strcmp(line, "\x03") == 0) {
+            free(line);
+            continue;
+        }
+        const char *p = line + strspn(line, " \t");
+        if (!*p) {
+            if (r->tty && repeat_line) {
+                char *again = strdup(repeat_line);
+                repl_execute(r, again);
+                free(again);
+            }
+        } else {
+            if (r->tty)
+                add_history(p);
+            repl_execute(r, p);
+        }
+        free(line);
+    }
+    if (!quit_requested && r->tty)
+        puts("quit");
+}
+
+/* Stops the session the REPL started (quit). */
+static void stop_own_session(struct repl *r)
+{
+    if (!r->sid || !r->own_session)
+        return;
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "action", "stop");
+    cJSON_AddStringToObject(a, "sessionId", r->sid);
+    char err[512];
+    cJSON_Delete(repl_tool_quiet(r, "debug_session", a, err, sizeof err));
+}
+
+int repl_main(int argc, char **argv)
+{
+    struct repl r = {.next_bp_num = 0};
+    if (!getcwd(r.cwd, sizeof r.cwd))
+        return repl_fail("strobe: cannot get the current directory: %s", strerror(errno));
+    const char **scripts = calloc((size_t)argc + 1, sizeof *scripts);
+    bool *is_cmd = calloc((size_t)argc + 1, sizeof *is_cmd);
+    int n_scripts = 0, i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-batch") == 0 || strcmp(a, "--batch") == 0) {
+            r.batch = true;
+        } else if ((strcmp(a, "-x") == 0 || strcmp(a, "-ex") == 0) && i + 1 < argc) {
+            is_cmd[n_scripts] = a[1] == 'e';
+            scripts[n_scripts++] = argv[++i];
+        } else if (strcmp(a, "--args") == 0) {
+            i++;
+            break;
+        } else if (a[0] == '-') {
+            free(scripts);
+            free(is_cmd);
+            fprintf(stderr, "strobectl repl: unknown option '%s'\n%s\n", a, usage_line);
+            return 64;
+        } else {
+            break;
+        }
+    }
+    if (i < argc) {
+        char path[8300];
+        snprintf(path, sizeof path, "%s%s%s", argv[i][0] == '/' ? "" : r.cwd,
+                 argv[i][0] == '/' ? "" : "/", argv[i]);
+        r.program = strdup(path);
+        r.prog_args = cJSON_CreateArray();
+        for (i++; i < argc; i++)
+            cJSON_AddItemToArray(r.prog_args, cJSON_CreateString(argv[i]));
+    }
+    char err[1024];
+    int fd = client_connect(true, err, sizeof err);
+    if (fd < 0) {
+        free(scripts);
+        free(is_cmd);
+        fprintf(stderr, "strobe: %s\n", err);
+        return 2;
+    }
+    rpc_init(&r.rpc, fd);
+    if (rpc_handshake(&r.rpc, "strobe-repl", err, sizeof err) != 0) {
+        fprintf(stderr, "strobe: %s\n", err);
+        rpc_close(&r.rpc);
+        free(scripts);
+        free(is_cmd);
+        return 2;
+    }
+    r.tty = !r.batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+    repl_intr_start(&r);
+    if (r.tty) {
+        stifle_history(HISTORY_MAX);
+        history_load();
+        repl_complete_init(&r);
+        printf("Strobe %s REPL: gdb's commands over the strobe daemon. \"help\" lists "
+               "them.\n", STROBE_VERSION);
+    }
+    if (r.program && !r.batch && r.tty)
+        printf("Program: %s\n", r.program);
+    int status = 0;
+    for (int k = 0; k < n_scripts && !quit_requested; k++)
+        status = is_cmd[k] ? repl_execute(&r, scripts[k]) : run_script(&r, scripts[k]);
+    if (!r.batch)
+        interactive(&r);
+    if (r.tty)
+        history_save();
+    stop_own_session(&r);
+    repl_intr_stop();
+    repl_complete_reset();
+    rpc_close(&r.rpc);
+    repl_set_stop(&r, NULL);
+    repl_forget_watches(&r);
+    free(r.program);
+    cJSON_Delete(r.prog_args);
+    free(r.sid);
+    free(r.output_after);
+    free(repeat_line);
+    free(scripts);
+    free(is_cmd);
+    return r.batch ? status : 0;
+}

@@ -1,0 +1,130 @@
+"""The gdb-style REPL on a terminal (pexpect): breakpoints with conditions, run, bt,
+print, set var, next, step, finish, watch, continue to the exit, TAB completion,
+Ctrl-C, history. The program is tests/fixtures/repl_calc.c."""
+
+import os
+import re
+import stat
+
+import pexpect
+import pytest
+
+from conftest import STROBE_BIN
+from repl_util import CALC, PROMPT, Repl, calc_line
+
+
+@pytest.mark.valgrind_sample
+def test_phase2_scenario_fix_a_wrong_value(world):
+    """A conditional breakpoint on a line, inspect a local, find the wrong value, set
+    it, continue: the program's output changes accordingly (400 -> 520)."""
+    r = Repl(world, CALC)
+    line = calc_line("cost")
+    out = r.cmd("break repl_calc.c:%d if qty < 0" % line)
+    assert re.search(r"Breakpoint \d+: file repl_calc.c, line %d\." % line, out)
+    out = r.cmd("run")
+    assert re.search(r"\nBreakpoint \d+, add_item \(it=0x[0-9a-f]+, price=30\) at "
+                     r"repl_calc.c:%d\n%d\t    int cost = scale\(price, qty\);" % (line, line),
+                     out), out
+    assert "$1 = -2" in r.cmd("print qty")
+    assert r.cmd("set var qty = 2").strip() == "set var qty = 2"
+    assert "$2 = 2" in r.cmd("p qty")
+    out = r.cmd("continue")
+    assert "Continuing." in out
+    assert "total = 520" in out
+    assert re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", out), out
+    assert r.quit() == 0
+
+
+def test_bt_next_step_finish_print(world):
+    r = Repl(world, CALC)
+    r.cmd("break add_item")
+    out = r.cmd("r")
+    assert re.search(r"Breakpoint \d+, add_item \(it=0x[0-9a-f]+, price=10\)", out), out
+    out = r.cmd("next")
+    assert re.search(r"\n%d\t    int cost = scale" % calc_line("cost"), out), out
+    out = r.cmd("step")
+    assert "scale (n=10, factor=1) at repl_calc.c:%d" % calc_line("scale") in out, out
+    out = r.cmd("bt")
+    assert re.search(r"#0  scale \(n=10, factor=1\) at repl_calc.c:%d\n"
+                     r"#1  add_item \(\) at repl_calc.c:%d\n#2  main \(\) at repl_calc.c:%d"
+                     % (calc_line("scale"), calc_line("cost"), calc_line("loop")), out), out
+    out = r.cmd("fin")
+    assert "Run till exit from #0  scale (n=10, factor=1)" in out
+    assert "Value returned is $1 = 10" in out
+    assert "$2 = 0xa" in r.cmd("p/x price")
+    assert "price = 10" in r.cmd("info args")
+    out = r.cmd("up")
+    assert "#1  main () at repl_calc.c:%d" % calc_line("loop") in out
+    assert re.search(r"\$3 = \d", r.cmd("print i"))
+    out = r.cmd("")  # an empty line after `up` repeats nothing
+    assert out.strip() == ""
+    out = r.cmd("next")
+    assert re.search(r"\n\d+\t", out)
+    r.quit()
+
+
+def test_watch_reports_old_and_new_value(world):
+    r = Repl(world, CALC)
+    out = r.cmd("start")
+    assert re.search(r"Temporary breakpoint \d+, main \(", out), out
+    out = r.cmd("watch g_counter")
+    assert re.search(r"Hardware watchpoint (\d+): g_counter", out), out
+    num = re.search(r"Hardware watchpoint (\d+)", out).group(1)
+    out = r.cmd("continue")
+    assert "Hardware watchpoint %s: g_counter\n\nOld value = 0\nNew value = 1" % num in out
+    assert "add_item () at repl_calc.c:%d" % calc_line("counter") in out, out
+    out = r.cmd("")  # the empty line repeats continue
+    assert "Old value = 1\nNew value = 2" in out, out
+    assert re.search(r"%s\s+hw watchpoint\s+keep y\s+g_counter" % num,
+                     r.cmd("info breakpoints"))
+    r.cmd("delete %s" % num)
+    out = r.cmd("continue")
+    assert "total = 400" in out and "exited normally" in out, out
+    r.quit()
+
+
+def test_tab_completes_functions_and_info_subcommands(world):
+    r = Repl(world, CALC)
+    r.p.send("bre sca\t")
+    r.p.expect("le ")
+    r.p.send("\r")
+    r.p.expect(r"Breakpoint \d+: scale\.")
+    r.p.expect(PROMPT)
+    r.p.send("info b\t")
+    r.p.expect("reakpoints ")
+    r.p.send("\r")
+    r.p.expect(r"\d+\s+breakpoint\s+keep y\s+<PENDING>\s+scale")
+    r.p.expect(PROMPT)
+    r.quit()
+
+
+def test_ctrl_c_pauses_a_looping_program_and_never_exits_at_the_prompt(world):
+    r = Repl(world, CALC, "spin")
+    r.p.sendline("run")
+    r.p.expect("Starting program: .*repl_calc spin")
+    # a Ctrl-C during the launch pauses the program once it is there
+    r.p.sendintr()
+    r.p.expect("Program received signal SIGINT, Interrupt.")
+    r.p.expect(PROMPT)
+    out = r.cmd("bt")
+    assert re.search(r"#\d  main \(argc=2, argv=0x[0-9a-f]+\) at repl_calc.c:%d"
+                     % calc_line("spin"), out), out
+    assert re.search(r"\$1 = \d+", r.cmd("print g_counter"))
+    r.p.send("half a line")
+    r.p.sendintr()
+    r.p.expect(PROMPT)
+    out = r.cmd("info threads")
+    assert re.search(r"\* \d+\s+Thread \d+ \"repl_calc\"", out), out
+    assert r.quit() == 0
+    hist = os.path.join(world.home, "repl_history")
+    assert stat.S_IMODE(os.lstat(hist).st_mode) == 0o600
+    with open(hist) as f:
+        assert "print g_counter\n" in f.read()
+
+
+def test_strobe_alone_on_a_terminal_is_the_repl(world):
+    r = Repl(world, binary=STROBE_BIN, argv0=())
+    assert "Undefined command: \"bogus\"" in r.cmd("bogus")
+    assert "run [ARGS...]" in r.cmd("help")
+    r.p.sendeof()
+    r.p.expect(pexpect.EOF)
