@@ -51,11 +51,14 @@ static int registers(struct repl *r)
 {
     if (!r->stop)
         return repl_fail("The program has no registers now: no thread is paused.");
-    for (int start = 0; regs[start]; start += 16) {
+    int n = 0;
+    while (regs[n])
+        n++;
+    for (int start = 0; start < n; start += 16) {
         cJSON *args = cJSON_CreateObject();
         repl_frame_args(r, args);
         cJSON *t = cJSON_AddArrayToObject(args, "targets");
-        for (int i = start; regs[i] && i < start + 16; i++) {
+        for (int i = start; i < n && i < start + 16; i++) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "variable", regs[i]);
             cJSON_AddItemToArray(t, o);

@@ -216,6 +216,23 @@ static const char *unit_type(const struct repl_xfmt *f)
     }
 }
 
+/* The pointer stored at address (hex), read raw; 0 after printing an error. */
+static unsigned long long pointer_at(struct repl *r, const char *address)
+{
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "sessionId", r->sid);
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "address", address);
+    cJSON_AddStringToObject(t, "type", "pointer");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(args, "targets"), t);
+    cJSON *ans = repl_tool(r, "debug_memory", args);
+    const cJSON *v = json_get(cJSON_GetArrayItem(json_get(ans, "results"), 0), "value");
+    unsigned long long p = cJSON_IsString(v) ? strtoull(v->valuestring, NULL, 0)
+                           : cJSON_IsNumber(v) ? (unsigned long long)v->valuedouble : 0;
+    cJSON_Delete(ans);
+    return p;
+}
+
 /* The address x starts at: hex as typed, &VAR's address, else the value of a pointer
  * (or the address of any other variable). 0 after printing an error. */
 static unsigned long long x_address(struct repl *r, const char *expr)
@@ -228,8 +245,14 @@ static unsigned long long x_address(struct repl *r, const char *expr)
     unsigned long long addr = 0;
     const char *type = json_str(res, "type");
     const cJSON *v = json_get(res, "value");
-    if (res && !amp && type && strchr(type, '*') && cJSON_IsString(v))
-        addr = strtoull(v->valuestring, NULL, 16);
+    bool pointer = !amp && ((type && strchr(type, '*')) || expr[0] == '$');
+    if (res && pointer && cJSON_IsString(v) && strncmp(v->valuestring, "0x", 2) != 0 &&
+        json_str(res, "address"))
+        addr = pointer_at(r, json_str(res, "address")); /* a char * read as its string */
+    else if (res && pointer && cJSON_IsString(v))
+        addr = strtoull(v->valuestring, NULL, 0);
+    else if (res && pointer && cJSON_IsNumber(v))
+        addr = (unsigned long long)v->valuedouble;
     else if (res && json_str(res, "address"))
         addr = strtoull(json_str(res, "address"), NULL, 16);
     else if (res)

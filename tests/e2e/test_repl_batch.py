@@ -1,0 +1,122 @@
+"""The REPL without a terminal: -batch, -x scripts (comments, blank lines), -ex,
+commands read from stdin, exit statuses, error sentences, and the commands whose
+output is plain text (x/FMT, list, info breakpoints, strobe's own commands)."""
+
+import re
+import subprocess
+
+import pytest
+
+from conftest import STROBECTL, T_LONG, fixture_path
+from repl_util import CALC, batch, calc_line
+
+
+@pytest.mark.valgrind_sample
+def test_batch_script_runs_to_a_conditional_breakpoint(world):
+    rc, out, err = batch(world, """# a comment, then a blank line
+
+break scale if n > 20
+run
+bt
+print n
+info breakpoints
+kill
+""", CALC)
+    assert rc == 0, err
+    assert re.search(r"Breakpoint (\d+), scale \(n=30, factor=-2\) at repl_calc.c:%d\n"
+                     r"%d\t    int r = n \* factor;" % (calc_line("scale"), calc_line("scale")),
+                     out), out
+    assert "#1  add_item () at repl_calc.c:%d" % calc_line("cost") in out
+    assert "$1 = 30" in out
+    assert re.search(r"\d+\s+breakpoint\s+keep y\s+0x[0-9a-f]+\s+in scale at repl_calc.c:%d\n"
+                     r"\tstop only if n > 20\n\tbreakpoint already hit 1 time"
+                     % calc_line("scale"), out), out
+    assert re.search(r"\[Inferior 1 \(process \d+\) killed\]", out)
+
+
+def test_exit_code_and_program_output(world):
+    rc, out, err = batch(world, "run\noutput\n", fixture_path("hello_exit3"))
+    assert rc == 0, err
+    assert re.search(r"\[Inferior 1 \(process \d+\) exited with code 3\]", out), out
+
+
+def test_batch_exit_status_follows_the_last_command_and_errors_go_on(world):
+    rc, out, err = batch(world, """start
+print nosuch_variable
+bogus
+attach 42
+disable 1
+x/2i $rip
+continue
+print g_total
+""", CALC)
+    assert rc == 1  # the last command failed: the program is not being run
+    assert "VARIABLE_NOT_FOUND: " in err
+    assert 'Undefined command: "bogus".  Try "help".' in err
+    assert "strobe cannot attach to a running process: it launches programs itself" in err
+    assert "cannot be disabled or enabled: `delete N` removes one" in err
+    assert "x/i is not supported: strobe does not disassemble" in err
+    assert "total = 400" in out and "exited normally" in out
+    assert "PROCESS_EXITED: " in err
+
+
+def test_usage_errors_and_parse_errors(world):
+    p = subprocess.run([STROBECTL, "repl", "--bogus"], env=world.env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=T_LONG)
+    assert p.returncode == 64
+    assert b"usage: strobectl repl [-batch]" in p.stderr
+    rc, out, err = batch(world, """break
+break repl_calc.c:0
+break 12
+set var x
+x/4z &g_total
+run
+""")
+    assert rc == 1
+    assert "No location given: write `break FILE:LINE` or `break FUNCTION`." in err
+    assert "Line 0 is not a line number." in err
+    assert "No default source file for line 12: write `break FILE:12`." in err
+    assert "Write `set var NAME = VALUE`." in err
+    assert "Invalid format letter 'z' in /4z" in err
+    assert "No executable file specified: use `file PROGRAM`" in err
+
+
+def test_examine_memory_list_and_ex_commands(world):
+    p = subprocess.run([STROBECTL, "repl", "-batch", "-ex", "file " + CALC, "-ex",
+                        "tbreak add_item", "-ex", "run", "-ex", "x/2dw &items[1].qty",
+                        "-ex", "x/s it->name", "-ex", "x/3xb &g_counter", "-ex", "list scale",
+                        "-ex", "frame 1", "-ex", "info frame", "-ex", "info locals"],
+                       env=world.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=T_LONG, cwd=world.project)
+    out = p.stdout.decode()
+    assert p.returncode == 1, p.stderr  # info locals of frame 1 is refused
+    assert re.search(r"Temporary breakpoint \d+, add_item", out), out
+    assert re.search(r"0x[0-9a-f]+:\t2\t0\n", out), out   # bee's qty, then cat's name
+    assert re.search(r'0x[0-9a-f]+:\t"ant"', out), out
+    assert re.search(r"0x[0-9a-f]+:\t0x0\t0x0\t0x0\n", out), out
+    assert "%d\t    int r = n * factor; /* mark:scale */" % calc_line("scale") in out
+    assert "#1  main () at repl_calc.c:%d" % calc_line("loop") in out
+    assert "strobe lists locals of the innermost frame only" in p.stderr.decode()
+
+
+def test_commands_from_stdin_and_strobe_own_commands(world):
+    script = """file %s
+trace add scale
+run
+output stdout
+events --type function_exit --limit 2
+crash
+sessions
+info sessions
+session %s
+""" % (CALC, "nosuch-session")
+    p = subprocess.run([STROBECTL, "repl"], input=script.encode(), env=world.env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=T_LONG,
+                       cwd=world.project)
+    out, err = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == 0  # without -batch the REPL ends at the end of its input
+    assert out.count("total = 400") == 2, out   # at the exit, then `output stdout`
+    assert re.search(r"function_exit\s+scale", out) or "scale" in out
+    assert "no crash recorded in session repl_calc" in out
+    assert re.search(r"repl_calc-\S+\s+exited\(0\)", out), out
+    assert "SESSION_NOT_FOUND: " in err
