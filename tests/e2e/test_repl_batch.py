@@ -2,12 +2,13 @@
 commands read from stdin, exit statuses, error sentences, and the commands whose
 output is plain text (x/FMT, list, info breakpoints, strobe's own commands)."""
 
+import os
 import re
 import subprocess
 
 import pytest
 
-from conftest import STROBECTL, T_LONG, fixture_path
+from conftest import REPO, STROBECTL, T_LONG, fixture_path
 from repl_util import CALC, batch, calc_line
 
 
@@ -120,3 +121,16 @@ session %s
     assert "no crash recorded in session repl_calc" in out
     assert re.search(r"repl_calc-\S+\s+exited\(0\)", out), out
     assert "SESSION_NOT_FOUND: " in err
+
+
+def test_man_page_documents_every_command(world):
+    rc, out, err = batch(world, "help\n")
+    assert rc == 0, err
+    names = re.findall(r"^  ([a-z]+)", out, re.M)
+    assert len(names) > 30, out
+    page = subprocess.run(["man", "-l", os.path.join(REPO, "man", "strobe-repl.1")],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=dict(os.environ, MANWIDTH="80")).stdout
+    page = re.sub(r".\x08", "", page)
+    words = set(re.findall(r"[a-z]\w*", page))
+    assert set(names) <= words, sorted(set(names) - words)
