@@ -20,6 +20,9 @@
 
 #include "cli/client.h"
 
+/* What a command waits for (struct repl's waiting). */
+enum { REPL_WAIT_NONE, REPL_WAIT_PROGRAM, REPL_WAIT_TEST };
+
 /* Most watchpoints the REPL remembers (the debug registers hold four). */
 #define REPL_MAX_WATCHES 8
 
@@ -58,7 +61,8 @@ struct repl {
     int list_line;
     bool batch;
     bool tty;             /* commands come from a terminal with line editing */
-    volatile sig_atomic_t waiting; /* a command waits for the program (Ctrl-C pauses) */
+    volatile sig_atomic_t waiting; /* a command waits: REPL_WAIT_PROGRAM (Ctrl-C pauses
+                                      the program) or REPL_WAIT_TEST (Ctrl-C ends it) */
     volatile sig_atomic_t interrupted; /* Ctrl-C arrived during the wait */
 };
 

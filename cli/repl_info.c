@@ -194,6 +194,24 @@ static int function_line(struct repl *r, const char *name, const char **file)
     return 0;
 }
 
+/* The full path of source file name (a base name or a path's tail): the last stop's
+ * file, else a file of the program's functions (DWARF), else NULL. */
+static const char *source_path(struct repl *r, const char *name, const char *stop_file)
+{
+    size_t n = strlen(name);
+    if (stop_file && strcmp(repl_base_name(stop_file), name) == 0)
+        return stop_file;
+    char err[256];
+    const struct dw_index *ix = r->program ? dw_index_get(r->program, err, sizeof err) : NULL;
+    for (size_t i = 0; ix && i < ix->n_functions; i++) {
+        const char *f = ix->functions[i].decl_file;
+        size_t len = f ? strlen(f) : 0;
+        if (len > n && strcmp(f + len - n, name) == 0 && f[len - n - 1] == '/')
+            return f;
+    }
+    return NULL;
+}
+
 int repl_cmd_list(struct repl *r, const char *a)
 {
     const char *file = r->list_file;
@@ -215,10 +233,12 @@ int repl_cmd_list(struct repl *r, const char *a)
                 return repl_fail("Function \"%s\" not defined.", a);
             fname = strdup(decl);
         }
-        if (fname && fname[0] != '/' && deffile && strcmp(repl_base_name(deffile),
-                                                           fname) == 0) {
-            free(fname);
-            fname = strdup(deffile);
+        if (fname && fname[0] != '/') {
+            const char *full = source_path(r, fname, deffile);
+            if (full) {
+                free(fname);
+                fname = strdup(full);
+            }
         }
         if (!fname && !deffile)
             return repl_fail("No default source file: write `list FILE:LINE`.");

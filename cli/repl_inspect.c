@@ -280,6 +280,8 @@ int repl_cmd_x(struct repl *r, const char *a)
                          "another format (x/8xb).");
     if (!*a)
         return repl_fail("Write `x/FMT ADDRESS` (0x..., &variable, or a pointer).");
+    if (!repl_need_session(r))
+        return 1;
     unsigned long long addr = x_address(r, a);
     if (!addr)
         return 1;

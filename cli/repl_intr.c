@@ -28,7 +28,8 @@ static void on_sigint(int sig)
     int saved = errno;
     if (g_repl && g_repl->waiting) {
         g_repl->interrupted = 1;
-        if (write(g_pipe[1], "i", 1) < 0) {
+        /* a test run is not paused: its wait ends at the next poll */
+        if (g_repl->waiting == REPL_WAIT_PROGRAM && write(g_pipe[1], "i", 1) < 0) {
             /* a full pipe already holds a request */
         }
     } else {

@@ -205,14 +205,15 @@ int repl_cmd_test(struct repl *r, const char *a)
     cJSON *ans = NULL;
     r->interrupted = 0;
     for (;;) {
-        r->waiting = 1;
+        r->waiting = REPL_WAIT_TEST;
         ans = repl_tool(r, "debug_test", cJSON_Duplicate(args, true));
-        r->waiting = 0;
+        r->waiting = REPL_WAIT_NONE;
         const char *st = json_str(ans, "status");
         if (!ans || !st || strcmp(st, "running") != 0 || r->interrupted)
             break;
         cJSON_Delete(ans);
     }
+    r->interrupted = 0;
     if (!ans) {
         status = 1;
     } else if (json_get(ans, "result")) {

@@ -111,11 +111,11 @@ int repl_cmd_run(struct repl *r, const char *a)
         printf(" %s", w->valuestring);
     putchar('\n');
     r->interrupted = 0;
-    r->waiting = 1; /* Ctrl-C from now on pauses the program (repl_wait) */
+    r->waiting = REPL_WAIT_PROGRAM; /* Ctrl-C from now on pauses the program (repl_wait) */
     cJSON *l = repl_tool(r, "debug_launch", args);
     unstage(r);
     if (!l) {
-        r->waiting = 0;
+        r->waiting = REPL_WAIT_NONE;
         return 1;
     }
     r->sid = strdup(json_str(l, "sessionId") ? json_str(l, "sessionId") : "");
@@ -235,10 +235,11 @@ int repl_cmd_delete(struct repl *r, const char *a)
             char *end;
             long n = strtol(w, &end, 10);
             if (*end || n <= 0) {
+                repl_fail("Convenience variable must have integer value: \"%s\" is not a "
+                          "breakpoint number.", w);
                 free(copy);
                 cJSON_Delete(args);
-                return repl_fail("Convenience variable must have integer value: \"%s\" "
-                                 "is not a breakpoint number.", w);
+                return 1;
             }
             int k = 0;
             while (k < r->n_watches && r->watches[k].num != n)

@@ -163,7 +163,7 @@ int repl_wait(struct repl *r, cJSON *args)
     cJSON_AddNumberToObject(args, "timeoutMs", WAIT_SLICE_MS);
     int status = 0;
     bool pause_sent = false;
-    r->waiting = 1;
+    r->waiting = REPL_WAIT_PROGRAM;
     for (;;) {
         char err[2048];
         if (r->interrupted && !pause_sent) {
@@ -207,7 +207,7 @@ int repl_wait(struct repl *r, cJSON *args)
         cJSON_Delete(a);
         break;
     }
-    r->waiting = 0;
+    r->waiting = REPL_WAIT_NONE;
     r->interrupted = 0;
     free(before);
     cJSON_Delete(args);

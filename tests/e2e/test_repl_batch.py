@@ -134,3 +134,56 @@ def test_man_page_documents_every_command(world):
     page = re.sub(r".\x08", "", page)
     words = set(re.findall(r"[a-z]\w*", page))
     assert set(names) <= words, sorted(set(names) - words)
+
+
+ERRORS_WITHOUT_A_PROGRAM = [
+    ("se", 'Ambiguous command "se": type "help" for the commands.'),
+    ("file", "Write `file PROGRAM`."),
+    ("watch", "Write `watch EXPR`: a global variable or an address."),
+    ("print", "Write `print EXPR` (a variable, argument, $register or global)."),
+    ("advance", "Write `advance LOCATION` (a function or FILE:LINE)."),
+    ("trace start x", "Write `trace add PATTERN...` or `trace remove PATTERN...`."),
+    ("session", "Write `session SESSION_ID` (`sessions` lists them)."),
+    ("info", '"info" must be followed by the name of an info command'),
+    ("info bogus", 'Undefined info command: "bogus".  Try "help info".'),
+    ("help bogus", 'Undefined command: "bogus".  Try "help".'),
+    ("delete x", 'Convenience variable must have integer value: "x" is not a breakpoint'),
+    ("test 'x", "Unbalanced quotes, or more than 62 words."),
+    ("bt", "No stack: the program is not being run."),
+    ("info frame", "No stack."),
+    ("info locals", "No frame selected."),
+    ("info registers", "The program has no registers now: no thread is paused."),
+    ("x/4xw 0x10", "The program is not being run: `run` launches it"),
+    ("list", "No default source file: write `list FILE:LINE` or `list FUNCTION`."),
+]
+
+
+def test_every_error_sentence(world):
+    script = "\n".join(cmd for cmd, _ in ERRORS_WITHOUT_A_PROGRAM) + """
+file %s
+list nosuch_function
+list repl_calc.c:9999
+tbreak scale
+run
+down
+frame 9
+thread x
+x/2xw 0x10
+output stdin
+kill
+continue
+""" % CALC
+    rc, out, err = batch(world, script)
+    assert rc == 1
+    for _, sentence in ERRORS_WITHOUT_A_PROGRAM:
+        if sentence:
+            assert sentence in err, sentence
+    for sentence in ('Function "nosuch_function" not defined.',
+                     'Line number 9994 out of range; "repl_calc.c" has fewer lines.',
+                     "Bottom (innermost) frame selected; you cannot go down.",
+                     "Initial frame selected; you cannot go up.",
+                     "Invalid thread ID: x (thread ids are the tids of `info threads`).",
+                     "Cannot access memory at address 0x10",
+                     "Write `output`, `output stdout` or `output stderr`.",
+                     "The program is not being run: `run` launches it"):
+        assert sentence in err, (sentence, err)
