@@ -51,7 +51,11 @@ def test_bt_next_step_finish_print(world):
     out = r.cmd("fin")
     assert "Run till exit from #0  scale (n=10, factor=1)" in out
     assert "Value returned is $1 = 10" in out
-    assert "$2 = 0xa" in r.cmd("p/x price")
+    r.p.send("p/x pri\t")  # the arguments and locals of the stop complete
+    r.p.expect("ce ")
+    r.p.send("\r")
+    r.p.expect(PROMPT)
+    assert "$2 = 0xa" in r.p.before
     assert "price = 10" in r.cmd("info args")
     out = r.cmd("up")
     assert "#1  main () at repl_calc.c:%d" % calc_line("loop") in out
@@ -84,6 +88,12 @@ def test_watch_reports_old_and_new_value(world):
 
 
 def test_tab_completes_functions_and_info_subcommands(world):
+    # a history file that is a symlink is neither read nor written through
+    os.makedirs(world.home, mode=0o700, exist_ok=True)
+    elsewhere = os.path.join(world.base, "elsewhere")
+    with open(elsewhere, "w") as f:
+        f.write("kill\n")
+    os.symlink(elsewhere, os.path.join(world.home, "repl_history"))
     r = Repl(world, CALC)
     r.p.send("bre sca\t")
     r.p.expect("le ")
@@ -96,6 +106,8 @@ def test_tab_completes_functions_and_info_subcommands(world):
     r.p.expect(r"\d+\s+breakpoint\s+keep y\s+<PENDING>\s+scale")
     r.p.expect(PROMPT)
     r.quit()
+    with open(elsewhere) as f:
+        assert f.read() == "kill\n"
 
 
 def test_ctrl_c_pauses_a_looping_program_and_never_exits_at_the_prompt(world):
