@@ -3,12 +3,13 @@
  * connection to the daemon kept for the whole REPL, the state the commands share
  * (the program, its session, the selected thread and frame, the last stop), and the
  * helpers every command file uses. The loop, line editing, history and scripts live
- * in repl.c; waits for the program and the reports of its stops in repl_wait.c; the command table in repl_cmds.c; the commands in repl_run.c (run,
- * break, step), repl_inspect.c (bt, frame, print, x, info), repl_own.c (strobe's
- * own: trace, events, crash, output, test, sessions); gdb's text forms in
- * repl_fmt.c; argument parsing in repl_parse.c; TAB completion in repl_complete.c;
- * Ctrl-C in repl_intr.c. Every command is a tool call: nothing reads text meant
- * for people. The commands are documented in man/strobe-repl.1.
+ * in repl.c; the waits for the program and the reports of its stops in repl_wait.c;
+ * the command table in repl_cmds.c; the commands in repl_run.c (run, break, step,
+ * watch), repl_inspect.c (bt, frame, print, set var, x), repl_info.c (info, list),
+ * repl_own.c (strobe's own: trace, events, crash, output, test, sessions); gdb's
+ * text forms in repl_fmt.c; argument parsing in repl_parse.c; TAB completion in
+ * repl_complete.c; Ctrl-C in repl_intr.c. Every command is a tool call: nothing
+ * reads text meant for people. The commands are documented in man/strobe-repl.1.
  */
 #ifndef STROBE_REPL_H
 #define STROBE_REPL_H
