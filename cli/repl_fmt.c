@@ -65,7 +65,9 @@ static void fmt_integer(FILE *out, long long i, char fmt, int size)
 
 void repl_fmt_value(FILE *out, const cJSON *v, const char *type, char fmt, int size)
 {
-    if (!v || cJSON_IsNull(v)) {
+    if (cJSON_IsNull(v) && type && strchr(type, '*')) {
+        fputs("0x0", out); /* a NULL pointer */
+    } else if (!v || cJSON_IsNull(v)) {
         fputs("<unavailable>", out);
     } else if (cJSON_IsBool(v)) {
         fputs(cJSON_IsTrue(v) ? "true" : "false", out);

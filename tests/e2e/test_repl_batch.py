@@ -187,3 +187,13 @@ continue
                      "Write `output`, `output stdout` or `output stderr`.",
                      "The program is not being run: `run` launches it"):
         assert sentence in err, (sentence, err)
+
+
+def test_a_crash_is_reported_as_gdb_reports_a_signal(world):
+    rc, out, err = batch(world, "run\ncrash\n", fixture_path("crash_null"))
+    assert rc == 0, err
+    assert re.search(r"\nProgram received signal SIGSEGV, Segmentation fault.\n"
+                     r"read_field \(n=0x0, depth=2\) at crash_null.c:54\n"
+                     r"54\t.*CRASH HERE", out), out
+    assert "Program terminated with signal SIGSEGV, Segmentation fault." in out
+    assert "locals of #0 read_field:" in out  # strobectl crash's report
