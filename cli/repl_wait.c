@@ -12,8 +12,9 @@
 #include "cli/repl.h"
 #include "cli/repl_fmt.h"
 
-/* debug_continue waits at most this long per call; the REPL asks again after it. */
-#define WAIT_SLICE_MS 60000
+/* debug_continue waits at most this long per call; the REPL prints the program's
+ * output and asks again after it, so that output shows while the program runs. */
+#define WAIT_SLICE_MS 1000
 
 /* Whether event id a comes before b (decimal strings). */
 static int id_cmp(const char *a, const char *b)
@@ -194,8 +195,12 @@ int repl_wait(struct repl *r, cJSON *args)
         bool running = state && strcmp(state, "running") == 0 &&
                        !cJSON_IsTrue(json_get(a, "conditionMet"));
         if (running) {
-            /* still running: wait on (after Ctrl-C, for the pause it asked for) */
+            /* still running: show what it printed meanwhile and wait on for the
+             * stop (after Ctrl-C, the pause it asked for) */
             cJSON_Delete(a);
+            repl_show_output(r, NULL);
+            if (!json_get(args, "condition"))
+                cJSON_ReplaceItemInObject(args, "action", cJSON_CreateString("until"));
             if (r->interrupted) {
                 cJSON_ReplaceItemInObject(args, "action", cJSON_CreateString("until"));
                 cJSON_DeleteItemFromObject(args, "condition");
