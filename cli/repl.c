@@ -294,7 +294,7 @@ static void stop_own_session(struct repl *r)
 
 int repl_main(int argc, char **argv)
 {
-    struct repl r = {.next_bp_num = 0};
+    struct repl r = {.history = cJSON_CreateArray()};
     if (!getcwd(r.cwd, sizeof r.cwd))
         return repl_fail("strobe: cannot get the current directory: %s", strerror(errno));
     const char **scripts = calloc((size_t)argc + 1, sizeof *scripts);
@@ -370,6 +370,7 @@ int repl_main(int argc, char **argv)
     repl_forget_watches(&r);
     free(r.program);
     cJSON_Delete(r.prog_args);
+    cJSON_Delete(r.history);
     free(r.sid);
     free(r.output_after);
     free(repeat_line);

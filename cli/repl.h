@@ -48,6 +48,7 @@ struct repl {
     long long thread;     /* selected thread (0: the last pause's) */
     int frame;            /* selected frame of the last stop */
     int values;           /* $N: values printed so far */
+    cJSON *history;       /* their {value, type, size}, $1 first (print $N) */
     int next_bp_num;      /* gdb number of the next watchpoint (shares bp numbers) */
     struct repl_watch watches[REPL_MAX_WATCHES];
     int n_watches;

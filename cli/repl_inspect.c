@@ -157,9 +157,19 @@ int repl_cmd_print(struct repl *r, const char *a)
     }
     if (!*a)
         return repl_fail("Write `print EXPR` (a variable, argument, $register or global).");
-    cJSON *ans;
-    const cJSON *res = read_var(r, a, &ans);
+    cJSON *ans = NULL;
+    const cJSON *res;
+    if (a[0] == '$' && (a[1] == '\0' || a[1] == '$' || (a[1] >= '0' && a[1] <= '9'))) {
+        /* the value history: $ the last value, $$ the one before, $N */
+        int n = a[1] == '\0' ? r->values : a[1] == '$' ? r->values - 1 : atoi(a + 1);
+        res = cJSON_GetArrayItem(r->history, n - 1);
+        if (!res || n < 1)
+            return repl_fail("History has not yet reached %s.", a);
+    } else {
+        res = read_var(r, a, &ans);
+    }
     if (res) {
+        cJSON_AddItemToArray(r->history, cJSON_Duplicate(res, true));
         printf("$%d = ", ++r->values);
         if (cJSON_IsString(json_get(json_get(res, "value"), "@ptr")))
             printf("(%s) ", json_str(res, "type") ? json_str(res, "type") : "?");

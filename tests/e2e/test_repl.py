@@ -59,7 +59,10 @@ def test_bt_next_step_finish_print(world):
     assert "price = 10" in r.cmd("info args")
     out = r.cmd("up")
     assert "#1  main () at repl_calc.c:%d" % calc_line("loop") in out
-    assert re.search(r"\$3 = \d", r.cmd("print i"))
+    i = re.search(r"\$3 = (\d+)", r.cmd("print i")).group(1)
+    assert "$4 = 10" in r.cmd("p $1")  # the value history
+    assert "$5 = %s" % i in r.cmd("p $$")
+    assert "History has not yet reached $9." in r.cmd("p $9")
     out = r.cmd("")  # an empty line after `up` repeats nothing
     assert out.strip() == ""
     out = r.cmd("next")
