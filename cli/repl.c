@@ -205,8 +205,14 @@ int repl_execute(struct repl *r, const char *line)
                          (int)wlen, word);
     free(repeat_line);
     repeat_line = c->repeats ? strdup(line) : NULL;
-    /* p/x, x/4xw: the /FMT stays with the arguments */
-    int status = c->run(r, args);
+    /* p/x, x/4xw: the /FMT stays with the arguments; trailing blanks (a completion's
+     * space) do not */
+    char *trimmed = strdup(args);
+    size_t n = strlen(trimmed);
+    while (n && (trimmed[n - 1] == ' ' || trimmed[n - 1] == '\t'))
+        trimmed[--n] = '\0';
+    int status = c->run(r, trimmed);
+    free(trimmed);
     fflush(stdout);
     return status;
 }

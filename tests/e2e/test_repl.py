@@ -143,3 +143,26 @@ def test_strobe_alone_on_a_terminal_is_the_repl(world):
     assert "run [ARGS...]" in r.cmd("help")
     r.p.sendeof()
     r.p.expect(pexpect.EOF)
+
+
+def test_session_attach_with_a_completed_id_and_ctrl_c_on_continue(world):
+    launched = world.strobectl("launch", CALC, "spin")
+    assert launched.rc == 0, launched.err
+    sid = launched.out.split()[1]
+    try:
+        r = Repl(world)
+        r.p.send("session repl_c\t")  # session ids complete from debug_session list
+        r.p.expect("alc-")
+        r.p.send("\r")
+        r.p.expect(r"\[Attached to session %s: process \d+, running\]" % re.escape(sid))
+        r.p.expect(PROMPT)
+        r.p.sendline("continue")
+        r.p.expect("spinning")
+        r.p.sendintr()
+        r.p.expect("Program received signal SIGINT, Interrupt.")
+        r.p.expect(PROMPT)
+        assert r.quit() == 0
+        # quit leaves a session the REPL did not start running
+        assert "running" in world.strobectl("status", sid).out
+    finally:
+        world.strobectl("stop", sid)
