@@ -300,7 +300,7 @@ static void stop_own_session(struct repl *r)
 
 int repl_main(int argc, char **argv)
 {
-    struct repl r = {.history = cJSON_CreateArray()};
+    struct repl r = {.history = cJSON_CreateArray(), .displays = cJSON_CreateArray()};
     if (!getcwd(r.cwd, sizeof r.cwd))
         return repl_fail("strobe: cannot get the current directory: %s", strerror(errno));
     const char **scripts = calloc((size_t)argc + 1, sizeof *scripts);
@@ -377,6 +377,7 @@ int repl_main(int argc, char **argv)
     free(r.program);
     cJSON_Delete(r.prog_args);
     cJSON_Delete(r.history);
+    cJSON_Delete(r.displays);
     free(r.sid);
     free(r.output_after);
     free(repeat_line);

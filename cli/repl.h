@@ -49,6 +49,8 @@ struct repl {
     int frame;            /* selected frame of the last stop */
     int values;           /* $N: values printed so far */
     cJSON *history;       /* their {value, type, size}, $1 first (print $N) */
+    cJSON *displays;      /* display: [{num, expr}] printed after every stop */
+    int next_display;
     int next_bp_num;      /* gdb number of the next watchpoint (shares bp numbers) */
     struct repl_watch watches[REPL_MAX_WATCHES];
     int n_watches;
@@ -109,6 +111,9 @@ int repl_wait(struct repl *r, cJSON *args);
 /* Prints the session's stdout and stderr lines not shown yet (only those before
  * event id before, when not NULL). */
 void repl_show_output(struct repl *r, const char *before);
+
+/* Prints the display expressions ("1: qty = 2"), after a stop. */
+void repl_show_displays(struct repl *r);
 
 /* Forgets the watchpoints (the session changed). */
 void repl_forget_watches(struct repl *r);

@@ -61,6 +61,8 @@ int repl_cmd_up(struct repl *r, const char *a);
 int repl_cmd_down(struct repl *r, const char *a);
 int repl_cmd_print(struct repl *r, const char *a);
 int repl_cmd_set(struct repl *r, const char *a);
+int repl_cmd_display(struct repl *r, const char *a);
+int repl_cmd_undisplay(struct repl *r, const char *a);
 int repl_cmd_x(struct repl *r, const char *a);
 int repl_cmd_info(struct repl *r, const char *a);
 int repl_cmd_list(struct repl *r, const char *a);

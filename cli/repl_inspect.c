@@ -181,6 +181,70 @@ int repl_cmd_print(struct repl *r, const char *a)
     return res ? 0 : 1;
 }
 
+/* "N: EXPR = VALUE" for display number num, or the read's error. */
+static void show_display(struct repl *r, int num, const char *expr)
+{
+    cJSON *ans;
+    const cJSON *res = read_var(r, expr, &ans);
+    if (res) {
+        printf("%d: %s = ", num, expr);
+        repl_fmt_value(stdout, json_get(res, "value"), json_str(res, "type"), 0,
+                       (int)json_num(res, "size"));
+        putchar('\n');
+    }
+    cJSON_Delete(ans);
+}
+
+void repl_show_displays(struct repl *r)
+{
+    const cJSON *d;
+    cJSON_ArrayForEach(d, r->displays)
+        show_display(r, (int)json_num(d, "num"), json_str(d, "expr"));
+}
+
+int repl_cmd_display(struct repl *r, const char *a)
+{
+    if (!*a) {
+        const cJSON *d;
+        cJSON_ArrayForEach(d, r->displays)
+            printf("%lld: %s\n", json_num(d, "num"), json_str(d, "expr"));
+        return 0;
+    }
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddNumberToObject(d, "num", ++r->next_display);
+    cJSON_AddStringToObject(d, "expr", a);
+    cJSON_AddItemToArray(r->displays, d);
+    if (r->stop)
+        show_display(r, r->next_display, a);
+    return 0;
+}
+
+int repl_cmd_undisplay(struct repl *r, const char *a)
+{
+    if (!*a) {
+        cJSON_Delete(r->displays);
+        r->displays = cJSON_CreateArray();
+        return 0;
+    }
+    char *copy = strdup(a);
+    int status = 0;
+    for (char *save, *w = strtok_r(copy, " ,", &save); w; w = strtok_r(NULL, " ,", &save)) {
+        int i = 0, n = atoi(w);
+        const cJSON *d;
+        cJSON_ArrayForEach(d, r->displays) {
+            if (json_num(d, "num") == n)
+                break;
+            i++;
+        }
+        if (d)
+            cJSON_DeleteItemFromArray(r->displays, i);
+        else
+            status = repl_fail("No display number %s.", w);
+    }
+    free(copy);
+    return status;
+}
+
 int repl_cmd_set(struct repl *r, const char *a)
 {
     char *name, *value, err[256];

@@ -119,6 +119,7 @@ int repl_report(struct repl *r, const cJSON *a, const char *before_fn)
             temporary |= r->temporary[i] == json_num(a, "breakpointId");
         repl_set_stop(r, a);
         repl_fmt_stop(stdout, a, before_fn, temporary, &r->values);
+        repl_show_displays(r);
         const cJSON *rv = json_get(a, "returnValue");
         if (rv && cJSON_IsObject(rv) && json_get(rv, "value")) {
             cJSON_AddItemToArray(r->history, cJSON_Duplicate(rv, true));

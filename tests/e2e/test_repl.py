@@ -40,8 +40,12 @@ def test_bt_next_step_finish_print(world):
     r.cmd("break add_item")
     out = r.cmd("r")
     assert re.search(r"Breakpoint \d+, add_item \(it=0x[0-9a-f]+, price=10\)", out), out
+    assert "1: price = 10" in r.cmd("display price")
     out = r.cmd("next")
     assert re.search(r"\n%d\t    int cost = scale" % calc_line("cost"), out), out
+    assert "1: price = 10" in out  # displays print after every stop
+    assert "No display number 7." in r.cmd("undisplay 7")
+    r.cmd("undisplay 1")
     out = r.cmd("step")
     assert "scale (n=10, factor=1) at repl_calc.c:%d" % calc_line("scale") in out, out
     out = r.cmd("bt")

@@ -48,6 +48,9 @@ static void test_lookup(void **state)
     assert_string_equal(lookup("session"), "session");
     assert_string_equal(lookup("tb"), "tbreak");
     assert_string_equal(lookup("wat"), "watch");
+    assert_string_equal(lookup("disp"), "display");
+    assert_string_equal(lookup("disa"), "disable");
+    assert_string_equal(lookup("dis"), "?");
     assert_string_equal(lookup("a"), "?");
     assert_string_equal(lookup("se"), "?");
     assert_string_equal(lookup("zz"), "");
