@@ -197,3 +197,23 @@ def test_a_crash_is_reported_as_gdb_reports_a_signal(world):
                      r"54\t.*CRASH HERE", out), out
     assert "Program terminated with signal SIGSEGV, Segmentation fault." in out
     assert "locals of #0 read_field:" in out  # strobectl crash's report
+
+
+def test_all_threads_registers_help_and_a_test_run(world):
+    rc, out, err = batch(world, """help fin
+start
+thread apply all bt
+info registers
+info threads
+kill
+test %s
+""" % os.path.join(REPO, "tests", "fixtures", "testproj", "unittest"), CALC)
+    assert rc == 1, err  # the suite has a failing test
+    assert "finish\n  Run until the selected function returns; print its value.\n" in out
+    assert re.search(r"Thread \d+ \(repl_calc\) paused", out), out
+    assert re.search(r"#0 main \(repl_calc.c:\d+\)", out), out
+    assert re.search(r"\nrip\s+0x[0-9a-f]+\s+\S+\n", out), out
+    assert re.search(r"\nr15\s+0x[0-9a-f]+", out), out
+    assert re.search(r"\* \d+\s+Thread \d+ \"repl_calc\"\s+main", out), out
+    assert "unittest: 3 passed, 1 failed, 1 skipped" in out
+    assert "FAILED test_ledger.LedgerTest.test_withdraw_charges_fee" in out
