@@ -286,18 +286,6 @@ static void interactive(struct repl *r)
         puts("quit");
 }
 
-/* Stops the session the REPL started (quit). */
-static void stop_own_session(struct repl *r)
-{
-    if (!r->sid || !r->own_session)
-        return;
-    cJSON *a = cJSON_CreateObject();
-    cJSON_AddStringToObject(a, "action", "stop");
-    cJSON_AddStringToObject(a, "sessionId", r->sid);
-    char err[512];
-    cJSON_Delete(repl_tool_quiet(r, "debug_session", a, err, sizeof err));
-}
-
 int repl_main(int argc, char **argv)
 {
     struct repl r = {.history = cJSON_CreateArray(), .displays = cJSON_CreateArray()};
@@ -368,7 +356,7 @@ int repl_main(int argc, char **argv)
         interactive(&r);
     if (r.tty)
         history_save();
-    stop_own_session(&r);
+    repl_end_session(&r);
     repl_intr_stop();
     repl_complete_reset();
     rpc_close(&r.rpc);

@@ -108,12 +108,22 @@ int repl_report(struct repl *r, const cJSON *answer, const char *before_fn);
  * Ctrl-C already noted in r->interrupted pauses the program first). 0, or 1. */
 int repl_wait(struct repl *r, cJSON *args);
 
+/* Appends to the array out every event of the session of type (NULL: all) after
+ * event id after (NULL: from the start), following debug_query's pages. 0, or -1
+ * with the "CODE: sentence" in err (1024 bytes; NULL: not kept). */
+int repl_query_all(struct repl *r, const char *type, const char *after, cJSON *out,
+                   char *err);
+
 /* Prints the session's stdout and stderr lines not shown yet (only those before
  * event id before, when not NULL). */
 void repl_show_output(struct repl *r, const char *before);
 
 /* Prints the display expressions ("1: qty = 2"), after a stop. */
 void repl_show_displays(struct repl *r);
+
+/* Leaves the session: stops it when the REPL started it (kill, a new run, quit),
+ * and forgets its state. */
+void repl_end_session(struct repl *r);
 
 /* Forgets the watchpoints (the session changed). */
 void repl_forget_watches(struct repl *r);

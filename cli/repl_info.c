@@ -142,12 +142,10 @@ int repl_cmd_info(struct repl *r, const char *a)
         return repl_fail("\"info\" must be followed by the name of an info command: %s.",
                          "breakpoints, threads, frame, locals, args, sessions, registers");
     const char *sub = NULL;
-    for (int i = 0; repl_info_subcmds[i]; i++)
-        if (strncmp(repl_info_subcmds[i], a, n) == 0) {
-            if (sub)
-                return repl_fail("Ambiguous info command \"%.*s\".", (int)n, a);
+    /* the subcommands differ in their first letter: a prefix names one */
+    for (int i = 0; repl_info_subcmds[i] && !sub; i++)
+        if (strncmp(repl_info_subcmds[i], a, n) == 0)
             sub = repl_info_subcmds[i];
-        }
     if (!sub)
         return repl_fail("Undefined info command: \"%.*s\".  Try \"help info\".", (int)n, a);
     if (strcmp(sub, "breakpoints") == 0 || strcmp(sub, "watchpoints") == 0)

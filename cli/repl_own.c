@@ -148,35 +148,18 @@ int repl_cmd_output(struct repl *r, const char *a)
         return 1;
     if (*a && strcmp(a, "stdout") != 0 && strcmp(a, "stderr") != 0)
         return repl_fail("Write `output`, `output stdout` or `output stderr`.");
-    int status = 0;
-    char *after = NULL;
-    for (int page = 0; page < 1000; page++) {
-        cJSON *args = cJSON_CreateObject();
-        cJSON_AddStringToObject(args, "sessionId", r->sid);
-        cJSON_AddNumberToObject(args, "limit", 500);
-        if (*a)
-            cJSON_AddStringToObject(args, "eventType", a);
-        if (after)
-            cJSON_AddStringToObject(args, "afterEventId", after);
-        cJSON *ans = repl_tool(r, "debug_query", args);
-        if (!ans) {
-            status = 1;
-            break;
-        }
-        const cJSON *e;
-        cJSON_ArrayForEach(e, json_get(ans, "events")) {
-            const char *t = json_str(e, "eventType");
-            if (t && (strcmp(t, "stdout") == 0 || strcmp(t, "stderr") == 0))
-                printf("%s\n", json_str(e, "text") ? json_str(e, "text") : "");
-        }
-        bool more = cJSON_IsTrue(json_get(ans, "hasMore")) && json_str(ans, "lastEventId");
-        free(after);
-        after = more ? strdup(json_str(ans, "lastEventId")) : NULL;
-        cJSON_Delete(ans);
-        if (!more)
-            break;
+    cJSON *events = cJSON_CreateArray();
+    char err[1024];
+    int status = repl_query_all(r, *a ? a : NULL, NULL, events, err) == 0 ? 0 : 1;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events) {
+        const char *t = json_str(e, "eventType");
+        if (t && (strcmp(t, "stdout") == 0 || strcmp(t, "stderr") == 0))
+            printf("%s\n", json_str(e, "text") ? json_str(e, "text") : "");
     }
-    free(after);
+    cJSON_Delete(events);
+    if (status)
+        repl_fail("%s", err);
     return status;
 }
 

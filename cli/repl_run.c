@@ -38,8 +38,7 @@ int repl_cmd_attach(struct repl *r, const char *a)
                      "to a session the daemon already runs.");
 }
 
-/* Stops the session the REPL runs (kill, a new run). */
-static void end_session(struct repl *r)
+void repl_end_session(struct repl *r)
 {
     if (!r->sid)
         return;
@@ -65,7 +64,7 @@ int repl_cmd_kill(struct repl *r, const char *a)
     if (!repl_need_session(r))
         return 1;
     long long pid = r->pid;
-    end_session(r);
+    repl_end_session(r);
     printf("[Inferior 1 (process %lld) killed]\n", pid);
     return 0;
 }
@@ -98,7 +97,7 @@ int repl_cmd_run(struct repl *r, const char *a)
             cJSON_AddItemToArray(r->prog_args, cJSON_CreateString(w));
         free(copy);
     }
-    end_session(r);
+    repl_end_session(r);
     cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "command", r->program);
     cJSON_AddStringToObject(args, "projectRoot", r->cwd);

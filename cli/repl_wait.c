@@ -28,40 +28,48 @@ static int by_id(const void *x, const void *y)
     return id_cmp(json_str(*(cJSON *const *)x, "id"), json_str(*(cJSON *const *)y, "id"));
 }
 
+int repl_query_all(struct repl *r, const char *type, const char *after, cJSON *out,
+                   char *err)
+{
+    char *from = after ? strdup(after) : NULL;
+    char buf[512];
+    int status = 0;
+    for (int page = 0; page < 1000; page++) {
+        cJSON *q = cJSON_CreateObject();
+        cJSON_AddStringToObject(q, "sessionId", r->sid);
+        if (type)
+            cJSON_AddStringToObject(q, "eventType", type);
+        cJSON_AddNumberToObject(q, "limit", 500);
+        if (from)
+            cJSON_AddStringToObject(q, "afterEventId", from);
+        cJSON *a = repl_tool_quiet(r, "debug_query", q, err ? err : buf, err ? 1024 : sizeof buf);
+        if (!a) {
+            status = -1;
+            break;
+        }
+        const cJSON *e;
+        cJSON_ArrayForEach(e, json_get(a, "events"))
+            if (json_str(e, "id"))
+                cJSON_AddItemToArray(out, cJSON_Duplicate(e, true));
+        bool more = cJSON_IsTrue(json_get(a, "hasMore")) && json_str(a, "lastEventId");
+        free(from);
+        from = more ? strdup(json_str(a, "lastEventId")) : NULL;
+        cJSON_Delete(a);
+        if (!more)
+            break;
+    }
+    free(from);
+    return status;
+}
+
 void repl_show_output(struct repl *r, const char *before)
 {
     if (!r->sid)
         return;
     cJSON *all = cJSON_CreateArray();
     static const char *const types[] = {"stdout", "stderr"};
-    for (int t = 0; t < 2; t++) {
-        char *after = r->output_after ? strdup(r->output_after) : NULL;
-        for (int page = 0; page < 100; page++) {
-            cJSON *q = cJSON_CreateObject();
-            cJSON_AddStringToObject(q, "sessionId", r->sid);
-            cJSON_AddStringToObject(q, "eventType", types[t]);
-            cJSON_AddNumberToObject(q, "limit", 500);
-            if (after)
-                cJSON_AddStringToObject(q, "afterEventId", after);
-            char err[512];
-            cJSON *a = repl_tool_quiet(r, "debug_query", q, err, sizeof err);
-            if (!a)
-                break;
-            const cJSON *e;
-            cJSON_ArrayForEach(e, json_get(a, "events"))
-                if (json_str(e, "id"))
-                    cJSON_AddItemToArray(all, cJSON_Duplicate(e, true));
-            bool more = cJSON_IsTrue(json_get(a, "hasMore")) && json_str(a, "lastEventId");
-            if (more) {
-                free(after);
-                after = strdup(json_str(a, "lastEventId"));
-            }
-            cJSON_Delete(a);
-            if (!more)
-                break;
-        }
-        free(after);
-    }
+    for (int t = 0; t < 2; t++)
+        repl_query_all(r, types[t], r->output_after, all, NULL);
     int n = cJSON_GetArraySize(all);
     cJSON **v = calloc((size_t)n + 1, sizeof *v);
     int i = 0;

@@ -49,6 +49,7 @@ attach 42
 disable 1
 x/2i $rip
 continue
+continue
 print g_total
 """, CALC)
     assert rc == 1  # the last command failed: the program is not being run
@@ -59,6 +60,7 @@ print g_total
     assert "x/i is not supported: strobe does not disassemble" in err
     assert "total = 400" in out and "exited normally" in out
     assert "PROCESS_EXITED: " in err
+    assert "The program is not being run." in err  # the second continue
 
 
 def test_usage_errors_and_parse_errors(world):
