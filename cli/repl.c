@@ -286,27 +286,23 @@ static void interactive(struct repl *r)
         puts("quit");
 }
 
-int repl_main(int argc, char **argv)
+/* Parses the command line into r (program, arguments, -batch) and the -x/-ex list
+ * (scripts[k], a command when is_cmd[k]). 0, or 64 after the usage error. */
+static int parse_args(int argc, char **argv, struct repl *r, const char **scripts,
+                      bool *is_cmd, int *n_scripts)
 {
-    struct repl r = {.history = cJSON_CreateArray(), .displays = cJSON_CreateArray()};
-    if (!getcwd(r.cwd, sizeof r.cwd))
-        return repl_fail("strobe: cannot get the current directory: %s", strerror(errno));
-    const char **scripts = calloc((size_t)argc + 1, sizeof *scripts);
-    bool *is_cmd = calloc((size_t)argc + 1, sizeof *is_cmd);
-    int n_scripts = 0, i = 1;
+    int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-batch") == 0 || strcmp(a, "--batch") == 0) {
-            r.batch = true;
+            r->batch = true;
         } else if ((strcmp(a, "-x") == 0 || strcmp(a, "-ex") == 0) && i + 1 < argc) {
-            is_cmd[n_scripts] = a[1] == 'e';
-            scripts[n_scripts++] = argv[++i];
+            is_cmd[*n_scripts] = a[1] == 'e';
+            scripts[(*n_scripts)++] = argv[++i];
         } else if (strcmp(a, "--args") == 0) {
             i++;
             break;
         } else if (a[0] == '-') {
-            free(scripts);
-            free(is_cmd);
             fprintf(stderr, "strobectl repl: unknown option '%s'\n%s\n", a, usage_line);
             return 64;
         } else {
@@ -315,51 +311,71 @@ int repl_main(int argc, char **argv)
     }
     if (i < argc) {
         char path[8300];
-        snprintf(path, sizeof path, "%s%s%s", argv[i][0] == '/' ? "" : r.cwd,
+        snprintf(path, sizeof path, "%s%s%s", argv[i][0] == '/' ? "" : r->cwd,
                  argv[i][0] == '/' ? "" : "/", argv[i]);
-        r.program = strdup(path);
-        r.prog_args = cJSON_CreateArray();
+        r->program = strdup(path);
+        r->prog_args = cJSON_CreateArray();
         for (i++; i < argc; i++)
-            cJSON_AddItemToArray(r.prog_args, cJSON_CreateString(argv[i]));
+            cJSON_AddItemToArray(r->prog_args, cJSON_CreateString(argv[i]));
     }
+    return 0;
+}
+
+/* Connects and runs the scripts, then the commands of the user. The exit status. */
+static int session_main(struct repl *r, const char **scripts, const bool *is_cmd,
+                        int n_scripts)
+{
     char err[1024];
     int fd = client_connect(true, err, sizeof err);
     if (fd < 0) {
-        free(scripts);
-        free(is_cmd);
         fprintf(stderr, "strobe: %s\n", err);
         return 2;
     }
-    rpc_init(&r.rpc, fd);
-    if (rpc_handshake(&r.rpc, "strobe-repl", err, sizeof err) != 0) {
+    rpc_init(&r->rpc, fd);
+    if (rpc_handshake(&r->rpc, "strobe-repl", err, sizeof err) != 0) {
         fprintf(stderr, "strobe: %s\n", err);
-        rpc_close(&r.rpc);
-        free(scripts);
-        free(is_cmd);
+        rpc_close(&r->rpc);
         return 2;
     }
-    r.tty = !r.batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-    repl_intr_start(&r);
-    if (r.tty) {
+    r->tty = !r->batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+    repl_intr_start(r);
+    if (r->tty) {
         stifle_history(HISTORY_MAX);
         history_load();
-        repl_complete_init(&r);
+        repl_complete_init(r);
         printf("Strobe %s REPL: gdb's commands over the strobe daemon. \"help\" lists "
                "them.\n", STROBE_VERSION);
+        if (r->program)
+            printf("Program: %s\n", r->program);
     }
-    if (r.program && !r.batch && r.tty)
-        printf("Program: %s\n", r.program);
     int status = 0;
     for (int k = 0; k < n_scripts && !quit_requested; k++)
-        status = is_cmd[k] ? repl_execute(&r, scripts[k]) : run_script(&r, scripts[k]);
-    if (!r.batch)
-        interactive(&r);
-    if (r.tty)
+        status = is_cmd[k] ? repl_execute(r, scripts[k]) : run_script(r, scripts[k]);
+    if (!r->batch)
+        interactive(r);
+    if (r->tty)
         history_save();
-    repl_end_session(&r);
+    repl_end_session(r);
     repl_intr_stop();
     repl_complete_reset();
-    rpc_close(&r.rpc);
+    rpc_close(&r->rpc);
+    return r->batch ? status : 0;
+}
+
+int repl_main(int argc, char **argv)
+{
+    struct repl r = {0};
+    if (!getcwd(r.cwd, sizeof r.cwd))
+        return repl_fail("strobe: cannot get the current directory: %s", strerror(errno));
+    const char **scripts = calloc((size_t)argc + 1, sizeof *scripts);
+    bool *is_cmd = calloc((size_t)argc + 1, sizeof *is_cmd);
+    int n_scripts = 0;
+    int status = parse_args(argc, argv, &r, scripts, is_cmd, &n_scripts);
+    if (status == 0) {
+        r.history = cJSON_CreateArray();
+        r.displays = cJSON_CreateArray();
+        status = session_main(&r, scripts, is_cmd, n_scripts);
+    }
     repl_set_stop(&r, NULL);
     repl_forget_watches(&r);
     free(r.program);
@@ -371,5 +387,5 @@ int repl_main(int argc, char **argv)
     free(repeat_line);
     free(scripts);
     free(is_cmd);
-    return r.batch ? status : 0;
+    return status;
 }
