@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/version.h"
 
 static struct repl *g_repl;
 static int g_pipe[2] = {-1, -1};
