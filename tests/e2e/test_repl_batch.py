@@ -219,3 +219,13 @@ test %s
     assert re.search(r"\* \d+\s+Thread \d+ \"repl_calc\"\s+main", out), out
     assert "unittest: 3 passed, 1 failed, 1 skipped" in out
     assert "FAILED test_ledger.LedgerTest.test_withdraw_charges_fee" in out
+
+
+def test_advance_and_until(world):
+    rc, out, err = batch(world, "start\nadvance scale\nuntil\nu\nu\nkill\n", CALC)
+    assert rc == 0, err
+    assert re.search(r"Temporary breakpoint \d+, scale \(n=10, factor=1\) at repl_calc.c:%d"
+                     % calc_line("scale"), out), out
+    assert "\n%d\t    return r;" % (calc_line("scale") + 1) in out, out
+    assert re.search(r"add_item \(it=0x[0-9a-f]+, price=10\) at repl_calc.c:%d"
+                     % calc_line("cost"), out), out
