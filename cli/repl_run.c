@@ -84,6 +84,45 @@ static void unstage(struct repl *r)
     r->n_staged = 0;
 }
 
+/* Stages again, for the next launch, the breakpoints of the session the REPL is
+ * leaving (gdb keeps breakpoints across runs), with the ids the daemon gives them. */
+static void restage(struct repl *r)
+{
+    if (!r->sid || !r->own_session)
+        return;
+    cJSON *q = cJSON_CreateObject();
+    cJSON_AddStringToObject(q, "sessionId", r->sid);
+    char err[1024];
+    cJSON *list = repl_tool_quiet(r, "debug_breakpoint", q, err, sizeof err);
+    cJSON *add = cJSON_CreateArray();
+    static const char *const fields[] = {"function", "file", "line", "condition", "hitCount",
+                                         "oneShot", "allStop", "message", NULL};
+    const cJSON *b;
+    cJSON_ArrayForEach(b, json_get(list, "breakpoints")) {
+        cJSON *spec = cJSON_CreateObject();
+        for (int i = 0; fields[i]; i++)
+            if (json_get(b, fields[i]))
+                cJSON_AddItemToObject(spec, fields[i],
+                                      cJSON_Duplicate(json_get(b, fields[i]), true));
+        cJSON_AddItemToArray(add, spec);
+    }
+    cJSON_Delete(list);
+    if (cJSON_GetArraySize(add) == 0) {
+        cJSON_Delete(add);
+        return;
+    }
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddItemToObject(args, "add", add);
+    cJSON *staged = repl_tool(r, "debug_breakpoint", args);
+    cJSON_ArrayForEach(b, json_get(staged, "breakpoints")) {
+        if (r->n_staged < 64)
+            r->staged[r->n_staged++] = (int)json_num(b, "id");
+        if (cJSON_IsTrue(json_get(b, "oneShot")) && r->n_temporary < 64)
+            r->temporary[r->n_temporary++] = (int)json_num(b, "id");
+    }
+    cJSON_Delete(staged);
+}
+
 int repl_cmd_run(struct repl *r, const char *a)
 {
     if (!r->program)
@@ -97,6 +136,7 @@ int repl_cmd_run(struct repl *r, const char *a)
             cJSON_AddItemToArray(r->prog_args, cJSON_CreateString(w));
         free(copy);
     }
+    restage(r);
     repl_end_session(r);
     cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "command", r->program);

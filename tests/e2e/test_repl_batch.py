@@ -229,3 +229,10 @@ def test_advance_and_until(world):
     assert "\n%d\t    return r;" % (calc_line("scale") + 1) in out, out
     assert re.search(r"add_item \(it=0x[0-9a-f]+, price=10\) at repl_calc.c:%d"
                      % calc_line("cost"), out), out
+
+
+def test_breakpoints_stay_across_runs(world):
+    rc, out, err = batch(world, "break scale if n > 20\nrun\nrun\nkill\n", CALC)
+    assert rc == 0, err
+    hits = re.findall(r"Breakpoint \d+, scale \(n=30, factor=-2\)", out)
+    assert len(hits) == 2, out
