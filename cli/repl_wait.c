@@ -143,6 +143,8 @@ int repl_report(struct repl *r, const cJSON *a, const char *before_fn)
             report_crash(r);
         repl_fmt_exit(stdout, a, r->pid);
     } else if (cJSON_IsTrue(json_get(a, "conditionMet")) && json_get(a, "event")) {
+        /* a watchpoint hit: recorded, the program ran on (no thread is paused) */
+        repl_set_stop(r, NULL);
         const cJSON *e = json_get(a, "event");
         const char *wid = json_str(e, "watchId");
         char num[32];

@@ -86,6 +86,7 @@ def test_watch_reports_old_and_new_value(world):
     assert "add_item () at repl_calc.c:%d" % calc_line("counter") in out, out
     out = r.cmd("")  # the empty line repeats continue
     assert "Old value = 1\nNew value = 2" in out, out
+    assert "No stack: no thread is paused" in r.cmd("bt")  # strobe let it run on
     assert re.search(r"%s\s+hw watchpoint\s+keep y\s+g_counter" % num,
                      r.cmd("info breakpoints"))
     r.cmd("delete %s" % num)
