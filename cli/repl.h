@@ -61,6 +61,7 @@ struct repl {
     int n_staged;
     int temporary[64];    /* ids of tbreak breakpoints (reported as temporary) */
     int n_temporary;
+    int advance_id;       /* the breakpoint of advance / until LOCATION (not reported) */
     char *list_file;      /* `list`: the file and the next line to show */
     int list_line;
     bool batch;

@@ -161,7 +161,7 @@ void repl_fmt_source(FILE *out, const char *path, long long line)
         fclose(f);
 }
 
-void repl_fmt_stop(FILE *out, const cJSON *a, const char *before_fn, bool temporary,
+void repl_fmt_stop(FILE *out, const cJSON *a, const char *before_fn, const char *label,
                    int *values)
 {
     const char *reason = json_str(a, "reason");
@@ -170,9 +170,8 @@ void repl_fmt_stop(FILE *out, const cJSON *a, const char *before_fn, bool tempor
     /* the arguments are those of the innermost frame with source (not libc's) */
     const cJSON *args = file ? json_get(a, "arguments") : NULL;
     bool where = true;
-    if (reason && strcmp(reason, "breakpoint") == 0) {
-        fprintf(out, "\n%s %lld, ", temporary ? "Temporary breakpoint" : "Breakpoint",
-                json_num(a, "breakpointId"));
+    if (reason && strcmp(reason, "breakpoint") == 0 && label) {
+        fprintf(out, "\n%s %lld, ", label, json_num(a, "breakpointId"));
     } else if (reason && strcmp(reason, "pause") == 0) {
         fputs("\nProgram received signal SIGINT, Interrupt.\n", out);
     } else if (reason && strcmp(reason, "step") == 0) {

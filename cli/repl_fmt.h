@@ -30,12 +30,13 @@ void repl_fmt_frame(FILE *out, int level, const cJSON *f, const cJSON *args);
 /* "LINE\t<the line of path>\n", or "LINE\tin PATH\n" when it cannot be read. */
 void repl_fmt_source(FILE *out, const char *path, long long line);
 
-/* A paused debug_continue answer as gdb reports a stop: a breakpoint hit ("\n
- * Breakpoint N, " or "Temporary breakpoint N, " when temporary, and the where line),
+/* A paused debug_continue answer as gdb reports a stop: a breakpoint hit ("\nLABEL N, "
+ * with label "Breakpoint" or "Temporary breakpoint", and the where line; only the
+ * where line when label is NULL, as gdb reports advance and until LOCATION),
  * a step (the where line only when the function differs from before_fn), an
  * interrupt ("Program received signal SIGINT, Interrupt."), then the source line,
  * and for a finish "Value returned is $N = V" (*values is incremented). */
-void repl_fmt_stop(FILE *out, const cJSON *a, const char *before_fn, bool temporary,
+void repl_fmt_stop(FILE *out, const cJSON *a, const char *before_fn, const char *label,
                    int *values);
 
 /* An exited answer: "[Inferior 1 (process PID) exited normally]", "... exited with

@@ -173,9 +173,14 @@ int repl_cmd_run(struct repl *r, const char *a)
     return repl_wait(r, c);
 }
 
+/* How set_break reports a breakpoint: kept, deleted after its first stop (tbreak),
+ * or that and silent (advance and until LOCATION, whose stop shows the place only). */
+enum bp_kind { BP_KEEP, BP_TEMPORARY, BP_SILENT };
+
 /* Sets a breakpoint from "LOCATION [if COND]": in the session, or staged for run. */
-static int set_break(struct repl *r, const char *a, bool temporary)
+static int set_break(struct repl *r, const char *a, enum bp_kind kind)
 {
+    bool temporary = kind != BP_KEEP;
     struct repl_location loc;
     char err[512];
     const char *deffile = r->stop ? json_str(r->stop, "file") : NULL;
@@ -198,10 +203,16 @@ static int set_break(struct repl *r, const char *a, bool temporary)
     int id = (int)json_num(b, "id");
     if (!r->sid && r->n_staged < 64)
         r->staged[r->n_staged++] = id;
-    if (temporary && r->n_temporary < 64)
+    if (kind == BP_TEMPORARY && r->n_temporary < 64)
         r->temporary[r->n_temporary++] = id;
+    if (kind == BP_SILENT)
+        r->advance_id = id;
     if (id >= r->next_bp_num)
         r->next_bp_num = id + 1;
+    if (kind == BP_SILENT) {
+        cJSON_Delete(ans);
+        return 0;
+    }
     const cJSON *where = cJSON_GetArrayItem(json_get(b, "where"), 0);
     printf("%s %d", temporary ? "Temporary breakpoint" : "Breakpoint", id);
     if (where)
@@ -218,17 +229,17 @@ static int set_break(struct repl *r, const char *a, bool temporary)
 
 int repl_cmd_break(struct repl *r, const char *a)
 {
-    return set_break(r, a, false);
+    return set_break(r, a, BP_KEEP);
 }
 
 int repl_cmd_tbreak(struct repl *r, const char *a)
 {
-    return set_break(r, a, true);
+    return set_break(r, a, BP_TEMPORARY);
 }
 
 int repl_cmd_start(struct repl *r, const char *a)
 {
-    if (set_break(r, "main", true) != 0)
+    if (set_break(r, "main", BP_TEMPORARY) != 0)
         return 1;
     return repl_cmd_run(r, a);
 }
@@ -390,7 +401,7 @@ static int run_to(struct repl *r, const char *a)
 {
     if (!repl_need_session(r))
         return 1;
-    if (set_break(r, a, true) != 0)
+    if (set_break(r, a, BP_SILENT) != 0)
         return 1;
     return resume(r, "continue", false);
 }

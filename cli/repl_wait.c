@@ -123,11 +123,15 @@ int repl_report(struct repl *r, const cJSON *a, const char *before_fn)
     /* what the program printed before a watchpoint hit comes before it */
     repl_show_output(r, json_str(json_get(a, "event"), "id"));
     if (state && strcmp(state, "paused") == 0) {
-        bool temporary = false;
+        long long id = json_num(a, "breakpointId");
+        const char *label = "Breakpoint";
         for (int i = 0; i < r->n_temporary; i++)
-            temporary |= r->temporary[i] == json_num(a, "breakpointId");
+            if (r->temporary[i] == id)
+                label = "Temporary breakpoint";
+        if (id && id == r->advance_id)
+            label = NULL;
         repl_set_stop(r, a);
-        repl_fmt_stop(stdout, a, before_fn, temporary, &r->values);
+        repl_fmt_stop(stdout, a, before_fn, label, &r->values);
         repl_show_displays(r);
         const cJSON *rv = json_get(a, "returnValue");
         if (rv && cJSON_IsObject(rv) && json_get(rv, "value")) {

@@ -225,7 +225,7 @@ static void test_values(void **state)
 
 static void stop_of(FILE *out, const cJSON *a, void *values)
 {
-    repl_fmt_stop(out, a, "add_item", false, values);
+    repl_fmt_stop(out, a, "add_item", "Breakpoint", values);
 }
 
 static void test_stops(void **state)
