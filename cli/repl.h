@@ -4,12 +4,13 @@
  * (the program, its session, the selected thread and frame, the last stop), and the
  * helpers every command file uses. The loop, line editing, history and scripts live
  * in repl.c; the waits for the program and the reports of its stops in repl_wait.c;
- * the command table in repl_cmds.c; the commands in repl_run.c (run, break, step,
- * watch), repl_inspect.c (bt, frame, print, set var, x), repl_info.c (info, list),
- * repl_own.c (strobe's own: trace, events, crash, output, test, sessions); gdb's
- * text forms in repl_fmt.c; argument parsing in repl_parse.c; TAB completion in
- * repl_complete.c; Ctrl-C in repl_intr.c. Every command is a tool call: nothing
- * reads text meant for people. The commands are documented in man/strobe-repl.1.
+ * the command table in repl_cmds.c; the commands in repl_run.c (run, continue,
+ * step), repl_break.c (break, delete, watch), repl_inspect.c (bt, frame, print, set
+ * var, x, display), repl_info.c (info, list), repl_own.c (strobe's own: trace,
+ * events, crash, output, test, sessions); gdb's text forms in repl_fmt.c; argument
+ * parsing in repl_parse.c; TAB completion in repl_complete.c; Ctrl-C in
+ * repl_intr.c. Every command is a tool call: nothing reads text meant for people.
+ * The commands are documented in man/strobe-repl.1.
  */
 #ifndef STROBE_REPL_H
 #define STROBE_REPL_H
@@ -121,6 +122,15 @@ void repl_show_output(struct repl *r, const char *before);
 
 /* Prints the display expressions ("1: qty = 2"), after a stop. */
 void repl_show_displays(struct repl *r);
+
+/* How repl_set_break reports a breakpoint: kept, deleted after its first stop
+ * (tbreak), or that and silent (advance and until LOCATION: the stop shows the place
+ * only). */
+enum repl_bp_kind { REPL_BP_KEEP, REPL_BP_TEMPORARY, REPL_BP_SILENT };
+
+/* Sets a breakpoint from "LOCATION [if COND]": in the session, or staged for the
+ * next run. 0, or 1 after printing the error. */
+int repl_set_break(struct repl *r, const char *a, enum repl_bp_kind kind);
 
 /* Leaves the session: stops it when the REPL started it (kill, a new run, quit),
  * and forgets its state. */
