@@ -114,6 +114,7 @@ static char **complete(const char *text, int start, int end)
 {
     (void)end;
     clear();
+    rl_completion_append_character = ' ';
     const char *line = rl_line_buffer;
     const char *word;
     size_t wlen;
@@ -133,6 +134,7 @@ static char **complete(const char *text, int start, int end)
         } else if (!strcmp(n, "break") || !strcmp(n, "tbreak") || !strcmp(n, "list") ||
                    !strcmp(n, "until") || !strcmp(n, "advance")) {
             add_locations(text);
+            rl_completion_append_character = '\0'; /* a file name goes on with :LINE */
         } else if (!strcmp(n, "print") || !strcmp(n, "set") || !strcmp(n, "watch") ||
                    !strcmp(n, "x") || !strcmp(n, "rwatch") || !strcmp(n, "awatch")) {
             add_variables();
