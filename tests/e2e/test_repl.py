@@ -108,11 +108,9 @@ def test_tab_completes_functions_and_info_subcommands(world):
     r.p.send("\r")
     r.p.expect(r"Breakpoint \d+: scale\.")
     r.p.expect(PROMPT)
-    # a source file, then FILE:LINE of a function's declaration
+    # FILE:LINE of a function's declaration
     main_line = calc_line("main")
-    r.p.send("tbreak repl_ca\t")
-    r.p.expect("lc.c")
-    r.p.send(":%d\t" % (main_line // 10))
+    r.p.send("tbreak repl_calc.c:%d\t" % (main_line // 10))
     r.p.expect(str(main_line % 10))
     r.p.send("\r")
     r.p.expect(r"Temporary breakpoint \d+: file repl_calc.c, line %d\." % main_line)
