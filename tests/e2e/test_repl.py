@@ -138,6 +138,7 @@ def test_ctrl_c_pauses_a_looping_program_and_never_exits_at_the_prompt(world):
                      % calc_line("spin"), out), out
     assert re.search(r"\$1 = \d+", r.cmd("print g_counter"))
     r.p.send("half a line")
+    r.p.expect("half a line")  # typed and echoed, then Ctrl-C abandons it
     r.p.sendintr()
     r.p.expect(PROMPT)
     out = r.cmd("info threads")
