@@ -41,7 +41,7 @@ const struct repl_cmd repl_cmds[] = {
     {"file", NULL, repl_cmd_file, false, "file PROGRAM",
      "Use PROGRAM as the program to run."},
     {"finish", "fin", repl_cmd_finish, false, "finish",
-     "Run until the selected function returns; print its value."},
+     "Run until the innermost function returns; print its value."},
     {"frame", "f", repl_cmd_frame, false, "frame [N]",
      "Select and print frame N (the selected one without N)."},
     {"help", "h", repl_cmd_help, false, "help [COMMAND]",

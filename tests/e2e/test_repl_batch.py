@@ -211,7 +211,7 @@ kill
 test %s
 """ % os.path.join(REPO, "tests", "fixtures", "testproj", "unittest"), CALC)
     assert rc == 1, err  # the suite has a failing test
-    assert "finish\n  Run until the selected function returns; print its value.\n" in out
+    assert "finish\n  Run until the innermost function returns; print its value.\n" in out
     assert re.search(r"Thread \d+ \(repl_calc\) paused", out), out
     assert re.search(r"#0 main \(repl_calc.c:\d+\)", out), out
     assert re.search(r"\nrip\s+0x[0-9a-f]+\s+\S+\n", out), out
