@@ -238,7 +238,7 @@ static int run_script(struct repl *r, const char *path)
 }
 
 /* One line from the user: libedit on a terminal, else stdin. NULL at the end.
- * Ctrl-C at the prompt gives "" (the line is abandoned). */
+ * Ctrl-C at the prompt gives "\x03": the line is abandoned. */
 static char *read_command(struct repl *r)
 {
     if (!r->tty) {
@@ -254,7 +254,6 @@ static char *read_command(struct repl *r)
     char *line = readline("(strobe) ");
     if (repl_intr_at_prompt()) {
         free(line);
-        fputc('\n', stdout);
         return strdup("\x03");
     }
     return line;
@@ -340,6 +339,9 @@ static int session_main(struct repl *r, const char **scripts, const bool *is_cmd
     r->tty = !r->batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
     repl_intr_start(r);
     if (r->tty) {
+        /* Ctrl-C is the REPL's (repl_intr.c), libedit only reads through it */
+        rl_catch_signals = 0;
+        rl_getc_function = repl_intr_getc;
         stifle_history(HISTORY_MAX);
         history_load();
         repl_complete_init(r);

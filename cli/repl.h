@@ -17,6 +17,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 
@@ -150,6 +151,9 @@ int repl_intr_start(struct repl *r);
 void repl_intr_stop(void);
 /* Whether Ctrl-C came at the prompt since the last call (clears it). */
 bool repl_intr_at_prompt(void);
+/* libedit's character reader (rl_getc_function): a character of in, or '\n' when
+ * Ctrl-C came at the prompt (the line ends; repl_intr_at_prompt() says to drop it). */
+int repl_intr_getc(FILE *in);
 
 /* ---- completion (repl_complete.c) ----------------------------------------------- */
 

@@ -4,19 +4,24 @@
  * program; a thread woken by that byte sends debug_continue pause on a connection of
  * its own (the main one is blocked in the wait), so the wait ends with the stop,
  * which the REPL prints as gdb's "Program received signal SIGINT". At the prompt
- * Ctrl-C only abandons the line: the REPL never exits on it.
+ * Ctrl-C only abandons the line: the REPL never exits on it. There the handler writes
+ * to a second self-pipe that libedit's character reader (repl_intr_getc) polls with
+ * the terminal, so a Ctrl-C is never lost between two reads.
  */
 #include "cli/repl.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 
 static struct repl *g_repl;
 static int g_pipe[2] = {-1, -1};
+static int g_prompt[2] = {-1, -1}; /* Ctrl-C at the prompt, for repl_intr_getc */
 static pthread_t g_thread;
 static bool g_started;
 static volatile sig_atomic_t g_at_prompt;
@@ -33,6 +38,9 @@ static void on_sigint(int sig)
         }
     } else {
         g_at_prompt = 1;
+        if (write(g_prompt[1], "c", 1) < 0) {
+            /* a full pipe already holds one */
+        }
     }
     errno = saved;
 }
@@ -42,6 +50,30 @@ bool repl_intr_at_prompt(void)
     bool v = g_at_prompt;
     g_at_prompt = 0;
     return v;
+}
+
+int repl_intr_getc(FILE *in)
+{
+    struct pollfd fds[2] = {{.fd = fileno(in), .events = POLLIN},
+                            {.fd = g_prompt[0], .events = POLLIN}};
+    for (;;) {
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return EOF;
+        }
+        if (fds[1].revents) {
+            char drain[16];
+            if (read(g_prompt[0], drain, sizeof drain) < 0 && errno == EINTR)
+                continue;
+            return '\n'; /* ends the line, which the REPL then drops */
+        }
+        unsigned char c;
+        ssize_t n = read(fds[0].fd, &c, 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n == 1 ? c : EOF;
+    }
 }
 
 /* Sends debug_continue pause for the REPL's session on c (connected on first use). */
@@ -91,7 +123,7 @@ static void *interrupter(void *arg)
 int repl_intr_start(struct repl *r)
 {
     g_repl = r;
-    if (pipe2(g_pipe, O_CLOEXEC) != 0)
+    if (pipe2(g_pipe, O_CLOEXEC) != 0 || pipe2(g_prompt, O_CLOEXEC | O_NONBLOCK) != 0)
         return -1;
     sigset_t all, old;
     sigfillset(&all);
@@ -117,10 +149,12 @@ void repl_intr_stop(void)
             pthread_detach(g_thread);
         g_started = false;
     }
-    for (int i = 0; i < 2; i++)
-        if (g_pipe[i] >= 0) {
+    for (int i = 0; i < 2; i++) {
+        if (g_pipe[i] >= 0)
             close(g_pipe[i]);
-            g_pipe[i] = -1;
-        }
+        if (g_prompt[i] >= 0)
+            close(g_prompt[i]);
+        g_pipe[i] = g_prompt[i] = -1;
+    }
     g_repl = NULL;
 }
