@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/version.h"
 #include "cli/install.h"
 #include "cli/mcp_proxy.h"
+#include "cli/repl.h"
 #include "core/collector.h"
 #include "core/daemon.h"
 #include "mcp/server.h"
@@ -35,6 +37,9 @@ static int usage(FILE *f, int status)
 
 int main(int argc, char **argv)
 {
+    /* `strobe` alone on a terminal is the gdb-style REPL (strobe-repl(1)) */
+    if (argc < 2 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+        return repl_main(argc, argv);
     if (argc < 2)
         return usage(stderr, 64);
     const char *cmd = argv[1];

@@ -29,6 +29,7 @@
 #include "cli/render_break.h"
 #include "cli/render_hint.h"
 #include "cli/render_test.h"
+#include "cli/repl.h"
 
 
 
@@ -417,6 +418,9 @@ int main(int argc, char **argv)
 {
     /* A daemon that goes away mid-write is reported, not a silent death. */
     signal(SIGPIPE, SIG_IGN);
+    /* the gdb-style REPL keeps its own command line (cli/repl.h) */
+    if (argc >= 2 && strcmp(argv[1], "repl") == 0)
+        return repl_main(argc - 1, argv + 1);
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd)) {
         perror("strobectl: cannot get the current directory");
