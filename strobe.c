@@ -25,6 +25,7 @@ static int usage(FILE *f, int status)
             "usage: strobe daemon [--idle-timeout SECONDS]\n"
             "       strobe mcp\n"
             "       strobe install [--agent NAME]... [--dry-run] [--uninstall]\n"
+            "       strobe                (alone, on a terminal: the gdb-style REPL)\n"
             "       strobe --version\n"
             "\n"
             "  daemon  run the per-user daemon in the foreground (normally started for you)\n"

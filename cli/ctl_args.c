@@ -73,7 +73,34 @@ static int parse_help(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out
     return ctl_parse_none(w, "help VERB");
 }
 
+/* repl [options] [PROGRAM [ARGS...]]: the REPL reads its own gdb-style options. */
+static int parse_repl(struct ctl_walker *w, const char *cwd, struct ctl_cmd *out)
+{
+    (void)cwd;
+    cJSON_Delete(out->args);
+    out->args = NULL;
+    out->repl_argi = w->i - 1;
+    w->i = w->argc;
+    return 0;
+}
+
 const struct ctl_verb ctl_meta_verbs[] = {
+    { "repl", CTL_REPL, NULL,
+      "strobectl repl [-batch] [-x FILE]... [-ex CMD]... [--args] [PROGRAM [ARGS...]]",
+      "debug interactively with gdb's commands (break, run, bt, print, next...)",
+      "Starts the gdb-style REPL (strobe-repl(1)): gdb's commands and abbreviations\n"
+      "over the strobe daemon, with line editing, history, TAB completion of\n"
+      "commands, functions, files, variables and sessions, and Ctrl-C to pause the\n"
+      "running program. -x FILE and -ex CMD run commands first; -batch exits after\n"
+      "them (status 1 when the last one failed). `strobe` alone on a terminal starts\n"
+      "it too.\n",
+      "  -batch          exit after the -x and -ex commands\n"
+      "  -x FILE         run FILE's commands (# comments, blank lines skipped)\n"
+      "  -ex CMD         run CMD\n"
+      "  --args          the rest is PROGRAM and its arguments\n",
+      "strobectl repl ./calc 4\n"
+      "strobectl repl -batch -ex 'break calc.c:42 if n > 3' -ex run -ex bt ./calc\n",
+      0, NULL, parse_repl },
     { "tools", CTL_TOOLS, NULL, "strobectl tools", "list the daemon's MCP tools",
       "Lists the daemon's MCP tools (tools/list), one name a line; --json prints\n"
       "the catalog with the tools' descriptions and input schemas.\n",
@@ -94,14 +121,14 @@ const struct ctl_verb ctl_meta_verbs[] = {
 };
 
 /* Whether the arguments after the verb ask for its help: --help or -h before a
- * "--"; for launch only right after the verb, since PROGRAM's own arguments
+ * "--"; for launch and repl only right after the verb, since PROGRAM's own arguments
  * follow it. */
 static bool wants_help(int argc, char **argv, int i, enum ctl_kind kind)
 {
     for (int j = i; j < argc && strcmp(argv[j], "--") != 0; j++) {
         if (strcmp(argv[j], "--help") == 0 || strcmp(argv[j], "-h") == 0)
             return true;
-        if (kind == CTL_LAUNCH)
+        if (kind == CTL_LAUNCH || kind == CTL_REPL)
             break;
     }
     return false;

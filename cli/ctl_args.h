@@ -45,6 +45,7 @@ enum ctl_kind {
     CTL_PAUSE,    /* debug_continue pause */
     CTL_UNTIL,    /* debug_continue until */
     CTL_TEST,     /* debug_test run, polled to the end (cli/ctl_test.h), or status */
+    CTL_REPL,     /* the gdb-style REPL (cli/repl.h) on argv from repl_argi on */
 };
 
 struct ctl_verb;
@@ -58,6 +59,8 @@ struct ctl_cmd {
                          for help, version and tools */
     cJSON *args;      /* the tools/call arguments (an object), owned; NULL when
                          there is no tools/call */
+    int repl_argi;    /* CTL_REPL: the index in argv of "repl", whose arguments
+                         repl_main() parses itself */
     const char *usage; /* one-line synopsis of the command, for usage errors */
     bool full_paths;  /* crash --full-paths: source files and modules as stored */
     bool registers;   /* crash --registers: print the registers too */

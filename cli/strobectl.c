@@ -418,9 +418,6 @@ int main(int argc, char **argv)
 {
     /* A daemon that goes away mid-write is reported, not a silent death. */
     signal(SIGPIPE, SIG_IGN);
-    /* the gdb-style REPL keeps its own command line (cli/repl.h) */
-    if (argc >= 2 && strcmp(argv[1], "repl") == 0)
-        return repl_main(argc - 1, argv + 1);
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd)) {
         perror("strobectl: cannot get the current directory");
@@ -445,6 +442,8 @@ int main(int argc, char **argv)
         ctl_print_overview(stdout);
     else if (cmd.kind == CTL_VERSION)
         printf("strobectl %s\n", STROBE_VERSION);
+    else if (cmd.kind == CTL_REPL) /* it parses its own command line (cli/repl.h) */
+        status = repl_main(argc - cmd.repl_argi, argv + cmd.repl_argi);
     else
         status = run(&cmd);
     ctl_cmd_free(&cmd);
