@@ -21,6 +21,7 @@
 #include "base/paths.h"
 #include "base/version.h"
 #include "cli/json_view.h"
+#include "cli/render_hint.h"
 #include "cli/repl_cmds.h"
 
 /* Most lines kept in $STROBE_HOME/repl_history. */
@@ -57,8 +58,11 @@ cJSON *repl_tool_quiet(struct repl *r, const char *tool, cJSON *args, char *err,
         const char *msg = json_str(json_get(resp, "error"), "message");
         snprintf(err, errlen, "%s", msg ? msg : "the daemon answered with an error");
     } else if (cJSON_IsTrue(json_get(res, "isError")) || e) {
-        snprintf(err, errlen, "%s: %s", json_str(e, "code") ? json_str(e, "code") : "ERROR",
-                 json_str(e, "message") ? json_str(e, "message") : "the tool failed");
+        /* The daemon's advice names MCP tools: cut, since REPL commands are meant. */
+        const char *msg = json_str(e, "message") ? json_str(e, "message") : "the tool failed";
+        size_t keep = render_advice_cut(msg);
+        snprintf(err, errlen, "%s: %.*s", json_str(e, "code") ? json_str(e, "code") : "ERROR",
+                 (int)(keep ? keep : strlen(msg)), msg);
     } else if (!sc) {
         snprintf(err, errlen, "The daemon's answer to %s has no structured result.", tool);
     } else {
@@ -357,7 +361,7 @@ static int session_main(struct repl *r, const char **scripts, const bool *is_cmd
         interactive(r);
     if (r->tty)
         history_save();
-    repl_end_session(r);
+    repl_end_session(r, false);
     repl_intr_stop();
     repl_complete_reset();
     rpc_close(&r->rpc);

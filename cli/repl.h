@@ -59,6 +59,9 @@ struct repl {
     bool exit_shown;      /* the end of the session's program was reported */
     long long watch_from; /* timestampNs just after the last watch_hit shown */
     char *output_after;   /* id of the last output event shown */
+    cJSON *bps_known;     /* the session's breakpoints as last listed: what `info
+                             breakpoints` and the next run use once the program has
+                             ended (the daemon drops them with its process) */
     int staged[64];       /* ids of breakpoints staged for the next run */
     int n_staged;
     int temporary[64];    /* ids of tbreak breakpoints (reported as temporary) */
@@ -134,8 +137,14 @@ enum repl_bp_kind { REPL_BP_KEEP, REPL_BP_TEMPORARY, REPL_BP_SILENT };
 int repl_set_break(struct repl *r, const char *a, enum repl_bp_kind kind);
 
 /* Leaves the session: stops it when the REPL started it (kill, a new run, quit),
- * and forgets its state. */
-void repl_end_session(struct repl *r);
+ * and forgets its state. With keep_breakpoints (kill, run), the session's
+ * breakpoints are staged for the next run, as gdb keeps them across runs. */
+void repl_end_session(struct repl *r, bool keep_breakpoints);
+
+/* debug_breakpoint list of the session (the staged breakpoints without one),
+ * remembered in r->bps_known; once the program has ended, the list as last known.
+ * The answer (the caller deletes it), or NULL with "CODE: sentence" in err. */
+cJSON *repl_breakpoint_list(struct repl *r, char *err, size_t errlen);
 
 /* Forgets the watchpoints (the session changed). */
 void repl_forget_watches(struct repl *r);

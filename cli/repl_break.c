@@ -92,6 +92,21 @@ static int unwatch(struct repl *r, int k)
     return 0;
 }
 
+/* Drops from r->bps_known the breakpoints of removal ("*", or an array of ids). */
+static void forget_known(struct repl *r, const cJSON *removal)
+{
+    if (cJSON_IsString(removal)) {
+        cJSON_Delete(r->bps_known);
+        r->bps_known = NULL;
+        return;
+    }
+    const cJSON *id;
+    cJSON_ArrayForEach(id, removal)
+        for (int i = cJSON_GetArraySize(r->bps_known) - 1; i >= 0; i--)
+            if (json_num(cJSON_GetArrayItem(r->bps_known, i), "id") == (long long)id->valuedouble)
+                cJSON_DeleteItemFromArray(r->bps_known, i);
+}
+
 int repl_cmd_delete(struct repl *r, const char *a)
 {
     /* "delete breakpoints N" is gdb's long form */
@@ -134,7 +149,16 @@ int repl_cmd_delete(struct repl *r, const char *a)
             return status;
         }
     }
-    cJSON *ans = repl_tool(r, "debug_breakpoint", args);
+    cJSON *removal = cJSON_Duplicate(json_get(args, "remove"), true);
+    char err[1024];
+    cJSON *ans = repl_tool_quiet(r, "debug_breakpoint", args, err, sizeof err);
+    if (!ans && r->sid && strncmp(err, "PROCESS_EXITED:", 15) == 0) {
+        forget_known(r, removal); /* the program ended: the next run stages the rest */
+        ans = cJSON_CreateObject();
+    } else if (!ans) {
+        repl_fail("%s", err);
+    }
+    cJSON_Delete(removal);
     cJSON_Delete(ans);
     return ans ? status : 1;
 }
@@ -200,15 +224,27 @@ int repl_cmd_awatch(struct repl *r, const char *a)
     return set_watch(r, a, "readwrite", "Hardware access (read/write) watchpoint");
 }
 
-int repl_info_breakpoints(struct repl *r)
+cJSON *repl_breakpoint_list(struct repl *r, char *err, size_t errlen)
 {
     cJSON *args = cJSON_CreateObject();
     if (r->sid)
         cJSON_AddStringToObject(args, "sessionId", r->sid);
+    cJSON *ans = repl_tool_quiet(r, "debug_breakpoint", args, err, errlen);
+    if (ans && r->sid) {
+        cJSON_Delete(r->bps_known);
+        r->bps_known = cJSON_Duplicate(json_get(ans, "breakpoints"), true);
+    } else if (!ans && r->sid && strncmp(err, "PROCESS_EXITED:", 15) == 0) {
+        ans = cJSON_CreateObject();
+        if (r->bps_known)
+            cJSON_AddItemToObject(ans, "breakpoints", cJSON_Duplicate(r->bps_known, true));
+    }
+    return ans;
+}
+
+int repl_info_breakpoints(struct repl *r)
+{
     char err[1024];
-    cJSON *ans = repl_tool_quiet(r, "debug_breakpoint", args, err, sizeof err);
-    if (!ans && strncmp(err, "PROCESS_EXITED:", 15) == 0)
-        ans = cJSON_CreateObject(); /* the program ended: its breakpoints are gone */
+    cJSON *ans = repl_breakpoint_list(r, err, sizeof err);
     if (!ans)
         return repl_fail("%s", err);
     const cJSON *bps = json_get(ans, "breakpoints");

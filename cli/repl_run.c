@@ -35,37 +35,6 @@ int repl_cmd_attach(struct repl *r, const char *a)
                      "to a session the daemon already runs.");
 }
 
-void repl_end_session(struct repl *r)
-{
-    if (!r->sid)
-        return;
-    if (r->own_session) {
-        cJSON *a = cJSON_CreateObject();
-        cJSON_AddStringToObject(a, "action", "stop");
-        cJSON_AddStringToObject(a, "sessionId", r->sid);
-        char err[512];
-        cJSON_Delete(repl_tool_quiet(r, "debug_session", a, err, sizeof err));
-    }
-    free(r->sid);
-    r->sid = NULL;
-    free(r->output_after);
-    r->output_after = NULL;
-    r->watch_from = 0;
-    repl_forget_watches(r);
-    repl_set_stop(r, NULL);
-}
-
-int repl_cmd_kill(struct repl *r, const char *a)
-{
-    (void)a;
-    if (!repl_need_session(r))
-        return 1;
-    long long pid = r->pid;
-    repl_end_session(r);
-    printf("[Inferior 1 (process %lld) killed]\n", pid);
-    return 0;
-}
-
 /* Removes the staged breakpoints the REPL added (they stay staged for any later
  * launch of the daemon otherwise). */
 static void unstage(struct repl *r)
@@ -87,10 +56,8 @@ static void restage(struct repl *r)
 {
     if (!r->sid || !r->own_session)
         return;
-    cJSON *q = cJSON_CreateObject();
-    cJSON_AddStringToObject(q, "sessionId", r->sid);
     char err[1024];
-    cJSON *list = repl_tool_quiet(r, "debug_breakpoint", q, err, sizeof err);
+    cJSON *list = repl_breakpoint_list(r, err, sizeof err);
     cJSON *add = cJSON_CreateArray();
     static const char *const fields[] = {"function", "file", "line", "condition", "hitCount",
                                          "oneShot", "allStop", "message", NULL};
@@ -120,6 +87,41 @@ static void restage(struct repl *r)
     cJSON_Delete(staged);
 }
 
+void repl_end_session(struct repl *r, bool keep_breakpoints)
+{
+    if (!r->sid)
+        return;
+    if (keep_breakpoints)
+        restage(r);
+    cJSON_Delete(r->bps_known);
+    r->bps_known = NULL;
+    if (r->own_session) {
+        cJSON *a = cJSON_CreateObject();
+        cJSON_AddStringToObject(a, "action", "stop");
+        cJSON_AddStringToObject(a, "sessionId", r->sid);
+        char err[512];
+        cJSON_Delete(repl_tool_quiet(r, "debug_session", a, err, sizeof err));
+    }
+    free(r->sid);
+    r->sid = NULL;
+    free(r->output_after);
+    r->output_after = NULL;
+    r->watch_from = 0;
+    repl_forget_watches(r);
+    repl_set_stop(r, NULL);
+}
+
+int repl_cmd_kill(struct repl *r, const char *a)
+{
+    (void)a;
+    if (!repl_need_session(r))
+        return 1;
+    long long pid = r->pid;
+    repl_end_session(r, true);
+    printf("[Inferior 1 (process %lld) killed]\n", pid);
+    return 0;
+}
+
 int repl_cmd_run(struct repl *r, const char *a)
 {
     if (!r->program)
@@ -133,8 +135,7 @@ int repl_cmd_run(struct repl *r, const char *a)
             cJSON_AddItemToArray(r->prog_args, cJSON_CreateString(w));
         free(copy);
     }
-    restage(r);
-    repl_end_session(r);
+    repl_end_session(r, true);
     cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "command", r->program);
     cJSON_AddStringToObject(args, "projectRoot", r->cwd);

@@ -131,6 +131,8 @@ int repl_report(struct repl *r, const cJSON *a, const char *before_fn)
         if (id && id == r->advance_id)
             label = NULL;
         repl_set_stop(r, a);
+        char err[512];
+        cJSON_Delete(repl_breakpoint_list(r, err, sizeof err)); /* the hit counts now */
         repl_fmt_stop(stdout, a, before_fn, label, &r->values);
         repl_show_displays(r);
         const cJSON *rv = json_get(a, "returnValue");

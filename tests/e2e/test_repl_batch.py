@@ -238,3 +238,17 @@ def test_breakpoints_stay_across_runs(world):
     assert rc == 0, err
     hits = re.findall(r"Breakpoint \d+, scale \(n=30, factor=-2\)", out)
     assert len(hits) == 2, out
+
+
+def test_breakpoints_outlive_the_program_and_a_kill(world):
+    # The program runs to its end past the breakpoint: `info breakpoints` still lists
+    # it with its hit count, and the next run (after a kill too) stops there again.
+    rc, out, err = batch(world, "break scale if n > 40\nrun\ncontinue\ninfo breakpoints\n"
+                         "run\nkill\nrun\nkill\n", CALC)
+    assert rc == 0, err
+    assert re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", out), out
+    assert re.search(r"\d+\s+breakpoint\s+keep y\s+0x[0-9a-f]+\s+in scale at "
+                     r"repl_calc.c:\d+\n\tstop only if n > 40\n"
+                     r"\tbreakpoint already hit 1 time", out), out
+    hits = re.findall(r"Breakpoint \d+, scale \(n=50, factor=5\)", out)
+    assert len(hits) == 3, out
