@@ -3,6 +3,7 @@
  */
 #include "base/strbuf.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,4 +87,15 @@ void sb_free(struct strbuf *sb)
     free(sb->buf);
     sb->buf = NULL;
     sb->len = sb->cap = 0;
+}
+
+char *str_trimmed_dup(const char *s, size_t n)
+{
+    while (n && isspace((unsigned char)*s)) {
+        s++;
+        n--;
+    }
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    return strndup(s, n);
 }

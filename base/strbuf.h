@@ -24,4 +24,8 @@ void sb_json_string(struct strbuf *sb, const char *s);
 char *sb_take(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 
+/* s[0..n) without the blanks (spaces, tabs, newlines) at its ends, as a new string
+ * (the caller frees), or NULL when out of memory. */
+char *str_trimmed_dup(const char *s, size_t n);
+
 #endif

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
+
 int repl_parse_xfmt(const char *fmt, const struct repl_xfmt *prev, struct repl_xfmt *out,
                     char *err, size_t errlen)
 {
@@ -60,17 +62,6 @@ int repl_parse_xfmt(const char *fmt, const struct repl_xfmt *prev, struct repl_x
     return 0;
 }
 
-static char *trimmed_dup(const char *s, size_t n)
-{
-    while (n && isspace((unsigned char)*s)) {
-        s++;
-        n--;
-    }
-    while (n && isspace((unsigned char)s[n - 1]))
-        n--;
-    return strndup(s, n);
-}
-
 /* The " if " that starts the condition (or a leading "if "), else NULL. */
 static const char *find_if(const char *s)
 {
@@ -90,9 +81,9 @@ int repl_parse_location(const char *s, const char *default_file, struct repl_loc
     while (isspace((unsigned char)*s))
         s++;
     const char *cond = find_if(s);
-    char *loc = trimmed_dup(s, cond ? (size_t)(cond - s) : strlen(s));
+    char *loc = str_trimmed_dup(s, cond ? (size_t)(cond - s) : strlen(s));
     if (cond) {
-        out->condition = trimmed_dup(cond + 2, strlen(cond + 2));
+        out->condition = str_trimmed_dup(cond + 2, strlen(cond + 2));
         if (!out->condition[0]) {
             snprintf(err, errlen, "The condition after \"if\" is empty: write "
                      "`break LOCATION if EXPR`.");
@@ -175,8 +166,8 @@ int repl_parse_assign(const char *s, char **name, char **value, char *err, size_
         snprintf(err, errlen, "Write `set var NAME = VALUE`.");
         return -1;
     }
-    *name = trimmed_dup(s, (size_t)(eq - s));
-    *value = trimmed_dup(eq + 1, strlen(eq + 1));
+    *name = str_trimmed_dup(s, (size_t)(eq - s));
+    *value = str_trimmed_dup(eq + 1, strlen(eq + 1));
     if (!**name || !**value) {
         free(*name);
         free(*value);

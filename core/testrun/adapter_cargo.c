@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
+
 static const char *const RUST_SOURCES[] = {".rs", NULL};
 
 static bool is_cargo(const char *command)
@@ -179,18 +181,6 @@ static void cargo_live_line(void *state, struct test_live *lv, int stream, const
 
 /* ---- the outcome ------------------------------------------------------------- */
 
-/* s[0..n) without the newlines and spaces at its ends, as a malloc'd string. */
-static char *trimmed(const char *s, size_t n)
-{
-    while (n && isspace((unsigned char)*s)) {
-        s++;
-        n--;
-    }
-    while (n && isspace((unsigned char)s[n - 1]))
-        n--;
-    return strndup(s, n);
-}
-
 /* "path:LINE:COL" at p, ending at end, a newline or a colon: *file_len, *line and
  * *column set. */
 static bool location_at(const char *p, const char *end, size_t *file_len, int *line,
@@ -251,13 +241,13 @@ static void read_panic(const char *text, struct test_case *c)
                     break;
                 }
             free(c->message);
-            c->message = trimmed(msg, (size_t)(stop - msg));
+            c->message = str_trimmed_dup(msg, (size_t)(stop - msg));
             return;
         }
     }
     test_find_location(text, RUST_SOURCES, &c->file, &c->line);
     free(c->message);
-    c->message = trimmed(text, strlen(text));
+    c->message = str_trimmed_dup(text, strlen(text));
 }
 
 static void fail_with_output(struct test_case *c, const char *output)
@@ -431,7 +421,7 @@ static int parse_build_errors(const char *text, size_t len, struct test_report *
         if (test_starts_with(line, n, "error[") || test_starts_with(line, n, "error: ")) {
             const char *colon = memchr(line, ':', n);
             free(message);
-            message = trimmed(colon + 1, n - (size_t)(colon + 1 - line));
+            message = str_trimmed_dup(colon + 1, n - (size_t)(colon + 1 - line));
             continue;
         }
         if (n == 0) {

@@ -11,10 +11,12 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
 #include "base/hash.h"
+#include "base/strbuf.h"
 #include "base/strmap.h"
 
 /* ---- hash ---- */
@@ -111,6 +113,20 @@ static void test_arena_splice(void **state)
     arena_free(&a);
 }
 
+static void test_trimmed_dup(void **state)
+{
+    (void)state;
+    char *t = str_trimmed_dup("  \t a b \n ", 10);
+    assert_string_equal(t, "a b");
+    free(t);
+    t = str_trimmed_dup("xyz  ", 2); /* only the first n bytes count */
+    assert_string_equal(t, "xy");
+    free(t);
+    t = str_trimmed_dup(" \n ", 3);
+    assert_string_equal(t, "");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -119,6 +135,7 @@ int main(void)
         cmocka_unit_test(test_strmap_keys_by_length_and_copied),
         cmocka_unit_test(test_arena_alignment_strings_and_big_blocks),
         cmocka_unit_test(test_arena_splice),
+        cmocka_unit_test(test_trimmed_dup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
