@@ -18,7 +18,7 @@ int repl_set_break(struct repl *r, const char *a, enum repl_bp_kind kind)
 {
     bool temporary = kind != REPL_BP_KEEP;
     struct repl_location loc;
-    char err[512];
+    char err[1024];
     const char *deffile = r->stop ? json_str(r->stop, "file") : NULL;
     if (repl_parse_location(a, deffile ? repl_base_name(deffile) : NULL, &loc, err,
                             sizeof err) != 0)
@@ -27,17 +27,27 @@ int repl_set_break(struct repl *r, const char *a, enum repl_bp_kind kind)
     repl_location_free(&loc);
     if (temporary)
         cJSON_AddBoolToObject(spec, "oneShot", true);
+    /* Once the program has ended, a breakpoint is for the next run: staged. */
+    bool staged = !r->sid || r->exit_shown;
     cJSON *args = cJSON_CreateObject();
-    if (r->sid)
+    if (!staged)
         cJSON_AddStringToObject(args, "sessionId", r->sid);
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(args, "add"), spec);
-    cJSON *ans = repl_tool(r, "debug_breakpoint", args);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(args, "add"), cJSON_Duplicate(spec, true));
+    cJSON *ans = repl_tool_quiet(r, "debug_breakpoint", args, err, sizeof err);
+    if (!ans && !staged && strncmp(err, "PROCESS_EXITED:", 15) == 0) {
+        /* it ended since the last command: staged after all */
+        staged = true;
+        args = cJSON_CreateObject();
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(args, "add"), cJSON_Duplicate(spec, true));
+        ans = repl_tool_quiet(r, "debug_breakpoint", args, err, sizeof err);
+    }
+    cJSON_Delete(spec);
     if (!ans)
-        return 1;
+        return repl_fail("%s", err);
     const cJSON *bps = json_get(ans, "breakpoints");
     const cJSON *b = cJSON_GetArrayItem(bps, cJSON_GetArraySize(bps) - 1);
     int id = (int)json_num(b, "id");
-    if (!r->sid && r->n_staged < 64)
+    if (staged && r->n_staged < 64)
         r->staged[r->n_staged++] = id;
     if (kind == REPL_BP_TEMPORARY && r->n_temporary < 64)
         r->temporary[r->n_temporary++] = id;
@@ -234,9 +244,20 @@ cJSON *repl_breakpoint_list(struct repl *r, char *err, size_t errlen)
         cJSON_Delete(r->bps_known);
         r->bps_known = cJSON_Duplicate(json_get(ans, "breakpoints"), true);
     } else if (!ans && r->sid && strncmp(err, "PROCESS_EXITED:", 15) == 0) {
+        /* the program ended: its breakpoints as last known, then those set since
+         * (staged for the next run) */
         ans = cJSON_CreateObject();
-        if (r->bps_known)
-            cJSON_AddItemToObject(ans, "breakpoints", cJSON_Duplicate(r->bps_known, true));
+        cJSON *list = cJSON_AddArrayToObject(ans, "breakpoints");
+        const cJSON *b;
+        cJSON_ArrayForEach(b, r->bps_known)
+            cJSON_AddItemToArray(list, cJSON_Duplicate(b, true));
+        cJSON *staged = repl_tool_quiet(r, "debug_breakpoint", cJSON_CreateObject(), err,
+                                        errlen);
+        cJSON_ArrayForEach(b, json_get(staged, "breakpoints"))
+            for (int i = 0; i < r->n_staged; i++)
+                if (r->staged[i] == json_num(b, "id"))
+                    cJSON_AddItemToArray(list, cJSON_Duplicate(b, true));
+        cJSON_Delete(staged);
     }
     return ans;
 }

@@ -255,4 +255,7 @@ void repl_fmt_watch_hit(FILE *out, const cJSON *e, int num, const char *kind)
     fputc('\n', out);
     if (file)
         repl_fmt_source(out, file, json_num(e, "line"));
+    /* unlike gdb's: said every time, since bt and info locals find no stop here */
+    fputs("(recorded as it ran: strobe's watchpoints do not stop the program; `continue` "
+          "shows the next hit)\n", out);
 }

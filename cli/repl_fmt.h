@@ -49,8 +49,8 @@ void repl_fmt_exit(FILE *out, const cJSON *a, long long pid);
 void repl_fmt_crash(FILE *out, const cJSON *e);
 
 /* A watch_hit event: "\nHardware watchpoint N: LABEL\n\nOld value = 1\nNew value = 2\n"
- * then the writer's where line and source line. kind is "Hardware watchpoint" or
- * another of gdb's names. */
+ * then the writer's where line and source line, and a line saying the program ran
+ * on. kind is "Hardware watchpoint" or another of gdb's names. */
 void repl_fmt_watch_hit(FILE *out, const cJSON *e, int num, const char *kind);
 
 /* path's base name ("?" for NULL). */

@@ -12,6 +12,7 @@
 
 #include "cli/crash_report.h"
 #include "cli/ctl_args.h"
+#include "cli/ctl_verbs.h"
 #include "cli/json_view.h"
 #include "cli/render.h"
 #include "cli/render_test.h"
@@ -68,7 +69,8 @@ static void free_words(char **argv, int n)
         free(argv[i]);
 }
 
-/* ctl_parse of "strobectl LEAD... a"; 0 with *cmd filled, or 1 after the usage error. */
+/* ctl_parse of "strobectl LEAD... a"; 0 with *cmd filled, 1 after the usage error,
+ * or -1 after printing the strobectl verb's help that --help asked for. */
 static int parse_ctl(struct repl *r, const char *const *lead, int nlead, const char *a,
                      struct ctl_cmd *cmd)
 {
@@ -81,6 +83,13 @@ static int parse_ctl(struct repl *r, const char *const *lead, int nlead, const c
     free_words(argv, argc);
     if (rc != 0)
         return repl_fail("%s\nusage: %s", err, cmd->usage ? cmd->usage + 10 : "");
+    if (cmd->kind == CTL_HELP && cmd->verb) {
+        printf("The options are strobectl %s's (the REPL gives the session):\n\n",
+               cmd->verb->name);
+        ctl_print_verb_help(stdout, cmd->verb);
+        ctl_cmd_free(cmd);
+        return -1;
+    }
     return 0;
 }
 
@@ -90,8 +99,9 @@ int repl_cmd_events(struct repl *r, const char *a)
         return 1;
     const char *lead[] = {"strobectl", "query", r->sid};
     struct ctl_cmd cmd;
-    if (parse_ctl(r, lead, 3, a, &cmd) != 0)
-        return 1;
+    int rc = parse_ctl(r, lead, 3, a, &cmd);
+    if (rc != 0)
+        return rc > 0;
     cJSON *ans = repl_tool(r, "debug_query", cJSON_Duplicate(cmd.args, true));
     if (ans) {
         if (cmd.json)
@@ -167,8 +177,9 @@ int repl_cmd_test(struct repl *r, const char *a)
 {
     const char *lead[] = {"strobectl", "test"};
     struct ctl_cmd cmd;
-    if (parse_ctl(r, lead, 2, a, &cmd) != 0)
-        return 1;
+    int rc = parse_ctl(r, lead, 2, a, &cmd);
+    if (rc != 0)
+        return rc > 0;
     cJSON *args = cJSON_Duplicate(cmd.args, true);
     int status = 0;
     if (strcmp(json_str(args, "action"), "status") != 0) {

@@ -117,7 +117,10 @@ int repl_cmd_kill(struct repl *r, const char *a)
     if (!repl_need_session(r))
         return 1;
     long long pid = r->pid;
+    bool ended = r->exit_shown;
     repl_end_session(r, true);
+    if (ended)
+        return repl_fail("The program is not being run.");
     printf("[Inferior 1 (process %lld) killed]\n", pid);
     return 0;
 }

@@ -84,6 +84,7 @@ def test_watch_reports_old_and_new_value(world):
     out = r.cmd("continue")
     assert "Hardware watchpoint %s: g_counter\n\nOld value = 0\nNew value = 1" % num in out
     assert "add_item () at repl_calc.c:%d" % calc_line("counter") in out, out
+    assert "watchpoints do not stop the program" in out, out
     out = r.cmd("")  # the empty line repeats continue
     assert "Old value = 1\nNew value = 2" in out, out
     assert "No stack: no thread is paused" in r.cmd("bt")  # strobe let it run on

@@ -252,3 +252,24 @@ def test_breakpoints_outlive_the_program_and_a_kill(world):
                      r"\tbreakpoint already hit 1 time", out), out
     hits = re.findall(r"Breakpoint \d+, scale \(n=50, factor=5\)", out)
     assert len(hits) == 3, out
+
+
+def test_break_and_start_after_the_program_ended(world):
+    # After the end, a breakpoint is staged for the next run (listed as pending),
+    # kill says there is nothing to kill, and start stops in main again.
+    rc, out, err = batch(world, "run\nbreak scale if n > 40\ninfo breakpoints\nkill\n"
+                         "run\nkill\nstart\nkill\n", CALC)
+    assert re.search(r"\[Inferior 1 \(process \d+\) exited normally\]", out), out
+    assert "PROCESS_EXITED" not in out + err, out + err
+    assert re.search(r"\d+\s+breakpoint\s+keep y\s+<PENDING>\s+scale", out), out
+    assert "The program is not being run." in err, err
+    assert re.search(r"Breakpoint \d+, scale \(n=50, factor=5\)", out), out
+    assert re.search(r"Temporary breakpoint \d+, main \(", out), out
+    assert rc == 0, err
+
+
+def test_events_help_lists_the_query_options(world):
+    rc, out, err = batch(world, "run\nevents --help\n", CALC)
+    assert rc == 0, err
+    assert "strobectl query's" in out and "--type" in out and "--verbose" in out, out
+    assert "VALIDATION_ERROR" not in err, err
