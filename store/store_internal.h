@@ -24,7 +24,8 @@
 
 #include "store/store.h"
 
-#define STORE_SCHEMA_VERSION 1 /* keep in step with "PRAGMA user_version=1" in schema.c */
+/* PRAGMA user_version of this build's schema; schema.c upgrades version 1 in place. */
+#define STORE_SCHEMA_VERSION 2
 #define STORE_DEFAULT_LIMIT 200000
 #define STORE_BUSY_TIMEOUT_MS 5000
 /* Capped counts stop here; totalCount is then a lower bound. */
