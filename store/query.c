@@ -215,6 +215,11 @@ struct built {
     /* afterEventId polls walk the rowid range (new events are few); the unary + keeps
      * SQLite from walking the session's whole index and sorting by id instead. */
     const char *session_term;
+    /* The events table as the FROM clause names it: without a function filter, an id
+     * range or a type ev_session_type holds, the walk must be ev_session_ts (it covers
+     * the other filters); SQLite would otherwise be free to pick ev_session_func for
+     * "session = ?" and read the table in function order. */
+    const char *events;
     struct idset fn, file, thr;
     struct regex *text_re; /* text_matches, compiled */
 };
@@ -367,6 +372,10 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
     }
     if (w->oom)
         return st_fail(err, "out of memory building a query");
+    bool type_indexed = type == EV_STDOUT || type == EV_STDERR || type == EV_CRASH ||
+                        type == EV_PROCESS_EXIT || type == EV_VARIABLE_SNAPSHOT;
+    b->events = b->fn.active || q->after_id > 0 || type_indexed
+                    ? "events e" : "events e INDEXED BY ev_session_ts";
     b->counters_exact = !b->fn.active && !b->file.active && !b->thr.active && !ret_filter &&
                         !q->has_time_from && !q->has_time_to && q->min_duration_ns <= 0 &&
                         !q->pid && q->after_id <= 0 && !q->text_contains &&
@@ -417,7 +426,7 @@ static int clamp_limit(int limit) { return limit < 0 ? 0 : limit > 100000 ? 1000
     " (SELECT path FROM files WHERE id = e.file_id),"                                       \
     " e.line, e.arguments, e.return_value, e.text, e.data, e.duration_ns, e.sampled"        \
     " FROM (%s) AS pick JOIN events e ON e.id = pick.id ORDER BY %s"
-#define PICK_COLUMNS "SELECT e.id AS id, e.ts_ns AS ts_ns FROM events e WHERE %s"
+#define PICK_COLUMNS "SELECT e.id AS id, e.ts_ns AS ts_ns FROM %s WHERE %s"
 
 static char *rows_sql(const struct store_query *q, const struct built *b)
 {
@@ -430,10 +439,10 @@ static char *rows_sql(const struct store_query *q, const struct built *b)
     if (b->fn.active && b->fn.n > 1 && b->fn.n <= MERGE_MAX_IDS) {
         for (int i = 0; i < b->fn.n; i++)
             sb_printf(&pick, "%s" PICK_COLUMNS " AND e.function_id = %lld%s",
-                      i ? " UNION ALL " : "", b->session_term, (long long)b->fn.ids[i],
+                      i ? " UNION ALL " : "", b->events, b->session_term, (long long)b->fn.ids[i],
                       b->where.buf);
     } else {
-        sb_printf(&pick, PICK_COLUMNS, b->session_term);
+        sb_printf(&pick, PICK_COLUMNS, b->events, b->session_term);
         if (b->fn.active)
             add_in(&pick, "e.function_id", &b->fn);
         sb_printf(&pick, "%s", b->where.buf);
@@ -452,7 +461,8 @@ static char *rows_sql(const struct store_query *q, const struct built *b)
 static char *count_sql(const struct built *b)
 {
     struct strbuf s = {0};
-    sb_printf(&s, "SELECT count(*) FROM (SELECT 1 FROM events e WHERE %s", b->session_term);
+    sb_printf(&s, "SELECT count(*) FROM (SELECT 1 FROM %s WHERE %s", b->events,
+              b->session_term);
     if (b->fn.active)
         add_in(&s, "e.function_id", &b->fn);
     sb_printf(&s, "%s LIMIT %d)", b->where.buf, STORE_COUNT_CAP);

@@ -35,7 +35,7 @@
  * statements and the evictable total read from type_counts. */
 #define STORE_EVICTABLE_SQL "type IN (3,4,7,8,9)"
 /* SQL fragment: the types ev_session_type indexes, every type but function_enter and
- * function_exit (see schema.c); query.c's store_type_indexed() must agree. */
+ * function_exit (see schema.c); query.c's build() must agree. */
 #define STORE_TYPE_INDEX_SQL "(type = 1 OR type = 2 OR type = 5 OR type = 6 OR type = 7)"
 
 /* ---- util.c ------------------------------------------------------------- */

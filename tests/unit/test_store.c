@@ -1226,6 +1226,9 @@ static void test_query_plans(void **state)
     q = q_init(t.key);
     q.pid = 101;
     expect_indexed(f, &q, NULL);
+    q = q_init(t.key);
+    q.text_contains = "x";
+    expect_indexed(f, &q, NULL);
 }
 
 /* ---- retention ------------------------------------------------------------------- */
