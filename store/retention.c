@@ -83,7 +83,7 @@ static int list_candidates(struct store *s, struct candidate **out, int *n, char
     int ret = -1, cap = 0, rc;
     if (sqlite3_prepare_v2(s->sdb,
                            "SELECT key, id, coalesce(ended_at, started_at) FROM sessions"
-                           " WHERE status != 'running' ORDER BY started_at, key",
+                           " WHERE status != 'running' AND deleted = 0 ORDER BY started_at, key",
                            -1, &st, NULL) != SQLITE_OK) {
         st_fail_db(err, s->sdb, "cannot list sessions to purge");
         goto out;

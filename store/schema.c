@@ -301,6 +301,7 @@ void store_close(struct store *s)
     free(s->limits);
     free(s->lost);
     free(s->forget);
+    free(s->deletes);
     pthread_mutex_destroy(&s->sess_lock);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->wake_cond);

@@ -69,10 +69,14 @@ int store_session_finish(struct store *s, int64_t key, const char *status,
 int store_session_set_retained(struct store *s, int64_t key, bool retained);
 /* Records the pid of the session's main process once it is known. */
 int store_session_set_pid(struct store *s, int64_t key, int pid);
-/* Deletes the session and all of its events (in chunks, each its own transaction,
- * so the writer and other session calls get in between). Call store_sync() first if
- * rings of this session may still hold events. */
+/* Deletes the session: at once it is gone from store_session_get/list and its id is
+ * free again; its events are deleted in the background by the writer, in short
+ * transactions between its batches, so other sessions' inserts and queries never
+ * wait behind a big session (resumed at the next store_open() when interrupted).
+ * Call store_sync() first if rings of this session may still hold events. */
 int store_session_delete(struct store *s, int64_t key, char **err);
+/* Sessions deleted whose events the writer has not finished deleting. */
+int store_deletes_pending(struct store *s);
 /* At daemon start: sessions left "running" by a daemon that died are marked
  * "stopped" (their targets died with it). Returns how many, or -1. */
 int store_session_close_orphans(struct store *s, int64_t now_ms);

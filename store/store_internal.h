@@ -102,6 +102,9 @@ struct store {
     char last_error[256];
     struct lost_entry *lost;  /* events lost per session, when batches failed */
     int nlost, lost_cap;
+    int64_t *deletes; /* sessions hidden by store_session_delete(), oldest first: the
+                         writer deletes their events (deleter.c) */
+    int ndeletes, deletes_cap;
 
     struct writer *w; /* writer thread only */
     pthread_t thread;
@@ -135,6 +138,19 @@ void st_writer_forget(struct store *s, int64_t key);
  * 1 deleted, 0 no such session, -1 with *err. Takes sess_lock itself, once per
  * chunk of events. */
 int st_session_delete(struct store *s, int64_t key, char **err);
+
+/* ---- deleter.c ------------------------------------------------------------ */
+
+/* One transaction on db: up to DELETE_CHUNK of the session's events, and when that
+ * was the last of them, its counters, pids and row (*done set). 0 or -1 with *err. */
+int st_delete_chunk(sqlite3 *db, int64_t key, bool *done, char **err);
+/* Writer thread, at start: queues the sessions a previous daemon hid but did not
+ * finish deleting. */
+int st_deleter_resume(struct store *s, sqlite3 *db, char **err);
+/* Writer thread, between passes: one chunk of the oldest queued deletion on db.
+ * *finished is the session's key when that chunk was its last (the writer then drops
+ * its state for it), else 0. 1 while deletions are left, 0 when none, -1 with *err. */
+int st_delete_step(struct store *s, sqlite3 *db, int64_t *finished, char **err);
 
 /* ---- query.c --------------------------------------------------------------- */
 

@@ -956,8 +956,22 @@ static void *writer_main(void *arg)
 
         int64_t got = pass(s, w);
         reap_released(s, w, got >= 0);
+        /* One chunk of a deletion between passes: inserts wait behind at most one. A
+         * failing delete waits for the next timed wake-up instead of spinning. */
+        int64_t deleted = 0;
+        char *derr = NULL;
+        int more = stop ? 0 : st_delete_step(s, w->db, &deleted, &derr);
+        if (more < 0)
+            writer_error(s, "%s", derr ? derr : "cannot delete a session's events");
+        free(derr);
+        if (deleted)
+            wsess_remove(w, deleted);
+        if (more != 0)
+            yield_to_sdb(s);
 
         pthread_mutex_lock(&s->lock);
+        if (more > 0)
+            s->wake = true;
         if (s->done_gen < gen)
             s->done_gen = gen;
         pthread_cond_broadcast(&s->sync_cond);
@@ -1062,6 +1076,8 @@ int st_writer_start(struct store *s, char **err)
         return -1;
     if (load_next_id(w) < 0)
         return st_fail_db(err, w->db, "cannot read the next event id");
+    if (st_deleter_resume(s, w->db, err) < 0)
+        return -1;
     if (pthread_create(&s->thread, NULL, writer_main, s) != 0)
         return st_fail(err, "cannot start the store writer thread: %s", strerror(errno));
     s->thread_started = true;
