@@ -212,6 +212,8 @@ static void test_sessions(void **state)
     assert_int_equal(store_session_delete(f->s, a, NULL), 0);
     assert_int_equal(store_session_get(f->s, "app-2026-01-01-10h00", &g), 1);
     assert_int_equal(store_session_id_taken(f->s, "app-2026-01-01-10h00"), 0);
+    while (store_deletes_pending(f->s) > 0)
+        store_sync(f->s);
     struct store_query q = q_init(a);
     assert_int_equal(count(f, &q), 0);
     q = q_init(later.key);
