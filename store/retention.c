@@ -167,7 +167,11 @@ int store_purge_expired(struct store *s, const struct store_retention *policy,
         rc = purge(s, &c[i], &p, on_purge, arg, err);
         purged += rc > 0;
     }
-    for (int i = 0; i < n && rc >= 0; i++) {
+    /* Pages of sessions still being deleted in the background count in the used
+     * bytes until the writer is done with them: purging others to make up for them
+     * would delete data for space that is coming back anyway. The next run looks. */
+    bool deleting = store_deletes_pending(s) > 0;
+    for (int i = 0; i < n && rc >= 0 && !deleting; i++) {
         if (c[i].done)
             continue;
         int64_t used = store_used_bytes(s);

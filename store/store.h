@@ -235,8 +235,9 @@ struct store_purged {
  * whether it is retained or not. First every candidate whose age (now - ended_at,
  * or - started_at when it never ended) exceeds max_age_ms goes; then, while
  * store_used_bytes() exceeds max_used_bytes, candidates go oldest first by
- * started_at. Running sessions are never purged, even when the database stays over
- * the cap. Each session is deleted as store_session_delete() does, and on_purge
+ * started_at (not while sessions deleted by store_session_delete() are still being
+ * deleted in the background: their space is coming back). Running sessions are never
+ * purged, even when the database stays over the cap. Each session is deleted as store_session_delete() does, and on_purge
  * (may be NULL) is called after each. The database is not vacuumed: freed pages are
  * reused. Returns the number of sessions purged, or -1 with *err. */
 int store_purge_expired(struct store *s, const struct store_retention *policy,

@@ -850,6 +850,32 @@ static void yield_to_sdb(struct store *s)
         usleep(1000);
 }
 
+/* Deletes chunks of the sessions store_session_delete() queued (deleter.c) for up to
+ * budget_ns (at least one chunk); 1 while deletions are left, 0 when none, -1 when a
+ * chunk failed (told through writer_error). */
+static int delete_some(struct store *s, struct writer *w, int64_t budget_ns)
+{
+    int64_t until = mono_ns() + budget_ns;
+    int more;
+    do {
+        int64_t deleted = 0;
+        char *err = NULL;
+        more = st_delete_step(s, w->db, &deleted, &err);
+        if (more < 0)
+            writer_error(s, "%s", err ? err : "cannot delete a session's events");
+        free(err);
+        if (deleted)
+            wsess_remove(w, deleted);
+    } while (more > 0 && mono_ns() < until);
+    return more;
+}
+
+/* During a flood, deletions get this much time after every commit (one per COMMIT_MS
+ * of inserts): deleting a row costs about what inserting it did, so with a third of
+ * the writer's time a deleted session's rows go about half as fast as a flood comes
+ * in, instead of waiting for the flood to end while the database grows. */
+#define DELETE_SHARE_NS (25 * 1000000LL)
+
 /* One pass; returns the number of events inserted, or -1 when a batch failed. */
 static int64_t pass(struct store *s, struct writer *w)
 {
@@ -890,6 +916,8 @@ static int64_t pass(struct store *s, struct writer *w)
              mono_ns() - w->batch_started_ns >= COMMIT_MS * 1000000LL)) {
             int rc = batch_commit(w);
             publish_done(s, w);
+            if (rc == 0)
+                delete_some(s, w, DELETE_SHARE_NS);
             yield_to_sdb(s);
             refresh_rings(s, w);
             if (rc < 0 || batch_begin(w) < 0) {
@@ -958,14 +986,7 @@ static void *writer_main(void *arg)
         reap_released(s, w, got >= 0);
         /* One chunk of a deletion between passes: inserts wait behind at most one. A
          * failing delete waits for the next timed wake-up instead of spinning. */
-        int64_t deleted = 0;
-        char *derr = NULL;
-        int more = stop ? 0 : st_delete_step(s, w->db, &deleted, &derr);
-        if (more < 0)
-            writer_error(s, "%s", derr ? derr : "cannot delete a session's events");
-        free(derr);
-        if (deleted)
-            wsess_remove(w, deleted);
+        int more = stop ? 0 : delete_some(s, w, 0);
         if (more != 0)
             yield_to_sdb(s);
 
