@@ -35,6 +35,7 @@
 #include "store/store_internal.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -850,6 +851,15 @@ static void yield_to_sdb(struct store *s)
         usleep(1000);
 }
 
+/* The last queued deletion is done: the sessions that filled the page cache (up to
+ * its 32 MB) and the heap (rings, names, parents) are gone, so both go back to the
+ * system instead of staying with an idle daemon (figures: BENCHMARKS.md). */
+static void release_memory(struct writer *w)
+{
+    sqlite3_db_release_memory(w->db);
+    malloc_trim(0);
+}
+
 /* Deletes chunks of the sessions store_session_delete() queued (deleter.c) for up to
  * budget_ns (at least one chunk); 1 while deletions are left, 0 when none, -1 when a
  * chunk failed (told through writer_error). */
@@ -866,6 +876,8 @@ static int delete_some(struct store *s, struct writer *w, int64_t budget_ns)
         free(err);
         if (deleted)
             wsess_remove(w, deleted);
+        if (deleted && more == 0)
+            release_memory(w);
     } while (more > 0 && mono_ns() < until);
     return more;
 }
@@ -943,6 +955,7 @@ static void reap_released(struct store *s, struct writer *w, bool pass_ok)
 {
     if (!pass_ok)
         return;
+    bool reaped = false;
     for (int i = 0; i < w->nrs; i++) {
         if (!w->rs[i].released || w->has_head[i] || ring_used(w->rs[i].ring))
             continue;
@@ -955,7 +968,12 @@ static void reap_released(struct store *s, struct writer *w, bool pass_ok)
         pthread_mutex_unlock(&s->lock);
         ring_destroy(w->rs[i].ring);
         w->rs[i].ring = NULL;
+        reaped = true;
     }
+    /* A session's rings are megabytes each; glibc keeps freed blocks that size
+     * mapped once its mmap threshold has risen, so they go back to the system here. */
+    if (reaped)
+        malloc_trim(0);
 }
 
 static void *writer_main(void *arg)
