@@ -21,23 +21,29 @@
  *                   inserted. Evictions do not subtract (counts are calls observed).
  *   session_pids    pids that produced events in a session (the writer adds them).
  *   meta            next_event_id, so ids are never reused after deletions.
+ *   sessions.deleted
+ *                   1 while the writer deletes the session's events (deleter.c).
  *   events_view     spec 003's column names, for humans in the sqlite3 shell. Its
  *                   CASE naming event types is generated from event_type_name(), and
  *                   the view is recreated at open whenever its stored SQL differs
  *                   from the one this build generates (a database written before a
  *                   type was added gets the new name, not the bare number).
  *
- * Indexes on events, one per query shape (insert cost measured in bench_store.c):
- *   ev_session_ts    (session, ts_ns, type)       latest N / chronological pages, time
- *                                                 ranges, FIFO eviction (type makes the
- *                                                 eviction walk index-only), and the
- *                                                 eventType filter for function_enter /
- *                                                 function_exit (type is read from the
- *                                                 index, no table lookups)
+ * Indexes on events, one per query shape (insert cost measured in bench_store.c, query
+ * cost of every debug_query shape at 200,000 events in bench_query.c):
+ *   ev_session_ts    (session, ts_ns, type, pid, thread_id, file_id, duration_ns)
+ *                                                 latest N / chronological pages, time
+ *                                                 ranges, FIFO eviction, the eventType
+ *                                                 filter for function_enter/exit, and
+ *                                                 (covering) the pid, thread, file and
+ *                                                 minDurationNs filters: walks, offsets
+ *                                                 and counts read no table row
  *   ev_session_type  (session, type, ts_ns)       eventType filter for the other types;
  *                    partial: function events are not in it
  *   ev_session_func  (session, function_id, ts_ns) function filters
- * Index entries end with the rowid (= id), so ORDER BY ts_ns, id follows them.
+ * Index entries end with the rowid (= id), so ORDER BY ts_ns, id follows
+ * ev_session_func and ev_session_type; on ev_session_ts the few events of one ts_ns
+ * are sorted by id (SQLite's "RIGHT PART OF ORDER BY").
  * Measured (2,002,000 events, 2 vCPUs, events/s): no index 1.32M; ev_session_ts
  * alone 1.07M; ev_session_func alone 0.64M; a full ev_session_type alone 0.75M. The
  * last two are written at many places at once (one per function, one per type), not
