@@ -40,7 +40,8 @@ int st_delete_chunk(sqlite3 *db, int64_t key, bool *done, char **err)
     if (st_exec(db, "BEGIN IMMEDIATE", err) < 0)
         return -1;
     int64_t n = exec_key(db,
-                         "DELETE FROM events WHERE id IN (SELECT id FROM events INDEXED BY ev_session_ts"
+                         "DELETE FROM events WHERE id IN (SELECT id FROM events"
+                         " INDEXED BY ev_session_ts"
                          " WHERE session = ?1 LIMIT ?2)", key);
     if (n >= 0 && n < DELETE_CHUNK) {
         *done = true;

@@ -14,6 +14,11 @@
  * base/regex.h's budgets. A match over budget makes the function fail, which stops
  * the statement; the query then answers STORE_E_PATTERN.
  *
+ * Rows are read in two steps: the page's ids are picked from the indexes alone
+ * (ev_session_ts covers the pid, thread, file, type and duration filters, so neither
+ * an offset nor non-matching events cost a table read), then only those rows are
+ * read. Plans of every shape: tests/unit/test_store_plans.c; times: bench_query.c.
+ *
  * totalCount: exact from type_counts when the only filters are the session and the
  * event type; exact for free when the page is the last one (offset + rows); otherwise
  * a count capped at STORE_COUNT_CAP (total_is_lower_bound is set when it hits the cap).

@@ -83,8 +83,8 @@ int store_session_id_taken(struct store *s, const char *id)
     st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1;
-    if (sqlite3_prepare_v2(s->sdb, "SELECT 1 FROM sessions WHERE id = ?1 AND deleted = 0", -1, &st, NULL) ==
-        SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->sdb, "SELECT 1 FROM sessions WHERE id = ?1 AND deleted = 0", -1,
+                           &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
         int rc = sqlite3_step(st);
         ret = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
@@ -131,8 +131,8 @@ int store_session_get(struct store *s, const char *id, struct session_row *out)
     st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1;
-    if (sqlite3_prepare_v2(s->sdb, SESSION_COLUMNS "WHERE s.id = ?1 AND s.deleted = 0", -1, &st, NULL) ==
-        SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->sdb, SESSION_COLUMNS "WHERE s.id = ?1 AND s.deleted = 0", -1,
+                           &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
         int rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
@@ -154,7 +154,9 @@ int store_session_list(struct store *s, struct session_row **rows, int *n, char 
     st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1, cap = 0;
-    if (sqlite3_prepare_v2(s->sdb, SESSION_COLUMNS "WHERE s.deleted = 0 ORDER BY s.started_at DESC, s.key DESC",
+    if (sqlite3_prepare_v2(s->sdb,
+                           SESSION_COLUMNS
+                           "WHERE s.deleted = 0 ORDER BY s.started_at DESC, s.key DESC",
                            -1, &st, NULL) != SQLITE_OK) {
         st_fail_db(err, s->sdb, "cannot list sessions");
         goto out;

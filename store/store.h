@@ -237,8 +237,9 @@ struct store_purged {
  * store_used_bytes() exceeds max_used_bytes, candidates go oldest first by
  * started_at (not while sessions deleted by store_session_delete() are still being
  * deleted in the background: their space is coming back). Running sessions are never
- * purged, even when the database stays over the cap. Each session is deleted as store_session_delete() does, and on_purge
- * (may be NULL) is called after each. The database is not vacuumed: freed pages are
+ * purged, even when the database stays over the cap. Each session is deleted at once,
+ * in chunks of store_session_delete()'s size, and on_purge (may be NULL) is called
+ * after each. The database is not vacuumed: freed pages are
  * reused. Returns the number of sessions purged, or -1 with *err. */
 int store_purge_expired(struct store *s, const struct store_retention *policy,
                         void (*on_purge)(void *arg, const struct store_purged *p),

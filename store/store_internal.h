@@ -1,6 +1,6 @@
 /*
  * store_internal.h - declarations shared by the store's own files (schema.c, writer.c,
- * session.c, retention.c, query.c, util.c). Nothing outside store/ includes this
+ * session.c, deleter.c, retention.c, query.c, util.c). Nothing outside store/ includes this
  * header, except the store's unit test, which uses store_explain_query() to check
  * query plans.
  *

@@ -5,7 +5,8 @@
  * (rows, order, totalCount, with offset and latest pages); deleting a session hides
  * it at once while the writer deletes its events in chunks, other sessions' writes
  * and queries going on in between, a deletion interrupted by a close is resumed at
- * the next open, and retention's size cap waits for deletions under way; a version 1 database is upgraded in place, a newer one refused.
+ * the next open, and retention's size cap waits for deletions under way; a version 1
+ * database is upgraded in place, a newer one refused.
  * Each test works in its own mkdtemp directory, removed afterwards.
  */
 #include <setjmp.h>
