@@ -17,6 +17,10 @@ echo
 mkdir -p "$work/store"
 "$build/bench/bench_store" "$work/store"
 echo
+echo "### Query shapes at 200,000 events (\`$build/bench/bench_query $work/store\`)"
+echo
+"$build/bench/bench_query" "$work/store"
+echo
 echo "### Launch (\`$build/bench/bench_launch $build/fixtures/hello_exit3 50\`)"
 echo
 mkdir -p "$work/home"

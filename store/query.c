@@ -14,6 +14,11 @@
  * base/regex.h's budgets. A match over budget makes the function fail, which stops
  * the statement; the query then answers STORE_E_PATTERN.
  *
+ * Rows are read in two steps: the page's ids are picked from the indexes alone
+ * (ev_session_ts covers the pid, thread, file, type and duration filters, so neither
+ * an offset nor non-matching events cost a table read), then only those rows are
+ * read. Plans of every shape: tests/unit/test_store_plans.c; times: bench_query.c.
+ *
  * totalCount: exact from type_counts when the only filters are the session and the
  * event type; exact for free when the page is the last one (offset + rows); otherwise
  * a count capped at STORE_COUNT_CAP (total_is_lower_bound is set when it hits the cap).
@@ -215,6 +220,11 @@ struct built {
     /* afterEventId polls walk the rowid range (new events are few); the unary + keeps
      * SQLite from walking the session's whole index and sorting by id instead. */
     const char *session_term;
+    /* The events table as the FROM clause names it: without a function filter, an id
+     * range or a type ev_session_type holds, the walk must be ev_session_ts (it covers
+     * the other filters); SQLite would otherwise be free to pick ev_session_func for
+     * "session = ?" and read the table in function order. */
+    const char *events;
     struct idset fn, file, thr;
     struct regex *text_re; /* text_matches, compiled */
 };
@@ -367,6 +377,10 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
     }
     if (w->oom)
         return st_fail(err, "out of memory building a query");
+    bool type_indexed = type == EV_STDOUT || type == EV_STDERR || type == EV_CRASH ||
+                        type == EV_PROCESS_EXIT || type == EV_VARIABLE_SNAPSHOT;
+    b->events = b->fn.active || q->after_id > 0 || type_indexed
+                    ? "events e" : "events e INDEXED BY ev_session_ts";
     b->counters_exact = !b->fn.active && !b->file.active && !b->thr.active && !ret_filter &&
                         !q->has_time_from && !q->has_time_to && q->min_duration_ns <= 0 &&
                         !q->pid && q->after_id <= 0 && !q->text_contains &&
@@ -406,6 +420,9 @@ static int clamp_limit(int limit) { return limit < 0 ? 0 : limit > 100000 ? 1000
  * beyond it, one IN (...) and a sort. */
 #define MERGE_MAX_IDS 32
 
+/* The rows query has two steps: `pick` finds the page's ids from the indexes alone
+ * (ev_session_ts covers every integer filter, so skipping an offset or walking past
+ * non-matching events reads no table row), then the page's rows are read by id. */
 #define ROW_COLUMNS                                                                         \
     "SELECT e.id, e.type, e.ts_ns, e.pid, e.tid,"                                           \
     " (SELECT name FROM threads WHERE id = e.thread_id), e.parent_id,"                      \
@@ -413,27 +430,33 @@ static int clamp_limit(int limit) { return limit < 0 ? 0 : limit > 100000 ? 1000
     " (SELECT name_raw FROM functions WHERE id = e.function_id),"                           \
     " (SELECT path FROM files WHERE id = e.file_id),"                                       \
     " e.line, e.arguments, e.return_value, e.text, e.data, e.duration_ns, e.sampled"        \
-    " FROM events e WHERE %s"
+    " FROM (%s) AS pick JOIN events e ON e.id = pick.id ORDER BY %s"
+#define PICK_COLUMNS "SELECT e.id AS id, e.ts_ns AS ts_ns FROM %s WHERE %s"
 
 static char *rows_sql(const struct store_query *q, const struct built *b)
 {
-    struct strbuf s = {0};
+    struct strbuf pick = {0}, s = {0};
+    const char *pick_order = q->after_id > 0 ? "id" : q->latest ? "ts_ns DESC, id DESC"
+                                                                : "ts_ns, id";
+    const char *order = q->after_id > 0 ? "pick.id"
+                        : q->latest     ? "pick.ts_ns DESC, pick.id DESC"
+                                        : "pick.ts_ns, pick.id";
     if (b->fn.active && b->fn.n > 1 && b->fn.n <= MERGE_MAX_IDS) {
-        const char *order = q->after_id > 0 ? "1" : q->latest ? "3 DESC, 1 DESC" : "3, 1";
         for (int i = 0; i < b->fn.n; i++)
-            sb_printf(&s, "%s" ROW_COLUMNS " AND e.function_id = %lld%s", i ? " UNION ALL " : "",
-                   b->session_term, (long long)b->fn.ids[i], b->where.buf);
-        sb_printf(&s, " ORDER BY %s LIMIT ?%d OFFSET ?%d", order, P_LIMIT, P_OFFSET);
+            sb_printf(&pick, "%s" PICK_COLUMNS " AND e.function_id = %lld%s",
+                      i ? " UNION ALL " : "", b->events, b->session_term, (long long)b->fn.ids[i],
+                      b->where.buf);
     } else {
-        const char *order = q->after_id > 0 ? "e.id"
-                            : q->latest     ? "e.ts_ns DESC, e.id DESC"
-                                            : "e.ts_ns, e.id";
-        sb_printf(&s, ROW_COLUMNS, b->session_term);
+        sb_printf(&pick, PICK_COLUMNS, b->events, b->session_term);
         if (b->fn.active)
-            add_in(&s, "e.function_id", &b->fn);
-        sb_printf(&s, "%s ORDER BY %s LIMIT ?%d OFFSET ?%d", b->where.buf, order, P_LIMIT, P_OFFSET);
+            add_in(&pick, "e.function_id", &b->fn);
+        sb_printf(&pick, "%s", b->where.buf);
     }
-    if (s.oom) {
+    sb_printf(&pick, " ORDER BY %s LIMIT ?%d OFFSET ?%d", pick_order, P_LIMIT, P_OFFSET);
+    if (!pick.oom)
+        sb_printf(&s, ROW_COLUMNS, pick.buf, order);
+    free(pick.buf);
+    if (pick.oom || s.oom) {
         free(s.buf);
         return NULL;
     }
@@ -443,7 +466,8 @@ static char *rows_sql(const struct store_query *q, const struct built *b)
 static char *count_sql(const struct built *b)
 {
     struct strbuf s = {0};
-    sb_printf(&s, "SELECT count(*) FROM (SELECT 1 FROM events e WHERE %s", b->session_term);
+    sb_printf(&s, "SELECT count(*) FROM (SELECT 1 FROM %s WHERE %s", b->events,
+              b->session_term);
     if (b->fn.active)
         add_in(&s, "e.function_id", &b->fn);
     sb_printf(&s, "%s LIMIT %d)", b->where.buf, STORE_COUNT_CAP);

@@ -83,7 +83,7 @@ static int list_candidates(struct store *s, struct candidate **out, int *n, char
     int ret = -1, cap = 0, rc;
     if (sqlite3_prepare_v2(s->sdb,
                            "SELECT key, id, coalesce(ended_at, started_at) FROM sessions"
-                           " WHERE status != 'running' ORDER BY started_at, key",
+                           " WHERE status != 'running' AND deleted = 0 ORDER BY started_at, key",
                            -1, &st, NULL) != SQLITE_OK) {
         st_fail_db(err, s->sdb, "cannot list sessions to purge");
         goto out;
@@ -167,7 +167,11 @@ int store_purge_expired(struct store *s, const struct store_retention *policy,
         rc = purge(s, &c[i], &p, on_purge, arg, err);
         purged += rc > 0;
     }
-    for (int i = 0; i < n && rc >= 0; i++) {
+    /* Pages of sessions still being deleted in the background count in the used
+     * bytes until the writer is done with them: purging others to make up for them
+     * would delete data for space that is coming back anyway. The next run looks. */
+    bool deleting = store_deletes_pending(s) > 0;
+    for (int i = 0; i < n && rc >= 0 && !deleting; i++) {
         if (c[i].done)
             continue;
         int64_t used = store_used_bytes(s);

@@ -21,23 +21,29 @@
  *                   inserted. Evictions do not subtract (counts are calls observed).
  *   session_pids    pids that produced events in a session (the writer adds them).
  *   meta            next_event_id, so ids are never reused after deletions.
+ *   sessions.deleted
+ *                   1 while the writer deletes the session's events (deleter.c).
  *   events_view     spec 003's column names, for humans in the sqlite3 shell. Its
  *                   CASE naming event types is generated from event_type_name(), and
  *                   the view is recreated at open whenever its stored SQL differs
  *                   from the one this build generates (a database written before a
  *                   type was added gets the new name, not the bare number).
  *
- * Indexes on events, one per query shape (insert cost measured in bench_store.c):
- *   ev_session_ts    (session, ts_ns, type)       latest N / chronological pages, time
- *                                                 ranges, FIFO eviction (type makes the
- *                                                 eviction walk index-only), and the
- *                                                 eventType filter for function_enter /
- *                                                 function_exit (type is read from the
- *                                                 index, no table lookups)
+ * Indexes on events, one per query shape (insert cost measured in bench_store.c, query
+ * cost of every debug_query shape at 200,000 events in bench_query.c):
+ *   ev_session_ts    (session, ts_ns, type, pid, thread_id, file_id, duration_ns)
+ *                                                 latest N / chronological pages, time
+ *                                                 ranges, FIFO eviction, the eventType
+ *                                                 filter for function_enter/exit, and
+ *                                                 (covering) the pid, thread, file and
+ *                                                 minDurationNs filters: walks, offsets
+ *                                                 and counts read no table row
  *   ev_session_type  (session, type, ts_ns)       eventType filter for the other types;
  *                    partial: function events are not in it
  *   ev_session_func  (session, function_id, ts_ns) function filters
- * Index entries end with the rowid (= id), so ORDER BY ts_ns, id follows them.
+ * Index entries end with the rowid (= id), so ORDER BY ts_ns, id follows
+ * ev_session_func and ev_session_type; on ev_session_ts the few events of one ts_ns
+ * are sorted by id (SQLite's "RIGHT PART OF ORDER BY").
  * Measured (2,002,000 events, 2 vCPUs, events/s): no index 1.32M; ev_session_ts
  * alone 1.07M; ev_session_func alone 0.64M; a full ev_session_type alone 0.75M. The
  * last two are written at many places at once (one per function, one per type), not
@@ -56,6 +62,20 @@
 #include <sys/stat.h>
 
 #include "base/strbuf.h"
+
+/* ev_session_ts covers every filter on an integer column but the function (which has
+ * an index of its own): walks in time order and counts read no table rows. */
+#define EV_SESSION_TS                                                                    \
+    "CREATE INDEX IF NOT EXISTS ev_session_ts"                                           \
+    " ON events(session, ts_ns, type, pid, thread_id, file_id, duration_ns);"
+
+/* Version 1 to 2: ev_session_ts widened to cover the filters, and sessions.deleted
+ * (a deleted session is hidden at once; the writer deletes its events in the
+ * background, store/deleter.c). */
+static const char schema_upgrade_2[] =
+    "DROP INDEX IF EXISTS ev_session_ts;"
+    EV_SESSION_TS
+    "ALTER TABLE sessions ADD COLUMN deleted INTEGER NOT NULL DEFAULT 0;";
 
 /* ev_session_type covers only the types that are not function events.
  * The list of types is an OR of equalities because SQLite uses a partial index only
@@ -76,7 +96,8 @@ static const char schema_current[] =
     " ended_at INTEGER,"                      /* unix ms, NULL while running */
     " status TEXT NOT NULL DEFAULT 'running',"
     " exit_code INTEGER, exit_signal TEXT,"
-    " retained INTEGER NOT NULL DEFAULT 0);"
+    " retained INTEGER NOT NULL DEFAULT 0,"
+    " deleted INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS functions("
     " id INTEGER PRIMARY KEY, name TEXT NOT NULL, name_raw TEXT NOT NULL DEFAULT '',"
     " UNIQUE(name, name_raw));"
@@ -94,7 +115,7 @@ static const char schema_current[] =
     " file_id INTEGER,"     /* files.id */
     " line INTEGER, duration_ns INTEGER, sampled INTEGER NOT NULL DEFAULT 0,"
     " arguments TEXT, return_value TEXT, text TEXT, data TEXT);"
-    "CREATE INDEX IF NOT EXISTS ev_session_ts ON events(session, ts_ns, type);"
+    EV_SESSION_TS
     EV_SESSION_TYPE
     "CREATE INDEX IF NOT EXISTS ev_session_func ON events(session, function_id, ts_ns);"
     "CREATE TABLE IF NOT EXISTS type_counts("
@@ -193,30 +214,54 @@ static int refresh_view(sqlite3 *db, bool own_tx, char **err)
     return ret;
 }
 
-int st_schema_init(sqlite3 *db, char **err)
+static int schema_version(sqlite3 *db, int *version, char **err)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
         return st_fail_db(err, db, "cannot read the schema version");
-    int version = 0;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        version = sqlite3_column_int(st, 0);
+    *version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
-    if (version == STORE_SCHEMA_VERSION)
-        return st_exec(db, schema_additions, err) < 0 ? -1 : refresh_view(db, true, err);
-    if (version != 0)
-        return st_fail(err, "the database uses schema version %d, not %d: it was written "
-                            "by another strobe version; move it away (sessions in it are "
-                            "not migrated)", version, STORE_SCHEMA_VERSION);
+    return 0;
+}
+
+/* Creates the schema (version 0) or upgrades version 1 in place, in one transaction
+ * that reads the version again under the write lock (another daemon may be doing
+ * the same); a crash half-way leaves the old version, upgraded at the next open. */
+static int schema_create_or_upgrade(sqlite3 *db, char **err)
+{
+    char version_sql[40];
+    snprintf(version_sql, sizeof version_sql, "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
+    int version;
     if (st_exec(db, "BEGIN IMMEDIATE", err) < 0)
         return -1;
-    if (st_exec(db, schema_current, err) < 0 || st_exec(db, schema_additions, err) < 0 ||
-        refresh_view(db, false, err) < 0 ||
-        st_exec(db, "PRAGMA user_version=1", err) < 0) {
+    int ret = schema_version(db, &version, err);
+    if (ret == 0 && version == 0)
+        ret = st_exec(db, schema_current, err) < 0 || refresh_view(db, false, err) < 0 ? -1 : 0;
+    else if (ret == 0 && version == 1)
+        ret = st_exec(db, schema_upgrade_2, err);
+    else if (ret == 0 && version != STORE_SCHEMA_VERSION)
+        ret = st_fail(err, "the database uses schema version %d, not %d: it was written by "
+                           "a newer strobe version; use that version, or move the database "
+                           "away (sessions in it are not migrated)",
+                      version, STORE_SCHEMA_VERSION);
+    if (ret == 0 && version != STORE_SCHEMA_VERSION &&
+        (st_exec(db, schema_additions, err) < 0 || st_exec(db, version_sql, err) < 0))
+        ret = -1;
+    if (ret < 0) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return -1;
     }
     return st_exec(db, "COMMIT", err);
+}
+
+int st_schema_init(sqlite3 *db, char **err)
+{
+    int version;
+    if (schema_version(db, &version, err) < 0)
+        return -1;
+    if (version != STORE_SCHEMA_VERSION && schema_create_or_upgrade(db, err) < 0)
+        return -1;
+    return st_exec(db, schema_additions, err) < 0 ? -1 : refresh_view(db, true, err);
 }
 
 struct store *store_open(const char *path, char **err)
@@ -262,6 +307,7 @@ void store_close(struct store *s)
     free(s->limits);
     free(s->lost);
     free(s->forget);
+    free(s->deletes);
     pthread_mutex_destroy(&s->sess_lock);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->wake_cond);

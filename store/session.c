@@ -1,6 +1,7 @@
 /*
- * session.c - session rows: create, look up, list, finish, retain, delete (also the
- * retention purge's delete, see retention.c), and the orphan sweep at daemon start.
+ * session.c - session rows: create, look up, list, finish, retain, the retention
+ * purge's delete (retention.c; store_session_delete is deleter.c's), and the orphan
+ * sweep at daemon start. Sessions marked deleted are invisible here.
  * All of it runs on the session connection (s->sdb) under s->sess_lock; WAL plus
  * busy_timeout serialize it with the writer thread.
  * event_count comes from type_counts (kept exact by the writer), never from a scan.
@@ -9,8 +10,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#define DELETE_CHUNK 20000
 
 void session_row_free(struct session_row *r)
 {
@@ -84,8 +83,8 @@ int store_session_id_taken(struct store *s, const char *id)
     st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1;
-    if (sqlite3_prepare_v2(s->sdb, "SELECT 1 FROM sessions WHERE id = ?1", -1, &st, NULL) ==
-        SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->sdb, "SELECT 1 FROM sessions WHERE id = ?1 AND deleted = 0", -1,
+                           &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
         int rc = sqlite3_step(st);
         ret = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
@@ -132,8 +131,8 @@ int store_session_get(struct store *s, const char *id, struct session_row *out)
     st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1;
-    if (sqlite3_prepare_v2(s->sdb, SESSION_COLUMNS "WHERE s.id = ?1", -1, &st, NULL) ==
-        SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->sdb, SESSION_COLUMNS "WHERE s.id = ?1 AND s.deleted = 0", -1,
+                           &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
         int rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
@@ -155,7 +154,9 @@ int store_session_list(struct store *s, struct session_row **rows, int *n, char 
     st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1, cap = 0;
-    if (sqlite3_prepare_v2(s->sdb, SESSION_COLUMNS "ORDER BY s.started_at DESC, s.key DESC",
+    if (sqlite3_prepare_v2(s->sdb,
+                           SESSION_COLUMNS
+                           "WHERE s.deleted = 0 ORDER BY s.started_at DESC, s.key DESC",
                            -1, &st, NULL) != SQLITE_OK) {
         st_fail_db(err, s->sdb, "cannot list sessions");
         goto out;
@@ -258,52 +259,31 @@ int store_session_set_pid(struct store *s, int64_t key, int pid)
 
 int st_session_delete(struct store *s, int64_t key, char **err)
 {
-    /* Events first, in chunks, each its own short transaction taken under its own
-     * hold of sess_lock: the writer (other sessions' inserts) and other session
-     * calls get in between chunks. */
-    for (;;) {
-        st_sdb_lock(s);
-        int64_t n = exec_params(s,
-                                "DELETE FROM events WHERE id IN (SELECT id FROM events"
-                                " WHERE session = ?1 LIMIT ?2)",
-                                "ii", (int64_t)key, (int64_t)DELETE_CHUNK);
-        if (n < 0)
-            st_fail_db(err, s->sdb, "cannot delete the session's events");
-        st_sdb_unlock(s);
-        if (n < 0)
-            return -1;
-        if (n < DELETE_CHUNK)
-            break;
-    }
     st_sdb_lock(s);
-    int64_t ret = -1;
-    if (st_exec(s->sdb, "BEGIN IMMEDIATE", err) < 0)
-        goto out;
-    if (exec_params(s, "DELETE FROM events WHERE session = ?1", "i", (int64_t)key) < 0 ||
-        exec_params(s, "DELETE FROM type_counts WHERE session = ?1", "i", (int64_t)key) < 0 ||
-        exec_params(s, "DELETE FROM function_counts WHERE session = ?1", "i", (int64_t)key) < 0 ||
-        exec_params(s, "DELETE FROM session_pids WHERE session = ?1", "i", (int64_t)key) < 0 ||
-        (ret = exec_params(s, "DELETE FROM sessions WHERE key = ?1", "i", (int64_t)key)) < 0) {
-        st_fail_db(err, s->sdb, "cannot delete the session");
-        sqlite3_exec(s->sdb, "ROLLBACK", NULL, NULL, NULL);
-        ret = -1;
-        goto out;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->sdb, "SELECT 1 FROM sessions WHERE key = ?1", -1, &st,
+                                NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, key);
+        rc = sqlite3_step(st);
     }
-    if (st_exec(s->sdb, "COMMIT", err) < 0) {
-        sqlite3_exec(s->sdb, "ROLLBACK", NULL, NULL, NULL);
-        ret = -1;
-        goto out;
-    }
-out:
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        st_fail_db(err, s->sdb, "cannot look the session up to delete it");
     st_sdb_unlock(s);
-    if (ret >= 0)
-        st_writer_forget(s, key);
-    return (int)ret;
-}
-
-int store_session_delete(struct store *s, int64_t key, char **err)
-{
-    return st_session_delete(s, key, err) < 0 ? -1 : 0;
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_DONE ? 0 : -1;
+    /* Each chunk its own transaction under its own hold of sess_lock: the writer
+     * (other sessions' inserts) and other session calls get in between chunks. */
+    for (bool done = false; !done;) {
+        st_sdb_lock(s);
+        rc = st_delete_chunk(s->sdb, key, &done, err);
+        st_sdb_unlock(s);
+        if (rc < 0)
+            return -1;
+    }
+    st_writer_forget(s, key);
+    return 1;
 }
 
 int store_session_close_orphans(struct store *s, int64_t now_ms)

@@ -69,10 +69,14 @@ int store_session_finish(struct store *s, int64_t key, const char *status,
 int store_session_set_retained(struct store *s, int64_t key, bool retained);
 /* Records the pid of the session's main process once it is known. */
 int store_session_set_pid(struct store *s, int64_t key, int pid);
-/* Deletes the session and all of its events (in chunks, each its own transaction,
- * so the writer and other session calls get in between). Call store_sync() first if
- * rings of this session may still hold events. */
+/* Deletes the session: at once it is gone from store_session_get/list and its id is
+ * free again; its events are deleted in the background by the writer, in short
+ * transactions between its batches, so other sessions' inserts and queries never
+ * wait behind a big session (resumed at the next store_open() when interrupted).
+ * Call store_sync() first if rings of this session may still hold events. */
 int store_session_delete(struct store *s, int64_t key, char **err);
+/* Sessions deleted whose events the writer has not finished deleting. */
+int store_deletes_pending(struct store *s);
 /* At daemon start: sessions left "running" by a daemon that died are marked
  * "stopped" (their targets died with it). Returns how many, or -1. */
 int store_session_close_orphans(struct store *s, int64_t now_ms);
@@ -231,9 +235,11 @@ struct store_purged {
  * whether it is retained or not. First every candidate whose age (now - ended_at,
  * or - started_at when it never ended) exceeds max_age_ms goes; then, while
  * store_used_bytes() exceeds max_used_bytes, candidates go oldest first by
- * started_at. Running sessions are never purged, even when the database stays over
- * the cap. Each session is deleted as store_session_delete() does, and on_purge
- * (may be NULL) is called after each. The database is not vacuumed: freed pages are
+ * started_at (not while sessions deleted by store_session_delete() are still being
+ * deleted in the background: their space is coming back). Running sessions are never
+ * purged, even when the database stays over the cap. Each session is deleted at once,
+ * in chunks of store_session_delete()'s size, and on_purge (may be NULL) is called
+ * after each. The database is not vacuumed: freed pages are
  * reused. Returns the number of sessions purged, or -1 with *err. */
 int store_purge_expired(struct store *s, const struct store_retention *policy,
                         void (*on_purge)(void *arg, const struct store_purged *p),

@@ -1,8 +1,8 @@
 /*
  * store_internal.h - declarations shared by the store's own files (schema.c, writer.c,
- * session.c, retention.c, query.c, util.c). Nothing outside store/ includes this
- * header, except the store's unit test, which uses store_explain_query() to check
- * query plans.
+ * session.c, deleter.c, retention.c, query.c, util.c). Nothing outside store/ includes
+ * this header, except the store's unit tests, which use store_explain_query() to
+ * check query plans.
  *
  * Concurrency map of struct store:
  *   - sdb, the session connection, is used only with sess_lock held;
@@ -24,7 +24,8 @@
 
 #include "store/store.h"
 
-#define STORE_SCHEMA_VERSION 1 /* keep in step with "PRAGMA user_version=1" in schema.c */
+/* PRAGMA user_version of this build's schema; schema.c upgrades version 1 in place. */
+#define STORE_SCHEMA_VERSION 2
 #define STORE_DEFAULT_LIMIT 200000
 #define STORE_BUSY_TIMEOUT_MS 5000
 /* Capped counts stop here; totalCount is then a lower bound. */
@@ -34,7 +35,7 @@
  * statements and the evictable total read from type_counts. */
 #define STORE_EVICTABLE_SQL "type IN (3,4,7,8,9)"
 /* SQL fragment: the types ev_session_type indexes, every type but function_enter and
- * function_exit (see schema.c); query.c's store_type_indexed() must agree. */
+ * function_exit (see schema.c); query.c's build() must agree. */
 #define STORE_TYPE_INDEX_SQL "(type = 1 OR type = 2 OR type = 5 OR type = 6 OR type = 7)"
 
 /* ---- util.c ------------------------------------------------------------- */
@@ -101,6 +102,9 @@ struct store {
     char last_error[256];
     struct lost_entry *lost;  /* events lost per session, when batches failed */
     int nlost, lost_cap;
+    int64_t *deletes; /* sessions hidden by store_session_delete(), oldest first: the
+                         writer deletes their events (deleter.c) */
+    int ndeletes, deletes_cap;
 
     struct writer *w; /* writer thread only */
     pthread_t thread;
@@ -134,6 +138,19 @@ void st_writer_forget(struct store *s, int64_t key);
  * 1 deleted, 0 no such session, -1 with *err. Takes sess_lock itself, once per
  * chunk of events. */
 int st_session_delete(struct store *s, int64_t key, char **err);
+
+/* ---- deleter.c ------------------------------------------------------------ */
+
+/* One transaction on db: up to DELETE_CHUNK of the session's events, and when that
+ * was the last of them, its counters, pids and row (*done set). 0 or -1 with *err. */
+int st_delete_chunk(sqlite3 *db, int64_t key, bool *done, char **err);
+/* Writer thread, at start: queues the sessions a previous daemon hid but did not
+ * finish deleting. */
+int st_deleter_resume(struct store *s, sqlite3 *db, char **err);
+/* Writer thread, between passes: one chunk of the oldest queued deletion on db.
+ * *finished is the session's key when that chunk was its last (the writer then drops
+ * its state for it), else 0. 1 while deletions are left, 0 when none, -1 with *err. */
+int st_delete_step(struct store *s, sqlite3 *db, int64_t *finished, char **err);
 
 /* ---- query.c --------------------------------------------------------------- */
 

@@ -35,6 +35,7 @@
 #include "store/store_internal.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -850,6 +851,43 @@ static void yield_to_sdb(struct store *s)
         usleep(1000);
 }
 
+/* The last queued deletion is done: the sessions that filled the page cache (up to
+ * its 32 MB) and the heap (rings, names, parents) are gone, so both go back to the
+ * system instead of staying with an idle daemon (figures: BENCHMARKS.md). */
+static void release_memory(struct writer *w)
+{
+    sqlite3_db_release_memory(w->db);
+    malloc_trim(0);
+}
+
+/* Deletes chunks of the sessions store_session_delete() queued (deleter.c) for up to
+ * budget_ns (at least one chunk); 1 while deletions are left, 0 when none, -1 when a
+ * chunk failed (told through writer_error). */
+static int delete_some(struct store *s, struct writer *w, int64_t budget_ns)
+{
+    int64_t until = mono_ns() + budget_ns;
+    int more;
+    do {
+        int64_t deleted = 0;
+        char *err = NULL;
+        more = st_delete_step(s, w->db, &deleted, &err);
+        if (more < 0)
+            writer_error(s, "%s", err ? err : "cannot delete a session's events");
+        free(err);
+        if (deleted)
+            wsess_remove(w, deleted);
+        if (deleted && more == 0)
+            release_memory(w);
+    } while (more > 0 && mono_ns() < until);
+    return more;
+}
+
+/* During a flood, deletions get this much time after every commit (one per COMMIT_MS
+ * of inserts): deleting a row costs about what inserting it did, so with a third of
+ * the writer's time a deleted session's rows go about half as fast as a flood comes
+ * in, instead of waiting for the flood to end while the database grows. */
+#define DELETE_SHARE_NS (25 * 1000000LL)
+
 /* One pass; returns the number of events inserted, or -1 when a batch failed. */
 static int64_t pass(struct store *s, struct writer *w)
 {
@@ -890,6 +928,8 @@ static int64_t pass(struct store *s, struct writer *w)
              mono_ns() - w->batch_started_ns >= COMMIT_MS * 1000000LL)) {
             int rc = batch_commit(w);
             publish_done(s, w);
+            if (rc == 0)
+                delete_some(s, w, DELETE_SHARE_NS);
             yield_to_sdb(s);
             refresh_rings(s, w);
             if (rc < 0 || batch_begin(w) < 0) {
@@ -915,6 +955,7 @@ static void reap_released(struct store *s, struct writer *w, bool pass_ok)
 {
     if (!pass_ok)
         return;
+    bool reaped = false;
     for (int i = 0; i < w->nrs; i++) {
         if (!w->rs[i].released || w->has_head[i] || ring_used(w->rs[i].ring))
             continue;
@@ -927,7 +968,12 @@ static void reap_released(struct store *s, struct writer *w, bool pass_ok)
         pthread_mutex_unlock(&s->lock);
         ring_destroy(w->rs[i].ring);
         w->rs[i].ring = NULL;
+        reaped = true;
     }
+    /* A session's rings are megabytes each; glibc keeps freed blocks that size
+     * mapped once its mmap threshold has risen, so they go back to the system here. */
+    if (reaped)
+        malloc_trim(0);
 }
 
 static void *writer_main(void *arg)
@@ -956,8 +1002,15 @@ static void *writer_main(void *arg)
 
         int64_t got = pass(s, w);
         reap_released(s, w, got >= 0);
+        /* One chunk of a deletion between passes: inserts wait behind at most one. A
+         * failing delete waits for the next timed wake-up instead of spinning. */
+        int more = stop ? 0 : delete_some(s, w, 0);
+        if (more != 0)
+            yield_to_sdb(s);
 
         pthread_mutex_lock(&s->lock);
+        if (more > 0)
+            s->wake = true;
         if (s->done_gen < gen)
             s->done_gen = gen;
         pthread_cond_broadcast(&s->sync_cond);
@@ -1062,6 +1115,8 @@ int st_writer_start(struct store *s, char **err)
         return -1;
     if (load_next_id(w) < 0)
         return st_fail_db(err, w->db, "cannot read the next event id");
+    if (st_deleter_resume(s, w->db, err) < 0)
+        return -1;
     if (pthread_create(&s->thread, NULL, writer_main, s) != 0)
         return st_fail(err, "cannot start the store writer thread: %s", strerror(errno));
     s->thread_started = true;

@@ -1,0 +1,295 @@
+/*
+ * bench_query.c - every debug_query shape of spec 003 at 200,000 events (not a test).
+ * Prints Markdown table rows.
+ *
+ *   bench_query [DIR] [N]
+ *
+ * Fills a real store through the writer (rings, as the daemon does) with one session
+ * of N (default 200,000) events: function_enter/function_exit pairs over 40 functions
+ * in 5 files and 2 threads, durations spread over 0-1 ms, two pids, and a stdout or
+ * stderr line every 10 events; plus a second session of 1,000 lines. Then runs each
+ * query shape RUNS times (limit 50, totalCount included, as debug_query answers) and
+ * prints p50/p95. Last, it deletes the big session while another thread queries the
+ * small one (pushing an event, then its sync and query, as the daemon does for each
+ * debug_query of a running session) and prints how long the delete took and the
+ * other session's worst latency meanwhile.
+ *
+ * DIR defaults to a fresh mkdtemp directory under $TMPDIR or /tmp, removed at the end.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+enum { RUNS = 50, NFUNC = 40 };
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void die(const char *what, char *err)
+{
+    fprintf(stderr, "bench_query: %s: %s\n", what, err ? err : "failed");
+    exit(1);
+}
+
+static void push(struct store *s, struct ring *r, const struct event *e)
+{
+    while (!ring_try_push(r, e)) {
+        store_wake(s);
+        struct timespec ts = {0, 200 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static char fnames[NFUNC][48];
+static const char *const files[] = {"/src/net/socket.c", "/src/net/http.c", "/src/db/pool.c",
+                                    "/src/db/query.c", "/src/util/log.c"};
+
+static void fill(struct store *s, int64_t key, int64_t n)
+{
+    struct ring *r = ring_create(4 << 20);
+    store_attach_ring(s, r);
+    char args[64], text[96];
+    int64_t seq = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ts = i * 1000;
+        struct event e;
+        if (i % 10 == 9) {
+            e = event_init(key, i % 20 == 19 ? EV_STDERR : EV_STDOUT, ts);
+            snprintf(text, sizeof text, "%s request %lld served in %lld us",
+                     i % 20 == 19 ? "[warn]" : "[info]", (long long)i, (long long)(i % 977));
+            e.text = text;
+        } else {
+            int f = (int)((i / 2 * 7) % NFUNC);
+            e = event_init(key, i % 2 ? EV_FUNCTION_EXIT : EV_FUNCTION_ENTER, ts);
+            e.function = fnames[f];
+            e.source_file = files[f % 5];
+            e.line = 10 + f;
+            e.seq = ++seq;
+            if (e.type == EV_FUNCTION_ENTER) {
+                snprintf(args, sizeof args, "[%lld,\"buf\"]", (long long)(i & 1023));
+                e.arguments = args;
+            } else {
+                e.return_value = "0";
+                e.duration_ns = (i * 7919) % 1000000;
+            }
+        }
+        e.pid = i % 4 == 0 ? 5001 : 5000;
+        e.tid = i % 3 ? 5000 : 5002;
+        e.thread_name = i % 3 ? "main" : "worker-1";
+        push(s, r, &e);
+    }
+    store_release_ring(s, r);
+    store_sync(s);
+}
+
+static int64_t session(struct store *s, const char *id, int64_t limit)
+{
+    struct session_row r = {.id = (char *)id, .binary_path = "/bin/server", .pid = 5000,
+                            .started_at_ms = 1700000000000};
+    char *err = NULL;
+    if (store_session_create(s, &r, &err) < 0)
+        die("session", err);
+    store_session_set_limit(s, r.key, limit);
+    return r.key;
+}
+
+static struct store_query base(int64_t key)
+{
+    return (struct store_query){.session_key = key, .return_is_null = -1, .limit = 50};
+}
+
+static void shape(struct store_reader *r, const char *what, struct store_query q)
+{
+    double ms[RUNS];
+    struct store_result res = {0};
+    char *err = NULL;
+    for (int i = 0; i < RUNS; i++) {
+        double t0 = now_ms();
+        if (store_query_events(r, &q, &res, &err) < 0)
+            die(what, err);
+        ms[i] = now_ms() - t0;
+        if (i < RUNS - 1)
+            store_result_free(&res);
+    }
+    qsort(ms, RUNS, sizeof *ms, cmp_d);
+    double p95 = ms[RUNS * 95 / 100];
+    printf("| %s | p50 %.2f ms, p95 %.2f ms | %d rows, totalCount %lld%s | %s |\n", what,
+           ms[RUNS / 2], p95, res.n, (long long)res.total_count,
+           res.total_is_lower_bound ? " (lower bound)" : "", p95 < 50 ? "met" : "MISSED");
+    store_result_free(&res);
+}
+
+struct prober {
+    struct store *s;
+    int64_t key;
+    atomic_bool stop;
+    double worst_ms;
+    int n;
+};
+
+static void *probe_main(void *arg)
+{
+    struct prober *p = arg;
+    char *err = NULL;
+    struct store_reader *r = store_reader_open(p->s, &err);
+    if (!r)
+        die("reader", err);
+    struct ring *ring = ring_create(1 << 16);
+    store_attach_ring(p->s, ring);
+    for (int64_t ts = 1000000000; !atomic_load(&p->stop); ts++) {
+        struct store_query q = base(p->key);
+        q.latest = true;
+        struct store_result res;
+        struct event e = event_init(p->key, EV_STDOUT, ts);
+        e.text = "still here";
+        double t0 = now_ms();
+        push(p->s, ring, &e);
+        store_wake(p->s);
+        store_sync_session(p->s, p->key, 2000);
+        if (store_query_events(r, &q, &res, &err) < 0)
+            die("probe", err);
+        double dt = now_ms() - t0;
+        store_result_free(&res);
+        if (dt > p->worst_ms)
+            p->worst_ms = dt;
+        p->n++;
+        usleep(2000);
+    }
+    store_release_ring(p->s, ring);
+    store_reader_close(r);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    char tmpl[] = "/tmp/strobe-bench-query-XXXXXX";
+    const char *dir = argc > 1 ? argv[1] : mkdtemp(tmpl);
+    int64_t n = argc > 2 ? atoll(argv[2]) : 200000;
+    char path[4096], *err = NULL;
+    snprintf(path, sizeof path, "%s/bench.db", dir);
+    unlink(path);
+    for (int i = 0; i < NFUNC; i++)
+        snprintf(fnames[i], sizeof fnames[i], "%s::handler_%02d", i % 2 ? "net" : "db", i);
+    struct store *s = store_open(path, &err);
+    if (!s)
+        die("open", err);
+    int64_t big = session(s, "big", n + 1), small = session(s, "small", 10000);
+    double t0 = now_ms();
+    fill(s, big, n);
+    double fill_ms = now_ms() - t0;
+    fill(s, small, 1000);
+    struct store_reader *r = store_reader_open(s, &err);
+    if (!r)
+        die("reader", err);
+    printf("| shape (%lld events, limit 50) | time | answer | goal p95 < 50 ms |\n",
+           (long long)n);
+    printf("| --- | --- | --- | --- |\n");
+    printf("| fill through the writer | %.0f ms | %.0f events/s | |\n", fill_ms,
+           n / fill_ms * 1e3);
+    struct store_query q = base(big);
+    shape(r, "no filter, first page", q);
+    q.latest = true;
+    shape(r, "no filter, latest page", q);
+    q = base(big);
+    q.offset = (int)(n / 2);
+    shape(r, "offset n/2", q);
+    q = base(big);
+    q.event_type = EV_STDERR;
+    shape(r, "eventType stderr", q);
+    q.event_type = EV_FUNCTION_EXIT;
+    shape(r, "eventType function_exit", q);
+    q = base(big);
+    q.function_equals = fnames[7];
+    shape(r, "function.equals", q);
+    q = base(big);
+    q.function_contains = "handler_1";
+    shape(r, "function.contains (10 of 40)", q);
+    q = base(big);
+    q.function_matches = "^db::handler_0[0-4]$";
+    shape(r, "function.matches (3 of 40)", q);
+    q = base(big);
+    q.file_equals = files[2];
+    shape(r, "sourceFile equals", q);
+    q = base(big);
+    q.file_contains = "net/";
+    shape(r, "sourceFile contains", q);
+    q = base(big);
+    q.thread_name_contains = "worker";
+    shape(r, "threadName contains", q);
+    q = base(big);
+    q.pid = 5001;
+    shape(r, "pid", q);
+    q = base(big);
+    q.has_time_from = q.has_time_to = true;
+    q.time_from_ns = n * 1000 / 2;
+    q.time_to_ns = q.time_from_ns + n * 1000 / 100;
+    shape(r, "timeFrom/timeTo (1% window)", q);
+    q = base(big);
+    q.min_duration_ns = 990000;
+    shape(r, "minDurationNs (1% of exits)", q);
+    q.min_duration_ns = 100000;
+    shape(r, "minDurationNs (90% of exits)", q);
+    q.function_equals = fnames[7];
+    shape(r, "minDurationNs + function.equals", q);
+    q = base(big);
+    q.text_contains = "served in 5 us";
+    shape(r, "text contains (rare)", q);
+    q.text_contains = "[warn]";
+    shape(r, "text contains (5%)", q);
+    q = base(big);
+    q.text_matches = "request 1999[0-9]9 ";
+    shape(r, "text matches (rare)", q);
+    q = base(big);
+    q.after_id = n / 2;
+    shape(r, "afterEventId (half)", q);
+    q.after_id = n - 20;
+    shape(r, "afterEventId (poll)", q);
+    q = base(big);
+    q.return_equals = "0";
+    shape(r, "returnValue equals", q);
+    store_reader_close(r);
+
+    struct prober p = {.s = s, .key = small};
+    pthread_t th;
+    pthread_create(&th, NULL, probe_main, &p);
+    usleep(20000);
+    t0 = now_ms();
+    if (store_session_delete(s, big, &err) < 0)
+        die("delete", err);
+    double call_ms = now_ms() - t0;
+    while (store_deletes_pending(s) > 0)
+        store_sync(s);
+    double del_ms = now_ms() - t0;
+    atomic_store(&p.stop, true);
+    pthread_join(th, NULL);
+    printf("| delete the %lld-event session | call %.1f ms, events gone after %.0f ms |"
+           " meanwhile another session's push + sync + query: worst %.2f ms over %d | %s |\n",
+           (long long)n, call_ms, del_ms, p.worst_ms, p.n, p.worst_ms < 50 ? "met" : "MISSED");
+    store_close(s);
+    if (argc <= 1) {
+        unlink(path);
+        char side[4200];
+        snprintf(side, sizeof side, "%s-wal", path);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", path);
+        unlink(side);
+        rmdir(dir);
+    }
+    return 0;
+}
