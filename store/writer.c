@@ -4,10 +4,11 @@
  * events of a chunk wait in struct pending until it is full). A session's rings are
  * merged by ts_ns, so its commit order follows time; ts_ns counts from each
  * session's own start, so it orders nothing across sessions, which instead take
- * turns of MERGE_RUN events: a flood cannot starve another session's events. It owns the hot path, so it also
- * owns the in-memory state that keeps that path free of SELECTs: the interning
- * caches (name -> id), the per-session parent maps (seq -> event id), the per-batch
- * type/function counters, and the per-session FIFO eviction.
+ * turns of MERGE_RUN events: a flood cannot starve another session's events. It
+ * owns the hot path, so it also owns the in-memory state that keeps that path free
+ * of SELECTs: the interning caches (name -> id), the per-session parent maps (seq ->
+ * event id), the per-batch type/function counters, and the per-session FIFO
+ * eviction.
  *
  * Passes and store_sync(): a pass snapshots the ring list, then pops from the ring
  * whose head is oldest until every ring has been found empty once (so everything
@@ -170,8 +171,8 @@ struct pending {
 struct writer {
     sqlite3 *db;
     sqlite3_stmt *ins, *ins_chunk, *fn_ins, *fn_sel, *file_ins, *file_sel, *thr_ins, *thr_sel;
-    sqlite3_stmt *tc_upsert, *fc_upsert, *evict_sel, *evict_cnt, *evict_del, *evictable_sel, *meta_set,
-        *meta_get, *pid_ins;
+    sqlite3_stmt *tc_upsert, *fc_upsert, *evict_sel, *evict_cnt, *evict_del, *evictable_sel,
+        *meta_set, *meta_get, *pid_ins;
     struct strmap fns, files, threads;
     char *keybuf;
     size_t keycap;
@@ -598,7 +599,8 @@ static int batch_commit(struct writer *w)
                 return -1;
         memset(ws->batch_types, 0, sizeof ws->batch_types);
         ws->touched = false;
-        if (ws->evictable > ws->limit + ws->limit / 100 && evict(w, ws, ws->evictable - ws->limit) < 0)
+        if (ws->evictable > ws->limit + ws->limit / 100 &&
+            evict(w, ws, ws->evictable - ws->limit) < 0)
             return -1;
     }
     for (size_t i = 0; i < w->fc_cap; i++) {
@@ -671,7 +673,8 @@ static int insert_event(struct writer *w, const struct event *e)
         ws->evictable_known = true;
     }
     const char *fname = e->function ? e->function : e->function_raw;
-    int64_t fid = intern(w, &w->fns, w->fn_ins, w->fn_sel, fname, fname ? (e->function_raw ? e->function_raw : "") : NULL);
+    const char *raw = fname ? (e->function_raw ? e->function_raw : "") : NULL;
+    int64_t fid = intern(w, &w->fns, w->fn_ins, w->fn_sel, fname, raw);
     int64_t file = intern(w, &w->files, w->file_ins, w->file_sel, e->source_file, NULL);
     int64_t thr = intern(w, &w->threads, w->thr_ins, w->thr_sel, e->thread_name, NULL);
     if (fid < 0 || file < 0 || thr < 0)
@@ -1026,9 +1029,10 @@ static void writer_free(struct writer *w)
 {
     if (!w)
         return;
-    sqlite3_stmt *sts[] = {w->ins, w->ins_chunk, w->fn_ins, w->fn_sel, w->file_ins, w->file_sel, w->thr_ins,
-                           w->thr_sel, w->tc_upsert, w->fc_upsert, w->evict_sel, w->evict_cnt, w->evict_del,
-                           w->evictable_sel, w->meta_set, w->meta_get, w->pid_ins};
+    sqlite3_stmt *sts[] = {w->ins, w->ins_chunk, w->fn_ins, w->fn_sel, w->file_ins,
+                           w->file_sel, w->thr_ins, w->thr_sel, w->tc_upsert, w->fc_upsert,
+                           w->evict_sel, w->evict_cnt, w->evict_del, w->evictable_sel,
+                           w->meta_set, w->meta_get, w->pid_ins};
     for (size_t i = 0; i < sizeof sts / sizeof *sts; i++)
         sqlite3_finalize(sts[i]);
     if (w->db)
@@ -1079,8 +1083,10 @@ int st_writer_start(struct store *s, char **err)
     }
     if (prep(w, &w->ins, INSERT_EVENTS "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err) < 0 ||
         prep(w, &w->ins_chunk, chunk_sql, err) < 0 ||
-        prep(w, &w->fn_ins, "INSERT OR IGNORE INTO functions(name, name_raw) VALUES(?1, ?2)", err) < 0 ||
-        prep(w, &w->fn_sel, "SELECT id FROM functions WHERE name = ?1 AND name_raw = ?2", err) < 0 ||
+        prep(w, &w->fn_ins, "INSERT OR IGNORE INTO functions(name, name_raw) VALUES(?1, ?2)",
+             err) < 0 ||
+        prep(w, &w->fn_sel, "SELECT id FROM functions WHERE name = ?1 AND name_raw = ?2",
+             err) < 0 ||
         prep(w, &w->file_ins, "INSERT OR IGNORE INTO files(path) VALUES(?1)", err) < 0 ||
         prep(w, &w->file_sel, "SELECT id FROM files WHERE path = ?1", err) < 0 ||
         prep(w, &w->thr_ins, "INSERT OR IGNORE INTO threads(name) VALUES(?1)", err) < 0 ||
@@ -1094,15 +1100,16 @@ int st_writer_start(struct store *s, char **err)
              " ON CONFLICT(session, function_id) DO UPDATE SET count = count + excluded.count",
              err) < 0 ||
         prep(w, &w->evict_sel,
-             "SELECT ts_ns, type FROM events INDEXED BY ev_session_ts WHERE session = ?1 AND " STORE_EVICTABLE_SQL
-             " ORDER BY ts_ns LIMIT ?2",
+             "SELECT ts_ns, type FROM events INDEXED BY ev_session_ts WHERE session = ?1 AND "
+             STORE_EVICTABLE_SQL " ORDER BY ts_ns LIMIT ?2",
              err) < 0 ||
         prep(w, &w->evict_cnt,
-             "SELECT type, count(*) FROM events INDEXED BY ev_session_ts WHERE session = ?1 AND ts_ns <= ?2 AND "
-             STORE_EVICTABLE_SQL " GROUP BY type",
+             "SELECT type, count(*) FROM events INDEXED BY ev_session_ts WHERE session = ?1 "
+             "AND ts_ns <= ?2 AND " STORE_EVICTABLE_SQL " GROUP BY type",
              err) < 0 ||
         prep(w, &w->evict_del,
-             "DELETE FROM events INDEXED BY ev_session_ts WHERE session = ?1 AND ts_ns <= ?2 AND " STORE_EVICTABLE_SQL,
+             "DELETE FROM events INDEXED BY ev_session_ts WHERE session = ?1 AND ts_ns <= ?2 "
+             "AND " STORE_EVICTABLE_SQL,
              err) < 0 ||
         prep(w, &w->evictable_sel,
              "SELECT coalesce(sum(count), 0) FROM type_counts WHERE session = ?1 AND "
