@@ -169,11 +169,12 @@ build-install: build-all
 	install -m 0644 $(wildcard man/*.7) $(DESTDIR)$(PREFIX)/share/man/man7/
 
 # Fuzzing (FUZZ=1): each target runs FUZZ_SECONDS on its corpus in $(B)/corpus/,
-# seeded from fuzz/corpus/ (requests) or compiled from fixtures (ELF files), with the
-# dictionary fuzz/TARGET.dict when there is one; a crash leaves its input in $(B)/ as
-# crash-TARGET-HASH and fails the run.
+# seeded from fuzz/corpus/TARGET/ or, for dwarf, compiled from fixtures, with the
+# dictionary fuzz/TARGET.dict when there is one; a crash, a leak or an input slower
+# than 10 s leaves its input in $(B)/ (TARGET-crash-HASH, -leak-, -timeout-) and
+# fails the run, with the end of the target's log, $(B)/fuzz_TARGET.log.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := mcp dwarf
+FUZZ_TARGETS := mcp dwarf cond pattern
 $(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(B)/libstrobe.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
@@ -198,13 +199,14 @@ $(B)/corpus/dwarf/opt_O2: tests/fixtures/opt_O2.c
 	@mkdir -p $(dir $@)
 	cc -O2 -g -o $@ $<
 build-fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%) $(FUZZ_ELF)
-	@mkdir -p $(B)/corpus/mcp
-	@cp fuzz/corpus/mcp/* $(B)/corpus/mcp/
 	@set -e; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(B)/corpus/$$t; \
+	    if [ -d fuzz/corpus/$$t ]; then cp fuzz/corpus/$$t/* $(B)/corpus/$$t/; fi; \
 	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
 	    dict=; if [ -f fuzz/$$t.dict ]; then dict=-dict=fuzz/$$t.dict; fi; \
-	    $(B)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$dict \
-	        -artifact_prefix=$(B)/crash-$$t- $(B)/corpus/$$t 2>$(B)/fuzz_$$t.log \
+	    $(B)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 $$dict \
+	        -print_final_stats=1 -artifact_prefix=$(B)/$$t- $(B)/corpus/$$t \
+	        2>$(B)/fuzz_$$t.log \
 	        || { tail -n 60 $(B)/fuzz_$$t.log; exit 1; }; \
 	    grep -E '^stat::(number_of_executed_units|new_units_added)' $(B)/fuzz_$$t.log; \
 	done
