@@ -9,7 +9,8 @@
  * seeds query; an input that deletes it gets it back for the next one.
  *
  * The check: every answer is one line of valid UTF-8 JSON (parsed by cJSON, checked
- * by a UTF-8 decoder of its own here, not mcp's), and a notification gets none.
+ * by a UTF-8 decoder of its own here, not mcp's), and a tool's result carries its
+ * structured content as JSON text too.
  * debug_test's action "run" is not fed through: it starts the project's test command.
  *
  * Run: `make fuzz` (FUZZ_SECONDS per target); seeds in fuzz/corpus/mcp/.
@@ -206,6 +207,20 @@ static void check_answer(char *out)
     if (!cJSON_IsObject(v)) {
         fprintf(stderr, "fuzz_mcp: answer is not a JSON object: %s\n", out);
         abort();
+    }
+    /* A tool's result is its structured content again, as JSON text. */
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(v, "result");
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(res, "content");
+    if (cJSON_HasObjectItem(res, "structuredContent") &&
+        !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "isError"))) {
+        const cJSON *text = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(content, 0),
+                                                             "text");
+        cJSON *inner = cJSON_IsString(text) ? cJSON_Parse(text->valuestring) : NULL;
+        if (!cJSON_IsObject(inner)) {
+            fprintf(stderr, "fuzz_mcp: a result's text is not JSON: %s\n", out);
+            abort();
+        }
+        cJSON_Delete(inner);
     }
     cJSON_Delete(v);
     free(out);
