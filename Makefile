@@ -5,17 +5,24 @@
 #   make check      unit + end-to-end suites, on the normal and the ASan+UBSan builds,
 #                   plus valgrind on the daemon
 #   make bench      benchmarks (results go to BENCHMARKS.md by hand)
+#   make fuzz       libFuzzer targets of fuzz/, FUZZ_SECONDS each (not in CI; TESTING.md)
 #   make install    PREFIX=/usr/local
 #
 # Every public target first runs scripts/deps.sh, which apt-installs what is missing,
 # and only then builds, in a sub-make: with any -j nothing is compiled (and
 # pkg-config is not asked) before the packages are there.
 # SAN=1 builds into build-san/ with AddressSanitizer and UndefinedBehaviorSanitizer.
+# FUZZ=1 builds into build-fuzz/ with clang, libFuzzer's coverage and both sanitizers.
 
 PREFIX ?= /usr/local
 PKGS := libelf libdw libunwind libunwind-ptrace sqlite3 libcjson capstone libpcre2-8 expat libedit
 
-ifeq ($(SAN),1)
+ifeq ($(FUZZ),1)
+B := build-fuzz
+CC := clang
+OPT := -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+       -fno-sanitize-recover=undefined
+else ifeq ($(SAN),1)
 B := build-san
 OPT := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
@@ -40,7 +47,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 
 .PHONY: all demo check unit e2e valgrind bench install clean fixtures layers \
         build-all build-demo build-unit build-e2e build-valgrind build-bench \
-        build-install build-fixtures
+        build-install build-fixtures fuzz build-fuzz
 all:
 
 # Public targets: packages first (scripts/deps.sh LEVEL), then the build-* target of
@@ -54,6 +61,9 @@ unit e2e valgrind:
 bench:
 	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory build-bench
+fuzz:
+	@scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory FUZZ=1 build-fuzz
 
 # The whole test suite, one step after the other: the layering rule, both builds'
 # unit and end-to-end suites, then the daemon under valgrind.
@@ -158,7 +168,50 @@ build-install: build-all
 	install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 $(wildcard man/*.7) $(DESTDIR)$(PREFIX)/share/man/man7/
 
+# Fuzzing (FUZZ=1): each target runs FUZZ_SECONDS on its corpus in $(B)/corpus/,
+# seeded from fuzz/corpus/TARGET/ or, for dwarf, compiled from fixtures, with the
+# dictionary fuzz/TARGET.dict when there is one; a crash, a leak or an input slower
+# than 10 s leaves its input in $(B)/ (TARGET-crash-HASH, -leak-, -timeout-) and
+# fails the run, with the end of the target's log, $(B)/fuzz_TARGET.log.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := mcp dwarf cond pattern
+$(B)/fuzz/fuzz_%: fuzz/fuzz_%.c $(B)/libstrobe.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+# The ELF seeds: an executable, a relocatable object, a shared library, DWARF 4 and
+# optimized code (location lists, inlined copies).
+FUZZ_ELF := $(B)/corpus/dwarf/hello_exit3 $(B)/corpus/dwarf/globals_all.o \
+            $(B)/corpus/dwarf/libshapes.so $(B)/corpus/dwarf/bp_lines_dwarf4 \
+            $(B)/corpus/dwarf/opt_O2
+$(B)/corpus/dwarf/%: tests/fixtures/%.c
+	@mkdir -p $(dir $@)
+	cc $(FIXFLAGS) -o $@ $<
+$(B)/corpus/dwarf/%.o: tests/fixtures/%.c
+	@mkdir -p $(dir $@)
+	cc $(FIXFLAGS) -c -o $@ $<
+$(B)/corpus/dwarf/libshapes.so: tests/fixtures/shapes_lib.c
+	@mkdir -p $(dir $@)
+	cc $(FIXFLAGS) -shared -fPIC -o $@ $<
+$(B)/corpus/dwarf/bp_lines_dwarf4: tests/fixtures/bp_lines.c
+	@mkdir -p $(dir $@)
+	cc $(FIXFLAGS) -gdwarf-4 -o $@ $<
+$(B)/corpus/dwarf/opt_O2: tests/fixtures/opt_O2.c
+	@mkdir -p $(dir $@)
+	cc -O2 -g -o $@ $<
+build-fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%) $(FUZZ_ELF)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(B)/corpus/$$t; \
+	    if [ -d fuzz/corpus/$$t ]; then cp fuzz/corpus/$$t/* $(B)/corpus/$$t/; fi; \
+	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	    dict=; if [ -f fuzz/$$t.dict ]; then dict=-dict=fuzz/$$t.dict; fi; \
+	    $(B)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 $$dict \
+	        -print_final_stats=1 -artifact_prefix=$(B)/$$t- $(B)/corpus/$$t \
+	        2>$(B)/fuzz_$$t.log \
+	        || { tail -n 60 $(B)/fuzz_$$t.log; exit 1; }; \
+	    grep -E '^stat::(number_of_executed_units|new_units_added)' $(B)/fuzz_$$t.log; \
+	done
+
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(B)/obj/strobe.d $(B)/obj/cli/strobectl.d

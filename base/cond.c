@@ -640,7 +640,15 @@ static int arith(struct eval *ev, enum op op, const struct cond_value *a,
     switch (op) {
     case OP_ADD: return integer_result(ev, op, x + y, out);
     case OP_SUB: return integer_result(ev, op, x - y, out);
-    case OP_MUL: return integer_result(ev, op, x * y, out);
+    case OP_MUL: {
+        /* Two 65-bit operands can overflow even 128 bits (UINT64_MAX squared). */
+        __int128 r;
+        if (__builtin_mul_overflow(x, y, &r)) {
+            snprintf(ev->err, ev->errlen, "'%s' overflows 64 bits", op_name(op));
+            return -1;
+        }
+        return integer_result(ev, op, r, out);
+    }
     case OP_DIV: return integer_result(ev, op, x / y, out);
     case OP_MOD: return integer_result(ev, op, x % y, out);
     case OP_BITAND: return integer_result(ev, op, (__int128)((uint64_t)x & (uint64_t)y), out);

@@ -6,6 +6,7 @@
 #   scripts/deps.sh build   compiler and libraries (make, make demo)
 #   scripts/deps.sh check   + cmocka, pytest, node/npm, valgrind, clang runtime
 #   scripts/deps.sh bench   + ltrace and gdb, the baselines of the tracing benchmark
+#   scripts/deps.sh fuzz    build + clang and its libFuzzer runtime (make fuzz)
 set -eu
 
 build="build-essential pkg-config libelf-dev libdw-dev libunwind-dev libsqlite3-dev
@@ -15,12 +16,14 @@ build="build-essential pkg-config libelf-dev libdw-dev libunwind-dev libsqlite3-
 frameworks="libgtest-dev catch2 cmake golang-go python3-pytest"
 check="$build libcmocka-dev python3 python3-pexpect valgrind g++ man-db groff-base $frameworks"
 bench="$check ltrace gdb"
+fuzz="$build clang libclang-rt-14-dev"
 
 case "${1:-build}" in
   build) want=$build ;;
   check) want=$check ;;
   bench) want=$bench ;;
-  *) echo "usage: $0 build|check|bench" >&2; exit 2 ;;
+  fuzz) want=$fuzz ;;
+  *) echo "usage: $0 build|check|bench|fuzz" >&2; exit 2 ;;
 esac
 
 missing=""
@@ -28,12 +31,15 @@ for p in $want; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
 # node, npm and rustc may come from Debian or from elsewhere on PATH; either will do.
-if [ "${1:-build}" != build ]; then
-  command -v node >/dev/null 2>&1 || missing="$missing nodejs"
-  command -v npm >/dev/null 2>&1 || missing="$missing npm"
-  command -v rustc >/dev/null 2>&1 || missing="$missing rustc"
-  command -v cargo >/dev/null 2>&1 || missing="$missing cargo"
-fi
+case "${1:-build}" in
+  build|fuzz) ;;
+  *)
+    command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+    command -v npm >/dev/null 2>&1 || missing="$missing npm"
+    command -v rustc >/dev/null 2>&1 || missing="$missing rustc"
+    command -v cargo >/dev/null 2>&1 || missing="$missing cargo"
+    ;;
+esac
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then

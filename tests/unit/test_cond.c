@@ -108,6 +108,9 @@ static void test_arithmetic(void **state)
     eval_fails("x / 0 == 1", "by zero");
     eval_fails("x % (x - 5) == 1", "by zero");
     eval_fails("0xffffffffffffffff * 2 == 1", "overflows");
+    /* beyond 128 bits too (found by fuzz/fuzz_cond.c) */
+    eval_fails("0xffffffffffffffff * 0xffffffffffffffff == 1", "overflows");
+    eval_fails("-0x7fffffffffffffff * 0xffffffffffffffff == 1", "overflows");
     eval_fails("ratio % 2 == 1", "integers");
     eval_fails("p->name + 1 == 2", "strings");
 }
