@@ -303,10 +303,18 @@ cJSON *rpc_call_tool(struct rpc_client *c, const char *name, cJSON *args, char *
         const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
         snprintf(err, errlen, "%s: %s", name, msg ? msg : "JSON-RPC error");
     } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "isError"))) {
+        /* the engine's error: structuredContent.error {code, message} */
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(res, "structuredContent"), "error");
+        const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
         const cJSON *text = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "content"), 0), "text");
-        snprintf(err, errlen, "%s: %s", name,
-                 cJSON_IsString(text) ? text->valuestring : "tool error");
+        if (code && msg)
+            snprintf(err, errlen, "%s: %s", code, msg);
+        else
+            snprintf(err, errlen, "%s: %s", name,
+                     cJSON_IsString(text) ? text->valuestring : "tool error");
     } else {
         value = cJSON_DetachItemFromObjectCaseSensitive(res, "structuredContent");
         if (!value)

@@ -43,34 +43,11 @@ int repl_fail(const char *fmt, ...)
 cJSON *repl_tool_quiet(struct repl *r, const char *tool, cJSON *args, char *err,
                        size_t errlen)
 {
-    cJSON *params = cJSON_CreateObject();
-    cJSON_AddStringToObject(params, "name", tool);
-    cJSON_AddItemToObject(params, "arguments", args);
     fflush(stdout);
-    cJSON *resp = rpc_request(&r->rpc, "tools/call", params, err, errlen);
-    if (!resp)
-        return NULL;
-    const cJSON *res = json_get(resp, "result");
-    cJSON *sc = cJSON_DetachItemFromObjectCaseSensitive((cJSON *)res, "structuredContent");
-    const cJSON *e = json_get(sc, "error");
-    cJSON *answer = NULL;
-    if (!res) {
-        const char *msg = json_str(json_get(resp, "error"), "message");
-        snprintf(err, errlen, "%s", msg ? msg : "the daemon answered with an error");
-    } else if (cJSON_IsTrue(json_get(res, "isError")) || e) {
-        /* The daemon's advice names MCP tools: cut, since REPL commands are meant. */
-        const char *msg = json_str(e, "message") ? json_str(e, "message") : "the tool failed";
-        size_t keep = render_advice_cut(msg);
-        snprintf(err, errlen, "%s: %.*s", json_str(e, "code") ? json_str(e, "code") : "ERROR",
-                 (int)(keep ? keep : strlen(msg)), msg);
-    } else if (!sc) {
-        snprintf(err, errlen, "The daemon's answer to %s has no structured result.", tool);
-    } else {
-        answer = sc;
-        sc = NULL;
-    }
-    cJSON_Delete(sc);
-    cJSON_Delete(resp);
+    cJSON *answer = rpc_call_tool(&r->rpc, tool, args, err, errlen);
+    /* The daemon's advice names MCP tools: cut, since REPL commands are meant. */
+    if (!answer)
+        err[render_advice_cut(err)] = '\0';
     return answer;
 }
 

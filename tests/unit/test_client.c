@@ -271,6 +271,38 @@ static void test_rpc_request_matches_id(void **state)
     rpc_close(&c);
 }
 
+/* rpc_call_tool: the structured result, or the engine's error as "CODE: sentence". */
+static void test_rpc_call_tool_results_and_errors(void **state)
+{
+    (void)state;
+    static const char answers[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"structuredContent\":{\"n\":3}}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"isError\":true,"
+        "\"content\":[{\"type\":\"text\",\"text\":\"{}\"}],\"structuredContent\":"
+        "{\"error\":{\"code\":\"PROCESS_EXITED\",\"message\":\"It has exited.\"}}}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32602,\"message\":\"no such tool\"}}\n";
+    int sv[2];
+    pair(sv);
+    /* the server end stays open: the client's requests must not meet a closed peer */
+    struct feed f = {sv[1], answers, sizeof answers - 1, 64, false};
+    pthread_t t;
+    pthread_create(&t, NULL, feed_main, &f);
+    struct rpc_client c;
+    rpc_init(&c, sv[0]);
+    char err[256];
+    cJSON *v = rpc_call_tool(&c, "debug_query", cJSON_CreateObject(), err, sizeof err);
+    assert_non_null(v);
+    assert_int_equal(cJSON_GetObjectItem(v, "n")->valueint, 3);
+    cJSON_Delete(v);
+    assert_null(rpc_call_tool(&c, "debug_session", cJSON_CreateObject(), err, sizeof err));
+    assert_string_equal(err, "PROCESS_EXITED: It has exited.");
+    assert_null(rpc_call_tool(&c, "nosuch", cJSON_CreateObject(), err, sizeof err));
+    assert_string_equal(err, "nosuch: no such tool");
+    pthread_join(t, NULL);
+    rpc_close(&c);
+    close(sv[1]);
+}
+
 static void test_connect_without_daemon(void **state)
 {
     (void)state;
@@ -1004,6 +1036,7 @@ int main(void)
         cmocka_unit_test(test_next_without_data),
         cmocka_unit_test(test_write_all_large),
         cmocka_unit_test(test_rpc_request_matches_id),
+        cmocka_unit_test(test_rpc_call_tool_results_and_errors),
         cmocka_unit_test(test_connect_without_daemon),
         cmocka_unit_test(test_ctl_launch),
         cmocka_unit_test(test_ctl_query),
