@@ -52,6 +52,13 @@ size_t render_advice_cut(const char *s)
     return (size_t)(p - s);
 }
 
+void render_error_cut(char *err)
+{
+    size_t keep = render_advice_cut(err);
+    if (keep > strcspn(err, ":") + 1)
+        err[keep] = '\0';
+}
+
 const char *render_error_hint(const char *code)
 {
     for (size_t i = 0; code && i < sizeof hints / sizeof hints[0]; i++)

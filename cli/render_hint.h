@@ -14,6 +14,10 @@
  * tool ("debug_..."), without the blank before it; strlen(s) when none does. */
 size_t render_advice_cut(const char *s);
 
+/* Cuts the error text err ("CODE: sentence...") before the MCP advice in it, in
+ * place, but never to nothing: a first sentence that names a tool stays. */
+void render_error_cut(char *err);
+
 /* The next step for error code CODE as strobectl verbs, or NULL when the message
  * needs none. */
 const char *render_error_hint(const char *code);

@@ -47,7 +47,7 @@ cJSON *repl_tool_quiet(struct repl *r, const char *tool, cJSON *args, char *err,
     cJSON *answer = rpc_call_tool(&r->rpc, tool, args, err, errlen);
     /* The daemon's advice names MCP tools: cut, since REPL commands are meant. */
     if (!answer)
-        err[render_advice_cut(err)] = '\0';
+        render_error_cut(err);
     return answer;
 }
 

@@ -241,6 +241,13 @@ static void test_errors_speak_shell(void **state)
     /* Dots inside a sentence do not end it. */
     assert_int_equal(render_advice_cut("Use e.g. 0.5 s with debug_x."), 0);
     assert_int_equal(render_advice_cut("No hint here."), 13);
+    /* An error text loses its advice, never its first sentence (the REPL's errors). */
+    char e1[] = "PROCESS_EXITED: It has exited. Launch it again with debug_launch.";
+    render_error_cut(e1);
+    assert_string_equal(e1, "PROCESS_EXITED: It has exited.");
+    char e2[] = "VALIDATION_ERROR: 'x' is no field of debug_query. Drop it.";
+    render_error_cut(e2);
+    assert_string_equal(e2, "VALIDATION_ERROR: 'x' is no field of debug_query. Drop it.");
 }
 
 static void test_answers_speak_shell(void **state)
