@@ -692,8 +692,9 @@ def pytest_configure(config):
 
 # Test modules whose tests the valgrind pass samples (the valgrind_sample marker): the
 # debug_test suites and the REPL's, which reach the same daemon code through many
-# frameworks or front-end commands.
-SAMPLED_MODULES = ("test_test_", "test_strobectl_test.py", "test_repl")
+# frameworks or front-end commands, and the timeline suites (test_timeline_*), whose
+# engine paths the trace suites already run under valgrind whole.
+SAMPLED_MODULES = ("test_test_", "test_strobectl_test.py", "test_repl", "test_timeline_")
 
 
 def pytest_collection_modifyitems(config, items):
