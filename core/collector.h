@@ -121,6 +121,14 @@ struct collector_launch {
 
 /* What a pattern change did: the answer to debug_trace, in the collector's words.
  * status and warnings state facts; the front end adds the next step. */
+/* What one active pattern did: how many functions it matches and how many of those
+ * are hooked now; warning says why it matches nothing ("" when it matches). */
+struct pattern_result {
+    size_t matched;
+    size_t armed;
+    char warning[256];
+};
+
 struct trace_result {
     int n_patterns;
     char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
@@ -132,6 +140,7 @@ struct trace_result {
     char status[1024];
     size_t n_sampled;        /* functions under hot-function sampling */
     const char *sampled[16];
+    struct pattern_result per_pattern[PATTERNS_MAX]; /* one per patterns[i] */
 };
 
 /* ---- stacks: every thread's stack, now ----------------------------------------

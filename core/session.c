@@ -833,6 +833,16 @@ int session_trace(const char *id, const char *const *add, int n_add,
     return rc;
 }
 
+int session_trace_describe(const char *id, struct trace_result *res, struct strobe_error *e)
+{
+    struct session *s = session_acquire(id, e);
+    if (!s)
+        return -1;
+    s->collector->describe(s->target, res);
+    session_release(s);
+    return 0;
+}
+
 int session_stacks(const char *id, const struct collector_stacks_request *req,
                    struct collector_stacks *out, struct strobe_error *e)
 {

@@ -98,6 +98,10 @@ int session_trace(const char *id, const char *const *add, int n_add,
                   const char *const *remove, int n_remove, int depth,
                   struct trace_result *res, struct strobe_error *e);
 
+/* The session's patterns and what each did when last applied (collector describe:
+ * waits until patterns staged for the launch are armed). */
+int session_trace_describe(const char *id, struct trace_result *res, struct strobe_error *e);
+
 /* debug_session stacks: every thread of the session's processes stopped, unwound
  * and resumed (core/collector.h, collector_stacks), with the wait cycles named in
  * out->diagnosis. PROCESS_EXITED when no process runs; NOT_IMPLEMENTED when the

@@ -78,6 +78,21 @@ static void add_staged_breakpoints(cJSON *out, const char *id)
     free(infos);
 }
 
+/* patterns: [{pattern, matched, armed, warning?}] for the staged patterns this launch
+ * armed before main; returns what the collector said (malloc'd: its warnings go into
+ * the answer's warnings), or NULL. */
+static struct trace_result *staged_pattern_results(cJSON *out, const char *id)
+{
+    struct trace_result *r = malloc(sizeof *r);
+    struct strobe_error e = {0};
+    if (!r || session_trace_describe(id, r, &e) != 0) {
+        free(r);
+        return NULL;
+    }
+    tool_pattern_results(out, r);
+    return r;
+}
+
 cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
 {
     (void)ctx;
@@ -113,8 +128,11 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "sessionId", res.session_id);
     cJSON_AddNumberToObject(out, "pid", res.pid);
-    if (res.pending_applied)
+    struct trace_result *patterns = NULL;
+    if (res.pending_applied) {
         cJSON_AddNumberToObject(out, "pendingPatternsApplied", res.pending_applied);
+        patterns = staged_pattern_results(out, res.session_id);
+    }
     if (res.pending_watches)
         cJSON_AddNumberToObject(out, "pendingWatchesApplied", res.pending_watches);
     if (res.staged_breakpoints)
@@ -133,8 +151,12 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
                  "sessionId: \"%s\"}). Add traces with debug_trace only if output is not "
                  "enough.", res.session_id, res.session_id);
     cJSON_AddStringToObject(out, "nextSteps", next);
-    if (res.settings.n_warnings + res.n_warnings > 0 || res.watch_warning[0]) {
+    int n_pattern_warnings = patterns ? patterns->n_warnings : 0;
+    if (res.settings.n_warnings + res.n_warnings + n_pattern_warnings > 0 ||
+        res.watch_warning[0]) {
         cJSON *w = cJSON_AddArrayToObject(out, "warnings");
+        for (int i = 0; i < n_pattern_warnings; i++)
+            cJSON_AddItemToArray(w, cJSON_CreateString(patterns->warnings[i]));
         if (res.watch_warning[0])
             cJSON_AddItemToArray(w, cJSON_CreateString(res.watch_warning));
         for (int i = 0; i < res.n_warnings; i++)
@@ -142,5 +164,6 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
         for (int i = 0; i < res.settings.n_warnings; i++)
             cJSON_AddItemToArray(w, cJSON_CreateString(res.settings.warnings[i]));
     }
+    free(patterns);
     return out;
 }

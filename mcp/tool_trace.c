@@ -159,6 +159,21 @@ static void add_watches(cJSON *out, const struct trace_watch_result *r, bool pen
     }
 }
 
+void tool_pattern_results(cJSON *out, const struct trace_result *r)
+{
+    cJSON *arr = cJSON_AddArrayToObject(out, "patterns");
+    for (int i = 0; i < r->n_patterns; i++) {
+        const struct pattern_result *p = &r->per_pattern[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "pattern", r->patterns[i]);
+        cJSON_AddNumberToObject(o, "matched", (double)p->matched);
+        cJSON_AddNumberToObject(o, "armed", (double)p->armed);
+        if (p->warning[0])
+            cJSON_AddStringToObject(o, "warning", p->warning);
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
 static cJSON *answer(const char *mode, const struct trace_result *r,
                      const struct settings *settings)
 {
@@ -274,6 +289,7 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         if (hint)
             snprintf(r->status + len, sizeof r->status - len, " %s", hint);
         out = answer("runtime", r, &settings);
+        tool_pattern_results(out, r);
         add_watches(out, wr, false);
         if (w->present && wr->n && r->n_patterns == 0) {
             len = strlen(r->status);

@@ -53,6 +53,9 @@ void tool_frame_text(const struct collector_frame *f, char *buf, size_t cap);
 cJSON *tool_stacks_json(const char *id, const struct collector_stacks *st, bool verbose);
 cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
+/* patterns: [{pattern, matched, armed, warning?}] of r, added to out (tool_trace.c;
+ * debug_launch answers with it too). */
+void tool_pattern_results(cJSON *out, const struct trace_result *r);
 cJSON *tool_debug_memory(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 /* debug_memory's actions, for session id (args already checked against the tool's
  * fields): read and write (tool_memory_rw.c), read with poll (tool_poll.c), watch

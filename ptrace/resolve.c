@@ -39,6 +39,7 @@ struct trace {
     char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
     int depth;
     struct u64map hooked;    /* runtime address -> const struct dw_function */
+    struct pattern_result last[PATTERNS_MAX]; /* of the last update, per pattern */
     atomic_bool image_replaced; /* the main process exec'd: hooked is stale */
 };
 
@@ -125,6 +126,9 @@ struct plan {
     const char *sampled[16];
     int depth;
     struct trace *tr;        /* whose patterns exec'd images follow (runtime updates) */
+    size_t pat_matched[PATTERNS_MAX], pat_armed[PATTERNS_MAX]; /* per pattern */
+    const struct dw_index *libs[64]; /* the libraries indexed, for the warnings */
+    size_t n_libs;
 };
 
 static bool push_target(struct plan *p, const struct hook_target *t)
@@ -148,25 +152,35 @@ static void match_module(const struct trace *tr, struct plan *p, const struct mo
     for (size_t i = 0; i < ix->n_functions; i++) {
         const struct dw_function *f = &ix->functions[i];
         bool hit = false;
-        for (int k = 0; k < tr->n_patterns && !hit; k++) {
+        uint64_t hits = 0; /* patterns 0..63 that match it (the rest are re-tested) */
+        for (int k = 0; k < tr->n_patterns; k++) {
             const char *pat = tr->patterns[k];
-            if (!user_module && !is_exact(pat))
+            if ((!user_module && !is_exact(pat)) ||
+                !pattern_match_function(pat, f, tr->project_root))
                 continue;
-            hit = pattern_match_function(pat, f, tr->project_root);
+            hit = true;
+            p->pat_matched[k]++;
+            if (k < 64)
+                hits |= 1ull << k;
         }
         if (!hit)
             continue;
         p->matched++;
         uint64_t addr = f->entry + m->bias;
-        if (u64map_get(&p->wanted, addr))
-            continue;
-        if (p->wanted.live >= TRACE_MAX_HOOKS) {
-            p->capped = true;
-            continue;
+        if (!u64map_get(&p->wanted, addr)) {
+            if (p->wanted.live >= TRACE_MAX_HOOKS) {
+                p->capped = true;
+                continue;
+            }
+            u64map_put(&p->wanted, addr, (void *)f);
+            if (!u64map_get(&tr->hooked, addr))
+                push_target(p, &(struct hook_target){addr, f, m->start, m->end, HOOK_TRACE});
         }
-        u64map_put(&p->wanted, addr, (void *)f);
-        if (!u64map_get(&tr->hooked, addr))
-            push_target(p, &(struct hook_target){addr, f, m->start, m->end, HOOK_TRACE});
+        for (int k = 0; k < tr->n_patterns; k++)
+            if (k < 64 ? (hits >> k) & 1
+                       : (user_module || is_exact(tr->patterns[k])) &&
+                             pattern_match_function(tr->patterns[k], f, tr->project_root))
+                p->pat_armed[k]++;
     }
 }
 
@@ -226,6 +240,8 @@ static int build_plan(struct trace *tr, pid_t pid, struct plan *p, struct strobe
         if (is_exe) {
             p->exe = ix;
             p->exe_has_dwarf = ix->has_dwarf;
+        } else if (p->n_libs < sizeof p->libs / sizeof *p->libs) {
+            p->libs[p->n_libs++] = ix;
         }
         match_module(tr, p, &mods[i], ix, is_exe);
         if (tr->n_patterns > 0)
@@ -338,41 +354,127 @@ static void warn(struct trace_result *res, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Up to 3 names of ix (and of the libraries, for an exact pattern) near pat, joined
+ * by ", " into out; "" when none is near. */
+static void near_names(const struct plan *p, const char *pat, char *out, size_t n)
+{
+    out[0] = '\0';
+    size_t total = p->exe ? p->exe->n_functions : 0;
+    bool libs = is_exact(pat);
+    for (size_t l = 0; libs && l < p->n_libs; l++)
+        total += p->libs[l]->n_functions;
+    const char **names = malloc((total + 1) * sizeof *names);
+    if (!names)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; p->exe && i < p->exe->n_functions; i++)
+        names[k++] = p->exe->functions[i].name;
+    for (size_t l = 0; libs && l < p->n_libs; l++)
+        for (size_t i = 0; i < p->libs[l]->n_functions; i++)
+            names[k++] = p->libs[l]->functions[i].name;
+    const char *near[3];
+    size_t found = pattern_suggest(pat, names, k, near, 3);
+    size_t len = 0;
+    for (size_t i = 0; i < found && len < n; i++)
+        len += (size_t)snprintf(out + len, n - len, "%s%s", i ? ", " : "", near[i]);
+    free(names);
+}
+
+/* The CPU-specific variants of an IFUNC (memcpy: __memcpy_avx_unaligned_erms, ...):
+ * up to 3 of those the loaded libraries define as "__NAME_*", joined into out;
+ * returns how many there are in all. */
+static size_t ifunc_variants(const struct plan *p, const char *pat, char *out, size_t n)
+{
+    char prefix[PATTERN_MAX_LEN + 4];
+    size_t plen = (size_t)snprintf(prefix, sizeof prefix, "__%s_", pat);
+    size_t count = 0, len = 0;
+    out[0] = '\0';
+    for (size_t l = 0; l < p->n_libs; l++)
+        for (size_t i = 0; i < p->libs[l]->n_functions; i++) {
+            const char *name = p->libs[l]->functions[i].name;
+            if (strncmp(name, prefix, plen) != 0 || strstr(name, "_chk"))
+                continue;
+            if (count++ < 3 && len < n)
+                len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", name);
+        }
+    return count;
+}
+
+/* Why pattern pat matches nothing: one sentence naming it, in out. */
+static void explain_pattern(const struct plan *p, const char *pat, char *out, size_t n)
+{
+    char names[160];
+    if (strcmp(pat, "@usercode") == 0) {
+        snprintf(out, n, "'%s' matches nothing: no function of the program has its source "
+                 "under the project root (check projectRoot).", pat);
+        return;
+    }
+    if (pat[0] == '@') {
+        snprintf(out, n, "'%s' matches nothing: no function of the program comes from a "
+                 "source file whose path contains '%s'.", pat, pat + 6);
+        return;
+    }
+    if (!p->exe_has_dwarf && !p->exe) {
+        snprintf(out, n, "'%s' matches nothing: the program could not be indexed.", pat);
+        return;
+    }
+    bool inlined = p->exe && is_exact(pat) && dw_is_inlined_only(p->exe, pat);
+    for (size_t l = 0; !inlined && is_exact(pat) && l < p->n_libs; l++)
+        inlined = dw_is_inlined_only(p->libs[l], pat);
+    if (inlined) {
+        snprintf(out, n, "'%s' is inlined into every caller (no out-of-line copy to hook): "
+                 "trace its callers, or rebuild with -fno-inline.", pat);
+        return;
+    }
+    if (is_exact(pat) && !strstr(pat, "::")) {
+        size_t variants = ifunc_variants(p, pat, names, sizeof names);
+        if (variants) {
+            snprintf(out, n, "'%s' is an IFUNC resolved at load time to one of %zu CPU "
+                     "variants: trace them by name (%s%s).", pat, variants, names,
+                     variants > 3 ? ", ..." : "");
+            return;
+        }
+    }
+    near_names(p, pat, names, sizeof names);
+    if (names[0]) {
+        snprintf(out, n, "'%s' matches no function; near names: %s.", pat, names);
+        return;
+    }
+    if (!p->exe_has_dwarf)
+        snprintf(out, n, "'%s' matches nothing: the program has no debug info and no such "
+                 "symbol (stripped, or a static function): rebuild it with -g.", pat);
+    else if (!is_exact(pat))
+        snprintf(out, n, "'%s' matches no function of the program or of its own libraries "
+                 "(wildcards skip system libraries: name a library function exactly).", pat);
+    else
+        snprintf(out, n, "'%s' matches no function of the program or of the libraries "
+                 "loaded now; one loaded later (dlopen) is not searched: add the pattern "
+                 "again after it is loaded.", pat);
+}
+
+/* tr->last: what each pattern did in the plan p just applied. */
+static void record_results(struct trace *tr, const struct plan *p)
+{
+    for (int k = 0; k < tr->n_patterns; k++) {
+        struct pattern_result *r = &tr->last[k];
+        r->matched = p->pat_matched[k];
+        r->armed = p->pat_armed[k];
+        r->warning[0] = '\0';
+        if (r->matched == 0)
+            explain_pattern(p, tr->patterns[k], r->warning, sizeof r->warning);
+    }
+}
+
 static void explain_no_match(const struct trace *tr, const struct plan *p,
                              struct trace_result *res)
 {
-    size_t len = 0;
-    len += (size_t)snprintf(res->status + len, sizeof res->status - len,
-                            "No function matches the active patterns.");
-    if (!p->exe_has_dwarf)
-        len += (size_t)snprintf(res->status + len, sizeof res->status - len,
-                                " The program has no DWARF debug info, so only exported "
-                                "symbols are known: rebuild with -g.");
-    for (int k = 0; k < tr->n_patterns && len < sizeof res->status - 200; k++) {
-        const char *pat = tr->patterns[k];
-        if (p->exe && is_exact(pat) && dw_is_inlined_only(p->exe, pat)) {
-            len += (size_t)snprintf(res->status + len, sizeof res->status - len,
-                                    " '%s' exists only inlined into its callers (no "
-                                    "out-of-line copy to hook): trace its callers, or "
-                                    "rebuild with -O0 or -fno-inline.", pat);
-            continue;
-        }
-        if (!p->exe || pat[0] == '@')
-            continue;
-        const char **names = malloc(p->exe->n_functions * sizeof *names);
-        if (!names)
-            continue;
-        for (size_t i = 0; i < p->exe->n_functions; i++)
-            names[i] = p->exe->functions[i].name;
-        const char *near[3];
-        size_t n = pattern_suggest(pat, names, p->exe->n_functions, near, 3);
-        if (n > 0)
-            len += (size_t)snprintf(res->status + len, sizeof res->status - len,
-                                    " Did you mean %s%s%s%s%s for '%s'?", near[0],
-                                    n > 1 ? ", " : "", n > 1 ? near[1] : "",
-                                    n > 2 ? ", " : "", n > 2 ? near[2] : "", pat);
-        free(names);
-    }
+    size_t len = (size_t)snprintf(res->status, sizeof res->status, "No function matches "
+                                  "the active patterns.%s", p->exe_has_dwarf ? "" :
+                                  " The program has no DWARF debug info, so only exported "
+                                  "symbols are known: rebuild with -g.");
+    for (int k = 0; k < tr->n_patterns && len < sizeof res->status; k++)
+        len += (size_t)snprintf(res->status + len, sizeof res->status - len, " %s",
+                                tr->last[k].warning);
 }
 
 static void fill_result(const struct trace *tr, const struct plan *p, struct trace_result *res)
@@ -380,6 +482,10 @@ static void fill_result(const struct trace *tr, const struct plan *p, struct tra
     res->n_patterns = tr->n_patterns;
     memcpy(res->patterns, tr->patterns, (size_t)tr->n_patterns * PATTERN_MAX_LEN);
     res->depth = tr->depth;
+    memcpy(res->per_pattern, tr->last, (size_t)tr->n_patterns * sizeof *tr->last);
+    for (int k = 0; k < tr->n_patterns; k++)
+        if (tr->last[k].warning[0])
+            warn(res, "%s", tr->last[k].warning);
     res->matched = p->matched;
     res->hooked = p->stats.armed;
     res->n_sampled = p->n_sampled;
@@ -446,6 +552,7 @@ static int update_locked(struct trace *tr, struct tracer *t, struct trace_result
     if (rc == 0) {
         u64map_free(&tr->hooked);
         u64map_each(&p.wanted, copy_hooked, &tr->hooked);
+        record_results(tr, &p);
         if (res)
             fill_result(tr, &p, res);
         log_info("trace: %zu matched, %zu armed now, %zu new, %zu removed", p.matched,
@@ -488,9 +595,14 @@ int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int
 void trace_describe(struct trace *tr, struct trace_result *res)
 {
     memset(res, 0, sizeof *res);
+    wait_for_entry(tr);
     pthread_mutex_lock(&tr->update_lock);
     res->n_patterns = tr->n_patterns;
     memcpy(res->patterns, tr->patterns, (size_t)tr->n_patterns * PATTERN_MAX_LEN);
+    memcpy(res->per_pattern, tr->last, (size_t)tr->n_patterns * sizeof *tr->last);
+    for (int k = 0; k < tr->n_patterns; k++)
+        if (tr->last[k].warning[0])
+            warn(res, "%s", tr->last[k].warning);
     res->depth = tr->depth;
     res->hooked = 0;
     pthread_mutex_unlock(&tr->update_lock);

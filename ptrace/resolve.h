@@ -43,7 +43,9 @@ int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int
                  const char *const *remove, int n_remove, int depth,
                  struct trace_result *res, struct strobe_error *e);
 
-/* The patterns, nothing else (the session's process has ended). */
+/* The patterns and what each did when last applied (per_pattern, warnings), once
+ * preloaded ones are armed; hooked is 0 and status says the process has ended (the
+ * one other use: debug_launch reads per_pattern of the patterns armed at entry). */
 void trace_describe(struct trace *tr, struct trace_result *res);
 
 /* Stages patterns and the serialization depth before the target runs (pending

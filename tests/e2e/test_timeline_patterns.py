@@ -1,0 +1,56 @@
+"""What a pattern did (issue 13, "say what happened"): debug_launch and debug_trace
+answer with patterns [{pattern, matched, armed, warning?}], every pattern that
+matches nothing has a warning naming it and the likely reason (near names, inlined
+everywhere), staged patterns are shown as such and persist until removed, and the
+advice fits the program (docs/PROTOCOL.md, debug_trace and debug_launch).
+
+Fixtures: worker_loop (tick/compute every 10 ms for argv[1] seconds), inprogress (a
+worker blocked inside wait_release until SIGUSR1; scale_twice exists only inlined),
+hello_exit3 (prints and exits at once)."""
+
+import pytest
+
+from conftest import REPO
+
+
+def by_pattern(answer):
+    return {p["pattern"]: p for p in answer["patterns"]}
+
+
+@pytest.mark.valgrind_sample
+def test_staged_pattern_matching_nothing_warns_at_launch(mcp):
+    """A staged typo is not a silent pendingPatternsApplied: 1; the launch answer has
+    its result and a warning naming it and the near name."""
+    mcp.call_tool("debug_trace", {"add": ["compte", "tick"]})
+    try:
+        r = mcp.launch("worker_loop", project=REPO, args=["20"])
+    finally:
+        mcp.call_tool("debug_trace", {"remove": ["compte", "tick"]})
+    assert r["pendingPatternsApplied"] == 2
+    res = by_pattern(r)
+    assert res["tick"]["matched"] == 1 and res["tick"]["armed"] == 1, r
+    assert "warning" not in res["tick"], r
+    bad = res["compte"]
+    assert bad["matched"] == 0 and bad["armed"] == 0, r
+    assert "'compte'" in bad["warning"] and "compute" in bad["warning"], r
+    assert bad["warning"] in r["warnings"], r
+    mcp.stop(r["sessionId"])
+
+
+def test_runtime_typo_and_inlined_function_are_explained(mcp):
+    r = mcp.launch("inprogress", project=REPO)
+    sid = r["sessionId"]
+    assert "patterns" not in r, r
+    mcp.wait_events(sid, 1, eventType="stdout")
+    t = mcp.call_tool("debug_trace", {"sessionId": sid,
+                                      "add": ["wait_relese", "scale_twice", "main"]})
+    res = by_pattern(t)
+    assert res["main"]["matched"] == 1 and res["main"]["armed"] == 1, t
+    typo = res["wait_relese"]
+    assert typo["matched"] == 0, t
+    assert "'wait_relese'" in typo["warning"] and "wait_release" in typo["warning"], t
+    inl = res["scale_twice"]
+    assert inl["matched"] == 0 and "inlined" in inl["warning"], t
+    assert "'scale_twice'" in inl["warning"], t
+    assert set(t["warnings"]) >= {typo["warning"], inl["warning"]}, t
+    mcp.stop(sid)
