@@ -11,6 +11,11 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char pending[PATTERNS_MAX][PATTERN_MAX_LEN];
 static int n_pending;
+/* The last launch that took pending[i] ("": none yet). */
+static struct last_launch {
+    char session_id[64];
+    char program[256];
+} applied[PATTERNS_MAX];
 static int pending_depth = 3;
 
 static int invalid(struct strobe_error *e, const char *p, const char *reason)
@@ -69,8 +74,10 @@ int patterns_pending_add(const char *p, struct strobe_error *e)
         if (n_pending == PATTERNS_MAX)
             rc = err_set(e, ERR_VALIDATION, "at most %d pending patterns; remove some first.",
                          PATTERNS_MAX);
-        else
+        else {
+            applied[n_pending] = (struct last_launch){{0}, {0}};
             snprintf(pending[n_pending++], PATTERN_MAX_LEN, "%s", p);
+        }
     }
     pthread_mutex_unlock(&lock);
     return rc;
@@ -82,6 +89,7 @@ void patterns_pending_remove(const char *p)
     for (int i = 0; i < n_pending; i++)
         if (strcmp(pending[i], p) == 0) {
             memmove(pending[i], pending[i + 1], (size_t)(n_pending - i - 1) * PATTERN_MAX_LEN);
+            memmove(&applied[i], &applied[i + 1], (size_t)(n_pending - i - 1) * sizeof *applied);
             n_pending--;
             break;
         }
@@ -111,4 +119,29 @@ int patterns_pending_list(char out[][PATTERN_MAX_LEN], int max)
         memcpy(out[i], pending[i], PATTERN_MAX_LEN);
     pthread_mutex_unlock(&lock);
     return n;
+}
+
+void patterns_pending_applied(const char *session_id, const char *program)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n_pending; i++) {
+        snprintf(applied[i].session_id, sizeof applied[i].session_id, "%s", session_id);
+        snprintf(applied[i].program, sizeof applied[i].program, "%s", program);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+bool patterns_pending_last_launch(const char *p, char *session_id, size_t id_cap,
+                                  char *program, size_t program_cap)
+{
+    bool found = false;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n_pending && !found; i++)
+        if (strcmp(pending[i], p) == 0 && applied[i].session_id[0]) {
+            snprintf(session_id, id_cap, "%s", applied[i].session_id);
+            snprintf(program, program_cap, "%s", applied[i].program);
+            found = true;
+        }
+    pthread_mutex_unlock(&lock);
+    return found;
 }

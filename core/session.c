@@ -599,6 +599,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     snprintf(res->session_id, sizeof res->session_id, "%s", s->id);
     res->pid = s->pid;
     res->pending_applied = s->pending;
+    if (!req->explicit_tracing && s->pending > 0)
+        patterns_pending_applied(s->id, path);
     pthread_mutex_unlock(&reg.lock);
     log_info("session %s: launched %s as pid %d", s->id, path, s->pid);
     if (n_watches > 0)

@@ -34,8 +34,7 @@ static const struct hint {
      "Check the sessionId spelling, or list sessions with debug_session({action: "
      "\"list\"})."},
     {ERR_PROCESS_EXITED, "debug_trace",
-     "Its events stay queryable with debug_query; debug_launch the program again to "
-     "trace it."},
+     "Its events stay queryable with debug_query."},
     {ERR_PROCESS_EXITED, "debug_session",
      "Its events stay queryable with debug_query (eventType \"crash\", \"stdout\", "
      "\"stderr\"); debug_launch the program again to see its threads live."},
@@ -153,4 +152,23 @@ const char *hint_trace_status(const struct trace_result *r)
         return NULL;
     return "Calls appear in debug_query (eventType \"function_enter\"/\"function_exit\", "
            "or function: {contains: ...}).";
+}
+
+const char *hint_trace_exited(int64_t run_ms)
+{
+    if (run_ms < 0 || run_ms >= 1000)
+        return "A long-running program takes patterns while it runs: debug_launch it, then "
+               "debug_trace({sessionId, add: [...]}) once its output shows where to look.";
+    return "It ran for under a second, too short to add patterns while it runs: stage them "
+           "first (debug_trace({add: [...]}) without sessionId), then debug_launch it: they "
+           "are armed before its main runs.";
+}
+
+void hint_trace_pending(int n, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%d pattern(s) staged: every later debug_launch arms them before "
+             "the program's main runs, until they are removed (debug_trace({remove: [...]}) "
+             "without sessionId). Staging suits a program that ends quickly or calls made "
+             "at startup; a long-running program can also take patterns while it runs "
+             "(debug_trace with its sessionId).", n);
 }

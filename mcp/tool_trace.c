@@ -11,6 +11,7 @@
 
 #include "core/patterns.h"
 #include "core/session.h"
+#include "core/timeline.h"
 #include "core/trace_watches.h"
 #include "mcp/args.h"
 #include "mcp/mem_targets.h"
@@ -198,6 +199,25 @@ static cJSON *answer(const char *mode, const struct trace_result *r,
     return out;
 }
 
+/* staged: [{pattern, lastLaunch?: {sessionId, program}}]: each staged pattern with
+ * the program it was last armed in (none yet: no lastLaunch). */
+static void add_staged(cJSON *out, const struct trace_result *r)
+{
+    cJSON *arr = cJSON_AddArrayToObject(out, "staged");
+    for (int i = 0; i < r->n_patterns; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "pattern", r->patterns[i]);
+        char id[64], program[256];
+        if (patterns_pending_last_launch(r->patterns[i], id, sizeof id, program,
+                                         sizeof program)) {
+            cJSON *l = cJSON_AddObjectToObject(o, "lastLaunch");
+            cJSON_AddStringToObject(l, "sessionId", id);
+            cJSON_AddStringToObject(l, "program", program);
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
 static cJSON *pending_mode(const char **add, int n_add, const char **remove, int n_remove,
                            int depth, const struct settings *settings, struct strobe_error *e)
 {
@@ -216,19 +236,36 @@ static cJSON *pending_mode(const char **add, int n_add, const char **remove, int
     if (r.n_patterns > PATTERNS_MAX)
         r.n_patterns = PATTERNS_MAX;
     r.depth = patterns_pending_depth();
-    snprintf(r.status, sizeof r.status,
-             "%d pattern(s) staged: the next debug_launch arms them before the program's "
-             "main runs. Recommended instead: launch without patterns, read stderr/stdout "
-             "with debug_query, then add patterns to the running session.", r.n_patterns);
+    hint_trace_pending(r.n_patterns, r.status, sizeof r.status);
     cJSON *out = answer("pending", &r, settings);
+    add_staged(out, &r);
     cJSON_AddArrayToObject(out, "activeWatches");
     pthread_mutex_unlock(&lock);
     return out;
 }
 
+/* How long the ended session id ran, in ms; -1 when unknown. */
+static int64_t run_ms(struct tool_ctx *ctx, const char *id)
+{
+    struct strobe_error e = {0};
+    struct timeline_reader *rd = tool_reader(ctx, &e);
+    struct session_status st;
+    if (!rd || timeline_status(rd, id, &st, &e) != 0)
+        return -1;
+    int64_t ms = st.row.ended_at_ms ? st.row.ended_at_ms - st.row.started_at_ms : -1;
+    session_status_free(&st);
+    return ms;
+}
+
+/* e (PROCESS_EXITED) gets the advice for a program that ran as long as id did. */
+static void advise_exited(struct tool_ctx *ctx, const char *id, struct strobe_error *e)
+{
+    size_t len = strlen(e->msg);
+    snprintf(e->msg + len, sizeof e->msg - len, " %s", hint_trace_exited(run_ms(ctx, id)));
+}
+
 cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e)
 {
-    (void)ctx;
     const char *id = NULL, *root = NULL;
     const char **add = NULL, **remove = NULL;
     int n_add = 0, n_remove = 0;
@@ -300,6 +337,8 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     }
     free(r);
 done:
+    if (!out && id && e->code == ERR_PROCESS_EXITED)
+        advise_exited(ctx, id, e);
     if (w)
         free(w->remove);
     free(w);

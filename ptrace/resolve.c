@@ -381,23 +381,51 @@ static void near_names(const struct plan *p, const char *pat, char *out, size_t 
 }
 
 /* The CPU-specific variants of an IFUNC (memcpy: __memcpy_avx_unaligned_erms, ...):
- * up to 3 of those the loaded libraries define as "__NAME_*", joined into out;
- * returns how many there are in all. */
+ * up to 3 of those the loaded libraries define as "__NAME_*" with an instruction set
+ * in the rest of the name (sse, avx, evex, erms), joined into out; returns how many
+ * there are in all. */
 static size_t ifunc_variants(const struct plan *p, const char *pat, char *out, size_t n)
 {
     char prefix[PATTERN_MAX_LEN + 4];
     size_t plen = (size_t)snprintf(prefix, sizeof prefix, "__%s_", pat);
     size_t count = 0, len = 0;
     out[0] = '\0';
+    static const char *const isa[] = {"sse", "avx", "evex", "erms", NULL};
     for (size_t l = 0; l < p->n_libs; l++)
         for (size_t i = 0; i < p->libs[l]->n_functions; i++) {
-            const char *name = p->libs[l]->functions[i].name;
-            if (strncmp(name, prefix, plen) != 0 || strstr(name, "_chk"))
-                continue;
-            if (count++ < 3 && len < n)
-                len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", name);
+            const struct dw_function *f = &p->libs[l]->functions[i];
+            for (size_t a = 0; a <= f->n_aliases; a++) {
+                const char *name = a == 0 ? f->name : f->aliases[a - 1];
+                if (strncmp(name, prefix, plen) != 0 || strstr(name, "_chk"))
+                    continue;
+                bool variant = false;
+                for (int v = 0; isa[v] && !variant; v++)
+                    variant = strstr(name + plen, isa[v]) != NULL;
+                if (!variant)
+                    continue;
+                if (count++ < 3 && len < n)
+                    len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "",
+                                            name);
+                break;
+            }
         }
     return count;
+}
+
+/* A library function chosen by IFUNC (memcpy, strlen): calls run a CPU variant the
+ * name does not hook (it matches at most a compat or ld.so copy). True with the
+ * sentence in out when pat names one. */
+static bool ifunc_warning(const struct plan *p, const char *pat, char *out, size_t n)
+{
+    char names[160];
+    if (!is_exact(pat) || strstr(pat, "::"))
+        return false;
+    size_t variants = ifunc_variants(p, pat, names, sizeof names);
+    if (variants)
+        snprintf(out, n, "'%s' is an IFUNC: calls run one of %zu CPU variants, which it "
+                 "does not hook; trace them by name (%s%s).", pat, variants, names,
+                 variants > 3 ? ", ..." : "");
+    return variants > 0;
 }
 
 /* Why pattern pat matches nothing: one sentence naming it, in out. */
@@ -426,15 +454,8 @@ static void explain_pattern(const struct plan *p, const char *pat, char *out, si
                  "trace its callers, or rebuild with -fno-inline.", pat);
         return;
     }
-    if (is_exact(pat) && !strstr(pat, "::")) {
-        size_t variants = ifunc_variants(p, pat, names, sizeof names);
-        if (variants) {
-            snprintf(out, n, "'%s' is an IFUNC resolved at load time to one of %zu CPU "
-                     "variants: trace them by name (%s%s).", pat, variants, names,
-                     variants > 3 ? ", ..." : "");
-            return;
-        }
-    }
+    if (ifunc_warning(p, pat, out, n))
+        return;
     near_names(p, pat, names, sizeof names);
     if (names[0]) {
         snprintf(out, n, "'%s' matches no function; near names: %s.", pat, names);
@@ -462,6 +483,8 @@ static void record_results(struct trace *tr, const struct plan *p)
         r->warning[0] = '\0';
         if (r->matched == 0)
             explain_pattern(p, tr->patterns[k], r->warning, sizeof r->warning);
+        else
+            ifunc_warning(p, tr->patterns[k], r->warning, sizeof r->warning);
     }
 }
 

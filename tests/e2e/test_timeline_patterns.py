@@ -10,7 +10,7 @@ hello_exit3 (prints and exits at once)."""
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, fixture_path
 
 
 def by_pattern(answer):
@@ -54,3 +54,32 @@ def test_runtime_typo_and_inlined_function_are_explained(mcp):
     assert "'scale_twice'" in inl["warning"], t
     assert set(t["warnings"]) >= {typo["warning"], inl["warning"]}, t
     mcp.stop(sid)
+
+
+def test_staged_patterns_shown_with_their_program_and_kept(mcp):
+    """Staged patterns persist until removed (spec 003): after a launch took them,
+    the pending answer shows each with the program and session it was armed in."""
+    t = mcp.call_tool("debug_trace", {"add": ["main"]})
+    assert t["staged"] == [{"pattern": "main"}], t
+    assert "until they are removed" in t["status"], t
+    try:
+        r = mcp.launch("hello_exit3", project=REPO)
+        t = mcp.call_tool("debug_trace", {"add": ["greet_nobody"]})
+    finally:
+        mcp.call_tool("debug_trace", {"remove": ["main", "greet_nobody"]})
+    staged = {s["pattern"]: s for s in t["staged"]}
+    assert staged["main"]["lastLaunch"] == {
+        "sessionId": r["sessionId"], "program": fixture_path("hello_exit3")}, t
+    assert "lastLaunch" not in staged["greet_nobody"], t
+    assert t["activePatterns"] == ["main", "greet_nobody"], t
+
+
+def test_short_program_is_told_to_stage_patterns(mcp):
+    """A program that ended in well under a second: adding patterns now is too late,
+    and the answer says to stage them before the launch instead."""
+    r = mcp.launch("hello_exit3", project=REPO)
+    mcp.wait_ended(r["sessionId"])
+    err = mcp.tool_error("debug_trace", {"sessionId": r["sessionId"], "add": ["main"]})
+    assert err.code == "PROCESS_EXITED", err
+    assert "under a second" in err.message, err
+    assert "without sessionId), then debug_launch" in err.message, err
