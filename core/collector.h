@@ -141,6 +141,9 @@ struct trace_result {
     size_t n_sampled;        /* functions under hot-function sampling */
     const char *sampled[16];
     struct pattern_result per_pattern[PATTERNS_MAX]; /* one per patterns[i] */
+    size_t in_progress;      /* calls running when their function was hooked now:
+                                their returns will be reported (inProgress) */
+    size_t in_progress_lost; /* such calls whose return cannot be followed */
 };
 
 /* ---- stacks: every thread's stack, now ----------------------------------------

@@ -327,6 +327,10 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
             snprintf(r->status + len, sizeof r->status - len, " %s", hint);
         out = answer("runtime", r, &settings);
         tool_pattern_results(out, r);
+        if (r->in_progress)
+            cJSON_AddNumberToObject(out, "inProgressCalls", (double)r->in_progress);
+        if (r->in_progress_lost)
+            cJSON_AddNumberToObject(out, "inProgressLost", (double)r->in_progress_lost);
         add_watches(out, wr, false);
         if (w->present && wr->n && r->n_patterns == 0) {
             len = strlen(r->status);

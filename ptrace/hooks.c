@@ -34,6 +34,7 @@
 #include "ptrace/procmem.h"
 #include "ptrace/reloc.h"
 #include "ptrace/twatch.h"
+#include "ptrace/unwind.h"
 
 #define SCRATCH_SIZE (1u << 20)
 #define INT3 0xCC
@@ -75,6 +76,8 @@ struct frame {
                                 is below it */
     bool lent;               /* detached only for an unwind of a thread that runs on
                                 (hooks_unwind_begin): its trampoline comes back */
+    bool in_progress;        /* adopted while running (hooks_adopt_frames): no enter
+                                event, t_enter is the arm time */
 };
 
 struct thread {
@@ -113,6 +116,7 @@ struct hooks {
     bool disarm_pending;
     int64_t next_rearm;
     struct strbuf args, ret, data;
+    char fixed[48];          /* an exit event's fixed data: {"unwound":true}, ... */
 };
 
 /* ---- processes and threads ------------------------------------------------- */
@@ -576,20 +580,27 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
     ev.seq = ++*h->seq;
     ev.parent_seq = f->seq;
     ev.duration_ns = now - f->t_enter;
-    if (kind == EXIT_UNWOUND) {
-        ev.data = "{\"unwound\":true}";
-    } else {
+    const char *fixed = kind == EXIT_UNWOUND ? "\"unwound\":true" : NULL;
+    if (f->in_progress)
+        fixed = kind == EXIT_UNWOUND ? "\"unwound\":true,\"inProgress\":true"
+                                     : "\"inProgress\":true";
+    if (fixed) {
+        snprintf(h->fixed, sizeof h->fixed, "{%s}", fixed);
+        ev.data = h->fixed;
+    }
+    if (kind != EXIT_UNWOUND) {
         struct abi_regs a;
         abi_regs_from(&a, regs, t->tid, f->hook->needs_fp);
         h->ret.len = 0;
         if (h->ret.buf)
             h->ret.buf[0] = '\0';
-        abi_return_json(&h->ret, f->hook->fn->return_type, &a, f->hidden_ret, procmem_read_ctx,
+        /* An adopted frame's struct-return address is rax at the return (SysV). */
+        uint64_t hidden = f->in_progress ? regs->rax : f->hidden_ret;
+        abi_return_json(&h->ret, f->hook->fn->return_type, &a, hidden, procmem_read_ctx,
                         &t->memfd, &h->vopts);
         ev.return_value = h->ret.oom ? NULL : h->ret.buf;
     }
-    ev.data = watch_data(h, t, f->hook, kind == EXIT_UNWOUND ? "\"unwound\":true" : NULL,
-                         ev.data);
+    ev.data = watch_data(h, t, f->hook, fixed, ev.data);
     push_event(h, &ev);
 }
 
@@ -993,4 +1004,86 @@ void hooks_free(struct hooks *h)
     sb_free(&h->ret);
     sb_free(&h->data);
     free(h);
+}
+
+/* ---- calls in progress when their function is hooked --------------------------- */
+
+#define ADOPT_MAX_FRAMES 256
+
+/* The newly armed hook whose function holds pc, or NULL. */
+static struct hook *new_hook_at(const struct hooks *h, const uint64_t *addrs, size_t n,
+                                uint64_t pc)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct hook *k = u64map_get(&h->by_addr, addrs[i]);
+        if (k && k->role == HOOK_TRACE && k->armed && pc >= k->addr &&
+            pc < k->addr + (k->fn->end - k->fn->entry))
+            return k;
+    }
+    return NULL;
+}
+
+/* Takes the frame whose return address lives at slot onto t's shadow stack, in
+ * stack order (outer frames have higher slots), with its return through the
+ * trampoline. False when it cannot (already tracked, no memory, no trampoline). */
+static bool adopt_one(struct hooks *h, struct thread *t, struct hook *k, uint64_t slot,
+                      uint64_t ret, int64_t now)
+{
+    uint64_t tramp = trampoline_for(h, areas_of_thread(h, t), k->addr);
+    int at = 0;
+    while (at < t->depth && t->frames[at].rsp > slot)
+        at++;
+    if (!tramp || (at < t->depth && t->frames[at].rsp == slot) || !frame_push(t))
+        return false;
+    memmove(&t->frames[at + 1], &t->frames[at], (size_t)(t->depth - 1 - at) * sizeof *t->frames);
+    t->frames[at] = (struct frame){.ret = ret, .rsp = slot, .t_enter = now, .hook = k,
+                                   .in_progress = true};
+    if (procmem_write(t->memfd, slot, &tramp, sizeof tramp))
+        return true;
+    memmove(&t->frames[at], &t->frames[at + 1], (size_t)(t->depth - 1 - at) * sizeof *t->frames);
+    t->depth--;
+    return false;
+}
+
+void hooks_adopt_frames(struct hooks *h, pid_t tid, const uint64_t *addrs, size_t n,
+                        struct hooks_adopt_report *rep)
+{
+    struct thread *t = thread_get(h, tid);
+    struct user_regs_struct regs;
+    if (!t || n == 0 || !h->cfg.tuning.capture_exits ||
+        ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
+        return;
+    /* As stacks.c does: real return addresses in place of trampolines and a pc in
+     * relocated code moved back to its function while the stack is read. */
+    uint64_t pc = regs.rip;
+    hooks_unwind_begin(h, tid, &pc);
+    struct user_regs_struct shown = regs;
+    shown.rip = pc;
+    if (pc != regs.rip)
+        ptrace(PTRACE_SETREGS, tid, 0, &shown);
+    struct unwind_result uw;
+    bool unwound = unwind_thread(tid, t->memfd, ADOPT_MAX_FRAMES, 0, ADOPT_MAX_FRAMES,
+                                 &uw) == 0;
+    if (pc != regs.rip)
+        ptrace(PTRACE_SETREGS, tid, 0, &regs);
+    hooks_unwind_end(h, tid);
+    if (!unwound)
+        return;
+    int64_t now = mono_ns();
+    for (size_t i = 0; i < uw.n; i++) {
+        const struct unwind_frame *fr = &uw.frames[i];
+        /* A caller's pc is its return address: the call is the byte before. */
+        struct hook *k = new_hook_at(h, addrs, n, i == 0 ? fr->pc : fr->pc - 1);
+        if (!k || (i == 0 && fr->pc == k->addr))
+            continue; /* not newly hooked, or about to run its entry (reported) */
+        /* The return address sits just below the CFA; trusted only when it is the
+         * caller's pc as the unwinder found it. */
+        uint64_t ret = 0, slot = fr->cfa - 8;
+        if (fr->cfa && i + 1 < uw.n && procmem_read(t->memfd, slot, &ret, sizeof ret) &&
+            ret == uw.frames[i + 1].pc && adopt_one(h, t, k, slot, ret, now))
+            rep->adopted++;
+        else
+            rep->lost++;
+    }
+    unwind_result_free(&uw);
 }

@@ -122,6 +122,20 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc);
 void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc);
 void hooks_unwind_end(struct hooks *h, pid_t tid);
 
+/* Calls already running when their function is hooked: after hooks_arm, for
+ * thread tid (stopped) of the main process, unwinds the stack and, for each frame of
+ * a function armed now (addrs, n), swaps its return address for the trampoline and
+ * pushes a shadow frame in stack order, so its return is reported: a function_exit
+ * with inProgress (no enter event; duration counted from now). A frame whose return
+ * address slot cannot be found and checked (no CFA, or the word below it is not the
+ * caller's pc) is skipped and counted in lost. */
+struct hooks_adopt_report {
+    size_t adopted;
+    size_t lost;
+};
+void hooks_adopt_frames(struct hooks *h, pid_t tid, const uint64_t *addrs, size_t n,
+                        struct hooks_adopt_report *rep);
+
 /* Thread and process bookkeeping from the tracer's ptrace events. */
 void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process);
 void hooks_on_exit(struct hooks *h, pid_t tid);

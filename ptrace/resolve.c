@@ -129,6 +129,8 @@ struct plan {
     size_t pat_matched[PATTERNS_MAX], pat_armed[PATTERNS_MAX]; /* per pattern */
     const struct dw_index *libs[64]; /* the libraries indexed, for the warnings */
     size_t n_libs;
+    bool adopt;              /* a runtime update: calls in progress get their exits */
+    struct hooks_adopt_report adopted;
 };
 
 static bool push_target(struct plan *p, const struct hook_target *t)
@@ -312,6 +314,35 @@ static void sync_image_cb(pid_t pid, struct hooks *h, void *arg)
     sync_image(arg, pid, h);
 }
 
+struct adopt_ctx {
+    struct hooks *h;
+    uint64_t *addrs;
+    size_t n;
+    struct hooks_adopt_report *rep;
+};
+
+static void adopt_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, void *arg)
+{
+    (void)tgid;
+    struct adopt_ctx *c = arg;
+    if (stopped && h == c->h)
+        hooks_adopt_frames(h, tid, c->addrs, c->n, c->rep);
+}
+
+/* Calls of the newly armed functions already on the threads' stacks get their
+ * returns reported (hooks_adopt_frames). */
+static void adopt_in_progress(struct tracer *t, struct plan *p)
+{
+    struct adopt_ctx c = {tracer_hooks(t), calloc(p->n_arm, sizeof *c.addrs), p->n_arm,
+                          &p->adopted};
+    if (!c.addrs)
+        return;
+    for (size_t i = 0; i < p->n_arm; i++)
+        c.addrs[i] = p->arm[i].addr;
+    tracer_each_thread(t, adopt_thread, &c);
+    free(c.addrs);
+}
+
 /* On the tracer thread, target stopped. */
 static void apply_plan(struct tracer *t, void *arg)
 {
@@ -324,6 +355,8 @@ static void apply_plan(struct tracer *t, void *arg)
     hooks_set_depth(h, p->depth);
     hooks_disarm(h, p->disarm, p->n_disarm);
     hooks_arm(h, tracer_pid(t), p->arm, p->n_arm, &p->report);
+    if (p->adopt && p->report.armed)
+        adopt_in_progress(t, p);
     hooks_stats(h, &p->stats);
     p->n_sampled = hooks_sampled_names(h, p->sampled, 16);
     /* Child processes that exec'd other programs follow the same patterns. */
@@ -511,6 +544,12 @@ static void fill_result(const struct trace *tr, const struct plan *p, struct tra
             warn(res, "%s", tr->last[k].warning);
     res->matched = p->matched;
     res->hooked = p->stats.armed;
+    res->in_progress = p->adopted.adopted;
+    res->in_progress_lost = p->adopted.lost;
+    if (p->adopted.lost)
+        warn(res, "%zu in-progress call(s) could not be followed (no frame information "
+             "locates their return address): their returns will not be reported",
+             p->adopted.lost);
     res->n_sampled = p->n_sampled;
     memcpy(res->sampled, p->sampled, p->n_sampled * sizeof *p->sampled);
     if (p->capped)
@@ -559,7 +598,7 @@ static int update_locked(struct trace *tr, struct tracer *t, struct trace_result
 {
     if (atomic_exchange(&tr->image_replaced, false))
         u64map_free(&tr->hooked); /* nothing of the old image is armed any more */
-    struct plan p = {.depth = tr->depth, .tr = tr};
+    struct plan p = {.depth = tr->depth, .tr = tr, .adopt = res != NULL};
     int rc = build_plan(tr, tracer_pid(t), &p, e);
     if (rc == 0 && !p.exe_has_dwarf)
         for (int k = 0; k < tr->n_patterns; k++)

@@ -8,6 +8,9 @@ Fixtures: worker_loop (tick/compute every 10 ms for argv[1] seconds), inprogress
 worker blocked inside wait_release until SIGUSR1; scale_twice exists only inlined),
 hello_exit3 (prints and exits at once)."""
 
+import os
+import signal
+
 import pytest
 
 from conftest import REPO, fixture_path
@@ -83,3 +86,25 @@ def test_short_program_is_told_to_stage_patterns(mcp):
     assert err.code == "PROCESS_EXITED", err
     assert "under a second" in err.message, err
     assert "without sessionId), then debug_launch" in err.message, err
+
+
+def test_call_in_progress_is_seen_at_its_return(mcp, world):
+    """wait_release is blocked on a pipe when its pattern is added: its return is
+    reported (inProgress, no enter event, the real return value) once released."""
+    r = mcp.launch("inprogress", project=REPO)
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["wait_release"]})
+    assert by_pattern(t)["wait_release"]["armed"] == 1, t
+    assert t["inProgressCalls"] == 1 and "inProgressLost" not in t, t
+    os.kill(r["pid"], signal.SIGUSR1)
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 0, st
+    out = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
+    assert out == ["waiting", "released 43"], out
+    exits = mcp.all_events(sid, eventType="function_exit", verbose=True)
+    assert len(exits) == 1, exits
+    x = exits[0]
+    assert x["function"] == "wait_release" and x["inProgress"] is True, x
+    assert x["returnValue"] == 43 and "parentEventId" not in x, x
+    assert mcp.all_events(sid, eventType="function_enter") == []
