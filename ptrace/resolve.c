@@ -513,11 +513,12 @@ static void record_results(struct trace *tr, const struct plan *p)
         struct pattern_result *r = &tr->last[k];
         r->matched = p->pat_matched[k];
         r->armed = p->pat_armed[k];
-        r->warning[0] = '\0';
+        char warning[sizeof r->warning] = ""; /* written apart from tr, read from */
         if (r->matched == 0)
-            explain_pattern(p, tr->patterns[k], r->warning, sizeof r->warning);
+            explain_pattern(p, tr->patterns[k], warning, sizeof warning);
         else
-            ifunc_warning(p, tr->patterns[k], r->warning, sizeof r->warning);
+            ifunc_warning(p, tr->patterns[k], warning, sizeof warning);
+        memcpy(r->warning, warning, sizeof warning);
     }
 }
 
