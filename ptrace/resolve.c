@@ -40,6 +40,7 @@ struct trace {
     int depth;
     struct u64map hooked;    /* runtime address -> const struct dw_function */
     struct pattern_result last[PATTERNS_MAX]; /* of the last update, per pattern */
+    bool resolved;           /* last holds an update (the patterns met the program) */
     atomic_bool image_replaced; /* the main process exec'd: hooked is stale */
 };
 
@@ -520,6 +521,7 @@ static void record_results(struct trace *tr, const struct plan *p)
             ifunc_warning(p, tr->patterns[k], warning, sizeof warning);
         memcpy(r->warning, warning, sizeof warning);
     }
+    tr->resolved = true;
 }
 
 static void explain_no_match(const struct trace *tr, const struct plan *p,
@@ -663,9 +665,14 @@ void trace_describe(struct trace *tr, struct trace_result *res)
     res->n_patterns = tr->n_patterns;
     memcpy(res->patterns, tr->patterns, (size_t)tr->n_patterns * PATTERN_MAX_LEN);
     memcpy(res->per_pattern, tr->last, (size_t)tr->n_patterns * sizeof *tr->last);
+    for (int k = 0; k < tr->n_patterns && !tr->resolved; k++)
+        snprintf(res->per_pattern[k].warning, sizeof res->per_pattern[k].warning,
+                 "'%.120s' is not armed: the program has not reached its entry point (or "
+                 "ended before it).",
+                 tr->patterns[k]);
     for (int k = 0; k < tr->n_patterns; k++)
-        if (tr->last[k].warning[0])
-            warn(res, "%s", tr->last[k].warning);
+        if (res->per_pattern[k].warning[0])
+            warn(res, "%s", res->per_pattern[k].warning);
     res->depth = tr->depth;
     res->hooked = 0;
     pthread_mutex_unlock(&tr->update_lock);

@@ -9,6 +9,7 @@ worker blocked inside wait_release until SIGUSR1; scale_twice exists only inline
 hello_exit3 (prints and exits at once)."""
 
 import os
+import shutil
 import signal
 
 import pytest
@@ -88,23 +89,41 @@ def test_short_program_is_told_to_stage_patterns(mcp):
     assert "without sessionId), then debug_launch" in err.message, err
 
 
-def test_call_in_progress_is_seen_at_its_return(mcp, world):
-    """wait_release is blocked on a pipe when its pattern is added: its return is
-    reported (inProgress, no enter event, the real return value) once released."""
+def test_calls_in_progress_are_seen_at_their_return(mcp):
+    """wait_release (inside the worker thread's worker) and main (in pthread_join) are
+    running when their patterns are added: their returns are reported in stack order
+    (inProgress, no enter event, the real return values) once released."""
     r = mcp.launch("inprogress", project=REPO)
     sid = r["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")
-    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["wait_release"]})
+    t = mcp.call_tool("debug_trace", {"sessionId": sid,
+                                      "add": ["wait_release", "worker", "main"]})
     assert by_pattern(t)["wait_release"]["armed"] == 1, t
-    assert t["inProgressCalls"] == 1 and "inProgressLost" not in t, t
+    assert t["inProgressCalls"] == 3 and "inProgressLost" not in t, t
     os.kill(r["pid"], signal.SIGUSR1)
     st = mcp.wait_ended(sid)
     assert st["exitCode"] == 0, st
     out = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
     assert out == ["waiting", "released 43"], out
     exits = mcp.all_events(sid, eventType="function_exit", verbose=True)
-    assert len(exits) == 1, exits
-    x = exits[0]
-    assert x["function"] == "wait_release" and x["inProgress"] is True, x
-    assert x["returnValue"] == 43 and "parentEventId" not in x, x
+    assert [x["function"] for x in exits] == ["wait_release", "worker", "main"], exits
+    assert all(x["inProgress"] is True and "parentEventId" not in x for x in exits), exits
+    assert [x["returnValue"] for x in exits] == [43, None, 0], exits
+    assert exits[0]["threadId"] == exits[1]["threadId"] != exits[2]["threadId"], exits
     assert mcp.all_events(sid, eventType="function_enter") == []
+
+
+def test_staged_pattern_never_armed_says_so(mcp, tmp_path):
+    """A program that dies in the dynamic loader (its library is missing) never
+    reaches its entry point: the launch answer says the staged pattern is not armed
+    instead of counting it as applied in silence."""
+    exe = tmp_path / "uses_lib"
+    shutil.copy(fixture_path("uses_lib"), exe)
+    mcp.call_tool("debug_trace", {"add": ["shape_area"]})
+    try:
+        r = mcp.launch(str(exe), project=REPO)
+    finally:
+        mcp.call_tool("debug_trace", {"remove": ["shape_area"]})
+    p = by_pattern(r)["shape_area"]
+    assert p["matched"] == 0 and "'shape_area' is not armed" in p["warning"], r
+    assert p["warning"] in r["warnings"], r
