@@ -175,6 +175,15 @@ void tool_pattern_results(cJSON *out, const struct trace_result *r)
     }
 }
 
+void tool_add_pattern_status(cJSON *out, const char *id)
+{
+    struct trace_result *r = malloc(sizeof *r);
+    struct strobe_error e = {0};
+    if (r && session_trace_describe(id, r, &e) == 0 && r->n_patterns > 0)
+        tool_pattern_results(out, r);
+    free(r);
+}
+
 static cJSON *answer(const char *mode, const struct trace_result *r,
                      const struct settings *settings)
 {

@@ -56,6 +56,8 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
 /* patterns: [{pattern, matched, armed, warning?}] of r, added to out (tool_trace.c;
  * debug_launch answers with it too). */
 void tool_pattern_results(cJSON *out, const struct trace_result *r);
+/* debug_session status: the live session id's patterns as above, when it has any. */
+void tool_add_pattern_status(cJSON *out, const char *id);
 cJSON *tool_debug_memory(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 /* debug_memory's actions, for session id (args already checked against the tool's
  * fields): read and write (tool_memory_rw.c), read with poll (tool_poll.c), watch

@@ -23,8 +23,8 @@ def by_pattern(answer):
 
 @pytest.mark.valgrind_sample
 def test_staged_pattern_matching_nothing_warns_at_launch(mcp):
-    """A staged typo is not a silent pendingPatternsApplied: 1; the launch answer has
-    its result and a warning naming it and the near name."""
+    """A staged typo is not a silent pendingPatternsApplied: 1; the launch answer (and
+    the session's status) has its result and a warning naming it and the near name."""
     mcp.call_tool("debug_trace", {"add": ["compte", "tick"]})
     try:
         r = mcp.launch("worker_loop", project=REPO, args=["20"])
@@ -38,6 +38,8 @@ def test_staged_pattern_matching_nothing_warns_at_launch(mcp):
     assert bad["matched"] == 0 and bad["armed"] == 0, r
     assert "'compte'" in bad["warning"] and "compute" in bad["warning"], r
     assert bad["warning"] in r["warnings"], r
+    st = mcp.status(r["sessionId"])
+    assert by_pattern(st) == res, st
     mcp.stop(r["sessionId"])
 
 
