@@ -1025,7 +1025,7 @@ static struct hook *new_hook_at(const struct hooks *h, const uint64_t *addrs, si
 
 /* Takes the frame whose return address lives at slot onto t's shadow stack, in
  * stack order (outer frames have higher slots), with its return through the
- * trampoline. False when it cannot (already tracked, no memory, no trampoline). */
+ * trampoline. False when it cannot (no trampoline, no memory). */
 static bool adopt_one(struct hooks *h, struct thread *t, struct hook *k, uint64_t slot,
                       uint64_t ret, int64_t now)
 {
@@ -1033,7 +1033,7 @@ static bool adopt_one(struct hooks *h, struct thread *t, struct hook *k, uint64_
     int at = 0;
     while (at < t->depth && t->frames[at].rsp > slot)
         at++;
-    if (!tramp || (at < t->depth && t->frames[at].rsp == slot) || !frame_push(t))
+    if (!tramp || !frame_push(t))
         return false;
     memmove(&t->frames[at + 1], &t->frames[at], (size_t)(t->depth - 1 - at) * sizeof *t->frames);
     t->frames[at] = (struct frame){.ret = ret, .rsp = slot, .t_enter = now, .hook = k,
@@ -1079,6 +1079,13 @@ void hooks_adopt_frames(struct hooks *h, pid_t tid, const uint64_t *addrs, size_
         /* The return address sits just below the CFA; trusted only when it is the
          * caller's pc as the unwinder found it. */
         uint64_t ret = 0, slot = fr->cfa - 8;
+        /* A call followed already (its function hooked, disarmed and hooked again
+         * while it ran) keeps its frame; its slot holds our trampoline again. */
+        bool tracked = false;
+        for (int d = 0; fr->cfa && d < t->depth && !tracked; d++)
+            tracked = t->frames[d].rsp == slot;
+        if (tracked)
+            continue;
         if (fr->cfa && i + 1 < uw.n && procmem_read(t->memfd, slot, &ret, sizeof ret) &&
             ret == uw.frames[i + 1].pc && adopt_one(h, t, k, slot, ret, now))
             rep->adopted++;

@@ -100,7 +100,7 @@ void pattern_why_none(const struct pattern_scope *p, const char *pat, char *out,
                  "source file whose path contains '%s'.", pat, pat + 6);
         return;
     }
-    if (!p->exe_has_dwarf && !p->exe) {
+    if (!p->exe) {
         snprintf(out, n, "'%s' matches nothing: the program could not be indexed.", pat);
         return;
     }
@@ -115,13 +115,12 @@ void pattern_why_none(const struct pattern_scope *p, const char *pat, char *out,
     if (pattern_why_ifunc(p, pat, out, n))
         return;
     near_names(p, pat, names, sizeof names);
-    if (names[0]) {
-        snprintf(out, n, "'%s' matches no function; near names: %s.", pat, names);
-        return;
-    }
     if (!p->exe_has_dwarf)
         snprintf(out, n, "'%s' matches nothing: the program has no debug info and no such "
-                 "symbol (stripped, or a static function): rebuild it with -g.", pat);
+                 "symbol (stripped, or a static function): rebuild it with -g.%s%s%s", pat,
+                 names[0] ? " Near names: " : "", names, names[0] ? "." : "");
+    else if (names[0])
+        snprintf(out, n, "'%s' matches no function; near names: %s.", pat, names);
     else if (!is_exact(pat))
         snprintf(out, n, "'%s' matches no function of the program or of its own libraries "
                  "(wildcards skip system libraries: name a library function exactly).", pat);

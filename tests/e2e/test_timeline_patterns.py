@@ -11,6 +11,7 @@ hello_exit3 (prints and exits at once)."""
 import os
 import shutil
 import signal
+import subprocess
 
 import pytest
 
@@ -102,6 +103,11 @@ def test_calls_in_progress_are_seen_at_their_return(mcp):
                                       "add": ["wait_release", "worker", "main"]})
     assert by_pattern(t)["wait_release"]["armed"] == 1, t
     assert t["inProgressCalls"] == 3 and "inProgressLost" not in t, t
+    # hooked again while the same call runs: followed once, not lost
+    mcp.call_tool("debug_trace", {"sessionId": sid, "remove": ["wait_release"]})
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["wait_release"]})
+    assert "inProgressCalls" not in t and "inProgressLost" not in t, (
+        t.get("inProgressCalls"), t.get("inProgressLost"), t["warnings"])
     os.kill(r["pid"], signal.SIGUSR1)
     st = mcp.wait_ended(sid)
     assert st["exitCode"] == 0, st
@@ -129,3 +135,19 @@ def test_staged_pattern_never_armed_says_so(mcp, tmp_path):
     p = by_pattern(r)["shape_area"]
     assert p["matched"] == 0 and "'shape_area' is not armed" in p["warning"], r
     assert p["warning"] in r["warnings"], r
+
+
+def test_stripped_program_pattern_says_rebuild_with_g(mcp, tmp_path):
+    """A stripped program has no symbol for its own functions: the warning says so
+    and how to get them, not that the name is misspelt."""
+    exe = tmp_path / "hello_stripped"
+    shutil.copy(fixture_path("worker_loop"), exe)
+    subprocess.run(["strip", str(exe)], check=True)
+    r = mcp.launch(str(exe), project=REPO, args=["20"])
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["compute"]})
+    w = by_pattern(t)["compute"]["warning"]
+    assert w.startswith("'compute' matches nothing: the program has no debug info"), t
+    assert "rebuild it with -g" in w, t
+    mcp.stop(sid)
