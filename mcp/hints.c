@@ -166,9 +166,10 @@ const char *hint_trace_exited(int64_t run_ms)
 
 void hint_trace_pending(int n, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%d pattern(s) staged: every later debug_launch arms them before "
-             "the program's main runs, until they are removed (debug_trace({remove: [...]}) "
-             "without sessionId). Staging suits a program that ends quickly or calls made "
-             "at startup; a long-running program can also take patterns while it runs "
-             "(debug_trace with its sessionId).", n);
+    snprintf(buf, cap, "%d pattern(s) staged: the next debug_launch, and every later one "
+             "until they are removed (debug_trace({remove: [...]}) without sessionId), arms "
+             "them before the program's main runs. Staging suits a program that ends "
+             "quickly or calls made at startup; a long-running program is better launched "
+             "clean, its output read first, and patterns added while it runs (debug_trace "
+             "with its sessionId).", n);
 }

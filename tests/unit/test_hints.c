@@ -36,8 +36,9 @@ static void pending_status_says_patterns_persist(void **state)
     char buf[512];
     hint_trace_pending(2, buf, sizeof buf);
     assert_non_null(strstr(buf, "2 pattern(s) staged"));
-    assert_non_null(strstr(buf, "every later debug_launch"));
-    assert_non_null(strstr(buf, "until they are removed"));
+    assert_non_null(strstr(buf, "the next debug_launch, and every later one until they "
+                           "are removed"));
+    assert_non_null(strstr(buf, "launched clean"));
 }
 
 int main(void)
