@@ -1076,8 +1076,9 @@ void hooks_adopt_frames(struct hooks *h, pid_t tid, const uint64_t *addrs, size_
         struct hook *k = new_hook_at(h, addrs, n, i == 0 ? fr->pc : fr->pc - 1);
         if (!k || (i == 0 && fr->pc == k->addr))
             continue; /* not newly hooked, or about to run its entry (reported) */
-        /* The return address sits just below the CFA; trusted only when it is the
-         * caller's pc as the unwinder found it. */
+        /* The return address sits just below the CFA; trusted only when the CFA
+         * came from CFI (a frame-pointer guess can name an outer frame's slot) and
+         * the word there is the caller's pc as the unwinder found it. */
         uint64_t ret = 0, slot = fr->cfa - 8;
         /* A call followed already (its function hooked, disarmed and hooked again
          * while it ran) keeps its frame; its slot holds our trampoline again. */
@@ -1086,8 +1087,9 @@ void hooks_adopt_frames(struct hooks *h, pid_t tid, const uint64_t *addrs, size_
             tracked = t->frames[d].rsp == slot;
         if (tracked)
             continue;
-        if (fr->cfa && i + 1 < uw.n && procmem_read(t->memfd, slot, &ret, sizeof ret) &&
-            ret == uw.frames[i + 1].pc && adopt_one(h, t, k, slot, ret, now))
+        if (fr->cfa && i + 1 < uw.n && unwind_has_cfi(t->tgid, i == 0 ? fr->pc : fr->pc - 1) &&
+            procmem_read(t->memfd, slot, &ret, sizeof ret) && ret == uw.frames[i + 1].pc &&
+            adopt_one(h, t, k, slot, ret, now))
             rep->adopted++;
         else
             rep->lost++;

@@ -276,3 +276,23 @@ int unwind_thread_cached(struct unwind_cache *uc, pid_t tid, int memfd, size_t k
     finish(&c);
     return out->total ? 0 : -1;
 }
+
+bool unwind_has_cfi(pid_t tgid, uint64_t pc)
+{
+    Dwfl *dwfl = dwfl_begin(&dwfl_callbacks);
+    bool found = false;
+    if (dwfl && dwfl_linux_proc_report(dwfl, tgid) == 0 &&
+        dwfl_report_end(dwfl, NULL, NULL) == 0) {
+        Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+        for (int i = 0; mod && i < 2 && !found; i++) {
+            Dwarf_Addr bias = 0;
+            Dwarf_CFI *cfi = i == 0 ? dwfl_module_eh_cfi(mod, &bias)
+                                    : dwfl_module_dwarf_cfi(mod, &bias);
+            Dwarf_Frame *frame = NULL;
+            found = cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0;
+            free(frame);
+        }
+    }
+    dwfl_end(dwfl);
+    return found;
+}

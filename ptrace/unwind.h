@@ -49,4 +49,9 @@ void unwind_cache_free(struct unwind_cache *uc);
 int unwind_thread_cached(struct unwind_cache *uc, pid_t tid, int memfd, size_t keep_head,
                          size_t max_steps, struct unwind_result *out);
 
+/* Whether the code at pc (a runtime address in process tgid) has call frame
+ * information (.eh_frame or .debug_frame): where an unwinder finds the caller of a
+ * frame there from it, not by guessing through the frame pointer. */
+bool unwind_has_cfi(pid_t tgid, uint64_t pc);
+
 #endif

@@ -151,3 +151,23 @@ def test_stripped_program_pattern_says_rebuild_with_g(mcp, tmp_path):
     assert w.startswith("'compute' matches nothing: the program has no debug info"), t
     assert "rebuild it with -g" in w, t
     mcp.stop(sid)
+
+
+def test_call_in_progress_without_frame_info_is_counted_not_guessed(mcp):
+    """nocfi_call (assembly, no CFI) is running when its pattern is added: where its
+    return address lives cannot be known, so it is counted as not followed and said
+    in a warning, and the program runs on unharmed."""
+    r = mcp.launch("inprogress_nocfi", project=REPO)
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["nocfi_call"]})
+    assert by_pattern(t)["nocfi_call"]["armed"] == 1, t
+    assert t["inProgressLost"] == 1 and "inProgressCalls" not in t, t
+    assert any(w.startswith("1 in-progress call(s) could not be followed")
+               for w in t["warnings"]), t
+    os.kill(r["pid"], signal.SIGUSR1)
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 0, st
+    out = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
+    assert out == ["waiting", "got 6"], out
+    assert mcp.all_events(sid, eventType="function_exit") == []
