@@ -56,7 +56,9 @@ static const struct tool_def catalog[] = {
         "debug_trace",
         "Add or remove function trace patterns. Recommended workflow: launch clean, read "
         "stderr/stdout with debug_query, and add patterns only if output does not explain "
-        "the problem. With sessionId: changes tracing on the running program (runtime "
+        "the problem; a program that ends within a second (or calls made at startup): "
+        "stage them first, then launch. Answers say per pattern what it matched (and why "
+        "not). With sessionId: changes tracing on the running program (runtime "
         "mode). Without sessionId: stages patterns for the next debug_launch (pending "
         "mode). Patterns: 'ns::*' (one level), 'ns::**' (any depth), '*::validate', "
         "'@usercode' (everything under projectRoot), '@file:parser.c'. Call with no "
