@@ -171,3 +171,17 @@ def test_call_in_progress_without_frame_info_is_counted_not_guessed(mcp):
     out = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
     assert out == ["waiting", "got 6"], out
     assert mcp.all_events(sid, eventType="function_exit") == []
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/share/doc/libc6-dbg"),
+                    reason="glibc names its CPU variants (__strlen_avx2, ...) only in its "
+                           "debug symbols (package libc6-dbg)")
+def test_ifunc_pattern_names_the_variants_calls_run(mcp):
+    r = mcp.launch("worker_loop", project=REPO, args=["20"])
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["strlen"]})
+    w = by_pattern(t)["strlen"]["warning"]
+    assert w.startswith("'strlen' is an IFUNC") and "__strlen_" in w, t
+    assert w in t["warnings"], t
+    mcp.stop(sid)
