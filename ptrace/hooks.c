@@ -116,7 +116,6 @@ struct hooks {
     bool disarm_pending;
     int64_t next_rearm;
     struct strbuf args, ret, data;
-    char fixed[48];          /* an exit event's fixed data: {"unwound":true}, ... */
 };
 
 /* ---- processes and threads ------------------------------------------------- */
@@ -580,15 +579,19 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
     ev.seq = ++*h->seq;
     ev.parent_seq = f->seq;
     ev.duration_ns = now - f->t_enter;
-    const char *fixed = kind == EXIT_UNWOUND ? "\"unwound\":true" : NULL;
-    if (f->in_progress)
-        fixed = kind == EXIT_UNWOUND ? "\"unwound\":true,\"inProgress\":true"
-                                     : "\"inProgress\":true";
-    if (fixed) {
-        snprintf(h->fixed, sizeof h->fixed, "{%s}", fixed);
-        ev.data = h->fixed;
-    }
-    if (kind != EXIT_UNWOUND) {
+    /* The data every such exit has, [unwound][in progress]: as an object, and as
+     * members for watch_data to put before the watch values. */
+    static const char *const objects[2][2] = {
+        {NULL, "{\"inProgress\":true}"},
+        {"{\"unwound\":true}", "{\"unwound\":true,\"inProgress\":true}"},
+    };
+    static const char *const members[2][2] = {
+        {NULL, "\"inProgress\":true"},
+        {"\"unwound\":true", "\"unwound\":true,\"inProgress\":true"},
+    };
+    bool unwound = kind == EXIT_UNWOUND;
+    ev.data = objects[unwound][f->in_progress];
+    if (!unwound) {
         struct abi_regs a;
         abi_regs_from(&a, regs, t->tid, f->hook->needs_fp);
         h->ret.len = 0;
@@ -600,7 +603,7 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
                         &t->memfd, &h->vopts);
         ev.return_value = h->ret.oom ? NULL : h->ret.buf;
     }
-    ev.data = watch_data(h, t, f->hook, fixed, ev.data);
+    ev.data = watch_data(h, t, f->hook, members[unwound][f->in_progress], ev.data);
     push_event(h, &ev);
 }
 
