@@ -6,6 +6,7 @@
 #ifndef STROBE_PATTERNS_H
 #define STROBE_PATTERNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -24,5 +25,7 @@ int patterns_pending_list(char out[][PATTERN_MAX_LEN], int max);
 /* The serialization depth staged with them (3 until set; 1-10). */
 void patterns_pending_set_depth(int depth);
 int patterns_pending_depth(void);
+/* Whether that depth was set (then large and system structs are expanded to it too). */
+bool patterns_pending_depth_asked(void);
 
 #endif

@@ -40,6 +40,10 @@ struct walk {
     void *ctx;
     int max_depth;
     size_t max_string, max_array, max_output;
+    bool depth_asked;
+    value_symbol_fn symbolize;
+    void *symbolize_ctx;
+    struct value_refs *refs;
     size_t start_len;                /* out->len when the call began */
     uint64_t path[PATH_MAX_LEN];     /* objects being expanded through pointers */
     int n_path;
@@ -459,13 +463,125 @@ static void put_struct_marker(struct walk *w, const struct dw_type *t, const uin
     for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++)
         if (strncmp(name, keywords[i], strlen(keywords[i])) == 0)
             name += strlen(keywords[i]);
-    struct strbuf text = {0};
-    sb_printf(&text, "<%s %s", t->kind == DWT_UNION ? "union" : "struct", name);
+    char text[320]; /* a longer name is cut: a marker only has to be recognizable */
+    int n = snprintf(text, sizeof text, "<%s %.256s", t->kind == DWT_UNION ? "union" : "struct",
+                     name);
     if (addr)
-        sb_printf(&text, " at 0x%" PRIx64, *addr);
-    sb_puts(&text, ">");
-    sb_json_string(w->out, text.buf ? text.buf : "");
-    sb_free(&text);
+        snprintf(text + n, sizeof text - (size_t)n, " at 0x%" PRIx64 ">", *addr);
+    else
+        snprintf(text + n, sizeof text - (size_t)n, ">");
+    sb_json_string(w->out, text);
+}
+
+bool value_is_large(const struct dw_type *t)
+{
+    if (t && (t->kind == DWT_POINTER || t->kind == DWT_REFERENCE))
+        t = t->target;
+    return t && (t->kind == DWT_STRUCT || t->kind == DWT_UNION) &&
+           (t->size > 256 || t->n_members > 16);
+}
+
+/* ---- opaque structs of system headers ------------------------------------------- */
+
+/* The fields worth showing of glibc's opaque types: label, then the member path. */
+static const struct opaque_fields {
+    const char *type;
+    const char *fields[3][2];
+} opaque_fields[] = {
+    {"pthread_mutex_t", {{"owner", "__data.__owner"}, {"locked", "__data.__lock"},
+                         {"count", "__data.__count"}}},
+    {"pthread_rwlock_t", {{"writer", "__data.__cur_writer"}, {"readers", "__data.__readers"}}},
+    {"FILE", {{"fileno", "_fileno"}}},
+    {"struct _IO_FILE", {{"fileno", "_fileno"}}},
+    {"struct stat", {{"size", "st_size"}, {"mode", "st_mode"}}},
+};
+
+static bool is_opaque(const struct walk *w, const struct dw_type *t)
+{
+    return t->system_header && !w->depth_asked && (t->kind == DWT_UNION || t->size > 64);
+}
+
+/* The member at a dotted path ("__data.__owner"): its type and offset. */
+static const struct dw_member *member_path(const struct dw_type *t, const char *path,
+                                           uint64_t *off)
+{
+    *off = 0;
+    const struct dw_member *found = NULL;
+    while (t && *path) {
+        const char *dot = strchr(path, '.');
+        size_t len = dot ? (size_t)(dot - path) : strlen(path);
+        found = NULL;
+        for (size_t i = 0; i < t->n_members && !found; i++)
+            if (t->members[i].name && strlen(t->members[i].name) == len &&
+                strncmp(t->members[i].name, path, len) == 0)
+                found = &t->members[i];
+        if (!found || found->bit_size)
+            return NULL;
+        *off += found->offset;
+        t = found->type;
+        path += len + (dot ? 1 : 0);
+    }
+    return found;
+}
+
+/* "<NAME 0x...>", or an object with it as "@opaque" and the type's useful fields. */
+static void emit_opaque(struct walk *w, const struct dw_type *t, const struct span *s,
+                        uint64_t off, const uint64_t *addr)
+{
+    char text[320];
+    const char *name = t->name ? t->name : "(anonymous)";
+    if (addr)
+        snprintf(text, sizeof text, "<%.256s 0x%" PRIx64 ">", name, *addr);
+    else
+        snprintf(text, sizeof text, "<%.256s>", name);
+    const struct opaque_fields *of = NULL;
+    for (size_t i = 0; i < sizeof opaque_fields / sizeof *opaque_fields && !of; i++)
+        if (t->name && strcmp(t->name, opaque_fields[i].type) == 0)
+            of = &opaque_fields[i];
+    if (!of) {
+        sb_json_string(w->out, text);
+        return;
+    }
+    sb_puts(w->out, "{\"@opaque\":");
+    sb_json_string(w->out, text);
+    for (size_t i = 0; i < 3 && of->fields[i][0]; i++) {
+        uint64_t moff;
+        const struct dw_member *m = member_path(t, of->fields[i][1], &moff);
+        if (!m)
+            continue;
+        sb_printf(w->out, ",\"%s\":", of->fields[i][0]);
+        emit_value(w, m->type, s, off + moff, w->max_depth);
+    }
+    sb_puts(w->out, "}");
+}
+
+/* ---- references across calls ---------------------------------------------------- */
+
+void value_refs_free(struct value_refs *r)
+{
+    free(r->items);
+    r->items = NULL;
+    r->n = 0;
+}
+
+static const struct value_ref *ref_find(const struct walk *w, uint64_t addr)
+{
+    for (size_t i = 0; w->refs && i < w->refs->n; i++)
+        if (w->refs->items[i].addr == addr)
+            return &w->refs->items[i];
+    return NULL;
+}
+
+static void ref_add(struct walk *w, uint64_t addr)
+{
+    struct value_refs *r = w->refs;
+    if (!r || !r->where || r->n >= VALUE_REFS_MAX)
+        return;
+    if (!r->items && !(r->items = malloc(VALUE_REFS_MAX * sizeof *r->items)))
+        return;
+    r->items[r->n].addr = addr;
+    snprintf(r->items[r->n].where, sizeof r->items[r->n].where, "%s", r->where);
+    r->n++;
 }
 
 /* Writes the members of the struct/union at off as "key":value pairs (after a comma
@@ -474,7 +590,9 @@ static void put_struct_marker(struct walk *w, const struct dw_type *t, const uin
 static bool emit_members(struct walk *w, const struct dw_type *t, const struct span *s,
                          uint64_t off, int depth, bool *first)
 {
-    for (size_t i = 0; i < t->n_members; i++) {
+    /* A union is shown by its first member: the others are the same bytes. */
+    size_t n_shown = t->kind == DWT_UNION && t->n_members > 1 ? 1 : t->n_members;
+    for (size_t i = 0; i < n_shown; i++) {
         const struct dw_member *m = &t->members[i];
         if (over_budget(w)) {
             sb_printf(w->out, "%s\"...\":\"(%zu more)\"", *first ? "" : ",", t->n_members - i);
@@ -510,12 +628,32 @@ static bool emit_members(struct walk *w, const struct dw_type *t, const struct s
     return true;
 }
 
+/* The first bytes of a union, hex, as the "@bytes" member. */
+static void put_union_bytes(struct walk *w, const struct dw_type *t, const struct span *s,
+                            uint64_t off, bool *first)
+{
+    uint8_t b[BYTES_SHOWN];
+    size_t n = t->size < BYTES_SHOWN ? (size_t)t->size : BYTES_SHOWN;
+    if (!fetch(w, s, off, b, n))
+        return;
+    sb_puts(w->out, *first ? "\"@bytes\":\"" : ",\"@bytes\":\"");
+    for (size_t i = 0; i < n; i++)
+        sb_printf(w->out, "%02x", b[i]);
+    sb_puts(w->out, t->size > BYTES_SHOWN ? "...\"" : "\"");
+    *first = false;
+}
+
 /* The object at off, or the by-value depth marker; ptr adds the "@ptr" key. */
 static void emit_struct(struct walk *w, const struct dw_type *t, const struct span *s,
                         uint64_t off, int depth, const uint64_t *ptr)
 {
-    if (depth >= w->max_depth) {
-        put_struct_marker(w, t, NULL);
+    if (depth >= w->max_depth || (depth > 0 && !w->depth_asked && value_is_large(t))) {
+        put_struct_marker(w, t, ptr);
+        return;
+    }
+    if (is_opaque(w, t)) {
+        uint64_t at = s->has_addr ? s->addr + off : 0;
+        emit_opaque(w, t, s, off, ptr ? ptr : s->has_addr ? &at : NULL);
         return;
     }
     bool first = true;
@@ -525,6 +663,8 @@ static void emit_struct(struct walk *w, const struct dw_type *t, const struct sp
         put_hex_addr(w, "", *ptr, "");
         first = false;
     }
+    if (t->kind == DWT_UNION && t->n_members > 1)
+        put_union_bytes(w, t, s, off, &first);
     emit_members(w, t, s, off, depth + 1, &first);
     sb_puts(w->out, "}");
 }
@@ -561,10 +701,27 @@ static void follow_struct(struct walk *w, const struct dw_type *t, uint64_t addr
             put_hex_addr(w, "<cycle ", addr, ">");
             return;
         }
-    if (depth >= w->max_depth)
+    const struct value_ref *seen = ref_find(w, addr);
+    if (depth >= w->max_depth || (depth > 0 && !w->depth_asked && value_is_large(t))) {
         put_struct_marker(w, t, &addr);
-    else
+    } else if (seen) {
+        sb_printf(w->out, "{\"@ptr\":\"0x%" PRIx64 "\",\"@see\":", addr);
+        sb_json_string(w->out, seen->where);
+        sb_puts(w->out, "}");
+    } else {
+        if (!is_opaque(w, t))
+            ref_add(w, addr);
         emit_object_at(w, t, addr, depth, true);
+    }
+}
+
+static void emit_symbol(struct walk *w, uint64_t addr)
+{
+    char name[256];
+    if (w->symbolize(w->symbolize_ctx, addr, name, sizeof name))
+        sb_json_string(w->out, name);
+    else
+        put_hex_addr(w, "", addr, "");
 }
 
 static void emit_pointer(struct walk *w, const struct dw_type *t, const struct span *s,
@@ -592,6 +749,8 @@ static void emit_pointer(struct walk *w, const struct dw_type *t, const struct s
         emit_object_at(w, target, addr, depth, false);
     else if (t->kind == DWT_POINTER && target && target->kind == DWT_CHAR && target->size == 1)
         emit_cstring(w, addr);
+    else if (target && target->kind == DWT_FUNCTION && w->symbolize)
+        emit_symbol(w, addr);
     else
         put_hex_addr(w, "", addr, "");
 }
@@ -640,11 +799,19 @@ static void emit_value(struct walk *w, const struct dw_type *t, const struct spa
 }
 
 static void walk_init(struct walk *w, struct strbuf *out, mem_read_fn rd, void *ctx,
-                      const struct value_opts *o)
+                      const struct value_opts *o, const struct dw_type *t)
 {
     *w = (struct walk){.out = out, .rd = rd, .ctx = ctx, .start_len = out->len};
     int depth = o && o->max_depth ? o->max_depth : VALUE_DEFAULT_DEPTH;
+    w->depth_asked = o && o->depth_asked;
+    if (!w->depth_asked && value_is_large(t))
+        depth = 1;
     w->max_depth = depth < 1 ? 1 : depth > 10 ? 10 : depth;
+    if (o) {
+        w->symbolize = o->symbolize;
+        w->symbolize_ctx = o->symbolize_ctx;
+        w->refs = o->refs;
+    }
     w->max_string = o && o->max_string ? o->max_string : VALUE_DEFAULT_MAX_STRING;
     w->max_array = o && o->max_array ? o->max_array : VALUE_DEFAULT_MAX_ARRAY;
     w->max_output = o && o->max_output ? o->max_output : VALUE_DEFAULT_MAX_OUTPUT;
@@ -654,7 +821,7 @@ void value_json(struct strbuf *out, const struct dw_type *t, const void *bytes,
                 mem_read_fn rd, void *ctx, const struct value_opts *o)
 {
     struct walk w;
-    walk_init(&w, out, rd, ctx, o);
+    walk_init(&w, out, rd, ctx, o, t);
     struct span s = {.bytes = bytes, .len = t ? t->size : 0};
     emit_value(&w, t, &s, 0, 0);
 }
@@ -663,7 +830,7 @@ void value_json_at(struct strbuf *out, const struct dw_type *t, uint64_t addr,
                    mem_read_fn rd, void *ctx, const struct value_opts *o)
 {
     struct walk w;
-    walk_init(&w, out, rd, ctx, o);
+    walk_init(&w, out, rd, ctx, o, t);
     if (!t)
         sb_puts(out, "null");
     else
