@@ -591,7 +591,8 @@ static bool emit_members(struct walk *w, const struct dw_type *t, const struct s
                          uint64_t off, int depth, bool *first)
 {
     /* A union is shown by its first member: the others are the same bytes. */
-    size_t n_shown = t->kind == DWT_UNION && t->n_members > 1 ? 1 : t->n_members;
+    bool condensed = t->kind == DWT_UNION && t->n_members > 1 && !w->depth_asked;
+    size_t n_shown = condensed ? 1 : t->n_members;
     for (size_t i = 0; i < n_shown; i++) {
         const struct dw_member *m = &t->members[i];
         if (over_budget(w)) {
@@ -663,7 +664,7 @@ static void emit_struct(struct walk *w, const struct dw_type *t, const struct sp
         put_hex_addr(w, "", *ptr, "");
         first = false;
     }
-    if (t->kind == DWT_UNION && t->n_members > 1)
+    if (t->kind == DWT_UNION && t->n_members > 1 && !w->depth_asked)
         put_union_bytes(w, t, s, off, &first);
     emit_members(w, t, s, off, depth + 1, &first);
     sb_puts(w->out, "}");

@@ -36,9 +36,10 @@
  *   struct/union member (and a base class, if the index models it so) has its
  *   members inlined; other anonymous members (unnamed bit-field padding) are left
  *   out. Bit fields are extracted (little-endian bit order) and rendered with their
- *   type. A union of several members is shown once: "@bytes" (its first 16 bytes in
- *   hex, "..." after them) and its first member only; an anonymous union member
- *   inlines its first member only.
+ *   type. Unless the depth was asked for (depth_asked), a union of several members is
+ *   shown once: "@bytes" (its first 16 bytes in hex, "..." after them) and its first
+ *   member only; an anonymous union member inlines its first member only. With
+ *   depth_asked every member is rendered from the same bytes.
  * - Structs of system headers (declared under /usr/include, dw_type.system_header)
  *   that are unions or larger than 64 bytes (pthread_mutex_t, pthread_cond_t, FILE,
  *   struct stat, sigset_t) are opaque unless the depth was asked for (depth_asked):

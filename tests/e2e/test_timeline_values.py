@@ -84,7 +84,7 @@ def test_large_structs_at_depth_one_and_system_structs_opaque(mcp):
     c = args_of(call(mcp, sid, "serve_client")[0])["c"]
     assert HEX.match(c["db"].pop("@ptr")) and c["db"]["id"] == 9, c["db"]
     m = args_of(call(mcp, sid, "lock_and_log")[0])["m"]
-    assert m["__data"]["__owner"] == mcp.status(sid)["pid"] and "@bytes" in m, m
+    assert m["__data"]["__owner"] == mcp.status(sid)["pid"] and "__size" in m, m
 
 
 def test_argument_budget_is_shared(mcp):
