@@ -147,7 +147,7 @@ static const struct dw_type t_holder = {.kind = DWT_STRUCT, .name = "struct hold
 static void test_large_structs_at_depth_one(void **state)
 {
     (void)state;
-    static char names[17][8];
+    static char names[17][16];
     for (int i = 0; i < 17; i++) {
         snprintf(names[i], sizeof names[i], "m%d", i);
         big_members[i] = (struct dw_member){.name = names[i], .offset = 4 * (uint64_t)i,
