@@ -406,8 +406,8 @@ static void describe_signal(struct strbuf *d, struct strbuf *headline, const sig
         sb_printf(d, ",\"sender\":{\"pid\":%d,\"uid\":%u%s}", (int)si->si_pid,
                   (unsigned)si->si_uid, si->si_pid == tgid ? ",\"self\":true" : "");
         if (has_fault_address(sig))
-            sb_printf(headline, " sent by %s %d", si->si_pid == tgid ? "itself, pid" : "pid",
-                      (int)si->si_pid);
+            sb_printf(headline, " sent by pid %d%s", (int)si->si_pid,
+                      si->si_pid == tgid ? " (itself)" : "");
     } else if (has_fault_address(sig) && si->si_code != SI_KERNEL) {
         sb_puts(d, ",\"faultAddress\":");
         hex(d, fa);

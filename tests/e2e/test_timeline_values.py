@@ -136,4 +136,5 @@ def test_signal_sent_by_kill_has_a_sender_not_a_fault_address(mcp):
     assert (ev["signal"], ev["signalCode"]) == ("SIGSEGV", "SI_USER"), ev
     assert "faultAddress" not in ev and "stackOverflow" not in ev, ev
     assert ev["sender"] == {"pid": r["pid"], "uid": os.getuid(), "self": True}, ev
-    assert ev["text"].startswith("SIGSEGV (SI_USER) sent by itself, pid %d" % r["pid"]), ev
+    assert ev["text"].startswith("SIGSEGV (SI_USER) sent by pid %d (itself) in main"
+                                 % r["pid"]), ev
