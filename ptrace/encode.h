@@ -15,8 +15,8 @@
  *   character's number in the type's range.
  * - enum: an enumerator's name, or a number in the range of its underlying type.
  * - pointers: a number, or a string in hex ("0x7ffd...") or decimal; 0 is NULL.
- * - arrays of 1-byte chars (plain char): a string that fits with its terminating NUL; the rest of
- *   the array is zeroed.
+ * - arrays of plain char: a string that fits with its terminating NUL; the rest of the
+ *   array is zeroed.
  * - structs, unions, other arrays, references, functions and unknown types are
  *   refused with a sentence that says what to write instead (a member, an element).
  */
