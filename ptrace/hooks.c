@@ -539,8 +539,9 @@ static const char *watch_data(struct hooks *h, struct thread *t, struct hook *k,
 }
 
 /* The short rendering of value JSON (value_short.h) as the data member key, in
- * h->brief (the member text) and h->brief_obj (an object of it alone). */
-static void brief_member(struct hooks *h, const char *key, const char *json, bool args)
+ * h->brief (the member text) and h->brief_obj (an object of it alone); false when
+ * memory ran out. */
+static bool brief_member(struct hooks *h, const char *key, const char *json, bool args)
 {
     struct strbuf text = {0};
     if (args)
@@ -553,7 +554,9 @@ static void brief_member(struct hooks *h, const char *key, const char *json, boo
     sb_puts(&h->brief_obj, "{");
     sb_puts(&h->brief_obj, h->brief.buf ? h->brief.buf : "");
     sb_puts(&h->brief_obj, "}");
+    bool ok = !text.oom && !h->brief.oom && !h->brief_obj.oom;
     sb_free(&text);
+    return ok;
 }
 
 enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
@@ -611,17 +614,12 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
         abi_return_json(&h->ret, f->hook->fn->return_type, &a, f->hidden_ret, procmem_read_ctx,
                         &t->memfd, &h->vopts);
         ev.return_value = h->ret.oom ? NULL : h->ret.buf;
-        if (ev.return_value && f->hook->fn->return_type) {
-            brief_member(h, "retShort", ev.return_value, false);
-            if (!h->brief_obj.oom)
-                ev.data = h->brief_obj.buf;
-        }
+        if (ev.return_value && f->hook->fn->return_type &&
+            brief_member(h, "retShort", ev.return_value, false))
+            ev.data = h->brief_obj.buf;
     }
-    ev.data = watch_data(h, t, f->hook,
-                         kind == EXIT_UNWOUND ? "\"unwound\":true"
-                         : ev.data            ? h->brief.buf
-                                              : NULL,
-                         ev.data);
+    const char *fixed = kind == EXIT_UNWOUND ? "\"unwound\":true" : ev.data ? h->brief.buf : NULL;
+    ev.data = watch_data(h, t, f->hook, fixed, ev.data);
     push_event(h, &ev);
 }
 
@@ -712,10 +710,8 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     if (t->depth > 0)
         ev.parent_seq = t->frames[t->depth - 1].seq;
     ev.arguments = h->args.oom ? NULL : h->args.buf;
-    bool brief = ev.arguments && k->fn->n_params > 0;
-    if (brief)
-        brief_member(h, "argsShort", ev.arguments, true);
-    brief = brief && !h->brief_obj.oom;
+    bool brief = ev.arguments && k->fn->n_params > 0 &&
+                 brief_member(h, "argsShort", ev.arguments, true);
     ev.data = watch_data(h, t, k, brief ? h->brief.buf : NULL, brief ? h->brief_obj.buf : NULL);
     push_event(h, &ev);
 
