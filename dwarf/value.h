@@ -19,8 +19,8 @@
  *   unsigned; plain char is signed as on x86-64).
  * - An enum is its enumerator's name; a value with no enumerator is the number.
  *   Signedness comes from the underlying type (target), signed when unknown.
- * - A pointer with value 0 is null (any pointer kind). A pointer to a 1-byte char is
- *   a string read through the callback, up to max_string bytes, stopping at NUL;
+ * - A pointer with value 0 is null (any pointer kind). A pointer to a 1-byte char
+ *   (DWT_CHAR) is a string read through the callback, up to max_string bytes, stopping at NUL;
  *   when longer (or when memory ends before a NUL) "...(truncated)" is appended to
  *   the text. Reads never cross a 4 KiB boundary, so a string that ends just before
  *   an unmapped page still reads. Bytes that are not valid UTF-8 are written as
@@ -63,7 +63,7 @@
  *   call with the same refs already expanded is {"@ptr":"0x...","@see":WHERE}, WHERE
  *   being refs->where at that earlier call (a crash prints each struct once).
  * - Arrays are JSON arrays of their first max_array elements, then a final
- *   "...(N more)" string; arrays of 1-byte chars are strings (up to the first NUL,
+ *   "...(N more)" string; arrays of 1-byte DWT_CHAR are strings (up to the first NUL,
  *   truncated as above); arrays of unknown length are [] (char: read as a string
  *   when the address is known). Arrays do not count as depth.
  * - void, unknown types and unsupported sizes: null when size is 0, else the string
