@@ -42,6 +42,15 @@ static void put(struct reader *r, const char *s, size_t n)
 
 static void puts_r(struct reader *r, const char *s) { put(r, s, strlen(s)); }
 
+/* Steps over c; false (and stays, even at the end of the text) when it is not next. */
+static bool expect(struct reader *r, char c)
+{
+    if (*r->p != c)
+        return false;
+    r->p++;
+    return true;
+}
+
 /* Reads a JSON string's raw text (escapes kept) into [*start, *len); false when the
  * text ends first. */
 static bool read_string(struct reader *r, const char **start, size_t *len)
@@ -111,7 +120,7 @@ static bool object(struct reader *r, int level)
         if (!read_string(r, &key, &key_len))
             return false;
         skip_ws(r);
-        if (*r->p++ != ':')
+        if (!expect(r, ':'))
             return false;
         skip_ws(r);
         bool hidden = key_len && key[0] == '@';
@@ -228,9 +237,9 @@ void value_short_args(struct strbuf *out, const char *json, size_t limit)
     struct reader r = {.p = json ? json : "[]", .out = out};
     size_t start = out->len, n_args = 0;
     for (const char *p = r.p; (p = strstr(p, "{\"name\":")) != NULL; p++)
-        n_args++; /* an upper bound: string values may hold the same text */
+        n_args++; /* exact: inside a string value its quotes would be escaped */
     skip_ws(&r);
-    if (*r.p++ != '[')
+    if (!expect(&r, '['))
         return;
     for (size_t i = 0;; i++) {
         skip_ws(&r);
@@ -255,13 +264,13 @@ void value_short_args(struct strbuf *out, const char *json, size_t limit)
                 r.p++;
                 break;
             }
-            if (!first && *r.p++ != ',')
+            if (!first && !expect(&r, ','))
                 return;
             skip_ws(&r);
             if (!read_string(&r, &key, &key_len))
                 return;
             skip_ws(&r);
-            if (*r.p++ != ':')
+            if (!expect(&r, ':'))
                 return;
             skip_ws(&r);
             if (key_len == 4 && strncmp(key, "name", 4) == 0 && *r.p == '"') {
