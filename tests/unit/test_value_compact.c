@@ -267,6 +267,8 @@ static void test_value_short(void **state)
     free(got);
     /* Invalid JSON renders as far as it goes, without reading past it. */
     check_short("{\"a\":1,", "{a=1");
+    check_short("{\"a\"", "{");
+    check_short("[1,", "[1, ");
     check_short("", "");
 }
 
@@ -285,6 +287,8 @@ static void test_value_short_args(void **state)
     got = sb_take(&sb);
     assert_non_null(strstr(got, "\xe2\x80\xa6, n=7"));
     free(got);
+    value_short_args(&sb, "[{\"name\"", VALUE_SHORT_LIMIT); /* invalid: stops */
+    sb_free(&sb);
     value_short_args(&sb, "[]", VALUE_SHORT_LIMIT);
     got = sb_take(&sb);
     assert_string_equal(got ? got : "", "");
