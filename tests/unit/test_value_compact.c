@@ -2,8 +2,8 @@
  * test_value_compact.c - the compact renderings of dwarf/value.h on hand-built types
  * and fake memory: function pointers by symbol, opaque structs of system headers
  * (with their useful fields), large structs at depth 1, references across calls;
- * the argument budget shared by dwarf/abi.h; and the one-line renderings of
- * dwarf/value_short.h.
+ * the argument budget shared by dwarf/abi.h; the one-line renderings of
+ * dwarf/value_short.h; and ptrace/fnsym.h naming this process's own code.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dwarf/abi.h"
 #include "dwarf/value.h"
 #include "dwarf/value_short.h"
+#include "ptrace/fnsym.h"
 
 #define MEM_BASE 0x10000u
 #define FAKE_MEM_BASE MEM_BASE
@@ -72,6 +74,32 @@ static void test_function_pointers(void **state)
     check(&fnp, &p, &o, "null");
     p = 0x401000; /* no callback: the address */
     check(&fnp, &p, NULL, "\"0x401000\"");
+}
+
+/* A function of this program for fnsym to name. */
+static __attribute__((noinline)) int fnsym_target(int v)
+{
+    return v * 3 + 1;
+}
+
+/* ptrace/fnsym.h on this very process: its own function and libc's. */
+static void test_fnsym_names_code(void **state)
+{
+    (void)state;
+    struct fnsym *f = fnsym_new();
+    assert_non_null(f);
+    char name[256];
+    assert_false(fnsym_name(f, (uint64_t)(uintptr_t)fnsym_target, name, sizeof name));
+    fnsym_use(f, getpid());
+    assert_true(fnsym_name(f, (uint64_t)(uintptr_t)fnsym_target, name, sizeof name));
+    assert_string_equal(name, "fnsym_target");
+    assert_true(fnsym_name(f, (uint64_t)(uintptr_t)fnsym_target + 4, name, sizeof name));
+    assert_string_equal(name, "fnsym_target+0x4");
+    assert_true(fnsym_name(f, (uint64_t)(uintptr_t)getpid, name, sizeof name));
+    assert_non_null(strstr(name, "getpid"));
+    int local = 0; /* the stack: no module */
+    assert_false(fnsym_name(f, (uint64_t)(uintptr_t)&local, name, sizeof name));
+    fnsym_free(f);
 }
 
 /* ---- opaque structs of system headers ----------------------------------------- */
@@ -299,6 +327,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_function_pointers),
+        cmocka_unit_test(test_fnsym_names_code),
         cmocka_unit_test(test_system_structs_opaque),
         cmocka_unit_test(test_large_structs_at_depth_one),
         cmocka_unit_test(test_refs_across_calls),
