@@ -16,42 +16,15 @@
 #include <string.h>
 
 #include "base/linesplit.h"
+#include "dwarf/value_walk.h"
 
 enum {
     NESTING_MAX = 64,   /* recursion guard against looping type graphs */
     WINDOW_MAX = 4096,  /* bytes copied locally when an object is read from memory */
     PAGE = 4096,        /* string reads never cross a multiple of this */
-    PATH_MAX_LEN = 16,  /* > 1 + the largest max_depth */
-    BYTES_SHOWN = 16,
 };
 
 #define EXACT_DOUBLE_LIMIT (UINT64_C(1) << 53)
-
-struct span {
-    const uint8_t *bytes;
-    uint64_t len;     /* bytes held locally */
-    uint64_t addr;    /* target address of bytes[0] when has_addr */
-    bool has_addr;
-};
-
-struct walk {
-    struct strbuf *out;
-    mem_read_fn rd;
-    void *ctx;
-    int max_depth;
-    size_t max_string, max_array, max_output;
-    bool depth_asked;
-    value_symbol_fn symbolize;
-    void *symbolize_ctx;
-    struct value_refs *refs;
-    size_t start_len;                /* out->len when the call began */
-    uint64_t path[PATH_MAX_LEN];     /* objects being expanded through pointers */
-    int n_path;
-    int nesting;
-};
-
-static void emit_value(struct walk *w, const struct dw_type *t, const struct span *s,
-                       uint64_t off, int depth);
 
 static bool over_budget(const struct walk *w)
 {
@@ -60,8 +33,8 @@ static bool over_budget(const struct walk *w)
 
 /* Copies n bytes at offset off of the span: locally when held, else from the
  * target when the span has an address. */
-static bool fetch(const struct walk *w, const struct span *s, uint64_t off, void *buf,
-                  uint64_t n)
+bool value_fetch(const struct walk *w, const struct span *s, uint64_t off, void *buf,
+                 uint64_t n)
 {
     if (off <= s->len && n <= s->len - off) {
         memcpy(buf, s->bytes + off, n);
@@ -80,7 +53,7 @@ static uint64_t load_le(const uint8_t *b, size_t n)
     return v;
 }
 
-static void put_hex_addr(struct walk *w, const char *prefix, uint64_t addr, const char *suffix)
+void value_put_hex(struct walk *w, const char *prefix, uint64_t addr, const char *suffix)
 {
     sb_printf(w->out, "\"%s0x%" PRIx64 "%s\"", prefix, addr, suffix);
 }
@@ -88,7 +61,7 @@ static void put_hex_addr(struct walk *w, const char *prefix, uint64_t addr, cons
 static void put_unreadable(struct walk *w, const struct span *s, uint64_t off)
 {
     if (s->has_addr && off <= UINT64_MAX - s->addr)
-        put_hex_addr(w, "<unreadable ", s->addr + off, ">");
+        value_put_hex(w, "<unreadable ", s->addr + off, ">");
     else
         sb_puts(w->out, "null");
 }
@@ -186,7 +159,7 @@ static void emit_bytes(struct walk *w, const struct dw_type *t, const struct spa
     }
     uint8_t b[BYTES_SHOWN];
     size_t n = t->size < BYTES_SHOWN ? (size_t)t->size : BYTES_SHOWN;
-    if (!fetch(w, s, off, b, n)) {
+    if (!value_fetch(w, s, off, b, n)) {
         put_unreadable(w, s, off);
         return;
     }
@@ -205,7 +178,7 @@ static void emit_float(struct walk *w, const struct dw_type *t, const struct spa
         emit_bytes(w, t, s, off);
         return;
     }
-    if (!fetch(w, s, off, b, t->size)) {
+    if (!value_fetch(w, s, off, b, t->size)) {
         put_unreadable(w, s, off);
         return;
     }
@@ -311,7 +284,7 @@ static void emit_int(struct walk *w, const struct dw_type *t, const struct span 
         emit_bytes(w, t, s, off);
         return;
     }
-    if (!fetch(w, s, off, b, t->size)) {
+    if (!value_fetch(w, s, off, b, t->size)) {
         put_unreadable(w, s, off);
         return;
     }
@@ -341,7 +314,7 @@ static void emit_bitfield(struct walk *w, const struct dw_type *t, const struct 
     unsigned shift = bit_offset % 8;
     size_t n = (shift + bit_size + 7) / 8;
     uint8_t b[9] = {0};
-    if (first < off || !fetch(w, s, first, b, n)) {
+    if (first < off || !value_fetch(w, s, first, b, n)) {
         put_unreadable(w, s, first);
         return;
     }
@@ -397,7 +370,7 @@ static void emit_cstring(struct walk *w, uint64_t addr)
     if (nul)
         put_text(w, buf, (size_t)(nul - buf), false);
     else if (got == 0)
-        put_hex_addr(w, "<unreadable ", addr, ">");
+        value_put_hex(w, "<unreadable ", addr, ">");
     else
         put_text(w, buf, got < w->max_string ? got : w->max_string, true);
     if (buf != local)
@@ -421,7 +394,7 @@ static void emit_char_array(struct walk *w, const struct dw_type *t, const struc
         sb_puts(w->out, "null");
         return;
     }
-    if (!fetch(w, s, off, buf, n)) {
+    if (!value_fetch(w, s, off, buf, n)) {
         put_unreadable(w, s, off);
     } else {
         const char *nul = memchr(buf, '\0', n);
@@ -449,7 +422,7 @@ static void emit_array(struct walk *w, const struct dw_type *t, const struct spa
             break;
         if (shown)
             sb_puts(w->out, ",");
-        emit_value(w, elem, s, eoff, depth);
+        value_emit(w, elem, s, eoff, depth);
     }
     if (shown < t->count)
         sb_printf(w->out, "%s\"...(%" PRIu64 " more)\"", shown ? "," : "", t->count - shown);
@@ -471,117 +444,6 @@ static void put_struct_marker(struct walk *w, const struct dw_type *t, const uin
     else
         snprintf(text + n, sizeof text - (size_t)n, ">");
     sb_json_string(w->out, text);
-}
-
-bool value_is_large(const struct dw_type *t)
-{
-    if (t && (t->kind == DWT_POINTER || t->kind == DWT_REFERENCE))
-        t = t->target;
-    return t && (t->kind == DWT_STRUCT || t->kind == DWT_UNION) &&
-           (t->size > 256 || t->n_members > 16);
-}
-
-/* ---- opaque structs of system headers ------------------------------------------- */
-
-/* The fields worth showing of glibc's opaque types: label, then the member path. */
-static const struct opaque_fields {
-    const char *type;
-    const char *fields[3][2];
-} opaque_fields[] = {
-    {"pthread_mutex_t", {{"owner", "__data.__owner"}, {"locked", "__data.__lock"},
-                         {"count", "__data.__count"}}},
-    {"pthread_rwlock_t", {{"writer", "__data.__cur_writer"}, {"readers", "__data.__readers"}}},
-    {"FILE", {{"fileno", "_fileno"}}},
-    {"struct _IO_FILE", {{"fileno", "_fileno"}}},
-    {"struct stat", {{"size", "st_size"}, {"mode", "st_mode"}}},
-};
-
-static bool is_opaque(const struct walk *w, const struct dw_type *t)
-{
-    return t->system_header && !w->depth_asked && (t->kind == DWT_UNION || t->size > 64);
-}
-
-/* The member at a dotted path ("__data.__owner"): its type and offset. */
-static const struct dw_member *member_path(const struct dw_type *t, const char *path,
-                                           uint64_t *off)
-{
-    *off = 0;
-    const struct dw_member *found = NULL;
-    while (t && *path) {
-        const char *dot = strchr(path, '.');
-        size_t len = dot ? (size_t)(dot - path) : strlen(path);
-        found = NULL;
-        for (size_t i = 0; i < t->n_members && !found; i++)
-            if (t->members[i].name && strlen(t->members[i].name) == len &&
-                strncmp(t->members[i].name, path, len) == 0)
-                found = &t->members[i];
-        if (!found || found->bit_size)
-            return NULL;
-        *off += found->offset;
-        t = found->type;
-        path += len + (dot ? 1 : 0);
-    }
-    return found;
-}
-
-/* "<NAME 0x...>", or an object with it as "@opaque" and the type's useful fields. */
-static void emit_opaque(struct walk *w, const struct dw_type *t, const struct span *s,
-                        uint64_t off, const uint64_t *addr)
-{
-    char text[320];
-    const char *name = t->name ? t->name : "(anonymous)";
-    if (addr)
-        snprintf(text, sizeof text, "<%.256s 0x%" PRIx64 ">", name, *addr);
-    else
-        snprintf(text, sizeof text, "<%.256s>", name);
-    const struct opaque_fields *of = NULL;
-    for (size_t i = 0; i < sizeof opaque_fields / sizeof *opaque_fields && !of; i++)
-        if (t->name && strcmp(t->name, opaque_fields[i].type) == 0)
-            of = &opaque_fields[i];
-    if (!of) {
-        sb_json_string(w->out, text);
-        return;
-    }
-    sb_puts(w->out, "{\"@opaque\":");
-    sb_json_string(w->out, text);
-    for (size_t i = 0; i < 3 && of->fields[i][0]; i++) {
-        uint64_t moff;
-        const struct dw_member *m = member_path(t, of->fields[i][1], &moff);
-        if (!m)
-            continue;
-        sb_printf(w->out, ",\"%s\":", of->fields[i][0]);
-        emit_value(w, m->type, s, off + moff, w->max_depth);
-    }
-    sb_puts(w->out, "}");
-}
-
-/* ---- references across calls ---------------------------------------------------- */
-
-void value_refs_free(struct value_refs *r)
-{
-    free(r->items);
-    r->items = NULL;
-    r->n = 0;
-}
-
-static const struct value_ref *ref_find(const struct walk *w, uint64_t addr)
-{
-    for (size_t i = 0; w->refs && i < w->refs->n; i++)
-        if (w->refs->items[i].addr == addr)
-            return &w->refs->items[i];
-    return NULL;
-}
-
-static void ref_add(struct walk *w, uint64_t addr)
-{
-    struct value_refs *r = w->refs;
-    if (!r || !r->where || r->n >= VALUE_REFS_MAX)
-        return;
-    if (!r->items && !(r->items = malloc(VALUE_REFS_MAX * sizeof *r->items)))
-        return;
-    r->items[r->n].addr = addr;
-    snprintf(r->items[r->n].where, sizeof r->items[r->n].where, "%s", r->where);
-    r->n++;
 }
 
 /* Writes the members of the struct/union at off as "key":value pairs (after a comma
@@ -624,24 +486,9 @@ static bool emit_members(struct walk *w, const struct dw_type *t, const struct s
         if (m->bit_size)
             emit_bitfield(w, m->type, s, moff, m->bit_offset, m->bit_size);
         else
-            emit_value(w, m->type, s, moff, depth);
+            value_emit(w, m->type, s, moff, depth);
     }
     return true;
-}
-
-/* The first bytes of a union, hex, as the "@bytes" member. */
-static void put_union_bytes(struct walk *w, const struct dw_type *t, const struct span *s,
-                            uint64_t off, bool *first)
-{
-    uint8_t b[BYTES_SHOWN];
-    size_t n = t->size < BYTES_SHOWN ? (size_t)t->size : BYTES_SHOWN;
-    if (!fetch(w, s, off, b, n))
-        return;
-    sb_puts(w->out, *first ? "\"@bytes\":\"" : ",\"@bytes\":\"");
-    for (size_t i = 0; i < n; i++)
-        sb_printf(w->out, "%02x", b[i]);
-    sb_puts(w->out, t->size > BYTES_SHOWN ? "...\"" : "\"");
-    *first = false;
 }
 
 /* The object at off, or the by-value depth marker; ptr adds the "@ptr" key. */
@@ -652,20 +499,20 @@ static void emit_struct(struct walk *w, const struct dw_type *t, const struct sp
         put_struct_marker(w, t, ptr);
         return;
     }
-    if (is_opaque(w, t)) {
+    if (value_is_opaque(w, t)) {
         uint64_t at = s->has_addr ? s->addr + off : 0;
-        emit_opaque(w, t, s, off, ptr ? ptr : s->has_addr ? &at : NULL);
+        value_emit_opaque(w, t, s, off, ptr ? ptr : s->has_addr ? &at : NULL);
         return;
     }
     bool first = true;
     sb_puts(w->out, "{");
     if (ptr) {
         sb_puts(w->out, "\"@ptr\":");
-        put_hex_addr(w, "", *ptr, "");
+        value_put_hex(w, "", *ptr, "");
         first = false;
     }
     if (t->kind == DWT_UNION && t->n_members > 1 && !w->depth_asked)
-        put_union_bytes(w, t, s, off, &first);
+        value_put_union_bytes(w, t, s, off, &first);
     emit_members(w, t, s, off, depth + 1, &first);
     sb_puts(w->out, "}");
 }
@@ -678,7 +525,7 @@ static void emit_object_at(struct walk *w, const struct dw_type *t, uint64_t add
     size_t n = t->size < WINDOW_MAX ? (size_t)t->size : WINDOW_MAX;
     uint8_t window[WINDOW_MAX]; /* on the stack: no allocation per traced call */
     if (n && !w->rd(w->ctx, addr, window, n)) {
-        put_hex_addr(w, "<unreadable ", addr, ">");
+        value_put_hex(w, "<unreadable ", addr, ">");
         return;
     }
     struct span s = {.bytes = window, .len = n, .addr = addr, .has_addr = true};
@@ -689,7 +536,7 @@ static void emit_object_at(struct walk *w, const struct dw_type *t, uint64_t add
     if (aggregate && with_ptr)
         emit_struct(w, t, &s, 0, depth, &addr);
     else
-        emit_value(w, t, &s, 0, depth);
+        value_emit(w, t, &s, 0, depth);
     if (on_path)
         w->n_path--;
 }
@@ -699,10 +546,10 @@ static void follow_struct(struct walk *w, const struct dw_type *t, uint64_t addr
 {
     for (int i = 0; i < w->n_path; i++)
         if (w->path[i] == addr) {
-            put_hex_addr(w, "<cycle ", addr, ">");
+            value_put_hex(w, "<cycle ", addr, ">");
             return;
         }
-    const struct value_ref *seen = ref_find(w, addr);
+    const struct value_ref *seen = value_ref_find(w, addr);
     if (depth >= w->max_depth || (depth > 0 && !w->depth_asked && value_is_large(t))) {
         put_struct_marker(w, t, &addr);
     } else if (seen) {
@@ -710,19 +557,10 @@ static void follow_struct(struct walk *w, const struct dw_type *t, uint64_t addr
         sb_json_string(w->out, seen->where);
         sb_puts(w->out, "}");
     } else {
-        if (!is_opaque(w, t))
-            ref_add(w, addr);
+        if (!value_is_opaque(w, t))
+            value_ref_add(w, addr);
         emit_object_at(w, t, addr, depth, true);
     }
-}
-
-static void emit_symbol(struct walk *w, uint64_t addr)
-{
-    char name[256];
-    if (w->symbolize(w->symbolize_ctx, addr, name, sizeof name))
-        sb_json_string(w->out, name);
-    else
-        put_hex_addr(w, "", addr, "");
 }
 
 static void emit_pointer(struct walk *w, const struct dw_type *t, const struct span *s,
@@ -734,7 +572,7 @@ static void emit_pointer(struct walk *w, const struct dw_type *t, const struct s
         emit_bytes(w, t, s, off);
         return;
     }
-    if (!fetch(w, s, off, b, size)) {
+    if (!value_fetch(w, s, off, b, size)) {
         put_unreadable(w, s, off);
         return;
     }
@@ -751,13 +589,13 @@ static void emit_pointer(struct walk *w, const struct dw_type *t, const struct s
     else if (t->kind == DWT_POINTER && target && target->kind == DWT_CHAR && target->size == 1)
         emit_cstring(w, addr);
     else if (target && target->kind == DWT_FUNCTION && w->symbolize)
-        emit_symbol(w, addr);
+        value_emit_symbol(w, addr);
     else
-        put_hex_addr(w, "", addr, "");
+        value_put_hex(w, "", addr, "");
 }
 
-static void emit_value(struct walk *w, const struct dw_type *t, const struct span *s,
-                       uint64_t off, int depth)
+void value_emit(struct walk *w, const struct dw_type *t, const struct span *s, uint64_t off,
+                int depth)
 {
     if (!t) {
         sb_puts(w->out, "null");
@@ -824,7 +662,7 @@ void value_json(struct strbuf *out, const struct dw_type *t, const void *bytes,
     struct walk w;
     walk_init(&w, out, rd, ctx, o, t);
     struct span s = {.bytes = bytes, .len = t ? t->size : 0};
-    emit_value(&w, t, &s, 0, 0);
+    value_emit(&w, t, &s, 0, 0);
 }
 
 void value_json_at(struct strbuf *out, const struct dw_type *t, uint64_t addr,
