@@ -113,6 +113,10 @@ def test_short_renderings_in_summary_events(mcp):
     assert enter["argsShort"].startswith("c={id=77, fd=12, resp=2, "), enter
     assert len(enter["argsShort"].encode()) <= 83 and enter["argsShort"].endswith("\u2026")
     assert exit_["retShort"] == "21", exit_
+    # strobectl's text shows them too.
+    r = mcp.world.strobectl("query", sid, "--type", "function_exit")
+    assert r.rc == 0 and re.search(r'function_exit greet \(values_zoo\.c:\d+\) took [0-9.]+ '
+                                   r'ms => "hello world"\n', r.out), r
 
 
 def test_crash_prints_a_shared_struct_once(mcp):
