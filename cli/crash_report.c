@@ -131,6 +131,11 @@ static void print_summary(FILE *out, const cJSON *e, unsigned flags)
             fprintf(out, " (%s)", json_str(e, "signalCode"));
         if (json_str(e, "faultAddress"))
             fprintf(out, " at address %s", json_str(e, "faultAddress"));
+        const cJSON *sender = cJSON_GetObjectItemCaseSensitive(e, "sender");
+        if (sender)
+            fprintf(out, " sent by pid %lld%s", json_num(sender, "pid"),
+                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sender, "self"))
+                        ? " (itself)" : "");
     } else {
         const char *kind = json_str(e, "kind");
         const char *words = kind ? kind : "crash";

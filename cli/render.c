@@ -239,6 +239,11 @@ void render_event(FILE *out, const cJSON *e, bool verbose)
             fprintf(out, " %s%s", extras[i][1], s ? s : "?");
             free(s);
         }
+        /* Summary events carry one-line renderings instead of the values. */
+        if (!json_get(e, "arguments") && json_str(e, "argsShort"))
+            fprintf(out, " args: %s", json_str(e, "argsShort"));
+        if (!json_get(e, "returnValue") && json_str(e, "retShort"))
+            fprintf(out, " => %s", json_str(e, "retShort"));
         if (json_get(e, "watchValues")) {
             fputs(" [", out);
             render_values(out, json_get(e, "watchValues"), NULL);

@@ -106,6 +106,7 @@ struct collector_launch {
     const char *const *patterns;
     int n_patterns;
     int depth;
+    bool depth_asked;              /* depth was set, not the default (dwarf/value.h) */
     struct collector_events events;
     /* Trace watches (pending ones) to add before the patterns above are armed, when
      * the program's libraries are loaded (a collector without trace_watches ignores

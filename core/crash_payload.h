@@ -19,12 +19,17 @@
  * Its data object, as ptrace/crash.c writes it (members in this order):
  *   kind            "signal" | "assertion" | "uncaught_exception" | "panic" |
  *                   "sanitizer"
- *   signal, signalNumber, signalCode, faultAddress (hex string), stackOverflow,
- *   handlerInstalled                          when a signal was involved
+ *   signal, signalNumber, signalCode, faultAddress (hex string), sender,
+ *   stackOverflow, handlerInstalled           when a signal was involved;
+ *                   faultAddress only for faults the kernel raised with an address
+ *                   (si_code > 0 but SI_KERNEL), sender {pid, uid, self?} for signals
+ *                   sent by kill/tgkill/sigqueue (si_code <= 0)
  *   assertion       {expression, file, line, function}
  *   abortMessage    glibc's __abort_msg
  *   frames          innermost first: {index, function (null when unknown), file?,
  *                   line?, pc (hex), module?, moduleAddress?, inlined?, arguments?};
+ *                   a struct pointed to from several frames is written in the first,
+ *                   the others have {"@ptr", "@see": "frame N"} (dwarf/value.h refs)
  *                   {omittedFrames: N} where the middle of a deep stack is left out
  *   framesTotal, framesTotalIsLowerBound      when frames were left out
  *   crashFrame      the index of the crashing frame

@@ -17,6 +17,7 @@ static struct last_launch {
     char program[256];
 } applied[PATTERNS_MAX];
 static int pending_depth = 3;
+static bool pending_depth_asked;
 
 static int invalid(struct strobe_error *e, const char *p, const char *reason)
 {
@@ -100,7 +101,16 @@ void patterns_pending_set_depth(int depth)
 {
     pthread_mutex_lock(&lock);
     pending_depth = depth;
+    pending_depth_asked = true;
     pthread_mutex_unlock(&lock);
+}
+
+bool patterns_pending_depth_asked(void)
+{
+    pthread_mutex_lock(&lock);
+    bool asked = pending_depth_asked;
+    pthread_mutex_unlock(&lock);
+    return asked;
 }
 
 int patterns_pending_depth(void)

@@ -33,5 +33,7 @@ bool patterns_pending_last_launch(const char *p, char *session_id, size_t id_cap
 /* The serialization depth staged with them (3 until set; 1-10). */
 void patterns_pending_set_depth(int depth);
 int patterns_pending_depth(void);
+/* Whether that depth was set (then large and system structs are expanded to it too). */
+bool patterns_pending_depth_asked(void);
 
 #endif

@@ -221,8 +221,11 @@ void abi_args_json(struct strbuf *out, const struct dw_function *f, const struct
     sb_puts(out, "[");
     for (size_t i = 0; i < f->n_params; i++) {
         const struct dw_param *p = &f->params[i];
+        /* A fair share: what is left, split over the arguments still to write, so
+         * that one big struct does not take the budget of the others. */
         size_t used = out->len - start_len;
-        each.max_output = used < budget ? budget - used : 1;
+        size_t left = used < budget ? budget - used : 0;
+        each.max_output = left / (f->n_params - i) ? left / (f->n_params - i) : 1;
         sb_puts(out, i ? ",{\"name\":" : "{\"name\":");
         if (p->name)
             sb_json_string(out, p->name);

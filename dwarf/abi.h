@@ -53,7 +53,9 @@ struct abi_regs {
 };
 
 /* Writes the arguments at function entry as a JSON array of {"name", "value"}, one
- * per parameter of f in order (name null when unnamed): [] when f has none. */
+ * per parameter of f in order (name null when unnamed): [] when f has none. The
+ * output budget (o->max_output) is shared: each argument may write what is left
+ * divided by the arguments still to write, so one that needs less passes the rest on. */
 void abi_args_json(struct strbuf *out, const struct dw_function *f, const struct abi_regs *r,
                    mem_read_fn rd, void *ctx, const struct value_opts *o);
 

@@ -36,7 +36,8 @@
 #include "base/u64map.h"
 
 #define MAGIC "STRBIDX1"
-#define VERSION 1u
+#define VERSION 2u
+#define SYSTEM_HEADER_BIT 0x10000u /* in a type's kind word */
 #define NONE 0xFFFFFFFFu
 
 /* Record sizes in the file (fields packed, little-endian). */
@@ -237,7 +238,7 @@ static void write_payload(struct writer *w, const struct dw_index *ix, struct bu
     for (size_t i = 0; i < w->n_order && !w->failed; i++) {
         const struct dw_type *t = w->order[i];
         struct buf *b = &w->t[T_TYPES];
-        put32(b, (uint32_t)t->kind);
+        put32(b, (uint32_t)t->kind | (t->system_header ? SYSTEM_HEADER_BIT : 0));
         put32(b, str_off(w, t->name));
         put64(b, t->size);
         put32(b, type_idx(w, t->target));
@@ -436,6 +437,8 @@ static struct dw_index *parse(const unsigned char *data, size_t size, const char
     for (uint32_t i = 0; i < tb.n[T_TYPES] && !tb.bad; i++) {
         struct dw_type *t = &types[i];
         uint32_t kind = get32(&r);
+        t->system_header = kind & SYSTEM_HEADER_BIT;
+        kind &= ~SYSTEM_HEADER_BIT;
         if (kind > DWT_FUNCTION)
             tb.bad = true;
         t->kind = (enum dw_type_kind)kind;

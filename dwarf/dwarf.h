@@ -20,9 +20,9 @@
 enum dw_type_kind {
     DWT_VOID,      /* also "unknown" */
     DWT_BOOL,
-    DWT_SIGNED,    /* int, long, signed char used as a number, ... */
-    DWT_UNSIGNED,
-    DWT_CHAR,      /* char / signed char / unsigned char (as text when pointed to) */
+    DWT_SIGNED,    /* int, long, signed char (int8_t), ... */
+    DWT_UNSIGNED,  /* unsigned int, unsigned char (uint8_t), ... */
+    DWT_CHAR,      /* plain char only (text when printable or pointed to) */
     DWT_FLOAT,     /* float, double, long double: size says which */
     DWT_POINTER,   /* target = pointee (NULL for void *) */
     DWT_REFERENCE, /* C++ & and &&: target = referred type */
@@ -58,6 +58,7 @@ struct dw_type {
     const struct dw_member *members;      /* struct/union */
     size_t n_enumerators;
     const struct dw_enumerator *enumerators;
+    bool system_header;      /* a struct/union declared under /usr/include (glibc's) */
 };
 
 struct dw_param {

@@ -1,6 +1,7 @@
 /*
  * types.c - DWARF type DIEs to struct dw_type (dwarf.h), for the argument decoder of
- * the tracer: base types by DW_ATE encoding, pointers, references, typedefs (their
+ * the tracer: base types by DW_ATE encoding (only plain char is a character type;
+ * signed and unsigned char are integers), pointers, references, typedefs (their
  * name, their target's shape), structs/classes/unions with members and bit fields,
  * enums with enumerators, arrays (one level per dimension), function types.
  * const/volatile/restrict/atomic are stripped.
@@ -184,7 +185,14 @@ static void convert_base(struct type_conv *tc, Dwarf_Die *die, struct tnode *n)
         break;
     case DW_ATE_signed_char:
     case DW_ATE_unsigned_char:
-        n->t.kind = DWT_CHAR;
+        /* Only plain char is text: signed char and unsigned char (uint8_t, int8_t)
+         * are small numbers in real C, so they stay numbers whatever their value. */
+        if (!n->t.name || strcmp(n->t.name, "char") == 0)
+            n->t.kind = DWT_CHAR;
+        else if (udata(die, DW_AT_encoding, 0) == DW_ATE_signed_char)
+            n->t.kind = DWT_SIGNED;
+        else
+            n->t.kind = DWT_UNSIGNED;
         break;
     case DW_ATE_float:
         n->t.kind = DWT_FLOAT;
@@ -276,6 +284,8 @@ static void convert_struct(struct type_conv *tc, Dwarf_Die *die, struct tnode *n
     else
         n->t.name = arena_strdup(tc->a, name);
     n->t.size = udata(die, DW_AT_byte_size, 0);
+    const char *file = dwarf_decl_file(die);
+    n->t.system_header = file && strncmp(file, "/usr/include/", 13) == 0;
     n->busy = true;
     convert_members(tc, die, n);
     n->busy = false;

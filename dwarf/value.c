@@ -16,38 +16,15 @@
 #include <string.h>
 
 #include "base/linesplit.h"
+#include "dwarf/value_walk.h"
 
 enum {
     NESTING_MAX = 64,   /* recursion guard against looping type graphs */
     WINDOW_MAX = 4096,  /* bytes copied locally when an object is read from memory */
     PAGE = 4096,        /* string reads never cross a multiple of this */
-    PATH_MAX_LEN = 16,  /* > 1 + the largest max_depth */
-    BYTES_SHOWN = 16,
 };
 
 #define EXACT_DOUBLE_LIMIT (UINT64_C(1) << 53)
-
-struct span {
-    const uint8_t *bytes;
-    uint64_t len;     /* bytes held locally */
-    uint64_t addr;    /* target address of bytes[0] when has_addr */
-    bool has_addr;
-};
-
-struct walk {
-    struct strbuf *out;
-    mem_read_fn rd;
-    void *ctx;
-    int max_depth;
-    size_t max_string, max_array, max_output;
-    size_t start_len;                /* out->len when the call began */
-    uint64_t path[PATH_MAX_LEN];     /* objects being expanded through pointers */
-    int n_path;
-    int nesting;
-};
-
-static void emit_value(struct walk *w, const struct dw_type *t, const struct span *s,
-                       uint64_t off, int depth);
 
 static bool over_budget(const struct walk *w)
 {
@@ -56,8 +33,8 @@ static bool over_budget(const struct walk *w)
 
 /* Copies n bytes at offset off of the span: locally when held, else from the
  * target when the span has an address. */
-static bool fetch(const struct walk *w, const struct span *s, uint64_t off, void *buf,
-                  uint64_t n)
+bool value_fetch(const struct walk *w, const struct span *s, uint64_t off, void *buf,
+                 uint64_t n)
 {
     if (off <= s->len && n <= s->len - off) {
         memcpy(buf, s->bytes + off, n);
@@ -76,7 +53,7 @@ static uint64_t load_le(const uint8_t *b, size_t n)
     return v;
 }
 
-static void put_hex_addr(struct walk *w, const char *prefix, uint64_t addr, const char *suffix)
+void value_put_hex(struct walk *w, const char *prefix, uint64_t addr, const char *suffix)
 {
     sb_printf(w->out, "\"%s0x%" PRIx64 "%s\"", prefix, addr, suffix);
 }
@@ -84,7 +61,7 @@ static void put_hex_addr(struct walk *w, const char *prefix, uint64_t addr, cons
 static void put_unreadable(struct walk *w, const struct span *s, uint64_t off)
 {
     if (s->has_addr && off <= UINT64_MAX - s->addr)
-        put_hex_addr(w, "<unreadable ", s->addr + off, ">");
+        value_put_hex(w, "<unreadable ", s->addr + off, ">");
     else
         sb_puts(w->out, "null");
 }
@@ -182,7 +159,7 @@ static void emit_bytes(struct walk *w, const struct dw_type *t, const struct spa
     }
     uint8_t b[BYTES_SHOWN];
     size_t n = t->size < BYTES_SHOWN ? (size_t)t->size : BYTES_SHOWN;
-    if (!fetch(w, s, off, b, n)) {
+    if (!value_fetch(w, s, off, b, n)) {
         put_unreadable(w, s, off);
         return;
     }
@@ -201,7 +178,7 @@ static void emit_float(struct walk *w, const struct dw_type *t, const struct spa
         emit_bytes(w, t, s, off);
         return;
     }
-    if (!fetch(w, s, off, b, t->size)) {
+    if (!value_fetch(w, s, off, b, t->size)) {
         put_unreadable(w, s, off);
         return;
     }
@@ -307,7 +284,7 @@ static void emit_int(struct walk *w, const struct dw_type *t, const struct span 
         emit_bytes(w, t, s, off);
         return;
     }
-    if (!fetch(w, s, off, b, t->size)) {
+    if (!value_fetch(w, s, off, b, t->size)) {
         put_unreadable(w, s, off);
         return;
     }
@@ -337,7 +314,7 @@ static void emit_bitfield(struct walk *w, const struct dw_type *t, const struct 
     unsigned shift = bit_offset % 8;
     size_t n = (shift + bit_size + 7) / 8;
     uint8_t b[9] = {0};
-    if (first < off || !fetch(w, s, first, b, n)) {
+    if (first < off || !value_fetch(w, s, first, b, n)) {
         put_unreadable(w, s, first);
         return;
     }
@@ -393,7 +370,7 @@ static void emit_cstring(struct walk *w, uint64_t addr)
     if (nul)
         put_text(w, buf, (size_t)(nul - buf), false);
     else if (got == 0)
-        put_hex_addr(w, "<unreadable ", addr, ">");
+        value_put_hex(w, "<unreadable ", addr, ">");
     else
         put_text(w, buf, got < w->max_string ? got : w->max_string, true);
     if (buf != local)
@@ -417,7 +394,7 @@ static void emit_char_array(struct walk *w, const struct dw_type *t, const struc
         sb_puts(w->out, "null");
         return;
     }
-    if (!fetch(w, s, off, buf, n)) {
+    if (!value_fetch(w, s, off, buf, n)) {
         put_unreadable(w, s, off);
     } else {
         const char *nul = memchr(buf, '\0', n);
@@ -445,7 +422,7 @@ static void emit_array(struct walk *w, const struct dw_type *t, const struct spa
             break;
         if (shown)
             sb_puts(w->out, ",");
-        emit_value(w, elem, s, eoff, depth);
+        value_emit(w, elem, s, eoff, depth);
     }
     if (shown < t->count)
         sb_printf(w->out, "%s\"...(%" PRIu64 " more)\"", shown ? "," : "", t->count - shown);
@@ -459,13 +436,14 @@ static void put_struct_marker(struct walk *w, const struct dw_type *t, const uin
     for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++)
         if (strncmp(name, keywords[i], strlen(keywords[i])) == 0)
             name += strlen(keywords[i]);
-    struct strbuf text = {0};
-    sb_printf(&text, "<%s %s", t->kind == DWT_UNION ? "union" : "struct", name);
+    char text[320]; /* a longer name is cut: a marker only has to be recognizable */
+    int n = snprintf(text, sizeof text, "<%s %.256s", t->kind == DWT_UNION ? "union" : "struct",
+                     name);
     if (addr)
-        sb_printf(&text, " at 0x%" PRIx64, *addr);
-    sb_puts(&text, ">");
-    sb_json_string(w->out, text.buf ? text.buf : "");
-    sb_free(&text);
+        snprintf(text + n, sizeof text - (size_t)n, " at 0x%" PRIx64 ">", *addr);
+    else
+        snprintf(text + n, sizeof text - (size_t)n, ">");
+    sb_json_string(w->out, text);
 }
 
 /* Writes the members of the struct/union at off as "key":value pairs (after a comma
@@ -474,7 +452,10 @@ static void put_struct_marker(struct walk *w, const struct dw_type *t, const uin
 static bool emit_members(struct walk *w, const struct dw_type *t, const struct span *s,
                          uint64_t off, int depth, bool *first)
 {
-    for (size_t i = 0; i < t->n_members; i++) {
+    /* A union is shown by its first member: the others are the same bytes. */
+    bool condensed = t->kind == DWT_UNION && t->n_members > 1 && !w->depth_asked;
+    size_t n_shown = condensed ? 1 : t->n_members;
+    for (size_t i = 0; i < n_shown; i++) {
         const struct dw_member *m = &t->members[i];
         if (over_budget(w)) {
             sb_printf(w->out, "%s\"...\":\"(%zu more)\"", *first ? "" : ",", t->n_members - i);
@@ -505,7 +486,7 @@ static bool emit_members(struct walk *w, const struct dw_type *t, const struct s
         if (m->bit_size)
             emit_bitfield(w, m->type, s, moff, m->bit_offset, m->bit_size);
         else
-            emit_value(w, m->type, s, moff, depth);
+            value_emit(w, m->type, s, moff, depth);
     }
     return true;
 }
@@ -514,17 +495,24 @@ static bool emit_members(struct walk *w, const struct dw_type *t, const struct s
 static void emit_struct(struct walk *w, const struct dw_type *t, const struct span *s,
                         uint64_t off, int depth, const uint64_t *ptr)
 {
-    if (depth >= w->max_depth) {
-        put_struct_marker(w, t, NULL);
+    if (depth >= w->max_depth || (depth > 0 && !w->depth_asked && value_is_large(t))) {
+        put_struct_marker(w, t, ptr);
+        return;
+    }
+    if (value_is_opaque(w, t)) {
+        uint64_t at = s->has_addr ? s->addr + off : 0;
+        value_emit_opaque(w, t, s, off, ptr ? ptr : s->has_addr ? &at : NULL);
         return;
     }
     bool first = true;
     sb_puts(w->out, "{");
     if (ptr) {
         sb_puts(w->out, "\"@ptr\":");
-        put_hex_addr(w, "", *ptr, "");
+        value_put_hex(w, "", *ptr, "");
         first = false;
     }
+    if (t->kind == DWT_UNION && t->n_members > 1 && !w->depth_asked)
+        value_put_union_bytes(w, t, s, off, &first);
     emit_members(w, t, s, off, depth + 1, &first);
     sb_puts(w->out, "}");
 }
@@ -537,7 +525,7 @@ static void emit_object_at(struct walk *w, const struct dw_type *t, uint64_t add
     size_t n = t->size < WINDOW_MAX ? (size_t)t->size : WINDOW_MAX;
     uint8_t window[WINDOW_MAX]; /* on the stack: no allocation per traced call */
     if (n && !w->rd(w->ctx, addr, window, n)) {
-        put_hex_addr(w, "<unreadable ", addr, ">");
+        value_put_hex(w, "<unreadable ", addr, ">");
         return;
     }
     struct span s = {.bytes = window, .len = n, .addr = addr, .has_addr = true};
@@ -548,7 +536,7 @@ static void emit_object_at(struct walk *w, const struct dw_type *t, uint64_t add
     if (aggregate && with_ptr)
         emit_struct(w, t, &s, 0, depth, &addr);
     else
-        emit_value(w, t, &s, 0, depth);
+        value_emit(w, t, &s, 0, depth);
     if (on_path)
         w->n_path--;
 }
@@ -558,13 +546,21 @@ static void follow_struct(struct walk *w, const struct dw_type *t, uint64_t addr
 {
     for (int i = 0; i < w->n_path; i++)
         if (w->path[i] == addr) {
-            put_hex_addr(w, "<cycle ", addr, ">");
+            value_put_hex(w, "<cycle ", addr, ">");
             return;
         }
-    if (depth >= w->max_depth)
+    const struct value_ref *seen = value_ref_find(w, addr);
+    if (depth >= w->max_depth || (depth > 0 && !w->depth_asked && value_is_large(t))) {
         put_struct_marker(w, t, &addr);
-    else
+    } else if (seen) {
+        sb_printf(w->out, "{\"@ptr\":\"0x%" PRIx64 "\",\"@see\":", addr);
+        sb_json_string(w->out, seen->where);
+        sb_puts(w->out, "}");
+    } else {
+        if (!value_is_opaque(w, t))
+            value_ref_add(w, addr);
         emit_object_at(w, t, addr, depth, true);
+    }
 }
 
 static void emit_pointer(struct walk *w, const struct dw_type *t, const struct span *s,
@@ -576,7 +572,7 @@ static void emit_pointer(struct walk *w, const struct dw_type *t, const struct s
         emit_bytes(w, t, s, off);
         return;
     }
-    if (!fetch(w, s, off, b, size)) {
+    if (!value_fetch(w, s, off, b, size)) {
         put_unreadable(w, s, off);
         return;
     }
@@ -592,12 +588,14 @@ static void emit_pointer(struct walk *w, const struct dw_type *t, const struct s
         emit_object_at(w, target, addr, depth, false);
     else if (t->kind == DWT_POINTER && target && target->kind == DWT_CHAR && target->size == 1)
         emit_cstring(w, addr);
+    else if (target && target->kind == DWT_FUNCTION && w->symbolize)
+        value_emit_symbol(w, addr);
     else
-        put_hex_addr(w, "", addr, "");
+        value_put_hex(w, "", addr, "");
 }
 
-static void emit_value(struct walk *w, const struct dw_type *t, const struct span *s,
-                       uint64_t off, int depth)
+void value_emit(struct walk *w, const struct dw_type *t, const struct span *s, uint64_t off,
+                int depth)
 {
     if (!t) {
         sb_puts(w->out, "null");
@@ -640,11 +638,19 @@ static void emit_value(struct walk *w, const struct dw_type *t, const struct spa
 }
 
 static void walk_init(struct walk *w, struct strbuf *out, mem_read_fn rd, void *ctx,
-                      const struct value_opts *o)
+                      const struct value_opts *o, const struct dw_type *t)
 {
     *w = (struct walk){.out = out, .rd = rd, .ctx = ctx, .start_len = out->len};
     int depth = o && o->max_depth ? o->max_depth : VALUE_DEFAULT_DEPTH;
+    w->depth_asked = o && o->depth_asked;
+    if (!w->depth_asked && value_is_large(t))
+        depth = 1;
     w->max_depth = depth < 1 ? 1 : depth > 10 ? 10 : depth;
+    if (o) {
+        w->symbolize = o->symbolize;
+        w->symbolize_ctx = o->symbolize_ctx;
+        w->refs = o->refs;
+    }
     w->max_string = o && o->max_string ? o->max_string : VALUE_DEFAULT_MAX_STRING;
     w->max_array = o && o->max_array ? o->max_array : VALUE_DEFAULT_MAX_ARRAY;
     w->max_output = o && o->max_output ? o->max_output : VALUE_DEFAULT_MAX_OUTPUT;
@@ -654,16 +660,16 @@ void value_json(struct strbuf *out, const struct dw_type *t, const void *bytes,
                 mem_read_fn rd, void *ctx, const struct value_opts *o)
 {
     struct walk w;
-    walk_init(&w, out, rd, ctx, o);
+    walk_init(&w, out, rd, ctx, o, t);
     struct span s = {.bytes = bytes, .len = t ? t->size : 0};
-    emit_value(&w, t, &s, 0, 0);
+    value_emit(&w, t, &s, 0, 0);
 }
 
 void value_json_at(struct strbuf *out, const struct dw_type *t, uint64_t addr,
                    mem_read_fn rd, void *ctx, const struct value_opts *o)
 {
     struct walk w;
-    walk_init(&w, out, rd, ctx, o);
+    walk_init(&w, out, rd, ctx, o, t);
     if (!t)
         sb_puts(out, "null");
     else

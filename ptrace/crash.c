@@ -34,6 +34,7 @@
 #include "dwarf/elfinfo.h"
 #include "dwarf/frame.h"
 #include "ptrace/bptab.h"
+#include "ptrace/fnsym.h"
 #include "ptrace/procmem.h"
 #include "ptrace/symbolize.h"
 #include "ptrace/unwind.h"
@@ -273,9 +274,14 @@ static size_t shown_index(const struct unwind_result *uw, const struct symbolize
 
 static void write_frames(struct strbuf *sb, const struct unwind_result *uw,
                          const struct symbolized *s, size_t crash_idx, int memfd,
-                         struct strbuf *locals)
+                         const struct modules *ms, struct strbuf *locals)
 {
-    struct value_opts vo = {.max_depth = 2, .max_output = 2048};
+    /* A struct several frames point to is written in the first (innermost) of them;
+     * the others refer to it ({"@ptr", "@see": "frame N"}). */
+    struct value_refs refs = {0};
+    char where[VALUE_REF_WHERE_MAX];
+    struct value_opts vo = {.max_depth = 2, .max_output = 2048, .refs = &refs,
+                            .symbolize = fnsym_name_in_modules, .symbolize_ctx = (void *)ms};
     sb_puts(sb, ",\"frames\":[");
     size_t with_args = 0, omitted = uw->total - uw->n;
     for (size_t i = 0; i < s->n; i++) {
@@ -313,6 +319,8 @@ static void write_frames(struct strbuf *sb, const struct unwind_result *uw,
             struct dw_regs regs;
             unwind_frame_regs(uf, &regs);
             struct strbuf params = {0}, vars = {0};
+            snprintf(where, sizeof where, "frame %zu", shown_index(uw, s, i));
+            refs.where = where;
             if (dw_frame_vars_json(&params, &vars, f->mod->path, f->lookup_pc, f->mod->bias,
                                    &regs, procmem_read_ctx, &memfd, &vo) == 0) {
                 if (f->outermost_site && !f->inlined) {
@@ -334,6 +342,7 @@ static void write_frames(struct strbuf *sb, const struct unwind_result *uw,
         sb_puts(sb, "}");
     }
     sb_puts(sb, "]");
+    value_refs_free(&refs);
 }
 
 /* ---- capture ---------------------------------------------------------------------- */
@@ -389,13 +398,23 @@ static void describe_signal(struct strbuf *d, struct strbuf *headline, const sig
         sb_printf(d, ",\"signalCode\":\"%s\"", code);
         sb_printf(headline, " (%s)", code);
     }
-    if (has_fault_address(sig)) {
+    /* si_code <= 0: sent by kill, tgkill or sigqueue (si_addr means nothing, si_pid
+     * and si_uid are the sender's); SI_KERNEL: the kernel gave no address (a general
+     * protection fault, e.g. a non-canonical pointer). */
+    bool sent = si->si_code <= 0;
+    if (sent) {
+        sb_printf(d, ",\"sender\":{\"pid\":%d,\"uid\":%u%s}", (int)si->si_pid,
+                  (unsigned)si->si_uid, si->si_pid == tgid ? ",\"self\":true" : "");
+        if (has_fault_address(sig))
+            sb_printf(headline, " sent by pid %d%s", (int)si->si_pid,
+                      si->si_pid == tgid ? " (itself)" : "");
+    } else if (has_fault_address(sig) && si->si_code != SI_KERNEL) {
         sb_puts(d, ",\"faultAddress\":");
         hex(d, fa);
         sb_printf(headline, " at address 0x%llx", (unsigned long long)fa);
     }
     /* A fault next to the stack pointer is the guard page below the stack. */
-    if (sig == SIGSEGV && (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) &&
+    if (sig == SIGSEGV && !sent && (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) &&
         (fa > regs->rsp ? fa - regs->rsp : regs->rsp - fa) < 65536)
         sb_puts(d, ",\"stackOverflow\":true");
     if (handler_installed(tgid, sig))
@@ -480,7 +499,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
         sb_json_string(&d, abort_msg);
     }
     if (sy.n) {
-        write_frames(&d, &uw, &sy, ci, memfd, &locals);
+        write_frames(&d, &uw, &sy, ci, memfd, &ms, &locals);
         if (uw.total > uw.n || uw.truncated)
             sb_printf(&d, ",\"framesTotal\":%zu%s", uw.total,
                       uw.truncated ? ",\"framesTotalIsLowerBound\":true" : "");

@@ -10,12 +10,13 @@
  * - bool: true/false, or the numbers 0 and 1.
  * - float, double, long double (x87, 10 of 16 bytes): a number, or "NaN",
  *   "Infinity", "-Infinity"; a finite value beyond the type's largest is refused.
- * - char (signed, unsigned or plain, which is signed): a one-character string, or
- *   the character's number in the type's range.
+ * - char (DWT_CHAR: plain char, which is signed; the DWARF index makes signed char,
+ *   unsigned char, int8_t and uint8_t integers): a one-character string, or the
+ *   character's number in the type's range.
  * - enum: an enumerator's name, or a number in the range of its underlying type.
  * - pointers: a number, or a string in hex ("0x7ffd...") or decimal; 0 is NULL.
- * - arrays of 1-byte chars: a string that fits with its terminating NUL; the rest of
- *   the array is zeroed.
+ * - arrays of plain char: a string that fits with its terminating NUL; the rest of the
+ *   array is zeroed.
  * - structs, unions, other arrays, references, functions and unknown types are
  *   refused with a sentence that says what to write instead (a member, an element).
  */

@@ -29,7 +29,9 @@
 #include "base/u64map.h"
 #include "dwarf/abi.h"
 #include "dwarf/value.h"
+#include "dwarf/value_short.h"
 #include "ptrace/bptab.h"
+#include "ptrace/fnsym.h"
 #include "ptrace/inject.h"
 #include "ptrace/procmem.h"
 #include "ptrace/reloc.h"
@@ -116,6 +118,8 @@ struct hooks {
     bool disarm_pending;
     int64_t next_rearm;
     struct strbuf args, ret, data;
+    struct strbuf brief, brief_obj; /* argsShort/retShort: as members, as an object */
+    struct fnsym *fnsym;            /* names function pointers in arguments */
 };
 
 /* ---- processes and threads ------------------------------------------------- */
@@ -410,9 +414,10 @@ size_t hooks_traced(const struct hooks *h, uint64_t *addrs, size_t max)
     return st.n;
 }
 
-void hooks_set_depth(struct hooks *h, int depth)
+void hooks_set_depth(struct hooks *h, int depth, bool asked)
 {
     h->vopts.max_depth = depth < 1 ? 1 : depth > 10 ? 10 : depth;
+    h->vopts.depth_asked = asked;
 }
 
 /* ---- events ------------------------------------------------------------------- */
@@ -536,6 +541,30 @@ static const char *watch_data(struct hooks *h, struct thread *t, struct hook *k,
     return h->data.oom ? fallback : h->data.buf;
 }
 
+/* The short rendering of value JSON (value_short.h) as the data member key, after
+ * the members fixed (without braces; NULL: none), in h->brief (the member text) and
+ * h->brief_obj (an object of them); false when memory ran out. */
+static bool brief_member(struct hooks *h, const char *fixed, const char *key,
+                         const char *json, bool args)
+{
+    struct strbuf text = {0};
+    if (args)
+        value_short_args(&text, json, VALUE_SHORT_LIMIT);
+    else
+        value_short(&text, json, VALUE_SHORT_LIMIT);
+    h->brief.len = h->brief_obj.len = 0;
+    if (fixed)
+        sb_printf(&h->brief, "%s,", fixed);
+    sb_printf(&h->brief, "\"%s\":", key);
+    sb_json_string(&h->brief, text.buf ? text.buf : "");
+    sb_puts(&h->brief_obj, "{");
+    sb_puts(&h->brief_obj, h->brief.buf ? h->brief.buf : "");
+    sb_puts(&h->brief_obj, "}");
+    bool ok = !text.oom && !h->brief.oom && !h->brief_obj.oom;
+    sb_free(&text);
+    return ok;
+}
+
 enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
 
 static uint64_t trampoline_for(const struct hooks *h, size_t n, uint64_t addr);
@@ -590,6 +619,7 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
         {"\"unwound\":true", "\"unwound\":true,\"inProgress\":true"},
     };
     bool unwound = kind == EXIT_UNWOUND;
+    const char *fixed = members[unwound][f->in_progress];
     ev.data = objects[unwound][f->in_progress];
     if (!unwound) {
         struct abi_regs a;
@@ -599,11 +629,17 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
             h->ret.buf[0] = '\0';
         /* An adopted frame's struct-return address is rax at the return (SysV). */
         uint64_t hidden = f->in_progress ? regs->rax : f->hidden_ret;
+        fnsym_use(h->fnsym, t->tgid);
         abi_return_json(&h->ret, f->hook->fn->return_type, &a, hidden, procmem_read_ctx,
                         &t->memfd, &h->vopts);
         ev.return_value = h->ret.oom ? NULL : h->ret.buf;
+        if (ev.return_value && f->hook->fn->return_type &&
+            brief_member(h, fixed, "retShort", ev.return_value, false)) {
+            ev.data = h->brief_obj.buf;
+            fixed = h->brief.buf;
+        }
     }
-    ev.data = watch_data(h, t, f->hook, members[unwound][f->in_progress], ev.data);
+    ev.data = watch_data(h, t, f->hook, fixed, ev.data);
     push_event(h, &ev);
 }
 
@@ -673,6 +709,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     h->args.len = 0;
     if (h->args.buf)
         h->args.buf[0] = '\0';
+    fnsym_use(h->fnsym, t->tgid);
     abi_args_json(&h->args, k->fn, &a, procmem_read_ctx, &t->memfd, &h->vopts);
 
     /* A tail call: the callee was jumped to with the caller's trampoline as its
@@ -693,7 +730,9 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     if (t->depth > 0)
         ev.parent_seq = t->frames[t->depth - 1].seq;
     ev.arguments = h->args.oom ? NULL : h->args.buf;
-    ev.data = watch_data(h, t, k, NULL, NULL);
+    bool brief = ev.arguments && k->fn->n_params > 0 &&
+                 brief_member(h, NULL, "argsShort", ev.arguments, true);
+    ev.data = watch_data(h, t, k, brief ? h->brief.buf : NULL, brief ? h->brief_obj.buf : NULL);
     push_event(h, &ev);
 
     uint64_t tramp = trampoline_for(h, areas_of_thread(h, t), k->addr);
@@ -966,6 +1005,9 @@ struct hooks *hooks_new(const struct hooks_config *cfg)
     h->cfg = *cfg;
     h->seq = cfg->seq ? cfg->seq : &h->own_seq;
     h->vopts = (struct value_opts){.max_depth = 3, .max_string = 1024, .max_array = 100};
+    h->fnsym = fnsym_new();
+    h->vopts.symbolize = h->fnsym ? fnsym_name : NULL;
+    h->vopts.symbolize_ctx = h->fnsym;
     return h;
 }
 
@@ -1006,6 +1048,9 @@ void hooks_free(struct hooks *h)
     sb_free(&h->args);
     sb_free(&h->ret);
     sb_free(&h->data);
+    sb_free(&h->brief);
+    sb_free(&h->brief_obj);
+    fnsym_free(h->fnsym);
     free(h);
 }
 

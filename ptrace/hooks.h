@@ -101,8 +101,9 @@ void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n);
 /* The addresses of the functions traced now (armed or throttled, not engine
  * hooks), up to max; returns how many there are. */
 size_t hooks_traced(const struct hooks *h, uint64_t *addrs, size_t max);
-/* Changes the serialization depth of arguments and return values (1-10). */
-void hooks_set_depth(struct hooks *h, int depth);
+/* Changes the serialization depth of arguments and return values (1-10); asked: it
+ * was asked for, so large and system structs are expanded to it too (dwarf/value.h). */
+void hooks_set_depth(struct hooks *h, int depth, bool asked);
 
 /* A trap of thread tid on a BP_TRACE_HOOK int3; regs are its registers (rip just
  * past the int3), and may be changed. BP_RESUMED: the event is recorded and the

@@ -140,7 +140,8 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
     }
     int n_staged = debugger_stage(ct->debugger, req->breakpoints, req->n_breakpoints);
-    int n_preloaded = trace_preload(ct->trace, req->patterns, req->n_patterns, req->depth);
+    int n_preloaded = trace_preload(ct->trace, req->patterns, req->n_patterns, req->depth,
+                                    req->depth_asked);
     if (twatch_stage(ct->watches, req->watches, req->n_watches) != 0) {
         target_free(ct);
         return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);

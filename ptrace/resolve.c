@@ -39,6 +39,7 @@ struct trace {
     int n_patterns;
     char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
     int depth;
+    bool depth_asked;        /* depth was asked for, not the default */
     struct u64map hooked;    /* runtime address -> const struct dw_function */
     struct pattern_result last[PATTERNS_MAX]; /* of the last update, per pattern */
     bool resolved;           /* last holds an update (the patterns met the program) */
@@ -101,9 +102,11 @@ static void remove_pattern(struct trace *tr, const char *p)
         }
 }
 
-int trace_preload(struct trace *tr, const char *const *patterns, int n, int depth)
+int trace_preload(struct trace *tr, const char *const *patterns, int n, int depth,
+                  bool depth_asked)
 {
     tr->depth = depth;
+    tr->depth_asked = depth_asked;
     for (int i = 0; i < n; i++)
         add_pattern(tr, patterns[i]);
     tr->entry_pending = tr->n_patterns > 0;
@@ -127,6 +130,7 @@ struct plan {
     size_t n_sampled;
     const char *sampled[16];
     int depth;
+    bool depth_asked;
     struct trace *tr;        /* whose patterns exec'd images follow (runtime updates) */
     size_t pat_matched[PATTERNS_MAX], pat_armed[PATTERNS_MAX]; /* per pattern */
     const struct dw_index *libs[64]; /* the libraries indexed, for the warnings */
@@ -277,6 +281,7 @@ static struct trace *snapshot(struct trace *tr)
     memcpy(snap->patterns, tr->patterns, sizeof snap->patterns);
     snap->n_patterns = tr->n_patterns;
     snap->depth = tr->depth;
+    snap->depth_asked = tr->depth_asked;
     memcpy(snap->project_root, tr->project_root, sizeof snap->project_root);
     pthread_mutex_unlock(&tr->patterns_lock);
     return snap;
@@ -286,7 +291,7 @@ static struct trace *snapshot(struct trace *tr)
  * disarms what they no longer do. */
 static void sync_image(struct trace *snap, pid_t pid, struct hooks *h)
 {
-    struct plan p = {.depth = snap->depth};
+    struct plan p = {.depth = snap->depth, .depth_asked = snap->depth_asked};
     struct strobe_error e = {0};
     if (build_plan(snap, pid, &p, &e) != 0) {
         log_warn("pid %d (exec'd): patterns not applied: %s", (int)pid, e.msg);
@@ -303,7 +308,7 @@ static void sync_image(struct trace *snap, pid_t pid, struct hooks *h)
                 traced[n_off++] = traced[i];
         hooks_disarm(h, traced, n_off);
     }
-    hooks_set_depth(h, p.depth);
+    hooks_set_depth(h, p.depth, p.depth_asked);
     hooks_arm(h, pid, p.arm, p.n_arm, &p.report);
     log_info("pid %d (exec'd): %zu functions matched, %zu armed, %zu disarmed", (int)pid,
              p.matched, p.report.armed, n_off);
@@ -354,7 +359,7 @@ static void apply_plan(struct tracer *t, void *arg)
         return;
     if (p->n_arm > 0)
         tracer_pin(t);
-    hooks_set_depth(h, p->depth);
+    hooks_set_depth(h, p->depth, p->depth_asked);
     hooks_disarm(h, p->disarm, p->n_disarm);
     hooks_arm(h, tracer_pid(t), p->arm, p->n_arm, &p->report);
     if (p->adopt && p->report.armed)
@@ -484,7 +489,8 @@ static int update_locked(struct trace *tr, struct tracer *t, struct trace_result
 {
     if (atomic_exchange(&tr->image_replaced, false))
         u64map_free(&tr->hooked); /* nothing of the old image is armed any more */
-    struct plan p = {.depth = tr->depth, .tr = tr, .adopt = res != NULL};
+    struct plan p = {.depth = tr->depth, .depth_asked = tr->depth_asked, .tr = tr,
+                     .adopt = res != NULL};
     int rc = build_plan(tr, tracer_pid(t), &p, e);
     if (rc == 0 && !p.exe_has_dwarf)
         for (int k = 0; k < tr->n_patterns; k++)
@@ -519,14 +525,17 @@ int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int
     pthread_mutex_lock(&tr->update_lock);
     char saved[PATTERNS_MAX][PATTERN_MAX_LEN];
     int n_saved = tr->n_patterns, saved_depth = tr->depth;
+    bool saved_asked = tr->depth_asked;
     memcpy(saved, tr->patterns, sizeof saved);
     pthread_mutex_lock(&tr->patterns_lock);
     for (int i = 0; i < n_remove; i++)
         remove_pattern(tr, remove[i]);
     for (int i = 0; i < n_add; i++)
         add_pattern(tr, add[i]);
-    if (depth > 0)
+    if (depth > 0) {
         tr->depth = depth;
+        tr->depth_asked = true;
+    }
     pthread_mutex_unlock(&tr->patterns_lock);
     int rc = update_locked(tr, t, res, e);
     if (rc != 0) { /* a failed update changes nothing */
@@ -534,6 +543,7 @@ int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int
         memcpy(tr->patterns, saved, sizeof saved);
         tr->n_patterns = n_saved;
         tr->depth = saved_depth;
+        tr->depth_asked = saved_asked;
         pthread_mutex_unlock(&tr->patterns_lock);
     }
     pthread_mutex_unlock(&tr->update_lock);

@@ -50,7 +50,8 @@ void trace_describe(struct trace *tr, struct trace_result *res);
 
 /* Stages patterns and the serialization depth before the target runs (pending
  * patterns at launch). Returns the number of patterns. */
-int trace_preload(struct trace *tr, const char *const *patterns, int n, int depth);
+int trace_preload(struct trace *tr, const char *const *patterns, int n, int depth,
+                  bool depth_asked);
 /* tracer_spec.on_entry for a session with preloaded patterns: arms them. */
 void trace_on_entry(void *trace, struct tracer *t);
 /* The program will never reach its entry point (it died first): updates stop

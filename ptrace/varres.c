@@ -565,7 +565,7 @@ int varres_resolve_in(struct varres_process *p, const char *expr, struct varres 
 
 bool varres_render(int memfd, const struct varres *v, int depth, struct strbuf *json)
 {
-    struct value_opts o = {.max_depth = depth};
+    struct value_opts o = {.max_depth = depth, .depth_asked = true}; /* a read by name */
     if (!v->has_address) {
         value_json(json, v->type, v->bytes, procmem_read_ctx, &memfd, &o);
         return true;

@@ -95,7 +95,8 @@ def test_read_aggregates_pointers_and_statics(mcp):
     assert value(mcp, sid, "g_name") == "hello"
     assert value(mcp, sid, "g_array") == [10, 20, 30, 40, 50]
     assert value(mcp, sid, "g_point") == {"x": 7, "y": -8}
-    assert value(mcp, sid, "g_union") == {"i": 1094861636, "f": 12.141422, "bytes": "DCBA"}
+    assert value(mcp, sid, "g_union") == {"i": 1094861636, "f": 12.141422,
+                                          "bytes": [68, 67, 66, 65]}  # unsigned char[4]
     assert value(mcp, sid, "g_config.retries") == 3
     assert value(mcp, sid, "g_config.origin") == {"x": 1, "y": 2}
     assert value(mcp, sid, "g_config.where->y") == -8

@@ -526,6 +526,7 @@ static void eq_type(struct type_pairs *tp, const struct dw_type *a, const struct
     eq_str(a->name, b->name);
     assert_int_equal(a->size, b->size);
     assert_int_equal(a->count, b->count);
+    assert_int_equal(a->system_header, b->system_header);
     assert_int_equal(a->n_members, b->n_members);
     for (size_t i = 0; i < a->n_members; i++) {
         const struct dw_member *x = &a->members[i], *y = &b->members[i];
@@ -605,7 +606,7 @@ static void cache_file(const char *dir, const struct dw_index *ix, char *out, si
     int found = 0;
     for (struct dirent *de; (de = readdir(d));) {
         size_t len = strlen(de->d_name);
-        if (len > 7 && strcmp(de->d_name + len - 7, ".v1.idx") == 0 &&
+        if (len > 7 && strcmp(de->d_name + len - 7, ".v2.idx") == 0 &&
             strncmp(de->d_name, ix->build_id, strlen(ix->build_id)) == 0) {
             snprintf(out, outlen, "%s/%s", dir, de->d_name);
             found++;

@@ -361,10 +361,14 @@ static void test_unions_and_anonymous(void **state)
     memcpy(b, &kind, 4);
     memcpy(b + 4, &f, 4);
     b[8] = 'x';
-    check(&t_tagged, b, "{\"kind\":2,\"i\":1065353216,\"f\":1,\"v\":{\"c\":\"x\",\"s\":120}}");
+    /* A union is shown once: its bytes and its first member. */
+    check(&t_tagged, b, "{\"kind\":2,\"i\":1065353216,\"v\":{\"@bytes\":\"7800\",\"c\":\"x\"}}");
     struct value_opts depth1 = {.max_depth = 1};
-    check_opts(&t_tagged, b, &depth1,
-               "{\"kind\":2,\"i\":1065353216,\"f\":1,\"v\":\"<union value>\"}");
+    check_opts(&t_tagged, b, &depth1, "{\"kind\":2,\"i\":1065353216,\"v\":\"<union value>\"}");
+    /* A depth asked for shows every member from the same bytes. */
+    struct value_opts asked = {.max_depth = 3, .depth_asked = true};
+    check_opts(&t_tagged, b, &asked,
+               "{\"kind\":2,\"i\":1065353216,\"f\":1,\"v\":{\"c\":\"x\",\"s\":120}}");
 }
 
 static const struct dw_type t_int3 = {.kind = DWT_ARRAY, .size = 12, .target = &t_int, .count = 3};
