@@ -73,6 +73,7 @@ struct timeline_query {
     struct timeline_bound from, to;  /* inclusive */
     int64_t min_duration_ns;         /* 0 = no filter */
     int pid;                         /* 0 = any process */
+    bool open_calls;                 /* only calls entered and not returned (store.h) */
     int64_t after_id;                /* 0 = none; else only later ids, in id order */
     int limit;                       /* 0 = TIMELINE_DEFAULT_LIMIT */
     int offset;

@@ -187,6 +187,50 @@ cJSON *tool_event_json(const struct store_event_row *r, bool verbose)
     return ev;
 }
 
+/* An openCalls answer: each call names its thread, and openCalls groups them per
+ * thread, outermost first and innermost last (the chain of traced callers down to
+ * where the thread is now). When the session's processes are gone, the calls never
+ * returned: each is marked neverReturned. rows are the n events shown. */
+static void open_calls_shape(cJSON *out, cJSON *events, const struct store_event_row *rows,
+                             int n, const char *session_id)
+{
+    struct session_target t;
+    struct strobe_error ignored = {0};
+    bool live = session_target_get(session_id, &t, &ignored) == 0;
+    if (live)
+        session_target_put(&t);
+    cJSON *threads = cJSON_AddArrayToObject(out, "openCalls");
+    int i = 0;
+    for (cJSON *ev = events->child; ev && i < n; ev = ev->next, i++) {
+        if (!cJSON_HasObjectItem(ev, "threadId"))
+            cJSON_AddNumberToObject(ev, "threadId", rows[i].tid);
+        if (!live)
+            cJSON_AddTrueToObject(ev, "neverReturned");
+        cJSON *group = NULL;
+        for (cJSON *g = threads->child; g && !group; g = g->next)
+            if (cJSON_GetObjectItem(g, "threadId")->valueint == rows[i].tid &&
+                cJSON_GetObjectItem(g, "pid")->valueint == rows[i].pid)
+                group = g;
+        if (!group) {
+            group = cJSON_CreateObject();
+            cJSON_AddNumberToObject(group, "threadId", rows[i].tid);
+            cJSON_AddNumberToObject(group, "pid", rows[i].pid);
+            if (rows[i].thread_name)
+                cJSON_AddStringToObject(group, "threadName", rows[i].thread_name);
+            cJSON_AddArrayToObject(group, "calls");
+            cJSON_AddItemToArray(threads, group);
+        }
+        cJSON_AddItemToArray(cJSON_GetObjectItem(group, "calls"),
+                             cJSON_CreateString(rows[i].function ? rows[i].function : ""));
+    }
+    cJSON_AddStringToObject(out, "openCallsNote", live
+        ? "Calls entered and not yet returned, per thread, innermost last: where each "
+          "thread is inside the traced code now. debug_session action \"stacks\" shows "
+          "the whole stacks and names deadlocks."
+        : "The program has ended: these calls never returned (it exited, was killed or "
+          "crashed inside them).");
+}
+
 /* The paging and presentation fields of args into q and *verbose. */
 static int paging(const cJSON *args, struct timeline_query *q, bool *verbose,
                   struct strobe_error *e)
@@ -233,6 +277,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         query_filter_explain(&filter, e);
     int offset = filter.q.offset;
     int64_t after_id = filter.q.after_id;
+    bool open_calls = filter.q.open_calls;
     query_filter_free(&filter);
     if (rc != 0)
         return NULL;
@@ -269,6 +314,8 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         cJSON_AddItemToArray(events, ev);
         last_id = res.events[shown].id;
     }
+    if (open_calls)
+        open_calls_shape(out, events, res.events, shown, id);
     cJSON_AddNumberToObject(out, "totalCount", (double)res.total_count);
     if (res.total_is_lower_bound)
         cJSON_AddTrueToObject(out, "totalCountIsLowerBound");

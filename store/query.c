@@ -361,6 +361,13 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
         sb_printf(w, " AND e.duration_ns >= ?%d", P_MINDUR);
     if (q->pid)
         sb_printf(w, " AND e.pid = ?%d", P_PID);
+    /* The exits' parent ids are read once into SQLite's ephemeral index (the subquery
+     * is not correlated): one walk of the session's exits on ev_session_ts (the type is
+     * in the index: only exits' rows are read), then a lookup per enter. */
+    if (q->open_calls)
+        sb_printf(w, " AND e.type = %d AND e.id NOT IN (SELECT x.parent_id FROM events x"
+                  " INDEXED BY ev_session_exit WHERE x.session = ?%d AND x.type = 4"
+                  " AND x.parent_id IS NOT NULL)", EV_FUNCTION_ENTER, P_SESSION);
     if (q->after_id > 0)
         sb_printf(w, " AND e.id > ?%d", P_AFTER);
     if (q->text_contains)
@@ -384,7 +391,7 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
     b->counters_exact = !b->fn.active && !b->file.active && !b->thr.active && !ret_filter &&
                         !q->has_time_from && !q->has_time_to && q->min_duration_ns <= 0 &&
                         !q->pid && q->after_id <= 0 && !q->text_contains &&
-                        !q->text_matches;
+                        !q->text_matches && !q->open_calls;
     return 0;
 }
 

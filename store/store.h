@@ -128,6 +128,9 @@ struct store_query {
     int64_t time_from_ns, time_to_ns; /* inclusive, session-relative */
     int64_t min_duration_ns;    /* 0 = no filter */
     int pid;                    /* 0 = any */
+    /* Only function_enter events whose function_exit is not stored (no exit names them
+     * as parent): the calls entered and not yet returned, or never returned. */
+    bool open_calls;
     int64_t after_id;           /* 0 = none; when set, events are ordered by id */
     int limit;                  /* rows wanted */
     int offset;
