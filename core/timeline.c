@@ -204,6 +204,14 @@ int timeline_pids(struct timeline_reader *rd, int64_t session_key, int **pids, i
     return 0;
 }
 
+int timeline_evicted(struct timeline_reader *rd, int64_t session_key,
+                     struct store_evicted **rows, int *n, struct strobe_error *e)
+{
+    if (store_evicted_by_function(rd->r, session_key, rows, n) != 0)
+        return err_set(e, ERR_INTERNAL, "cannot read what the event cap evicted");
+    return 0;
+}
+
 /* ---- sessions ------------------------------------------------------------------ */
 
 int timeline_sessions(struct timeline_reader *rd, struct session_row **rows, int *n,

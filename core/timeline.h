@@ -121,6 +121,12 @@ int64_t timeline_last_id(struct timeline_reader *rd, int64_t session_key);
 int timeline_pids(struct timeline_reader *rd, int64_t session_key, int **pids, int *n,
                   struct strobe_error *e);
 
+/* What the session's event cap (events.maxPerSession) evicted: function events per
+ * function, most first (store.h's struct store_evicted: events, and through_ns, the
+ * newest timestamp evicted). Free with store_evicted_free(). */
+int timeline_evicted(struct timeline_reader *rd, int64_t session_key,
+                     struct store_evicted **rows, int *n, struct strobe_error *e);
+
 /* ---- sessions ------------------------------------------------------------------ */
 
 /* Every stored session (running, ended, retained), newest first. Free with

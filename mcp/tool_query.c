@@ -20,12 +20,14 @@
 #include "core/crash_payload.h"
 #include "core/session.h"
 #include "core/timeline.h"
+#include "base/regex.h"
 #include "mcp/args.h"
 #include "mcp/query_filter.h"
 #include "mcp/tools.h"
 
 #define RESPONSE_BUDGET (32 * 1024)
 #define SUMMARY_TEXT_MAX 500
+#define EVICTED_SHOWN 10 /* functions listed in evicted; the note counts them all */
 
 /* debug_query's own fields; the rest are the event filter (mcp/query_filter.h). */
 static const char *const paging_fields[] = {"sessionId", "limit", "offset", "verbose",
@@ -231,6 +233,64 @@ static void open_calls_shape(cJSON *out, cJSON *events, const struct store_event
           "crashed inside them).");
 }
 
+/* Whether a function named fn passes the query's function filter. */
+static bool function_selected(const struct timeline_query *q, const char *fn)
+{
+    if ((q->function_equals && strcmp(fn, q->function_equals) != 0) ||
+        (q->function_contains && !strstr(fn, q->function_contains)))
+        return false;
+    if (!q->function_matches)
+        return true;
+    char why[200];
+    struct regex *re = regex_compile(q->function_matches, why, sizeof why);
+    bool ok = re && regex_match(re, fn, strlen(fn), why, sizeof why) == 1;
+    regex_free(re);
+    return ok;
+}
+
+/* evicted: the functions of the answer's range whose oldest events the session's
+ * event cap took, so an empty or short answer is not read as "never called". Not
+ * for polling (afterEventId: only new events), nor for types the cap never evicts
+ * from functions, nor when an absolute timeFrom starts after the last eviction. */
+static void add_evicted(cJSON *out, struct timeline_reader *rd, int64_t key,
+                        const struct timeline_query *q)
+{
+    if (q->after_id || (q->event_type && q->event_type != EV_FUNCTION_ENTER &&
+                        q->event_type != EV_FUNCTION_EXIT))
+        return;
+    struct store_evicted *rows;
+    int n;
+    if (timeline_evicted(rd, key, &rows, &n, NULL) != 0)
+        return;
+    cJSON *list = NULL;
+    int64_t total = 0, shown = 0;
+    for (int i = 0; i < n; i++) {
+        if ((q->from.set && !q->from.relative && q->from.ns > rows[i].through_ns) ||
+            !function_selected(q, rows[i].function))
+            continue;
+        total += rows[i].events;
+        if (shown++ >= EVICTED_SHOWN)
+            continue;
+        if (!list)
+            list = cJSON_AddArrayToObject(out, "evicted");
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "function", rows[i].function);
+        cJSON_AddNumberToObject(f, "events", (double)rows[i].events);
+        cJSON_AddNumberToObject(f, "throughNs", (double)rows[i].through_ns);
+        cJSON_AddItemToArray(list, f);
+    }
+    store_evicted_free(rows, n);
+    if (!list)
+        return;
+    char note[400];
+    snprintf(note, sizeof note, "The session's event cap (setting events.maxPerSession) "
+             "evicted the oldest %lld function event(s) of %lld function(s) in this range "
+             "(each up to its throughNs), so counts here are short of the calls made. "
+             "Raise events.maxPerSession in <projectRoot>/.strobe/settings.json before the "
+             "next launch, or trace fewer functions.", (long long)total, (long long)shown);
+    cJSON_AddStringToObject(out, "evictedNote", note);
+}
+
 /* The paging and presentation fields of args into q and *verbose. */
 static int paging(const cJSON *args, struct timeline_query *q, bool *verbose,
                   struct strobe_error *e)
@@ -278,9 +338,10 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     int offset = filter.q.offset;
     int64_t after_id = filter.q.after_id;
     bool open_calls = filter.q.open_calls;
-    query_filter_free(&filter);
-    if (rc != 0)
+    if (rc != 0) {
+        query_filter_free(&filter);
         return NULL;
+    }
     int *pids = NULL, n_pids = 0;
     timeline_pids(rd, key, &pids, &n_pids, NULL); /* without them, pids are not shown */
 
@@ -316,6 +377,8 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     }
     if (open_calls)
         open_calls_shape(out, events, res.events, shown, id);
+    add_evicted(out, rd, key, &filter.q);
+    query_filter_free(&filter);
     cJSON_AddNumberToObject(out, "totalCount", (double)res.total_count);
     if (res.total_is_lower_bound)
         cJSON_AddTrueToObject(out, "totalCountIsLowerBound");

@@ -80,6 +80,25 @@ static void add_command_line(cJSON *o, const char *json_text)
     cJSON_Delete(argv);
 }
 
+/* evicted: the function events the session's event cap took, per function (what
+ * topFunctions counted but the timeline no longer holds). */
+static void add_evicted_status(cJSON *o, struct timeline_reader *rd, const char *id)
+{
+    int64_t key;
+    struct store_evicted *rows;
+    int n;
+    if (session_resolve(id, &key, NULL) != 0 || timeline_evicted(rd, key, &rows, &n, NULL) != 0)
+        return;
+    cJSON *list = n ? cJSON_AddArrayToObject(o, "evicted") : NULL;
+    for (int i = 0; i < n && i < 10; i++) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "function", rows[i].function);
+        cJSON_AddNumberToObject(f, "events", (double)rows[i].events);
+        cJSON_AddItemToArray(list, f);
+    }
+    store_evicted_free(rows, n);
+}
+
 static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *e)
 {
     struct timeline_reader *rd = tool_reader(ctx, e);
@@ -114,6 +133,7 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
             cJSON_AddItemToArray(top, f);
         }
     }
+    add_evicted_status(o, rd, id);
     if (st.lost_events > 0) {
         char msg[400];
         snprintf(msg, sizeof msg, "%lld event(s) of this session could not be written to "

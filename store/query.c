@@ -96,6 +96,8 @@ struct store_reader *store_reader_open(struct store *s, char **err)
     return r;
 }
 
+sqlite3 *st_reader_db(struct store_reader *r) { return r->db; }
+
 void store_reader_close(struct store_reader *r)
 {
     if (!r)

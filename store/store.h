@@ -204,6 +204,19 @@ struct function_count {
 int store_count_by_function(struct store_reader *r, int64_t session_key, int limit,
                             struct function_count **rows, int *n);
 
+/* Function events the session's event cap evicted (store_session_set_limit), per
+ * function, most first: events (enters and exits) and through_ns, the newest
+ * timestamp evicted (session-relative: the function's events before it may be gone,
+ * the later ones are all there). *rows malloc'd: free with store_evicted_free(). */
+struct store_evicted {
+    char *function;
+    int64_t events;
+    int64_t through_ns;
+};
+int store_evicted_by_function(struct store_reader *r, int64_t session_key,
+                              struct store_evicted **rows, int *n);
+void store_evicted_free(struct store_evicted *rows, int n);
+
 /* Database file size in bytes (main file plus WAL), for benchmarks and status. */
 int64_t store_size_bytes(struct store *s);
 /* Bytes the database uses: (page_count - freelist_count) * page_size, as the latest
