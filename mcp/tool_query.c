@@ -2,9 +2,11 @@
  * tool_query.c - debug_query: filters in, a page of the timeline out.
  *
  * Token budget: the consumer is an LLM, so the answer is bounded twice: by limit
- * (default 50, max 500) and by size (about 32 KiB of JSON). Output lines are cut at
- * 500 characters in summary mode. When either cut applies the answer says so and
- * how to get the rest (offset, afterEventId, verbose).
+ * (default 50, max 500) and by size (answers.maxBytes, mcp/budget.h: the events get
+ * four fifths of it, the rest is kept for the answer's other members). Output lines are cut
+ * at 500 characters in summary mode. When either cut applies the answer says so and
+ * how to get the rest (offset, afterEventId, verbose). A single event larger than the
+ * budget is cut by the server's last step (budget.c), which says what it cut.
  *
  * The engine reads (core/timeline.h) and owns the crash event's shape
  * (core/crash_payload.h); the event filter is parsed by mcp/query_filter.h (shared
@@ -17,15 +19,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/regex.h"
 #include "core/crash_payload.h"
 #include "core/session.h"
 #include "core/timeline.h"
-#include "base/regex.h"
 #include "mcp/args.h"
+#include "mcp/budget.h"
 #include "mcp/query_filter.h"
 #include "mcp/tools.h"
 
-#define RESPONSE_BUDGET (32 * 1024)
+/* The share of the budget kept for the answer's other members (totalCount, notes,
+ * openCalls, evicted): a fifth. */
+#define ANSWER_RESERVE(budget) ((budget) / 5)
 #define SUMMARY_TEXT_MAX 500
 #define EVICTED_SHOWN 10 /* functions listed in evicted; the note counts them all */
 
@@ -347,7 +352,8 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
 
     cJSON *out = cJSON_CreateObject();
     cJSON *events = cJSON_AddArrayToObject(out, "events");
-    size_t used = 0;
+    size_t used = 0, budget = tool_answer_budget();
+    budget -= ANSWER_RESERVE(budget);
     int shown = 0;
     int64_t last_id = after_id;
     for (; shown < res.n; shown++) {
@@ -367,7 +373,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         char *text = cJSON_PrintUnformatted(ev);
         size_t size = text ? strlen(text) : 0;
         free(text);
-        if (shown > 0 && used + size > RESPONSE_BUDGET) {
+        if (shown > 0 && used + size > budget) {
             cJSON_Delete(ev);
             break;
         }
@@ -392,7 +398,8 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     if (shown < res.n) {
         char note[256];
         snprintf(note, sizeof note, "Answer cut at %d KiB after %d events: continue with "
-                 "offset %d, or afterEventId \"%s\" when polling.", RESPONSE_BUDGET / 1024,
+                 "offset %d, or afterEventId \"%s\" when polling.",
+                 (int)(tool_answer_budget() / 1024),
                  shown, offset + shown, last);
         cJSON_AddStringToObject(out, "truncated", note);
     }
