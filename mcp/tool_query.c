@@ -116,6 +116,13 @@ static void add_short_values(cJSON *o, const struct store_event_row *r)
         cJSON_AddStringToObject(o, name, text);
 }
 
+/* Members of a function event's data shown only in verbose answers. */
+static bool verbose_only_member(const char *name)
+{
+    return strcmp(name, "watchValues") == 0 || strcmp(name, "callSite") == 0 ||
+           strcmp(name, "caller") == 0;
+}
+
 /* The event as debug_query shows it: the columns its type has, then its data
  * members as fields of its own. Crash events are completed by crash_payload.h. */
 static cJSON *event_json(const struct store_event_row *r, bool verbose, bool multi_pid)
@@ -152,11 +159,12 @@ static cJSON *event_json(const struct store_event_row *r, bool verbose, bool mul
         add_text(o, r->text, verbose);
     if (r->data) {
         /* Type-specific extras (exit code, signal, a snapshot's values, ...) read as
-         * fields of the event; a call's watchValues are verbose (spec 003). */
+         * fields of the event; a call's watchValues (spec 003) and call site are
+         * verbose. */
         cJSON *d = cJSON_Parse(r->data);
         for (cJSON *f = d ? d->child : NULL; f;) {
             cJSON *next = f->next;
-            if (verbose || !function_event || strcmp(f->string, "watchValues") != 0)
+            if (verbose || !function_event || !verbose_only_member(f->string))
                 cJSON_AddItemToObject(o, f->string, cJSON_DetachItemViaPointer(d, f));
             f = next;
         }

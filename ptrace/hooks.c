@@ -30,6 +30,7 @@
 #include "dwarf/abi.h"
 #include "dwarf/value.h"
 #include "ptrace/bptab.h"
+#include "ptrace/callsite.h"
 #include "ptrace/inject.h"
 #include "ptrace/procmem.h"
 #include "ptrace/reloc.h"
@@ -95,6 +96,7 @@ struct process {
      * process only (see hooks_on_trap). The main process's count is h->n_areas. */
     size_t n_areas;
     bool forked;
+    struct callsites *sites; /* call sites of traced calls (callsite.h) */
 };
 
 struct hooks {
@@ -112,7 +114,7 @@ struct hooks {
      * next_rearm: the earliest back-off end, 0 if none is throttled. */
     bool disarm_pending;
     int64_t next_rearm;
-    struct strbuf args, ret, data;
+    struct strbuf args, ret, data, site;
 };
 
 /* ---- processes and threads ------------------------------------------------- */
@@ -533,6 +535,21 @@ static const char *watch_data(struct hooks *h, struct thread *t, struct hook *k,
     return h->data.oom ? fallback : h->data.buf;
 }
 
+/* An enter event's data: its call site (callsite.h) and k's watch values. */
+static const char *call_site_data(struct hooks *h, struct thread *t, struct hook *k,
+                                  uint64_t ret)
+{
+    struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
+    const char *site = p && ret ? callsite_members(&p->sites, t->tgid, ret) : NULL;
+    if (!site)
+        return watch_data(h, t, k, NULL, NULL);
+    h->site.len = 0;
+    if (h->site.buf)
+        h->site.buf[0] = '\0';
+    sb_printf(&h->site, "{%s}", site);
+    return watch_data(h, t, k, site, h->site.oom ? NULL : h->site.buf);
+}
+
 enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
 
 static uint64_t trampoline_for(const struct hooks *h, size_t n, uint64_t addr);
@@ -679,7 +696,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     if (t->depth > 0)
         ev.parent_seq = t->frames[t->depth - 1].seq;
     ev.arguments = h->args.oom ? NULL : h->args.buf;
-    ev.data = watch_data(h, t, k, NULL, NULL);
+    ev.data = call_site_data(h, t, k, have_ret ? ret : 0);
     push_event(h, &ev);
 
     uint64_t tramp = trampoline_for(h, areas_of_thread(h, t), k->addr);
@@ -824,6 +841,7 @@ void hooks_on_exit(struct hooks *h, pid_t tid)
         struct process *p = u64map_del(&h->procs, (uint64_t)t->tgid);
         if (p) {
             close(p->memfd);
+            callsites_free(p->sites);
             free(p);
         }
     }
@@ -975,6 +993,7 @@ static void free_process(uint64_t key, void *value, void *arg)
     (void)arg;
     struct process *p = value;
     close(p->memfd);
+    callsites_free(p->sites);
     free(p);
 }
 
@@ -992,5 +1011,6 @@ void hooks_free(struct hooks *h)
     sb_free(&h->args);
     sb_free(&h->ret);
     sb_free(&h->data);
+    sb_free(&h->site);
     free(h);
 }

@@ -1,0 +1,54 @@
+"""Compact by default (docs/PROTOCOL.md "debug_query"): summary function events carry
+their arguments and return value in one short line (argsShort, retShort, at most 80
+bytes), verbose ones the call site (file:line of the call, and the calling function).
+trace_c's main calls make_point(i, -2 * i) and move_point(&p, 1, 1) on two lines
+in a row (found by their text), and count_flags with a struct too big for 80 bytes."""
+
+import os
+
+import pytest
+
+from conftest import REPO
+
+
+def line_with(text):
+    with open(os.path.join(REPO, "tests", "fixtures", "trace_c.c")) as f:
+        return next(n for n, line in enumerate(f, 1) if text in line)
+
+
+def traced_session(mcp):
+    mcp.call_tool("debug_trace", {"add": ["make_point", "move_point", "count_flags"]})
+    sid = mcp.launch("trace_c", project=REPO)["sessionId"]
+    mcp.wait_ended(sid)
+    return sid
+
+
+def first(mcp, sid, fn, event_type, **kw):
+    return mcp.query(sid, function={"equals": fn}, eventType=event_type, limit=1,
+                     **kw)["events"][0]
+
+
+@pytest.mark.valgrind_sample
+def test_summary_events_show_values_in_short(mcp):
+    sid = traced_session(mcp)
+    enter = first(mcp, sid, "make_point", "function_enter")
+    assert enter["argsShort"] == "x=0, y=0"
+    assert "arguments" not in enter and "callSite" not in enter
+    exit_ = first(mcp, sid, "make_point", "function_exit")
+    assert exit_["retShort"] == "{x: 0, y: 0}" and exit_["returnType"] == "object"
+    move = first(mcp, sid, "move_point", "function_enter")
+    assert move["argsShort"].startswith("p=0x") and move["argsShort"].endswith(
+        "->{x: 0, y: 0}, dx=1, dy=1")
+    big = first(mcp, sid, "count_flags", "function_enter")["argsShort"]
+    assert len(big.encode()) <= 80 and big.endswith("...") and big.startswith("f=0x")
+    assert first(mcp, sid, "count_flags", "function_exit")["retShort"] == "8"
+
+
+def test_verbose_events_carry_the_call_site(mcp):
+    sid = traced_session(mcp)
+    make = first(mcp, sid, "make_point", "function_enter", verbose=True)
+    call_line = line_with("make_point(i, -2 * i)")
+    assert make["callSite"].endswith("trace_c.c:%d" % call_line), make["callSite"]
+    assert make["caller"] == "main"
+    move = first(mcp, sid, "move_point", "function_enter", verbose=True)
+    assert move["callSite"].endswith("trace_c.c:%d" % (call_line + 1))
