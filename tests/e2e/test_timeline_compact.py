@@ -2,13 +2,15 @@
 their arguments and return value in one short line (argsShort, retShort, at most 80
 bytes), verbose ones the call site (file:line of the call, and the calling function).
 trace_c's main calls make_point(i, -2 * i) and move_point(&p, 1, 1) on two lines
-in a row (found by their text), and count_flags with a struct too big for 80 bytes."""
+in a row (found by their text), and count_flags with a struct too big for 80 bytes.
+strobectl prints its next steps as shell commands, each of which runs."""
 
 import os
+import shlex
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, fixture_path
 
 
 def line_with(text):
@@ -52,3 +54,20 @@ def test_verbose_events_carry_the_call_site(mcp):
     assert make["caller"] == "main"
     move = first(mcp, sid, "move_point", "function_enter", verbose=True)
     assert move["callSite"].endswith("trace_c.c:%d" % (call_line + 1))
+
+
+def test_strobectl_next_steps_are_shell_commands_that_run(world):
+    r = world.strobectl("launch", "--project-root", world.project,
+                        fixture_path("sleeper"), "--", "30")
+    assert r.rc == 0, r
+    assert "debug_" not in r.out, r.out
+    steps = [line.strip() for line in r.out.splitlines() if line.startswith("  strobectl ")]
+    assert len(steps) == 3, r.out
+    for step in steps:
+        argv = shlex.split(step)[1:]
+        if "PATTERN" in step:
+            argv[argv.index("PATTERN")] = "main"
+        ran = world.strobectl(*argv)
+        assert ran.rc == 0 and "debug_" not in ran.out + ran.err, (step, ran)
+    sid = shlex.split(steps[0])[2]
+    assert world.strobectl("stop", sid).rc == 0
