@@ -114,6 +114,8 @@ static void cut(cJSON *node, size_t excess, const char *path, char *what, size_t
 
 void tool_answer_fit(cJSON *answer, size_t budget)
 {
+    if (tool_json_size(answer) <= budget)
+        return;
     char named[CUTS_NAMED][PATH_MAX_LEN + 48];
     int cuts = 0;
     /* Room for the sentence added at the end. */

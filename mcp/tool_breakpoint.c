@@ -11,10 +11,12 @@
 
 #include "core/debug.h"
 #include "mcp/args.h"
+#include "mcp/budget.h"
 #include "mcp/tools.h"
 
-#define ANSWER_BUDGET (14 * 1024) /* bytes of breakpoints listed before the rest is
-                                     counted (the whole answer stays under 16 KiB) */
+/* Bytes of breakpoints listed before the rest is counted (the whole answer stays
+ * under answers.maxBytes, mcp/budget.h). */
+#define ANSWER_BUDGET (tool_answer_budget() - 2048)
 
 static const char *const fields[] = {"sessionId", "add", "remove", NULL};
 static const char *const spec_fields[] = {"function", "file", "line", "condition", "hitCount",

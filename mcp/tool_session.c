@@ -9,6 +9,7 @@
 #include "core/session.h"
 #include "core/timeline.h"
 #include "mcp/args.h"
+#include "mcp/budget.h"
 #include "mcp/tools.h"
 
 static const char *const fields[] = {"action", "sessionId", "retain", "pid", "tids",
@@ -40,7 +41,7 @@ static cJSON *row_json(const struct session_row *r)
 /* The budgets of status and list answers (the agent reads them whole). */
 #define COMMAND_LINE_BUDGET 4096   /* bytes of argument text shown */
 #define ARG_SHOWN_MAX 512          /* bytes of one argument shown */
-#define LIST_BUDGET (16 * 1024)
+#define LIST_BUDGET (tool_answer_budget() - 1024) /* room for the hint: budget.h */
 
 /* The launch's argv (JSON array text) as commandLine, within COMMAND_LINE_BUDGET:
  * a long argument is cut with "...(N more bytes)", and arguments past the budget
@@ -188,7 +189,7 @@ static cJSON *list(struct tool_ctx *ctx, struct strobe_error *e)
         char hint[200];
         snprintf(hint, sizeof hint, "%d older session(s) not shown (the answer is kept under "
                  "%d KB). Remove ended sessions with debug_session delete, or query one by "
-                 "its id.", n - shown, LIST_BUDGET / 1024);
+                 "its id.", n - shown, (int)(tool_answer_budget() / 1024));
         cJSON_AddStringToObject(o, "hint", hint);
     }
     timeline_sessions_free(rows, n);

@@ -2,7 +2,9 @@
 cut answer says so with a way to the rest (docs/PROTOCOL.md "Answer size"): the
 timeline's bulkiest answers on the fixtures that make them (a flood of output, big
 verbose events, sixteen threads' stacks, a 2 KB global, many breakpoints), and the
-server's last cut (mcp/budget.c) under a smaller budget."""
+same answers under a smaller budget, each cut saying so (the tools cut their own
+answers to the setting; the server's last cut, mcp/budget.c, is unit-tested in
+test_budget.c)."""
 
 import json
 import os
@@ -77,13 +79,13 @@ def test_a_smaller_budget_cuts_every_answer_and_says_what(mcp):
     mcp.wait_events(sid, 1, eventType="stdout")
     st = fits(mcp.call_tool("debug_session", {"action": "stacks", "sessionId": sid,
                                               "verbose": True}), 4096)
-    assert "answers.maxBytes" in st["truncated"], st["truncated"]
+    assert "4 KB" in st["truncated"], st["truncated"]
     g = mcp.launch("globals_all")["sessionId"]
     mcp.wait_events(g, 1, eventType="stdout")
-    names = ["g_text", "g_buffer", "g_config", "g_list", "g_array", "g_point", "g_name"]
+    names = ["g_text"] * 8 + ["g_config", "g_list"] * 4  # 16 targets, ~10 KB of values
     mem = fits(mcp.call_tool("debug_memory", {"sessionId": g, "depth": 5, "targets":
-                                              [{"variable": n} for n in names * 2]}), 4096)
-    assert "answers.maxBytes" in mem["truncated"]
+                                              [{"variable": n} for n in names]}), 4096)
+    assert "4 KB" in mem["truncated"], mem["truncated"]
     mcp.call_tool("debug_trace", {"add": ["print_*", "add_*", "sum_*"]})
     t = mcp.launch("trace_c", project=REPO)["sessionId"]
     mcp.wait_ended(t)
