@@ -41,6 +41,9 @@ def test_open_calls_show_each_threads_chain_into_the_lock(mcp):
     # The filter composes with the others: the open calls of one function.
     one = open_calls(mcp, sid, function={"equals": "take_second"})
     assert one["totalCount"] == 2 and len(one["openCalls"]) == 2
+    # strobectl asks the same question.
+    ctl = mcp.world.strobectl("--json", "query", sid, "--open-calls")
+    assert ctl.rc == 0 and ctl.json()["totalCount"] == 6, ctl
     # Once the program is gone, the same calls are marked as never returned.
     mcp.stop(sid, retain=True)
     ended = open_calls(mcp, sid)
