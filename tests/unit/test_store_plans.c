@@ -43,6 +43,7 @@ static const char *const files[] = {"/src/net/socket.c", "/src/net/http.c", "/sr
 struct gen {
     int type, pid, f, file, thread;
     bool open; /* an enter with no exit: the one before an output line */
+    bool orphan; /* an exit stored without its parent: matched by function and start */
     int64_t ts, duration;
     char text[64];
 };
@@ -57,10 +58,11 @@ static struct gen gen_event(int i)
     } else {
         g.type = i % 2 ? EV_FUNCTION_EXIT : EV_FUNCTION_ENTER;
         g.open = i % 10 == 8;
+        g.orphan = i % 30 == 5;
         g.f = (i / 2 * 5) % NFUNC;
         g.file = g.f % 3;
         if (g.type == EV_FUNCTION_EXIT)
-            g.duration = (int64_t)i * 7919 % 100000;
+            g.duration = g.orphan ? 100 : (int64_t)i * 7919 % 100000;
     }
     return g;
 }
@@ -92,7 +94,7 @@ static int64_t fill(struct fx *f, const char *id, int n)
             /* Each exit returns from the enter just before it. */
             if (g.type == EV_FUNCTION_ENTER)
                 e.seq = i + 1;
-            else
+            else if (!g.orphan)
                 e.parent_seq = i;
         } else {
             e.text = g.text;
