@@ -44,6 +44,11 @@ def test_summary_events_show_values_in_short(mcp):
     big = first(mcp, sid, "count_flags", "function_enter")["argsShort"]
     assert len(big.encode()) <= 80 and big.endswith("...") and big.startswith("f=0x")
     assert first(mcp, sid, "count_flags", "function_exit")["retShort"] == "8"
+    # strobectl prints them on the event's line.
+    ctl = mcp.world.strobectl("query", sid, "--function-equals", "make_point", "--limit", "2")
+    assert ctl.rc == 0, ctl
+    assert "make_point (trace_c.c:" in ctl.out and " with x=0, y=0\n" in ctl.out, ctl.out
+    assert " => {x: 0, y: 0}\n" in ctl.out, ctl.out
 
 
 def test_verbose_events_carry_the_call_site(mcp):
