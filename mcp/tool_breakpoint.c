@@ -134,14 +134,14 @@ cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged)
 static void add_list(cJSON *res, const struct collector_bp_info *bps, int n, bool staged)
 {
     cJSON *arr = cJSON_AddArrayToObject(res, "breakpoints");
-    size_t used = 0;
+    size_t used = 0, budget = ANSWER_BUDGET;
     int shown = 0;
     for (; shown < n; shown++) {
         cJSON *o = tool_breakpoint_json(&bps[shown], staged);
         char *text = cJSON_PrintUnformatted(o);
         used += text ? strlen(text) : 0;
         free(text);
-        if (used > ANSWER_BUDGET && shown > 0) {
+        if (used > budget && shown > 0) {
             cJSON_Delete(o);
             break;
         }

@@ -171,14 +171,14 @@ static cJSON *list(struct tool_ctx *ctx, struct strobe_error *e)
     /* Newest first; the oldest beyond the budget are counted, not shown. */
     cJSON *o = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(o, "sessions");
-    size_t used = 0;
+    size_t used = 0, budget = LIST_BUDGET;
     int shown = 0;
     for (; shown < n; shown++) {
         cJSON *row = row_json(&rows[shown]);
         char *text = cJSON_PrintUnformatted(row);
         used += text ? strlen(text) + 1 : 0;
         free(text);
-        if (shown > 0 && used > LIST_BUDGET) {
+        if (shown > 0 && used > budget) {
             cJSON_Delete(row);
             break;
         }
