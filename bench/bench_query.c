@@ -80,6 +80,8 @@ static void fill(struct store *s, int64_t key, int64_t n)
             e.function = fnames[f];
             e.source_file = files[f % 5];
             e.line = 10 + f;
+            if (e.type == EV_FUNCTION_EXIT)
+                e.parent_seq = seq; /* returns from the enter just before */
             e.seq = ++seq;
             if (e.type == EV_FUNCTION_ENTER) {
                 snprintf(args, sizeof args, "[%lld,\"buf\"]", (long long)(i & 1023));
@@ -247,6 +249,9 @@ int main(int argc, char **argv)
     shape(r, "minDurationNs (90% of exits)", q);
     q.function_equals = fnames[7];
     shape(r, "minDurationNs + function.equals", q);
+    q = base(big);
+    q.open_calls = true;
+    shape(r, "openCalls (5% of enters)", q);
     q = base(big);
     q.text_contains = "served in 5 us";
     shape(r, "text contains (rare)", q);

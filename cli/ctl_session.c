@@ -117,6 +117,9 @@ static int query_opt(struct ctl_walker *w, const char *name, const char *value, 
     } else if (strcmp(name, "--verbose") == 0) {
         cJSON_DeleteItemFromObjectCaseSensitive(args, "verbose");
         cJSON_AddTrueToObject(args, "verbose");
+    } else if (strcmp(name, "--open-calls") == 0) {
+        cJSON_DeleteItemFromObjectCaseSensitive(args, "openCalls");
+        cJSON_AddTrueToObject(args, "openCalls");
     } else {
         /* The numeric ones: --pid, --min-duration, --limit, --offset. The daemon
          * checks the ranges of the protocol; here only what a number can be. */
@@ -143,7 +146,8 @@ static int parse_query(struct ctl_walker *w, const char *cwd, struct ctl_cmd *ou
         { "--function-regex", OPT_VALUE }, { "--file", OPT_VALUE }, { "--pid", OPT_VALUE },
         { "--thread", OPT_VALUE }, { "--since", OPT_VALUE },    { "--until", OPT_VALUE },
         { "--min-duration", OPT_VALUE }, { "--limit", OPT_VALUE }, { "--offset", OPT_VALUE },
-        { "--after", OPT_VALUE },  { "--verbose", OPT_FLAG },   { 0 },
+        { "--after", OPT_VALUE },  { "--verbose", OPT_FLAG },   { "--open-calls", OPT_FLAG },
+        { 0 },
     };
     const char *sid = NULL;
     if (ctl_collect(w, opts, query_opt, out->args, &sid, 1) < 0)
@@ -237,7 +241,7 @@ const struct ctl_verb ctl_session_verbs[] = {
     { "query", CTL_QUERY, "debug_query",
       "strobectl query SESSION [--type T] [--function S] [--function-equals N] "
       "[--function-regex RE] [--file S] [--pid N] [--thread S] [--since T] [--until T] "
-      "[--min-duration NS] [--limit N] [--offset N] [--after ID] [--verbose]",
+      "[--min-duration NS] [--open-calls] [--limit N] [--offset N] [--after ID] [--verbose]",
       "print a session's events: output, function calls, crashes, exits",
       "Prints the session's events (debug_query) one a line, oldest first, and how to\n"
       "get the next page. Output (stdout, stderr) is always recorded; function calls\n"
@@ -252,6 +256,7 @@ const struct ctl_verb ctl_session_verbs[] = {
       "  --since T, --until T ns since the session started, or before its latest\n"
       "                       event: -5s, -500ms, -1m\n"
       "  --min-duration NS    calls that took at least NS nanoseconds\n"
+      "  --open-calls         calls entered and not yet returned, innermost last\n"
       "  --limit N            at most N events (default 50, max 500)\n"
       "  --offset N, --after ID  the next page: skip N, or events after event ID\n"
       "  --verbose            full paths, process and thread, watch values\n"

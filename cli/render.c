@@ -229,6 +229,10 @@ void render_event(FILE *out, const cJSON *e, bool verbose)
         }
         if (json_has_num(e, "durationNs") && json_num(e, "durationNs") >= 0)
             fprintf(out, " took %.3f ms", (double)json_num(e, "durationNs") / 1e6);
+        if (json_str(e, "argsShort")) /* summary events: the values in short */
+            fprintf(out, " with %s", json_str(e, "argsShort"));
+        if (json_str(e, "retShort"))
+            fprintf(out, " => %s", json_str(e, "retShort"));
         static const char *const extras[][2] = { { "arguments", "args=" },
                                                  { "returnValue", "=> " } };
         for (size_t i = 0; i < 2; i++) {

@@ -32,6 +32,8 @@ static const struct setting_def defs[] = {
      5000, 100, 10000000, false},
     {"trace.captureExits", offsetof(struct settings, capture_exits), 1, 0, 1, false},
     {"trace.pinCpu", offsetof(struct settings, pin_cpu), 1, 0, 1, false},
+    {"answers.maxBytes", offsetof(struct settings, answers_max_bytes),
+     16384, 4096, 1048576, true},
     {"retention.maxAgeDays", offsetof(struct settings, retention_max_age_days),
      7, 1, 3650, true},
     {"retention.maxTotalBytes", offsetof(struct settings, retention_max_total_bytes),
@@ -106,8 +108,12 @@ static void apply_file(struct settings *s, const char *path, bool project)
             continue;
         }
         if (project && d->global_only) {
-            warn(s, "setting '%s' in %s ignored: it applies to the whole database, set it "
-                    "in $STROBE_HOME/settings.json", item->string, path);
+            warn(s, strncmp(item->string, "answers.", 8) == 0
+                        ? "setting '%s' in %s ignored: it applies to every answer of the "
+                          "daemon, set it in $STROBE_HOME/settings.json"
+                        : "setting '%s' in %s ignored: it applies to the whole database, "
+                          "set it in $STROBE_HOME/settings.json",
+                 item->string, path);
             continue;
         }
         double v = item->valuedouble;

@@ -5,8 +5,9 @@
  * A bad value (wrong type, out of range, unknown key, unreadable or invalid file)
  * keeps the lower layer's value and adds a warning for the caller to show.
  *
- * The retention.* keys govern the whole database, not one project's sessions: they
- * are read from the global file only, and a project file that sets one gets a
+ * The retention.* keys govern the whole database, not one project's sessions, and
+ * answers.maxBytes the agent's context, not one project's: they are read from the
+ * global file only, and a project file that sets one gets a
  * warning saying so.
  */
 #ifndef STROBE_SETTINGS_H
@@ -23,6 +24,8 @@ struct settings {
     int64_t hot_calls_per_second;     /* trace.hotCallsPerSecond */
     int64_t capture_exits;            /* trace.captureExits, 0 or 1 */
     int64_t pin_cpu;                  /* trace.pinCpu, 0 or 1 */
+    int64_t answers_max_bytes;        /* answers.maxBytes: every tool answer's JSON
+                                         (global file only) */
     int64_t retention_max_age_days;   /* retention.maxAgeDays (global file only) */
     int64_t retention_max_total_bytes; /* retention.maxTotalBytes (global file only) */
     int n_warnings;

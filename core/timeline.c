@@ -141,6 +141,7 @@ static int store_form(struct timeline_reader *rd, int64_t session_key,
         .has_time_to = q->to.set,
         .min_duration_ns = q->min_duration_ns,
         .pid = q->pid,
+        .open_calls = q->open_calls,
         .after_id = q->after_id,
         .limit = q->limit > 0 ? q->limit : TIMELINE_DEFAULT_LIMIT,
         .offset = q->offset,
@@ -200,6 +201,14 @@ int timeline_pids(struct timeline_reader *rd, int64_t session_key, int **pids, i
 {
     if (store_query_pids(rd->r, session_key, pids, n) != 0)
         return err_set(e, ERR_INTERNAL, "cannot read the processes of the session");
+    return 0;
+}
+
+int timeline_evicted(struct timeline_reader *rd, int64_t session_key,
+                     struct store_evicted **rows, int *n, struct strobe_error *e)
+{
+    if (store_evicted_by_function(rd->r, session_key, rows, n) != 0)
+        return err_set(e, ERR_INTERNAL, "cannot read what the event cap evicted");
     return 0;
 }
 

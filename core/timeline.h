@@ -73,6 +73,7 @@ struct timeline_query {
     struct timeline_bound from, to;  /* inclusive */
     int64_t min_duration_ns;         /* 0 = no filter */
     int pid;                         /* 0 = any process */
+    bool open_calls;                 /* only calls entered and not returned (store.h) */
     int64_t after_id;                /* 0 = none; else only later ids, in id order */
     int limit;                       /* 0 = TIMELINE_DEFAULT_LIMIT */
     int offset;
@@ -119,6 +120,12 @@ int64_t timeline_last_id(struct timeline_reader *rd, int64_t session_key);
  * malloc'd (NULL when *n is 0). */
 int timeline_pids(struct timeline_reader *rd, int64_t session_key, int **pids, int *n,
                   struct strobe_error *e);
+
+/* What the session's event cap (events.maxPerSession) evicted: function events per
+ * function, most first (store.h's struct store_evicted: events, and through_ns, the
+ * newest timestamp evicted). Free with store_evicted_free(). */
+int timeline_evicted(struct timeline_reader *rd, int64_t session_key,
+                     struct store_evicted **rows, int *n, struct strobe_error *e);
 
 /* ---- sessions ------------------------------------------------------------------ */
 

@@ -20,7 +20,7 @@
 
 static const char *const filter_fields[] = {
     "eventType", "function", "sourceFile", "returnValue", "threadName", "text",
-    "timeFrom", "timeTo", "minDurationNs", "pid", NULL};
+    "timeFrom", "timeTo", "minDurationNs", "pid", "openCalls", NULL};
 
 /* A copy of s kept by f; *out points at it (NULL for NULL). */
 static int own(struct query_filter *f, const char *s, const char **out, struct strobe_error *e)
@@ -205,6 +205,12 @@ int query_filter_parse(const cJSON *obj, const char *where, const char *const *e
     if (args_int(obj, "pid", 1, 4194304, &v, &present, e) != 0)
         return -1;
     q->pid = present ? (int)v : 0;
+    if (args_bool(obj, "openCalls", &q->open_calls, e) != 0)
+        return -1;
+    if (q->open_calls && q->event_type && q->event_type != EV_FUNCTION_ENTER)
+        return err_set(e, ERR_VALIDATION, "'openCalls' selects function_enter events (the "
+                       "calls not yet returned), so eventType '%s' finds none: leave out "
+                       "eventType, or leave out openCalls.", event_type_name(q->event_type));
     if (time_bound(obj, "timeFrom", &q->from, e) != 0 ||
         time_bound(obj, "timeTo", &q->to, e) != 0)
         return -1;

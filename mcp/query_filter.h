@@ -6,7 +6,8 @@
  * The filter fields are debug_query's minus paging and presentation: eventType,
  * function {equals, contains, matches}, sourceFile {equals, contains}, returnValue
  * {equals, isNull}, threadName {contains}, text {contains | matches}, timeFrom,
- * timeTo, minDurationNs, pid. The result holds a struct timeline_query ready for
+ * timeTo, minDurationNs, pid, openCalls (function_enter events with no exit yet). The
+ * result holds a struct timeline_query ready for
  * timeline_events() or timeline_first_match() (core/timeline.h); the caller sets
  * limit, offset and after_id on it when it pages.
  *

@@ -20,6 +20,7 @@
 #include "base/version.h"
 #include "core/debug.h"
 #include "core/timeline.h"
+#include "mcp/budget.h"
 #include "mcp/hints.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/tools.h"
@@ -154,6 +155,8 @@ static char *call_tool(struct mcp_conn *c, const struct rpc_request *req)
         value = tool->fn(&c->tools, args, &e);
         if (!value)
             hints_apply(tool->name, &e); /* the engine said what; this adds what next */
+        else
+            tool_answer_fit(value, tool_answer_budget());
     }
     cJSON_Delete(empty);
     if (!value && e.code == ERR_NONE)

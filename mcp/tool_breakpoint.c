@@ -11,10 +11,12 @@
 
 #include "core/debug.h"
 #include "mcp/args.h"
+#include "mcp/budget.h"
 #include "mcp/tools.h"
 
-#define ANSWER_BUDGET (14 * 1024) /* bytes of breakpoints listed before the rest is
-                                     counted (the whole answer stays under 16 KiB) */
+/* Bytes of breakpoints listed before the rest is counted (the whole answer stays
+ * under answers.maxBytes, mcp/budget.h). */
+#define ANSWER_BUDGET (tool_answer_budget() - 2048)
 
 static const char *const fields[] = {"sessionId", "add", "remove", NULL};
 static const char *const spec_fields[] = {"function", "file", "line", "condition", "hitCount",
@@ -132,14 +134,14 @@ cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged)
 static void add_list(cJSON *res, const struct collector_bp_info *bps, int n, bool staged)
 {
     cJSON *arr = cJSON_AddArrayToObject(res, "breakpoints");
-    size_t used = 0;
+    size_t used = 0, budget = ANSWER_BUDGET;
     int shown = 0;
     for (; shown < n; shown++) {
         cJSON *o = tool_breakpoint_json(&bps[shown], staged);
         char *text = cJSON_PrintUnformatted(o);
         used += text ? strlen(text) : 0;
         free(text);
-        if (used > ANSWER_BUDGET && shown > 0) {
+        if (used > budget && shown > 0) {
             cJSON_Delete(o);
             break;
         }

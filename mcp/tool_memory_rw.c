@@ -16,9 +16,10 @@
 #include "mcp/args.h"
 #include "mcp/mem_targets.h"
 #include "mcp/hints.h"
+#include "mcp/budget.h"
 #include "mcp/tools.h"
 
-#define MEMORY_BUDGET (16 * 1024)
+#define MEMORY_BUDGET tool_answer_budget() /* answers.maxBytes, mcp/budget.h */
 #define PREVIEW_BYTES 32
 #define CUT_MIN 400  /* values shorter than the sentence that replaces them stay */
 
@@ -169,7 +170,7 @@ static void fit_budget(cJSON *answer, cJSON *results, int n)
     if (cut) {
         char sentence[200];
         snprintf(sentence, sizeof sentence, "%d value(s) were too large for one answer (%d "
-                 "KB) and were cut; read them one per call.", cut, MEMORY_BUDGET / 1024);
+                 "KB) and were cut; read them one per call.", cut, (int)(MEMORY_BUDGET / 1024));
         cJSON_AddStringToObject(answer, "truncated", sentence);
     }
 }

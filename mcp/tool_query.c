@@ -2,9 +2,11 @@
  * tool_query.c - debug_query: filters in, a page of the timeline out.
  *
  * Token budget: the consumer is an LLM, so the answer is bounded twice: by limit
- * (default 50, max 500) and by size (about 32 KiB of JSON). Output lines are cut at
- * 500 characters in summary mode. When either cut applies the answer says so and
- * how to get the rest (offset, afterEventId, verbose).
+ * (default 50, max 500) and by size (answers.maxBytes, mcp/budget.h: the events get
+ * four fifths of it, the rest is kept for the answer's other members). Output lines are cut
+ * at 500 characters in summary mode. When either cut applies the answer says so and
+ * how to get the rest (offset, afterEventId, verbose). A single event larger than the
+ * budget is cut by the server's last step (budget.c), which says what it cut.
  *
  * The engine reads (core/timeline.h) and owns the crash event's shape
  * (core/crash_payload.h); the event filter is parsed by mcp/query_filter.h (shared
@@ -17,15 +19,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/regex.h"
 #include "core/crash_payload.h"
 #include "core/session.h"
 #include "core/timeline.h"
 #include "mcp/args.h"
+#include "mcp/budget.h"
 #include "mcp/query_filter.h"
 #include "mcp/tools.h"
+#include "mcp/value_short.h"
 
-#define RESPONSE_BUDGET (32 * 1024)
+/* The share of the budget kept for the answer's other members (totalCount, notes,
+ * openCalls, evicted): a fifth. */
+#define ANSWER_RESERVE(budget) ((budget) / 5)
 #define SUMMARY_TEXT_MAX 500
+#define EVICTED_SHOWN 10 /* functions listed in evicted; the note counts them all */
 
 /* debug_query's own fields; the rest are the event filter (mcp/query_filter.h). */
 static const char *const paging_fields[] = {"sessionId", "limit", "offset", "verbose",
@@ -95,6 +103,26 @@ static void add_text(cJSON *o, const char *text, bool verbose)
     free(s);
 }
 
+/* Summary function events show their values in short (value_short.h): argsShort on
+ * an enter, retShort on an exit. A rendering the event already carries (stored with
+ * it at record time) is kept. */
+static void add_short_values(cJSON *o, const struct store_event_row *r)
+{
+    char text[VALUE_SHORT_MAX + 1];
+    bool exit = r->type == EV_FUNCTION_EXIT;
+    const char *name = exit ? "retShort" : "argsShort";
+    if (!cJSON_HasObjectItem(o, name) &&
+        value_short(exit ? r->return_value : r->arguments, !exit, text, sizeof text))
+        cJSON_AddStringToObject(o, name, text);
+}
+
+/* Members of a function event's data shown only in verbose answers. */
+static bool verbose_only_member(const char *name)
+{
+    return strcmp(name, "watchValues") == 0 || strcmp(name, "callSite") == 0 ||
+           strcmp(name, "caller") == 0;
+}
+
 /* The event as debug_query shows it: the columns its type has, then its data
  * members as fields of its own. Crash events are completed by crash_payload.h. */
 static cJSON *event_json(const struct store_event_row *r, bool verbose, bool multi_pid)
@@ -131,16 +159,19 @@ static cJSON *event_json(const struct store_event_row *r, bool verbose, bool mul
         add_text(o, r->text, verbose);
     if (r->data) {
         /* Type-specific extras (exit code, signal, a snapshot's values, ...) read as
-         * fields of the event; a call's watchValues are verbose (spec 003). */
+         * fields of the event; a call's watchValues (spec 003) and call site are
+         * verbose. */
         cJSON *d = cJSON_Parse(r->data);
         for (cJSON *f = d ? d->child : NULL; f;) {
             cJSON *next = f->next;
-            if (verbose || !function_event || strcmp(f->string, "watchValues") != 0)
+            if (verbose || !function_event || !verbose_only_member(f->string))
                 cJSON_AddItemToObject(o, f->string, cJSON_DetachItemViaPointer(d, f));
             f = next;
         }
         cJSON_Delete(d);
     }
+    if (function_event && !verbose)
+        add_short_values(o, r);
     if (verbose) {
         if (r->function_raw)
             cJSON_AddStringToObject(o, "functionRaw", r->function_raw);
@@ -185,6 +216,108 @@ cJSON *tool_event_json(const struct store_event_row *r, bool verbose)
     if (r->type == EV_LOGPOINT || r->type == EV_PAUSE)
         stop_event_shape(ev, r);
     return ev;
+}
+
+/* An openCalls answer: each call names its thread, and openCalls groups them per
+ * thread, outermost first and innermost last (the chain of traced callers down to
+ * where the thread is now). When the session's processes are gone, the calls never
+ * returned: each is marked neverReturned. rows are the n events shown. */
+static void open_calls_shape(cJSON *out, cJSON *events, const struct store_event_row *rows,
+                             int n, const char *session_id)
+{
+    struct session_target t;
+    struct strobe_error ignored = {0};
+    bool live = session_target_get(session_id, &t, &ignored) == 0;
+    if (live)
+        session_target_put(&t);
+    cJSON *threads = cJSON_AddArrayToObject(out, "openCalls");
+    int i = 0;
+    for (cJSON *ev = events->child; ev && i < n; ev = ev->next, i++) {
+        if (!cJSON_HasObjectItem(ev, "threadId"))
+            cJSON_AddNumberToObject(ev, "threadId", rows[i].tid);
+        if (!live)
+            cJSON_AddTrueToObject(ev, "neverReturned");
+        cJSON *group = NULL;
+        for (cJSON *g = threads->child; g && !group; g = g->next)
+            if (cJSON_GetObjectItem(g, "threadId")->valueint == rows[i].tid &&
+                cJSON_GetObjectItem(g, "pid")->valueint == rows[i].pid)
+                group = g;
+        if (!group) {
+            group = cJSON_CreateObject();
+            cJSON_AddNumberToObject(group, "threadId", rows[i].tid);
+            cJSON_AddNumberToObject(group, "pid", rows[i].pid);
+            if (rows[i].thread_name)
+                cJSON_AddStringToObject(group, "threadName", rows[i].thread_name);
+            cJSON_AddArrayToObject(group, "calls");
+            cJSON_AddItemToArray(threads, group);
+        }
+        cJSON_AddItemToArray(cJSON_GetObjectItem(group, "calls"),
+                             cJSON_CreateString(rows[i].function ? rows[i].function : ""));
+    }
+    cJSON_AddStringToObject(out, "openCallsNote", live
+        ? "Calls entered and not yet returned, per thread, innermost last: where each "
+          "thread is inside the traced code now. debug_session action \"stacks\" shows "
+          "the whole stacks and names deadlocks."
+        : "The program has ended: these calls never returned (it exited, was killed or "
+          "crashed inside them).");
+}
+
+/* Whether a function named fn passes the query's function filter. */
+static bool function_selected(const struct timeline_query *q, const char *fn)
+{
+    if ((q->function_equals && strcmp(fn, q->function_equals) != 0) ||
+        (q->function_contains && !strstr(fn, q->function_contains)))
+        return false;
+    if (!q->function_matches)
+        return true;
+    char why[200];
+    struct regex *re = regex_compile(q->function_matches, why, sizeof why);
+    bool ok = re && regex_match(re, fn, strlen(fn), why, sizeof why) == 1;
+    regex_free(re);
+    return ok;
+}
+
+/* evicted: the functions of the answer's range whose oldest events the session's
+ * event cap took, so an empty or short answer is not read as "never called". Not
+ * for polling (afterEventId: only new events), nor for types the cap never evicts
+ * from functions, nor when an absolute timeFrom starts after the last eviction. */
+static void add_evicted(cJSON *out, struct timeline_reader *rd, int64_t key,
+                        const struct timeline_query *q)
+{
+    if (q->after_id || (q->event_type && q->event_type != EV_FUNCTION_ENTER &&
+                        q->event_type != EV_FUNCTION_EXIT))
+        return;
+    struct store_evicted *rows;
+    int n;
+    if (timeline_evicted(rd, key, &rows, &n, NULL) != 0)
+        return;
+    cJSON *list = NULL;
+    int64_t total = 0, shown = 0;
+    for (int i = 0; i < n; i++) {
+        if ((q->from.set && !q->from.relative && q->from.ns > rows[i].through_ns) ||
+            !function_selected(q, rows[i].function))
+            continue;
+        total += rows[i].events;
+        if (shown++ >= EVICTED_SHOWN)
+            continue;
+        if (!list)
+            list = cJSON_AddArrayToObject(out, "evicted");
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "function", rows[i].function);
+        cJSON_AddNumberToObject(f, "events", (double)rows[i].events);
+        cJSON_AddNumberToObject(f, "throughNs", (double)rows[i].through_ns);
+        cJSON_AddItemToArray(list, f);
+    }
+    store_evicted_free(rows, n);
+    if (!list)
+        return;
+    char note[400];
+    snprintf(note, sizeof note, "The session's event cap (setting events.maxPerSession) "
+             "evicted the oldest %lld function event(s) of %lld function(s) in this range "
+             "(each up to its throughNs), so counts here are short of the calls made. "
+             "Raise events.maxPerSession in <projectRoot>/.strobe/settings.json before the "
+             "next launch, or trace fewer functions.", (long long)total, (long long)shown);
+    cJSON_AddStringToObject(out, "evictedNote", note);
 }
 
 /* The paging and presentation fields of args into q and *verbose. */
@@ -233,15 +366,18 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         query_filter_explain(&filter, e);
     int offset = filter.q.offset;
     int64_t after_id = filter.q.after_id;
-    query_filter_free(&filter);
-    if (rc != 0)
+    bool open_calls = filter.q.open_calls;
+    if (rc != 0) {
+        query_filter_free(&filter);
         return NULL;
+    }
     int *pids = NULL, n_pids = 0;
     timeline_pids(rd, key, &pids, &n_pids, NULL); /* without them, pids are not shown */
 
     cJSON *out = cJSON_CreateObject();
     cJSON *events = cJSON_AddArrayToObject(out, "events");
-    size_t used = 0;
+    size_t used = 0, budget = tool_answer_budget();
+    budget -= ANSWER_RESERVE(budget);
     int shown = 0;
     int64_t last_id = after_id;
     for (; shown < res.n; shown++) {
@@ -261,7 +397,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         char *text = cJSON_PrintUnformatted(ev);
         size_t size = text ? strlen(text) : 0;
         free(text);
-        if (shown > 0 && used + size > RESPONSE_BUDGET) {
+        if (shown > 0 && used + size > budget) {
             cJSON_Delete(ev);
             break;
         }
@@ -269,6 +405,10 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         cJSON_AddItemToArray(events, ev);
         last_id = res.events[shown].id;
     }
+    if (open_calls)
+        open_calls_shape(out, events, res.events, shown, id);
+    add_evicted(out, rd, key, &filter.q);
+    query_filter_free(&filter);
     cJSON_AddNumberToObject(out, "totalCount", (double)res.total_count);
     if (res.total_is_lower_bound)
         cJSON_AddTrueToObject(out, "totalCountIsLowerBound");
@@ -282,7 +422,8 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     if (shown < res.n) {
         char note[256];
         snprintf(note, sizeof note, "Answer cut at %d KiB after %d events: continue with "
-                 "offset %d, or afterEventId \"%s\" when polling.", RESPONSE_BUDGET / 1024,
+                 "offset %d, or afterEventId \"%s\" when polling.",
+                 (int)(tool_answer_budget() / 1024),
                  shown, offset + shown, last);
         cJSON_AddStringToObject(out, "truncated", note);
     }

@@ -9,6 +9,7 @@
 #include "core/session.h"
 #include "core/timeline.h"
 #include "mcp/args.h"
+#include "mcp/budget.h"
 #include "mcp/tools.h"
 
 static const char *const fields[] = {"action", "sessionId", "retain", "pid", "tids",
@@ -40,7 +41,7 @@ static cJSON *row_json(const struct session_row *r)
 /* The budgets of status and list answers (the agent reads them whole). */
 #define COMMAND_LINE_BUDGET 4096   /* bytes of argument text shown */
 #define ARG_SHOWN_MAX 512          /* bytes of one argument shown */
-#define LIST_BUDGET (16 * 1024)
+#define LIST_BUDGET (tool_answer_budget() - 1024) /* room for the hint: budget.h */
 
 /* The launch's argv (JSON array text) as commandLine, within COMMAND_LINE_BUDGET:
  * a long argument is cut with "...(N more bytes)", and arguments past the budget
@@ -80,6 +81,25 @@ static void add_command_line(cJSON *o, const char *json_text)
     cJSON_Delete(argv);
 }
 
+/* evicted: the function events the session's event cap took, per function (what
+ * topFunctions counted but the timeline no longer holds). */
+static void add_evicted_status(cJSON *o, struct timeline_reader *rd, const char *id)
+{
+    int64_t key;
+    struct store_evicted *rows;
+    int n;
+    if (session_resolve(id, &key, NULL) != 0 || timeline_evicted(rd, key, &rows, &n, NULL) != 0)
+        return;
+    cJSON *list = n ? cJSON_AddArrayToObject(o, "evicted") : NULL;
+    for (int i = 0; i < n && i < 10; i++) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "function", rows[i].function);
+        cJSON_AddNumberToObject(f, "events", (double)rows[i].events);
+        cJSON_AddItemToArray(list, f);
+    }
+    store_evicted_free(rows, n);
+}
+
 static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *e)
 {
     struct timeline_reader *rd = tool_reader(ctx, e);
@@ -115,6 +135,7 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
         }
     }
     tool_add_pattern_status(o, id);
+    add_evicted_status(o, rd, id);
     if (st.lost_events > 0) {
         char msg[400];
         snprintf(msg, sizeof msg, "%lld event(s) of this session could not be written to "
@@ -151,14 +172,14 @@ static cJSON *list(struct tool_ctx *ctx, struct strobe_error *e)
     /* Newest first; the oldest beyond the budget are counted, not shown. */
     cJSON *o = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(o, "sessions");
-    size_t used = 0;
+    size_t used = 0, budget = LIST_BUDGET;
     int shown = 0;
     for (; shown < n; shown++) {
         cJSON *row = row_json(&rows[shown]);
         char *text = cJSON_PrintUnformatted(row);
         used += text ? strlen(text) + 1 : 0;
         free(text);
-        if (shown > 0 && used > LIST_BUDGET) {
+        if (shown > 0 && used > budget) {
             cJSON_Delete(row);
             break;
         }
@@ -169,7 +190,7 @@ static cJSON *list(struct tool_ctx *ctx, struct strobe_error *e)
         char hint[200];
         snprintf(hint, sizeof hint, "%d older session(s) not shown (the answer is kept under "
                  "%d KB). Remove ended sessions with debug_session delete, or query one by "
-                 "its id.", n - shown, LIST_BUDGET / 1024);
+                 "its id.", n - shown, (int)(tool_answer_budget() / 1024));
         cJSON_AddStringToObject(o, "hint", hint);
     }
     timeline_sessions_free(rows, n);

@@ -15,9 +15,10 @@
 
 #include "core/session.h"
 #include "mcp/args.h"
+#include "mcp/budget.h"
 #include "mcp/tools.h"
 
-#define STACKS_BUDGET (16 * 1024)
+#define STACKS_BUDGET tool_answer_budget() /* answers.maxBytes, mcp/budget.h */
 #define CUT_KEEP 3   /* frames a cut thread keeps: where it is, and its caller or two */
 
 static const char *wait_kind_name(enum collector_wait_kind k)
@@ -158,7 +159,7 @@ cJSON *tool_stacks_json(const char *id, const struct collector_stacks *st, bool 
         snprintf(msg, sizeof msg, "The answer exceeded %d KB: the frames of %zu thread(s) "
                  "were cut, those waiting for nothing first (omittedFrames counts them). "
                  "Ask for fewer threads with tids or pid to see them whole.",
-                 STACKS_BUDGET / 1024, cut);
+                 (int)(STACKS_BUDGET / 1024), cut);
         cJSON_AddStringToObject(o, "truncated", msg);
     }
     free(keep);

@@ -14,9 +14,10 @@
 
 #include "core/testrun/testrun.h"
 #include "mcp/args.h"
+#include "mcp/budget.h"
 #include "mcp/tools.h"
 
-#define TEST_BUDGET (16 * 1024)
+#define TEST_BUDGET tool_answer_budget() /* answers.maxBytes, mcp/budget.h */
 #define MESSAGE_LINES 12
 #define MESSAGE_BYTES 1500
 #define STUCK_FRAMES 12
@@ -363,7 +364,7 @@ static cJSON *result_json(const struct testrun_view *v)
         char msg[256];
         snprintf(msg, sizeof msg, "%d more failure(s) did not fit the %d KB answer: every "
                  "test with its whole message is in the details file.", v->n_failures - shown,
-                 TEST_BUDGET / 1024);
+                 (int)(TEST_BUDGET / 1024));
         cJSON_AddNumberToObject(r, "failuresOmitted", v->n_failures - shown);
         cJSON_AddStringToObject(r, "truncated", msg);
     }

@@ -137,6 +137,8 @@ static const struct tool_def catalog[] = {
         "\"timeTo\":{\"type\":[\"integer\",\"string\"]},"
         "\"minDurationNs\":{\"type\":\"integer\",\"minimum\":0},"
         "\"pid\":{\"type\":\"integer\"},"
+        "\"openCalls\":{\"type\":\"boolean\",\"description\":\"Only calls entered and "
+        "not yet returned, per thread, innermost last: what a hung program is inside\"},"
         "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":500,\"default\":50},"
         "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"default\":0},"
         "\"verbose\":{\"type\":\"boolean\",\"default\":false},"

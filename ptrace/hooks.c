@@ -32,6 +32,7 @@
 #include "dwarf/value_short.h"
 #include "ptrace/bptab.h"
 #include "ptrace/fnsym.h"
+#include "ptrace/callsite.h"
 #include "ptrace/inject.h"
 #include "ptrace/procmem.h"
 #include "ptrace/reloc.h"
@@ -100,6 +101,7 @@ struct process {
      * process only (see hooks_on_trap). The main process's count is h->n_areas. */
     size_t n_areas;
     bool forked;
+    struct callsites *sites; /* call sites of traced calls (callsite.h) */
 };
 
 struct hooks {
@@ -117,7 +119,7 @@ struct hooks {
      * next_rearm: the earliest back-off end, 0 if none is throttled. */
     bool disarm_pending;
     int64_t next_rearm;
-    struct strbuf args, ret, data;
+    struct strbuf args, ret, data, site;
     struct strbuf brief, brief_obj; /* argsShort/retShort: as members, as an object */
     struct fnsym *fnsym;            /* names function pointers in arguments */
 };
@@ -565,6 +567,24 @@ static bool brief_member(struct hooks *h, const char *fixed, const char *key,
     return ok;
 }
 
+/* An enter event's data: its call site (callsite.h), the arguments' short rendering
+ * and k's watch values. */
+static const char *enter_data(struct hooks *h, struct thread *t, struct hook *k,
+                              uint64_t ret, const char *args)
+{
+    struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
+    const char *fixed = p && ret ? callsite_members(&p->sites, t->tgid, ret) : NULL;
+    if (args && k->fn->n_params > 0 && brief_member(h, fixed, "argsShort", args, true))
+        return watch_data(h, t, k, h->brief.buf, h->brief_obj.buf);
+    if (!fixed)
+        return watch_data(h, t, k, NULL, NULL);
+    h->site.len = 0;
+    if (h->site.buf)
+        h->site.buf[0] = '\0';
+    sb_printf(&h->site, "{%s}", fixed);
+    return watch_data(h, t, k, fixed, h->site.oom ? NULL : h->site.buf);
+}
+
 enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
 
 static uint64_t trampoline_for(const struct hooks *h, size_t n, uint64_t addr);
@@ -730,9 +750,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     if (t->depth > 0)
         ev.parent_seq = t->frames[t->depth - 1].seq;
     ev.arguments = h->args.oom ? NULL : h->args.buf;
-    bool brief = ev.arguments && k->fn->n_params > 0 &&
-                 brief_member(h, NULL, "argsShort", ev.arguments, true);
-    ev.data = watch_data(h, t, k, brief ? h->brief.buf : NULL, brief ? h->brief_obj.buf : NULL);
+    ev.data = enter_data(h, t, k, have_ret ? ret : 0, ev.arguments);
     push_event(h, &ev);
 
     uint64_t tramp = trampoline_for(h, areas_of_thread(h, t), k->addr);
@@ -877,6 +895,7 @@ void hooks_on_exit(struct hooks *h, pid_t tid)
         struct process *p = u64map_del(&h->procs, (uint64_t)t->tgid);
         if (p) {
             close(p->memfd);
+            callsites_free(p->sites);
             free(p);
         }
     }
@@ -1031,6 +1050,7 @@ static void free_process(uint64_t key, void *value, void *arg)
     (void)arg;
     struct process *p = value;
     close(p->memfd);
+    callsites_free(p->sites);
     free(p);
 }
 
@@ -1051,6 +1071,7 @@ void hooks_free(struct hooks *h)
     sb_free(&h->brief);
     sb_free(&h->brief_obj);
     fnsym_free(h->fnsym);
+    sb_free(&h->site);
     free(h);
 }
 

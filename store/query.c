@@ -96,6 +96,8 @@ struct store_reader *store_reader_open(struct store *s, char **err)
     return r;
 }
 
+sqlite3 *st_reader_db(struct store_reader *r) { return r->db; }
+
 void store_reader_close(struct store_reader *r)
 {
     if (!r)
@@ -361,6 +363,20 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
         sb_printf(w, " AND e.duration_ns >= ?%d", P_MINDUR);
     if (q->pid)
         sb_printf(w, " AND e.pid = ?%d", P_PID);
+    /* The exits' parent ids are read once into SQLite's ephemeral index (the subquery
+     * is not correlated): one walk of the session's exits on ev_session_exit (covering),
+     * then a lookup per enter. An exit whose parent the writer could not name (its
+     * parent map forgot an enter not used for long) still ends its call: the enter of
+     * its function at its start (exit ts - duration, the tracer's same clock reading);
+     * such exits are few, and only enters left open are checked against them. */
+    if (q->open_calls)
+        sb_printf(w, " AND e.type = %d AND e.id NOT IN (SELECT x.parent_id FROM events x"
+                  " INDEXED BY ev_session_exit WHERE x.session = ?%d AND x.type = 4"
+                  " AND x.parent_id IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM events y"
+                  " INDEXED BY ev_session_exit WHERE y.session = ?%d AND y.type = 4"
+                  " AND y.parent_id IS NULL AND y.function_id = e.function_id"
+                  " AND y.ts_ns - y.duration_ns = e.ts_ns)",
+                  EV_FUNCTION_ENTER, P_SESSION, P_SESSION);
     if (q->after_id > 0)
         sb_printf(w, " AND e.id > ?%d", P_AFTER);
     if (q->text_contains)
@@ -384,7 +400,7 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
     b->counters_exact = !b->fn.active && !b->file.active && !b->thr.active && !ret_filter &&
                         !q->has_time_from && !q->has_time_to && q->min_duration_ns <= 0 &&
                         !q->pid && q->after_id <= 0 && !q->text_contains &&
-                        !q->text_matches;
+                        !q->text_matches && !q->open_calls;
     return 0;
 }
 

@@ -20,6 +20,8 @@
  *   function_counts calls observed per (session, function): function_enter events
  *                   inserted. Evictions do not subtract (counts are calls observed).
  *   session_pids    pids that produced events in a session (the writer adds them).
+ *   evicted_counts  function events evicted by the per-session cap, per (session,
+ *                   function), and through_ns, the newest timestamp evicted.
  *   meta            next_event_id, so ids are never reused after deletions.
  *   sessions.deleted
  *                   1 while the writer deletes the session's events (deleter.c).
@@ -85,6 +87,12 @@ static const char schema_upgrade_2[] =
     "CREATE INDEX IF NOT EXISTS ev_session_type ON events(session, type, ts_ns)"            \
     " WHERE " STORE_TYPE_INDEX_SQL ";"
 
+/* The exits' parent ids, for openCalls (the enters no exit names): covering, so the
+ * walk of a session's exits reads no table row; partial, so nothing else pays for it. */
+#define EV_SESSION_EXIT                                                                  \
+    "CREATE INDEX IF NOT EXISTS ev_session_exit ON events(session, parent_id, type)"             \
+    " WHERE type = 4;"
+
 static const char schema_current[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS sessions("
@@ -130,11 +138,17 @@ static const char schema_current[] =
 
 /* Tables added after version 1 that no older table depends on: created in place on
  * any version-1 database (an older daemon simply ignores them). test_durations keeps
- * the last runs' duration of each test of a project (store/tests.c). */
+ * the last runs' duration of each test of a project (store/tests.c); evicted_counts
+ * the function events the per-session cap evicted, per function, with the newest
+ * timestamp evicted (store/evicted.c); ev_session_exit serves openCalls (query.c). */
 static const char schema_additions[] =
     "CREATE TABLE IF NOT EXISTS test_durations("
     " project TEXT NOT NULL, name TEXT NOT NULL, at INTEGER NOT NULL, ms INTEGER NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS test_durations_name ON test_durations(project, name, at);";
+    "CREATE INDEX IF NOT EXISTS test_durations_name ON test_durations(project, name, at);"
+    "CREATE TABLE IF NOT EXISTS evicted_counts("
+    " session INTEGER NOT NULL, function_id INTEGER NOT NULL, events INTEGER NOT NULL,"
+    " through_ns INTEGER NOT NULL, PRIMARY KEY(session, function_id)) WITHOUT ROWID;"
+    EV_SESSION_EXIT;
 
 /* The CREATE VIEW statement of events_view, as SQLite stores it in sqlite_schema
  * (so the stored text can be compared with it); malloc'd, NULL when out of memory. */

@@ -128,6 +128,9 @@ struct store_query {
     int64_t time_from_ns, time_to_ns; /* inclusive, session-relative */
     int64_t min_duration_ns;    /* 0 = no filter */
     int pid;                    /* 0 = any */
+    /* Only function_enter events whose function_exit is not stored (no exit names them
+     * as parent): the calls entered and not yet returned, or never returned. */
+    bool open_calls;
     int64_t after_id;           /* 0 = none; when set, events are ordered by id */
     int limit;                  /* rows wanted */
     int offset;
@@ -200,6 +203,19 @@ struct function_count {
  * *rows is malloc'd: free each function, then the array. */
 int store_count_by_function(struct store_reader *r, int64_t session_key, int limit,
                             struct function_count **rows, int *n);
+
+/* Function events the session's event cap evicted (store_session_set_limit), per
+ * function, most first: events (enters and exits) and through_ns, the newest
+ * timestamp evicted (session-relative: the function's events before it may be gone,
+ * the later ones are all there). *rows malloc'd: free with store_evicted_free(). */
+struct store_evicted {
+    char *function;
+    int64_t events;
+    int64_t through_ns;
+};
+int store_evicted_by_function(struct store_reader *r, int64_t session_key,
+                              struct store_evicted **rows, int *n);
+void store_evicted_free(struct store_evicted *rows, int n);
 
 /* Database file size in bytes (main file plus WAL), for benchmarks and status. */
 int64_t store_size_bytes(struct store *s);

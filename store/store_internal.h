@@ -1,8 +1,8 @@
 /*
  * store_internal.h - declarations shared by the store's own files (schema.c, writer.c,
- * session.c, deleter.c, retention.c, query.c, util.c). Nothing outside store/ includes
- * this header, except the store's unit tests, which use store_explain_query() to
- * check query plans.
+ * session.c, deleter.c, retention.c, query.c, evicted.c, util.c). Nothing outside
+ * store/ includes this header, except the store's unit tests, which use
+ * store_explain_query() to check query plans.
  *
  * Concurrency map of struct store:
  *   - sdb, the session connection, is used only with sess_lock held;
@@ -138,6 +138,11 @@ void st_writer_forget(struct store *s, int64_t key);
  * 1 deleted, 0 no such session, -1 with *err. Takes sess_lock itself, once per
  * chunk of events. */
 int st_session_delete(struct store *s, int64_t key, char **err);
+
+/* ---- query.c ------------------------------------------------------------------ */
+
+/* The reader's connection, for the store's other read-only files (evicted.c). */
+sqlite3 *st_reader_db(struct store_reader *r);
 
 /* ---- deleter.c ------------------------------------------------------------ */
 

@@ -32,6 +32,8 @@
  * limit by more than 1% loses its oldest evictable events (smallest ts_ns) down to
  * the limit, in the same transaction. type_counts is decremented; function_counts is not
  * (it counts calls observed). parent_id of a surviving event may name an evicted one.
+ * The function events evicted are counted per function in evicted_counts, with the
+ * newest timestamp evicted, so answers can say what the cap took and from when.
  */
 #include "store/store_internal.h"
 
@@ -172,7 +174,7 @@ struct writer {
     sqlite3 *db;
     sqlite3_stmt *ins, *ins_chunk, *fn_ins, *fn_sel, *file_ins, *file_sel, *thr_ins, *thr_sel;
     sqlite3_stmt *tc_upsert, *fc_upsert, *evict_sel, *evict_cnt, *evict_del, *evictable_sel,
-        *meta_set, *meta_get, *pid_ins;
+        *meta_set, *meta_get, *pid_ins, *ec_upsert;
     struct strmap fns, files, threads;
     char *keybuf;
     size_t keycap;
@@ -544,6 +546,18 @@ static int upsert_type_count(struct writer *w, int64_t session, int type, int64_
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+static int count_evicted(struct writer *w, int64_t session, int64_t fid, int64_t events,
+                         int64_t through_ns)
+{
+    sqlite3_bind_int64(w->ec_upsert, 1, session);
+    sqlite3_bind_int64(w->ec_upsert, 2, fid);
+    sqlite3_bind_int64(w->ec_upsert, 3, events);
+    sqlite3_bind_int64(w->ec_upsert, 4, through_ns);
+    int rc = sqlite3_step(w->ec_upsert);
+    sqlite3_reset(w->ec_upsert);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* Deletes the k oldest evictable events of a session: walks ev_session_ts (session,
  * ts_ns, type) index-only to find the k-th oldest timestamp, then deletes evictable
  * rows up to it. Rows sharing that last timestamp all go, so a few more than k may. */
@@ -558,15 +572,20 @@ static int evict(struct writer *w, struct wsess *ws, int64_t k)
     sqlite3_reset(w->evict_sel);
     if (rc != SQLITE_DONE)
         return -1;
-    /* Count what goes (ties at max_ts included) for type_counts. */
+    /* Count what goes (ties at max_ts included) for type_counts, and per function for
+     * evicted_counts (the rows are read by the delete next: their pages stay cached). */
     sqlite3_bind_int64(w->evict_cnt, 1, ws->key);
     sqlite3_bind_int64(w->evict_cnt, 2, max_ts);
     while ((rc = sqlite3_step(w->evict_cnt)) == SQLITE_ROW) {
         int t = sqlite3_column_int(w->evict_cnt, 0);
-        int64_t c = sqlite3_column_int64(w->evict_cnt, 1);
+        int64_t c = sqlite3_column_int64(w->evict_cnt, 2);
         if (t >= EV_TYPE_MIN && t <= EV_TYPE_MAX)
             by_type[t] += c;
         total += c;
+        if ((t == EV_FUNCTION_ENTER || t == EV_FUNCTION_EXIT) &&
+            sqlite3_column_type(w->evict_cnt, 1) != SQLITE_NULL &&
+            count_evicted(w, ws->key, sqlite3_column_int64(w->evict_cnt, 1), c, max_ts) < 0)
+            break;
     }
     sqlite3_reset(w->evict_cnt);
     if (rc != SQLITE_DONE)
@@ -1032,7 +1051,7 @@ static void writer_free(struct writer *w)
     sqlite3_stmt *sts[] = {w->ins, w->ins_chunk, w->fn_ins, w->fn_sel, w->file_ins,
                            w->file_sel, w->thr_ins, w->thr_sel, w->tc_upsert, w->fc_upsert,
                            w->evict_sel, w->evict_cnt, w->evict_del, w->evictable_sel,
-                           w->meta_set, w->meta_get, w->pid_ins};
+                           w->meta_set, w->meta_get, w->pid_ins, w->ec_upsert};
     for (size_t i = 0; i < sizeof sts / sizeof *sts; i++)
         sqlite3_finalize(sts[i]);
     if (w->db)
@@ -1104,8 +1123,9 @@ int st_writer_start(struct store *s, char **err)
              STORE_EVICTABLE_SQL " ORDER BY ts_ns LIMIT ?2",
              err) < 0 ||
         prep(w, &w->evict_cnt,
-             "SELECT type, count(*) FROM events INDEXED BY ev_session_ts WHERE session = ?1 "
-             "AND ts_ns <= ?2 AND " STORE_EVICTABLE_SQL " GROUP BY type",
+             "SELECT type, function_id, count(*) FROM events INDEXED BY ev_session_ts"
+             " WHERE session = ?1 AND ts_ns <= ?2 AND " STORE_EVICTABLE_SQL
+             " GROUP BY type, function_id",
              err) < 0 ||
         prep(w, &w->evict_del,
              "DELETE FROM events INDEXED BY ev_session_ts WHERE session = ?1 AND ts_ns <= ?2 "
@@ -1118,7 +1138,12 @@ int st_writer_start(struct store *s, char **err)
         prep(w, &w->meta_set, "UPDATE meta SET value = ?1 WHERE key = 'next_event_id'", err) < 0 ||
         prep(w, &w->meta_get, "SELECT value FROM meta WHERE key = 'next_event_id'", err) < 0 ||
         prep(w, &w->pid_ins, "INSERT OR IGNORE INTO session_pids(session, pid) VALUES(?1, ?2)",
-             err) < 0)
+             err) < 0 ||
+        prep(w, &w->ec_upsert,
+             "INSERT INTO evicted_counts(session, function_id, events, through_ns)"
+             " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(session, function_id) DO UPDATE SET"
+             " events = events + excluded.events,"
+             " through_ns = max(through_ns, excluded.through_ns)", err) < 0)
         return -1;
     if (load_next_id(w) < 0)
         return st_fail_db(err, w->db, "cannot read the next event id");

@@ -1,6 +1,7 @@
 """debug_launch and output capture: the done-when scenario (hello/oops/exit 3), output
 splitting and escaping, arguments/env/cwd, exits and crashes, the output limit."""
 
+import json
 import os
 import re
 import tempfile
@@ -126,7 +127,10 @@ def test_output_mix(mcp):
             assert ev.get("textBytes") in (None, size), ev
         else:
             assert piece[500:] != "x" * (len(piece) - 500), "no note after 500 chars"
-    # verbose gives the whole pieces (up to 64 KiB each)
+    # verbose gives the whole pieces (up to 64 KiB each) when the answer budget
+    # (answers.maxBytes, 16 KB by default) lets them through
+    with open(os.path.join(mcp.world.home, "settings.json"), "w") as f:
+        json.dump({"answers.maxBytes": 128 * 1024}, f)
     full = []
     for ev in out[3:5]:
         q = mcp.query(sid, eventType="stdout", verbose=True, limit=1,

@@ -260,7 +260,7 @@ def test_after_event_id_pages_through_everything(mcp):
     mcp.wait_ended(sid)
     seen = []
     cursor = None
-    for _ in range(100):
+    for _ in range(400):  # pages of ~100 lines: the 16 KB answer budget
         kw = {"eventType": "stdout", "limit": 500}
         if cursor is not None:
             kw["afterEventId"] = cursor

@@ -80,7 +80,7 @@ def test_thread_name_filter(mcp):
             if e["eventType"] == "function_enter" and e["function"] == "work"} == {2}
     q = mcp.query(sid, threadName={"contains": "worker-"}, eventType="function_enter")
     assert q["totalCount"] == 400
-    q = mcp.query(sid, threadName={"contains": "worker-1"}, function={"equals": "inner"},
-                  eventType="function_exit", verbose=True, limit=500)
-    assert [e["returnValue"] for e in q["events"]] == [2 * (1000 + n) for n in range(50)]
+    q = mcp.all_events(sid, threadName={"contains": "worker-1"}, function={"equals": "inner"},
+                       eventType="function_exit", verbose=True)
+    assert [e["returnValue"] for e in q] == [2 * (1000 + n) for n in range(50)]
     assert mcp.query(sid, threadName={"contains": "worker-9"})["totalCount"] == 0

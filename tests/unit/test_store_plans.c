@@ -2,7 +2,8 @@
  * test_store_plans.c - the store under size: every debug_query shape of spec 003 has
  * an index-backed plan (EXPLAIN QUERY PLAN of its rows and of its count: no bare scan
  * of events) and answers what a brute-force filter over the same events answers
- * (rows, order, totalCount, with offset and latest pages); deleting a session hides
+ * (rows, order, totalCount, with offset and latest pages; openCalls: enters whose exit
+ * is not stored); deleting a session hides
  * it at once while the writer deletes its events in chunks, other sessions' writes
  * and queries going on in between, a deletion interrupted by a close is resumed at
  * the next open, and retention's size cap waits for deletions under way; a version 1
@@ -41,6 +42,8 @@ static const char *const files[] = {"/src/net/socket.c", "/src/net/http.c", "/sr
 /* The fields of generated event i, as the brute-force filters see them. */
 struct gen {
     int type, pid, f, file, thread;
+    bool open; /* an enter with no exit: the one before an output line */
+    bool orphan; /* an exit stored without its parent: matched by function and start */
     int64_t ts, duration;
     char text[64];
 };
@@ -54,10 +57,12 @@ static struct gen gen_event(int i)
         snprintf(g.text, sizeof g.text, "%s line %d", i % 20 == 19 ? "[warn]" : "[info]", i);
     } else {
         g.type = i % 2 ? EV_FUNCTION_EXIT : EV_FUNCTION_ENTER;
+        g.open = i % 10 == 8;
+        g.orphan = i % 30 == 5;
         g.f = (i / 2 * 5) % NFUNC;
         g.file = g.f % 3;
         if (g.type == EV_FUNCTION_EXIT)
-            g.duration = (int64_t)i * 7919 % 100000;
+            g.duration = g.orphan ? 100 : (int64_t)i * 7919 % 100000;
     }
     return g;
 }
@@ -86,6 +91,11 @@ static int64_t fill(struct fx *f, const char *id, int n)
             e.source_file = files[g.file];
             e.duration_ns = g.duration;
             e.return_value = g.type == EV_FUNCTION_EXIT ? "0" : NULL;
+            /* Each exit returns from the enter just before it. */
+            if (g.type == EV_FUNCTION_ENTER)
+                e.seq = i + 1;
+            else if (!g.orphan)
+                e.parent_seq = i;
         } else {
             e.text = g.text;
         }
@@ -162,6 +172,8 @@ static bool m_line_1x9(const struct gen *g)
     return g->text[0] && !strncmp(g->text, "[info] line 1", 13) && strlen(g->text) == 16 &&
            g->text[15] == '9';
 }
+static bool m_open(const struct gen *g) { return g->open; }
+static bool m_open_f3(const struct gen *g) { return g->open && g->f == 3; }
 static bool m_pid_worker_slow(const struct gen *g)
 {
     return g->pid == 7000 && g->thread && g->duration >= 20000;
@@ -196,6 +208,9 @@ static int nshapes(struct shape *sh, int64_t key)
     SHAPE("text matches", m_line_1x9, q->text_matches = "^\\[info\\] line 1..9$");
     SHAPE("pid + threadName + minDurationNs", m_pid_worker_slow, q->pid = 7000;
           q->thread_name_contains = "worker"; q->min_duration_ns = 20000);
+    SHAPE("openCalls", m_open, q->open_calls = true);
+    SHAPE("openCalls + function.equals", m_open_f3, q->open_calls = true;
+          q->function_equals = fnames[3]);
 #undef SHAPE
     return n;
 }

@@ -1,0 +1,61 @@
+/*
+ * evicted.c - what the per-session event cap took: the function events evicted per
+ * function (evicted_counts, kept by the writer's evict()), read for query answers
+ * and status. See store.h.
+ */
+#include "store/store_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void store_evicted_free(struct store_evicted *rows, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(rows[i].function);
+    free(rows);
+}
+
+int store_evicted_by_function(struct store_reader *r, int64_t session_key,
+                              struct store_evicted **rows, int *n)
+{
+    *rows = NULL;
+    *n = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(st_reader_db(r),
+                           "SELECT f.name, sum(c.events) AS n, max(c.through_ns)"
+                           " FROM evicted_counts c JOIN functions f ON f.id = c.function_id"
+                           " WHERE c.session = ?1 GROUP BY f.name ORDER BY n DESC, f.name",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, session_key);
+    int rc, cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            struct store_evicted *nr = realloc(*rows, cap * sizeof *nr);
+            if (!nr) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            *rows = nr;
+        }
+        const unsigned char *name = sqlite3_column_text(st, 0);
+        struct store_evicted *e = &(*rows)[*n];
+        e->function = strdup(name ? (const char *)name : "");
+        e->events = sqlite3_column_int64(st, 1);
+        e->through_ns = sqlite3_column_int64(st, 2);
+        if (!e->function) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        (*n)++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        store_evicted_free(*rows, *n);
+        *rows = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
