@@ -229,10 +229,6 @@ void render_event(FILE *out, const cJSON *e, bool verbose)
         }
         if (json_has_num(e, "durationNs") && json_num(e, "durationNs") >= 0)
             fprintf(out, " took %.3f ms", (double)json_num(e, "durationNs") / 1e6);
-        if (json_str(e, "argsShort")) /* summary events: the values in short */
-            fprintf(out, " with %s", json_str(e, "argsShort"));
-        if (json_str(e, "retShort"))
-            fprintf(out, " => %s", json_str(e, "retShort"));
         static const char *const extras[][2] = { { "arguments", "args=" },
                                                  { "returnValue", "=> " } };
         for (size_t i = 0; i < 2; i++) {
@@ -245,7 +241,7 @@ void render_event(FILE *out, const cJSON *e, bool verbose)
         }
         /* Summary events carry one-line renderings instead of the values. */
         if (!json_get(e, "arguments") && json_str(e, "argsShort"))
-            fprintf(out, " args: %s", json_str(e, "argsShort"));
+            fprintf(out, " with %s", json_str(e, "argsShort"));
         if (!json_get(e, "returnValue") && json_str(e, "retShort"))
             fprintf(out, " => %s", json_str(e, "retShort"));
         if (json_get(e, "watchValues")) {

@@ -27,7 +27,6 @@
 #include "mcp/budget.h"
 #include "mcp/query_filter.h"
 #include "mcp/tools.h"
-#include "mcp/value_short.h"
 
 /* The share of the budget kept for the answer's other members (totalCount, notes,
  * openCalls, evicted): a fifth. */
@@ -103,19 +102,6 @@ static void add_text(cJSON *o, const char *text, bool verbose)
     free(s);
 }
 
-/* Summary function events show their values in short (value_short.h): argsShort on
- * an enter, retShort on an exit. A rendering the event already carries (stored with
- * it at record time) is kept. */
-static void add_short_values(cJSON *o, const struct store_event_row *r)
-{
-    char text[VALUE_SHORT_MAX + 1];
-    bool exit = r->type == EV_FUNCTION_EXIT;
-    const char *name = exit ? "retShort" : "argsShort";
-    if (!cJSON_HasObjectItem(o, name) &&
-        value_short(exit ? r->return_value : r->arguments, !exit, text, sizeof text))
-        cJSON_AddStringToObject(o, name, text);
-}
-
 /* Members of a function event's data shown only in verbose answers. */
 static bool verbose_only_member(const char *name)
 {
@@ -170,8 +156,6 @@ static cJSON *event_json(const struct store_event_row *r, bool verbose, bool mul
         }
         cJSON_Delete(d);
     }
-    if (function_event && !verbose)
-        add_short_values(o, r);
     if (verbose) {
         if (r->function_raw)
             cJSON_AddStringToObject(o, "functionRaw", r->function_raw);

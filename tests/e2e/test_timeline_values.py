@@ -31,11 +31,13 @@ def run_traced(mcp, patterns, depth=None, args=None):
 
 
 def call(mcp, sid, function, verbose=True):
-    """The (enter, exit) of function's one call."""
-    ev = mcp.query(sid, function={"equals": function}, verbose=verbose)["events"]
-    [enter] = [e for e in ev if e["eventType"] == "function_enter"]
-    [exit_] = [e for e in ev if e["eventType"] == "function_exit"]
-    return enter, exit_
+    """The (enter, exit) of function's one call (one query each: a verbose event with
+    16 KiB of arguments fills a 16 KB answer alone)."""
+    def one(event_type):
+        [e] = mcp.query(sid, function={"equals": function}, eventType=event_type,
+                        verbose=verbose)["events"]
+        return e
+    return one("function_enter"), one("function_exit")
 
 
 def args_of(enter):
