@@ -212,6 +212,11 @@ int timeline_evicted(struct timeline_reader *rd, int64_t session_key,
     return 0;
 }
 
+void timeline_evicted_free(struct store_evicted *rows, int n)
+{
+    store_evicted_free(rows, n);
+}
+
 /* ---- sessions ------------------------------------------------------------------ */
 
 int timeline_sessions(struct timeline_reader *rd, struct session_row **rows, int *n,

@@ -123,9 +123,10 @@ int timeline_pids(struct timeline_reader *rd, int64_t session_key, int **pids, i
 
 /* What the session's event cap (events.maxPerSession) evicted: function events per
  * function, most first (store.h's struct store_evicted: events, and through_ns, the
- * newest timestamp evicted). Free with store_evicted_free(). */
+ * newest timestamp evicted). Free with timeline_evicted_free(). */
 int timeline_evicted(struct timeline_reader *rd, int64_t session_key,
                      struct store_evicted **rows, int *n, struct strobe_error *e);
+void timeline_evicted_free(struct store_evicted *rows, int n);
 
 /* ---- sessions ------------------------------------------------------------------ */
 

@@ -292,7 +292,7 @@ static void add_evicted(cJSON *out, struct timeline_reader *rd, int64_t key,
         cJSON_AddNumberToObject(f, "throughNs", (double)rows[i].through_ns);
         cJSON_AddItemToArray(list, f);
     }
-    store_evicted_free(rows, n);
+    timeline_evicted_free(rows, n);
     if (!list)
         return;
     char note[400];

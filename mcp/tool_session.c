@@ -97,7 +97,7 @@ static void add_evicted_status(cJSON *o, struct timeline_reader *rd, const char 
         cJSON_AddNumberToObject(f, "events", (double)rows[i].events);
         cJSON_AddItemToArray(list, f);
     }
-    store_evicted_free(rows, n);
+    timeline_evicted_free(rows, n);
 }
 
 static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *e)
