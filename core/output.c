@@ -41,6 +41,10 @@ struct output {
     _Atomic int stop_requested;
     _Atomic int capped;
     int64_t bytes;
+    /* One reader at a time: the output thread, or the tracer through
+     * output_drain_now(). Guards the streams, bytes, and the pushes to the ring
+     * (single-producer: whoever holds it is the producer). */
+    pthread_mutex_t read_lock;
     /* output_settle(): requests and completions, guarded by settle_lock. */
     pthread_mutex_t settle_lock;
     pthread_cond_t settled;
@@ -151,8 +155,12 @@ static void *output_main(void *arg)
             if (streams[i]->fd >= 0)
                 pfd[n++] = (struct pollfd){.fd = streams[i]->fd, .events = POLLIN};
         pfd[n++] = (struct pollfd){.fd = o->wake_fd, .events = POLLIN};
-        if (poll(pfd, n, partial_line_timeout(streams)) < 0 && errno != EINTR)
+        pthread_mutex_lock(&o->read_lock);
+        int timeout = partial_line_timeout(streams);
+        pthread_mutex_unlock(&o->read_lock);
+        if (poll(pfd, n, timeout) < 0 && errno != EINTR)
             break;
+        pthread_mutex_lock(&o->read_lock);
         for (int i = 0; i < 2; i++)
             if (streams[i]->fd >= 0)
                 read_stream(streams[i]);
@@ -172,7 +180,9 @@ static void *output_main(void *arg)
             o->cfg.on_exit(o->cfg.arg, o, o->wait_status);
             o->exit_handled = true;
         }
+        pthread_mutex_unlock(&o->read_lock);
     }
+    pthread_mutex_lock(&o->read_lock);
     for (int i = 0; i < 2; i++)
         if (streams[i]->fd >= 0) {
             read_stream(streams[i]);
@@ -181,6 +191,7 @@ static void *output_main(void *arg)
                 streams[i]->fd = -1;
             }
         }
+    pthread_mutex_unlock(&o->read_lock);
     store_release_ring(o->cfg.store, o->cfg.sink.ring);
     return NULL;
 }
@@ -202,6 +213,7 @@ struct output *output_start(const struct output_config *cfg)
     o->err = (struct stream){.owner = o, .fd = cfg->err_fd, .type = EV_STDERR};
     o->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     pthread_mutex_init(&o->settle_lock, NULL);
+    pthread_mutex_init(&o->read_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -211,6 +223,7 @@ struct output *output_start(const struct output_config *cfg)
         if (o->wake_fd >= 0)
             close(o->wake_fd);
         pthread_mutex_destroy(&o->settle_lock);
+        pthread_mutex_destroy(&o->read_lock);
         pthread_cond_destroy(&o->settled);
         free(o);
         return NULL;
@@ -239,6 +252,25 @@ void output_settle(struct output *o, int timeout_ms)
     pthread_mutex_unlock(&o->settle_lock);
 }
 
+void output_drain_now(struct output *o)
+{
+    struct stream *streams[2] = {&o->out, &o->err};
+    struct pollfd pfd[2];
+    struct stream *polled[2];
+    int n = 0;
+    pthread_mutex_lock(&o->read_lock);
+    for (int i = 0; i < 2; i++)
+        if (streams[i]->fd >= 0) {
+            polled[n] = streams[i];
+            pfd[n++] = (struct pollfd){.fd = streams[i]->fd, .events = POLLIN};
+        }
+    if (n > 0 && poll(pfd, n, 0) > 0)
+        for (int i = 0; i < n; i++)
+            if (pfd[i].revents)
+                read_stream(polled[i]);
+    pthread_mutex_unlock(&o->read_lock);
+}
+
 void output_exited(struct output *o, int wait_status)
 {
     o->wait_status = wait_status;
@@ -253,6 +285,7 @@ void output_stop(struct output *o)
     pthread_join(o->thread, NULL);
     close(o->wake_fd);
     pthread_mutex_destroy(&o->settle_lock);
+    pthread_mutex_destroy(&o->read_lock);
     pthread_cond_destroy(&o->settled);
     free(o);
 }

@@ -155,6 +155,18 @@ static void settle_output(void *arg)
         output_settle(o, 5000);
 }
 
+/* At a trap, before its event is stamped: what the program wrote by then is read
+ * first (core/output.h). Nothing before the capture has started. */
+static void drain_output(void *arg)
+{
+    struct session *s = arg;
+    pthread_mutex_lock(&s->exit_lock);
+    struct output *o = s->output;
+    pthread_mutex_unlock(&s->exit_lock);
+    if (o)
+        output_drain_now(o);
+}
+
 static void on_paused(void *arg)
 {
     struct session *s = arg;
@@ -390,7 +402,7 @@ static int start_target(struct session *s, const struct launch_request *req,
             .patterns = patterns, .n_patterns = s->pending,
             .depth = patterns_pending_depth(),
             .events = {.main_exit = on_main_exit, .settle_output = settle_output,
-                       .paused = on_paused, .arg = s},
+                       .drain_output = drain_output, .paused = on_paused, .arg = s},
             .watches = watches, .n_watches = n_watches,
             .breakpoints = bps, .n_breakpoints = n_bps,
         };
