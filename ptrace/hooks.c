@@ -83,8 +83,8 @@ struct thread {
     struct frame *frames;
     int depth, cap;
     char name[16];
-    uint32_t events_since_name; /* the name is re-read every 1024 events */
-    bool name_read;             /* read at the first event: a clone's name is set later */
+    int64_t name_read_ns;    /* read at an event when older than 50 ms (procmem.h): a
+                                clone's name is set later, and threads rename */
 };
 
 struct process {
@@ -649,11 +649,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
         return;
     }
     throttle_if_hot(h, k, now);
-    if (!t->name_read || ++t->events_since_name >= 1024) {
-        t->name_read = true;
-        t->events_since_name = 0;
-        procmem_thread_name(t->tid, t->name, sizeof t->name);
-    }
+    procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, now);
     struct abi_regs a;
     abi_regs_from(&a, regs, t->tid, k->needs_fp);
     h->args.len = 0;
@@ -718,6 +714,7 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
             match = i;
     if (match < 0)
         return false; /* not a frame of ours: cannot know where to return */
+    procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, now);
     for (int i = t->depth - 1; i > match; i--)
         emit_exit(h, t, &t->frames[i], regs, EXIT_UNWOUND, now);
     /* The callee of a tail call returns for its callers too. */
