@@ -153,7 +153,10 @@ struct collector_stacks_request {
 };
 
 struct collector_frame {
-    char *function;              /* NULL: unknown */
+    char *function;              /* NULL: unknown; the public alias of a library's
+                                    internal symbol (pthread_mutex_lock) */
+    char *function_raw;          /* that internal symbol (___pthread_mutex_lock), or
+                                    NULL when function is the symbol itself */
     char *file;                  /* NULL: no line info */
     int line;
     uint64_t pc;

@@ -688,8 +688,10 @@ void session_status_free(struct session_status *st)
     session_row_free(&st->row);
     free(st->pids);
     st->pids = NULL;
-    for (int i = 0; i < st->n_top; i++)
+    for (int i = 0; i < st->n_top; i++) {
         free(st->top[i].function);
+        free(st->top[i].function_raw);
+    }
     free(st->top);
     st->top = NULL;
 }

@@ -49,6 +49,7 @@ struct scratch {
 struct hook {
     uint64_t addr;
     const struct dw_function *fn;
+    const char *name;        /* hook_target.name */
     struct reloc rel;
     uint64_t slot;
     bool armed;              /* int3 in place */
@@ -309,6 +310,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     struct hook *k = u64map_get(&h->by_addr, t->addr);
     if (k) {
         k->wanted = true;
+        k->name = t->name;
         if (!k->armed && !k->rearm_at && write_int3(h, k))
             rep->armed++;
         return;
@@ -335,6 +337,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     }
     k->addr = t->addr;
     k->fn = t->fn;
+    k->name = t->name;
     k->slot = slot;
     k->wanted = true;
     k->role = t->role;
@@ -424,8 +427,9 @@ static void fill_location(struct event *ev, const struct hook *k, const struct t
     ev->pid = t->tgid;
     ev->tid = t->tid;
     ev->thread_name = t->name[0] ? t->name : NULL;
-    ev->function = k->fn->name;
-    ev->function_raw = k->fn->linkage_name;
+    ev->function = k->name ? k->name : k->fn->name;
+    ev->function_raw = k->fn->linkage_name ? k->fn->linkage_name
+                     : k->name && strcmp(k->name, k->fn->name) != 0 ? k->fn->name : NULL;
     ev->source_file = k->fn->decl_file;
     ev->line = k->fn->decl_line;
     ev->sampled = k->sampled;
@@ -920,7 +924,7 @@ static void count_hook(uint64_t key, void *value, void *arg)
     if (s->out)
         s->out->armed++;
     if (s->names && k->sampled && s->n < s->max)
-        s->names[s->n++] = k->fn->name;
+        s->names[s->n++] = k->name ? k->name : k->fn->name;
 }
 
 void hooks_stats(const struct hooks *h, struct hooks_stats *out)

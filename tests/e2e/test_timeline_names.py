@@ -4,7 +4,7 @@ rename to "renamed-worker", 80 ms, tick(3..5), "renamed" on stdout, then blocks)
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, wait_until
 
 
 @pytest.mark.valgrind_sample
@@ -21,4 +21,44 @@ def test_renamed_thread(mcp):
     by_name = {t["name"]: t for t in st["threads"]}
     assert sorted(by_name) == ["renamed-worker", "timeline_rename"], by_name
     assert by_name["timeline_rename"]["tid"] == pid
+    mcp.stop(sid)
+
+
+def internal_name(raw, public):
+    """glibc's internal symbol of a public function: the same name behind underscores
+    (which ones depends on the glibc build, so the test does not spell them)."""
+    return raw != public and raw.lstrip("_") == public
+
+
+def test_public_name_of_a_libc_function(mcp):
+    mcp.call_tool("debug_trace", {"add": ["pthread_mutex_lock"]})
+    r = mcp.launch("timeline_mutex", project=REPO)
+    sid = r["sessionId"]
+    st = mcp.wait_ended(sid)
+    assert st["status"] == "exited" and st["exitCode"] == 0, st
+    ev = mcp.all_events(sid, eventType="function_enter", verbose=True)
+    mine = [e for e in ev if e["threadId"] == r["pid"]]
+    assert len(mine) >= 3, ev
+    for e in ev:
+        assert e["function"] == "pthread_mutex_lock", e
+        assert internal_name(e["functionRaw"], "pthread_mutex_lock"), e
+    top = {f["function"]: f for f in st["topFunctions"]}
+    assert top["pthread_mutex_lock"]["calls"] == len(ev), st["topFunctions"]
+    assert top["pthread_mutex_lock"]["functionRaw"] == ev[0]["functionRaw"]
+
+
+def test_public_name_in_stacks(mcp):
+    """deadlock_abba: both workers wait in pthread_mutex_lock."""
+    r = mcp.launch("deadlock_abba")
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+
+    def locking():
+        st = mcp.call_tool("debug_session", {"action": "stacks", "sessionId": sid,
+                                             "verbose": True})
+        ws = [t for t in st["threads"] if t["name"].startswith("worker-")]
+        frames = [f for t in ws for f in t["frames"] if f["function"] == "pthread_mutex_lock"]
+        return frames if len(frames) == 2 else None
+    for f in wait_until(locking, what="both workers in pthread_mutex_lock"):
+        assert internal_name(f["functionRaw"], "pthread_mutex_lock"), f
     mcp.stop(sid)

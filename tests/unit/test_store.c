@@ -684,6 +684,33 @@ static void test_eviction(void **state)
     assert_int_equal(c[EV_FUNCTION_ENTER], 500);
 }
 
+/* topFunctions: the internal symbol of a function reported by its public alias. */
+static void test_count_by_function_raw(void **state)
+{
+    struct fx *f = *state;
+    int64_t k = new_session(f, "raw");
+    for (int i = 0; i < 3; i++) {
+        struct event e = event_init(k, EV_FUNCTION_ENTER, i);
+        e.function = i ? "pthread_mutex_lock" : "main";
+        e.function_raw = i ? "___pthread_mutex_lock" : NULL;
+        push(f, &e);
+    }
+    store_sync(f->s);
+    struct function_count *fc;
+    int n;
+    assert_int_equal(store_count_by_function(f->r, k, 10, &fc, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(fc[0].function, "pthread_mutex_lock");
+    assert_string_equal(fc[0].function_raw, "___pthread_mutex_lock");
+    assert_string_equal(fc[1].function, "main");
+    assert_null(fc[1].function_raw);
+    for (int i = 0; i < n; i++) {
+        free(fc[i].function);
+        free(fc[i].function_raw);
+    }
+    free(fc);
+}
+
 static void test_delete_large_session(void **state)
 {
     struct fx *f = *state;
@@ -1424,6 +1451,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_filter_exact_total, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_types_in_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logpoints_evictable_pauses_not, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_count_by_function_raw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_purge_by_age, setup, teardown),
         cmocka_unit_test_setup_teardown(test_purge_by_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_purge_spares_sessions_still_produced, setup,
