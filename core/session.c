@@ -65,6 +65,7 @@ struct session {
     _Atomic int stop_requested;
     _Atomic int finished;        /* status recorded in the store */
     int64_t output_cap;
+    bool order_output;           /* output.orderAtTraps: drain the pipes at each trap */
     struct collector_tuning tuning;
     int pending;                 /* pending patterns preloaded at launch */
     struct debug_state *debug;   /* pauses and their waiters (core/debug.h) */
@@ -402,7 +403,8 @@ static int start_target(struct session *s, const struct launch_request *req,
             .patterns = patterns, .n_patterns = s->pending,
             .depth = patterns_pending_depth(),
             .events = {.main_exit = on_main_exit, .settle_output = settle_output,
-                       .drain_output = drain_output, .paused = on_paused, .arg = s},
+                       .drain_output = s->order_output ? drain_output : NULL,
+                       .paused = on_paused, .arg = s},
             .watches = watches, .n_watches = n_watches,
             .breakpoints = bps, .n_breakpoints = n_bps,
         };
@@ -524,6 +526,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->ring = ring_create(OUTPUT_RING_BYTES);
     s->collector_ring = ring_create(COLLECTOR_RING_BYTES);
     s->output_cap = res->settings.output_max_bytes;
+    s->order_output = res->settings.output_order_at_traps != 0;
     s->tuning = (struct collector_tuning){res->settings.hot_calls_per_second,
                                           res->settings.capture_exits != 0,
                                           res->settings.pin_cpu != 0};

@@ -11,11 +11,11 @@ from conftest import REPO
 STEPS = 20
 
 
-def positions(mcp):
+def positions(mcp, project=REPO):
     """Where each step's enter and exit and each line stand in the session's
     timeline: {("enter" | "exit" | "line", w, i): index}."""
     mcp.call_tool("debug_trace", {"add": ["step"]})
-    r = mcp.launch("timeline_order", project=REPO)
+    r = mcp.launch("timeline_order", project=project)
     sid = r["sessionId"]
     st = mcp.wait_ended(sid)
     assert st["status"] == "exited" and st["exitCode"] == 0, st
@@ -50,3 +50,10 @@ def test_each_line_between_its_steps(mcp):
             line = where[("line", w, i)]
             assert where[("exit", w, i)] < line < where[("enter", w, i + 1)], \
                 "thread %d: line %d is not between step %d and step %d" % (w, i, i, i + 1)
+
+
+def test_order_at_traps_off(mcp):
+    """output.orderAtTraps 0: no reading at the traps; every line and call is still
+    recorded (only their order is the daemon's reading order)."""
+    mcp.world.write_project_settings({"output.orderAtTraps": 0})
+    positions(mcp, project=mcp.world.project)
