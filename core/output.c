@@ -81,8 +81,9 @@ static void emit_line(void *arg, const char *line, size_t len)
     output_push(o, &ev);
 }
 
-/* Reads what is available now; at EOF (or an error) flushes and closes. */
-static void read_stream(struct stream *st)
+/* Reads what is available now; at EOF (or an error) flushes and closes, on the
+ * output thread only (closing: that thread's poll must never see a closed fd). */
+static void read_stream(struct stream *st, bool on_output_thread)
 {
     char buf[65536];
     for (;;) {
@@ -97,7 +98,7 @@ static void read_stream(struct stream *st)
         }
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && errno == EAGAIN)
+        if ((n < 0 && errno == EAGAIN) || !on_output_thread)
             return;
         linesplit_flush(&st->split, emit_line, st);
         close(st->fd);
@@ -134,7 +135,7 @@ static void settle(struct output *o, struct stream *const *streams)
         return;
     for (int i = 0; i < 2; i++) {
         if (streams[i]->fd >= 0)
-            read_stream(streams[i]);
+            read_stream(streams[i], true);
         linesplit_flush(&streams[i]->split, emit_line, streams[i]);
     }
     pthread_mutex_lock(&o->settle_lock);
@@ -147,15 +148,20 @@ static void *output_main(void *arg)
 {
     struct output *o = arg;
     struct stream *streams[2] = {&o->out, &o->err};
-    while (!o->exit_handled || !(atomic_load(&o->stop_requested) ||
-                                 (o->out.fd < 0 && o->err.fd < 0))) {
+    for (;;) {
+        /* The tracer may read the streams between two turns (output_drain_now). */
+        pthread_mutex_lock(&o->read_lock);
+        if (o->exit_handled && (atomic_load(&o->stop_requested) ||
+                                (o->out.fd < 0 && o->err.fd < 0))) {
+            pthread_mutex_unlock(&o->read_lock);
+            break;
+        }
         struct pollfd pfd[3];
         int n = 0;
         for (int i = 0; i < 2; i++)
             if (streams[i]->fd >= 0)
                 pfd[n++] = (struct pollfd){.fd = streams[i]->fd, .events = POLLIN};
         pfd[n++] = (struct pollfd){.fd = o->wake_fd, .events = POLLIN};
-        pthread_mutex_lock(&o->read_lock);
         int timeout = partial_line_timeout(streams);
         pthread_mutex_unlock(&o->read_lock);
         if (poll(pfd, n, timeout) < 0 && errno != EINTR)
@@ -163,7 +169,7 @@ static void *output_main(void *arg)
         pthread_mutex_lock(&o->read_lock);
         for (int i = 0; i < 2; i++)
             if (streams[i]->fd >= 0)
-                read_stream(streams[i]);
+                read_stream(streams[i], true);
         for (int i = 0; i < 2; i++)
             if (streams[i]->split.len > 0 &&
                 mono_ns() - streams[i]->last_data_ns >= PARTIAL_LINE_MS * 1000000LL)
@@ -185,7 +191,7 @@ static void *output_main(void *arg)
     pthread_mutex_lock(&o->read_lock);
     for (int i = 0; i < 2; i++)
         if (streams[i]->fd >= 0) {
-            read_stream(streams[i]);
+            read_stream(streams[i], true);
             if (streams[i]->fd >= 0) {
                 close(streams[i]->fd);
                 streams[i]->fd = -1;
@@ -267,7 +273,7 @@ void output_drain_now(struct output *o)
     if (n > 0 && poll(pfd, n, 0) > 0)
         for (int i = 0; i < n; i++)
             if (pfd[i].revents)
-                read_stream(polled[i]);
+                read_stream(polled[i], false);
     pthread_mutex_unlock(&o->read_lock);
 }
 
