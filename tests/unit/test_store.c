@@ -574,12 +574,15 @@ static void test_counts_and_pids(void **state)
     assert_int_equal(fc[0].count, 2);
     assert_int_equal(fc[1].count, 1);
     assert_int_equal(fc[2].count, 1);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         free(fc[i].function);
+        free(fc[i].function_raw);
+    }
     free(fc);
     assert_int_equal(store_count_by_function(f->r, t.key, 1, &fc, &n), 0);
     assert_int_equal(n, 1);
     free(fc[0].function);
+    free(fc[0].function_raw);
     free(fc);
 
     int *pids;
