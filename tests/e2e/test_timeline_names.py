@@ -4,6 +4,7 @@ rename to "renamed-worker", 80 ms, tick(3..5), "renamed" on stdout, then blocks)
 
 import pytest
 
+from bp_util import bp_add
 from conftest import REPO, wait_until
 
 
@@ -21,6 +22,17 @@ def test_renamed_thread(mcp):
     by_name = {t["name"]: t for t in st["threads"]}
     assert sorted(by_name) == ["renamed-worker", "timeline_rename"], by_name
     assert by_name["timeline_rename"]["tid"] == pid
+    mcp.stop(sid)
+
+
+def test_pause_event_has_the_current_name(mcp):
+    """A breakpoint hit 80 ms after the rename (tick(4)): the pause event names the
+    thread as it is at the stop."""
+    bp_add(mcp, None, {"function": "tick", "condition": "n == 4"})
+    r = mcp.launch("timeline_rename", project=REPO)
+    sid = r["sessionId"]
+    [ev] = mcp.wait_events(sid, 1, eventType="pause", verbose=True)["events"]
+    assert ev["threadName"] == "renamed-worker", ev
     mcp.stop(sid)
 
 
