@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,19 +82,21 @@ static void emit_line(void *arg, const char *line, size_t len)
     output_push(o, &ev);
 }
 
-/* Reads what is available now; at EOF (or an error) flushes and closes, on the
- * output thread only (closing: that thread's poll must never see a closed fd). */
-static void read_stream(struct stream *st, bool on_output_thread)
+/* Reads what is available now, at most limit bytes; at EOF (or an error) flushes
+ * and closes, on the output thread only (closing: that thread's poll must never see
+ * a closed fd). */
+static void read_stream(struct stream *st, bool on_output_thread, size_t limit)
 {
     char buf[65536];
-    for (;;) {
-        ssize_t n = read(st->fd, buf, sizeof buf);
+    while (limit > 0) {
+        ssize_t n = read(st->fd, buf, limit < sizeof buf ? limit : sizeof buf);
         if (n > 0) {
             struct output *o = st->owner;
             if (o->cfg.tap)
                 o->cfg.tap(o->cfg.tap_arg, st->type == EV_STDOUT ? 1 : 2, buf, (size_t)n);
             linesplit_feed(&st->split, buf, (size_t)n, emit_line, st);
             st->last_data_ns = mono_ns();
+            limit -= (size_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -135,7 +138,7 @@ static void settle(struct output *o, struct stream *const *streams)
         return;
     for (int i = 0; i < 2; i++) {
         if (streams[i]->fd >= 0)
-            read_stream(streams[i], true);
+            read_stream(streams[i], true, SIZE_MAX);
         linesplit_flush(&streams[i]->split, emit_line, streams[i]);
     }
     pthread_mutex_lock(&o->settle_lock);
@@ -169,7 +172,7 @@ static void *output_main(void *arg)
         pthread_mutex_lock(&o->read_lock);
         for (int i = 0; i < 2; i++)
             if (streams[i]->fd >= 0)
-                read_stream(streams[i], true);
+                read_stream(streams[i], true, SIZE_MAX);
         for (int i = 0; i < 2; i++)
             if (streams[i]->split.len > 0 &&
                 mono_ns() - streams[i]->last_data_ns >= PARTIAL_LINE_MS * 1000000LL)
@@ -191,7 +194,7 @@ static void *output_main(void *arg)
     pthread_mutex_lock(&o->read_lock);
     for (int i = 0; i < 2; i++)
         if (streams[i]->fd >= 0) {
-            read_stream(streams[i], true);
+            read_stream(streams[i], true, SIZE_MAX);
             if (streams[i]->fd >= 0) {
                 close(streams[i]->fd);
                 streams[i]->fd = -1;
@@ -270,10 +273,13 @@ void output_drain_now(struct output *o)
             polled[n] = streams[i];
             pfd[n++] = (struct pollfd){.fd = streams[i]->fd, .events = POLLIN};
         }
+    /* What the pipe holds now, and no more: threads that run on may keep writing,
+     * and their later bytes are not this trap's to stamp. */
+    int avail;
     if (n > 0 && poll(pfd, n, 0) > 0)
         for (int i = 0; i < n; i++)
-            if (pfd[i].revents)
-                read_stream(polled[i], false);
+            if (pfd[i].revents && ioctl(pfd[i].fd, FIONREAD, &avail) == 0 && avail > 0)
+                read_stream(polled[i], false, (size_t)avail);
     pthread_mutex_unlock(&o->read_lock);
 }
 

@@ -61,9 +61,10 @@ void output_exited(struct output *o, int wait_status);
  * output thread. */
 void output_settle(struct output *o, int timeout_ms);
 
-/* Reads, without waiting, whatever the pipes hold now and stamps its complete lines
- * now (a partial line waits for its end or the 100 ms flush). Any thread but the
- * output thread; costs one poll(2) when the pipes are empty. */
+/* Reads, without waiting, what the pipes hold now (not what running threads add
+ * meanwhile: a flood cannot hold the caller) and stamps its complete lines now (a
+ * partial line waits for its end or the 100 ms flush). Any thread but the output
+ * thread; costs one poll(2) when the pipes are empty. */
 void output_drain_now(struct output *o);
 
 /* Stops reading once the exit has been handled, waits for the thread, frees o. */
