@@ -238,8 +238,10 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
         ms[i] = (now_s() - t0) * 1e3;
         snprintf(note, sizeof note, "%d functions, top %lld calls", n,
                  n ? (long long)fc[0].count : 0LL);
-        for (int k = 0; k < n; k++)
+        for (int k = 0; k < n; k++) {
             free(fc[k].function);
+            free(fc[k].function_raw);
+        }
         free(fc);
     }
     report("count by function", ms, note);

@@ -10,6 +10,8 @@
  *     trace.captureExits = 0) through a private daemon and the real socket;
  *   - ltrace on getppid() and gdb with a `commands / silent / continue` breakpoint
  *     on traced_fn, per hit;
+ *   - Strobe tracing traced_fn with output.orderAtTraps 0: the pipes are not
+ *     drained at each trap (the cost of output in true order, CPU 0);
  *   - each with tracer and target on one CPU (taskset -c 0 semantics: the affinity
  *     is set before the daemon / tracer is started and inherited) and unpinned.
  *
@@ -227,6 +229,8 @@ struct daemon {
     bool pin_cpu;    /* trace.pinCpu for its sessions */
 };
 
+static int order_at_traps = 1; /* output.orderAtTraps of the next runs */
+
 static void write_settings(struct daemon *d, int capture_exits)
 {
     char path[4200];
@@ -235,7 +239,8 @@ static void write_settings(struct daemon *d, int capture_exits)
     if (!f)
         die("cannot write %s", path);
     fprintf(f, "{\"trace.hotCallsPerSecond\": 10000000, \"trace.captureExits\": %d, "
-               "\"trace.pinCpu\": %d}\n", capture_exits, d->pin_cpu);
+               "\"trace.pinCpu\": %d, \"output.orderAtTraps\": %d}\n", capture_exits,
+            d->pin_cpu, order_at_traps);
     fclose(f);
 }
 
@@ -486,7 +491,7 @@ int main(int argc, char **argv)
     /* Strobe: one daemon pinned to CPU 0, one free; runs interleaved. */
     daemon_start(&dp, root, "pinned", true);
     daemon_start(&df, root, "free", false);
-    double t_pin[16], t_free[16], e_pin[16], e_free[16], enters = 0, exits = 0;
+    double t_pin[16], t_free[16], e_pin[16], e_free[16], nod_pin[16], enters = 0, exits = 0;
     strobe_once(&dp, 1); /* warm the page cache, the DWARF index and both daemons */
     strobe_once(&df, 1);
     for (int i = 0; i < reps; i++) {
@@ -497,11 +502,15 @@ int main(int argc, char **argv)
         t_free[i] = (strobe_once(&df, 1).ns_per_call - base_fn) / 1e3;
         e_pin[i] = (strobe_once(&dp, 0).ns_per_call - base_fn) / 1e3;
         e_free[i] = (strobe_once(&df, 0).ns_per_call - base_fn) / 1e3;
+        order_at_traps = 0;
+        nod_pin[i] = (strobe_once(&dp, 1).ns_per_call - base_fn) / 1e3;
+        order_at_traps = 1;
     }
     daemon_stop(&dp);
     daemon_stop(&df);
     double traced_pin = median(t_pin, reps), traced_free = median(t_free, reps);
     double enter_pin = median(e_pin, reps), enter_free = median(e_free, reps);
+    double nodrain_pin = median(nod_pin, reps);
 
     /* ltrace and gdb, per hit. */
     int freps = reps < 3 ? reps : 3;
@@ -598,5 +607,9 @@ int main(int argc, char **argv)
     printf("| raw ptrace stop | %.2fx |\n", floor_free / floor_same);
     printf("| Strobe traced call | %.2fx |\n", traced_free / traced_pin);
     printf("| Strobe enter-only | %.2fx |\n", enter_free / enter_pin);
+    printf("\n| output in true order, CPU 0 | per traced call (us) |\n|---|---|\n");
+    printf("| output.orderAtTraps 1 (default: drain at each trap) | %.2f |\n", traced_pin);
+    printf("| output.orderAtTraps 0 | %.2f |\n", nodrain_pin);
+    printf("| cost of the drain (two traps) | %.2f |\n", traced_pin - nodrain_pin);
     return 0;
 }

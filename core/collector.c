@@ -72,6 +72,7 @@ void collector_stacks_free(struct collector_stacks *s)
         struct collector_thread *th = &s->threads[i];
         for (size_t k = 0; k < th->n_frames; k++) {
             free(th->frames[k].function);
+            free(th->frames[k].function_raw);
             free(th->frames[k].file);
             free(th->frames[k].arguments);
         }

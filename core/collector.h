@@ -83,6 +83,9 @@ struct collector_events {
     /* Called before a crash is stamped: output the program wrote before failing
      * must get earlier timestamps than the crash. */
     void (*settle_output)(void *arg);
+    /* Optional; called at every trap before its event is stamped: output already in
+     * the pipes is stamped now, so lines come before the calls that follow them. */
+    void (*drain_output)(void *arg);
     /* A thread paused (breakpoint, step end, pause request) or the set of paused
      * threads changed otherwise (resumed, killed): waiters look again
      * (collector_methods.pauses). */
@@ -163,7 +166,10 @@ struct collector_stacks_request {
 };
 
 struct collector_frame {
-    char *function;              /* NULL: unknown */
+    char *function;              /* NULL: unknown; the public alias of a library's
+                                    internal symbol (pthread_mutex_lock) */
+    char *function_raw;          /* that internal symbol (___pthread_mutex_lock), or
+                                    NULL when function is the symbol itself */
     char *file;                  /* NULL: no line info */
     int line;
     uint64_t pc;

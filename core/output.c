@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,10 @@ struct output {
     _Atomic int stop_requested;
     _Atomic int capped;
     int64_t bytes;
+    /* One reader at a time: the output thread, or the tracer through
+     * output_drain_now(). Guards the streams, bytes, and the pushes to the ring
+     * (single-producer: whoever holds it is the producer). */
+    pthread_mutex_t read_lock;
     /* output_settle(): requests and completions, guarded by settle_lock. */
     pthread_mutex_t settle_lock;
     pthread_cond_t settled;
@@ -77,23 +82,26 @@ static void emit_line(void *arg, const char *line, size_t len)
     output_push(o, &ev);
 }
 
-/* Reads what is available now; at EOF (or an error) flushes and closes. */
-static void read_stream(struct stream *st)
+/* Reads what is available now, at most limit bytes; at EOF (or an error) flushes
+ * and closes, on the output thread only (closing: that thread's poll must never see
+ * a closed fd). */
+static void read_stream(struct stream *st, bool on_output_thread, size_t limit)
 {
     char buf[65536];
-    for (;;) {
-        ssize_t n = read(st->fd, buf, sizeof buf);
+    while (limit > 0) {
+        ssize_t n = read(st->fd, buf, limit < sizeof buf ? limit : sizeof buf);
         if (n > 0) {
             struct output *o = st->owner;
             if (o->cfg.tap)
                 o->cfg.tap(o->cfg.tap_arg, st->type == EV_STDOUT ? 1 : 2, buf, (size_t)n);
             linesplit_feed(&st->split, buf, (size_t)n, emit_line, st);
             st->last_data_ns = mono_ns();
+            limit -= (size_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && errno == EAGAIN)
+        if ((n < 0 && errno == EAGAIN) || !on_output_thread)
             return;
         linesplit_flush(&st->split, emit_line, st);
         close(st->fd);
@@ -130,7 +138,7 @@ static void settle(struct output *o, struct stream *const *streams)
         return;
     for (int i = 0; i < 2; i++) {
         if (streams[i]->fd >= 0)
-            read_stream(streams[i]);
+            read_stream(streams[i], true, SIZE_MAX);
         linesplit_flush(&streams[i]->split, emit_line, streams[i]);
     }
     pthread_mutex_lock(&o->settle_lock);
@@ -143,19 +151,28 @@ static void *output_main(void *arg)
 {
     struct output *o = arg;
     struct stream *streams[2] = {&o->out, &o->err};
-    while (!o->exit_handled || !(atomic_load(&o->stop_requested) ||
-                                 (o->out.fd < 0 && o->err.fd < 0))) {
+    for (;;) {
+        /* The tracer may read the streams between two turns (output_drain_now). */
+        pthread_mutex_lock(&o->read_lock);
+        if (o->exit_handled && (atomic_load(&o->stop_requested) ||
+                                (o->out.fd < 0 && o->err.fd < 0))) {
+            pthread_mutex_unlock(&o->read_lock);
+            break;
+        }
         struct pollfd pfd[3];
         int n = 0;
         for (int i = 0; i < 2; i++)
             if (streams[i]->fd >= 0)
                 pfd[n++] = (struct pollfd){.fd = streams[i]->fd, .events = POLLIN};
         pfd[n++] = (struct pollfd){.fd = o->wake_fd, .events = POLLIN};
-        if (poll(pfd, n, partial_line_timeout(streams)) < 0 && errno != EINTR)
+        int timeout = partial_line_timeout(streams);
+        pthread_mutex_unlock(&o->read_lock);
+        if (poll(pfd, n, timeout) < 0 && errno != EINTR)
             break;
+        pthread_mutex_lock(&o->read_lock);
         for (int i = 0; i < 2; i++)
             if (streams[i]->fd >= 0)
-                read_stream(streams[i]);
+                read_stream(streams[i], true, SIZE_MAX);
         for (int i = 0; i < 2; i++)
             if (streams[i]->split.len > 0 &&
                 mono_ns() - streams[i]->last_data_ns >= PARTIAL_LINE_MS * 1000000LL)
@@ -172,15 +189,18 @@ static void *output_main(void *arg)
             o->cfg.on_exit(o->cfg.arg, o, o->wait_status);
             o->exit_handled = true;
         }
+        pthread_mutex_unlock(&o->read_lock);
     }
+    pthread_mutex_lock(&o->read_lock);
     for (int i = 0; i < 2; i++)
         if (streams[i]->fd >= 0) {
-            read_stream(streams[i]);
+            read_stream(streams[i], true, SIZE_MAX);
             if (streams[i]->fd >= 0) {
                 close(streams[i]->fd);
                 streams[i]->fd = -1;
             }
         }
+    pthread_mutex_unlock(&o->read_lock);
     store_release_ring(o->cfg.store, o->cfg.sink.ring);
     return NULL;
 }
@@ -202,6 +222,7 @@ struct output *output_start(const struct output_config *cfg)
     o->err = (struct stream){.owner = o, .fd = cfg->err_fd, .type = EV_STDERR};
     o->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     pthread_mutex_init(&o->settle_lock, NULL);
+    pthread_mutex_init(&o->read_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -211,6 +232,7 @@ struct output *output_start(const struct output_config *cfg)
         if (o->wake_fd >= 0)
             close(o->wake_fd);
         pthread_mutex_destroy(&o->settle_lock);
+        pthread_mutex_destroy(&o->read_lock);
         pthread_cond_destroy(&o->settled);
         free(o);
         return NULL;
@@ -239,6 +261,28 @@ void output_settle(struct output *o, int timeout_ms)
     pthread_mutex_unlock(&o->settle_lock);
 }
 
+void output_drain_now(struct output *o)
+{
+    struct stream *streams[2] = {&o->out, &o->err};
+    struct pollfd pfd[2];
+    struct stream *polled[2];
+    int n = 0;
+    pthread_mutex_lock(&o->read_lock);
+    for (int i = 0; i < 2; i++)
+        if (streams[i]->fd >= 0) {
+            polled[n] = streams[i];
+            pfd[n++] = (struct pollfd){.fd = streams[i]->fd, .events = POLLIN};
+        }
+    /* What the pipe holds now, and no more: threads that run on may keep writing,
+     * and their later bytes are not this trap's to stamp. */
+    int avail;
+    if (n > 0 && poll(pfd, n, 0) > 0)
+        for (int i = 0; i < n; i++)
+            if (pfd[i].revents && ioctl(pfd[i].fd, FIONREAD, &avail) == 0 && avail > 0)
+                read_stream(polled[i], false, (size_t)avail);
+    pthread_mutex_unlock(&o->read_lock);
+}
+
 void output_exited(struct output *o, int wait_status)
 {
     o->wait_status = wait_status;
@@ -253,6 +297,7 @@ void output_stop(struct output *o)
     pthread_join(o->thread, NULL);
     close(o->wake_fd);
     pthread_mutex_destroy(&o->settle_lock);
+    pthread_mutex_destroy(&o->read_lock);
     pthread_cond_destroy(&o->settled);
     free(o);
 }

@@ -8,6 +8,12 @@
  * that the main process has ended, it drains what the process wrote and calls
  * on_exit on its own thread: the process_exit event then lands behind the last
  * line, and a session reported ended has all of its output queryable.
+ *
+ * True order: the tracer calls output_drain_now() at each trap before it stamps the
+ * trap's event. What is in the pipes then was written before the trapping thread
+ * stopped, so its lines get timestamps before the event's; lines written between
+ * two traps are stamped at the later one (or sooner, when this thread reads them).
+ * One lock makes the two readers take turns.
  */
 #ifndef STROBE_OUTPUT_H
 #define STROBE_OUTPUT_H
@@ -54,6 +60,12 @@ void output_exited(struct output *o, int wait_status);
  * program's last words come before it in the timeline. Any thread but the
  * output thread. */
 void output_settle(struct output *o, int timeout_ms);
+
+/* Reads, without waiting, what the pipes hold now (not what running threads add
+ * meanwhile: a flood cannot hold the caller) and stamps its complete lines now (a
+ * partial line waits for its end or the 100 ms flush). Any thread but the output
+ * thread; costs one poll(2) when the pipes are empty. */
+void output_drain_now(struct output *o);
 
 /* Stops reading once the exit has been handled, waits for the thread, frees o. */
 void output_stop(struct output *o);

@@ -65,6 +65,7 @@ struct session {
     _Atomic int stop_requested;
     _Atomic int finished;        /* status recorded in the store */
     int64_t output_cap;
+    bool order_output;           /* output.orderAtTraps: drain the pipes at each trap */
     struct collector_tuning tuning;
     int pending;                 /* pending patterns preloaded at launch */
     struct debug_state *debug;   /* pauses and their waiters (core/debug.h) */
@@ -153,6 +154,18 @@ static void settle_output(void *arg)
     pthread_mutex_unlock(&s->exit_lock);
     if (o)
         output_settle(o, 5000);
+}
+
+/* At a trap, before its event is stamped: what the program wrote by then is read
+ * first (core/output.h). Nothing before the capture has started. */
+static void drain_output(void *arg)
+{
+    struct session *s = arg;
+    pthread_mutex_lock(&s->exit_lock);
+    struct output *o = s->output;
+    pthread_mutex_unlock(&s->exit_lock);
+    if (o)
+        output_drain_now(o);
 }
 
 static void on_paused(void *arg)
@@ -391,6 +404,7 @@ static int start_target(struct session *s, const struct launch_request *req,
             .depth = patterns_pending_depth(),
             .depth_asked = patterns_pending_depth_asked(),
             .events = {.main_exit = on_main_exit, .settle_output = settle_output,
+                       .drain_output = s->order_output ? drain_output : NULL,
                        .paused = on_paused, .arg = s},
             .watches = watches, .n_watches = n_watches,
             .breakpoints = bps, .n_breakpoints = n_bps,
@@ -513,6 +527,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->ring = ring_create(OUTPUT_RING_BYTES);
     s->collector_ring = ring_create(COLLECTOR_RING_BYTES);
     s->output_cap = res->settings.output_max_bytes;
+    s->order_output = res->settings.output_order_at_traps != 0;
     s->tuning = (struct collector_tuning){res->settings.hot_calls_per_second,
                                           res->settings.capture_exits != 0,
                                           res->settings.pin_cpu != 0};
@@ -679,8 +694,10 @@ void session_status_free(struct session_status *st)
     session_row_free(&st->row);
     free(st->pids);
     st->pids = NULL;
-    for (int i = 0; i < st->n_top; i++)
+    for (int i = 0; i < st->n_top; i++) {
         free(st->top[i].function);
+        free(st->top[i].function_raw);
+    }
     free(st->top);
     st->top = NULL;
 }

@@ -30,6 +30,8 @@ static const struct setting_def defs[] = {
      50LL * 1024 * 1024, 1024, 1024LL * 1024 * 1024, false},
     {"trace.hotCallsPerSecond", offsetof(struct settings, hot_calls_per_second),
      5000, 100, 10000000, false},
+    {"output.orderAtTraps", offsetof(struct settings, output_order_at_traps), 1, 0, 1,
+     false},
     {"trace.captureExits", offsetof(struct settings, capture_exits), 1, 0, 1, false},
     {"trace.pinCpu", offsetof(struct settings, pin_cpu), 1, 0, 1, false},
     {"answers.maxBytes", offsetof(struct settings, answers_max_bytes),

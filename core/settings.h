@@ -21,6 +21,7 @@ struct settings {
     int64_t events_max_per_session;   /* events.maxPerSession */
     int64_t test_status_retry_ms;     /* test.statusRetryMs */
     int64_t output_max_bytes;         /* output.maxBytesPerSession */
+    int64_t output_order_at_traps;    /* output.orderAtTraps, 0 or 1 */
     int64_t hot_calls_per_second;     /* trace.hotCallsPerSecond */
     int64_t capture_exits;            /* trace.captureExits, 0 or 1 */
     int64_t pin_cpu;                  /* trace.pinCpu, 0 or 1 */

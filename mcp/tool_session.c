@@ -131,6 +131,8 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
             cJSON *f = cJSON_CreateObject();
             cJSON_AddStringToObject(f, "function", st.top[i].function);
             cJSON_AddNumberToObject(f, "calls", (double)st.top[i].count);
+            if (st.top[i].function_raw)
+                cJSON_AddStringToObject(f, "functionRaw", st.top[i].function_raw);
             cJSON_AddItemToArray(top, f);
         }
     }

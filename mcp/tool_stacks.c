@@ -53,6 +53,8 @@ static cJSON *frame_json(const struct collector_frame *f, bool verbose)
     }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "function", fn);
+    if (f->function_raw)
+        cJSON_AddStringToObject(o, "functionRaw", f->function_raw);
     if (f->file) {
         cJSON_AddStringToObject(o, "file", f->file);
         cJSON_AddNumberToObject(o, "line", f->line);

@@ -87,6 +87,9 @@ static void push_pause_event(struct debugger *d, const struct collector_pause *p
     struct event ev = event_sink_init(&d->cfg.sink, EV_PAUSE, mono_ns());
     ev.pid = p->pid;
     ev.tid = p->tid;
+    char tname[32]; /* read at the stop: the name the thread has now */
+    procmem_thread_name(p->tid, tname, sizeof tname);
+    ev.thread_name = tname[0] ? tname : NULL;
     ev.text = text;
     ev.data = data.buf;
     ev.function = p->function[0] ? p->function : NULL;

@@ -53,6 +53,7 @@ struct scratch {
 struct hook {
     uint64_t addr;
     const struct dw_function *fn;
+    const char *name;        /* hook_target.name */
     struct reloc rel;
     uint64_t slot;
     bool armed;              /* int3 in place */
@@ -89,8 +90,8 @@ struct thread {
     struct frame *frames;
     int depth, cap;
     char name[16];
-    uint32_t events_since_name; /* the name is re-read every 1024 events */
-    bool name_read;             /* read at the first event: a clone's name is set later */
+    int64_t name_read_ns;    /* read at an event when older than 50 ms (procmem.h): a
+                                clone's name is set later, and threads rename */
 };
 
 struct process {
@@ -318,6 +319,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     struct hook *k = u64map_get(&h->by_addr, t->addr);
     if (k) {
         k->wanted = true;
+        k->name = t->name;
         if (!k->armed && !k->rearm_at && write_int3(h, k))
             rep->armed++;
         return;
@@ -344,6 +346,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     }
     k->addr = t->addr;
     k->fn = t->fn;
+    k->name = t->name;
     k->slot = slot;
     k->wanted = true;
     k->role = t->role;
@@ -434,8 +437,9 @@ static void fill_location(struct event *ev, const struct hook *k, const struct t
     ev->pid = t->tgid;
     ev->tid = t->tid;
     ev->thread_name = t->name[0] ? t->name : NULL;
-    ev->function = k->fn->name;
-    ev->function_raw = k->fn->linkage_name;
+    ev->function = k->name ? k->name : k->fn->name;
+    ev->function_raw = k->fn->linkage_name ? k->fn->linkage_name
+                     : k->name && strcmp(k->name, k->fn->name) != 0 ? k->fn->name : NULL;
     ev->source_file = k->fn->decl_file;
     ev->line = k->fn->decl_line;
     ev->sampled = k->sampled;
@@ -719,11 +723,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
         return;
     }
     throttle_if_hot(h, k, now);
-    if (!t->name_read || ++t->events_since_name >= 1024) {
-        t->name_read = true;
-        t->events_since_name = 0;
-        procmem_thread_name(t->tid, t->name, sizeof t->name);
-    }
+    procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, now);
     struct abi_regs a;
     abi_regs_from(&a, regs, t->tid, k->needs_fp);
     h->args.len = 0;
@@ -789,6 +789,7 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
             match = i;
     if (match < 0)
         return false; /* not a frame of ours: cannot know where to return */
+    procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, now);
     for (int i = t->depth - 1; i > match; i--)
         emit_exit(h, t, &t->frames[i], regs, EXIT_UNWOUND, now);
     /* The callee of a tail call returns for its callers too. */
@@ -995,7 +996,7 @@ static void count_hook(uint64_t key, void *value, void *arg)
     if (s->out)
         s->out->armed++;
     if (s->names && k->sampled && s->n < s->max)
-        s->names[s->n++] = k->fn->name;
+        s->names[s->n++] = k->name ? k->name : k->fn->name;
 }
 
 void hooks_stats(const struct hooks *h, struct hooks_stats *out)

@@ -84,14 +84,12 @@ struct wproc {
     struct unwind_cache *uc;       /* cached for unwinding them */
 };
 
-/* A thread's registers and its name, read again every NAME_EVERY hits. */
+/* A thread's registers and its name, read again when older than 50 ms at a hit. */
 struct wthread {
     uintptr_t gen;                 /* the generation of its debug registers */
     char name[32];
-    int hits_since_name;
-    bool named;
+    int64_t name_read_ns;
 };
-#define NAME_EVERY 256
 
 /* Where a hit happened: the frames as JSON and the frame of the program's own code.
  * Symbolizing is the dear part of a hit (a module's index is checked on disk for
@@ -707,14 +705,10 @@ static void record_hits(struct hwwatch *w, pid_t tid, pid_t tgid, unsigned bits)
     const struct where *wh = hit_where(w, p, tid);
     char tname[32] = "";
     struct wthread *th = u64map_get(&w->threads, (uint64_t)tid);
-    if (th && (!th->named || ++th->hits_since_name >= NAME_EVERY)) {
-        procmem_thread_name(tid, th->name, sizeof th->name);
-        th->named = true;
-        th->hits_since_name = 0;
-    }
-    if (th)
+    if (th) {
+        procmem_thread_name_cached(tid, th->name, sizeof th->name, &th->name_read_ns, ts);
         memcpy(tname, th->name, sizeof tname);
-    else
+    } else
         procmem_thread_name(tid, tname, sizeof tname);
     for (int i = 0; i < HWWATCH_SLOTS; i++)
         if ((bits & p->mask & (1u << i)) && w->slots[i].used)

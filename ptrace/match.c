@@ -17,6 +17,29 @@ static bool under_root(const char *file, const char *root)
     return strncmp(file, root, len) == 0 && file[len] == '/';
 }
 
+static size_t leading_underscores(const char *s)
+{
+    return strspn(s, "_");
+}
+
+const char *pattern_public_name(const char *pattern, const struct dw_function *f)
+{
+    bool by_name = pattern && pattern[0] != '@' &&
+                   !(f->linkage_name && strcmp(pattern, f->linkage_name) == 0);
+    const char *best = f->name;
+    bool best_matches = !by_name || pattern_match_name(pattern, f->name);
+    for (size_t i = 0; i < f->n_aliases; i++) {
+        const char *a = f->aliases[i];
+        if (by_name && !pattern_match_name(pattern, a))
+            continue;
+        if (!best_matches || leading_underscores(a) < leading_underscores(best)) {
+            best = a;
+            best_matches = true;
+        }
+    }
+    return best;
+}
+
 bool pattern_match_function(const char *pattern, const struct dw_function *f,
                             const char *project_root)
 {

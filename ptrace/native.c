@@ -113,6 +113,13 @@ static void settle_output(void *arg)
     ct->events.settle_output(ct->events.arg);
 }
 
+static void drain_output(void *arg)
+{
+    struct collector_target *ct = arg;
+    if (ct->events.drain_output)
+        ct->events.drain_output(ct->events.arg);
+}
+
 static void target_free(struct collector_target *ct)
 {
     trace_free(ct->trace);
@@ -150,6 +157,7 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         .path = req->path, .argv = req->argv, .envp = req->envp, .cwd = req->cwd,
         .stdin_fd = req->stdin_fd, .stdout_fd = req->stdout_fd, .stderr_fd = req->stderr_fd,
         .on_main_exit = on_main_exit, .settle_output = settle_output,
+        .drain_output = drain_output,
         .on_main_exec = on_main_exec, .on_image_entry = on_image_entry, .arg = ct,
         .sink = req->sink,
         .tuning = {req->tuning.hot_calls_per_second, req->tuning.capture_exits,

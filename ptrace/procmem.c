@@ -191,6 +191,15 @@ void procmem_thread_name(pid_t tid, char *out, size_t cap)
     out[strcspn(out, "\n")] = '\0';
 }
 
+void procmem_thread_name_cached(pid_t tid, char *name, size_t cap, int64_t *read_ns,
+                                int64_t now)
+{
+    if (*read_ns != 0 && now - *read_ns < THREAD_NAME_MAX_AGE_NS)
+        return;
+    procmem_thread_name(tid, name, cap);
+    *read_ns = now;
+}
+
 pid_t procmem_tgid(pid_t tid)
 {
     char path[64], line[128];

@@ -47,6 +47,16 @@ pid_t procmem_tgid(pid_t tid);
  * set it) into out; "" when it cannot be read. */
 void procmem_thread_name(pid_t tid, char *out, size_t cap);
 
+/* How old a cached thread name may be at an event before it is read again. */
+#define THREAD_NAME_MAX_AGE_NS (50 * 1000000LL)
+
+/* A cached name of tid, read again when older than THREAD_NAME_MAX_AGE_NS at now
+ * (CLOCK_MONOTONIC; *read_ns: when it was read, 0 for never): a thread renamed
+ * with pthread_setname_np shows its new name from then on, for at most one /proc
+ * read per thread per 50 ms. */
+void procmem_thread_name_cached(pid_t tid, char *name, size_t cap, int64_t *read_ns,
+                                int64_t now);
+
 /* AT_ENTRY from /proc/PID/auxv: the program's entry point; 0 when unknown. */
 uint64_t procmem_entry_point(pid_t pid);
 

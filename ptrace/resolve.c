@@ -159,14 +159,15 @@ static void match_module(const struct trace *tr, struct plan *p, const struct mo
     bool user_module = is_exe || !procmem_system_path(m->path);
     for (size_t i = 0; i < ix->n_functions; i++) {
         const struct dw_function *f = &ix->functions[i];
-        bool hit = false;
+        const char *hit = NULL; /* the first pattern that selects f: its public name */
         uint64_t hits = 0; /* patterns 0..63 that match it (the rest are re-tested) */
         for (int k = 0; k < tr->n_patterns; k++) {
             const char *pat = tr->patterns[k];
             if ((!user_module && !is_exact(pat)) ||
                 !pattern_match_function(pat, f, tr->project_root))
                 continue;
-            hit = true;
+            if (!hit)
+                hit = pat;
             p->pat_matched[k]++;
             if (k < 64)
                 hits |= 1ull << k;
@@ -182,7 +183,8 @@ static void match_module(const struct trace *tr, struct plan *p, const struct mo
             }
             u64map_put(&p->wanted, addr, (void *)f);
             if (!u64map_get(&tr->hooked, addr))
-                push_target(p, &(struct hook_target){addr, f, m->start, m->end, HOOK_TRACE});
+                push_target(p, &(struct hook_target){addr, f, m->start, m->end, HOOK_TRACE,
+                                                     pattern_public_name(hit, f)});
         }
         for (int k = 0; k < tr->n_patterns; k++)
             if (k < 64 ? (hits >> k) & 1
@@ -204,7 +206,7 @@ static void add_exception_hooks(struct plan *p, const struct module *m,
                                                                           : HOOK_TRACE;
         if (role != HOOK_TRACE)
             push_target(p, &(struct hook_target){ix->functions[i].entry + m->bias,
-                                                 &ix->functions[i], m->start, m->end, role});
+                                                 &ix->functions[i], m->start, m->end, role, NULL});
     }
 }
 

@@ -245,7 +245,9 @@ static void fill_frames(struct snapshot *s, struct collector_thread *th,
     for (size_t i = 0; i < n; i++) {
         const struct shown_frame *f = &sy->frames[i];
         struct collector_frame *cf = &th->frames[th->n_frames++];
-        cf->function = dup_or_null(f->function);
+        const char *pub = symbolized_public_name(f);
+        cf->function = dup_or_null(pub);
+        cf->function_raw = pub != f->function ? dup_or_null(f->function) : NULL;
         cf->file = dup_or_null(f->file);
         cf->line = f->line;
         cf->pc = uw->frames[f->phys].pc;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dwarf/dwarf.h"
+#include "ptrace/match.h"
 
 #define MAX_SITES 8
 
@@ -95,6 +96,22 @@ void symbolize(const struct unwind_result *uw, const struct modules *ms,
             f->outermost_site = s + 1 == (ns ? ns : 1);
         }
     }
+}
+
+const char *symbolized_public_name(const struct shown_frame *f)
+{
+    if (!f->function || f->function[0] != '_' || !f->outermost_site || !f->mod)
+        return f->function;
+    char err[256];
+    const struct dw_index *ix = dw_index_get(f->mod->path, err, sizeof err);
+    const struct dw_function *fn = ix ? dw_function_at(ix, f->lookup_pc) : NULL;
+    if (!fn)
+        return f->function;
+    bool same = strcmp(fn->name, f->function) == 0;
+    for (size_t i = 0; i < fn->n_aliases && !same; i++)
+        same = strcmp(fn->aliases[i], f->function) == 0;
+    const char *pub = same ? pattern_public_name(NULL, fn) : f->function;
+    return strspn(pub, "_") < strspn(f->function, "_") ? pub : f->function;
 }
 
 void symbolized_free(struct symbolized *s)

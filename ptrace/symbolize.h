@@ -52,6 +52,10 @@ const struct module *module_of(const struct modules *ms, uint64_t pc);
 void symbolize(const struct unwind_result *uw, const struct modules *ms,
                struct symbolized *out);
 void symbolized_free(struct symbolized *s);
+/* The public name of f's function when f->function is an internal symbol of it
+ * (leading underscores) with a plainer alias at the same address (match.h,
+ * pattern_public_name); else f->function. */
+const char *symbolized_public_name(const struct shown_frame *f);
 /* Frames of language runtimes and system libraries, never "the program's frame". */
 bool is_runtime_frame(const struct shown_frame *f);
 /* The innermost frame of the program's own code with a source line; else the

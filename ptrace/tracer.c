@@ -786,6 +786,8 @@ void tr_handle_stop(struct tracer *t, pid_t pid, int status)
         return;
     }
     struct tthread *tt = sig == SIGTRAP ? tr_thread_of(t, pid) : NULL;
+    if (sig == SIGTRAP && t->spec.drain_output)
+        t->spec.drain_output(t->spec.arg);
     /* A data watchpoint's trap (si_code TRAP_HWBKPT, DR6 B0-B3), never an int3's:
      * recorded, and the thread runs on with no signal (a single-step's trap may
      * carry one too: the step goes on below). */
@@ -813,6 +815,8 @@ static void record_child_exit(struct tracer *t, pid_t pid, int status)
         return;
     char text[128], data[96];
     event_describe_exit(pid, status, false, text, sizeof text, data, sizeof data);
+    if (t->spec.drain_output)
+        t->spec.drain_output(t->spec.arg);
     struct event ev = event_sink_init(&t->spec.sink, EV_PROCESS_EXIT, mono_ns());
     ev.pid = pid;
     ev.tid = pid;

@@ -68,6 +68,10 @@ struct tracer_spec {
     /* Called on the tracer thread before a crash event is stamped (ptrace/crash.h),
      * with arg: output the program wrote before failing gets timestamps before it. */
     void (*settle_output)(void *arg);
+    /* Optional; called on the tracer thread, with arg, at each SIGTRAP stop and
+     * before a child's process_exit, before the event is stamped: output the
+     * program wrote before it gets earlier timestamps (one poll(2) when none). */
+    void (*drain_output)(void *arg);
     /* Called on the tracer thread when the main process exec'd another program:
      * its hooks are new and empty; on_entry follows at the new entry point. */
     void (*on_main_exec)(void *arg);

@@ -836,8 +836,9 @@ int store_count_by_function(struct store_reader *r, int64_t session_key, int lim
     *n = 0;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(r->db,
-                           "SELECT f.name, sum(c.count) AS n FROM function_counts c"
-                           " JOIN functions f ON f.id = c.function_id WHERE c.session = ?1"
+                           "SELECT f.name, sum(c.count) AS n, max(f.name_raw)"
+                           " FROM function_counts c JOIN functions f ON f.id = c.function_id"
+                           " WHERE c.session = ?1"
                            " GROUP BY f.name ORDER BY n DESC, f.name LIMIT ?2",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
@@ -857,7 +858,9 @@ int store_count_by_function(struct store_reader *r, int64_t session_key, int lim
         struct function_count *f = &(*rows)[*n];
         f->function = col_dup(st, 0);
         f->count = sqlite3_column_int64(st, 1);
-        if (!f->function) {
+        const unsigned char *raw = sqlite3_column_text(st, 2);
+        f->function_raw = raw && raw[0] ? col_dup(st, 2) : NULL;
+        if (!f->function || (raw && raw[0] && !f->function_raw)) {
             rc = SQLITE_NOMEM;
             break;
         }

@@ -196,6 +196,7 @@ int store_count_by_type(struct store_reader *r, int64_t session_key,
 
 struct function_count {
     char *function;
+    char *function_raw;  /* the internal symbol when it differs (functionRaw), or NULL */
     int64_t count;
 };
 /* Calls per function (function_enter events) of a session, most called first, up

@@ -153,6 +153,7 @@ static void test_settings_layers(void **state)
     settings_load(&s, NULL, NULL);
     assert_int_equal(s.events_max_per_session, 200000);
     assert_int_equal(s.test_status_retry_ms, 5000);
+    assert_int_equal(s.output_order_at_traps, 1);
     assert_int_equal(s.n_warnings, 0);
 
     write_file(global, "{\"events.maxPerSession\": 500000, \"test.statusRetryMs\": 1000}");

@@ -150,6 +150,26 @@ static void test_functions(void **state)
     assert_true(pattern_match_function("*", &fn_nofile, NULL));
 }
 
+/* glibc: one address, an internal DWARF name and public aliases. */
+static const char *const mutex_aliases[] = {"__pthread_mutex_lock", "pthread_mutex_lock"};
+static const struct dw_function fn_mutex = {.name = "___pthread_mutex_lock",
+                                            .n_aliases = 2, .aliases = mutex_aliases};
+
+static void test_public_names(void **state)
+{
+    (void)state;
+    assert_string_equal(pattern_public_name("pthread_mutex_lock", &fn_mutex),
+                        "pthread_mutex_lock");
+    assert_string_equal(pattern_public_name("__pthread_mutex_lock", &fn_mutex),
+                        "__pthread_mutex_lock"); /* the name the pattern used */
+    assert_string_equal(pattern_public_name("___pthread_mutex_lock", &fn_mutex),
+                        "___pthread_mutex_lock");
+    assert_string_equal(pattern_public_name("*mutex_lock", &fn_mutex), "pthread_mutex_lock");
+    assert_string_equal(pattern_public_name("@usercode", &fn_mutex), "pthread_mutex_lock");
+    assert_string_equal(pattern_public_name(NULL, &fn_mutex), "pthread_mutex_lock");
+    assert_string_equal(pattern_public_name("auth::**", &fn_user), fn_user.name);
+}
+
 static void test_suggestions(void **state)
 {
     (void)state;
@@ -192,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_templates_and_brackets),
         cmocka_unit_test(test_c_and_rust_names),
         cmocka_unit_test(test_functions),
+        cmocka_unit_test(test_public_names),
         cmocka_unit_test(test_suggestions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

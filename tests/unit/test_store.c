@@ -574,12 +574,15 @@ static void test_counts_and_pids(void **state)
     assert_int_equal(fc[0].count, 2);
     assert_int_equal(fc[1].count, 1);
     assert_int_equal(fc[2].count, 1);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         free(fc[i].function);
+        free(fc[i].function_raw);
+    }
     free(fc);
     assert_int_equal(store_count_by_function(f->r, t.key, 1, &fc, &n), 0);
     assert_int_equal(n, 1);
     free(fc[0].function);
+    free(fc[0].function_raw);
     free(fc);
 
     int *pids;
@@ -682,6 +685,33 @@ static void test_eviction(void **state)
     /* The other session (default limit) lost nothing. */
     assert_int_equal(store_count_by_type(f->r, other, c), 0);
     assert_int_equal(c[EV_FUNCTION_ENTER], 500);
+}
+
+/* topFunctions: the internal symbol of a function reported by its public alias. */
+static void test_count_by_function_raw(void **state)
+{
+    struct fx *f = *state;
+    int64_t k = new_session(f, "raw");
+    for (int i = 0; i < 3; i++) {
+        struct event e = event_init(k, EV_FUNCTION_ENTER, i);
+        e.function = i ? "pthread_mutex_lock" : "main";
+        e.function_raw = i ? "___pthread_mutex_lock" : NULL;
+        push(f, &e);
+    }
+    store_sync(f->s);
+    struct function_count *fc;
+    int n;
+    assert_int_equal(store_count_by_function(f->r, k, 10, &fc, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(fc[0].function, "pthread_mutex_lock");
+    assert_string_equal(fc[0].function_raw, "___pthread_mutex_lock");
+    assert_string_equal(fc[1].function, "main");
+    assert_null(fc[1].function_raw);
+    for (int i = 0; i < n; i++) {
+        free(fc[i].function);
+        free(fc[i].function_raw);
+    }
+    free(fc);
 }
 
 static void test_delete_large_session(void **state)
@@ -1424,6 +1454,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_filter_exact_total, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_types_in_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logpoints_evictable_pauses_not, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_count_by_function_raw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_purge_by_age, setup, teardown),
         cmocka_unit_test_setup_teardown(test_purge_by_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_purge_spares_sessions_still_produced, setup,
