@@ -514,7 +514,9 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->output_cap = res->settings.output_max_bytes;
     s->tuning = (struct collector_tuning){res->settings.hot_calls_per_second,
                                           res->settings.capture_exits != 0,
-                                          res->settings.pin_cpu != 0};
+                                          res->settings.pin_cpu != 0,
+                                          res->settings.sample_after,
+                                          res->settings.overhead_budget_percent};
     if (!s->binary_path || !s->ring || !s->collector_ring) {
         session_free(s);
         return err_set(e, ERR_INTERNAL, "out of resources creating a session");
@@ -851,6 +853,19 @@ int session_stacks(const char *id, const struct collector_stacks_request *req,
         collector_stacks_diagnose(out);
     else if (rc != 0)
         collector_stacks_free(out);
+    session_release(s);
+    return rc;
+}
+
+int session_counts(const char *id, struct collector_counts *out, struct strobe_error *e)
+{
+    memset(out, 0, sizeof *out);
+    struct session *s = session_acquire(id, e);
+    if (!s)
+        return -1;
+    int rc = s->collector->counts && s->target ? s->collector->counts(s->target, out)
+                                               : collector_unsupported(s->collector,
+                                                     "counting calls", e);
     session_release(s);
     return rc;
 }

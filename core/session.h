@@ -102,6 +102,11 @@ int session_trace(const char *id, const char *const *add, int n_add,
  * and resumed (core/collector.h, collector_stacks), with the wait cycles named in
  * out->diagnosis. PROCESS_EXITED when no process runs; NOT_IMPLEMENTED when the
  * collector cannot. Free out with collector_stacks_free. */
+/* The traced functions' exact calls and the tracer's overhead of a session whose
+ * target is still held (running, or ended and not stopped): collector_counts.
+ * -1 when the session is not live or its collector does not count. */
+int session_counts(const char *id, struct collector_counts *out, struct strobe_error *e);
+
 int session_stacks(const char *id, const struct collector_stacks_request *req,
                    struct collector_stacks *out, struct strobe_error *e);
 

@@ -21,6 +21,8 @@ struct settings {
     int64_t test_status_retry_ms;     /* test.statusRetryMs */
     int64_t output_max_bytes;         /* output.maxBytesPerSession */
     int64_t hot_calls_per_second;     /* trace.hotCallsPerSecond */
+    int64_t sample_after;             /* trace.sampleAfter */
+    int64_t overhead_budget_percent;  /* trace.overheadBudgetPercent, 100: no budget */
     int64_t capture_exits;            /* trace.captureExits, 0 or 1 */
     int64_t pin_cpu;                  /* trace.pinCpu, 0 or 1 */
     int64_t retention_max_age_days;   /* retention.maxAgeDays (global file only) */

@@ -274,6 +274,7 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         if (hint)
             snprintf(r->status + len, sizeof r->status - len, " %s", hint);
         out = answer("runtime", r, &settings);
+        tool_add_counts(out, id, false);
         add_watches(out, wr, false);
         if (w->present && wr->n && r->n_patterns == 0) {
             len = strlen(r->status);

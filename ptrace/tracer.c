@@ -264,6 +264,9 @@ static void on_exit_event(struct tracer *t, pid_t tid)
 {
     crash_on_exit_event(t->crash, tid);
     struct tthread *th = tr_thread_of(t, tid);
+    struct space *sp = th ? tr_space_of_process(t, th->tgid) : NULL;
+    if (sp && sp->hooks)
+        hooks_on_exit_event(sp->hooks, tid); /* counters read while memory is there */
     if (th) {
         /* Not held any more, even if it was: a held thread that is killed leaves
          * its stop, and the stop it had pending is moot. */
@@ -665,7 +668,7 @@ static enum bp_verdict hook_stop(struct tracer *t, pid_t tid, struct tracer_stop
 {
     (void)t;
     (void)arg;
-    return st->hooks ? hooks_on_trap(st->hooks, tid, st->regs) : BP_PASS;
+    return st->hooks ? hooks_on_trap(st->hooks, tid, st->regs, st->woke_ns) : BP_PASS;
 }
 
 /* ---- events --------------------------------------------------------------------------- */
@@ -962,6 +965,7 @@ static void *tracer_main(void *arg)
             break;
         }
         if (WIFSTOPPED(status)) {
+            t->woke_ns = mono_ns();
             tr_on_stop(t, pid, status);
         } else {
             tr_reap(t, pid, status);
@@ -972,6 +976,8 @@ static void *tracer_main(void *arg)
         }
         run_command(t);
     }
+    if (t->spec.on_finish && t->main.hooks)
+        t->spec.on_finish(t->spec.arg, t->main.hooks); /* before tracer_call refuses */
     pthread_mutex_lock(&t->lock);
     t->finished = true;
     pthread_cond_broadcast(&t->cmd_done);

@@ -53,6 +53,9 @@ struct tracer_spec {
     /* Called on the tracer thread when the main process has exited or was killed,
      * with its wait(2) status. Other processes of the session may live on. */
     void (*on_main_exit)(void *arg, int wait_status);
+    /* Called on the tracer thread when every process has ended, before the main
+     * image's hooks are freed: their final counts (hooks_counts). */
+    void (*on_finish)(void *arg, struct hooks *main_hooks);
     void *arg;
     /* Function, crash and child-exit events: the tracer thread produces into
      * sink.ring (see hooks.h, crash.h). sink.ring NULL: output-only, no hooks. */
@@ -131,6 +134,7 @@ struct tracer_stop {
     unsigned owners;                /* BP_OWNER_BIT()s of every owner holding addr */
     struct bptab *bp;               /* the table of the thread's image */
     struct hooks *hooks;            /* the hooks of the thread's image, or NULL */
+    int64_t woke_ns;                /* when the tracer woke up for this stop */
 };
 
 /* A stop handler: called on the tracer thread for a trap of thread tid on an

@@ -98,6 +98,7 @@ struct tracer {
     struct hwwatch *hw;      /* data watchpoints (NULL in output-only sessions) */
     timer_t rearm_timer;
     bool has_timer;
+    int64_t woke_ns;         /* CLOCK_MONOTONIC when waitpid last returned a stop */
     bool throttle_due;       /* a hit throttled a function: the loop patches */
     cpu_set_t original_cpus; /* the affinity new threads of the target get back */
     bool pinned;             /* tracer and main thread share a CPU (tracer_pin) */
