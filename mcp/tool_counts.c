@@ -45,19 +45,23 @@ static cJSON *sampling_json(const struct collector_counts *c)
 
 static void add_overhead(cJSON *o, const struct collector_counts *c)
 {
-    if (!c->wall_ns)
+    int64_t all = c->busy_ns + c->run_ns;
+    if (!all)
         return;
+    double share = percent(c->busy_ns, all);
     cJSON *ov = cJSON_AddObjectToObject(o, "overhead");
-    cJSON_AddNumberToObject(ov, "tracerSharePercent", percent(c->busy_ns, c->wall_ns));
+    cJSON_AddNumberToObject(ov, "tracerSharePercent", share);
     if (!c->final)
         cJSON_AddNumberToObject(ov, "lastSecondPercent",
-                                percent(c->last_second_busy_ns, c->last_second_wall_ns));
-    cJSON_AddNumberToObject(ov, "tracerMs", (double)(c->busy_ns / 1000000));
-    cJSON_AddNumberToObject(ov, "wallMs", (double)(c->wall_ns / 1000000));
-    char text[200];
-    snprintf(text, sizeof text, "the tracer took %.1f%% of the traced program's wall time "
-             "handling its traced calls (the program ran about that much slower)",
-             percent(c->busy_ns, c->wall_ns));
+                                percent(c->last_second_busy_ns,
+                                        c->last_second_busy_ns + c->last_second_run_ns));
+    cJSON_AddNumberToObject(ov, "stoppedMs", (double)(c->busy_ns / 1000000));
+    cJSON_AddNumberToObject(ov, "runningMs", (double)(c->run_ns / 1000000));
+    char text[300];
+    snprintf(text, sizeof text, "the threads that call traced functions spent %.1f%% of "
+             "their time stopped at those calls (the tracer's work and the kernel's stop); "
+             "without tracing they would take about %.1f%% of the time they took",
+             share, 100.0 - share);
     cJSON_AddStringToObject(ov, "meaning", text);
 }
 

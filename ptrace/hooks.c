@@ -97,7 +97,7 @@ struct pcount {
 };
 
 struct overhead_window {
-    int64_t busy_ns, wall_ns;
+    int64_t busy_ns, run_ns;
 };
 
 struct frame {
@@ -154,9 +154,10 @@ struct hooks {
     bool disarm_pending;
     int64_t next_rearm;
     struct strbuf args, ret, data;
-    /* Tracer time (trap wake-up to resume) against wall time: the session's total
-     * since the first hook, the current window, and the last second's windows. */
-    int64_t busy_total, since, win_start, win_busy;
+    /* The traced threads' time stopped at traps (busy: wake-up to resume plus the
+     * round trip) and running between them (run): the session's totals, the current
+     * window's (HOT_WINDOW_NS of wall time), and the last second's windows. */
+    int64_t busy_total, run_total, win_start, win_busy, win_run;
     /* The kernel's share of a trap: the shortest time seen from resuming a thread
      * to waking up for its next trap (a trap, a wake-up, a resume with almost no
      * program code between), added to each trap's handling time. */
@@ -614,33 +615,34 @@ static void find_costliest(uint64_t key, void *value, void *arg)
         c->k = k;
 }
 
-/* Accounts a trap that cost the tracer busy ns, charged to k (NULL: none). At the
- * end of each window, a share of tracer time above the budget samples the
- * function that cost the most in it. */
-static void account(struct hooks *h, struct hook *k, int64_t now, int64_t busy)
+/* Accounts a trap that kept its thread stopped busy ns after it ran run ns of its
+ * own since the last one, charged to k (NULL: none). At the end of each window, a
+ * tracer share above the budget samples the function that cost the most in it. */
+static void account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int64_t run)
 {
-    if (!h->since)
-        h->since = h->win_start = now - busy;
+    if (!h->win_start)
+        h->win_start = now;
     h->busy_total += busy;
+    h->run_total += run;
     h->win_busy += busy;
+    h->win_run += run;
     if (k)
         k->window_cost += busy;
-    int64_t wall = now - h->win_start;
-    if (wall < HOT_WINDOW_NS)
+    if (now - h->win_start < HOT_WINDOW_NS)
         return;
-    h->recent[h->recent_next] = (struct overhead_window){h->win_busy, wall};
+    h->recent[h->recent_next] = (struct overhead_window){h->win_busy, h->win_run};
     h->recent_next = (h->recent_next + 1) % OVERHEAD_WINDOWS;
     if (h->n_recent < OVERHEAD_WINDOWS)
         h->n_recent++;
     int64_t budget = h->cfg.tuning.overhead_budget_percent;
-    if (budget > 0 && budget < 100 && h->win_busy * 100 > budget * wall) {
+    if (budget > 0 && budget < 100 && h->win_busy * 100 > budget * (h->win_busy + h->win_run)) {
         struct costliest c = {h, NULL};
         u64map_each(&h->by_addr, find_costliest, &c);
         if (c.k)
             go_quiet(h, c.k, now);
     }
     h->win_start = now;
-    h->win_busy = 0;
+    h->win_busy = h->win_run = 0;
     u64map_each(&h->by_addr, reset_window_cost, NULL);
 }
 
@@ -973,11 +975,14 @@ enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struc
         k = t->frames[t->depth - 1].hook;
     enum bp_verdict v = trap(h, t, regs);
     int64_t now = mono_ns();
-    if (woke_ns && t->resumed_at && woke_ns > t->resumed_at &&
-        (!h->round_trip || woke_ns - t->resumed_at < h->round_trip))
-        h->round_trip = woke_ns - t->resumed_at;
+    if (!woke_ns || woke_ns >= now)
+        return v; /* handled late (after a hold): its time is not known */
+    int64_t gap = t->resumed_at && woke_ns > t->resumed_at ? woke_ns - t->resumed_at : 0;
+    if (gap && (!h->round_trip || gap < h->round_trip))
+        h->round_trip = gap;
     t->resumed_at = now;
-    account(h, k, now, woke_ns && woke_ns < now ? now - woke_ns + h->round_trip : 0);
+    account(h, k, now, now - woke_ns + h->round_trip,
+            gap > h->round_trip ? gap - h->round_trip : 0);
     return v;
 }
 
@@ -1388,19 +1393,14 @@ size_t hooks_counts(struct hooks *h, struct hooks_count *rows, size_t max)
 
 void hooks_overhead(const struct hooks *h, struct hooks_overhead *out)
 {
-    memset(out, 0, sizeof *out);
-    if (!h->since)
-        return;
-    int64_t now = mono_ns();
     out->busy_ns = h->busy_total;
-    out->wall_ns = now - h->since;
-    int64_t busy = h->win_busy, wall = now - h->win_start;
+    out->run_ns = h->run_total;
+    out->last_second_busy_ns = h->win_busy;
+    out->last_second_run_ns = h->win_run;
     for (int i = 0; i < h->n_recent; i++) {
-        busy += h->recent[i].busy_ns;
-        wall += h->recent[i].wall_ns;
+        out->last_second_busy_ns += h->recent[i].busy_ns;
+        out->last_second_run_ns += h->recent[i].run_ns;
     }
-    out->last_second_busy_ns = busy;
-    out->last_second_wall_ns = wall;
 }
 
 struct stats_state {

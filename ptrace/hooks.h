@@ -26,14 +26,18 @@
  * Hot functions: exact counts, honest samples. A function's calls are recorded
  * whole until it has recorded trace.sampleAfter events (an ordinary burst is never
  * sampled). After that it is sampled when it is hot (more than
- * trace.hotCallsPerSecond calls in a 100 ms window), or when the tracer's time in a
- * 100 ms window (trap wake-up to resume, plus the kernel's round trip of a stop:
- * the shortest resume-to-next-wake-up seen; against wall time) exceeds
- * trace.overheadBudgetPercent of it: then the function that cost the most tracer
- * time in that window is sampled. A sampled function goes quiet: its calls are
- * counted, not recorded. At the next hooks_tick its int3 is replaced by a counting
- * jump (reloc.h: a 5-byte jmp to a trampoline that does `lock incq` of a counter in
- * the trampoline, runs the displaced instructions and jumps back), written through
+ * trace.hotCallsPerSecond calls in a 100 ms window), or when the tracer's share of
+ * the traced threads' time in a 100 ms window exceeds trace.overheadBudgetPercent:
+ * then the function that cost the most tracer time in that window is sampled. A
+ * trap keeps its thread stopped from the tracer's wake-up to the resume plus the
+ * kernel's round trip of a stop (the shortest resume-to-next-wake-up seen); the
+ * rest of the time between two traps of a thread is its own.
+ *
+ * A sampled function goes quiet: its calls are counted, not recorded. At the next
+ * hooks_tick its int3 is replaced by a counting jump (reloc.h: a 5-byte jmp to a
+ * trampoline that does `lock incq` of a counter in a writable block mapped beside
+ * the scratch area, runs the displaced instructions and jumps back; once planned,
+ * the int3 also resumes through it, past the count), written through
  * the breakpoint table's code patches (bptab_patch) into every process of the
  * image, only while no thread's pc lies inside the patched bytes or in the int3's
  * relocated instruction (else retried a few ms later). A function that cannot take
@@ -190,11 +194,12 @@ struct hooks_count {
  * the counting jumps in the live processes. Returns how many rows were filled. */
 size_t hooks_counts(struct hooks *h, struct hooks_count *rows, size_t max);
 
-/* The tracer's time on this image's traps against wall time, since the first trap
- * and over about the last second. */
+/* The traced threads' time stopped at this image's traps (busy) and running their
+ * own code between traps (run), since the first trap and over about the last
+ * second (hooks.h's comment at the top). */
 struct hooks_overhead {
-    int64_t busy_ns, wall_ns;
-    int64_t last_second_busy_ns, last_second_wall_ns;
+    int64_t busy_ns, run_ns;
+    int64_t last_second_busy_ns, last_second_run_ns;
 };
 void hooks_overhead(const struct hooks *h, struct hooks_overhead *out);
 

@@ -137,9 +137,9 @@ static void fill_counts(struct hooks *h, struct collector_counts *out)
     struct hooks_overhead o;
     hooks_overhead(h, &o);
     out->busy_ns = o.busy_ns;
-    out->wall_ns = o.wall_ns;
+    out->run_ns = o.run_ns;
     out->last_second_busy_ns = o.last_second_busy_ns;
-    out->last_second_wall_ns = o.last_second_wall_ns;
+    out->last_second_run_ns = o.last_second_run_ns;
 }
 
 static void on_finish(void *arg, struct hooks *h)
