@@ -669,6 +669,8 @@ static void find_slot(uint64_t key, void *value, void *arg)
     if (k->rel.kind == RELOC_OUT_OF_LINE && sl->pc >= k->slot &&
         sl->pc < k->slot + k->rel.slot_len)
         sl->orig = k->addr;
+    if (k->tramp && sl->pc >= k->tramp && sl->pc < k->tramp + k->cj.tramp_len)
+        sl->orig = k->addr; /* in the counting jump's copy of the first instructions */
 }
 
 void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
