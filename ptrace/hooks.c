@@ -136,6 +136,7 @@ struct process {
     bool forked;
     struct pcount *counts;   /* the counting jumps' counters in this process */
     size_t n_counts;
+    bool execd;              /* its memory went with an exec: counters unreadable */
 };
 
 struct hooks {
@@ -1067,6 +1068,9 @@ void hooks_forget_process(struct hooks *h, pid_t tgid)
     for (int i = 0; i < st.n; i++)
         if (st.tids[i] != tgid)
             hooks_on_exit(h, st.tids[i]);
+    struct process *p = u64map_get(&h->procs, (uint64_t)tgid);
+    if (p)
+        p->execd = true;
     hooks_on_exit(h, tgid);
 }
 
@@ -1294,10 +1298,10 @@ static void count_one(struct count_walk *w, struct process *p, struct hook *k)
         w->sum += pc->last - pc->baseline;
     } else if (w->op == FOLD && pc->read) {
         k->folded += pc->last - pc->baseline;
-    } else if (w->op == FOLD && !k->lost[0]) {
-        snprintf(k->lost, sizeof k->lost, "process %d ended before its counter of "
-                 "counting-jump calls was read", (int)p->tgid);
     }
+    if (w->op == FOLD && (p->execd || !pc->read) && !k->lost[0])
+        snprintf(k->lost, sizeof k->lost, "process %d %s before its counter of counting-jump "
+                 "calls was read", (int)p->tgid, p->execd ? "exec'd" : "ended");
 }
 
 static void count_in_process(uint64_t key, void *value, void *arg)
