@@ -171,7 +171,7 @@ static int native_counts(struct collector_target *ct, struct collector_counts *o
         *out = *ct->final;
     pthread_mutex_unlock(&ct->final_lock);
     struct strobe_error e;
-    if (done || tracer_call(ct->tracer, counts_now, out, &e) == 0)
+    if (done || tracer_read(ct->tracer, counts_now, out, &e) == 0)
         return 0;
     pthread_mutex_lock(&ct->final_lock); /* it ended meanwhile */
     done = ct->final != NULL;

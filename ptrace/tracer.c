@@ -860,7 +860,10 @@ static void run_command(struct tracer *t)
     if (!pending)
         return;
     bool ran = false;
-    if (t->main_alive) {
+    if (t->main_alive && !t->cmd_hold) {
+        t->cmd_fn(t, t->cmd_arg);
+        ran = true;
+    } else if (t->main_alive) {
         struct held hd;
         tr_hold(t, &t->main, 0, &hd);
         if (t->main_alive) {
@@ -996,8 +999,8 @@ static void *tracer_main(void *arg)
     return NULL;
 }
 
-int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
-                struct strobe_error *e)
+static int call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
+                bool hold, struct strobe_error *e)
 {
     if (pthread_equal(pthread_self(), t->thread)) {
         fn(t, arg);
@@ -1013,6 +1016,7 @@ int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void 
     }
     t->cmd_fn = fn;
     t->cmd_arg = arg;
+    t->cmd_hold = hold;
     t->cmd_pending = true;
     t->cmd_ran = false;
     while (t->cmd_pending && !t->finished) {
@@ -1036,6 +1040,18 @@ int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void 
         return err_set(e, ERR_PROCESS_EXITED, "the target process exited before the change "
                        "could be made; its session is still queryable.");
     return 0;
+}
+
+int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
+                struct strobe_error *e)
+{
+    return call(t, fn, arg, true, e);
+}
+
+int tracer_read(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
+                struct strobe_error *e)
+{
+    return call(t, fn, arg, false, e);
 }
 
 void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, void *arg),

@@ -99,6 +99,10 @@ int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid
  * (inside on_entry), fn runs at once. */
 int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
                 struct strobe_error *e);
+/* tracer_call for fn that only reads the tracer's state (and the target's memory):
+ * the target's threads run on meanwhile. */
+int tracer_read(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
+                struct strobe_error *e);
 
 /* From a tracer_call function: runs fn for each child process that exec'd another
  * program (an image of its own), with every thread of that image stopped, then

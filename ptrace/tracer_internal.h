@@ -86,6 +86,7 @@ struct tracer {
     void (*cmd_fn)(struct tracer *t, void *arg);
     void *cmd_arg;
     bool cmd_pending, cmd_ran, finished;
+    bool cmd_hold;           /* tracer_call (hold every thread) or tracer_read */
     struct space main;       /* the program and its forks */
     struct space images[MAX_IMAGES]; /* processes that exec'd another program */
     int n_images;
