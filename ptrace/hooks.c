@@ -290,7 +290,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
         return;
     }
     uint64_t slot = hk_slot_near(h, stopped_tid, memfd, t->module_lo, t->module_hi,
-                              RELOC_SLOT_SIZE);
+                                 RELOC_SLOT_SIZE);
     if (!slot) {
         fail(rep, "no scratch memory near %s", t->fn->name);
         return;

@@ -162,7 +162,8 @@ static bool plan_jump(struct hooks *h, struct hook *k)
     else if (!p || !bptab_read(h->cfg.bp, p->memfd, k->addr, code, len))
         snprintf(k->cj.why, sizeof k->cj.why, "its code cannot be read");
     else if (!(tramp = hk_slot_near(h, 0, p->memfd, k->addr, k->addr + len,
-                                 COUNTJUMP_SLOT_SIZE)) || !(counter = hk_counter_near(h, tramp)))
+                                    COUNTJUMP_SLOT_SIZE)) ||
+             !(counter = hk_counter_near(h, tramp)))
         snprintf(k->cj.why, sizeof k->cj.why, "no scratch memory near it");
     else if (countjump_plan(code, len, k->addr, tramp, counter, &k->cj) &&
              hk_write_scratch(h, p->memfd, tramp, k->cj.tramp, k->cj.tramp_len)) {
