@@ -129,12 +129,17 @@ static const char schema_current[] =
     "INSERT OR IGNORE INTO meta(key, value) VALUES('next_event_id', 1);";
 
 /* Tables added after version 1 that no older table depends on: created in place on
- * any version-1 database (an older daemon simply ignores them). test_durations keeps
+ * any version-1 database (an older daemon simply ignores them). function_calls
+ * keeps the exact calls of a session's traced functions (store/calls.c). test_durations keeps
  * the last runs' duration of each test of a project (store/tests.c). */
 static const char schema_additions[] =
     "CREATE TABLE IF NOT EXISTS test_durations("
     " project TEXT NOT NULL, name TEXT NOT NULL, at INTEGER NOT NULL, ms INTEGER NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS test_durations_name ON test_durations(project, name, at);";
+    "CREATE INDEX IF NOT EXISTS test_durations_name ON test_durations(project, name, at);"
+    "CREATE TABLE IF NOT EXISTS function_calls("
+    " session INTEGER NOT NULL, function TEXT NOT NULL, calls INTEGER NOT NULL,"
+    " recorded INTEGER NOT NULL, sampled_since INTEGER, lost TEXT,"
+    " PRIMARY KEY(session, function)) WITHOUT ROWID;";
 
 /* The CREATE VIEW statement of events_view, as SQLite stores it in sqlite_schema
  * (so the stored text can be compared with it); malloc'd, NULL when out of memory. */

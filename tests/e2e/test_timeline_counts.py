@@ -64,6 +64,13 @@ def test_ten_million_calls_counted_exactly(mcp):
     assert isinstance(s["since"], (int, float)) and s["since"] > 0
     # the ordinary query answer about output carries it too: the timeline is a sample
     assert sampling_of(mcp.query(sid, eventType="stdout"), "counted")["calls"] == 10_000_000
+    # kept in the store once the session lets its program go
+    mcp.stop(sid, retain=True)
+    st = status(mcp, sid)
+    assert top(st, "counted")["calls"] == 10_000_000, st
+    s = sampling_of(st, "counted")
+    assert s["calls"] == 10_000_000 and s["countedBy"] == "stored", s
+    assert s["recorded"] < s["calls"]
 
 
 def test_sample_windows_come_without_client_traffic(mcp):
