@@ -238,9 +238,9 @@ static void write_settings(struct daemon *d, int capture_exits)
     FILE *f = fopen(path, "w");
     if (!f)
         die("cannot write %s", path);
-    fprintf(f, "{\"trace.hotCallsPerSecond\": 10000000, \"trace.captureExits\": %d, "
-               "\"trace.pinCpu\": %d, \"output.orderAtTraps\": %d}\n", capture_exits,
-            d->pin_cpu, order_at_traps);
+    fprintf(f, "{\"trace.hotCallsPerSecond\": 10000000, \"trace.overheadBudgetPercent\": 100, "
+               "\"trace.captureExits\": %d, \"trace.pinCpu\": %d, \"output.orderAtTraps\": %d}\n",
+            capture_exits, d->pin_cpu, order_at_traps);
     fclose(f);
 }
 
@@ -545,7 +545,7 @@ int main(int argc, char **argv)
            "and gdb: \"CPU 0\" = pinned with sched_setaffinity, \"free\" = no affinity. "
            "Strobe: \"CPU 0\" = trace.pinCpu 1, the default (the tracer pins itself and "
            "the target's main thread to one CPU), \"free\" = trace.pinCpu 0. Strobe runs with "
-           "trace.hotCallsPerSecond = 10000000 so the hot-function throttle stays out of the "
+           "trace.hotCallsPerSecond = 10000000 and no overhead budget so sampling stays out of the "
            "measurement; each traced run was checked to record %ld function_enter events "
            "(last: %.0f enter, %.0f exit).\n\n",
            reps, freps, n_traced, enters, exits);

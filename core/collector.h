@@ -67,6 +67,8 @@ struct collector_tuning {
     bool capture_exits;            /* trace.captureExits: false = enter events only */
     bool pin_cpu;                  /* trace.pinCpu: keep the collector's thread and the
                                       program's main thread on one CPU */
+    int64_t sample_after;          /* trace.sampleAfter: events recorded whole first */
+    int64_t overhead_budget_percent; /* trace.overheadBudgetPercent (100: off) */
 };
 
 /* What probe() learned about a program before it runs. */
@@ -148,6 +150,31 @@ struct trace_result {
     size_t in_progress;      /* calls running when their function was hooked now:
                                 their returns will be reported (inProgress) */
     size_t in_progress_lost; /* such calls whose return cannot be followed */
+};
+
+/* ---- counts: every traced function's calls, exact ------------------------------
+ * Calls are counted even when their events are not recorded (sampling); see
+ * ptrace/hooks.h. The tracer's time is the overhead it adds to the program. */
+#define COUNTS_MAX 64
+
+struct collector_fn_count {
+    char function[160];
+    uint64_t calls;              /* every call */
+    uint64_t recorded;           /* function_enter events recorded */
+    bool sampled;                /* events are a sample since sampled_since_ns */
+    int64_t sampled_since_ns;    /* ns since the session started */
+    bool exact;                  /* false: lost says where calls went uncounted */
+    char lost[96];
+    char mode[12];               /* "recorded", "count-only", "jump" */
+};
+
+struct collector_counts {
+    struct collector_fn_count fns[COUNTS_MAX]; /* most called first */
+    size_t n;
+    int64_t busy_ns, run_ns;     /* the traced threads' time stopped at traps and
+                                    running their own code, since the first trap */
+    int64_t last_second_busy_ns, last_second_run_ns;
+    bool final;                  /* every process ended: the counts are final */
 };
 
 /* ---- stacks: every thread's stack, now ----------------------------------------
@@ -479,6 +506,8 @@ struct collector_methods {
                         struct trace_result *res, struct strobe_error *e);
     /* The patterns in force, without touching the program (it may be gone). */
     void (*describe)(struct collector_target *t, struct trace_result *res);
+    /* The traced functions' exact calls and the tracer's overhead (NULL: none). */
+    int (*counts)(struct collector_target *t, struct collector_counts *out);
     /* SIGKILL to every process of the program. Any thread, any time. */
     void (*kill)(struct collector_target *t);
     /* Whether every process of the program is gone. Any thread. */

@@ -530,7 +530,9 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->order_output = res->settings.output_order_at_traps != 0;
     s->tuning = (struct collector_tuning){res->settings.hot_calls_per_second,
                                           res->settings.capture_exits != 0,
-                                          res->settings.pin_cpu != 0};
+                                          res->settings.pin_cpu != 0,
+                                          res->settings.sample_after,
+                                          res->settings.overhead_budget_percent};
     if (!s->binary_path || !s->ring || !s->collector_ring) {
         session_free(s);
         return err_set(e, ERR_INTERNAL, "out of resources creating a session");
@@ -702,10 +704,34 @@ void session_status_free(struct session_status *st)
     st->top = NULL;
 }
 
+/* The exact calls of s's traced functions go to the store before its tracer goes:
+ * status after a stop with retain, or from a later daemon, still shows them. */
+static void save_counts(struct session *s)
+{
+    struct collector_counts *c = s->collector->counts ? malloc(sizeof *c) : NULL;
+    struct store_fn_calls *rows = c ? malloc(COUNTS_MAX * sizeof *rows) : NULL;
+    if (rows && s->collector->counts(s->target, c) == 0 && c->n > 0) {
+        for (size_t i = 0; i < c->n; i++) {
+            const struct collector_fn_count *f = &c->fns[i];
+            rows[i] = (struct store_fn_calls){.calls = (int64_t)f->calls,
+                                              .recorded = (int64_t)f->recorded,
+                                              .sampled_since_ns = f->sampled_since_ns,
+                                              .sampled = f->sampled};
+            snprintf(rows[i].function, sizeof rows[i].function, "%s", f->function);
+            snprintf(rows[i].lost, sizeof rows[i].lost, "%s", f->exact ? "" : f->lost);
+        }
+        if (store_function_calls_save(reg.store, s->key, rows, (int)c->n) != 0)
+            log_error("session %s: cannot store its functions' call counts", s->id);
+    }
+    free(rows);
+    free(c);
+}
+
 /* Ends a live session's process and threads; s is unlinked and freed. Called
  * with reg.lock held. */
 static void end_live(struct session *s)
 {
+    save_counts(s);
     atomic_store(&s->stop_requested, 1);
     s->collector->kill(s->target);
     while (s->users > 0) /* a trace update finishes: the dead target ends its wait */
@@ -881,6 +907,48 @@ int session_stacks(const char *id, const struct collector_stacks_request *req,
         collector_stacks_diagnose(out);
     else if (rc != 0)
         collector_stacks_free(out);
+    session_release(s);
+    return rc;
+}
+
+/* The counts store_function_calls_save kept for a session that is not live. */
+static int stored_counts(const char *id, struct collector_counts *out, struct strobe_error *e)
+{
+    int64_t key;
+    struct store_fn_calls *rows = malloc(COUNTS_MAX * sizeof *rows);
+    int n = rows && session_resolve(id, &key, e) == 0
+                ? store_function_calls_load(reg.store, key, rows, COUNTS_MAX) : -1;
+    for (int i = 0; i < n; i++) {
+        struct collector_fn_count *f = &out->fns[i];
+        snprintf(f->function, sizeof f->function, "%s", rows[i].function);
+        f->calls = (uint64_t)rows[i].calls;
+        f->recorded = (uint64_t)rows[i].recorded;
+        f->sampled = rows[i].sampled;
+        f->sampled_since_ns = rows[i].sampled_since_ns;
+        f->exact = !rows[i].lost[0];
+        snprintf(f->lost, sizeof f->lost, "%s", rows[i].lost);
+        snprintf(f->mode, sizeof f->mode, "%s", "stored");
+    }
+    free(rows);
+    out->n = n > 0 ? (size_t)n : 0;
+    out->final = true;
+    return n > 0 ? 0 : -1;
+}
+
+int session_counts(const char *id, struct collector_counts *out, struct strobe_error *e)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&reg.lock);
+    bool live = find_live(id) != NULL;
+    pthread_mutex_unlock(&reg.lock);
+    if (!live)
+        return stored_counts(id, out, e);
+    struct session *s = session_acquire(id, e);
+    if (!s)
+        return -1;
+    int rc = s->collector->counts && s->target ? s->collector->counts(s->target, out)
+                                               : collector_unsupported(s->collector,
+                                                     "counting calls", e);
     session_release(s);
     return rc;
 }

@@ -23,6 +23,8 @@ struct settings {
     int64_t output_max_bytes;         /* output.maxBytesPerSession */
     int64_t output_order_at_traps;    /* output.orderAtTraps, 0 or 1 */
     int64_t hot_calls_per_second;     /* trace.hotCallsPerSecond */
+    int64_t sample_after;             /* trace.sampleAfter */
+    int64_t overhead_budget_percent;  /* trace.overheadBudgetPercent, 100: no budget */
     int64_t capture_exits;            /* trace.captureExits, 0 or 1 */
     int64_t pin_cpu;                  /* trace.pinCpu, 0 or 1 */
     int64_t answers_max_bytes;        /* answers.maxBytes: every tool answer's JSON

@@ -416,6 +416,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         for (int i = 0; i < n_pids; i++)
             cJSON_AddItemToArray(arr, cJSON_CreateNumber(pids[i]));
     }
+    tool_add_sampling(out, id); /* the events of sampled functions are a sample */
     free(pids);
     timeline_page_free(&res);
     return out;

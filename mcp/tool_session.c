@@ -146,6 +146,7 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
         cJSON_AddNumberToObject(o, "lostEvents", (double)st.lost_events);
         cJSON_AddStringToObject(o, "storeErrors", msg);
     }
+    tool_add_counts(o, id, true);
     if (strcmp(st.row.status, "running") == 0)
         tool_add_breakpoint_count(o, id);
     if (strcmp(st.row.status, "running") == 0 && tool_add_paused(o, id)) {

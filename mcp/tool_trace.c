@@ -200,12 +200,7 @@ static cJSON *answer(const char *mode, const struct trace_result *r,
     cJSON_AddNumberToObject(out, "eventLimit", (double)settings->events_max_per_session);
     cJSON_AddNumberToObject(out, "serializationDepth", r->depth);
     cJSON_AddStringToObject(out, "status", r->status);
-    if (r->n_sampled) {
-        cJSON *s = cJSON_AddArrayToObject(out, "sampling");
-        for (size_t i = 0; i < r->n_sampled; i++)
-            cJSON_AddItemToArray(s, cJSON_CreateString(r->sampled[i]));
-    }
-    return out;
+    return out; /* sampling and overhead: tool_add_counts */
 }
 
 /* staged: [{pattern, lastLaunch?: {sessionId, program}}]: each staged pattern with
@@ -340,6 +335,7 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
             cJSON_AddNumberToObject(out, "inProgressCalls", (double)r->in_progress);
         if (r->in_progress_lost)
             cJSON_AddNumberToObject(out, "inProgressLost", (double)r->in_progress_lost);
+        tool_add_counts(out, id, false);
         add_watches(out, wr, false);
         if (w->present && wr->n && r->n_patterns == 0) {
             len = strlen(r->status);

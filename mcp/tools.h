@@ -80,6 +80,14 @@ cJSON *tool_debug_continue(struct tool_ctx *ctx, const cJSON *args, struct strob
 /* debug_test (action run / status) and the spec's debug_test_status (tool_test.c). */
 cJSON *tool_debug_test(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_test_status(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
+/* Exact counts (tool_counts.c) of session id, while its target is held: status's
+ * topFunctions (when top_functions; replacing the store's counts of recorded
+ * events), "sampling" [{function, calls, recorded, since, callsExact}] for the
+ * functions whose events are a sample, and "overhead" (the tracer's measured share
+ * of the program's wall time). tool_add_sampling adds "sampling" alone; false when
+ * no function is sampled. */
+void tool_add_counts(cJSON *o, const char *id, bool top_functions);
+bool tool_add_sampling(cJSON *o, const char *id);
 /* Adds "paused" (the paused threads of session id as status shows them) to o;
  * false (nothing added) when none is paused. */
 bool tool_add_paused(cJSON *o, const char *id);

@@ -37,10 +37,22 @@ struct proc {
     int memfd;
 };
 
+/* A code patch (bptab_patch): the program's bytes under it, and who to tell when an
+ * int3 is wanted inside it. */
+struct patch {
+    uint64_t addr;
+    uint8_t len;
+    uint8_t orig[BPTAB_PATCH_MAX];
+    bptab_evict_fn evict;
+    void *arg;
+};
+
 struct bptab {
     struct u64map bps;       /* addr -> struct bp */
     struct proc *procs;
     size_t n_procs, cap_procs;
+    struct patch *patches;
+    size_t n_patches;
 };
 
 struct bptab *bptab_new(void)
@@ -66,6 +78,7 @@ void bptab_free(struct bptab *b)
     for (size_t i = 0; i < b->n_procs; i++)
         close(b->procs[i].memfd);
     free(b->procs);
+    free(b->patches);
     free(b);
 }
 
@@ -150,8 +163,22 @@ static bool write_all(struct bptab *b, const struct bp *e, uint64_t addr, uint8_
     return ok;
 }
 
+static struct patch *patch_over(const struct bptab *b, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = 0; i < b->n_patches; i++)
+        if (b->patches[i].addr < hi && lo < b->patches[i].addr + b->patches[i].len)
+            return &b->patches[i];
+    return NULL;
+}
+
 bool bptab_insert(struct bptab *b, uint64_t addr, enum bp_owner owner)
 {
+    /* An int3 inside a patch would corrupt it: its owner takes it out first. */
+    struct patch *pt = patch_over(b, addr, addr + 1);
+    if (pt)
+        pt->evict(pt->arg, pt->addr);
+    if (patch_over(b, addr, addr + 1))
+        return false;
     struct bp *e = u64map_get(&b->bps, addr);
     if (e && e->total) {
         e->refs[owner]++;
@@ -226,9 +253,71 @@ bool bptab_rewind(struct bptab *b, pid_t tgid, uint64_t addr)
     return true;
 }
 
+/* Writes len bytes at addr into every process; whether the first one took them. */
+static bool write_range(struct bptab *b, uint64_t addr, const uint8_t *bytes, size_t len)
+{
+    bool ok = false;
+    for (size_t i = 0; i < b->n_procs; i++) {
+        bool w = procmem_write(b->procs[i].memfd, addr, bytes, len);
+        if (i == 0)
+            ok = w;
+    }
+    return ok;
+}
+
+struct int3_scan {
+    uint64_t lo, hi;
+    bool found;
+};
+
+static void find_int3(uint64_t key, void *value, void *arg)
+{
+    struct int3_scan *s = arg;
+    if (key >= s->lo && key < s->hi && ((const struct bp *)value)->total)
+        s->found = true;
+}
+
+bool bptab_patch(struct bptab *b, uint64_t addr, const uint8_t *bytes, size_t len,
+                 bptab_evict_fn evict, void *arg)
+{
+    struct int3_scan scan = {addr, addr + len, false};
+    u64map_each(&b->bps, find_int3, &scan);
+    if (len > BPTAB_PATCH_MAX || !b->n_procs || scan.found || patch_over(b, addr, addr + len))
+        return false;
+    struct patch pt = {.addr = addr, .len = (uint8_t)len, .evict = evict, .arg = arg};
+    if (!procmem_read(b->procs[0].memfd, addr, pt.orig, len))
+        return false;
+    struct patch *grown = realloc(b->patches, (b->n_patches + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    b->patches = grown;
+    if (!write_range(b, addr, bytes, len)) {
+        write_range(b, addr, pt.orig, len);
+        return false;
+    }
+    b->patches[b->n_patches++] = pt;
+    return true;
+}
+
+bool bptab_unpatch(struct bptab *b, uint64_t addr)
+{
+    struct patch *pt = patch_over(b, addr, addr + 1);
+    if (!pt || pt->addr != addr)
+        return false;
+    write_range(b, addr, pt->orig, pt->len);
+    *pt = b->patches[--b->n_patches];
+    return true;
+}
+
 void bptab_mask(const struct bptab *b, uint64_t addr, void *buf, size_t len)
 {
     uint8_t *p = buf;
+    for (size_t i = 0; i < b->n_patches; i++) {
+        const struct patch *pt = &b->patches[i];
+        for (size_t j = 0; j < pt->len; j++)
+            if (pt->addr + j >= addr && pt->addr + j < addr + len)
+                p[pt->addr + j - addr] = pt->orig[j];
+    }
     for (size_t i = 0; i < len; i++) {
         const struct bp *e = p[i] == INT3 ? u64map_get(&b->bps, addr + i) : NULL;
         if (e && e->total)

@@ -87,8 +87,21 @@ unsigned bptab_lookup(const struct bptab *b, uint64_t addr);
  * rewound onto its instruction. False: the int3 is the program's own. */
 bool bptab_rewind(struct bptab *b, pid_t tgid, uint64_t addr);
 
-/* Replaces the int3s the table holds in buf (len bytes read at addr) by the
- * program's bytes. */
+/* Code patches: one owner replaces a few bytes (up to BPTAB_PATCH_MAX) in every
+ * process of the address space (hooks.h's counting jump). The table remembers the
+ * program's bytes (bptab_mask shows them) and refuses a patch over an int3 it holds
+ * or over another patch. An int3 later wanted inside a patch calls the patch's
+ * evict(arg, addr) first, which must take the patch out (bptab_unpatch) and may
+ * insert int3s of its own: an int3 never lands inside a patch. */
+#define BPTAB_PATCH_MAX 16
+typedef void (*bptab_evict_fn)(void *arg, uint64_t addr);
+bool bptab_patch(struct bptab *b, uint64_t addr, const uint8_t *bytes, size_t len,
+                 bptab_evict_fn evict, void *arg);
+/* Puts the program's bytes back under the patch at addr; false if there is none. */
+bool bptab_unpatch(struct bptab *b, uint64_t addr);
+
+/* Replaces the int3s and patches the table holds in buf (len bytes read at addr)
+ * by the program's bytes. */
 void bptab_mask(const struct bptab *b, uint64_t addr, void *buf, size_t len);
 /* procmem_read through the table: the program's bytes, not ours. */
 bool bptab_read(const struct bptab *b, int memfd, uint64_t addr, void *buf, size_t len);

@@ -2,14 +2,15 @@
  * hooks.c - entry/exit hooks. See hooks.h.
  *
  * Scratch areas: 1 MiB mapped near a module (so rel32 and RIP-relative fix-ups
- * reach). Byte 0 is the return trampoline (int3); slots of RELOC_SLOT_SIZE follow.
+ * reach), each with a 64 KiB writable block beside it for the counting jumps'
+ * counters. Byte 0 is the return trampoline (int3); slots of RELOC_SLOT_SIZE follow.
  * Every int3 (entries and trampolines) is a BP_TRACE_HOOK reference in the image's
  * breakpoint table (bptab.h). Code bytes change only while every thread of the
  * image is stopped: hooks_arm and hooks_disarm run inside the tracer's commands,
- * which stop them all; a hot function is not disarmed during its hit but flagged,
- * and the tracer applies the flag with hooks_tick under one stop of all threads
- * (hooks_patch_due). (A slot would be safe to write under running threads anyway:
- * it is written before any int3 leads to it.)
+ * which stop them all; a function sampled during its hit is only flagged, and the
+ * tracer puts its counting jump in with hooks_tick under one stop of all threads
+ * (hooks_patch_due; sampling.c). (A slot would be safe to write under running
+ * threads anyway: it is written before any int3 leads to it.)
  */
 #include "ptrace/hooks.h"
 
@@ -18,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <time.h>
@@ -33,101 +36,16 @@
 #include "ptrace/bptab.h"
 #include "ptrace/fnsym.h"
 #include "ptrace/callsite.h"
+#include "ptrace/hooks_internal.h"
 #include "ptrace/inject.h"
 #include "ptrace/procmem.h"
 #include "ptrace/reloc.h"
 #include "ptrace/twatch.h"
 #include "ptrace/unwind.h"
 
-#define SCRATCH_SIZE (1u << 20)
-#define INT3 0xCC
-#define HOT_WINDOW_NS 100000000LL
-#define BACKOFF_MIN_NS 200000000LL
-#define BACKOFF_MAX_NS 5000000000LL
-#define MAX_FRAMES 4096
-
-struct scratch {
-    uint64_t base, used;
-};
-
-struct hook {
-    uint64_t addr;
-    const struct dw_function *fn;
-    const char *name;        /* hook_target.name */
-    struct reloc rel;
-    uint64_t slot;
-    bool armed;              /* int3 in place */
-    bool wanted;             /* not disarmed by the user */
-    enum hook_role role;
-    bool needs_fp;           /* float arguments or return: read the SSE registers */
-    bool hidden_ret;         /* returns a struct in memory through rdi */
-    int64_t window_start, window_hits;
-    int64_t backoff_ns, rearm_at;   /* rearm_at != 0 while throttled */
-    bool sampled;            /* has been throttled: events are a sample */
-    struct twatch_cache wcache; /* which trace watches apply to it */
-};
-
-struct frame {
-    uint64_t ret;            /* the real return address */
-    uint64_t rsp;            /* rsp at entry: where the return address lives */
-    uint64_t hidden_ret;     /* rdi at entry for memory-returned structs */
-    int64_t seq;             /* the enter event's seq */
-    int64_t t_enter;
-    struct hook *hook;
-    bool tail_caller;        /* jumped to a traced callee that shares this slot */
-    bool detached;           /* real return address restored (exception): no trampoline
-                                will report its exit; pruned as unwound once the stack
-                                is below it */
-    bool lent;               /* detached only for an unwind of a thread that runs on
-                                (hooks_unwind_begin): its trampoline comes back */
-    bool in_progress;        /* adopted while running (hooks_adopt_frames): no enter
-                                event, t_enter is the arm time */
-};
-
-struct thread {
-    pid_t tid, tgid;
-    int memfd;               /* the process's /proc/PID/mem */
-    struct frame *frames;
-    int depth, cap;
-    char name[16];
-    int64_t name_read_ns;    /* read at an event when older than 50 ms (procmem.h): a
-                                clone's name is set later, and threads rename */
-};
-
-struct process {
-    pid_t tgid;
-    int memfd;
-    /* Scratch areas mapped in this process: areas[0..n_areas). A forked child has
-     * those of its parent at the fork; areas mapped later exist in the main
-     * process only (see hooks_on_trap). The main process's count is h->n_areas. */
-    size_t n_areas;
-    bool forked;
-    struct callsites *sites; /* call sites of traced calls (callsite.h) */
-};
-
-struct hooks {
-    struct hooks_config cfg;
-    struct value_opts vopts;
-    struct u64map by_addr;   /* runtime address -> struct hook */
-    struct u64map threads;   /* tid -> struct thread */
-    struct u64map procs;     /* tgid -> struct process */
-    struct scratch *areas;
-    size_t n_areas;
-    int64_t own_seq;
-    int64_t *seq;            /* cfg.seq, or own_seq */
-    uint64_t hits, single_step_hits;
-    /* A hot function was throttled and still has its int3 (hooks_tick removes it);
-     * next_rearm: the earliest back-off end, 0 if none is throttled. */
-    bool disarm_pending;
-    int64_t next_rearm;
-    struct strbuf args, ret, data, site;
-    struct strbuf brief, brief_obj; /* argsShort/retShort: as members, as an object */
-    struct fnsym *fnsym;            /* names function pointers in arguments */
-};
-
 /* ---- processes and threads ------------------------------------------------- */
 
-static struct process *process_get(struct hooks *h, pid_t tgid)
+struct process *hk_process_get(struct hooks *h, pid_t tgid)
 {
     struct process *p = u64map_get(&h->procs, (uint64_t)tgid);
     if (p)
@@ -148,7 +66,7 @@ static struct process *process_get(struct hooks *h, pid_t tgid)
 
 static struct thread *thread_new(struct hooks *h, pid_t tid, pid_t tgid)
 {
-    struct process *p = process_get(h, tgid);
+    struct process *p = hk_process_get(h, tgid);
     struct thread *t = p ? calloc(1, sizeof *t) : NULL;
     if (!t)
         return NULL;
@@ -200,13 +118,13 @@ static bool is_trampoline(const struct hooks *h, uint64_t addr)
 }
 
 /* How many scratch areas process p has (the main process has them all). */
-static size_t areas_in(const struct hooks *h, const struct process *p)
+size_t hk_areas_in(const struct hooks *h, const struct process *p)
 {
     return p && p->forked ? p->n_areas : h->n_areas;
 }
 
 /* Whether addr lies in one of the first n scratch areas. */
-static bool in_areas(const struct hooks *h, size_t n, uint64_t addr)
+bool hk_in_areas(const struct hooks *h, size_t n, uint64_t addr)
 {
     for (size_t i = 0; i < n && i < h->n_areas; i++)
         if (addr >= h->areas[i].base && addr < h->areas[i].base + SCRATCH_SIZE)
@@ -214,19 +132,23 @@ static bool in_areas(const struct hooks *h, size_t n, uint64_t addr)
     return false;
 }
 
-/* A free slot near [lo, hi), mapping a new area through stopped_tid if needed. */
-static uint64_t slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo,
-                          uint64_t hi)
+static uint64_t map_counters(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t base);
+
+/* A free slot of size bytes (a multiple of RELOC_SLOT_SIZE) near [lo, hi), mapping
+ * a new area through stopped_tid if needed (0: only in the areas there are). */
+uint64_t hk_slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo,
+                          uint64_t hi, uint64_t size)
 {
     for (size_t i = 0; i < h->n_areas; i++) {
         struct scratch *s = &h->areas[i];
-        if (reaches(s->base, lo) && reaches(s->base, hi) &&
-            s->used + RELOC_SLOT_SIZE <= SCRATCH_SIZE) {
+        if (reaches(s->base, lo) && reaches(s->base, hi) && s->used + size <= SCRATCH_SIZE) {
             uint64_t slot = s->base + s->used;
-            s->used += RELOC_SLOT_SIZE;
+            s->used += size;
             return slot;
         }
     }
+    if (!stopped_tid)
+        return 0;
     uint64_t want = procmem_free_near(h->cfg.pid, lo, hi, SCRATCH_SIZE);
     struct step_signals kept = {0};
     uint64_t base = want ? inject_mmap_exec(stopped_tid, memfd, want, SCRATCH_SIZE, &kept)
@@ -242,8 +164,38 @@ static uint64_t slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_
      * have their own data there. */
     if (!bptab_insert_only(h->cfg.bp, base, BP_TRACE_HOOK, h->cfg.pid))
         return 0;
-    h->areas[h->n_areas++] = (struct scratch){base, 2 * RELOC_SLOT_SIZE};
+    h->areas[h->n_areas++] = (struct scratch){base, 2 * RELOC_SLOT_SIZE,
+                                              map_counters(h, stopped_tid, memfd, base), 0};
     return base + RELOC_SLOT_SIZE;
+}
+
+/* The counting jumps' counter block of a new scratch area at base, mapped beside
+ * it in the same stop: 0 if it cannot be (those functions then count on their int3). */
+static uint64_t map_counters(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t base)
+{
+    uint64_t want = procmem_free_near(h->cfg.pid, base, base + SCRATCH_SIZE, COUNTERS_SIZE);
+    long args[6] = {(long)want, COUNTERS_SIZE, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0};
+    struct step_signals kept = {0};
+    long r = want ? inject_syscall(stopped_tid, memfd, SYS_mmap, args, &kept) : -1;
+    step_signals_resend(stopped_tid, &kept);
+    if (r < 0 && r > -4096)
+        return 0;
+    return reaches((uint64_t)r, base) ? (uint64_t)r : 0;
+}
+
+/* A counter for a counting jump whose trampoline is at tramp, 0 if none is left. */
+uint64_t hk_counter_near(struct hooks *h, uint64_t tramp)
+{
+    for (size_t i = 0; i < h->n_areas; i++) {
+        struct scratch *s = &h->areas[i];
+        if (tramp >= s->base && tramp < s->base + SCRATCH_SIZE && s->counters &&
+            s->counters_used + 8 <= COUNTERS_SIZE) {
+            s->counters_used += 8;
+            return s->counters + s->counters_used - 8;
+        }
+    }
+    return 0;
 }
 
 /* Puts hook k's int3 (arm) or takes it out, through the image's breakpoint table,
@@ -255,13 +207,13 @@ static bool patch(struct hooks *h, struct hook *k, bool arm)
                : bptab_remove(h->cfg.bp, k->addr, BP_TRACE_HOOK);
 }
 
-static bool write_int3(struct hooks *h, struct hook *k)
+bool hk_write_int3(struct hooks *h, struct hook *k)
 {
     k->armed = patch(h, k, true);
     return k->armed;
 }
 
-static void restore_orig(struct hooks *h, struct hook *k)
+void hk_restore_orig(struct hooks *h, struct hook *k)
 {
     if (k->armed && patch(h, k, false))
         k->armed = false;
@@ -281,29 +233,37 @@ static bool needs_fp(const struct dw_function *fn)
     return fp;
 }
 
-struct slot_copy {
+struct scratch_copy {
     const struct hooks *h;
-    const struct hook *k;
+    uint64_t addr;
+    const uint8_t *bytes;
+    size_t len;
 };
 
-static void copy_slot(uint64_t key, void *value, void *arg)
+static void copy_scratch(uint64_t key, void *value, void *arg)
 {
     (void)key;
     const struct process *p = value;
-    const struct slot_copy *sc = arg;
-    if (p->forked && in_areas(sc->h, p->n_areas, sc->k->slot))
-        procmem_write(p->memfd, sc->k->slot, sc->k->rel.slot, sc->k->rel.slot_len);
+    const struct scratch_copy *sc = arg;
+    if (p->forked && hk_in_areas(sc->h, p->n_areas, sc->addr))
+        procmem_write(p->memfd, sc->addr, sc->bytes, sc->len);
 }
 
-/* Writes k's relocated instruction into its slot in the main process (memfd) and
- * in the forked children that have the slot's area: they jump there too. */
+/* Writes bytes into scratch memory at addr in the main process (memfd) and in the
+ * forked children that have its area: they jump there too. */
+bool hk_write_scratch(struct hooks *h, int memfd, uint64_t addr, const uint8_t *bytes,
+                          size_t len)
+{
+    if (!procmem_write(memfd, addr, bytes, len))
+        return false;
+    struct scratch_copy sc = {h, addr, bytes, len};
+    u64map_each(&h->procs, copy_scratch, &sc);
+    return true;
+}
+
 static bool write_slot(struct hooks *h, int memfd, const struct hook *k)
 {
-    if (!procmem_write(memfd, k->slot, k->rel.slot, k->rel.slot_len))
-        return false;
-    struct slot_copy sc = {h, k};
-    u64map_each(&h->procs, copy_slot, &sc);
-    return true;
+    return hk_write_scratch(h, memfd, k->slot, k->rel.slot, k->rel.slot_len);
 }
 
 static void fail(struct hooks_report *rep, const char *fmt, const char *name)
@@ -320,7 +280,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     if (k) {
         k->wanted = true;
         k->name = t->name;
-        if (!k->armed && !k->rearm_at && write_int3(h, k))
+        if (!k->armed && !k->jumped && hk_write_int3(h, k))
             rep->armed++;
         return;
     }
@@ -334,7 +294,8 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
         fail(rep, "%s already starts with a breakpoint", t->fn->name);
         return;
     }
-    uint64_t slot = slot_near(h, stopped_tid, memfd, t->module_lo, t->module_hi);
+    uint64_t slot = hk_slot_near(h, stopped_tid, memfd, t->module_lo, t->module_hi,
+                                 RELOC_SLOT_SIZE);
     if (!slot) {
         fail(rep, "no scratch memory near %s", t->fn->name);
         return;
@@ -358,7 +319,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
         fail(rep, "cannot write the scratch slot of %s", t->fn->name);
         return;
     }
-    if (u64map_put(&h->by_addr, t->addr, k) != 0 || !write_int3(h, k)) {
+    if (u64map_put(&h->by_addr, t->addr, k) != 0 || !hk_write_int3(h, k)) {
         u64map_del(&h->by_addr, t->addr);
         free(k);
         fail(rep, "cannot write the breakpoint of %s", t->fn->name);
@@ -372,7 +333,7 @@ void hooks_arm(struct hooks *h, pid_t stopped_tid, const struct hook_target *t, 
                struct hooks_report *rep)
 {
     memset(rep, 0, sizeof *rep);
-    struct process *p = process_get(h, h->cfg.pid);
+    struct process *p = hk_process_get(h, h->cfg.pid);
     if (!p) {
         rep->failed = n;
         snprintf(rep->first_failure, sizeof rep->first_failure,
@@ -383,16 +344,19 @@ void hooks_arm(struct hooks *h, pid_t stopped_tid, const struct hook_target *t, 
         arm_one(h, stopped_tid, p->memfd, &t[i], rep);
 }
 
+
 void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n)
 {
-    struct process *p = process_get(h, h->cfg.pid);
+    struct process *p = hk_process_get(h, h->cfg.pid);
     for (size_t i = 0; i < n && p; i++) {
         struct hook *k = u64map_get(&h->by_addr, addrs[i]);
         if (!k || k->role != HOOK_TRACE)
             continue;
         k->wanted = false;
         k->rearm_at = 0;
-        restore_orig(h, k);
+        k->quiet = false;
+        hk_unjump(h, k); /* its counter stays readable in its trampoline */
+        hk_restore_orig(h, k);
     }
 }
 
@@ -464,30 +428,6 @@ static void abi_regs_from(struct abi_regs *a, const struct user_regs_struct *r, 
     }
 }
 
-/* True while the function is hot: throttles it (disarms) and returns true. */
-static bool throttle_if_hot(struct hooks *h, struct hook *k, int64_t now)
-{
-    if (now - k->window_start > HOT_WINDOW_NS) {
-        k->window_start = now;
-        k->window_hits = 0;
-        if (k->backoff_ns > BACKOFF_MIN_NS && !k->rearm_at)
-            k->backoff_ns /= 2; /* cooled down: shorter back-off next time */
-    }
-    k->window_hits++;
-    int64_t limit = h->cfg.tuning.hot_calls_per_second * HOT_WINDOW_NS / 1000000000LL;
-    if (k->role != HOOK_TRACE || k->window_hits <= (limit > 0 ? limit : 1))
-        return false;
-    k->backoff_ns = k->backoff_ns ? k->backoff_ns * 2 : BACKOFF_MIN_NS;
-    if (k->backoff_ns > BACKOFF_MAX_NS)
-        k->backoff_ns = BACKOFF_MAX_NS;
-    k->rearm_at = now + k->backoff_ns;
-    k->sampled = true;
-    h->disarm_pending = true;
-    if (!h->next_rearm || k->rearm_at < h->next_rearm)
-        h->next_rearm = k->rearm_at;
-    return true;
-}
-
 /* The throwing thread's real return addresses go back on its stack before the
  * unwinder reads them; those frames will not report a normal exit. */
 static void detach_frames(struct thread *t)
@@ -511,6 +451,8 @@ static void find_slot(uint64_t key, void *value, void *arg)
     if (k->rel.kind == RELOC_OUT_OF_LINE && sl->pc >= k->slot &&
         sl->pc < k->slot + k->rel.slot_len)
         sl->orig = k->addr;
+    if (k->tramp && sl->pc >= k->tramp && sl->pc < k->tramp + k->cj.tramp_len)
+        sl->orig = k->addr; /* in the counting jump's copy of the first instructions */
 }
 
 void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
@@ -518,7 +460,7 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
     if (t)
         detach_frames(t);
-    if (!in_areas(h, h->n_areas, *pc))
+    if (!hk_in_areas(h, h->n_areas, *pc))
         return;
     struct slot_lookup sl = {*pc, 0};
     u64map_each(&h->by_addr, find_slot, &sl);
@@ -602,7 +544,7 @@ void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc)
         if (!f->detached && procmem_write(t->memfd, f->rsp, &f->ret, sizeof f->ret))
             f->detached = f->lent = true;
     }
-    if (!in_areas(h, h->n_areas, *pc))
+    if (!hk_in_areas(h, h->n_areas, *pc))
         return;
     struct slot_lookup sl = {*pc, 0};
     u64map_each(&h->by_addr, find_slot, &sl);
@@ -692,7 +634,7 @@ static uint64_t trampoline_for(const struct hooks *h, size_t n, uint64_t addr)
 
 static size_t areas_of_thread(const struct hooks *h, const struct thread *t)
 {
-    return areas_in(h, u64map_get(&h->procs, (uint64_t)t->tgid));
+    return hk_areas_in(h, u64map_get(&h->procs, (uint64_t)t->tgid));
 }
 
 /* A catch handler starts: frames below it were unwound, the live ones get their
@@ -722,7 +664,11 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
         on_catch(h, t, regs, now);
         return;
     }
-    throttle_if_hot(h, k, now);
+    k->calls++;
+    if (k->quiet)
+        return; /* counted only: no event, no exit hook */
+    k->recorded++;
+    hk_throttle_if_hot(h, k, now);
     procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, now);
     struct abi_regs a;
     abi_regs_from(&a, regs, t->tid, k->needs_fp);
@@ -811,11 +757,9 @@ static enum bp_verdict resume(pid_t tid, const struct user_regs_struct *regs)
     return ok ? BP_RESUMED : BP_PASS;
 }
 
-enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs)
+static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_struct *regs)
 {
-    struct thread *t = thread_get(h, tid);
-    if (!t)
-        return BP_PASS;
+    pid_t tid = t->tid;
     uint64_t at = regs->rip - 1;
     if (is_trampoline(h, at)) {
         if (!on_return(h, t, regs))
@@ -827,11 +771,17 @@ enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struc
         return BP_PASS;
     struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
     on_entry(h, t, k, regs);
+    /* Once a counting jump is planned, the int3 resumes through its trampoline,
+     * past the count: no thread comes back inside the bytes the jump replaces. */
+    if (k->cj_ok && hk_in_areas(h, hk_areas_in(h, p), k->tramp)) {
+        regs->rip = k->tramp + COUNTJUMP_COUNT_LEN;
+        return resume(tid, regs);
+    }
     switch (k->rel.kind) {
     case RELOC_OUT_OF_LINE:
         /* A child forked before this slot's area was mapped has no copy of it:
          * it steps the original instruction instead. */
-        if (!in_areas(h, areas_in(h, p), k->slot))
+        if (!hk_in_areas(h, hk_areas_in(h, p), k->slot))
             break;
         regs->rip = k->slot;
         return resume(tid, regs);
@@ -856,6 +806,28 @@ enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struc
     return ptrace(PTRACE_SETREGS, tid, 0, regs) == 0 ? BP_STEP_OVER : BP_PASS;
 }
 
+enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs,
+                              int64_t woke_ns)
+{
+    struct thread *t = thread_get(h, tid);
+    if (!t)
+        return BP_PASS;
+    struct hook *k = u64map_get(&h->by_addr, regs->rip - 1);
+    if (!k && t->depth > 0 && is_trampoline(h, regs->rip - 1))
+        k = t->frames[t->depth - 1].hook;
+    enum bp_verdict v = trap(h, t, regs);
+    int64_t now = mono_ns();
+    if (!woke_ns || woke_ns >= now)
+        return v; /* handled late (after a hold): its time is not known */
+    int64_t gap = t->resumed_at && woke_ns > t->resumed_at ? woke_ns - t->resumed_at : 0;
+    if (gap && (!h->round_trip || gap < h->round_trip))
+        h->round_trip = gap;
+    t->resumed_at = now;
+    hk_account(h, k, now, now - woke_ns + h->round_trip,
+            gap > h->round_trip ? gap - h->round_trip : 0);
+    return v;
+}
+
 /* ---- bookkeeping ------------------------------------------------------------------- */
 
 void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process)
@@ -868,7 +840,8 @@ void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new
     struct process *cp = new_process ? u64map_get(&h->procs, (uint64_t)tgid) : NULL;
     if (cp && parent) {
         cp->forked = true;
-        cp->n_areas = areas_in(h, u64map_get(&h->procs, (uint64_t)parent->tgid));
+        cp->n_areas = hk_areas_in(h, u64map_get(&h->procs, (uint64_t)parent->tgid));
+        hk_count_baselines(h, cp); /* its counters start as copies of the parent's */
     }
     /* A forked child's stack is a copy: so are its trampolines and frames. */
     if (new_process && parent && child && parent->depth > 0) {
@@ -894,11 +867,8 @@ void hooks_on_exit(struct hooks *h, pid_t tid)
         return;
     if (t->tid == t->tgid) {
         struct process *p = u64map_del(&h->procs, (uint64_t)t->tgid);
-        if (p) {
-            close(p->memfd);
-            callsites_free(p->sites);
-            free(p);
-        }
+        if (p)
+            hk_process_free(h, p);
     }
     thread_free(t);
 }
@@ -934,50 +904,10 @@ void hooks_forget_process(struct hooks *h, pid_t tgid)
     for (int i = 0; i < st.n; i++)
         if (st.tids[i] != tgid)
             hooks_on_exit(h, st.tids[i]);
+    struct process *p = u64map_get(&h->procs, (uint64_t)tgid);
+    if (p)
+        p->execd = true;
     hooks_on_exit(h, tgid);
-}
-
-struct tick_state {
-    struct hooks *h;
-    int64_t now, next;
-};
-
-static void rearm_due(uint64_t key, void *value, void *arg)
-{
-    (void)key;
-    struct hook *k = value;
-    struct tick_state *s = arg;
-    if (!k->rearm_at)
-        return;
-    if (k->rearm_at <= s->now) {
-        k->rearm_at = 0;
-        k->window_start = s->now;
-        k->window_hits = 0;
-        if (k->wanted && !k->armed)
-            write_int3(s->h, k);
-        return;
-    }
-    restore_orig(s->h, k); /* throttled during a hit: the int3 goes now */
-    if (s->next < 0 || k->rearm_at < s->next)
-        s->next = k->rearm_at;
-}
-
-int hooks_tick(struct hooks *h)
-{
-    /* The image's own process may have exited: its forks still run the code, and
-     * the table writes whichever processes remain. */
-    struct tick_state s = {h, mono_ns(), -1};
-    u64map_each(&h->by_addr, rearm_due, &s);
-    h->disarm_pending = false;
-    h->next_rearm = s.next < 0 ? 0 : s.next;
-    if (s.next < 0)
-        return -1;
-    return (int)((s.next - s.now) / 1000000) + 1;
-}
-
-bool hooks_patch_due(const struct hooks *h, int64_t now)
-{
-    return h->disarm_pending || (h->next_rearm && now >= h->next_rearm);
 }
 
 struct stats_state {
@@ -1052,6 +982,7 @@ static void free_process(uint64_t key, void *value, void *arg)
     struct process *p = value;
     close(p->memfd);
     callsites_free(p->sites);
+    free(p->counts);
     free(p);
 }
 

@@ -23,9 +23,35 @@
  * of a hook (mapped after its fork) runs the displaced instruction by the tracer's
  * single-step instead, as does an instruction reloc.h cannot move.
  *
- * Hot functions: a function hit faster than the configured rate is disarmed for a
- * back-off window (200 ms, doubling up to 5 s while it stays hot) and re-armed by
- * hooks_tick(); its events are then marked sampled.
+ * Hot functions: exact counts, honest samples. A function's calls are recorded
+ * whole until it has recorded trace.sampleAfter events (an ordinary burst is never
+ * sampled). After that it is sampled when it is hot (more than
+ * trace.hotCallsPerSecond calls in a 100 ms window), or when the tracer's share of
+ * the traced threads' time in a 100 ms window exceeds trace.overheadBudgetPercent:
+ * then the function that cost the most tracer time in that window is sampled. A
+ * trap keeps its thread stopped from the tracer's wake-up to the resume plus the
+ * kernel's round trip of a stop (the shortest resume-to-next-wake-up seen); the
+ * rest of the time between two traps of a thread is its own.
+ *
+ * A sampled function goes quiet: its calls are counted, not recorded. At the next
+ * hooks_tick its int3 is replaced by a counting jump (reloc.h: a 5-byte jmp to a
+ * trampoline that does `lock incq` of a counter in a writable block mapped beside
+ * the scratch area, runs the displaced instructions and jumps back; once planned,
+ * the int3 also resumes through it, past the count), written through
+ * the breakpoint table's code patches (bptab_patch) into every process of the
+ * image, only while no thread's pc lies inside the patched bytes or in the int3's
+ * relocated instruction (else retried a few ms later). A function that cannot take
+ * the jump (a branch in its first 5 bytes, a branch into them, unknown size, a
+ * process without the trampoline's scratch area) stays on its int3, counting only:
+ * exact, slower. Each back-off (200 ms, doubling up to 5 s) ends with a sample
+ * window: the int3 is back for 64 recorded calls or 20 ms; a window that fills in
+ * time goes quiet again, one that does not means the function cooled down and is
+ * recorded whole again. An int3 another owner wants inside a jump takes the jump
+ * out first (back to counting on the int3). A function's calls are the int3 hits
+ * plus, over the processes, its trampoline counter minus the counter's value at
+ * the process's fork; a process's counters are read when it exits
+ * (hooks_on_exit_event) and folded into the totals when it is reaped. Events
+ * recorded after sampling started carry sampled.
  *
  * Code is patched only while every thread of the image is stopped: the caller of
  * hooks_arm, hooks_disarm and hooks_tick stops them (tracer.c).
@@ -53,6 +79,8 @@ struct hook_tuning {
                                       one stop per call instead of two */
     bool pin_cpu;                  /* trace.pinCpu: run the tracer thread and the
                                       target's main thread on one CPU */
+    int64_t sample_after;          /* trace.sampleAfter: events recorded before sampling */
+    int64_t overhead_budget_percent; /* trace.overheadBudgetPercent: 100 = no budget */
 };
 
 struct hooks_config {
@@ -109,10 +137,12 @@ size_t hooks_traced(const struct hooks *h, uint64_t *addrs, size_t max);
 void hooks_set_depth(struct hooks *h, int depth, bool asked);
 
 /* A trap of thread tid on a BP_TRACE_HOOK int3; regs are its registers (rip just
- * past the int3), and may be changed. BP_RESUMED: the event is recorded and the
+ * past the int3), and may be changed. woke_ns: when the tracer woke up for it
+ * (CLOCK_MONOTONIC), the start of the tracer time it costs (overhead budget). BP_RESUMED: the event is recorded and the
  * thread resumed; BP_STEP_OVER: recorded, the tracer must step the original
  * instruction (rip is back on it); BP_PASS: not one of ours. */
-enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs);
+enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs,
+                              int64_t woke_ns);
 
 /* Before a crash report or a stacks snapshot (stacks.h) unwinds thread tid: puts the real return addresses back on
  * its stack in place of the trampolines (the unwinder reads them; the frames'
@@ -161,6 +191,35 @@ int hooks_tick(struct hooks *h);
  * function was throttled, or a back-off has passed (now INT64_MAX: whether
  * anything is throttled at all). Cheap: asked after traps. */
 bool hooks_patch_due(const struct hooks *h, int64_t now);
+
+/* A thread of the image stops to exit (PTRACE_EVENT_EXIT): the counters of its
+ * process are read while its memory is still there. */
+void hooks_on_exit_event(struct hooks *h, pid_t tid);
+
+/* A traced function's calls (hooks.h's comment at the top: exact counts). */
+struct hooks_count {
+    const char *function;
+    uint64_t calls;               /* every call, recorded or not */
+    uint64_t recorded;            /* enter events recorded */
+    bool sampled;                 /* sampling started at sampled_since: ns since the
+                                     session started, like event timestamps */
+    int64_t sampled_since;
+    const char *lost;             /* NULL: calls is exact; else where calls went uncounted */
+    const char *mode;             /* "recorded", "count-only" (int3), "jump" */
+    const char *no_jump;          /* why it cannot take the counting jump, or NULL */
+};
+/* The functions with calls, most called first, up to max; reads the counters of
+ * the counting jumps in the live processes. Returns how many rows were filled. */
+size_t hooks_counts(struct hooks *h, struct hooks_count *rows, size_t max);
+
+/* The traced threads' time stopped at this image's traps (busy) and running their
+ * own code between traps (run), since the first trap and over about the last
+ * second (hooks.h's comment at the top). */
+struct hooks_overhead {
+    int64_t busy_ns, run_ns;
+    int64_t last_second_busy_ns, last_second_run_ns;
+};
+void hooks_overhead(const struct hooks *h, struct hooks_overhead *out);
 
 struct hooks_stats {
     size_t armed;                 /* functions armed now (including throttled) */

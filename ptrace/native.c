@@ -9,8 +9,10 @@
  */
 #include "ptrace/native.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dwarf/dwarf.h"
 #include "dwarf/elfinfo.h"
@@ -31,6 +33,8 @@ struct collector_target {
     struct debugger *debugger;   /* breakpoints, pauses, steps */
     pid_t pid;
     bool exec_rebind;            /* tracer thread: the main process exec'd */
+    pthread_mutex_t final_lock;
+    struct collector_counts *final; /* the counts when every process had ended */
 };
 
 static void native_init(const char *cache_dir)
@@ -120,8 +124,74 @@ static void drain_output(void *arg)
         ct->events.drain_output(ct->events.arg);
 }
 
+/* On the tracer thread: h's counts and overhead in the collector's words. */
+static void fill_counts(struct hooks *h, struct collector_counts *out)
+{
+    struct hooks_count rows[COUNTS_MAX];
+    memset(out, 0, sizeof *out);
+    out->n = hooks_counts(h, rows, COUNTS_MAX);
+    for (size_t i = 0; i < out->n; i++) {
+        struct collector_fn_count *f = &out->fns[i];
+        snprintf(f->function, sizeof f->function, "%s", rows[i].function);
+        f->calls = rows[i].calls;
+        f->recorded = rows[i].recorded;
+        f->sampled = rows[i].sampled;
+        f->sampled_since_ns = rows[i].sampled_since;
+        f->exact = !rows[i].lost;
+        snprintf(f->lost, sizeof f->lost, "%s", rows[i].lost ? rows[i].lost : "");
+        snprintf(f->mode, sizeof f->mode, "%s", rows[i].mode);
+    }
+    struct hooks_overhead o;
+    hooks_overhead(h, &o);
+    out->busy_ns = o.busy_ns;
+    out->run_ns = o.run_ns;
+    out->last_second_busy_ns = o.last_second_busy_ns;
+    out->last_second_run_ns = o.last_second_run_ns;
+}
+
+static void on_finish(void *arg, struct hooks *h)
+{
+    struct collector_target *ct = arg;
+    struct collector_counts *c = malloc(sizeof *c);
+    if (!c)
+        return;
+    fill_counts(h, c);
+    c->final = true;
+    pthread_mutex_lock(&ct->final_lock);
+    ct->final = c;
+    pthread_mutex_unlock(&ct->final_lock);
+}
+
+static void counts_now(struct tracer *t, void *arg)
+{
+    struct hooks *h = tracer_hooks(t);
+    if (h)
+        fill_counts(h, arg);
+}
+
+static int native_counts(struct collector_target *ct, struct collector_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&ct->final_lock);
+    bool done = ct->final != NULL;
+    if (done)
+        *out = *ct->final;
+    pthread_mutex_unlock(&ct->final_lock);
+    struct strobe_error e;
+    if (done || tracer_read(ct->tracer, counts_now, out, &e) == 0)
+        return 0;
+    pthread_mutex_lock(&ct->final_lock); /* it ended meanwhile */
+    done = ct->final != NULL;
+    if (done)
+        *out = *ct->final;
+    pthread_mutex_unlock(&ct->final_lock);
+    return done ? 0 : -1;
+}
+
 static void target_free(struct collector_target *ct)
 {
+    free(ct->final);
+    pthread_mutex_destroy(&ct->final_lock);
     trace_free(ct->trace);
     twatch_set_free(ct->watches);
     debugger_free(ct->debugger);
@@ -132,6 +202,8 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
                          pid_t *pid, struct strobe_error *e)
 {
     struct collector_target *ct = calloc(1, sizeof *ct);
+    if (ct)
+        pthread_mutex_init(&ct->final_lock, NULL);
     if (!ct || !(ct->trace = trace_new(req->project_root)) ||
         !(ct->watches = twatch_set_new(req->project_root))) {
         if (ct)
@@ -156,12 +228,13 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
     struct tracer_spec spec = {
         .path = req->path, .argv = req->argv, .envp = req->envp, .cwd = req->cwd,
         .stdin_fd = req->stdin_fd, .stdout_fd = req->stdout_fd, .stderr_fd = req->stderr_fd,
-        .on_main_exit = on_main_exit, .settle_output = settle_output,
+        .on_main_exit = on_main_exit, .on_finish = on_finish, .settle_output = settle_output,
         .drain_output = drain_output,
         .on_main_exec = on_main_exec, .on_image_entry = on_image_entry, .arg = ct,
         .sink = req->sink,
         .tuning = {req->tuning.hot_calls_per_second, req->tuning.capture_exits,
-                   req->tuning.pin_cpu},
+                   req->tuning.pin_cpu, req->tuning.sample_after,
+                   req->tuning.overhead_budget_percent},
         .on_entry = on_entry, .on_start = on_start,
         .stop_at_entry = n_preloaded > 0 || req->n_watches > 0 || n_staged > 0,
         .watches = ct->watches,
@@ -320,6 +393,7 @@ const struct collector_methods native_collector = {
     .launch = native_launch,
     .set_patterns = native_set_patterns,
     .describe = native_describe,
+    .counts = native_counts,
     .kill = native_kill,
     .finished = native_finished,
     .join = native_join,

@@ -57,6 +57,28 @@ static bool is_relative_branch(const cs_insn *insn)
     return false;
 }
 
+/* The copy of insn (from at) placed at dest_at, in copy[]: a RIP-relative operand
+ * gets its displacement fixed up. NULL, or why the copy cannot work there. */
+static const char *fix_rip(const cs_insn *insn, uint64_t at, uint64_t dest_at, uint8_t *copy)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    bool rip_relative = false;
+    for (int i = 0; i < x->op_count; i++)
+        if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
+            rip_relative = true;
+    if (!rip_relative)
+        return NULL;
+    if (x->encoding.disp_offset == 0 || x->encoding.disp_size != 4)
+        return "RIP-relative operand without a 32-bit displacement";
+    int64_t target = (int64_t)(at + insn->size) + x->disp;
+    int64_t disp = target - (int64_t)(dest_at + insn->size);
+    if (disp != (int32_t)disp)
+        return "RIP-relative target out of reach of the scratch area";
+    int32_t d32 = (int32_t)disp;
+    memcpy(copy + x->encoding.disp_offset, &d32, 4);
+    return NULL;
+}
+
 static void plan(const cs_insn *insn, uint64_t at, uint64_t slot_at, struct reloc *out)
 {
     const cs_x86 *x = &insn->detail->x86;
@@ -77,23 +99,10 @@ static void plan(const cs_insn *insn, uint64_t at, uint64_t slot_at, struct relo
     }
     memcpy(out->slot, insn->bytes, insn->size);
     out->slot_len = (uint8_t)insn->size;
-    bool rip_relative = false;
-    for (int i = 0; i < x->op_count; i++)
-        if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
-            rip_relative = true;
-    if (rip_relative) {
-        if (x->encoding.disp_offset == 0 || x->encoding.disp_size != 4) {
-            single_step(out, "RIP-relative operand without a 32-bit displacement");
-            return;
-        }
-        int64_t target = (int64_t)next + x->disp;
-        int64_t disp = target - (int64_t)(slot_at + insn->size);
-        if (disp != (int32_t)disp) {
-            single_step(out, "RIP-relative target out of reach of the scratch area");
-            return;
-        }
-        int32_t d32 = (int32_t)disp;
-        memcpy(out->slot + x->encoding.disp_offset, &d32, 4);
+    const char *why = fix_rip(insn, at, slot_at, out->slot);
+    if (why) {
+        single_step(out, why);
+        return;
     }
     if (insn->id == X86_INS_RET || insn->id == X86_INS_RETF || insn->id == X86_INS_SYSCALL) {
         /* ret needs no jump back; syscall may restart at RIP-2, which must be the
@@ -151,4 +160,100 @@ enum insn_flow reloc_insn_flow(const uint8_t *code, size_t len, uint64_t at, siz
         cs_free(insn, n);
     pthread_mutex_unlock(&lock);
     return flow;
+}
+
+/* ---- the counting jump -------------------------------------------------------- */
+
+static bool changes_flow(const cs_insn *insn)
+{
+    static const uint8_t groups[] = {CS_GRP_JUMP, CS_GRP_CALL, CS_GRP_RET, CS_GRP_INT,
+                                     CS_GRP_IRET, CS_GRP_BRANCH_RELATIVE};
+    for (size_t i = 0; i < sizeof groups; i++)
+        if (cs_insn_group(handle, insn, groups[i]))
+            return true;
+    return insn->id == X86_INS_SYSCALL || insn->id == X86_INS_SYSENTER;
+}
+
+/* A direct branch of insn to a target inside (at, at + n): the jump would land
+ * inside its own rel32. */
+static bool branches_into(const cs_insn *insn, uint64_t at, size_t n)
+{
+    if (!cs_insn_group(handle, insn, CS_GRP_BRANCH_RELATIVE))
+        return false;
+    const cs_x86 *x = &insn->detail->x86;
+    if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+        return false;
+    uint64_t target = (uint64_t)x->operands[0].imm;
+    return target > at && target < at + n;
+}
+
+static void put_rel32(uint8_t *p, uint64_t from_end, uint64_t dest)
+{
+    int32_t r = (int32_t)(int64_t)(dest - from_end);
+    memcpy(p, &r, 4);
+}
+
+static const char *plan_countjump(const cs_insn *insns, size_t n, size_t len, uint64_t at,
+                                  uint64_t tramp_at, uint64_t counter_at,
+                                  struct countjump *out)
+{
+    static const uint8_t lock_incq[4] = {0xF0, 0x48, 0xFF, 0x05}; /* [rip+disp32] */
+    size_t off = COUNTJUMP_COUNT_LEN, covered = 0, i;
+    for (i = 0; i < n && covered < COUNTJUMP_LEN; i++) {
+        if (changes_flow(&insns[i]))
+            return "a branch, call or return in its first 5 bytes";
+        if (off + insns[i].size + 5 > COUNTJUMP_SLOT_SIZE)
+            return "its first instructions are too long for a trampoline";
+        memcpy(out->tramp + off, insns[i].bytes, insns[i].size);
+        const char *why = fix_rip(&insns[i], insns[i].address, tramp_at + off,
+                                  out->tramp + off);
+        if (why)
+            return why;
+        off += insns[i].size;
+        covered += insns[i].size;
+    }
+    if (covered < COUNTJUMP_LEN)
+        return "shorter than 5 bytes";
+    if (!n || insns[n - 1].address + insns[n - 1].size < at + len)
+        return "capstone cannot decode the whole function";
+    for (i = 0; i < n; i++)
+        if (branches_into(&insns[i], at, covered))
+            return "a branch in the function targets its first 5 bytes";
+    int64_t back = (int64_t)(at + covered) - (int64_t)(tramp_at + off + 5);
+    int64_t there = (int64_t)tramp_at - (int64_t)(at + COUNTJUMP_LEN);
+    int64_t counter = (int64_t)counter_at - (int64_t)(tramp_at + sizeof lock_incq + 4);
+    if (back != (int32_t)back || there != (int32_t)there || counter != (int32_t)counter)
+        return "the scratch area is out of reach of a rel32 jump";
+    out->tramp[off] = 0xE9;
+    put_rel32(out->tramp + off + 1, tramp_at + off + 5, at + covered);
+    out->tramp_len = (uint8_t)(off + 5);
+    memcpy(out->tramp, lock_incq, sizeof lock_incq);
+    put_rel32(out->tramp + sizeof lock_incq, tramp_at + sizeof lock_incq + 4, counter_at);
+    out->displaced = (uint8_t)covered;
+    out->patch[0] = 0xE9;
+    put_rel32(out->patch + 1, at + COUNTJUMP_LEN, tramp_at);
+    return NULL;
+}
+
+bool countjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
+                    uint64_t counter_at, struct countjump *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_once(&once, open_capstone);
+    if (!handle_ok) {
+        snprintf(out->why, sizeof out->why, "capstone is unavailable");
+        return false;
+    }
+    pthread_mutex_lock(&lock);
+    cs_insn *insns = NULL;
+    size_t n = cs_disasm(handle, code, len, at, 0, &insns);
+    const char *why = plan_countjump(insns, n, len, at, tramp_at, counter_at, out);
+    if (insns)
+        cs_free(insns, n);
+    pthread_mutex_unlock(&lock);
+    if (why) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->why, sizeof out->why, "%s", why);
+    }
+    return !why;
 }

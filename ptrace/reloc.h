@@ -15,6 +15,7 @@
 #ifndef STROBE_RELOC_H
 #define STROBE_RELOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,5 +48,31 @@ void reloc_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t slot_at,
  * for stepping: a call, a return, anything else; its length in *insn_len. */
 enum insn_flow { INSN_UNKNOWN, INSN_CALL, INSN_RET, INSN_OTHER };
 enum insn_flow reloc_insn_flow(const uint8_t *code, size_t len, uint64_t at, size_t *insn_len);
+
+/* The counting jump (hooks.h): a sampled function's first bytes become a `jmp rel32`
+ * to a trampoline in scratch memory that counts the call (`lock incq` of an 8-byte
+ * counter in writable memory; flags are dead at a function's entry), runs the whole
+ * instructions the jump displaced (RIP-relative operands fixed up) and jumps back
+ * to the first byte it left alone. */
+#define COUNTJUMP_LEN 5           /* bytes of the jmp at the function's entry */
+#define COUNTJUMP_SLOT_SIZE 64    /* bytes of scratch one trampoline takes */
+#define COUNTJUMP_COUNT_LEN 8     /* the lock incq; the displaced instructions follow */
+
+struct countjump {
+    uint8_t patch[COUNTJUMP_LEN];       /* the jmp written at the function's entry */
+    uint8_t displaced;                  /* bytes of the instructions it covers, >= 5 */
+    uint8_t tramp[COUNTJUMP_SLOT_SIZE]; /* the trampoline */
+    uint8_t tramp_len;
+    char why[96];                       /* refused: the reason */
+};
+
+/* Plans the counting jump of the function whose whole code (its DWARF or symbol
+ * range) is code[0..len), at address at, to a trampoline at tramp_at that counts
+ * in the 8 bytes at counter_at (within rel32 reach of it). False (and
+ * why) when the function cannot take it: a branch, call or return among the
+ * displaced instructions, a direct branch anywhere in it to bytes 1..4 of the jump,
+ * code capstone cannot decode, targets out of rel32 reach. */
+bool countjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
+                    uint64_t counter_at, struct countjump *out);
 
 #endif

@@ -127,6 +127,7 @@ struct plan {
     const struct dw_index *exe;
     struct hooks_report report;
     struct hooks_stats stats;
+    struct hooks_overhead overhead;
     size_t n_sampled;
     const char *sampled[16];
     int depth;
@@ -367,6 +368,7 @@ static void apply_plan(struct tracer *t, void *arg)
     if (p->adopt && p->report.armed)
         adopt_in_progress(t, p);
     hooks_stats(h, &p->stats);
+    hooks_overhead(h, &p->overhead);
     p->n_sampled = hooks_sampled_names(h, p->sampled, 16);
     /* Child processes that exec'd other programs follow the same patterns. */
     struct trace *snap = p->tr ? snapshot(p->tr) : NULL;
@@ -426,6 +428,19 @@ static void explain_no_match(const struct trace *tr, const struct plan *p,
                                 tr->last[k].warning);
 }
 
+/* The measured cost of the traced calls so far (hooks_overhead), as a sentence
+ * that starts with a space; a thread-local buffer the caller formats at once. */
+static const char *overhead_text(const struct hooks_overhead *o)
+{
+    static __thread char text[160];
+    int64_t all = o->busy_ns + o->run_ns;
+    if (all <= 0)
+        return " Overhead: none measured yet (no traced call so far).";
+    snprintf(text, sizeof text, " Overhead so far: the calling threads spent %.1f%% of "
+             "their time stopped at traced calls.", (double)(o->busy_ns * 1000 / all) / 10.0);
+    return text;
+}
+
 static void fill_result(const struct trace *tr, const struct plan *p, struct trace_result *res)
 {
     res->n_patterns = tr->n_patterns;
@@ -464,12 +479,10 @@ static void fill_result(const struct trace *tr, const struct plan *p, struct tra
     else if (p->matched == 0)
         explain_no_match(tr, p, res);
     else
-        snprintf(res->status, sizeof res->status, "%zu function(s) hooked%s.%s",
-                 res->hooked,
-                 res->hooked < 50 ? " (under 50 hooks: negligible overhead)"
-                 : res->hooked < 1000 ? "" : " (many hooks: the program slows down on "
-                                             "every traced call; narrow if it matters)",
-                 p->n_sampled ? " Hot functions are being sampled." : "");
+        snprintf(res->status, sizeof res->status, "%zu function(s) hooked.%s%s",
+                 res->hooked, overhead_text(&p->overhead),
+                 p->n_sampled ? " Hot functions are being sampled (every call is still "
+                                "counted)." : "");
 }
 
 /* Waits (5 s at most: the entry breakpoint may have failed to go in) until the

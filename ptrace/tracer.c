@@ -264,6 +264,9 @@ static void on_exit_event(struct tracer *t, pid_t tid)
 {
     crash_on_exit_event(t->crash, tid);
     struct tthread *th = tr_thread_of(t, tid);
+    struct space *sp = th ? tr_space_of_process(t, th->tgid) : NULL;
+    if (sp && sp->hooks)
+        hooks_on_exit_event(sp->hooks, tid); /* counters read while memory is there */
     if (th) {
         /* Not held any more, even if it was: a held thread that is killed leaves
          * its stop, and the stop it had pending is moot. */
@@ -665,7 +668,7 @@ static enum bp_verdict hook_stop(struct tracer *t, pid_t tid, struct tracer_stop
 {
     (void)t;
     (void)arg;
-    return st->hooks ? hooks_on_trap(st->hooks, tid, st->regs) : BP_PASS;
+    return st->hooks ? hooks_on_trap(st->hooks, tid, st->regs, st->woke_ns) : BP_PASS;
 }
 
 /* ---- events --------------------------------------------------------------------------- */
@@ -861,7 +864,10 @@ static void run_command(struct tracer *t)
     if (!pending)
         return;
     bool ran = false;
-    if (t->main_alive) {
+    if (t->main_alive && !t->cmd_hold) {
+        t->cmd_fn(t, t->cmd_arg);
+        ran = true;
+    } else if (t->main_alive) {
         struct held hd;
         tr_hold(t, &t->main, 0, &hd);
         if (t->main_alive) {
@@ -966,6 +972,7 @@ static void *tracer_main(void *arg)
             break;
         }
         if (WIFSTOPPED(status)) {
+            t->woke_ns = mono_ns();
             tr_on_stop(t, pid, status);
         } else {
             tr_reap(t, pid, status);
@@ -976,6 +983,8 @@ static void *tracer_main(void *arg)
         }
         run_command(t);
     }
+    if (t->spec.on_finish && t->main.hooks)
+        t->spec.on_finish(t->spec.arg, t->main.hooks); /* before tracer_call refuses */
     pthread_mutex_lock(&t->lock);
     t->finished = true;
     pthread_cond_broadcast(&t->cmd_done);
@@ -994,8 +1003,8 @@ static void *tracer_main(void *arg)
     return NULL;
 }
 
-int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
-                struct strobe_error *e)
+static int call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
+                bool hold, struct strobe_error *e)
 {
     if (pthread_equal(pthread_self(), t->thread)) {
         fn(t, arg);
@@ -1011,6 +1020,7 @@ int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void 
     }
     t->cmd_fn = fn;
     t->cmd_arg = arg;
+    t->cmd_hold = hold;
     t->cmd_pending = true;
     t->cmd_ran = false;
     while (t->cmd_pending && !t->finished) {
@@ -1034,6 +1044,18 @@ int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void 
         return err_set(e, ERR_PROCESS_EXITED, "the target process exited before the change "
                        "could be made; its session is still queryable.");
     return 0;
+}
+
+int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
+                struct strobe_error *e)
+{
+    return call(t, fn, arg, true, e);
+}
+
+int tracer_read(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
+                struct strobe_error *e)
+{
+    return call(t, fn, arg, false, e);
 }
 
 void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, void *arg),

@@ -53,6 +53,9 @@ struct tracer_spec {
     /* Called on the tracer thread when the main process has exited or was killed,
      * with its wait(2) status. Other processes of the session may live on. */
     void (*on_main_exit)(void *arg, int wait_status);
+    /* Called on the tracer thread when every process has ended, before the main
+     * image's hooks are freed: their final counts (hooks_counts). */
+    void (*on_finish)(void *arg, struct hooks *main_hooks);
     void *arg;
     /* Function, crash and child-exit events: the tracer thread produces into
      * sink.ring (see hooks.h, crash.h). sink.ring NULL: output-only, no hooks. */
@@ -100,6 +103,10 @@ int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid
  * (inside on_entry), fn runs at once. */
 int tracer_call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
                 struct strobe_error *e);
+/* tracer_call for fn that only reads the tracer's state (and the target's memory):
+ * the target's threads run on meanwhile. */
+int tracer_read(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void *arg,
+                struct strobe_error *e);
 
 /* From a tracer_call function: runs fn for each child process that exec'd another
  * program (an image of its own), with every thread of that image stopped, then
@@ -135,6 +142,7 @@ struct tracer_stop {
     unsigned owners;                /* BP_OWNER_BIT()s of every owner holding addr */
     struct bptab *bp;               /* the table of the thread's image */
     struct hooks *hooks;            /* the hooks of the thread's image, or NULL */
+    int64_t woke_ns;                /* when the tracer woke up for this stop */
 };
 
 /* A stop handler: called on the tracer thread for a trap of thread tid on an

@@ -86,6 +86,7 @@ struct tracer {
     void (*cmd_fn)(struct tracer *t, void *arg);
     void *cmd_arg;
     bool cmd_pending, cmd_ran, finished;
+    bool cmd_hold;           /* tracer_call (hold every thread) or tracer_read */
     struct space main;       /* the program and its forks */
     struct space images[MAX_IMAGES]; /* processes that exec'd another program */
     int n_images;
@@ -98,6 +99,7 @@ struct tracer {
     struct hwwatch *hw;      /* data watchpoints (NULL in output-only sessions) */
     timer_t rearm_timer;
     bool has_timer;
+    int64_t woke_ns;         /* CLOCK_MONOTONIC when waitpid last returned a stop */
     bool throttle_due;       /* a hit throttled a function: the loop patches */
     cpu_set_t original_cpus; /* the affinity new threads of the target get back */
     bool pinned;             /* tracer and main thread share a CPU (tracer_pin) */

@@ -111,12 +111,13 @@ static bool dispatch_from(struct tracer *t, pid_t tid, struct space *sp,
     uint64_t addr = regs->rip - 1;
     unsigned owners = bptab_lookup(sp->bp, addr);
     struct tracer_stop st = {.regs = regs, .addr = addr, .owners = owners,
-                             .bp = sp->bp, .hooks = sp->hooks};
+                             .bp = sp->bp, .hooks = sp->hooks, .woke_ns = t->woke_ns};
     for (int i = 0; i < t->n_handlers; i++) {
         struct stop_handler *h = &t->handlers[i];
         if (h->owner < first || !(owners & BP_OWNER_BIT(h->owner)))
             continue;
         enum bp_verdict v = h->fn(t, tid, &st, h->arg);
+        st.woke_ns = t->woke_ns = 0; /* a second trap handled now had no wake-up */
         if (v == BP_PASS)
             continue;
         if (v == BP_STEP_OVER)

@@ -45,6 +45,11 @@ echo
 # under /tmp and stops them; `strobe` comes from the PATH set above.
 "$build/bench/bench_trace" "$build/fixtures/bench_calls" 20000 5
 echo
+echo "### Exact counting (\`$build/bench/bench_count $build/fixtures/bench_calls 10000000 5\`)"
+echo
+# A sampled function's calls through the counting jump, against the untraced call.
+STROBE_HOME="$work/home" "$build/bench/bench_count" "$build/fixtures/bench_calls" 10000000 5
+echo
 echo "### Memory reads (\`$build/bench/bench_memory 20 $build/fixtures/globals_all\`)"
 echo
 # A 16-variable debug_memory read of a running program through the daemon, beside gdb

@@ -137,14 +137,20 @@ static const char schema_current[] =
     "INSERT OR IGNORE INTO meta(key, value) VALUES('next_event_id', 1);";
 
 /* Tables added after version 1 that no older table depends on: created in place on
- * any version-1 database (an older daemon simply ignores them). test_durations keeps
- * the last runs' duration of each test of a project (store/tests.c); evicted_counts
- * the function events the per-session cap evicted, per function, with the newest
- * timestamp evicted (store/evicted.c); ev_session_exit serves openCalls (query.c). */
+ * any version-1 database (an older daemon simply ignores them). function_calls
+ * keeps the exact calls of a session's traced functions (store/calls.c);
+ * test_durations the last runs' duration of each test of a project (store/tests.c);
+ * evicted_counts the function events the per-session cap evicted, per function, with
+ * the newest timestamp evicted (store/evicted.c); ev_session_exit serves openCalls
+ * (query.c). */
 static const char schema_additions[] =
     "CREATE TABLE IF NOT EXISTS test_durations("
     " project TEXT NOT NULL, name TEXT NOT NULL, at INTEGER NOT NULL, ms INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS test_durations_name ON test_durations(project, name, at);"
+    "CREATE TABLE IF NOT EXISTS function_calls("
+    " session INTEGER NOT NULL, function TEXT NOT NULL, calls INTEGER NOT NULL,"
+    " recorded INTEGER NOT NULL, sampled_since INTEGER, lost TEXT,"
+    " PRIMARY KEY(session, function)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS evicted_counts("
     " session INTEGER NOT NULL, function_id INTEGER NOT NULL, events INTEGER NOT NULL,"
     " through_ns INTEGER NOT NULL, PRIMARY KEY(session, function_id)) WITHOUT ROWID;"

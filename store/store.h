@@ -267,6 +267,22 @@ int store_purge_expired(struct store *s, const struct store_retention *policy,
 #define STORE_TEST_HISTORY 10
 /* Records one run's durations (names[i] took ms[i]) at unix time at_ms, dropping
  * each test's older entries. 0 or -1. */
+/* The exact calls of a session's traced functions (every call, recorded or not:
+ * ptrace/hooks.h), saved once its tracer is done (store/calls.c). sampled: its
+ * events are a sample since sampled_since_ns (ns since the session started); lost:
+ * "" when calls is exact, else where calls went uncounted. */
+struct store_fn_calls {
+    char function[160];
+    int64_t calls, recorded, sampled_since_ns;
+    bool sampled;
+    char lost[96];
+};
+int store_function_calls_save(struct store *s, int64_t key, const struct store_fn_calls *rows,
+                              int n);
+/* Up to max rows of session key, most called first; how many, -1 on error. */
+int store_function_calls_load(struct store *s, int64_t key, struct store_fn_calls *rows,
+                              int max);
+
 int store_test_durations_add(struct store *s, const char *project, const char *const *names,
                              const int64_t *ms, int n, int64_t at_ms);
 /* The mean of the recorded durations of one test, -1 when there are none. */

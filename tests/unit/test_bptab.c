@@ -157,6 +157,60 @@ static void test_read_shows_program_bytes(void **state)
     child_end(&a);
 }
 
+struct evicted {
+    struct bptab *t;
+    uint64_t addr;
+    int calls;
+};
+
+/* A patch's owner asked to make room: it takes its patch out and counts on an int3. */
+static void evict(void *arg, uint64_t addr)
+{
+    struct evicted *ev = arg;
+    ev->calls++;
+    ev->addr = addr;
+    assert_true(bptab_unpatch(ev->t, addr));
+    assert_true(bptab_insert(ev->t, addr, BP_TRACE_HOOK));
+}
+
+static void test_patch_writes_every_process_and_yields_to_int3s(void **state)
+{
+    (void)state;
+    static const uint8_t jmp[5] = {0xE9, 1, 2, 3, 4};
+    struct child a = child_start(), b = child_start();
+    struct bptab *t = bptab_new();
+    assert_true(bptab_add_process(t, a.pid));
+    assert_true(bptab_add_process(t, b.pid));
+    struct evicted ev = {t, 0, 0};
+    assert_true(bptab_patch(t, AT, jmp, sizeof jmp, evict, &ev));
+    assert_int_equal(byte_in(&a, AT + 4), 4);
+    assert_int_equal(byte_in(&b, AT), 0xE9);
+    uint8_t buf[8];
+    assert_true(bptab_read(t, a.memfd, AT, buf, sizeof buf));
+    assert_memory_equal(buf, code, sizeof buf); /* the program's bytes under it */
+    assert_false(bptab_patch(t, AT + 2, jmp, sizeof jmp, evict, &ev)); /* overlaps */
+
+    /* A user breakpoint inside the patch: its owner takes the patch out first. */
+    assert_true(bptab_insert(t, AT + 3, BP_USER_BREAKPOINT));
+    assert_int_equal(ev.calls, 1);
+    assert_int_equal(ev.addr, AT);
+    assert_int_equal(byte_in(&a, AT), 0xCC);
+    assert_int_equal(byte_in(&a, AT + 1), code[1]);
+    assert_int_equal(byte_in(&b, AT + 3), 0xCC);
+    /* No patch over an int3 the table holds. */
+    assert_true(bptab_remove(t, AT, BP_TRACE_HOOK));
+    assert_false(bptab_patch(t, AT, jmp, sizeof jmp, evict, &ev));
+    assert_true(bptab_remove(t, AT + 3, BP_USER_BREAKPOINT));
+    assert_true(bptab_patch(t, AT, jmp, sizeof jmp, evict, &ev));
+    assert_true(bptab_unpatch(t, AT));
+    assert_false(bptab_unpatch(t, AT));
+    assert_int_equal(byte_in(&a, AT), code[0]);
+    assert_int_equal(byte_in(&b, AT + 4), code[4]);
+    bptab_free(t);
+    child_end(&a);
+    child_end(&b);
+}
+
 static void test_rewind_after_removal(void **state)
 {
     (void)state;
@@ -617,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_program_int3_is_refused),
         cmocka_unit_test(test_read_shows_program_bytes),
         cmocka_unit_test(test_rewind_after_removal),
+        cmocka_unit_test(test_patch_writes_every_process_and_yields_to_int3s),
         cmocka_unit_test(test_insert_only_skips_older_children),
         cmocka_unit_test(test_step_after_interrupt_runs_the_instruction),
         cmocka_unit_test(test_step_fault_is_the_result),

@@ -154,6 +154,9 @@ static void test_settings_layers(void **state)
     assert_int_equal(s.events_max_per_session, 200000);
     assert_int_equal(s.test_status_retry_ms, 5000);
     assert_int_equal(s.output_order_at_traps, 1);
+    assert_int_equal(s.hot_calls_per_second, 100000); /* spec 002's rate */
+    assert_int_equal(s.sample_after, 5000);
+    assert_int_equal(s.overhead_budget_percent, 50);
     assert_int_equal(s.n_warnings, 0);
 
     write_file(global, "{\"events.maxPerSession\": 500000, \"test.statusRetryMs\": 1000}");
@@ -172,6 +175,13 @@ static void test_settings_layers(void **state)
     assert_int_equal(s.n_warnings, 4);
     assert_non_null(strstr(s.warnings[0], "events.maxPerSession"));
     assert_non_null(strstr(s.warnings[2], "unknown setting 'bogus'"));
+
+    write_file(project, "{\"trace.overheadBudgetPercent\": 0, \"trace.sampleAfter\": 0}");
+    settings_load(&s, global, tmpdir);
+    assert_int_equal(s.overhead_budget_percent, 50); /* 1..100: 100 is "no budget" */
+    assert_int_equal(s.sample_after, 0);             /* sample from the first call */
+    assert_int_equal(s.n_warnings, 1);
+    assert_non_null(strstr(s.warnings[0], "trace.overheadBudgetPercent"));
 
     write_file(project, "{not json");
     settings_load(&s, global, tmpdir);

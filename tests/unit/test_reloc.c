@@ -113,6 +113,58 @@ static void test_undecodable_single_steps(void **state)
     assert_true(strlen(r.why) > 0);
 }
 
+static const uint64_t TRAMP = 0x500040, COUNTER = 0x600000;
+
+static void test_counting_jump_relocates_whole_instructions(void **state)
+{
+    (void)state;
+    /* push rbp; mov rbp,rsp; mov rax,[rip+0x100]; pop rbp; ret */
+    const uint8_t fn[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00,
+                          0x5d, 0xc3};
+    struct countjump cj;
+    assert_true(countjump_plan(fn, sizeof fn, AT, TRAMP, COUNTER, &cj));
+    assert_int_equal(cj.displaced, 11); /* whole instructions: 1 + 3 + 7 */
+    assert_int_equal(cj.patch[0], 0xE9);
+    assert_int_equal((int64_t)(AT + 5) + rel32_at(cj.patch + 1), (int64_t)TRAMP);
+    const uint8_t lock_incq[4] = {0xF0, 0x48, 0xFF, 0x05};
+    assert_memory_equal(cj.tramp, lock_incq, 4);
+    assert_int_equal((int64_t)(TRAMP + 8) + rel32_at(cj.tramp + 4), (int64_t)COUNTER);
+    assert_memory_equal(cj.tramp + COUNTJUMP_COUNT_LEN, fn, 4);
+    /* the RIP-relative load still reads AT + 11 + 0x100 */
+    uint64_t load = TRAMP + COUNTJUMP_COUNT_LEN + 4;
+    assert_int_equal((int64_t)(load + 7) + rel32_at(cj.tramp + COUNTJUMP_COUNT_LEN + 7),
+                     (int64_t)(AT + 11 + 0x100));
+    assert_int_equal(cj.tramp[COUNTJUMP_COUNT_LEN + 11], 0xE9); /* back to AT + 11 */
+    uint64_t back_end = TRAMP + COUNTJUMP_COUNT_LEN + 11 + 5;
+    assert_int_equal((int64_t)back_end + rel32_at(cj.tramp + COUNTJUMP_COUNT_LEN + 12),
+                     (int64_t)AT + 11);
+    assert_int_equal(cj.tramp_len, COUNTJUMP_COUNT_LEN + 11 + 5);
+}
+
+static void test_counting_jump_refusals(void **state)
+{
+    (void)state;
+    struct countjump cj;
+    /* a short jmp among the first 5 bytes */
+    const uint8_t short_jmp[] = {0xeb, 0x00, 0x89, 0xf8, 0x83, 0xe0, 0x03, 0xc3};
+    assert_false(countjump_plan(short_jmp, sizeof short_jmp, AT, TRAMP, COUNTER, &cj));
+    assert_non_null(strstr(cj.why, "first 5 bytes"));
+    /* a call among them */
+    const uint8_t call[] = {0x55, 0xe8, 0, 0, 0, 0, 0x5d, 0xc3};
+    assert_false(countjump_plan(call, sizeof call, AT, TRAMP, COUNTER, &cj));
+    /* a loop whose branch goes back to byte 1 (inside the jmp's rel32) */
+    const uint8_t loop[] = {0x55, 0x48, 0x89, 0xe5, 0x90, 0x90, 0xeb, 0xf9, 0xc3};
+    assert_false(countjump_plan(loop, sizeof loop, AT, TRAMP, COUNTER, &cj));
+    assert_non_null(strstr(cj.why, "targets its first 5 bytes"));
+    /* shorter than the jump */
+    const uint8_t tiny[] = {0x31, 0xc0, 0xc3};
+    assert_false(countjump_plan(tiny, sizeof tiny, AT, TRAMP, COUNTER, &cj));
+    /* a trampoline out of rel32 reach */
+    const uint8_t plain[] = {0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3};
+    assert_false(countjump_plan(plain, sizeof plain, AT, AT + (1ULL << 33), COUNTER, &cj));
+    assert_true(countjump_plan(plain, sizeof plain, AT, TRAMP, COUNTER, &cj));
+}
+
 static void test_u64map(void **state)
 {
     (void)state;
@@ -144,6 +196,8 @@ int main(void)
         cmocka_unit_test(test_far_slot_jumps_back_absolutely),
         cmocka_unit_test(test_relative_branches_are_emulated_or_stepped),
         cmocka_unit_test(test_undecodable_single_steps),
+        cmocka_unit_test(test_counting_jump_relocates_whole_instructions),
+        cmocka_unit_test(test_counting_jump_refusals),
         cmocka_unit_test(test_u64map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,194 @@
+/*
+ * hooks_internal.h - the state of ptrace/hooks.c that ptrace/sampling.c shares:
+ * hooks, their threads and processes, scratch areas, and the helpers both files
+ * call. Nothing outside those two files includes it; the interface is hooks.h.
+ */
+#ifndef STROBE_HOOKS_INTERNAL_H
+#define STROBE_HOOKS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/strbuf.h"
+#include "base/u64map.h"
+#include "dwarf/value.h"
+#include "ptrace/hooks.h"
+#include "ptrace/reloc.h"
+#include "ptrace/twatch.h"
+
+#define SCRATCH_SIZE (1u << 20)
+#define COUNTERS_SIZE (64u << 10)
+#define INT3 0xCC
+#define HOT_WINDOW_NS 100000000LL
+#define BACKOFF_MIN_NS 200000000LL
+#define BACKOFF_MAX_NS 5000000000LL
+#define SAMPLE_CALLS 64              /* recorded calls of a sample window */
+#define SAMPLE_WINDOW_NS 20000000LL  /* ... or this long, whichever ends first */
+#define JUMP_RETRY_MS 5              /* a thread was in the way of the jump */
+#define MAX_FUNCTION_BYTES 65536     /* larger functions are not checked for a jump */
+#define OVERHEAD_WINDOWS 10          /* the last second, in HOT_WINDOW_NS windows */
+#define MAX_FRAMES 4096
+
+/* A scratch area and, mapped with it (so every process has both or neither), a
+ * writable block for the counting jumps' counters (0: none could be mapped). */
+struct scratch {
+    uint64_t base, used;
+    uint64_t counters, counters_used;
+};
+
+struct hook {
+    uint64_t addr;
+    const struct dw_function *fn;
+    const char *name;        /* hook_target.name */
+    struct reloc rel;
+    uint64_t slot;
+    bool armed;              /* int3 in place */
+    bool wanted;             /* not disarmed by the user */
+    enum hook_role role;
+    bool needs_fp;           /* float arguments or return: read the SSE registers */
+    bool hidden_ret;         /* returns a struct in memory through rdi */
+    int64_t window_start, window_hits;
+    int64_t backoff_ns, rearm_at;   /* rearm_at != 0 while throttled */
+    bool sampled;            /* has been throttled: events are a sample */
+    struct twatch_cache wcache; /* which trace watches apply to it */
+    /* Exact counts (hooks.h, "Hot functions"). */
+    uint64_t calls;          /* hits of the entry int3, recorded or not */
+    uint64_t recorded;       /* enter events recorded */
+    uint64_t folded;         /* counting-jump calls of processes that ended */
+    bool quiet;              /* between samples: calls are counted, not recorded */
+    int64_t sampled_since;   /* CLOCK_MONOTONIC when it first went quiet */
+    int sample_left;         /* recorded calls left in the current sample window */
+    int64_t sample_until;
+    int64_t window_cost;     /* tracer ns spent on it in the overhead window */
+    /* The counting jump: planned once (cj.why when refused), the trampoline
+     * written at tramp; jumped while the jmp replaces the int3. */
+    struct countjump cj;
+    uint64_t tramp, counter;
+    bool cj_planned, cj_ok, jumped, jump_blocked;
+    char lost[96];           /* "" or where calls went uncounted */
+};
+
+/* A process's view of a counting jump's counter: its value when the process was
+ * forked (a copy of the parent's), and the last value read. */
+struct pcount {
+    uint64_t hook_addr;
+    uint64_t baseline, last;
+    bool read;
+};
+
+struct overhead_window {
+    int64_t busy_ns, run_ns;
+};
+
+struct frame {
+    uint64_t ret;            /* the real return address */
+    uint64_t rsp;            /* rsp at entry: where the return address lives */
+    uint64_t hidden_ret;     /* rdi at entry for memory-returned structs */
+    int64_t seq;             /* the enter event's seq */
+    int64_t t_enter;
+    struct hook *hook;
+    bool tail_caller;        /* jumped to a traced callee that shares this slot */
+    bool detached;           /* real return address restored (exception): no trampoline
+                                will report its exit; pruned as unwound once the stack
+                                is below it */
+    bool lent;               /* detached only for an unwind of a thread that runs on
+                                (hooks_unwind_begin): its trampoline comes back */
+    bool in_progress;        /* adopted while running (hooks_adopt_frames): no enter
+                                event, t_enter is the arm time */
+};
+
+struct thread {
+    pid_t tid, tgid;
+    int memfd;               /* the process's /proc/PID/mem */
+    struct frame *frames;
+    int depth, cap;
+    char name[16];
+    int64_t name_read_ns;    /* read at an event when older than 50 ms (procmem.h): a
+                                clone's name is set later, and threads rename */
+    int64_t resumed_at;         /* when the tracer last resumed it from a hook trap */
+};
+
+struct process {
+    pid_t tgid;
+    int memfd;
+    /* Scratch areas mapped in this process: areas[0..n_areas). A forked child has
+     * those of its parent at the fork; areas mapped later exist in the main
+     * process only (see hooks_on_trap). The main process's count is h->n_areas. */
+    size_t n_areas;
+    bool forked;
+    struct pcount *counts;   /* the counting jumps' counters in this process */
+    size_t n_counts;
+    bool execd;              /* its memory went with an exec: counters unreadable */
+    struct callsites *sites; /* call sites of traced calls (callsite.h) */
+};
+
+struct hooks {
+    struct hooks_config cfg;
+    struct value_opts vopts;
+    struct u64map by_addr;   /* runtime address -> struct hook */
+    struct u64map threads;   /* tid -> struct thread */
+    struct u64map procs;     /* tgid -> struct process */
+    struct scratch *areas;
+    size_t n_areas;
+    int64_t own_seq;
+    int64_t *seq;            /* cfg.seq, or own_seq */
+    uint64_t hits, single_step_hits;
+    /* A hot function was throttled and still has its int3 (hooks_tick removes it);
+     * next_rearm: the earliest back-off end, 0 if none is throttled. */
+    bool disarm_pending;
+    int64_t next_rearm;
+    struct strbuf args, ret, data, site;
+    struct strbuf brief, brief_obj; /* argsShort/retShort: as members, as an object */
+    struct fnsym *fnsym;            /* names function pointers in arguments */
+    /* The traced threads' time stopped at traps (busy: wake-up to resume plus the
+     * round trip) and running between them (run): the session's totals, the current
+     * window's (HOT_WINDOW_NS of wall time), and the last second's windows. */
+    int64_t busy_total, run_total, win_start, win_busy, win_run;
+    /* The kernel's share of a trap: the shortest time seen from resuming a thread
+     * to waking up for its next trap (a trap, a wake-up, a resume with almost no
+     * program code between), added to each trap's handling time. */
+    int64_t round_trip;
+    struct overhead_window recent[OVERHEAD_WINDOWS];
+    int n_recent, recent_next;
+};
+
+/* ---- hooks.c ---- */
+
+/* The process tgid's record, made (its memory opened) on first use; NULL on error. */
+struct process *hk_process_get(struct hooks *h, pid_t tgid);
+/* How many scratch areas process p has (the main process has them all). */
+size_t hk_areas_in(const struct hooks *h, const struct process *p);
+/* Whether addr lies in one of the first n scratch areas. */
+bool hk_in_areas(const struct hooks *h, size_t n, uint64_t addr);
+/* A free slot of size bytes (a multiple of RELOC_SLOT_SIZE) near [lo, hi), mapping
+ * a new area through stopped_tid if needed (0: only in the areas there are). */
+uint64_t hk_slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo, uint64_t hi,
+                      uint64_t size);
+/* A counter (8 bytes, zero) for a counting jump whose trampoline is at tramp, in the
+ * writable block of its scratch area; 0 if none is left. */
+uint64_t hk_counter_near(struct hooks *h, uint64_t tramp);
+/* Writes bytes into scratch memory at addr in the main process (memfd) and in the
+ * forked children that have its area. */
+bool hk_write_scratch(struct hooks *h, int memfd, uint64_t addr, const uint8_t *bytes,
+                      size_t len);
+/* Puts hook k's int3 in (k->armed) or takes it out, through the breakpoint table. */
+bool hk_write_int3(struct hooks *h, struct hook *k);
+void hk_restore_orig(struct hooks *h, struct hook *k);
+
+/* ---- sampling.c ---- */
+
+/* After a recorded call of k at now: ends a full sample window, or starts sampling
+ * when k has used its recording budget and is hot. */
+void hk_throttle_if_hot(struct hooks *h, struct hook *k, int64_t now);
+/* A trap that kept its thread stopped busy ns after it ran run ns of its own,
+ * charged to k (NULL: none); enforces the overhead budget at each window's end. */
+void hk_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int64_t run);
+/* Takes k's counting jump out (its int3 back if it is still traced). */
+void hk_unjump(struct hooks *h, struct hook *k);
+/* A forked child p: its counters start as copies of its parent's. */
+void hk_count_baselines(struct hooks *h, struct process *p);
+/* Frees process p, its counters' calls folded into the hooks' totals first. */
+void hk_process_free(struct hooks *h, struct process *p);
+
+#endif

@@ -1,0 +1,115 @@
+"""Exact counts and honest sampling (issue 13, items 1 and 5; ptrace/hooks.h "Hot
+functions"): an ordinary burst is recorded whole; a function called millions of times
+is sampled and still counted exactly (the counting jump), in status after the program
+ended and in the `sampling` indicator of query answers; sample windows keep coming
+with no client traffic; a function that cannot take the jump counts on its int3; a
+forked child's calls count too."""
+
+import pytest
+
+from conftest import T_LONG
+
+SAMPLE_WINDOW_GAP_NS = 150_000_000  # the first back-off is 200 ms
+
+
+def status(mcp, sid):
+    return mcp.call_tool("debug_session", {"action": "status", "sessionId": sid})
+
+
+def traced_run(mcp, pattern, fixture, args=None):
+    """Runs fixture with pattern traced to its end; returns (sessionId, status)."""
+    mcp.call_tool("debug_trace", {"add": [pattern]})
+    r = mcp.launch(fixture, args=args)
+    sid = r["sessionId"]
+    st = mcp.wait_ended(sid, timeout=T_LONG)
+    assert st["status"] == "exited" and st["exitCode"] == 0, st
+    return sid, status(mcp, sid)
+
+
+def top(st, function):
+    return next(f for f in st["topFunctions"] if f["function"] == function)
+
+
+def sampling_of(answer, function):
+    return next(s for s in answer["sampling"] if s["function"] == function)
+
+
+def test_burst_of_600_calls_is_recorded_whole(mcp):
+    sid, st = traced_run(mcp, "burst_work", "burst_threads")
+    assert st["eventCounts"]["function_enter"] == 600, st
+    assert top(st, "burst_work")["calls"] == 600
+    assert "sampling" not in st
+    q = mcp.query(sid, eventType="function_enter", limit=1)
+    assert q["totalCount"] == 600 and "sampling" not in q
+    ev = mcp.all_events(sid, eventType="function_enter", verbose=True)
+    assert not any(e.get("sampled") for e in ev)
+    assert len({e["threadId"] for e in ev}) == 3
+
+
+@pytest.mark.valgrind_sample
+def test_ten_million_calls_counted_exactly(mcp):
+    sid, st = traced_run(mcp, "counted", "hot_count", args=["10000000"])
+    out = mcp.query(sid, eventType="stdout")["events"]
+    assert out[0]["text"] == "done 10000000"
+    f = top(st, "counted")
+    assert f["calls"] == 10_000_000 and f["recorded"] < 10_000_000, f
+    s = sampling_of(st, "counted")
+    assert s["calls"] == 10_000_000 and s["callsExact"] is True, s
+    assert s["countedBy"] == "jump", s
+    assert 5000 <= s["recorded"] < s["calls"]
+    assert st["overhead"]["tracerSharePercent"] > 0, st
+    q = mcp.query(sid, eventType="function_enter", limit=1)
+    s = sampling_of(q, "counted")
+    assert s["calls"] == 10_000_000 and s["recorded"] < s["calls"], q
+    assert isinstance(s["since"], (int, float)) and s["since"] > 0
+    # the ordinary query answer about output carries it too: the timeline is a sample
+    assert sampling_of(mcp.query(sid, eventType="stdout"), "counted")["calls"] == 10_000_000
+    # kept in the store once the session lets its program go
+    mcp.stop(sid, retain=True)
+    st = status(mcp, sid)
+    assert top(st, "counted")["calls"] == 10_000_000, st
+    s = sampling_of(st, "counted")
+    assert s["calls"] == 10_000_000 and s["countedBy"] == "stored", s
+    assert s["recorded"] < s["calls"]
+
+
+def test_sample_windows_come_without_client_traffic(mcp):
+    # sampled early, whatever the machine's load: the timer is under test here
+    mcp.world.write_project_settings({"trace.overheadBudgetPercent": 20})
+    mcp.call_tool("debug_trace", {"add": ["timed_hot"]})
+    sid = mcp.launch("hot_timed", args=["1500"])["sessionId"]
+    # One blocking wait, and nothing else, until the program says it is done.
+    x = mcp.call_tool("debug_continue", {
+        "sessionId": sid, "action": "until", "timeoutMs": 30000,
+        "condition": {"event": {"eventType": "stdout", "text": {"contains": "finished"}}}})
+    assert x.get("conditionMet") is True, x
+    mcp.wait_ended(sid, timeout=T_LONG)
+    st = status(mcp, sid)
+    calls = int(x["event"]["text"].split()[1])
+    s = sampling_of(st, "timed_hot")
+    assert s["calls"] == calls and s["callsExact"] is True, (s, calls)
+    assert s["since"] < 1_000_000_000, s  # sampled well before the loop ends
+    later = mcp.query(sid, eventType="function_enter", function={"equals": "timed_hot"},
+                      timeFrom=int(s["since"]) + SAMPLE_WINDOW_GAP_NS, limit=5,
+                      verbose=True)
+    assert later["totalCount"] > 0, (s, later)
+    assert all(e["sampled"] for e in later["events"]), later
+
+
+def test_function_that_cannot_take_the_jump_counts_on_its_int3(mcp):
+    mcp.world.write_project_settings({"trace.sampleAfter": 1000,
+                                      "trace.overheadBudgetPercent": 5})
+    sid, st = traced_run(mcp, "nojump", "count_nojump", args=["20000"])
+    s = sampling_of(st, "nojump")
+    assert s["calls"] == 20000 and s["callsExact"] is True, s
+    assert s["countedBy"] == "count-only", s
+    assert 1000 <= s["recorded"] < 20000, s
+
+
+def test_forked_child_calls_are_counted(mcp):
+    sid, st = traced_run(mcp, "counted", "count_fork", args=["2000000"])
+    assert mcp.query(sid, eventType="stdout")["events"][0]["text"] == "done 6000000"
+    assert len(st["pids"]) == 2, st
+    s = sampling_of(st, "counted")
+    assert s["calls"] == 6_000_000 and s["callsExact"] is True, s
+    assert s["countedBy"] == "jump", s
