@@ -159,6 +159,7 @@ struct trace_result {
 
 struct collector_fn_count {
     char function[160];
+    char function_raw[160];      /* the symbol behind function, "" when the same */
     uint64_t calls;              /* every call */
     uint64_t recorded;           /* function_enter events recorded */
     bool sampled;                /* events are a sample since sampled_since_ns */

@@ -96,6 +96,8 @@ void tool_add_counts(cJSON *o, const char *id, bool top_functions)
         for (size_t i = 0; i < c->n && i < TOP_FUNCTIONS; i++) {
             cJSON *f = cJSON_CreateObject();
             cJSON_AddStringToObject(f, "function", c->fns[i].function);
+            if (c->fns[i].function_raw[0])
+                cJSON_AddStringToObject(f, "functionRaw", c->fns[i].function_raw);
             cJSON_AddNumberToObject(f, "calls", (double)c->fns[i].calls);
             if (c->fns[i].recorded != c->fns[i].calls)
                 cJSON_AddNumberToObject(f, "recorded", (double)c->fns[i].recorded);

@@ -396,14 +396,24 @@ static void push_event(struct hooks *h, struct event *ev)
     event_sink_push(&h->cfg.sink, ev);
 }
 
+const char *hk_function_name(const struct hook *k)
+{
+    return k->name ? k->name : k->fn->name;
+}
+
+const char *hk_function_raw(const struct hook *k)
+{
+    return k->fn->linkage_name ? k->fn->linkage_name
+         : k->name && strcmp(k->name, k->fn->name) != 0 ? k->fn->name : NULL;
+}
+
 static void fill_location(struct event *ev, const struct hook *k, const struct thread *t)
 {
     ev->pid = t->tgid;
     ev->tid = t->tid;
     ev->thread_name = t->name[0] ? t->name : NULL;
-    ev->function = k->name ? k->name : k->fn->name;
-    ev->function_raw = k->fn->linkage_name ? k->fn->linkage_name
-                     : k->name && strcmp(k->name, k->fn->name) != 0 ? k->fn->name : NULL;
+    ev->function = hk_function_name(k);
+    ev->function_raw = hk_function_raw(k);
     ev->source_file = k->fn->decl_file;
     ev->line = k->fn->decl_line;
     ev->sampled = k->sampled;

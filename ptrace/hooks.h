@@ -198,7 +198,8 @@ void hooks_on_exit_event(struct hooks *h, pid_t tid);
 
 /* A traced function's calls (hooks.h's comment at the top: exact counts). */
 struct hooks_count {
-    const char *function;
+    const char *function;         /* as events name it; function_raw as well (or NULL) */
+    const char *function_raw;
     uint64_t calls;               /* every call, recorded or not */
     uint64_t recorded;            /* enter events recorded */
     bool sampled;                 /* sampling started at sampled_since: ns since the

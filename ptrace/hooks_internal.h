@@ -155,6 +155,11 @@ struct hooks {
 
 /* ---- hooks.c ---- */
 
+/* k's function as events name it: the name its pattern used (the public alias), and
+ * the symbol or linkage name behind it when that differs (NULL: none). */
+const char *hk_function_name(const struct hook *k);
+const char *hk_function_raw(const struct hook *k);
+
 /* The process tgid's record, made (its memory opened) on first use; NULL on error. */
 struct process *hk_process_get(struct hooks *h, pid_t tgid);
 /* How many scratch areas process p has (the main process has them all). */

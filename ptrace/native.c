@@ -133,6 +133,8 @@ static void fill_counts(struct hooks *h, struct collector_counts *out)
     for (size_t i = 0; i < out->n; i++) {
         struct collector_fn_count *f = &out->fns[i];
         snprintf(f->function, sizeof f->function, "%s", rows[i].function);
+        snprintf(f->function_raw, sizeof f->function_raw, "%s",
+                 rows[i].function_raw ? rows[i].function_raw : "");
         f->calls = rows[i].calls;
         f->recorded = rows[i].recorded;
         f->sampled = rows[i].sampled;

@@ -421,7 +421,8 @@ static void collect_count(uint64_t key, void *value, void *arg)
     if (!calls)
         return;
     s->rows[s->n++] = (struct hooks_count){
-        .function = k->fn->name, .calls = calls, .recorded = k->recorded,
+        .function = hk_function_name(k), .function_raw = hk_function_raw(k),
+        .calls = calls, .recorded = k->recorded,
         .sampled = k->sampled, .sampled_since = k->sampled_since - s->h->cfg.sink.t0_ns,
         .lost = k->lost[0] ? k->lost : NULL,
         .mode = k->jumped ? "jump" : k->quiet ? "count-only" : "recorded",
