@@ -290,10 +290,15 @@ static void write_frames(struct strbuf *sb, const struct unwind_result *uw,
         if (omitted && f->phys == uw->head && (i == 0 || s->frames[i - 1].phys != f->phys))
             sb_printf(sb, ",{\"omittedFrames\":%zu}", omitted);
         sb_printf(sb, "%s{\"index\":%zu,\"function\":", i ? "," : "", shown_index(uw, s, i));
-        if (f->function)
-            sb_json_string(sb, f->function);
+        const char *pub = symbolized_public_name(f);
+        if (pub)
+            sb_json_string(sb, pub);
         else
             sb_puts(sb, "null");
+        if (pub != f->function) { /* as stacks show it (symbolize.h) */
+            sb_puts(sb, ",\"functionRaw\":");
+            sb_json_string(sb, f->function);
+        }
         if (f->file) {
             sb_puts(sb, ",\"file\":");
             sb_json_string(sb, f->file);

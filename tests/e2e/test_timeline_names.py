@@ -96,3 +96,17 @@ def test_public_name_in_stacks(mcp):
     for f in wait_until(locking, what="both workers in pthread_mutex_lock"):
         check_names(f, "pthread_mutex_lock")
     mcp.stop(sid)
+
+
+def test_public_name_in_a_crash(mcp):
+    """crash_null_mutex dies inside pthread_mutex_lock(NULL): frame 0 of the crash has
+    the public name, as stacks and events do."""
+    r = mcp.launch("crash_null_mutex")
+    sid = r["sessionId"]
+    st = mcp.wait_ended(sid)
+    assert st["status"] == "crashed", st
+    [crash] = mcp.query(sid, eventType="crash", verbose=True)["events"]
+    frames = [f for f in crash["frames"] if "function" in f]
+    assert frames[0]["function"] == "pthread_mutex_lock", frames[:3]
+    check_names(frames[0], "pthread_mutex_lock")
+    assert [f["function"] for f in frames[1:3]] == ["take", "main"], frames[:3]
