@@ -78,6 +78,7 @@ void collector_stacks_free(struct collector_stacks *s)
         }
         free(th->frames);
         free(th->locals);
+        free(th->wait_variable);
     }
     free(s->threads);
     free(s->diagnosis);

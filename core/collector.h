@@ -230,6 +230,8 @@ struct collector_thread {
     char *locals;                /* JSON array of own_frame's locals, or NULL */
     enum collector_wait_kind wait;
     uint64_t wait_address;
+    char *wait_variable;         /* the variable at wait_address as C names it
+                                    ("g_table.lock", "q->mu"), or NULL: unknown */
     pid_t wait_owner;            /* the mutex owner / joined thread; 0: unknown */
 };
 
