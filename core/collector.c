@@ -97,13 +97,76 @@ static long waits_for(const struct collector_stacks *s, const struct collector_t
     return -1;
 }
 
+/* The mutex th waits for, after its label: " (g_table.lock, 0x…)" or " (0x…)". */
+static void mutex_phrase(struct strbuf *sb, const struct collector_thread *th)
+{
+    if (th->wait_variable)
+        sb_printf(sb, " (%s, 0x%llx)", th->wait_variable, (unsigned long long)th->wait_address);
+    else
+        sb_printf(sb, " (0x%llx)", (unsigned long long)th->wait_address);
+}
+
 /* What th waits for, before the thread that holds it: "M2 (0x…)" for a mutex. */
 static void wait_phrase(struct strbuf *sb, const struct collector_thread *th, int label)
 {
-    if (th->wait == WAIT_MUTEX)
-        sb_printf(sb, "M%d (0x%llx)", label, (unsigned long long)th->wait_address);
-    else
+    if (th->wait == WAIT_MUTEX) {
+        sb_printf(sb, "M%d", label);
+        mutex_phrase(sb, th);
+    } else {
         sb_puts(sb, "the end (pthread_join) of");
+    }
+}
+
+/* Threads that hold a mutex others wait for and wait for nothing themselves: running
+ * (a long or endless loop under the lock, the hang a wait cycle does not explain) or
+ * blocked in a system call while they hold it. One snapshot cannot tell a loop from
+ * progress, so the sentence says how to tell. */
+static void holders_at_large(const struct collector_stacks *s, struct strbuf *sb)
+{
+    for (size_t w = 0; w < s->n_threads; w++) {
+        const struct collector_thread *first = &s->threads[w];
+        long o = first->wait == WAIT_MUTEX ? waits_for(s, first) : -1;
+        if (o < 0 || s->threads[o].wait != WAIT_NONE)
+            continue;
+        /* One sentence per mutex, from its first waiter. */
+        size_t waiters = 0;
+        bool seen = false;
+        for (size_t i = 0; i < s->n_threads; i++)
+            if (s->threads[i].wait == WAIT_MUTEX &&
+                s->threads[i].wait_address == first->wait_address &&
+                s->threads[i].wait_owner == first->wait_owner) {
+                seen |= i < w;
+                waiters++;
+            }
+        if (seen)
+            continue;
+        const struct collector_thread *own = &s->threads[o];
+        bool running = strcmp(own->state, "running") == 0;
+        bool in_call = !running && own->syscall_nr >= 0; /* not "paused" by the debugger */
+        sb_printf(sb, "%stid %d (%s) holds the mutex", sb->len ? "; " : "", (int)own->tid,
+                  own->name);
+        mutex_phrase(sb, first);
+        sb_printf(sb, " that tid %d (%s)", (int)first->tid, first->name);
+        if (waiters > 1)
+            sb_printf(sb, " and %zu other thread(s)", waiters - 1);
+        sb_puts(sb, waiters > 1 ? " wait for, and " : " waits for, and ");
+        sb_printf(sb, "is %s", own->state[0] ? own->state : "stopped");
+        if (in_call)
+            sb_printf(sb, " in %s", own->syscall_name ? own->syscall_name : "a system call");
+        const struct collector_frame *f = own->own_frame >= 0 ? &own->frames[own->own_frame]
+                                        : own->n_frames ? &own->frames[0] : NULL;
+        if (f && f->function) {
+            const char *base = f->file ? strrchr(f->file, '/') : NULL;
+            sb_printf(sb, " in %s", f->function);
+            if (f->file)
+                sb_printf(sb, " (%s:%d)", base ? base + 1 : f->file, f->line);
+        }
+        if (running)
+            sb_puts(sb, ": a long or endless loop under the lock? The same function in a "
+                        "second stacks call means it is stuck there");
+        else if (in_call)
+            sb_puts(sb, ": it blocks while it holds the lock");
+    }
 }
 
 void collector_stacks_diagnose(struct collector_stacks *s)
@@ -139,9 +202,11 @@ void collector_stacks_diagnose(struct collector_stacks *s)
         const struct collector_thread *last = &s->threads[cycle[len - 1]];
         sb_printf(&sb, "%sdeadlock: tid %d (%s)", sb.len ? "; " : "", (int)first->tid,
                   first->name);
-        if (last->wait == WAIT_MUTEX)
-            sb_printf(&sb, " holds M1 (0x%llx) and",
-                      (unsigned long long)last->wait_address);
+        if (last->wait == WAIT_MUTEX) {
+            sb_puts(&sb, " holds M1");
+            mutex_phrase(&sb, last);
+            sb_puts(&sb, " and");
+        }
         for (size_t i = 0; i < len; i++) {
             const struct collector_thread *th = &s->threads[cycle[i]];
             const struct collector_thread *next = &s->threads[cycle[(i + 1) % len]];
@@ -159,6 +224,7 @@ void collector_stacks_diagnose(struct collector_stacks *s)
         }
     }
     free(cycle);
+    holders_at_large(s, &sb);
     s->diagnosis = sb.len ? sb_take(&sb) : NULL;
     sb_free(&sb);
 }

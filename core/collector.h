@@ -244,8 +244,10 @@ struct collector_stacks {
 
 /* Frees the members of s (not s) and zeroes it. */
 void collector_stacks_free(struct collector_stacks *s);
-/* Sets (or sets again) s->diagnosis from the waits: each cycle of threads waiting for a mutex or a
- * thread that waits, in turn, for them ("deadlock: tid A ... which waits for M1"). */
+/* Sets (or sets again) s->diagnosis from the waits: each cycle of threads waiting for a
+ * mutex or a thread that waits, in turn, for them ("deadlock: tid A ... which waits for
+ * M1"), then each thread that holds a mutex others wait for while it waits for nothing
+ * itself: running (a loop under the lock?) or blocked in a system call. */
 void collector_stacks_diagnose(struct collector_stacks *s);
 
 struct collector_breakpoint;     /* below: breakpoints */

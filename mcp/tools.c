@@ -159,7 +159,9 @@ static const struct tool_def catalog[] = {
         "its innermost frame in your code, then resumes them. For a hang or a deadlock: a "
         "thread blocked in pthread_mutex_lock, pthread_join or a condition variable shows "
         "wait {kind, address, ownerTid/joinedTid}, and `diagnosis` names each wait cycle "
-        "(deadlock: which thread holds which mutex and waits for which). Filter with pid "
+        "(deadlock: which thread holds which mutex and waits for which) and each lock "
+        "holder that others wait for while it runs (a loop under the lock?) or blocks in "
+        "a system call. Filter with pid "
         "or tids; verbose adds each frame's arguments.",
         "{\"type\":\"object\",\"properties\":{"
         "\"action\":{\"type\":\"string\",\"enum\":[\"status\",\"stop\",\"list\",\"delete\","

@@ -248,3 +248,34 @@ def test_traced_calls_in_progress_still_report_their_exits(mcp):
                       verbose=True)["events"]
     assert len(exits) == 1, exits
     assert exits[0].get("returnValue") == 0, exits[0]
+
+
+def test_stacks_names_a_lock_holder_that_runs_or_blocks(mcp):
+    """spin_under_lock: no wait cycle, but two waiters block on a mutex whose holder
+    spins in scan_forever, and one on a mutex whose holder sleeps: the diagnosis names
+    each holder, what it does and where."""
+    r = mcp.launch("spin_under_lock")
+    sid, pid = r["sessionId"], r["pid"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+
+    def settled():
+        res = stacks(mcp, sid)
+        waits = [t for t in res["threads"] if t.get("wait", {}).get("kind") == "mutex"]
+        return res if len(waits) == 3 else None
+    res = wait_until(settled, T_LONG, what="three waiters blocked")
+    names = by_name(res)
+    spin, nap = names["spinner"], names["napper"]
+    assert spin["state"] == "running", spin
+    d = res["diagnosis"]
+    assert not d.startswith("deadlock"), d
+    spin_line = line_of("spin_under_lock.c", "/* SPIN HERE */")
+    nap_line = line_of("spin_under_lock.c", "/* NAP HERE */")
+    first = re.escape("tid %d (spinner) holds the mutex (" % spin["tid"])
+    assert re.search(first + r".*\) that tid \d+ \(waiter-[12]\) and 1 other thread\(s\) "
+                     r"wait for, and is running in scan_forever \(spin_under_lock\.c:%d\): "
+                     r"a long or endless loop under the lock\?" % spin_line, d), d
+    assert re.search(re.escape("tid %d (napper) holds the mutex (" % nap["tid"]) +
+                     r".*\) that tid \d+ \(waiter-3\) waits for, and is sleeping in "
+                     r"clock_nanosleep in nap_holding \(spin_under_lock\.c:%d\): it blocks "
+                     r"while it holds the lock" % nap_line, d), d
+    mcp.stop(sid)

@@ -337,7 +337,7 @@ static void test_stacks_diagnose(void **state)
 {
     (void)state;
     struct collector_stacks s = {0};
-    s.threads = calloc(6, sizeof *s.threads);
+    s.threads = calloc(7, sizeof *s.threads);
     assert_non_null(s.threads);
     /* main joins a; a and b wait for each other's mutex. */
     set_thread(&s.threads[0], 100, "main", WAIT_JOIN, 0x900, 101);
@@ -366,9 +366,39 @@ static void test_stacks_diagnose(void **state)
     free(s.diagnosis);
     s.diagnosis = NULL;
 
-    /* No cycle: no diagnosis. */
+    /* No cycle: b holds a's mutex and runs (a loop under the lock?), named by the
+     * variable when the engine knows it; c, blocked in read, holds the mutex d and f
+     * wait for and the one e waits for. */
     s.threads[2].wait = WAIT_NONE;
-    s.threads[5].wait_owner = 0;
+    snprintf(s.threads[2].state, sizeof s.threads[2].state, "running");
+    struct collector_frame spin = {.function = "find_slot", .file = "/src/kv.c", .line = 40};
+    s.threads[2].frames = &spin;
+    s.threads[2].n_frames = 1;
+    s.threads[2].own_frame = 0;
+    s.threads[1].wait_variable = strdup("g_table.lock");
+    s.threads[3].wait = WAIT_NONE;
+    snprintf(s.threads[3].state, sizeof s.threads[3].state, "sleeping");
+    s.threads[3].syscall_nr = 0;
+    s.threads[3].syscall_name = "read";
+    s.threads[4].wait_owner = 103;
+    set_thread(&s.threads[6], 106, "f", WAIT_MUTEX, 0x40, 103);
+    s.n_threads = 7;
+    collector_stacks_diagnose(&s);
+    assert_string_equal(s.diagnosis,
+                        "tid 102 (b) holds the mutex (g_table.lock, 0x20) that tid 101 (a) "
+                        "waits for, and is running in find_slot (kv.c:40): a long or endless "
+                        "loop under the lock? The same function in a second stacks call "
+                        "means it is stuck there; tid 103 (c) holds the mutex (0x40) that "
+                        "tid 104 (d) and 1 other thread(s) wait for, and is sleeping in read: "
+                        "it blocks while it holds the lock; tid 103 (c) holds the mutex (0x50) "
+                        "that tid 105 (e) waits for, and is sleeping in read: it blocks while "
+                        "it holds the lock");
+    s.threads[2].frames = NULL;
+    s.threads[2].n_frames = 0;
+
+    /* Nobody waits for a thread of the snapshot: no diagnosis. */
+    for (size_t i = 0; i < s.n_threads; i++)
+        s.threads[i].wait_owner = 0;
     collector_stacks_diagnose(&s);
     assert_null(s.diagnosis);
     collector_stacks_free(&s);
