@@ -599,6 +599,10 @@ struct eval {
         bool param;
     } *members;                 /* scratch: the variables of one scope */
     size_t cap_members;
+    /* The line of pc when no inlined call holds it (0: unknown), and its file: a
+     * variable of the function declared below it is not in scope yet. */
+    int pc_line;
+    char *pc_file;
 };
 
 /* The value of variable die of type t as JSON. Registers and computed values are
@@ -670,6 +674,29 @@ struct vlist {
     size_t n, more;
 };
 
+/* The line of a variable of the function declared below pc's line in the same file,
+ * not static (a static has its value from the start), or 0: C gives it no value
+ * there yet, and what its stack slot holds is an earlier call's leftover. */
+static int declared_below(struct eval *e, Dwarf_Die *die)
+{
+    Dwarf_Word line = 0;
+    Dwarf_Attribute at;
+    Dwarf_Op *ops;
+    size_t n_ops;
+    if (!e->pc_line || dwarf_tag(die) != DW_TAG_variable ||
+        dwarf_formudata(dwarf_attr_integrate(die, DW_AT_decl_line, &at), &line) != 0 ||
+        (int)line <= e->pc_line)
+        return 0;
+    if (dwarf_getlocation(dwarf_attr_integrate(die, DW_AT_location, &at), &ops, &n_ops) == 0 &&
+        n_ops > 0 && (ops[0].atom == DW_OP_addr || ops[0].atom == DW_OP_addrx))
+        return 0;
+    const char *file = dwarf_decl_file(die);
+    const char *a = file ? strrchr(file, '/') : NULL, *b = strrchr(e->pc_file, '/');
+    if (!file || strcmp(a ? a + 1 : file, b ? b + 1 : e->pc_file) != 0)
+        return 0;
+    return (int)line;
+}
+
 static void write_var(struct eval *e, struct vlist *vl, Dwarf_Die *die)
 {
     if (vl->n == MAX_VARS || vl->out->len - vl->start >= vl->budget) {
@@ -682,7 +709,11 @@ static void write_var(struct eval *e, struct vlist *vl, Dwarf_Die *die)
     sb_puts(vl->out, ",\"type\":");
     sb_json_string(vl->out, type_label(t));
     sb_puts(vl->out, ",\"value\":");
-    write_value(e, vl->out, die, t);
+    int below = declared_below(e, die);
+    if (below)
+        sb_printf(vl->out, "\"<not declared yet: line %d, below this one>\"", below);
+    else
+        write_value(e, vl->out, die, t);
     sb_puts(vl->out, "}");
 }
 
@@ -759,8 +790,17 @@ int dw_frame_vars_json(struct strbuf *params, struct strbuf *locals, const char 
             .loc = {.cfi = {f->eh_cfi, dwarf_getcfi(f->dw)}, .pc = pc, .bias = bias,
                     .regs = regs, .rd = rd, .ctx = ctx, .fn = &c.dies[c.fn]},
         };
+        struct dw_site here = {0};
+        bool inlined = false;
+        for (size_t i = 0; i < c.fn; i++)
+            inlined |= dwarf_tag(&c.dies[i]) == DW_TAG_inlined_subroutine;
+        if (!inlined)
+            site_of_pc(&c.cu, pc, &here);
+        e.pc_line = here.file ? here.line : 0;
+        e.pc_file = here.file;
         for (size_t i = 0; i <= c.fn; i++)
             scope_vars(&e, &c.dies[i], &pl, &ll);
+        free(here.file);
         free(e.members);
         free(c.dies);
         rc = 0;

@@ -70,6 +70,9 @@ void dw_sites_free(struct dw_site *sites, size_t n);
  * union)", "(anonymous enum)" or "?"; no type at all is "void". "value" follows
  * value.h with o's limits (NULL: defaults) applying to each value, memory read through
  * rd/ctx; bias (runtime minus link-time address) is added to DW_OP_addr/addrx. A
+ * variable declared below the line of pc (same file, not static, pc not in inlined
+ * code) is "<not declared yet: line N, below this one>": C gives it no value there, and
+ * its stack slot holds an earlier call's leftovers. A
  * variable without a location at pc is "<optimized out>"; one whose location cannot be
  * evaluated is "<unavailable: REASON>": "register 6 not saved" (not known in regs),
  * "DW_OP_piece" (an operation this module does not evaluate: pieces, entry values,

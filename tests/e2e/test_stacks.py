@@ -278,4 +278,12 @@ def test_stacks_names_a_lock_holder_that_runs_or_blocks(mcp):
                      r".*\) that tid \d+ \(waiter-3\) waits for, and is sleeping in "
                      r"clock_nanosleep in nap_holding \(spin_under_lock\.c:%d\): it blocks "
                      r"while it holds the lock" % nap_line, d), d
+    # A local declared below the line a thread stopped at has no value yet in C: its
+    # stack slot holds leftovers, so it is marked, not shown.
+    w3 = names["waiter-3"]
+    wait_line = line_of("spin_under_lock.c", "/* WAIT HERE */")
+    assert w3["frames"][w3["ownFrame"]] == "waiter (spin_under_lock.c:%d)" % wait_line, w3
+    seen = {v["name"]: v for v in w3["locals"]}["seen"]
+    assert seen["value"] == "<not declared yet: line %d, below this one>" % (wait_line + 1), w3
+    assert {v["name"]: v for v in w3["locals"]}["name"]["value"] == "waiter-3", w3
     mcp.stop(sid)
