@@ -301,6 +301,8 @@ struct collector_mem_request {
     const struct collector_value *values; /* write: one per target; read: NULL */
     int n_targets;               /* 1..MEMORY_MAX_TARGETS */
     int depth;                   /* read: struct levels shown, 1-5 */
+    bool depth_asked;            /* depth was given: large, system and union values are
+                                    expanded to it (dwarf/value.h), not condensed */
 };
 
 /* One target's outcome (malloc'd strings, freed by collector_mem_results_free). */

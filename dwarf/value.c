@@ -453,7 +453,7 @@ static bool emit_members(struct walk *w, const struct dw_type *t, const struct s
                          uint64_t off, int depth, bool *first)
 {
     /* A union is shown by its first member: the others are the same bytes. */
-    bool condensed = t->kind == DWT_UNION && t->n_members > 1 && !w->depth_asked;
+    bool condensed = t->kind == DWT_UNION && t->n_members > 1 && !w->unions_whole;
     size_t n_shown = condensed ? 1 : t->n_members;
     for (size_t i = 0; i < n_shown; i++) {
         const struct dw_member *m = &t->members[i];
@@ -511,7 +511,7 @@ static void emit_struct(struct walk *w, const struct dw_type *t, const struct sp
         value_put_hex(w, "", *ptr, "");
         first = false;
     }
-    if (t->kind == DWT_UNION && t->n_members > 1 && !w->depth_asked)
+    if (t->kind == DWT_UNION && t->n_members > 1 && !w->unions_whole)
         value_put_union_bytes(w, t, s, off, &first);
     emit_members(w, t, s, off, depth + 1, &first);
     sb_puts(w->out, "}");
@@ -643,6 +643,7 @@ static void walk_init(struct walk *w, struct strbuf *out, mem_read_fn rd, void *
     *w = (struct walk){.out = out, .rd = rd, .ctx = ctx, .start_len = out->len};
     int depth = o && o->max_depth ? o->max_depth : VALUE_DEFAULT_DEPTH;
     w->depth_asked = o && o->depth_asked;
+    w->unions_whole = w->depth_asked || (o && o->unions_whole);
     if (!w->depth_asked && value_is_large(t))
         depth = 1;
     w->max_depth = depth < 1 ? 1 : depth > 10 ? 10 : depth;

@@ -39,7 +39,7 @@
  *   type. Unless the depth was asked for (depth_asked), a union of several members is
  *   shown once: "@bytes" (its first 16 bytes in hex, "..." after them) and its first
  *   member only; an anonymous union member inlines its first member only. With
- *   depth_asked every member is rendered from the same bytes.
+ *   depth_asked or unions_whole every member is rendered from the same bytes.
  * - Structs of system headers (declared under /usr/include, dw_type.system_header)
  *   that are unions or larger than 64 bytes (pthread_mutex_t, pthread_cond_t, FILE,
  *   struct stat, sigset_t) are opaque unless the depth was asked for (depth_asked):
@@ -121,6 +121,8 @@ struct value_opts {
     size_t max_array;   /* elements of an array */
     size_t max_output;  /* bytes of JSON written by one call before collapsing */
     bool depth_asked;   /* max_depth was asked for: large and system structs expanded */
+    bool unions_whole;  /* every member of a union, as gdb prints one (a variable read
+                           by name); implied by depth_asked */
     value_symbol_fn symbolize; /* names function pointers; NULL: they stay hex */
     void *symbolize_ctx;
     struct value_refs *refs;   /* NULL: every struct is written where it is met */

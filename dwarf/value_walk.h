@@ -33,6 +33,7 @@ struct walk {
     int max_depth;
     size_t max_string, max_array, max_output;
     bool depth_asked;
+    bool unions_whole;  /* every member of a union (value_opts.unions_whole) */
     value_symbol_fn symbolize;
     void *symbolize_ctx;
     struct value_refs *refs;

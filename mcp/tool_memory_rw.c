@@ -63,14 +63,14 @@ static int parse_request(const cJSON *args, bool write, struct request *r,
                          struct strobe_error *e)
 {
     int64_t pid = 0, depth = 1, tid = 0, frame = 0;
-    bool present;
+    bool present, depth_asked = false;
     int n;
     if (args_only(args, write ? "debug_memory write" : "debug_memory read",
                   write ? write_fields : read_fields, e) != 0 ||
         args_int(args, "pid", 1, INT32_MAX, &pid, &present, e) != 0 ||
         args_int(args, "threadId", 1, INT32_MAX, &tid, &present, e) != 0 ||
         args_int(args, "frame", 0, 255, &frame, &present, e) != 0 ||
-        (!write && args_int(args, "depth", 1, 5, &depth, &present, e) != 0) ||
+        (!write && args_int(args, "depth", 1, 5, &depth, &depth_asked, e) != 0) ||
         mem_targets_parse(args, write ? MEM_TARGETS_WRITE : MEM_TARGETS_READ, r->targets,
                           &n, e) != 0)
         return -1;
@@ -81,7 +81,8 @@ static int parse_request(const cJSON *args, bool write, struct request *r,
     r->req = (struct collector_mem_request){.pid = (pid_t)pid, .tid = (pid_t)tid,
                                             .frame = (int)frame, .targets = r->targets,
                                             .values = write ? r->values : NULL,
-                                            .n_targets = n, .depth = (int)depth};
+                                            .n_targets = n, .depth = (int)depth,
+                                            .depth_asked = depth_asked};
     return 0;
 }
 

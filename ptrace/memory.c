@@ -64,11 +64,11 @@ static int unreadable(const struct collector_mem_result *r, struct strobe_error 
 }
 
 /* The value of v as JSON text into *out. */
-static int render(int memfd, const struct varres *v, int depth,
+static int render(int memfd, const struct varres *v, int depth, bool depth_asked,
                   const struct collector_mem_result *r, char **out, struct strobe_error *e)
 {
     struct strbuf sb = {0};
-    bool ok = varres_render(memfd, v, depth, &sb);
+    bool ok = varres_render(memfd, v, depth, depth_asked, &sb);
     if (!ok || sb.oom) {
         sb_free(&sb);
         return ok ? err_set(e, ERR_INTERNAL, "out of memory rendering %s", r->target)
@@ -79,10 +79,12 @@ static int render(int memfd, const struct varres *v, int depth,
 }
 
 static int read_target(int memfd, const struct varres *v, const struct collector_mem_target *tg,
-                       int depth, struct collector_mem_result *r, struct strobe_error *e)
+                       const struct collector_mem_request *req, struct collector_mem_result *r,
+                       struct strobe_error *e)
 {
+    int depth = req->depth >= 1 && req->depth <= 5 ? req->depth : 1;
     if (tg->hint != MEMH_BYTES)
-        return render(memfd, v, depth, r, &r->value, e);
+        return render(memfd, v, depth, req->depth_asked, r, &r->value, e);
     r->bytes = malloc(v->size ? v->size : 1);
     if (!r->bytes)
         return err_set(e, ERR_INTERNAL, "out of memory reading %zu bytes", v->size);
@@ -100,13 +102,13 @@ static int write_register(int memfd, struct varres *v, const unsigned char *byte
                           struct strobe_error *e)
 {
     uint64_t value = 0;
-    if (render(memfd, v, 1, r, &r->old_value, e) != 0)
+    if (render(memfd, v, 1, false, r, &r->old_value, e) != 0)
         return -1;
     memcpy(&value, bytes, v->size < sizeof value ? v->size : sizeof value);
     if (frame->set_register(frame->arg, frame->f.tid, v->regno, value, e) != 0)
         return -1;
     memcpy(v->bytes, &value, sizeof value);
-    return render(memfd, v, 1, r, &r->value, e);
+    return render(memfd, v, 1, false, r, &r->value, e);
 }
 
 static int write_target(int memfd, struct varres *v, const struct collector_mem_target *tg,
@@ -127,12 +129,12 @@ static int write_target(int memfd, struct varres *v, const struct collector_mem_
                        "%s is a constant: the program has no storage for it to write.",
                        r->target);
     if (encode_value(v->type, r->target, val, bytes, sizeof bytes, e) != 0 ||
-        render(memfd, v, 1, r, &r->old_value, e) != 0)
+        render(memfd, v, 1, false, r, &r->old_value, e) != 0)
         return -1;
     if (!procmem_write(memfd, v->address, bytes, v->size))
         return err_set(e, ERR_MEMORY_UNWRITABLE, "%s: the %zu bytes at 0x%" PRIx64 " cannot "
                        "be written (%s).", r->target, v->size, v->address, strerror(errno));
-    return render(memfd, v, 1, r, &r->value, e);
+    return render(memfd, v, 1, false, r, &r->value, e);
 }
 
 int memory_access(struct tracer *t, const struct collector_mem_request *req,
@@ -148,7 +150,6 @@ int memory_access(struct tracer *t, const struct collector_mem_request *req,
     int memfd = procmem_open(pid);
     if (memfd < 0)
         return err_set(e, ERR_PROCESS_EXITED, "Process %d has exited.", (int)pid);
-    int depth = req->depth >= 1 && req->depth <= 5 ? req->depth : 1;
     struct varres_process p;
     if (frame)
         framevars_open(&p, &frame->f, memfd);
@@ -164,7 +165,7 @@ int memory_access(struct tracer *t, const struct collector_mem_request *req,
             if (req->values)
                 write_target(memfd, &v, tg, &req->values[i], frame, r, &te);
             else
-                read_target(memfd, &v, tg, depth, r, &te);
+                read_target(memfd, &v, tg, req, r, &te);
         }
         if (te.code != ERR_NONE) {
             r->error = te.code;

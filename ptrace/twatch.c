@@ -362,14 +362,14 @@ static void read_value(struct twatch_set *ws, struct twatch *w, pid_t pid, int m
             ws->proc_open = true;
         }
         if (varres_resolve_in(&ws->proc, w->info.variable, &v, &e) == 0) {
-            varres_render(memfd, &v, 1, sb);
+            varres_render(memfd, &v, 1, false, sb);
         } else {
             char note[300];
             snprintf(note, sizeof note, "<%s: %.250s>", err_code_name(e.code), e.msg);
             sb_json_string(sb, note);
         }
     } else {
-        varres_render(memfd, &w->v, 1, sb);
+        varres_render(memfd, &w->v, 1, false, sb);
     }
     if (sb->oom || !sb->buf || !sb->len) {
         sb_puts(out, "null");

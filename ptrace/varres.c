@@ -563,9 +563,13 @@ int varres_resolve_in(struct varres_process *p, const char *expr, struct varres 
     return 0;
 }
 
-bool varres_render(int memfd, const struct varres *v, int depth, struct strbuf *json)
+bool varres_render(int memfd, const struct varres *v, int depth, bool depth_asked,
+                   struct strbuf *json)
 {
-    struct value_opts o = {.max_depth = depth, .depth_asked = true}; /* a read by name */
+    /* A variable read by name: a union whole, as gdb prints it; system structs
+     * opaque unless the depth was asked for. */
+    struct value_opts o = {.max_depth = depth, .depth_asked = depth_asked,
+                           .unions_whole = true};
     if (!v->has_address) {
         value_json(json, v->type, v->bytes, procmem_read_ctx, &memfd, &o);
         return true;

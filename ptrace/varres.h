@@ -116,6 +116,7 @@ void varres_set_type(struct varres *v, const struct dw_type *t);
 /* Appends v's value as JSON text (dwarf/value.h rules; structs depth levels deep,
  * 1-5) read through memfd. false when its bytes cannot be read (the text then says
  * "<unreadable 0x...>"). */
-bool varres_render(int memfd, const struct varres *v, int depth, struct strbuf *json);
+bool varres_render(int memfd, const struct varres *v, int depth, bool depth_asked,
+                   struct strbuf *json);
 
 #endif

@@ -286,4 +286,13 @@ def test_stacks_names_a_lock_holder_that_runs_or_blocks(mcp):
     seen = {v["name"]: v for v in w3["locals"]}["seen"]
     assert seen["value"] == "<not declared yet: line %d, below this one>" % (wait_line + 1), w3
     assert {v["name"]: v for v in w3["locals"]}["name"]["value"] == "waiter-3", w3
+    # debug_memory shows the mutex as a lock (its owner), not glibc's union; a depth
+    # asked for shows glibc's members.
+    def read(**kw):
+        a = {"action": "read", "sessionId": sid, "targets": [{"variable": "g_store.lock"}]}
+        a.update(kw)
+        return mcp.call_tool("debug_memory", a)["results"][0]["value"]
+    lock = read()
+    assert lock["owner"] == spin["tid"] and lock["@opaque"].startswith("<pthread_mutex_t 0x"), lock
+    assert "__data" in read(depth=2), read(depth=2)
     mcp.stop(sid)
