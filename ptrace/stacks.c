@@ -241,7 +241,11 @@ static void fill_frames(struct snapshot *s, struct collector_thread *th,
     }
     th->own_frame = has_own && own < n ? (int)own : -1;
     th->omitted_frames = sy->n - n + (uw->total - uw->n);
-    struct value_opts vo = {.max_depth = 2, .max_output = 2048};
+    /* A struct several frames point to is written once, in the innermost of them;
+     * the others refer to it ({"@ptr", "@see": "frame N"}), as crashes do. */
+    struct value_refs refs = {0};
+    char where[VALUE_REF_WHERE_MAX];
+    struct value_opts vo = {.max_depth = 2, .max_output = 2048, .refs = &refs};
     for (size_t i = 0; i < n; i++) {
         const struct shown_frame *f = &sy->frames[i];
         struct collector_frame *cf = &th->frames[th->n_frames++];
@@ -259,6 +263,8 @@ static void fill_frames(struct snapshot *s, struct collector_thread *th,
             continue;
         struct dw_regs regs;
         unwind_frame_regs(&uw->frames[f->phys], &regs);
+        snprintf(where, sizeof where, "frame %zu", i);
+        refs.where = where;
         struct strbuf params = {0}, vars = {0};
         if (dw_frame_vars_json(&params, &vars, f->mod->path, f->lookup_pc, f->mod->bias,
                                &regs, procmem_read_ctx, &s->memfd, &vo) == 0) {
@@ -270,6 +276,7 @@ static void fill_frames(struct snapshot *s, struct collector_thread *th,
         sb_free(&params);
         sb_free(&vars);
     }
+    value_refs_free(&refs);
 }
 
 static bool wanted(const struct collector_stacks_request *req, pid_t tid, pid_t tgid)

@@ -295,4 +295,14 @@ def test_stacks_names_a_lock_holder_that_runs_or_blocks(mcp):
     lock = read()
     assert lock["owner"] == spin["tid"] and lock["@opaque"].startswith("<pthread_mutex_t 0x"), lock
     assert "__data" in read(depth=2), read(depth=2)
+    # Verbose: the struct both scan_forever and scan point to is written once, in the
+    # innermost frame; the caller's argument refers to it.
+    res = stacks(mcp, sid, tids=[spin["tid"]], verbose=True)
+    [t] = res["threads"]
+    fr = {f["function"]: f for f in t["frames"]}
+    inner = fr["scan_forever"]["arguments"][0]["value"]
+    outer = fr["scan"]["arguments"][0]["value"]
+    assert inner["@ptr"] == outer["@ptr"] and "entries" in inner, inner
+    assert outer == {"@ptr": inner["@ptr"],
+                     "@see": "frame %d" % t["frames"].index(fr["scan_forever"])}, outer
     mcp.stop(sid)
