@@ -428,14 +428,16 @@ void render_stacks(FILE *out, const cJSON *r)
                         json_str(f, "file"), json_num(f, "line"));
             else
                 fprintf(out, "#%d %s\n", i, json_str(f, "function"));
-            const cJSON *v;
-            if (i == own)
-                cJSON_ArrayForEach(v, json_get(t, "locals"))
+            static const char *const own_vars[] = {"arguments", "locals"};
+            for (size_t k = 0; i == own && k < 2; k++) {
+                const cJSON *v;
+                cJSON_ArrayForEach(v, json_get(t, own_vars[k]))
                 {
                     char *val = cJSON_PrintUnformatted(json_get(v, "value"));
                     fprintf(out, "    %s = %s\n", json_str(v, "name"), val ? val : "?");
                     free(val);
                 }
+            }
             i++;
         }
         if (json_has_num(t, "omittedFrames"))

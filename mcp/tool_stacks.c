@@ -102,6 +102,10 @@ static cJSON *thread_json(const struct collector_thread *th, bool verbose, size_
         cJSON_AddNumberToObject(o, "omittedFrames", (double)omitted);
     if (th->own_frame >= 0 && (size_t)th->own_frame < shown) {
         cJSON_AddNumberToObject(o, "ownFrame", th->own_frame);
+        const char *own_args = th->frames[th->own_frame].arguments;
+        cJSON *args = !verbose && own_args ? cJSON_Parse(own_args) : NULL;
+        if (args) /* verbose shows them in the frame */
+            cJSON_AddItemToObject(o, "arguments", args);
         cJSON *locals = th->locals ? cJSON_Parse(th->locals) : NULL;
         if (locals)
             cJSON_AddItemToObject(o, "locals", locals);

@@ -256,9 +256,11 @@ static void fill_frames(struct snapshot *s, struct collector_thread *th,
         cf->line = f->line;
         cf->pc = uw->frames[f->phys].pc;
         cf->inlined = f->inlined;
-        bool args = s->req->arguments && f->file && f->mod && f->outermost_site &&
-                    !f->inlined && !is_runtime_frame(f);
         bool locals = s->req->locals && (int)i == th->own_frame && f->mod;
+        /* The own frame's arguments come with its locals: what a hang's reader
+         * wants first (gdb's bt shows them). */
+        bool args = (s->req->arguments || locals) && f->file && f->mod &&
+                    f->outermost_site && !f->inlined && !is_runtime_frame(f);
         if (!args && !locals)
             continue;
         struct dw_regs regs;

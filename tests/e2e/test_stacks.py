@@ -92,6 +92,9 @@ def test_stacks_names_the_deadlock(mcp):
         assert t["frames"][t["ownFrame"] + 1].startswith(
             "worker_%s (deadlock_abba.c:" % tag), t["frames"]
         assert t["locals"] == [{"name": "round", "type": "int", "value": 2}], t
+        assert [(v["name"], v["value"]) for v in t["arguments"]][1:] == \
+            [("first_is_a", int(tag == "a"))], t
+        assert t["arguments"][0]["value"]["owner"] == other["tid"], t
         w = t["wait"]
         assert w["kind"] == "mutex"
         assert int(w["address"], 16) == addr[waits_for], (w, addr)
@@ -222,7 +225,12 @@ def test_strobectl_stacks(mcp):
         assert lines[i + 1].startswith("#0 "), r.out
         assert lines[i + 1 + own] == "#%d take_second (deadlock_abba.c:%d)" % (
             own, marker_line(tag)), r.out
-        assert lines[i + 2 + own] == "    round = 2", r.out
+        # gdb's bt with its arguments, then the frame's locals
+        second = "0x%x" % addr["lock_b" if tag == "a" else "lock_a"]
+        assert lines[i + 2 + own].startswith(
+            '    second = {"@opaque":"<pthread_mutex_t %s>","owner":' % second), r.out
+        assert lines[i + 3 + own] == "    first_is_a = %d" % (tag == "a"), r.out
+        assert lines[i + 4 + own] == "    round = 2", r.out
 
     j = mcp.world.strobectl("--json", "stacks", sid, "--pid", str(pid)).json()
     assert {t["name"] for t in j["threads"]} == {"deadlock_abba", "worker-a", "worker-b"}
