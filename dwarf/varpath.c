@@ -34,8 +34,11 @@ bool dw_member_path(const struct dw_type *t, uint64_t off, struct strbuf *out)
     for (int depth = 0; t && depth < MAX_DEPTH; depth++) {
         if (off == 0 && named_whole(t))
             return true;
-        if (t->size == 0 || off >= t->size)
+        if (t->size == 0 || off >= t->size) {
+            if (off == 0) /* an incomplete type: named whole */
+                return true;
             break;
+        }
         if (t->kind == DWT_ARRAY) {
             const struct dw_type *el = t->target;
             if (!el || el->size == 0)
@@ -48,8 +51,11 @@ bool dw_member_path(const struct dw_type *t, uint64_t off, struct strbuf *out)
         if (t->kind != DWT_STRUCT && t->kind != DWT_UNION)
             break;
         const struct dw_member *m = member_at(t, off);
-        if (!m || (m->name && m->name[0] == '_' && m->name[1] == '_'))
+        if (!m || (m->name && m->name[0] == '_' && m->name[1] == '_')) {
+            if (off == 0) /* the object starts here and has no better name inside */
+                return true;
             break;
+        }
         if (m->name) /* an anonymous struct or union's members are the parent's */
             sb_printf(out, ".%s", m->name);
         off -= m->offset;

@@ -19,10 +19,11 @@
  * shape is their target's), descending while the object at off is an aggregate of the
  * program's own. It stops at an object that starts exactly at off and is a scalar, a
  * pointer, or a struct/union of a system header (pthread_mutex_t is named, not its
- * __data.__lock), and at a member glibc reserves (a name starting with "__"). Appends
- * nothing when off is 0 and t itself is such an object. false, with out unchanged,
- * when off is not the start of a named object of t (inside a scalar, padding, an
- * anonymous member's unnamed hole, past the end, a type of unknown size). */
+ * __data.__lock), or where it cannot descend further (a type of unknown size, a
+ * member glibc reserves: a name starting with "__"). Appends nothing when off is 0
+ * and t itself is such an object. false, with out unchanged, when off is not the
+ * start of a named object of t (inside a scalar, padding, inside a reserved member,
+ * past the end). */
 bool dw_member_path(const struct dw_type *t, uint64_t off, struct strbuf *out);
 
 #endif
