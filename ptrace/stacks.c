@@ -415,6 +415,21 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
         unwind_result_free(&uw);
 }
 
+/* Builds the variable tables (dwarf/globals.h) of the program and its own libraries
+ * before the threads are stopped, as symbolize_preload does for the code: a wait's
+ * variable is then named without holding the program for the DWARF walk. */
+static void preload_globals(pid_t pid)
+{
+    struct modules ms = {0};
+    struct dw_global g;
+    if (procmem_modules(pid, &ms.m, &ms.n) != 0)
+        return;
+    for (size_t i = 0; i < ms.n; i++)
+        if (!procmem_system_path(ms.m[i].path))
+            dw_global_at(ms.m[i].path, 0, &g);
+    free(ms.m);
+}
+
 static void snapshot_all(struct tracer *t, void *arg)
 {
     tracer_each_thread(t, one_thread, arg);
@@ -426,6 +441,7 @@ int stacks_snapshot(struct tracer *t, const struct collector_stacks_request *req
     *out = (struct collector_stacks){0};
     struct snapshot s = {.req = req, .out = out, .memfd = -1};
     symbolize_preload(req->pid ? req->pid : tracer_pid(t));
+    preload_globals(req->pid ? req->pid : tracer_pid(t));
     int64_t t0 = mono_ns();
     int rc = tracer_call(t, snapshot_all, &s, e);
     out->stopped_ns = mono_ns() - t0;
