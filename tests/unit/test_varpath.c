@@ -2,7 +2,8 @@
  * test_varpath.c - dwarf/varpath.c on hand-built types: member paths through structs,
  * arrays of structs, anonymous unions and typedefs; system-header objects named
  * whole; glibc's reserved members, padding, the inside of a scalar and offsets past
- * the end left unnamed, with the buffer untouched.
+ * the end left unnamed, with the buffer untouched. Then dw_global_at (globals.h) on the
+ * globals_all fixture: the variable whose bytes hold an address, and the path inside.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dwarf/frame.h"
+#include "dwarf/globals.h"
 #include "dwarf/varpath.h"
+#include "fixtures.h"
 
 static const struct dw_type t_int = {.kind = DWT_SIGNED, .name = "int", .size = 4};
 static const struct dw_type t_long = {.kind = DWT_SIGNED, .name = "long", .size = 8};
@@ -130,13 +134,61 @@ static void test_unnamed_offsets(void **state)
     expect(&t_unsized, 8, NULL);       /* unknown size */
 }
 
+/* The name of link-time address addr in the globals_all fixture, as the stacks name a
+ * wait; NULL when no global holds it. */
+static char *global_name(uint64_t addr)
+{
+    struct dw_global g;
+    if (!dw_global_at(fixture("globals_all"), addr, &g))
+        return NULL;
+    struct strbuf sb = {0};
+    sb_puts(&sb, g.name);
+    if (!dw_member_path(g.type, addr - g.addr, &sb)) {
+        sb_free(&sb);
+        return NULL;
+    }
+    return sb_take(&sb);
+}
+
+static void expect_global(uint64_t addr, const char *want)
+{
+    char *got = global_name(addr);
+    if (!want) {
+        assert_null(got);
+        return;
+    }
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void test_global_at(void **state)
+{
+    (void)state;
+    struct dw_global cfg, arr, last;
+    assert_int_equal(dw_global_find(fixture("globals_all"), "g_config", &cfg), DWG_FOUND);
+    assert_int_equal(dw_global_find(fixture("globals_all"), "g_array", &arr), DWG_FOUND);
+    expect_global(cfg.addr, "g_config.retries");
+    expect_global(cfg.addr + 8, "g_config.ratio");
+    expect_global(cfg.addr + 28, "g_config.origin.y");   /* name[8] at 16, origin at 24 */
+    expect_global(cfg.addr + 3, NULL);                   /* inside retries */
+    expect_global(arr.addr + 12, "g_array[3]");
+    assert_true(dw_global_at(fixture("globals_all"), cfg.addr + 8, &last));
+    assert_string_equal(last.name, "g_config");
+    assert_false(dw_global_at(fixture("globals_all"), 8, &last));  /* below every variable */
+}
+
 int main(void)
 {
+    find_fixture_dir();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_members_and_elements),
         cmocka_unit_test(test_whole_objects),
         cmocka_unit_test(test_anonymous_union_is_the_parents),
         cmocka_unit_test(test_unnamed_offsets),
+        cmocka_unit_test(test_global_at),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    dw_frame_cache_clear();
+    return rc;
 }
