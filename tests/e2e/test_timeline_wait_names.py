@@ -1,9 +1,9 @@
 """debug_session action "stacks": the variable a blocked thread waits on, named as C
 names it (docs/PROTOCOL.md "Thread stacks", wait.variable). The wait_named fixture
-(its top comment) blocks three threads for good: on a mutex member of a heap struct
+(its top comment) blocks four threads for good: on a mutex member of a heap struct
 reached through the waiting frame's parameter (t->lock), on a mutex inside an array
-of structs in a global (g_shards.shards[2].mu), and on a condition variable of the
-heap struct (t->ready). deadlock_abba's plain globals are in test_stacks.py."""
+of structs in a global (g_shards.shards[2].mu), on a condition variable of the heap
+struct (t->ready), and on a heap mutex the parameter points to (*m). deadlock_abba's plain globals are in test_stacks.py."""
 
 import pytest
 
@@ -11,11 +11,12 @@ from conftest import T_LONG, wait_until
 
 WAITERS = {"heap-waiter": ("mutex", "t->lock"),
            "shard-waiter": ("mutex", "g_shards.shards[2].mu"),
-           "cond-waiter": ("condvar", "t->ready")}
+           "cond-waiter": ("condvar", "t->ready"),
+           "bare-waiter": ("mutex", "*m")}
 
 
 def blocked_stacks(mcp):
-    """Launches wait_named and waits until its three waiters block; returns
+    """Launches wait_named and waits until its four waiters block; returns
     (sessionId, the stacks answer)."""
     r = mcp.launch("wait_named")
     sid = r["sessionId"]
@@ -27,7 +28,7 @@ def blocked_stacks(mcp):
         ok = all(names.get(n, {}).get("wait", {}).get("kind") == kind
                  for n, (kind, _) in WAITERS.items())
         return res if ok else None
-    return sid, wait_until(all_blocked, T_LONG, what="the three waiters blocked")
+    return sid, wait_until(all_blocked, T_LONG, what="the four waiters blocked")
 
 
 @pytest.mark.valgrind_sample
