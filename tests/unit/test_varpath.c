@@ -3,7 +3,8 @@
  * arrays of structs, anonymous unions and typedefs; system-header objects named
  * whole; glibc's reserved members, padding, the inside of a scalar and offsets past
  * the end left unnamed, with the buffer untouched. Then dw_global_at (globals.h) on the
- * globals_all fixture: the variable whose bytes hold an address, and the path inside.
+ * globals_all fixture and its library: the variable whose bytes hold an address, and
+ * the path inside.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -176,6 +177,11 @@ static void test_global_at(void **state)
     assert_true(dw_global_at(fixture("globals_all"), cfg.addr + 8, &last));
     assert_string_equal(last.name, "g_config");
     assert_false(dw_global_at(fixture("globals_all"), 8, &last));  /* below every variable */
+    /* a shared library's global, by the library's own link-time address */
+    struct dw_global lib;
+    assert_int_equal(dw_global_find(fixture("libglobals.so"), "lib_counter", &lib), DWG_FOUND);
+    assert_true(dw_global_at(fixture("libglobals.so"), lib.addr + 2, &last));
+    assert_string_equal(last.name, "lib_counter");
 }
 
 int main(void)
