@@ -372,7 +372,8 @@ void render_tools(FILE *out, const cJSON *r)
         }
 }
 
-/* " waiting for mutex 0x… held by TID" and the like, from a thread's wait (a stuck
+/* " waiting for mutex g_table.lock (0x…) held by TID" (without a variable: " waiting
+ * for mutex 0x… held by TID") and the like, from a thread's wait (a stuck
  * test's threads name the owner without the address: " waiting for mutex held by
  * TID"). */
 static void render_wait(FILE *out, const cJSON *w)
@@ -392,7 +393,9 @@ static void render_wait(FILE *out, const cJSON *w)
                        : strcmp(kind, "condvar") == 0 ? "condition variable"
                                                       : "futex";
     fprintf(out, ", waiting for %s", what);
-    if (addr)
+    if (json_str(w, "variable") && addr)
+        fprintf(out, " %s (%s)", json_str(w, "variable"), addr);
+    else if (addr)
         fprintf(out, " %s", addr);
     if (json_has_num(w, "ownerTid"))
         fprintf(out, " held by %lld", json_num(w, "ownerTid"));

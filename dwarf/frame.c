@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "dwarf/dwarf_internal.h"
+#include "dwarf/varpath.h"
 
 enum {
     MAX_FILES = 16,     /* open files kept */
@@ -949,4 +950,91 @@ int dw_frame_var_find(const char *path, uint64_t pc, uint64_t bias, const struct
                  n_listed && !names.oom ? names.buf : "nothing is in scope here");
     sb_free(&names);
     return rc;
+}
+
+/* ---- the variable that holds or points to an address ---- */
+
+/* The word variable die of pointer type holds, at place w; false when unreadable. */
+static bool pointer_value(const struct eval *e, const struct dw_var_where *w, uint64_t *p)
+{
+    switch (w->kind) {
+    case DWV_MEMORY:
+        return e->loc.rd(e->loc.ctx, w->address, p, sizeof *p);
+    case DWV_REGISTER:
+        if (!e->loc.regs || w->regno < 0 || w->regno > 16 ||
+            !(e->loc.regs->known & (1u << w->regno)))
+            return false;
+        *p = e->loc.regs->val[w->regno];
+        return true;
+    case DWV_VALUE:
+        *p = 0;
+        memcpy(p, w->bytes, w->n_bytes < sizeof *p ? w->n_bytes : sizeof *p);
+        return true;
+    }
+    return false;
+}
+
+/* Appends to out the name of addr inside variable die (at w) when it holds addr or
+ * points to an object that does. */
+static bool names_address(const struct eval *e, Dwarf_Die *die, const struct dw_var_where *w,
+                          uint64_t addr, struct strbuf *out)
+{
+    const struct dw_type *t = w->type;
+    const char *name = attr_string(die, DW_AT_name);
+    size_t start = out->len;
+    uint64_t p;
+    if (w->kind == DWV_MEMORY && addr >= w->address && addr - w->address < t->size) {
+        sb_puts(out, name);
+        if (dw_member_path(t, addr - w->address, out))
+            return true;
+    } else if (t->kind == DWT_POINTER && t->target && t->target->size &&
+               pointer_value(e, w, &p) && addr >= p && addr - p < t->target->size) {
+        struct strbuf path = {0};
+        if (dw_member_path(t->target, addr - p, &path)) {
+            if (!path.len)
+                sb_printf(out, "*%s", name);
+            else if (path.buf[0] == '.')
+                sb_printf(out, "%s->%s", name, path.buf + 1);
+            else
+                sb_printf(out, "(*%s)%s", name, path.buf);
+            sb_free(&path);
+            return true;
+        }
+        sb_free(&path);
+    }
+    out->len = start;
+    if (out->buf)
+        out->buf[start] = '\0';
+    return false;
+}
+
+bool dw_frame_var_at(const char *path, uint64_t pc, uint64_t bias, const struct dw_regs *regs,
+                     mem_read_fn rd, void *ctx, uint64_t addr, struct strbuf *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&lock);
+    struct dw_file *f = dw_file_get(path);
+    struct dw_scopes c;
+    if (f && dw_scopes_at(f, pc, &c)) {
+        struct eval e = {
+            .f = f,
+            .loc = {.cfi = {f->eh_cfi, dwarf_getcfi(f->dw)}, .pc = pc, .bias = bias,
+                    .regs = regs, .rd = rd, .ctx = ctx, .fn = &c.dies[c.fn]},
+        };
+        for (size_t i = 0; i <= c.fn && !found; i++) {
+            size_t n = scope_members(&e, &c.dies[i]);
+            for (size_t k = 0; k < n && !found; k++) {
+                Dwarf_Die *die = &e.members[k].die;
+                const struct dw_type *t = type_conv_of(f->tc, die);
+                struct dw_var_where w = {.type = t ? t : type_conv_unknown(f->tc)};
+                char err[DW_LOC_WHY_MAX];
+                found = place_of(&e, die, &w, err, sizeof err) == 0 &&
+                        names_address(&e, die, &w, addr, out);
+            }
+        }
+        free(e.members);
+        free(c.dies);
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
 }

@@ -137,6 +137,15 @@ int dw_frame_var_find(const char *path, uint64_t pc, uint64_t bias, const struct
                       mem_read_fn rd, void *ctx, const char *name, struct dw_var_where *out,
                       char *err, size_t errlen);
 
+/* Names runtime address addr by a variable in scope at link-time address pc of the
+ * ELF file at path (dw_frame_var_find's scopes and filters, innermost first, located
+ * as it locates them): one whose own bytes hold addr ("buf[2]", "st.mu"), or a
+ * pointer whose pointee, by its type's size, does ("t->lock", "*m", "(*rows)[1]"),
+ * with the member path of varpath.h. Appends the name to out and returns true for the
+ * first that does; false, out unchanged, when none does. */
+bool dw_frame_var_at(const char *path, uint64_t pc, uint64_t bias, const struct dw_regs *regs,
+                     mem_read_fn rd, void *ctx, uint64_t addr, struct strbuf *out);
+
 /* Closes every cached file and drops the variable tables of dwarf/globals.h (tests,
  * and the daemon at exit for valgrind). */
 void dw_frame_cache_clear(void);

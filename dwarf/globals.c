@@ -304,6 +304,31 @@ static bool better(const struct entry *a, const struct entry *b)
     return a->where < b->where; /* memory, then constant, then the unavailable kinds */
 }
 
+/* *out from entry e of t, its type converted now; false when its DIE is gone. The
+ * lock is held. */
+static bool describe(struct table *t, const struct entry *e, struct dw_global *out)
+{
+    Dwarf_Die die;
+    if (!t->dw || !dwarf_offdie(t->dw, e->die, &die))
+        return false;
+    const struct dw_type *type = type_conv_of(t->tc, &die);
+    int line = 0;
+    bool external = false;
+    Dwarf_Attribute at;
+    dwarf_decl_line(&die, &line);
+    dwarf_formflag(dwarf_attr_integrate(&die, DW_AT_external, &at), &external);
+    const char *symbol = dwarf_formstring(dwarf_attr_integrate(&die, DW_AT_linkage_name,
+                                                               &at));
+    *out = (struct dw_global){
+        .name = e->name, .where = e->where, .addr = e->addr,
+        .bytes = e->bytes ? e->bytes : (const unsigned char *)&e->word,
+        .len = e->len, .type = type ? type : type_conv_unknown(t->tc),
+        .decl_file = dwarf_decl_file(&die), .decl_line = line,
+        .symbol = !external ? NULL : symbol ? symbol : dwarf_diename(&die),
+    };
+    return true;
+}
+
 enum dw_global_match dw_global_find(const char *path, const char *name, struct dw_global *out)
 {
     enum dw_global_match m;
@@ -329,28 +354,25 @@ enum dw_global_match dw_global_find(const char *path, const char *name, struct d
     }
     const struct entry *best = exact ? exact : partial;
     m = !best ? DWG_NONE : !exact && several ? DWG_AMBIGUOUS : DWG_FOUND;
-    Dwarf_Die die;
-    if (best && dwarf_offdie(t->dw, best->die, &die)) {
-        const struct dw_type *type = type_conv_of(t->tc, &die);
-        int line = 0;
-        bool external = false;
-        Dwarf_Attribute at;
-        dwarf_decl_line(&die, &line);
-        dwarf_formflag(dwarf_attr_integrate(&die, DW_AT_external, &at), &external);
-        const char *symbol = dwarf_formstring(dwarf_attr_integrate(&die, DW_AT_linkage_name,
-                                                                   &at));
-        *out = (struct dw_global){
-            .name = best->name, .where = best->where, .addr = best->addr,
-            .bytes = best->bytes ? best->bytes : (const unsigned char *)&best->word,
-            .len = best->len, .type = type ? type : type_conv_unknown(t->tc),
-            .decl_file = dwarf_decl_file(&die), .decl_line = line,
-            .symbol = !external ? NULL : symbol ? symbol : dwarf_diename(&die),
-        };
-    } else {
+    if (!best || !describe(t, best, out))
         m = DWG_NONE;
-    }
     pthread_mutex_unlock(&lock);
     return m;
+}
+
+bool dw_global_at(const char *path, uint64_t addr, struct dw_global *out)
+{
+    pthread_mutex_lock(&lock);
+    struct table *t = table_get(path);
+    const struct entry *below = NULL; /* the variable starting nearest below addr */
+    for (size_t i = 0; t && i < t->n; i++) {
+        const struct entry *e = &t->e[i];
+        if (e->where == DWG_MEMORY && e->addr <= addr && (!below || e->addr > below->addr))
+            below = e;
+    }
+    bool found = below && describe(t, below, out) && addr - out->addr < out->type->size;
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 /* Searches the symbol table section of type kind of t for the object name. */

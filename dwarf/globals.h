@@ -58,6 +58,13 @@ enum dw_global_match {
  * or has no DWARF. */
 enum dw_global_match dw_global_find(const char *path, const char *name, struct dw_global *out);
 
+/* The variable of the ELF file at path whose bytes hold link-time address addr (a
+ * runtime address minus the file's load bias): the variable at a fixed address
+ * starting nearest below addr, when addr is within its type's size. false when none
+ * (a heap or stack address, a symbol without DWARF, a type of unknown size). The
+ * member at addr is dw_member_path(out->type, addr - out->addr) (varpath.h). */
+bool dw_global_at(const char *path, uint64_t addr, struct dw_global *out);
+
 /* The data object symbol called name in the ELF file at path: its link-time address
  * and size. dynamic: in the dynamic symbol table only (what the dynamic linker binds:
  * a library's global used by the executable lives in the executable's copy, a copy

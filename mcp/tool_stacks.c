@@ -89,6 +89,8 @@ static cJSON *thread_json(const struct collector_thread *th, bool verbose, size_
         char addr[32];
         snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)th->wait_address);
         cJSON_AddStringToObject(w, "address", addr);
+        if (th->wait_variable)
+            cJSON_AddStringToObject(w, "variable", th->wait_variable);
         if (th->wait_owner > 0)
             cJSON_AddNumberToObject(w, th->wait == WAIT_JOIN ? "joinedTid" : "ownerTid",
                                     th->wait_owner);

@@ -6,7 +6,9 @@
  * traced frames get their real return addresses back for the unwind, and their
  * trampolines after it (hooks_unwind_begin/end), the stack unwinds from CFI and
  * symbolize.h names it, and the innermost frame of the program's own code gets its
- * locals. Nothing else is written to the target.
+ * locals. Nothing else is written to the target. A thread waiting on a mutex or a
+ * condvar gets the variable it waits on named, as C names it, from DWARF: a global
+ * (dwarf/globals.h, dw_global_at), else a variable of its own frames pointing to it.
  *
  * What a thread was doing before the interrupt comes from its registers: a thread
  * interrupted inside a blocking system call stops with orig_rax = the call and rax
@@ -41,6 +43,8 @@
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "dwarf/frame.h"
+#include "dwarf/globals.h"
+#include "dwarf/varpath.h"
 #include "ptrace/procmem.h"
 #include "ptrace/symbolize.h"
 #include "ptrace/unwind.h"
@@ -226,6 +230,54 @@ static void classify_wait(struct collector_thread *th, const struct user_regs_st
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
+/* The variable at a runtime address of the process as C names it: a global or static
+ * of the image mapped nearest below it (a .bss runs past the file's mappings), with
+ * its member path; NULL when none holds it. */
+static char *global_at(const struct modules *ms, uint64_t addr)
+{
+    const struct module *m = NULL;
+    for (size_t i = 0; i < ms->n; i++)
+        if (ms->m[i].start <= addr && (!m || ms->m[i].start > m->start))
+            m = &ms->m[i];
+    struct dw_global g;
+    struct strbuf sb = {0};
+    if (!m || !dw_global_at(m->path, addr - m->bias, &g))
+        return NULL;
+    sb_puts(&sb, g.name);
+    if (!dw_member_path(g.type, addr - m->bias - g.addr, &sb) || sb.oom) {
+        sb_free(&sb);
+        return NULL;
+    }
+    return sb_take(&sb);
+}
+
+/* Names what th waits on (th->wait_variable): a global, else a variable of the
+ * program's own frames, innermost first (at most NAME_FRAMES of them), that holds the
+ * object or points to it (a heap object reached through a parameter). */
+static void name_wait(struct snapshot *s, struct collector_thread *th,
+                      const struct unwind_result *uw, const struct symbolized *sy)
+{
+    enum { NAME_FRAMES = 8 };
+    if ((th->wait != WAIT_MUTEX && th->wait != WAIT_CONDVAR) || !th->wait_address)
+        return;
+    th->wait_variable = global_at(&s->ms, th->wait_address);
+    size_t first = th->own_frame >= 0 ? (size_t)th->own_frame : 0;
+    for (size_t i = first, tried = 0; !th->wait_variable && i < sy->n && tried < NAME_FRAMES;
+         i++) {
+        const struct shown_frame *f = &sy->frames[i];
+        if (!f->file || !f->mod || is_runtime_frame(f))
+            continue;
+        tried++;
+        struct dw_regs regs;
+        struct strbuf sb = {0};
+        unwind_frame_regs(&uw->frames[f->phys], &regs);
+        if (dw_frame_var_at(f->mod->path, f->lookup_pc, f->mod->bias, &regs,
+                            procmem_read_ctx, &s->memfd, th->wait_address, &sb) && !sb.oom)
+            th->wait_variable = sb_take(&sb);
+        sb_free(&sb);
+    }
+}
+
 /* The frames of th from sy, at most STACKS_MAX_FRAMES, with arguments and locals as
  * the request asks. */
 static void fill_frames(struct snapshot *s, struct collector_thread *th,
@@ -361,13 +413,30 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
         hooks_unwind_end(h, tid);
     if (sy.n) {
         fill_frames(s, th, &uw, &sy);
-        if (blocked)
+        if (blocked) {
             classify_wait(th, &regs, &sy, th->own_frame >= 0 ? (size_t)th->own_frame : sy.n,
                           s->memfd);
+            name_wait(s, th, &uw, &sy);
+        }
     }
     symbolized_free(&sy);
     if (unwound)
         unwind_result_free(&uw);
+}
+
+/* Builds the variable tables (dwarf/globals.h) of the program and its own libraries
+ * before the threads are stopped, as symbolize_preload does for the code: a wait's
+ * variable is then named without holding the program for the DWARF walk. */
+static void preload_globals(pid_t pid)
+{
+    struct modules ms = {0};
+    struct dw_global g;
+    if (procmem_modules(pid, &ms.m, &ms.n) != 0)
+        return;
+    for (size_t i = 0; i < ms.n; i++)
+        if (!procmem_system_path(ms.m[i].path))
+            dw_global_at(ms.m[i].path, 0, &g);
+    free(ms.m);
 }
 
 static void snapshot_all(struct tracer *t, void *arg)
@@ -381,6 +450,7 @@ int stacks_snapshot(struct tracer *t, const struct collector_stacks_request *req
     *out = (struct collector_stacks){0};
     struct snapshot s = {.req = req, .out = out, .memfd = -1};
     symbolize_preload(req->pid ? req->pid : tracer_pid(t));
+    preload_globals(req->pid ? req->pid : tracer_pid(t));
     int64_t t0 = mono_ns();
     int rc = tracer_call(t, snapshot_all, &s, e);
     out->stopped_ns = mono_ns() - t0;

@@ -98,6 +98,7 @@ def test_stacks_names_the_deadlock(mcp):
         w = t["wait"]
         assert w["kind"] == "mutex"
         assert int(w["address"], 16) == addr[waits_for], (w, addr)
+        assert w["variable"] == waits_for, w  # a global named as C names it
         assert w["ownerTid"] == other["tid"]
 
     assert main["wait"]["kind"] == "join", main
@@ -216,10 +217,10 @@ def test_strobectl_stacks(mcp):
     assert lines[1] == ""
     assert "Thread %d (deadlock_abba) sleeping in futex, waiting for thread %d to end " \
            "(pthread_join):" % (pid, a["tid"]) in lines, r.out
-    head_a = "Thread %d (worker-a) sleeping in futex, waiting for mutex 0x%x held by %d:" % (
-        a["tid"], addr["lock_b"], b["tid"])
-    head_b = "Thread %d (worker-b) sleeping in futex, waiting for mutex 0x%x held by %d:" % (
-        b["tid"], addr["lock_a"], a["tid"])
+    head_a = "Thread %d (worker-a) sleeping in futex, waiting for mutex lock_b (0x%x) " \
+        "held by %d:" % (a["tid"], addr["lock_b"], b["tid"])
+    head_b = "Thread %d (worker-b) sleeping in futex, waiting for mutex lock_a (0x%x) " \
+        "held by %d:" % (b["tid"], addr["lock_a"], a["tid"])
     for head, tag, own in ((head_a, "a", a["ownFrame"]), (head_b, "b", b["ownFrame"])):
         i = lines.index(head)
         assert lines[i + 1].startswith("#0 "), r.out
