@@ -279,12 +279,12 @@ def test_stacks_names_a_lock_holder_that_runs_or_blocks(mcp):
     assert not d.startswith("deadlock"), d
     spin_line = line_of("spin_under_lock.c", "/* SPIN HERE */")
     nap_line = line_of("spin_under_lock.c", "/* NAP HERE */")
-    first = re.escape("tid %d (spinner) holds the mutex (" % spin["tid"])
-    assert re.search(first + r".*\) that tid \d+ \(waiter-[12]\) and 1 other thread\(s\) "
+    first = re.escape("tid %d (spinner) holds the mutex (g_store.lock, 0x" % spin["tid"])
+    assert re.search(first + r"[0-9a-f]+\) that tid \d+ \(waiter-[12]\) and 1 other thread\(s\) "
                      r"wait for, and is running in scan_forever \(spin_under_lock\.c:%d\): "
                      r"a long or endless loop under the lock\?" % spin_line, d), d
-    assert re.search(re.escape("tid %d (napper) holds the mutex (" % nap["tid"]) +
-                     r".*\) that tid \d+ \(waiter-3\) waits for, and is sleeping in "
+    assert re.search(re.escape("tid %d (napper) holds the mutex (g_store.index_lock, 0x"
+                               % nap["tid"]) + r"[0-9a-f]+\) that tid \d+ \(waiter-3\) waits for, and is sleeping in "
                      r"clock_nanosleep in nap_holding \(spin_under_lock\.c:%d\): it blocks "
                      r"while it holds the lock" % nap_line, d), d
     # A local declared below the line a thread stopped at has no value yet in C: its
