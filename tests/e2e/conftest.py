@@ -681,7 +681,8 @@ def pytest_configure(config):
         "markers", "manages_daemon: the test starts, kills or waits for the daemon "
         "itself (skipped under STROBE_VALGRIND=1)")
     config.addinivalue_line(
-        "markers", "valgrind_sample: of the debug_test and REPL suites (SAMPLED_MODULES), "
+        "markers", "valgrind_sample: of the sampled suites (SAMPLED_MODULES: debug_test, "
+        "strobectl, REPL, timeline), "
         "whose tests differ in the framework or the front end far more than in the daemon "
         "code they reach, the ones the valgrind pass runs")
     config.addinivalue_line(
@@ -692,9 +693,11 @@ def pytest_configure(config):
 
 # Test modules whose tests the valgrind pass samples (the valgrind_sample marker): the
 # debug_test suites and the REPL's, which reach the same daemon code through many
-# frameworks or front-end commands, and the timeline suites (test_timeline_*), whose
-# engine paths the trace suites already run under valgrind whole.
-SAMPLED_MODULES = ("test_test_", "test_strobectl_test.py", "test_repl", "test_timeline_")
+# frameworks or front-end commands; strobectl's, which reach through another front end
+# the daemon code the MCP suites run under valgrind whole (test_crash, test_memory,
+# test_breakpoints...); and the timeline suites (test_timeline_*), whose engine paths
+# the trace suites already run under valgrind whole.
+SAMPLED_MODULES = ("test_test_", "test_strobectl", "test_repl", "test_timeline_")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -707,10 +710,10 @@ def pytest_collection_modifyitems(config, items):
     # (the cases differ in input, not in the daemon code they reach).
     other_case = pytest.mark.skip(reason="valgrind mode: one case of each parametrized "
                                   "test; the normal and sanitizer passes run every case")
-    sampled = pytest.mark.skip(reason="valgrind mode: of the debug_test and REPL suites, "
-                               "the tests marked valgrind_sample run here (the others differ "
-                               "in the framework or the front end, not the daemon code); the "
-                               "normal and sanitizer passes run them all")
+    sampled = pytest.mark.skip(reason="valgrind mode: of the sampled suites "
+                               "(SAMPLED_MODULES), the tests marked valgrind_sample run here "
+                               "(the others differ in the framework or the front end, not "
+                               "the daemon code); the normal and sanitizer passes run them all")
     no_daemon = pytest.mark.skip(reason="valgrind mode: strobe install never reaches the "
                                  "daemon")
     seen = set()

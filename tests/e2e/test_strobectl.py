@@ -5,6 +5,8 @@ error) as in its --help."""
 import os
 import re
 
+import pytest
+
 from conftest import VALGRIND, T_LONG, fixture_path, pid_alive, wait_until
 
 
@@ -28,6 +30,7 @@ def wait_ended_ctl(world, sid):
     return wait_until(ended, T_LONG, what="session %s to end (strobectl)" % sid)
 
 
+@pytest.mark.valgrind_sample
 def test_done_when_json(world):
     res = launch_json(world, "hello_exit3")
     sid = res["sessionId"]
@@ -98,6 +101,7 @@ def test_launch_default_project_root_is_cwd(world):
     assert os.path.realpath(st["projectRoot"]) == os.path.realpath(os.getcwd())
 
 
+@pytest.mark.valgrind_sample
 def test_query_limit_offset_after(world):
     res = launch_json(world, "sleeper", "1")
     sid = res["sessionId"]

@@ -10,6 +10,8 @@ accepted orders; it exits 1: one order is rejected)."""
 
 import re
 
+import pytest
+
 from conftest import REPO, T_LONG, fixture_path, wait_until
 
 TICK_LINE = 38      # poll_ticker.c: g_counter++; in tick(int n)
@@ -42,6 +44,7 @@ def launch_ticker(world, *args):
     return sid
 
 
+@pytest.mark.valgrind_sample
 def test_break_continue_next_finish_delete(world):
     sid = launch_ticker(world, "250")  # 5 s of ticks, then exit 0
     r = world.strobectl("break", sid, "poll_ticker.c:%d" % TICK_LINE, "--if", "n >= 40")

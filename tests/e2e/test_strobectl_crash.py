@@ -9,6 +9,8 @@ Exit codes of `crash` (man/strobectl.1): 0 crash events printed, 1 tool error
 import os
 import re
 
+import pytest
+
 from conftest import REPO, T_LONG, T_SHORT, fixture_path, wait_until
 
 FIXTURE_SRC = os.path.join(REPO, "tests", "fixtures")
@@ -117,6 +119,7 @@ def test_fixture_crash_lines():
 
 # ---- crash_null: SIGSEGV three calls below main ----------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_null_deref_event(world):
     sid, pid = launch(world, "crash_null")
     st = wait_ended(world, sid)

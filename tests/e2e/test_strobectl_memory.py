@@ -82,6 +82,7 @@ def test_memory_write(world):
     world.strobectl("stop", sid)
 
 
+@pytest.mark.valgrind_sample
 def test_memory_poll_and_snapshot_rendering(world):
     sid = launch_ticker(world)
     r = world.strobectl("memory", "poll", sid, "g_counter", "g_tempo", "--interval", "50",

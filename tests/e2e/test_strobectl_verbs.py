@@ -14,6 +14,7 @@ import re
 import subprocess
 
 import pexpect
+import pytest
 
 from conftest import REPO, STROBECTL, VALGRIND, fixture_path, wait_until
 
@@ -106,6 +107,7 @@ def test_errors_and_hints_speak_shell(world):
     world.strobectl("stop", sid)
 
 
+@pytest.mark.valgrind_sample
 def test_json_shape_of_each_verb(world):
     sid, _ = launch_ticker(world)
     expect = [
