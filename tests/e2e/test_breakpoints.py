@@ -124,7 +124,9 @@ def test_phase2_scenario_trace_break_inspect_write_logpoint(mcp):
     # no pause happened after the step: a logpoint never stops the program
     assert mcp.query(sid, eventType="pause")["totalCount"] == 2  # the breakpoint and the step
 
-    # 7. The program ends: the last round still has the bug (exit code 1).
+    # 7. The program ends: the last round still has the bug (exit code 1). It is paused
+    # first, so that it cannot print "bad 1" and exit between the write and the wait.
+    assert cont(mcp, sid, "pause")["state"] == "paused"
     mem_write(mcp, sid, [("g_rounds", 0)])
     x = cont(mcp, sid, "until", condition={"event": {"eventType": "stdout",
                                                      "text": {"contains": "bad "}}})
