@@ -133,6 +133,10 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
             cJSON_AddNumberToObject(f, "calls", (double)st.top[i].count);
             if (st.top[i].function_raw)
                 cJSON_AddStringToObject(f, "functionRaw", st.top[i].function_raw);
+            /* The tracer's exact counts replace these (tool_add_counts) while it
+             * holds the program or saved them; left here: recorded events only. */
+            if (st.top[i].sampled)
+                cJSON_AddFalseToObject(f, "callsExact");
             cJSON_AddItemToArray(top, f);
         }
     }

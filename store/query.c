@@ -836,7 +836,10 @@ int store_count_by_function(struct store_reader *r, int64_t session_key, int lim
     *n = 0;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(r->db,
-                           "SELECT f.name, sum(c.count) AS n, max(f.name_raw)"
+                           "SELECT f.name, sum(c.count) AS n, max(f.name_raw),"
+                           " EXISTS(SELECT 1 FROM events e WHERE e.session = ?1"
+                           "  AND e.function_id IN (SELECT id FROM functions WHERE name = f.name)"
+                           "  AND e.sampled = 1)"
                            " FROM function_counts c JOIN functions f ON f.id = c.function_id"
                            " WHERE c.session = ?1"
                            " GROUP BY f.name ORDER BY n DESC, f.name LIMIT ?2",
@@ -860,6 +863,7 @@ int store_count_by_function(struct store_reader *r, int64_t session_key, int lim
         f->count = sqlite3_column_int64(st, 1);
         const unsigned char *raw = sqlite3_column_text(st, 2);
         f->function_raw = raw && raw[0] ? col_dup(st, 2) : NULL;
+        f->sampled = sqlite3_column_int(st, 3) != 0;
         if (!f->function || (raw && raw[0] && !f->function_raw)) {
             rc = SQLITE_NOMEM;
             break;

@@ -198,6 +198,8 @@ struct function_count {
     char *function;
     char *function_raw;  /* the internal symbol when it differs (functionRaw), or NULL */
     int64_t count;
+    bool sampled;        /* some of its events are marked sampled: count (the events
+                            recorded) is a lower bound of its calls */
 };
 /* Calls per function (function_enter events) of a session, most called first, up
  * to limit rows. Answered from counters the writer keeps, not by scanning events.

@@ -574,6 +574,9 @@ static void test_counts_and_pids(void **state)
     assert_int_equal(fc[0].count, 2);
     assert_int_equal(fc[1].count, 1);
     assert_int_equal(fc[2].count, 1);
+    /* lib_helper has a sampled event: its count of recorded calls is a lower bound. */
+    assert_true(fc[0].sampled);
+    assert_false(fc[1].sampled || fc[2].sampled);
     for (int i = 0; i < n; i++) {
         free(fc[i].function);
         free(fc[i].function_raw);
