@@ -251,6 +251,10 @@ bool render_stop(FILE *out, const cJSON *r)
     if (state && strcmp(state, "paused") == 0) {
         render_paused(out, r);
     } else if (state && strcmp(state, "exited") == 0) {
+        if (cJSON_IsTrue(json_get(r, "conditionMet")) && json_get(r, "event")) {
+            fputs("condition met: ", out); /* the awaited event, then the end */
+            render_event(out, json_get(r, "event"), false);
+        }
         const cJSON *sig = json_get(r, "signal");
         if (sig && !cJSON_IsNull(sig)) {
             char *t = text_of(sig, false);

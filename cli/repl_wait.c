@@ -143,22 +143,29 @@ int repl_report(struct repl *r, const cJSON *a, const char *before_fn)
             cJSON_AddItemToObject(h, "value", cJSON_Duplicate(rv, true));
             cJSON_AddItemToArray(r->history, h);
         }
-    } else if (state && strcmp(state, "exited") == 0) {
+        return 0;
+    }
+    const cJSON *e = json_get(a, "event");
+    const char *type = json_str(e, "eventType");
+    if (cJSON_IsTrue(json_get(a, "conditionMet")) && type && strcmp(type, "watch_hit") == 0) {
+        /* a watchpoint hit: recorded, the program ran on (no thread is paused), and
+         * may have ended since */
         repl_set_stop(r, NULL);
-        r->exit_shown = true;
-        if (json_has_num(a, "signal"))
-            report_crash(r);
-        repl_fmt_exit(stdout, a, r->pid);
-    } else if (cJSON_IsTrue(json_get(a, "conditionMet")) && json_get(a, "event")) {
-        /* a watchpoint hit: recorded, the program ran on (no thread is paused) */
-        repl_set_stop(r, NULL);
-        const cJSON *e = json_get(a, "event");
         const char *wid = json_str(e, "watchId");
         char num[32];
         snprintf(num, sizeof num, "%lld", json_num(e, "watchId"));
         const struct repl_watch *w = watch_of(r, wid ? wid : num);
         repl_fmt_watch_hit(stdout, e, w ? w->num : 0, w ? w->kind : "Hardware watchpoint");
         r->watch_from = json_num(e, "timestampNs") + 1;
+        return 0; /* one hit per continue, as gdb stops at each; the end comes after
+                     the recorded hits (report_ended) */
+    }
+    if (state && strcmp(state, "exited") == 0) {
+        repl_set_stop(r, NULL);
+        r->exit_shown = true;
+        if (json_has_num(a, "signal"))
+            report_crash(r);
+        repl_fmt_exit(stdout, a, r->pid);
     }
     return 0;
 }

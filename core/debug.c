@@ -204,6 +204,10 @@ static void stop_stack(const char *id, struct debug_outcome *o)
         o->stack = (struct collector_stacks){0};
     struct collector_pause ps[PAUSES_SEEN];
     o->n_paused = st.collector->pauses(st.target, ps, PAUSES_SEEN);
+    o->n_others = 0;
+    for (int i = 0; i < o->n_paused && i < PAUSES_SEEN; i++)
+        if (ps[i].tid != o->pause.tid && o->n_others < 8)
+            o->others[o->n_others++] = ps[i];
     session_target_put(&st);
 }
 
@@ -515,13 +519,18 @@ int debug_continue(const char *id, const struct debug_conn *conn,
     out->waited_ms = (mono_ns() - start) / 1000000;
     if (out->state == DS_RUNNING)
         show_paused(id, out);
-    if (out->state == DS_PAUSED)
-        stop_stack(id, out);
-    else if (out->state == DS_RUNNING && !out->condition_met && req->rd) {
-        session_resolve(id, &key, NULL);
-        meanwhile(req->rd, key, baseline_id, out);
+    if (out->state == DS_RUNNING && out->condition_met) {
+        /* The awaited event may be the program's end (or came with it): the answer
+         * says it ended rather than "running". */
+        pthread_mutex_lock(&d->lock);
+        bool exited = d->exited;
+        pthread_mutex_unlock(&d->lock);
+        if (exited)
+            exit_outcome(d, out);
     }
-    if (out->state == DS_EXITED && req->rd) {
+    if (out->state == DS_PAUSED) {
+        stop_stack(id, out);
+    } else if (req->rd) {
         session_resolve(id, &key, NULL);
         meanwhile(req->rd, key, baseline_id, out);
     }

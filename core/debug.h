@@ -113,6 +113,9 @@ struct debug_outcome {
     struct collector_pause resumed[8];
     struct collector_pause pause; /* DS_PAUSED: the stop */
     int n_paused;                 /* threads paused now */
+    int n_others;                 /* DS_PAUSED: the other paused threads (up to 8 of them
+                                     described; n_paused counts them all) */
+    struct collector_pause others[8];
     struct collector_stacks stack; /* DS_PAUSED: the stopped thread, with arguments and
                                      the innermost frame's locals (n_threads 0: none) */
     bool has_condition, condition_met;

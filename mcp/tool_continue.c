@@ -264,6 +264,31 @@ static void add_running(cJSON *o, const struct debug_outcome *out)
     }
 }
 
+/* name: ["thread T at file:line in f (breakpoint N)", ...] for the n_described pauses
+ * of ps (at most 8); omitted: how many of the total were not described. */
+static void add_pause_list(cJSON *o, const char *name, const char *omitted,
+                           const struct collector_pause *ps, int n_described, int total)
+{
+    if (total <= 0)
+        return;
+    cJSON *r = cJSON_AddArrayToObject(o, name);
+    for (int i = 0; i < n_described && i < 8; i++) {
+        const struct collector_pause *p = &ps[i];
+        char where[360];
+        const char *file = strrchr(p->file, '/');
+        int len = snprintf(where, sizeof where, "thread %d at %s:%d in %s", (int)p->tid,
+                           file ? file + 1 : p->file[0] ? p->file : "?", p->line,
+                           p->function[0] ? p->function : "?");
+        if (p->breakpoint_id > 0 && len > 0 && (size_t)len < sizeof where)
+            snprintf(where + len, sizeof where - (size_t)len, " (breakpoint %d)",
+                     p->breakpoint_id);
+        cJSON_AddItemToArray(r, cJSON_CreateString(where));
+    }
+    int shown = n_described < 8 ? n_described : 8;
+    if (total > shown)
+        cJSON_AddNumberToObject(o, omitted, total - shown);
+}
+
 static cJSON *answer(const char *id, const struct debug_continue_req *req,
                      const struct debug_outcome *out)
 {
@@ -274,21 +299,9 @@ static cJSON *answer(const char *id, const struct debug_continue_req *req,
     cJSON_AddStringToObject(o, "state", states[out->state]);
     if (req->until != UNTIL_NONE)
         cJSON_AddBoolToObject(o, "conditionMet", out->condition_met);
-    if (out->n_resumed) {
-        /* What this call let go, so a pause nobody had seen is not resumed unnoticed. */
-        cJSON *r = cJSON_AddArrayToObject(o, "resumed");
-        for (int i = 0; i < out->n_resumed && i < 8; i++) {
-            const struct collector_pause *p = &out->resumed[i];
-            char where[320];
-            const char *file = strrchr(p->file, '/');
-            snprintf(where, sizeof where, "thread %d at %s:%d in %s", (int)p->tid,
-                     file ? file + 1 : p->file[0] ? p->file : "?", p->line,
-                     p->function[0] ? p->function : "?");
-            cJSON_AddItemToArray(r, cJSON_CreateString(where));
-        }
-        if (out->n_resumed > 8)
-            cJSON_AddNumberToObject(o, "omittedResumed", out->n_resumed - 8);
-    }
+    /* What this call let go, so a pause nobody had seen is not resumed unnoticed. */
+    add_pause_list(o, "resumed", "omittedResumed", out->resumed,
+                   out->n_resumed < 8 ? out->n_resumed : 8, out->n_resumed);
     const char *hint = NULL;
     char buf[512];
     if (out->state == DS_PAUSED) {
@@ -300,6 +313,9 @@ static cJSON *answer(const char *id, const struct debug_continue_req *req,
             cJSON_AddStringToObject(o, "note", out->pause.note);
         add_stack(o, &out->stack);
         cJSON_AddNumberToObject(o, "pausedThreads", out->n_paused);
+        /* The others are paused by their own stops (each resumes with its threadId). */
+        add_pause_list(o, "otherPaused", "omittedOtherPaused", out->others, out->n_others,
+                       out->n_paused - 1 > out->n_others ? out->n_paused - 1 : out->n_others);
         snprintf(buf, sizeof buf, "Thread %d is paused. Read or change its variables with "
                  "debug_memory({sessionId, threadId: %d, targets: [...]}) (frame: 1 for the "
                  "caller); step with debug_continue({sessionId, action: \"step-over\" | "
@@ -311,6 +327,8 @@ static cJSON *answer(const char *id, const struct debug_continue_req *req,
             cJSON_AddNumberToObject(o, "exitCode", out->exit_code);
         else if (out->signal)
             cJSON_AddNumberToObject(o, "signal", out->signal);
+        if (out->has_event) /* until an event: the program ended with (or after) it */
+            cJSON_AddItemToObject(o, "event", tool_event_json(&out->event, false));
         add_running(o, out);
         hint = "The program has ended; its output and events stay queryable with debug_query.";
     } else {

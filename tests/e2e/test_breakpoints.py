@@ -249,7 +249,27 @@ def test_all_stop_answer_comes_when_every_thread_is_paused(mcp):
     assert a["state"] == "paused" and a["reason"] == "breakpoint", a
     paused = mcp.status(sid)["paused"]
     assert (a["pausedThreads"], len(paused)) == (4, 4), (a["pausedThreads"], paused)
+    # The other three are named, so the count is not a riddle.
+    others = a["otherPaused"]
+    assert len(others) == 3 and all(o.startswith("thread ") for o in others), a
+    assert {int(o.split()[1]) for o in others} | {a["threadId"]} == \
+        {p["threadId"] for p in paused}, (others, paused)
     mcp.stop(sid)
+
+
+def test_until_the_program_exit_answers_exited(mcp):
+    """until the process_exit event of bp_quick: the answer says the program ended
+    (state exited, its exit code and the event), and counts what happened meanwhile."""
+    bp_add(mcp, None, {"function": "quick"})
+    r = mcp.launch("bp_quick")
+    sid = r["sessionId"]
+    a = until_bp(mcp, sid, r["breakpoints"][0]["id"])
+    assert a["state"] == "paused", a
+    bp_remove(mcp, sid, "*")
+    x = cont(mcp, sid, "until", condition={"event": {"eventType": "process_exit"}})
+    assert x["state"] == "exited" and x["exitCode"] == 4 and x["conditionMet"] is True, x
+    assert x["event"]["eventType"] == "process_exit", x
+    assert x["eventsMeanwhile"] >= 1 and "runs on" not in x["hint"], x
 
 
 def test_function_pattern_binds_every_match(mcp):
