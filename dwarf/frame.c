@@ -606,6 +606,17 @@ struct eval {
     char *pc_file;
 };
 
+/* An evaluation of the variables of scopes c at link-time address pc of f. */
+static struct eval eval_at(struct dw_file *f, struct dw_scopes *c, uint64_t pc, uint64_t bias,
+                           const struct dw_regs *regs, mem_read_fn rd, void *ctx)
+{
+    return (struct eval){
+        .f = f,
+        .loc = {.cfi = {f->eh_cfi, dwarf_getcfi(f->dw)}, .pc = pc, .bias = bias,
+                .regs = regs, .rd = rd, .ctx = ctx, .fn = &c->dies[c->fn]},
+    };
+}
+
 /* The value of variable die of type t as JSON. Registers and computed values are
  * rendered from their low t->size bytes (x86-64 is little-endian). */
 static void write_value(struct eval *e, struct strbuf *out, Dwarf_Die *die,
@@ -786,11 +797,8 @@ int dw_frame_vars_json(struct strbuf *params, struct strbuf *locals, const char 
     struct dw_file *f = dw_file_get(path);
     struct dw_scopes c;
     if (f && dw_scopes_at(f, pc, &c)) {
-        struct eval e = {
-            .f = f, .o = o,
-            .loc = {.cfi = {f->eh_cfi, dwarf_getcfi(f->dw)}, .pc = pc, .bias = bias,
-                    .regs = regs, .rd = rd, .ctx = ctx, .fn = &c.dies[c.fn]},
-        };
+        struct eval e = eval_at(f, &c, pc, bias, regs, rd, ctx);
+        e.o = o;
         struct dw_site here = {0};
         bool inlined = false;
         for (size_t i = 0; i < c.fn; i++)
@@ -919,11 +927,7 @@ int dw_frame_var_find(const char *path, uint64_t pc, uint64_t bias, const struct
     struct dw_file *f = dw_file_get(path);
     struct dw_scopes c;
     if (f && dw_scopes_at(f, pc, &c)) {
-        struct eval e = {
-            .f = f,
-            .loc = {.cfi = {f->eh_cfi, dwarf_getcfi(f->dw)}, .pc = pc, .bias = bias,
-                    .regs = regs, .rd = rd, .ctx = ctx, .fn = &c.dies[c.fn]},
-        };
+        struct eval e = eval_at(f, &c, pc, bias, regs, rd, ctx);
         for (size_t i = 0; i <= c.fn && rc == 1; i++) {
             size_t n = scope_members(&e, &c.dies[i]);
             for (size_t k = 0; k < n && rc == 1; k++) {
@@ -1016,11 +1020,7 @@ bool dw_frame_var_at(const char *path, uint64_t pc, uint64_t bias, const struct 
     struct dw_file *f = dw_file_get(path);
     struct dw_scopes c;
     if (f && dw_scopes_at(f, pc, &c)) {
-        struct eval e = {
-            .f = f,
-            .loc = {.cfi = {f->eh_cfi, dwarf_getcfi(f->dw)}, .pc = pc, .bias = bias,
-                    .regs = regs, .rd = rd, .ctx = ctx, .fn = &c.dies[c.fn]},
-        };
+        struct eval e = eval_at(f, &c, pc, bias, regs, rd, ctx);
         for (size_t i = 0; i <= c.fn && !found; i++) {
             size_t n = scope_members(&e, &c.dies[i]);
             for (size_t k = 0; k < n && !found; k++) {
