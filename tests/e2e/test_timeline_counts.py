@@ -7,7 +7,9 @@ forked child's calls count too."""
 
 import pytest
 
-from conftest import T_LONG
+from bp_util import bp_add, cont, until_bp
+from conftest import T_LONG, wait_until
+from test_stacks import line_of
 
 SAMPLE_WINDOW_GAP_NS = 150_000_000  # the first back-off is 200 ms
 
@@ -113,3 +115,26 @@ def test_forked_child_calls_are_counted(mcp):
     s = sampling_of(st, "counted")
     assert s["calls"] == 6_000_000 and s["callsExact"] is True, s
     assert s["countedBy"] == "jump", s
+
+
+def test_step_into_a_function_on_its_counting_jump(mcp):
+    """A step into a sampled function goes through its jump and trampoline and lands
+    in the function's own code, as it would without tracing."""
+    mcp.world.write_project_settings({"trace.overheadBudgetPercent": 20})
+    mcp.call_tool("debug_trace", {"add": ["timed_hot"]})
+    sid = mcp.launch("hot_timed", args=["20000"])["sessionId"]
+
+    def jumped():
+        s = [x for x in status(mcp, sid).get("sampling", []) if x["function"] == "timed_hot"]
+        return s[0] if s and s[0]["countedBy"] == "jump" else None
+    wait_until(jumped, T_LONG, what="timed_hot on its counting jump")
+    line = line_of("hot_timed.c", "timed_hot(n++);")
+    [bp] = bp_add(mcp, sid, {"file": "hot_timed.c", "line": line})["breakpoints"]
+    a = until_bp(mcp, sid, bp["id"])
+    assert (a["function"], a["line"]) == ("main", line), a
+    mcp.call_tool("debug_breakpoint", {"sessionId": sid, "remove": [bp["id"]]})
+    s = cont(mcp, sid, "step-into")
+    assert s["state"] == "paused" and s["function"] == "timed_hot", s
+    assert s["file"].endswith("hot_timed.c"), s
+    assert sampling_of(status(mcp, sid), "timed_hot")["callsExact"] is True
+    mcp.stop(sid)
