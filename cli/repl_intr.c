@@ -6,7 +6,10 @@
  * which the REPL prints as gdb's "Program received signal SIGINT". At the prompt
  * Ctrl-C only abandons the line: the REPL never exits on it. There the handler writes
  * to a second self-pipe that libedit's character reader (repl_intr_getc) polls with
- * the terminal, so a Ctrl-C is never lost between two reads.
+ * the terminal, so a Ctrl-C is never lost between two reads. The terminal is read
+ * through a non-blocking descriptor of its own: a Ctrl-C flushes the typed-ahead
+ * input after poll said it was there, and a blocking read would then wait (restarted
+ * after the handler) for the next key with the Ctrl-C already spent.
  */
 #include "cli/repl.h"
 
@@ -25,6 +28,7 @@ static int g_prompt[2] = {-1, -1}; /* Ctrl-C at the prompt, for repl_intr_getc *
 static pthread_t g_thread;
 static bool g_started;
 static volatile sig_atomic_t g_at_prompt;
+static int g_tty = -1; /* the terminal, O_NONBLOCK, for repl_intr_getc */
 
 static void on_sigint(int sig)
 {
@@ -52,9 +56,20 @@ bool repl_intr_at_prompt(void)
     return v;
 }
 
+/* A non-blocking descriptor for the terminal on fd: a new open file description,
+ * so the shell's stays blocking. fd itself when the terminal cannot be reopened. */
+static int nonblocking_tty(int fd)
+{
+    if (g_tty < 0) {
+        const char *name = ttyname(fd);
+        g_tty = name ? open(name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) : -1;
+    }
+    return g_tty >= 0 ? g_tty : fd;
+}
+
 int repl_intr_getc(FILE *in)
 {
-    struct pollfd fds[2] = {{.fd = fileno(in), .events = POLLIN},
+    struct pollfd fds[2] = {{.fd = nonblocking_tty(fileno(in)), .events = POLLIN},
                             {.fd = g_prompt[0], .events = POLLIN}};
     for (;;) {
         if (poll(fds, 2, -1) < 0) {
@@ -70,8 +85,8 @@ int repl_intr_getc(FILE *in)
         }
         unsigned char c;
         ssize_t n = read(fds[0].fd, &c, 1);
-        if (n < 0 && errno == EINTR)
-            continue;
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue; /* EAGAIN: a Ctrl-C flushed it; the pipe tells next */
         return n == 1 ? c : EOF;
     }
 }
@@ -149,6 +164,9 @@ void repl_intr_stop(void)
             pthread_detach(g_thread);
         g_started = false;
     }
+    if (g_tty >= 0)
+        close(g_tty);
+    g_tty = -1;
     for (int i = 0; i < 2; i++) {
         if (g_pipe[i] >= 0)
             close(g_pipe[i]);
