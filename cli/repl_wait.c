@@ -4,6 +4,7 @@
  * Ctrl-C), the stop, exit, crash and watchpoint-hit reports in gdb's words
  * (repl_fmt.h), and the program's stdout and stderr printed before them. See repl.h.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,15 @@ static int report_ended(struct repl *r)
         return 1;
     cJSON_ReplaceItemInObject(st, "status", cJSON_CreateString("exited"));
     cJSON_AddStringToObject(st, "state", "exited");
+    /* status names the signal ("SIGSEGV"); the report wants its number */
+    const char *sig = json_str(st, "signal");
+    for (int n = 1; sig && n < NSIG; n++) {
+        const char *abbrev = sigabbrev_np(n);
+        if (abbrev && strncmp(sig, "SIG", 3) == 0 && strcmp(sig + 3, abbrev) == 0) {
+            cJSON_ReplaceItemInObject(st, "signal", cJSON_CreateNumber(n));
+            break;
+        }
+    }
     repl_report(r, st, NULL);
     cJSON_Delete(st);
     return 0;
