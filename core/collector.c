@@ -257,6 +257,7 @@ void collector_mem_results_free(struct collector_mem_result *r, int n)
         free(r[i].type);
         free(r[i].value);
         free(r[i].old_value);
+        free(r[i].note);
         free(r[i].bytes);
         free(r[i].file);
         free(r[i].error_message);

@@ -314,6 +314,8 @@ struct collector_mem_result {
     char *value;                 /* JSON text: read: the value; write: the value now
                                     (read back); NULL on error */
     char *old_value;             /* write: the value before, JSON text */
+    char *note;                  /* NULL, or a sentence about the target (an index
+                                    past an array's end, and whose bytes are there) */
     unsigned char *bytes;        /* MEMH_BYTES: the raw bytes, size of them */
     char *file;                  /* MEMH_BYTES: where the engine saved them
                                     (core/memory.h); the collector leaves it NULL */

@@ -116,6 +116,8 @@ static cJSON *result_json(const struct collector_mem_result *r, bool write)
         cJSON_AddStringToObject(o, "type", r->type);
         cJSON_AddNumberToObject(o, "size", (double)r->size);
     }
+    if (r->note)
+        cJSON_AddStringToObject(o, "note", r->note);
     if (r->error != ERR_NONE) {
         add_error(o, r);
         return o;

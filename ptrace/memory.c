@@ -52,6 +52,8 @@ static int locate(struct varres_process *p, const struct collector_mem_target *t
     }
     r->address = v->has_address ? v->address : 0;
     r->type = dup_or_die(v->type_name);
+    if (v->note[0])
+        r->note = dup_or_die(v->note);
     r->size = v->size;
     return 0;
 }

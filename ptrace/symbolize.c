@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
 #include "dwarf/dwarf.h"
+#include "dwarf/globals.h"
+#include "dwarf/varpath.h"
 #include "ptrace/match.h"
 
 #define MAX_SITES 8
@@ -36,6 +39,24 @@ const struct module *module_of(const struct modules *ms, uint64_t pc)
         if (pc >= ms->m[i].start && pc < ms->m[i].end)
             return &ms->m[i];
     return NULL;
+}
+
+char *module_global_at(const struct modules *ms, uint64_t addr)
+{
+    const struct module *m = NULL;
+    for (size_t i = 0; i < ms->n; i++)
+        if (ms->m[i].start <= addr && (!m || ms->m[i].start > m->start))
+            m = &ms->m[i];
+    struct dw_global g;
+    struct strbuf sb = {0};
+    if (!m || !dw_global_at(m->path, addr - m->bias, &g))
+        return NULL;
+    sb_puts(&sb, g.name);
+    if (!dw_member_path(g.type, addr - m->bias - g.addr, &sb) || sb.oom) {
+        sb_free(&sb);
+        return NULL;
+    }
+    return sb_take(&sb);
 }
 
 static bool is_system_path(const char *path)

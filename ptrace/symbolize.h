@@ -48,6 +48,11 @@ void symbolize_preload(pid_t pid);
 
 /* The module holding pc, or NULL. */
 const struct module *module_of(const struct modules *ms, uint64_t pc);
+/* The variable at a runtime data address as C names it ("g_report.requests",
+ * "g_table.slots[3].key"): a global or static of the module mapped nearest below addr
+ * (a .bss runs past the file's mappings) with its member path; malloc'd, or NULL
+ * when none holds it. */
+char *module_global_at(const struct modules *ms, uint64_t addr);
 /* Names every frame of uw; out->n stays 0 when memory runs out. */
 void symbolize(const struct unwind_result *uw, const struct modules *ms,
                struct symbolized *out);

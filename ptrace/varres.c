@@ -20,6 +20,7 @@
 #include "dwarf/globals.h"
 #include "dwarf/value.h"
 #include "ptrace/procmem.h"
+#include "ptrace/symbolize.h"
 
 /* The types of address targets, by hint (varres_hint_type). */
 static const struct dw_type hint_types[] = {
@@ -499,9 +500,12 @@ static int element(struct walk *w, const struct varres_step *st, int *derefs)
             return -1;
     } else if (v->type->kind == DWT_ARRAY) {
         const struct dw_type *elem = v->type->target;
-        if (v->type->count && index >= v->type->count)
-            return bad(w, "has %" PRIu64 " elements (%s): index %" PRIu64 " is out of bounds.",
-                       v->type->count, v->type_name, index);
+        /* Past the end is read as C reads it (what an overflow bug wrote), with a note;
+         * the bytes' owner is named once the address is final (name_past_end). */
+        if (v->type->count && index >= v->type->count && !v->note[0])
+            snprintf(v->note, sizeof v->note, "'%.*s' has %" PRIu64 " elements (%s): index "
+                     "%" PRIu64 " is past its end, read anyway as C would", SO_FAR(w),
+                     v->type->count, v->type_name, index);
         varres_set_type(v, elem);
     } else {
         return bad(w, "is %s: only arrays and pointers can be indexed.", v->type_name);
@@ -512,6 +516,23 @@ static int element(struct walk *w, const struct varres_step *st, int *derefs)
         return bad(w, "cannot be indexed by %" PRIu64 ".", index);
     v->address += index * v->size;
     return 0;
+}
+
+/* Ends v's past-the-end note with the variable whose bytes v reads, when a global
+ * or static holds them ("... : those bytes are g_report.requests"). */
+static void name_past_end(struct varres_process *p, struct varres *v)
+{
+    struct strobe_error e;
+    if (!v->note[0] || !v->has_address || modules(p, &e) != 0)
+        return;
+    struct modules ms = {p->mods, p->n_mods};
+    char *owner = module_global_at(&ms, v->address);
+    size_t len = strlen(v->note);
+    if (owner)
+        snprintf(v->note + len, sizeof v->note - len, ": those bytes are %s.", owner);
+    else
+        snprintf(v->note + len, sizeof v->note - len, " (no variable is known there).");
+    free(owner);
 }
 
 int varres_resolve(pid_t pid, int memfd, const char *expr, struct varres *out,
@@ -556,10 +577,11 @@ int varres_resolve_in(struct varres_process *p, const char *expr, struct varres 
             return -1;
         }
     }
+    name_past_end(p, out);
     unsigned char probe;
     if (out->has_address && out->size && !procmem_read(memfd, out->address, &probe, 1))
-        return err_set(e, ERR_MEMORY_UNREADABLE, "'%s' at 0x%" PRIx64 " is unreadable.", expr,
-                       out->address);
+        return err_set(e, ERR_MEMORY_UNREADABLE, "'%s' at 0x%" PRIx64 " is unreadable%s%s",
+                       expr, out->address, out->note[0] ? ": " : ".", out->note);
     return 0;
 }
 

@@ -39,6 +39,9 @@ struct varres {
     const char *decl_file;        /* where the root variable is declared (NULL when
                                      unknown), as long as type lives */
     int decl_line;
+    char note[384];               /* "" or what the agent should know about the value:
+                                     an index past an array's end (read anyway, as C
+                                     does) and the variable whose bytes are there */
 };
 
 /* An expression taken apart: stars leading '*'s, then root (a name, "::" allowed),
