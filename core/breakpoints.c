@@ -162,6 +162,26 @@ int debug_breakpoints_add(const char *id, const struct debug_conn *conn,
     return rc;
 }
 
+/* Drops the staged breakpoints of ids (all of them when all), noting their ids in
+ * removed when not NULL. The caller holds g.lock. */
+static void drop_staged_locked(const int *ids, int n, bool all, int *removed, int *n_removed)
+{
+    int kept = 0;
+    for (int k = 0; k < g.n_staged; k++) {
+        bool go = all;
+        for (int i = 0; i < n && !go; i++)
+            go = g.staged[k].id == ids[i];
+        if (go) {
+            if (removed)
+                removed[(*n_removed)++] = g.staged[k].id;
+            spec_free(&g.staged[k]);
+        } else {
+            g.staged[kept++] = g.staged[k];
+        }
+    }
+    g.n_staged = kept;
+}
+
 static int remove_staged(const int *ids, int n, bool all, int *removed, int *n_removed,
                          struct strobe_error *e)
 {
@@ -176,19 +196,7 @@ static int remove_staged(const int *ids, int n, bool all, int *removed, int *n_r
                            ids[i]);
         }
     }
-    int kept = 0;
-    for (int k = 0; k < g.n_staged; k++) {
-        bool go = all;
-        for (int i = 0; i < n && !go; i++)
-            go = g.staged[k].id == ids[i];
-        if (go) {
-            removed[(*n_removed)++] = g.staged[k].id;
-            spec_free(&g.staged[k]);
-        } else {
-            g.staged[kept++] = g.staged[k];
-        }
-    }
-    g.n_staged = kept;
+    drop_staged_locked(ids, n, all, removed, n_removed);
     pthread_mutex_unlock(&g.lock);
     return 0;
 }
@@ -228,6 +236,11 @@ int debug_breakpoints_remove(const char *id, const int *ids, int n, bool all, in
         free(have);
     }
     session_target_put(&st);
+    /* A bound copy of a staged breakpoint keeps its id: it is one breakpoint, as in
+     * gdb, so removing it from the session unstages it too. */
+    pthread_mutex_lock(&g.lock);
+    drop_staged_locked(removed, *n_removed, false, NULL, NULL);
+    pthread_mutex_unlock(&g.lock);
     return rc;
 }
 

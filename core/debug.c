@@ -340,6 +340,7 @@ static void last_lines(struct timeline_reader *rd, int64_t key, int64_t baseline
     int64_t total = page.total_count;
     timeline_page_free(&page);
     int want = DEBUG_OUTPUT_LINES - out->n_output;
+    *(type == EV_STDERR ? &out->stderr_total : &out->stdout_total) = total > 0 ? total : 0;
     if (total <= 0 || want <= 0)
         return;
     q.limit = want;
@@ -349,6 +350,23 @@ static void last_lines(struct timeline_reader *rd, int64_t key, int64_t baseline
     for (int i = 0; i < page.n && out->n_output < DEBUG_OUTPUT_LINES; i++)
         if (page.events[i].text)
             snprintf(out->output[out->n_output++], sizeof out->output[0], "%s",
+                     page.events[i].text);
+    timeline_page_free(&page);
+}
+
+/* The first watchpoint hits since the baseline, quoted, and how many there were. */
+static void watch_hits(struct timeline_reader *rd, int64_t key, int64_t baseline,
+                       struct debug_outcome *out)
+{
+    struct timeline_query q = {.after_id = baseline, .event_type = EV_WATCH_HIT,
+                               .limit = DEBUG_WATCH_HITS};
+    struct timeline_page page;
+    if (timeline_events(rd, key, &q, &page, NULL) != 0)
+        return;
+    out->watch_hits_total = page.total_count;
+    for (int i = 0; i < page.n && out->n_watch_hits < DEBUG_WATCH_HITS; i++)
+        if (page.events[i].text)
+            snprintf(out->watch_hits[out->n_watch_hits++], sizeof out->watch_hits[0], "%s",
                      page.events[i].text);
     timeline_page_free(&page);
 }
@@ -528,11 +546,15 @@ int debug_continue(const char *id, const struct debug_conn *conn,
         if (exited)
             exit_outcome(d, out);
     }
-    if (out->state == DS_PAUSED) {
+    if (out->state == DS_PAUSED)
         stop_stack(id, out);
-    } else if (req->rd) {
+    if (req->rd) {
         session_resolve(id, &key, NULL);
-        meanwhile(req->rd, key, baseline_id, out);
+        out->baseline_id = baseline_id;
+        if (out->state != DS_PAUSED)
+            meanwhile(req->rd, key, baseline_id, out);
+        /* a step or a run to a breakpoint can pass watchpoint hits: say so */
+        watch_hits(req->rd, key, baseline_id, out);
     }
     state_unref(d);
     return 0;

@@ -34,6 +34,7 @@
 #define DEBUG_MEMORY_POLL_MS 5    /* until memory: how often the condition is read */
 #define DEBUG_EVENT_POLL_MS 20    /* until event: how often the timeline is asked */
 #define DEBUG_OUTPUT_LINES 5      /* output lines a "still running" answer shows */
+#define DEBUG_WATCH_HITS 4        /* watchpoint hits an answer quotes */
 #define DEBUG_EXIT_POLL_MS 10     /* the main process ended: how often the wait looks
                                      whether the session has recorded it */
 
@@ -126,8 +127,15 @@ struct debug_outcome {
     int exit_code, signal;
     int64_t waited_ms;
     int64_t events_meanwhile;
+    int64_t baseline_id;          /* the timeline's last event id when the call began:
+                                     afterEventId for what the answer left out */
     int n_output;
     char output[DEBUG_OUTPUT_LINES][256];
+    int64_t stdout_total, stderr_total; /* lines since the baseline */
+    int n_watch_hits;             /* the first watch_hit texts since the baseline: a
+                                     step or a run to a breakpoint may pass some */
+    char watch_hits[DEBUG_WATCH_HITS][256];
+    int64_t watch_hits_total;
 };
 
 int debug_continue(const char *id, const struct debug_conn *conn,

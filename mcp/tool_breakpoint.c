@@ -261,7 +261,8 @@ cJSON *tool_debug_breakpoint(struct tool_ctx *ctx, const cJSON *args, struct str
         cJSON_AddStringToObject(res, "stagedNote", note);
     }
     const char *hint =
-        !id ? "Staged: they bind when debug_launch starts the program, before any of its code "
+        !id && rm && !n_specs ? "Removed from the staged set: later launches do not bind them."
+        : !id ? "Staged: they bind when debug_launch starts the program, before any of its code "
               "runs; the launch answer says where each bound."
         : n_specs ? "The program runs on; debug_continue({sessionId, action: \"until\"}) waits "
                     "for the next stop and answers with the thread, its line and its locals."

@@ -253,6 +253,20 @@ static int parse(const cJSON *args, const char **id, struct debug_continue_req *
     return 0;
 }
 
+/* name: n more items, with the debug_query that shows them all (afterEventId; the
+ * events of event_type, or every kind when NULL). */
+static void add_omitted(cJSON *o, const char *name, int64_t n, int64_t baseline,
+                        const char *event_type)
+{
+    cJSON *m = cJSON_AddObjectToObject(o, name);
+    cJSON_AddNumberToObject(m, "count", (double)n);
+    char query[160];
+    snprintf(query, sizeof query, "debug_query({sessionId, afterEventId: \"%lld\"%s%s%s})",
+             (long long)baseline, event_type ? ", eventType: \"" : "",
+             event_type ? event_type : "", event_type ? "\"" : "");
+    cJSON_AddStringToObject(m, "showAll", query);
+}
+
 static void add_running(cJSON *o, const struct debug_outcome *out)
 {
     cJSON_AddNumberToObject(o, "waitedMs", (double)out->waited_ms);
@@ -262,6 +276,23 @@ static void add_running(cJSON *o, const struct debug_outcome *out)
         for (int i = 0; i < out->n_output; i++)
             cJSON_AddItemToArray(lines, cJSON_CreateString(out->output[i]));
     }
+    int64_t lines = out->stdout_total + out->stderr_total;
+    if (lines > out->n_output)
+        add_omitted(o, "outputOmitted", lines - out->n_output, out->baseline_id,
+                    !out->stderr_total ? "stdout" : !out->stdout_total ? "stderr" : NULL);
+}
+
+/* The watchpoint hits since the call began (the first few, quoted). */
+static void add_watch_hits(cJSON *o, const struct debug_outcome *out)
+{
+    if (!out->n_watch_hits)
+        return;
+    cJSON *hits = cJSON_AddArrayToObject(o, "watchHits");
+    for (int i = 0; i < out->n_watch_hits; i++)
+        cJSON_AddItemToArray(hits, cJSON_CreateString(out->watch_hits[i]));
+    if (out->watch_hits_total > out->n_watch_hits)
+        add_omitted(o, "watchHitsOmitted", out->watch_hits_total - out->n_watch_hits,
+                    out->baseline_id, "watch_hit");
 }
 
 /* name: ["thread T at file:line in f (breakpoint N)", ...] for the n_described pauses
@@ -344,6 +375,7 @@ static cJSON *answer(const char *id, const struct debug_continue_req *req,
                      "debug_continue again to wait longer, action \"until\" to wait for a "
                      "condition, or action \"pause\" to stop it now.";
     }
+    add_watch_hits(o, out);
     cJSON_AddStringToObject(o, "hint", hint);
     return o;
 }

@@ -210,6 +210,22 @@ def test_one_shot_removed_after_first_pause(mcp):
     assert mcp.query(sid, eventType="pause")["totalCount"] == 1
 
 
+def test_removing_a_bound_staged_breakpoint_unstages_it(mcp):
+    """The launch's copy of a staged breakpoint keeps its id: one breakpoint, as in
+    gdb, so removing it from the session also keeps later launches from binding it."""
+    bp_add(mcp, None, {"function": "quick"})
+    r = mcp.launch("bp_quick")
+    sid = r["sessionId"]
+    [bound] = r["breakpoints"]
+    assert [b["id"] for b in bp_list(mcp, None)] == [bound["id"]]
+    a = bp_remove(mcp, sid, [bound["id"]])
+    assert a["removed"] == [bound["id"]] and "stagedNote" not in a, a
+    assert bp_list(mcp, sid) == [] and bp_list(mcp, None) == []
+    a = mcp.call_tool("debug_breakpoint", {"remove": "*"})
+    assert a["removed"] == [] and "later launches do not bind" in a["hint"], a
+    mcp.stop(sid)
+
+
 def test_all_stop_pauses_every_thread(mcp):
     r = launch_ready(mcp, "bp_threads", r"^started$")
     sid, pid = r["sessionId"], r["pid"]
