@@ -30,15 +30,12 @@ int store_evicted_by_function(struct store_reader *r, int64_t session_key,
     sqlite3_bind_int64(st, 1, session_key);
     int rc, cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 8;
-            struct store_evicted *nr = realloc(*rows, cap * sizeof *nr);
-            if (!nr) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            *rows = nr;
+        struct store_evicted *nr = st_grow(*rows, *n, &cap, sizeof *nr, 8);
+        if (!nr) {
+            rc = SQLITE_NOMEM;
+            break;
         }
+        *rows = nr;
         const unsigned char *name = sqlite3_column_text(st, 0);
         struct store_evicted *e = &(*rows)[*n];
         e->function = strdup(name ? (const char *)name : "");

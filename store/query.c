@@ -542,15 +542,12 @@ static int read_rows(struct store_reader *r, const struct store_query *q,
             out->has_more = true;
             continue;
         }
-        if (out->n == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct store_event_row *nr = realloc(out->rows, cap * sizeof *nr);
-            if (!nr) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            out->rows = nr;
+        struct store_event_row *nr = st_grow(out->rows, out->n, &cap, sizeof *nr, 64);
+        if (!nr) {
+            rc = SQLITE_NOMEM;
+            break;
         }
+        out->rows = nr;
         struct store_event_row *e = &out->rows[out->n++];
         memset(e, 0, sizeof *e);
         e->id = sqlite3_column_int64(st, 0);
@@ -789,15 +786,12 @@ int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, in
     sqlite3_bind_int64(st, 1, session_key);
     int rc, cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 8;
-            int *np = realloc(*pids, cap * sizeof *np);
-            if (!np) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            *pids = np;
+        int *np = st_grow(*pids, *n, &cap, sizeof *np, 8);
+        if (!np) {
+            rc = SQLITE_NOMEM;
+            break;
         }
+        *pids = np;
         (*pids)[(*n)++] = sqlite3_column_int(st, 0);
     }
     sqlite3_finalize(st);
@@ -849,15 +843,12 @@ int store_count_by_function(struct store_reader *r, int64_t session_key, int lim
     sqlite3_bind_int(st, 2, limit < 0 ? 0 : limit);
     int rc, cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct function_count *nr = realloc(*rows, cap * sizeof *nr);
-            if (!nr) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            *rows = nr;
+        struct function_count *nr = st_grow(*rows, *n, &cap, sizeof *nr, 16);
+        if (!nr) {
+            rc = SQLITE_NOMEM;
+            break;
         }
+        *rows = nr;
         struct function_count *f = &(*rows)[*n];
         f->function = col_dup(st, 0);
         f->count = sqlite3_column_int64(st, 1);

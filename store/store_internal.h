@@ -46,6 +46,11 @@ int st_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3
 int st_fail_db(char **err, sqlite3 *db, const char *what);
 /* strdup that tolerates NULL. */
 char *st_strdup(const char *s);
+/* Room for element n of array (*cap elements of elem_size allocated): array itself
+ * while n < *cap, else array realloc'd to twice *cap (first_cap the first time) and
+ * *cap updated. NULL when memory runs out; array is then still valid and *cap
+ * unchanged. For the loops that read rows into a growing array. */
+void *st_grow(void *array, int n, int *cap, size_t elem_size, int first_cap);
 
 /* Opens a connection with the pragmas every Strobe connection uses (WAL,
  * synchronous=NORMAL, busy_timeout). NULL with *err on failure. */
