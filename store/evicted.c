@@ -1,7 +1,7 @@
 /*
  * evicted.c - what the per-session event cap took: the function events evicted per
- * function (evicted_counts, kept by the writer's evict()), read for query answers
- * and status. See store.h.
+ * function (evicted_counts, kept by the writer's st_evict() in eviction.c), read for
+ * query answers and status. See store.h.
  */
 #include "store/store_internal.h"
 

@@ -1,8 +1,9 @@
 /*
- * store_internal.h - declarations shared by the store's own files (schema.c, writer.c,
- * session.c, deleter.c, retention.c, query.c, evicted.c, util.c). Nothing outside
- * store/ includes this header, except the store's unit tests, which use
- * store_explain_query() to check query plans.
+ * store_internal.h - declarations shared by the store's own files (schema.c, the
+ * writer's files (writer.c and those writer_internal.h lists), session.c, deleter.c,
+ * retention.c, query.c, evicted.c, util.c). Nothing outside store/ includes this
+ * header, except the store's unit tests, which use store_explain_query() to check
+ * query plans.
  *
  * Concurrency map of struct store:
  *   - sdb, the session connection, is used only with sess_lock held;
