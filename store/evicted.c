@@ -21,7 +21,7 @@ int store_evicted_by_function(struct store_reader *r, int64_t session_key,
     *rows = NULL;
     *n = 0;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(st_reader_db(r),
+    if (sqlite3_prepare_v2(r->db,
                            "SELECT f.name, sum(c.events) AS n, max(c.through_ns)"
                            " FROM evicted_counts c JOIN functions f ON f.id = c.function_id"
                            " WHERE c.session = ?1 GROUP BY f.name ORDER BY n DESC, f.name",

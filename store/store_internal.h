@@ -1,9 +1,9 @@
 /*
  * store_internal.h - declarations shared by the store's own files (schema.c, the
  * writer's files (writer.c and those writer_internal.h lists), session.c, deleter.c,
- * retention.c, query.c, evicted.c, util.c). Nothing outside store/ includes this
- * header, except the store's unit tests, which use store_explain_query() to check
- * query plans.
+ * retention.c, reader.c, query.c, counts.c, evicted.c, calls.c, tests.c, util.c). Nothing
+ * outside store/ includes this header, except the store's unit tests, which use
+ * store_explain_query() to check query plans.
  *
  * Concurrency map of struct store:
  *   - sdb, the session connection, is used only with sess_lock held;
@@ -52,6 +52,8 @@ char *st_strdup(const char *s);
  * *cap updated. NULL when memory runs out; array is then still valid and *cap
  * unchanged. For the loops that read rows into a growing array. */
 void *st_grow(void *array, int n, int *cap, size_t elem_size, int first_cap);
+/* A malloc'd copy of column i of st's current row; NULL when it is NULL. */
+char *st_column_dup(sqlite3_stmt *st, int i);
 
 /* Opens a connection with the pragmas every Strobe connection uses (WAL,
  * synchronous=NORMAL, busy_timeout). NULL with *err on failure. */
@@ -145,10 +147,18 @@ void st_writer_forget(struct store *s, int64_t key);
  * chunk of events. */
 int st_session_delete(struct store *s, int64_t key, char **err);
 
-/* ---- query.c ------------------------------------------------------------------ */
+/* ---- reader.c ----------------------------------------------------------------- */
 
-/* The reader's connection, for the store's other read-only files (evicted.c). */
-sqlite3 *st_reader_db(struct store_reader *r);
+struct regex;
+/* A reader (store.h): its connection serves query.c, counts.c and evicted.c. */
+struct store_reader {
+    struct store *s;
+    sqlite3 *db;
+    /* The running query's text regex, for strobe_text_match(); NULL between queries. */
+    const struct regex *text_re;
+    bool text_over_budget;   /* a match exceeded the budget: why says how */
+    char text_why[200];
+};
 
 /* ---- deleter.c ------------------------------------------------------------ */
 

@@ -35,6 +35,12 @@ int st_fail_db(char **err, sqlite3 *db, const char *what)
 
 char *st_strdup(const char *s) { return s ? strdup(s) : NULL; }
 
+char *st_column_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
 void *st_grow(void *array, int n, int *cap, size_t elem_size, int first_cap)
 {
     if (n < *cap)
