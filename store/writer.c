@@ -35,6 +35,7 @@
 
 #include "base/clock.h"
 
+/* The longest the thread sleeps between passes when nothing wakes it. */
 #define WAKE_MS 10
 /* A batch is also committed once open this long, so that producers that never let
  * the rings run dry (floods) do not keep every session's events invisible until

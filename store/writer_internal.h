@@ -97,7 +97,6 @@ struct writer {
     bool *has_head;
     struct limit_entry *limits;
     int nlimits, limits_cap;
-    char err[256];
 };
 
 /* ---- writer.c ----------------------------------------------------------------- */
