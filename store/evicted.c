@@ -1,7 +1,7 @@
 /*
  * evicted.c - what the per-session event cap took: the function events evicted per
- * function (evicted_counts, kept by the writer's evict()), read for query answers
- * and status. See store.h.
+ * function (evicted_counts, kept by the writer's st_evict() in eviction.c), read for
+ * query answers and status. See store.h.
  */
 #include "store/store_internal.h"
 
@@ -21,7 +21,7 @@ int store_evicted_by_function(struct store_reader *r, int64_t session_key,
     *rows = NULL;
     *n = 0;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(st_reader_db(r),
+    if (sqlite3_prepare_v2(r->db,
                            "SELECT f.name, sum(c.events) AS n, max(c.through_ns)"
                            " FROM evicted_counts c JOIN functions f ON f.id = c.function_id"
                            " WHERE c.session = ?1 GROUP BY f.name ORDER BY n DESC, f.name",
@@ -30,15 +30,12 @@ int store_evicted_by_function(struct store_reader *r, int64_t session_key,
     sqlite3_bind_int64(st, 1, session_key);
     int rc, cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 8;
-            struct store_evicted *nr = realloc(*rows, cap * sizeof *nr);
-            if (!nr) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            *rows = nr;
+        struct store_evicted *nr = st_grow(*rows, *n, &cap, sizeof *nr, 8);
+        if (!nr) {
+            rc = SQLITE_NOMEM;
+            break;
         }
+        *rows = nr;
         const unsigned char *name = sqlite3_column_text(st, 0);
         struct store_evicted *e = &(*rows)[*n];
         e->function = strdup(name ? (const char *)name : "");

@@ -1,5 +1,7 @@
 /*
- * query.c - the read side: reader connections, store_query_events() and the counts.
+ * query.c - store_query_events(): debug_query's events query, its rows and its
+ * totalCount; store_explain_query(), its plans. Reader connections: reader.c; a
+ * session's counts: counts.c.
  *
  * A query is built in two steps. Name filters (function, source file, thread name)
  * are first resolved against the small names tables (equality, instr() for
@@ -38,73 +40,6 @@
 
 #include "base/regex.h"
 #include "base/strbuf.h"
-
-struct store_reader {
-    struct store *s;
-    sqlite3 *db;
-    /* The running query's text regex, for strobe_text_match(); NULL between queries. */
-    const struct regex *text_re;
-    bool text_over_budget;   /* a match exceeded the budget: why says how */
-    char text_why[200];
-};
-
-/* strobe_text_match(text): 1 when the running query's text regex matches text, 0
- * when not (NULL text included); an SQL error when the match is over budget or no
- * query is running. */
-static void text_match_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    struct store_reader *r = sqlite3_user_data(ctx);
-    if (!r->text_re) {
-        sqlite3_result_error(ctx, "strobe_text_match outside a text query", -1);
-        return;
-    }
-    const char *text = (const char *)sqlite3_value_text(argv[0]);
-    if (!text) {
-        sqlite3_result_int(ctx, 0);
-        return;
-    }
-    int m = regex_match(r->text_re, text, (size_t)sqlite3_value_bytes(argv[0]), r->text_why,
-                        sizeof r->text_why);
-    if (m < 0) {
-        r->text_over_budget = true;
-        sqlite3_result_error(ctx, "the text pattern is too costly", -1);
-        return;
-    }
-    sqlite3_result_int(ctx, m);
-}
-
-struct store_reader *store_reader_open(struct store *s, char **err)
-{
-    struct store_reader *r = calloc(1, sizeof *r);
-    if (!r) {
-        st_fail(err, "out of memory opening a reader");
-        return NULL;
-    }
-    r->s = s;
-    r->db = st_connect(s->path, false, err);
-    if (!r->db || st_exec(r->db, "PRAGMA query_only=1", err) < 0) {
-        store_reader_close(r);
-        return NULL;
-    }
-    if (sqlite3_create_function(r->db, "strobe_text_match", 1, SQLITE_UTF8, r, text_match_fn,
-                                NULL, NULL) != SQLITE_OK) {
-        st_fail_db(err, r->db, "cannot register the text filter");
-        store_reader_close(r);
-        return NULL;
-    }
-    return r;
-}
-
-sqlite3 *st_reader_db(struct store_reader *r) { return r->db; }
-
-void store_reader_close(struct store_reader *r)
-{
-    if (!r)
-        return;
-    sqlite3_close(r->db);
-    free(r);
-}
 
 /* ---- id sets from the names tables -------------------------------------------- */
 
@@ -494,11 +429,6 @@ static char *count_sql(const struct built *b)
     return s.buf;
 }
 
-static char *col_dup(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? strdup((const char *)t) : NULL;
-}
 
 void store_event_row_free(struct store_event_row *e)
 {
@@ -542,15 +472,12 @@ static int read_rows(struct store_reader *r, const struct store_query *q,
             out->has_more = true;
             continue;
         }
-        if (out->n == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct store_event_row *nr = realloc(out->rows, cap * sizeof *nr);
-            if (!nr) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            out->rows = nr;
+        struct store_event_row *nr = st_grow(out->rows, out->n, &cap, sizeof *nr, 64);
+        if (!nr) {
+            rc = SQLITE_NOMEM;
+            break;
         }
+        out->rows = nr;
         struct store_event_row *e = &out->rows[out->n++];
         memset(e, 0, sizeof *e);
         e->id = sqlite3_column_int64(st, 0);
@@ -558,20 +485,20 @@ static int read_rows(struct store_reader *r, const struct store_query *q,
         e->ts_ns = sqlite3_column_int64(st, 2);
         e->pid = sqlite3_column_int(st, 3);
         e->tid = sqlite3_column_int(st, 4);
-        e->thread_name = col_dup(st, 5);
+        e->thread_name = st_column_dup(st, 5);
         e->parent_id = sqlite3_column_int64(st, 6);
-        e->function = col_dup(st, 7);
-        e->function_raw = col_dup(st, 8);
+        e->function = st_column_dup(st, 7);
+        e->function_raw = st_column_dup(st, 8);
         if (e->function_raw && !*e->function_raw) {
             free(e->function_raw);
             e->function_raw = NULL;
         }
-        e->source_file = col_dup(st, 9);
+        e->source_file = st_column_dup(st, 9);
         e->line = sqlite3_column_int(st, 10);
-        e->arguments = col_dup(st, 11);
-        e->return_value = col_dup(st, 12);
-        e->text = col_dup(st, 13);
-        e->data = col_dup(st, 14);
+        e->arguments = st_column_dup(st, 11);
+        e->return_value = st_column_dup(st, 12);
+        e->text = st_column_dup(st, 13);
+        e->data = st_column_dup(st, 14);
         e->duration_ns = sqlite3_column_type(st, 15) == SQLITE_NULL ? -1
                                                                     : sqlite3_column_int64(st, 15);
         e->sampled = sqlite3_column_int(st, 16) != 0;
@@ -746,138 +673,4 @@ out:
     else
         free(p.buf);
     return ret;
-}
-
-/* ---- counts --------------------------------------------------------------------------- */
-
-/* SELECT max(column) over the session's events into *out (0 when it has none). */
-static int session_max(struct store_reader *r, int64_t session_key, const char *sql,
-                       int64_t *out)
-{
-    sqlite3_stmt *st = NULL;
-    *out = 0;
-    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, session_key);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *out = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : -1;
-}
-
-int store_latest_ts(struct store_reader *r, int64_t session_key, int64_t *ts_ns)
-{
-    return session_max(r, session_key, "SELECT max(ts_ns) FROM events WHERE session = ?1",
-                       ts_ns);
-}
-
-int store_latest_id(struct store_reader *r, int64_t session_key, int64_t *id)
-{
-    return session_max(r, session_key, "SELECT max(id) FROM events WHERE session = ?1", id);
-}
-
-int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, int *n)
-{
-    *pids = NULL;
-    *n = 0;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(r->db,
-                           "SELECT pid FROM session_pids WHERE session = ?1 ORDER BY pid", -1,
-                           &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, session_key);
-    int rc, cap = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 8;
-            int *np = realloc(*pids, cap * sizeof *np);
-            if (!np) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            *pids = np;
-        }
-        (*pids)[(*n)++] = sqlite3_column_int(st, 0);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        free(*pids);
-        *pids = NULL;
-        *n = 0;
-        return -1;
-    }
-    return 0;
-}
-
-int store_count_by_type(struct store_reader *r, int64_t session_key,
-                        int64_t counts[EV_TYPE_MAX + 1])
-{
-    memset(counts, 0, sizeof(int64_t) * (EV_TYPE_MAX + 1));
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(r->db, "SELECT type, count FROM type_counts WHERE session = ?1", -1,
-                           &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, session_key);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int t = sqlite3_column_int(st, 0);
-        if (t >= 0 && t <= EV_TYPE_MAX)
-            counts[t] = sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : -1;
-}
-
-int store_count_by_function(struct store_reader *r, int64_t session_key, int limit,
-                            struct function_count **rows, int *n)
-{
-    *rows = NULL;
-    *n = 0;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(r->db,
-                           "SELECT f.name, sum(c.count) AS n, max(f.name_raw),"
-                           " EXISTS(SELECT 1 FROM events e WHERE e.session = ?1"
-                           "  AND e.function_id IN (SELECT id FROM functions WHERE name = f.name)"
-                           "  AND e.sampled = 1)"
-                           " FROM function_counts c JOIN functions f ON f.id = c.function_id"
-                           " WHERE c.session = ?1"
-                           " GROUP BY f.name ORDER BY n DESC, f.name LIMIT ?2",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, session_key);
-    sqlite3_bind_int(st, 2, limit < 0 ? 0 : limit);
-    int rc, cap = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct function_count *nr = realloc(*rows, cap * sizeof *nr);
-            if (!nr) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            *rows = nr;
-        }
-        struct function_count *f = &(*rows)[*n];
-        f->function = col_dup(st, 0);
-        f->count = sqlite3_column_int64(st, 1);
-        const unsigned char *raw = sqlite3_column_text(st, 2);
-        f->function_raw = raw && raw[0] ? col_dup(st, 2) : NULL;
-        f->sampled = sqlite3_column_int(st, 3) != 0;
-        if (!f->function || (raw && raw[0] && !f->function_raw)) {
-            rc = SQLITE_NOMEM;
-            break;
-        }
-        (*n)++;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        for (int i = 0; i < *n; i++)
-            free((*rows)[i].function);
-        free(*rows);
-        *rows = NULL;
-        *n = 0;
-        return -1;
-    }
-    return 0;
 }

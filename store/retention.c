@@ -92,15 +92,12 @@ static int list_candidates(struct store *s, struct candidate **out, int *n, char
         int64_t key = sqlite3_column_int64(st, 0);
         if (is_busy(busy, nbusy, key))
             continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct candidate *nc = realloc(*out, cap * sizeof *nc);
-            if (!nc) {
-                st_fail(err, "out of memory listing sessions to purge");
-                goto out;
-            }
-            *out = nc;
+        struct candidate *nc = st_grow(*out, *n, &cap, sizeof *nc, 16);
+        if (!nc) {
+            st_fail(err, "out of memory listing sessions to purge");
+            goto out;
         }
+        *out = nc;
         struct candidate *c = &(*out)[*n];
         c->key = key;
         c->done = false;

@@ -163,15 +163,12 @@ int store_session_list(struct store *s, struct session_row **rows, int *n, char 
     }
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct session_row *nr = realloc(*rows, cap * sizeof *nr);
-            if (!nr) {
-                st_fail(err, "out of memory listing sessions");
-                goto out;
-            }
-            *rows = nr;
+        struct session_row *nr = st_grow(*rows, *n, &cap, sizeof *nr, 16);
+        if (!nr) {
+            st_fail(err, "out of memory listing sessions");
+            goto out;
         }
+        *rows = nr;
         read_row(st, &(*rows)[(*n)++]);
     }
     if (rc != SQLITE_DONE) {

@@ -1,7 +1,8 @@
 /*
- * store_internal.h - declarations shared by the store's own files (schema.c, writer.c,
- * session.c, deleter.c, retention.c, query.c, evicted.c, util.c). Nothing outside
- * store/ includes this header, except the store's unit tests, which use
+ * store_internal.h - declarations shared by the store's own files (schema.c, the
+ * writer's files (writer.c and those writer_internal.h lists), session.c, deleter.c,
+ * retention.c, reader.c, query.c, counts.c, evicted.c, calls.c, tests.c, util.c). Nothing
+ * outside store/ includes this header, except the store's unit tests, which use
  * store_explain_query() to check query plans.
  *
  * Concurrency map of struct store:
@@ -46,6 +47,13 @@ int st_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3
 int st_fail_db(char **err, sqlite3 *db, const char *what);
 /* strdup that tolerates NULL. */
 char *st_strdup(const char *s);
+/* Room for element n of array (*cap elements of elem_size allocated): array itself
+ * while n < *cap, else array realloc'd to twice *cap (first_cap the first time) and
+ * *cap updated. NULL when memory runs out; array is then still valid and *cap
+ * unchanged. For the loops that read rows into a growing array. */
+void *st_grow(void *array, int n, int *cap, size_t elem_size, int first_cap);
+/* A malloc'd copy of column i of st's current row; NULL when it is NULL. */
+char *st_column_dup(sqlite3_stmt *st, int i);
 
 /* Opens a connection with the pragmas every Strobe connection uses (WAL,
  * synchronous=NORMAL, busy_timeout). NULL with *err on failure. */
@@ -139,10 +147,18 @@ void st_writer_forget(struct store *s, int64_t key);
  * chunk of events. */
 int st_session_delete(struct store *s, int64_t key, char **err);
 
-/* ---- query.c ------------------------------------------------------------------ */
+/* ---- reader.c ----------------------------------------------------------------- */
 
-/* The reader's connection, for the store's other read-only files (evicted.c). */
-sqlite3 *st_reader_db(struct store_reader *r);
+struct regex;
+/* A reader (store.h): its connection serves query.c, counts.c and evicted.c. */
+struct store_reader {
+    struct store *s;
+    sqlite3 *db;
+    /* The running query's text regex, for strobe_text_match(); NULL between queries. */
+    const struct regex *text_re;
+    bool text_over_budget;   /* a match exceeded the budget: why says how */
+    char text_why[200];
+};
 
 /* ---- deleter.c ------------------------------------------------------------ */
 

@@ -1,6 +1,7 @@
 /*
- * util.c - small helpers every store file uses: error sentences, connection setup
- * with the common pragmas. Kept apart so schema/writer/session/query each stay about one concern.
+ * util.c - small helpers every store file uses: error sentences, growing the arrays
+ * that rows are read into, connection setup with the common pragmas. Kept apart so
+ * schema/writer/session/query each stay about one concern.
  */
 
 #include "store/store_internal.h"
@@ -33,6 +34,23 @@ int st_fail_db(char **err, sqlite3 *db, const char *what)
 }
 
 char *st_strdup(const char *s) { return s ? strdup(s) : NULL; }
+
+char *st_column_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+void *st_grow(void *array, int n, int *cap, size_t elem_size, int first_cap)
+{
+    if (n < *cap)
+        return array;
+    int ncap = *cap ? *cap * 2 : first_cap;
+    void *grown = realloc(array, (size_t)ncap * elem_size);
+    if (grown)
+        *cap = ncap;
+    return grown;
+}
 
 int st_exec(sqlite3 *db, const char *sql, char **err)
 {
