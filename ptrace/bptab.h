@@ -16,7 +16,7 @@
  * forked: bptab_insert_only). A process that execs gets a table of its own. Code bytes read through the table (bptab_read, bptab_mask) show the
  * program's bytes, not ours.
  *
- * Writing code while threads run is the caller's business (see tracer.c: every
+ * Writing code while threads run is the caller's business (see tracer_hold.c: every
  * insert or remove happens with every thread of the image stopped); the table only
  * writes the bytes.
  */
@@ -29,7 +29,7 @@
 #include <sys/types.h>
 
 /* Who holds a breakpoint. The order is the order in which the tracer asks the
- * owners of a trap (tracer.c): the owners that may stop a thread come before the
+ * owners of a trap (traps.c): the owners that may stop a thread come before the
  * trace hooks, which always resume it; a thread resumed from a pause on an address
  * the hooks hold too is handed to them then (tracer_resume_thread), so a traced
  * function with a breakpoint on it records its call all the same. */

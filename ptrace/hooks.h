@@ -54,7 +54,7 @@
  * recorded after sampling started carry sampled.
  *
  * Code is patched only while every thread of the image is stopped: the caller of
- * hooks_arm, hooks_disarm and hooks_tick stops them (tracer.c).
+ * hooks_arm, hooks_disarm and hooks_tick stops them (tracer_hold.c).
  */
 #ifndef STROBE_HOOKS_H
 #define STROBE_HOOKS_H

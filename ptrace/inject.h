@@ -6,8 +6,9 @@
  * relocated instructions and return trampolines.
  *
  * The `syscall` is written over code every thread of the process may run: the
- * caller has stopped every thread of the address space first (tracer.c holds the
- * image around tracer_call commands and entry callbacks), so none can execute it.
+ * caller has stopped every thread of the address space first (the tracer holds the
+ * image around tracer_call commands and entry callbacks: tracer_hold.c), so none can
+ * execute it.
  */
 #ifndef STROBE_INJECT_H
 #define STROBE_INJECT_H

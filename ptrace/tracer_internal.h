@@ -1,9 +1,18 @@
 /*
- * tracer_internal.h - what the tracer's two files share (tracer.c: the thread, the
- * launch, the wait loop, events; traps.c: what a trap on an int3 does, and the
- * parking, resuming and single-stepping of threads). Nothing outside ptrace/tracer.c
- * and ptrace/traps.c includes it: the rest of ptrace/ knows the tracer through
- * tracer.h.
+ * tracer_internal.h - the tracer's state, shared by its files and by nothing else:
+ * the rest of ptrace/ knows the tracer through tracer.h.
+ *
+ *   tracer.c           the thread: start, wait loop, end; a stop's handling; the
+ *                      stop handlers of the entry point, Rust's panic hook, the hooks
+ *   tracer_launch.c    fork, seize and exec of the target
+ *   tracer_tracees.c   processes, threads and address spaces, and what fork, clone,
+ *                      exec and exits do to them
+ *   tracer_hold.c      stopping every thread of a space, and letting them go
+ *   tracer_commands.c  tracer_call and tracer_read from other threads; the walks
+ *                      over images and threads
+ *   tracer_throttle.c  the re-arm timer of throttled hooks
+ *   traps.c            what a trap on an int3 does; the parking, resuming and
+ *                      single-stepping of threads
  */
 #ifndef STROBE_TRACER_INTERNAL_H
 #define STROBE_TRACER_INTERNAL_H
@@ -107,6 +116,24 @@ struct tracer {
 
 /* ---- tracer.c ---- */
 
+/* The loop's handling of one stop of tid, with its thread state kept. */
+void tr_on_stop(struct tracer *t, pid_t tid, int status);
+/* What one stop of pid means (an event, a trap, a signal), and its resumption. */
+void tr_handle_stop(struct tracer *t, pid_t pid, int status);
+
+/* ---- tracer_launch.c ---- */
+
+/* Forks, seizes and runs the target up to its exec. Returns 0 with the target
+ * stopped at PTRACE_EVENT_EXEC, or -1 with t->start_error set. */
+int tr_launch(struct tracer *t);
+
+/* ---- tracer_tracees.c ---- */
+
+/* The processes (guarded by t->lock); remove says whether pid was one. */
+void tr_procs_add(struct tracer *t, pid_t pid);
+bool tr_procs_remove(struct tracer *t, pid_t pid);
+/* A new thread's record (the one it has already, if any); NULL if out of memory. */
+struct tthread *tr_thread_add(struct tracer *t, pid_t tid, pid_t tgid);
 /* A thread's record; one that stops before its creator's clone event was seen is
  * added. */
 struct tthread *tr_thread_of(struct tracer *t, pid_t tid);
@@ -116,16 +143,43 @@ void tr_cont(struct tracer *t, pid_t tid, int sig);
 struct space *tr_space_of_process(struct tracer *t, pid_t tgid);
 struct space *tr_space_of(struct tracer *t, pid_t tid);
 struct space *tr_space_by_pid(struct tracer *t, pid_t pid);
+/* A fresh space for the image process pid just exec'd; false if out of memory.
+ * tr_space_free frees its table and hooks; tr_image_drop the image space of pid. */
+bool tr_space_init(struct tracer *t, struct space *sp, pid_t pid);
+void tr_space_free(struct space *sp);
+void tr_image_drop(struct tracer *t, pid_t pid);
+/* An int3 on the entry point of sp's process (sp->entry). */
+void tr_arm_entry_breakpoint(struct space *sp);
+/* PTRACE_EVENT_EXIT of tid: it resumes to end. */
+void tr_on_exit_event(struct tracer *t, pid_t tid);
+/* PTRACE_EVENT_EXEC of pid: its space starts over, or is a new one. */
+void tr_on_exec(struct tracer *t, pid_t pid);
+/* A fork, vfork or clone event of pid: the new tracee is recorded. */
+void tr_on_new_tracee(struct tracer *t, pid_t pid, int event);
+/* A tracee is gone. */
+void tr_reap(struct tracer *t, pid_t pid, int status);
+
+/* ---- tracer_hold.c ---- */
+
 void tr_held_add(struct held *hd, pid_t tid);
 /* Stops every running thread of sp but except (their stops kept for tr_release),
  * and lets them run again. */
 void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd);
 void tr_release(struct tracer *t, struct held *hd);
-/* The loop's handling of one stop of tid, with its thread state kept. */
-void tr_on_stop(struct tracer *t, pid_t tid, int status);
-void tr_handle_stop(struct tracer *t, pid_t pid, int status);
-/* A tracee is gone. */
-void tr_reap(struct tracer *t, pid_t pid, int status);
+
+/* ---- tracer_commands.c ---- */
+
+/* Runs the command of tracer_call or tracer_read, if one is waiting. */
+void tr_run_command(struct tracer *t);
+
+/* ---- tracer_throttle.c ---- */
+
+/* The re-arm timer: SIG_KICK to the tracer thread (t->thread_tid set). */
+void tr_rearm_timer_create(struct tracer *t);
+void tr_rearm_timer_delete(struct tracer *t);
+/* Patches the throttle changes due at time now in every space (now 0: only those
+ * of the functions hits throttled). */
+void tr_tick(struct tracer *t, int64_t now);
 
 /* ---- traps.c ---- */
 
