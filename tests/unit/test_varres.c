@@ -382,7 +382,15 @@ static void test_resolve_errors(void **state)
                   "'g_config' is not a pointer (struct config): use '.'");
     resolve_fails(t, "g_int.x", ERR_BAD_EXPRESSION, "'g_int' is int, which has no members");
     resolve_fails(t, "g_int[0]", ERR_BAD_EXPRESSION, "only arrays and pointers");
-    resolve_fails(t, "g_array[5]", ERR_BAD_EXPRESSION, "has 5 elements (int[5]): index 5");
+    /* Past an array's end: read as C reads it, with a note naming what is there. */
+    struct varres past, whole;
+    struct strobe_error e = {0};
+    assert_int_equal(varres_resolve(t->pid, t->memfd, "g_array[5]", &past, &e), 0);
+    assert_int_equal(varres_resolve(t->pid, t->memfd, "g_array", &whole, &e), 0);
+    assert_int_equal(past.address, whole.address + 20);
+    assert_non_null(strstr(past.note, "'g_array' has 5 elements (int[5]): index 5 is past its "
+                                      "end, read anyway as C would"));
+    assert_int_equal(whole.note[0], '\0');
     resolve_fails(t, "*g_int", ERR_BAD_EXPRESSION, "not a pointer");
     resolve_fails(t, "*g_null_ptr", ERR_MEMORY_UNREADABLE, "'g_null_ptr' is NULL.");
     resolve_fails(t, "*g_bad_ptr", ERR_MEMORY_UNREADABLE, "at 0x10 is unreadable");
