@@ -36,7 +36,7 @@
 #include "base/u64map.h"
 
 #define MAGIC "STRBIDX1"
-#define VERSION 2u
+#define VERSION 3u
 #define SYSTEM_HEADER_BIT 0x10000u /* in a type's kind word */
 #define NONE 0xFFFFFFFFu
 
@@ -48,7 +48,7 @@ enum {
     MEMBER_SIZE = 4 + 8 + 4 + 4 + 4,
     ENUMERATOR_SIZE = 4 + 8,
     PARAM_SIZE = 4 + 4,
-    FUNCTION_SIZE = 8 + 8 + 4 * 4 + 4 + 4 + 4 + 4 + 1 + 1 + 4 + 4,
+    FUNCTION_SIZE = 8 + 8 + 4 * 4 + 4 + 4 + 4 + 4 + 1 + 1 + 4 + 4 + 8,
     NAME_SIZE = 4,                              /* aliases and inlined_only */
 };
 
@@ -224,6 +224,7 @@ static void write_payload(struct writer *w, const struct dw_index *ix, struct bu
         put(b, f->variadic, 1);
         put32(b, (uint32_t)(w->t[T_ALIASES].n / NAME_SIZE));
         put32(b, (uint32_t)f->n_aliases);
+        put64(b, f->ifunc_slot);
         for (size_t k = 0; k < f->n_params; k++) {
             put32(&w->t[T_PARAMS], str_off(w, f->params[k].name));
             put32(&w->t[T_PARAMS], type_idx(w, f->params[k].type));
@@ -485,6 +486,7 @@ static struct dw_index *parse(const unsigned char *data, size_t size, const char
         f->has_dwarf = get(&r, 1) != 0;
         f->variadic = get(&r, 1) != 0;
         uint32_t af = get32(&r), an = get32(&r);
+        f->ifunc_slot = get64(&r);
         if (range_ok(&tb, T_PARAMS, pf, pn)) {
             f->params = &params[pf];
             f->n_params = pn;

@@ -82,6 +82,11 @@ struct dw_function {
     const struct dw_param *params;
     bool has_dwarf;          /* false: from the ELF symbol table only */
     bool variadic;
+    /* An IFUNC (STT_GNU_IFUNC: strlen, memcpy in libc): entry is its resolver, which
+     * the program never calls. ifunc_slot is the link-time address of the GOT slot an
+     * R_X86_64_IRELATIVE of the resolver fills with the variant this CPU runs; 0: not
+     * an IFUNC, or none is known. */
+    uint64_t ifunc_slot;
     /* Other ELF symbol names at entry, demangled without parameters, unlike name:
      * "puts" and "_IO_puts" share one address in libc. Patterns should match them too. */
     size_t n_aliases;

@@ -1019,12 +1019,63 @@ struct sym {
     const char *name; /* in the ELF string table */
     size_t len;
     int rank;         /* lower is preferred as the function's name */
+    bool ifunc;       /* STT_GNU_IFUNC: addr is the resolver */
+};
+
+/* An R_X86_64_IRELATIVE: the GOT slot at slot receives what the resolver at
+ * resolver returns (the dynamic linker calls it before the program starts). */
+struct irelative {
+    uint64_t resolver, slot;
 };
 
 struct syms {
     struct sym *v;
     size_t n, cap;
+    struct irelative *irel; /* sorted by resolver */
+    size_t n_irel, cap_irel;
 };
+
+static int cmp_irelative(const void *x, const void *y)
+{
+    const struct irelative *a = x, *b = y;
+    return a->resolver < b->resolver ? -1 : a->resolver > b->resolver;
+}
+
+/* The IRELATIVE relocations of elf (its .rela.plt and .rela.dyn) into out->irel. */
+static void collect_irelative(Elf *elf, struct syms *out)
+{
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        size_t count = data ? sh.sh_size / sh.sh_entsize : 0;
+        for (size_t i = 0; i < count; i++) {
+            GElf_Rela r;
+            if (!gelf_getrela(data, (int)i, &r) ||
+                GELF_R_TYPE(r.r_info) != R_X86_64_IRELATIVE)
+                continue;
+            if (out->n_irel == out->cap_irel) {
+                out->cap_irel = out->cap_irel ? 2 * out->cap_irel : 64;
+                out->irel = realloc(out->irel, out->cap_irel * sizeof *out->irel);
+                if (!out->irel)
+                    abort();
+            }
+            out->irel[out->n_irel++] = (struct irelative){(uint64_t)r.r_addend, r.r_offset};
+        }
+    }
+    if (out->n_irel > 1)
+        qsort(out->irel, out->n_irel, sizeof *out->irel, cmp_irelative);
+}
+
+/* The GOT slot the resolver at addr fills, or 0. */
+static uint64_t irelative_slot(const struct syms *ss, uint64_t addr)
+{
+    struct irelative key = {addr, 0};
+    const struct irelative *r = ss->n_irel ? bsearch(&key, ss->irel, ss->n_irel,
+                                                     sizeof key, cmp_irelative) : NULL;
+    return r ? r->slot : 0;
+}
 
 static void collect_syms(Elf *elf, struct syms *out)
 {
@@ -1039,8 +1090,11 @@ static void collect_syms(Elf *elf, struct syms *out)
         size_t count = data ? sh.sh_size / sh.sh_entsize : 0;
         for (size_t i = 0; i < count; i++) {
             GElf_Sym sym;
-            if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-                !sym.st_value || !sym.st_size || sym.st_shndx == SHN_UNDEF)
+            if (!gelf_getsym(data, (int)i, &sym))
+                continue;
+            int type = GELF_ST_TYPE(sym.st_info);
+            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_value || !sym.st_size ||
+                sym.st_shndx == SHN_UNDEF)
                 continue;
             const char *name = strs && strs->d_buf ? str_at(strs->d_buf, strs->d_size, sym.st_name)
                                                    : elf_strptr(elf, sh.sh_link, sym.st_name);
@@ -1054,7 +1108,8 @@ static void collect_syms(Elf *elf, struct syms *out)
                 if (!out->v)
                     abort();
             }
-            out->v[out->n++] = (struct sym){sym.st_value, sym.st_size, name, strlen(name), rank};
+            out->v[out->n++] = (struct sym){sym.st_value, sym.st_size, name, strlen(name), rank,
+                                            type == STT_GNU_IFUNC};
         }
     }
 }
@@ -1125,6 +1180,9 @@ static size_t index_symbols(struct arena *a, struct syms *ss, struct dw_function
             if (!adopt_symbol_name(a, f, best->name))
                 f->name = f->demangled = arena_strdup(a, best->name);
         }
+        for (size_t s = i; s < j && !f->ifunc_slot; s++)
+            if (ss->v[s].ifunc)
+                f->ifunc_slot = irelative_slot(ss, f->entry);
         for (size_t s = i; s < j && nn < 64; s++) {
             const char *raw = ss->v[s].name;
             /* a mangled alias of a mangled function is a constructor/destructor clone
@@ -1184,6 +1242,7 @@ struct dw_index *dw_index_build(const char *path, char *err, size_t errlen)
     collect_syms(elf, &ss);
     if (delf)
         collect_syms(delf, &ss);
+    collect_irelative(elf, &ss);
     size_t n_so = index_symbols(&a, &ss, fs, n, &so);
 
     struct dw_function *all = fs; /* usually DWARF covers every symbol: nothing to merge */
@@ -1196,6 +1255,7 @@ struct dw_index *dw_index_build(const char *path, char *err, size_t errlen)
     ix->n_functions = n + n_so;
 
     free(ss.v);
+    free(ss.irel);
     if (dw)
         dwarf_end(dw);
     if (delf) {

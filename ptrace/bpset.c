@@ -21,6 +21,7 @@
 #include "dwarf/frame.h"
 #include "dwarf/lines.h"
 #include "ptrace/framevars.h"
+#include "ptrace/ifunc.h"
 #include "ptrace/match.h"
 #include "ptrace/procmem.h"
 
@@ -230,8 +231,9 @@ static bool exe_path(pid_t pid, char *out, size_t cap)
 }
 
 static int resolve_function(struct bpset *s, struct bp_resolved *r, const struct module *mods,
-                            size_t n_mods, const char *exe, struct strobe_error *e)
+                            size_t n_mods, const char *exe, pid_t pid, struct strobe_error *e)
 {
+    int memfd = procmem_open(pid); /* for the variants IFUNCs run (ifunc.h) */
     bool wild = r->function[0] == '@' || strchr(r->function, '*');
     size_t matched = 0;
     bool capped = false;
@@ -244,16 +246,23 @@ static int resolve_function(struct bpset *s, struct bp_resolved *r, const struct
         const struct dw_index *ix = dw_index_get(m->path, err, sizeof err);
         for (size_t k = 0; ix && k < ix->n_functions; k++) {
             const struct dw_function *f = &ix->functions[k];
-            if (!pattern_match_function(r->function, f, s->project_root))
+            uint64_t impl = 0;
+            if (!pattern_match_function(r->function, f, s->project_root) ||
+                (f->ifunc_slot && !ifunc_impl(ix, f, m->bias, m->start, m->end, memfd, &impl)))
                 continue;
             matched++;
-            uint64_t at = f->has_dwarf ? dw_after_prologue(m->path, f->entry) : f->entry;
+            uint64_t at = impl ? impl - m->bias
+                        : f->has_dwarf ? dw_after_prologue(m->path, f->entry) : f->entry;
             int rc = add_loc(r, m, at, f->name, false);
-            if (rc < 0)
+            if (rc < 0) {
+                close(memfd);
                 return err_set(e, ERR_INTERNAL, "out of memory");
+            }
             capped |= rc > 0;
         }
     }
+    if (memfd >= 0)
+        close(memfd);
     if (!matched)
         return err_set(e, ERR_FUNCTION_NOT_FOUND, "No function of the program matches '%s'%s.",
                        r->function, wild ? " (patterns with wildcards search the program and "
@@ -388,7 +397,7 @@ static struct bp_resolved *resolve(struct bpset *s, pid_t pid,
         err_set(e, ERR_PROCESS_EXITED, "The program (pid %d) has exited.", (int)pid);
         goto fail;
     }
-    int rc = r->function ? resolve_function(s, r, mods, n_mods, exe, e)
+    int rc = r->function ? resolve_function(s, r, mods, n_mods, exe, pid, e)
                          : resolve_line(r, mods, n_mods, exe, e);
     free(mods);
     if (rc != 0 || check_names(r, pid, e) != 0)

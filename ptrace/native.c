@@ -18,6 +18,7 @@
 #include "dwarf/elfinfo.h"
 #include "dwarf/frame.h"
 #include "ptrace/debugger.h"
+#include "ptrace/ifunc.h"
 #include "ptrace/memory.h"
 #include "ptrace/resolve.h"
 #include "ptrace/stacks.h"
@@ -44,6 +45,7 @@ static void native_init(const char *cache_dir)
 
 static void native_shutdown(void)
 {
+    ifunc_forget_all();
     dw_cache_clear();
     dw_frame_cache_clear();
 }

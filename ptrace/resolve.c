@@ -23,6 +23,7 @@
 #include "base/u64map.h"
 #include "dwarf/dwarf.h"
 #include "ptrace/hooks.h"
+#include "ptrace/ifunc.h"
 #include "ptrace/match.h"
 #include "ptrace/pattern_why.h"
 #include "ptrace/procmem.h"
@@ -134,6 +135,7 @@ struct plan {
     bool depth_asked;
     struct trace *tr;        /* whose patterns exec'd images follow (runtime updates) */
     size_t pat_matched[PATTERNS_MAX], pat_armed[PATTERNS_MAX]; /* per pattern */
+    size_t pat_ifunc[PATTERNS_MAX]; /* IFUNCs whose running variant a pattern armed */
     const struct dw_index *libs[64]; /* the libraries indexed, for the warnings */
     size_t n_libs;
     bool adopt;              /* a runtime update: calls in progress get their exits */
@@ -155,7 +157,7 @@ static bool push_target(struct plan *p, const struct hook_target *t)
 }
 
 static void match_module(const struct trace *tr, struct plan *p, const struct module *m,
-                         const struct dw_index *ix, bool is_exe)
+                         const struct dw_index *ix, bool is_exe, int memfd)
 {
     bool user_module = is_exe || !procmem_system_path(m->path);
     for (size_t i = 0; i < ix->n_functions; i++) {
@@ -177,14 +179,20 @@ static void match_module(const struct trace *tr, struct plan *p, const struct mo
             continue;
         p->matched++;
         uint64_t addr = f->entry + m->bias;
+        const struct dw_function *fn = f;
+        /* An IFUNC's resolver is never called by the program: its variant is hooked */
+        if (f->ifunc_slot && !(fn = ifunc_impl(ix, f, m->bias, m->start, m->end, memfd, &addr)))
+            continue;
+        for (int k = 0; k < tr->n_patterns && f->ifunc_slot; k++)
+            p->pat_ifunc[k] += k < 64 && (hits >> k) & 1;
         if (!u64map_get(&p->wanted, addr)) {
             if (p->wanted.live >= TRACE_MAX_HOOKS) {
                 p->capped = true;
                 continue;
             }
-            u64map_put(&p->wanted, addr, (void *)f);
+            u64map_put(&p->wanted, addr, (void *)fn);
             if (!u64map_get(&tr->hooked, addr))
-                push_target(p, &(struct hook_target){addr, f, m->start, m->end, HOOK_TRACE,
+                push_target(p, &(struct hook_target){addr, fn, m->start, m->end, HOOK_TRACE,
                                                      pattern_public_name(hit, f)});
         }
         for (int k = 0; k < tr->n_patterns; k++)
@@ -232,6 +240,7 @@ static int build_plan(struct trace *tr, pid_t pid, struct plan *p, struct strobe
     snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
     ssize_t n = readlink(link, exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
+    int memfd = procmem_open(pid);
     bool any_exact = false;
     for (int k = 0; k < tr->n_patterns; k++)
         any_exact |= is_exact(tr->patterns[k]);
@@ -254,11 +263,13 @@ static int build_plan(struct trace *tr, pid_t pid, struct plan *p, struct strobe
         } else if (p->n_libs < sizeof p->libs / sizeof *p->libs) {
             p->libs[p->n_libs++] = ix;
         }
-        match_module(tr, p, &mods[i], ix, is_exe);
+        match_module(tr, p, &mods[i], ix, is_exe, memfd);
         if (tr->n_patterns > 0)
             add_exception_hooks(p, &mods[i], ix);
     }
     free(mods);
+    if (memfd >= 0)
+        close(memfd);
     p->disarm = calloc(tr->hooked.live + 1, sizeof *p->disarm);
     if (!p->disarm)
         return err_set(e, ERR_INTERNAL, "out of memory planning hooks");
@@ -409,7 +420,7 @@ static void record_results(struct trace *tr, const struct plan *p)
         struct pattern_scope scope = {p->exe, p->exe_has_dwarf, p->libs, p->n_libs};
         if (r->matched == 0)
             pattern_why_none(&scope, tr->patterns[k], warning, sizeof warning);
-        else
+        else if (!p->pat_ifunc[k])
             pattern_why_ifunc(&scope, tr->patterns[k], warning, sizeof warning);
         memcpy(r->warning, warning, sizeof warning);
     }

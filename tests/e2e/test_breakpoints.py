@@ -226,6 +226,20 @@ def test_removing_a_bound_staged_breakpoint_unstages_it(mcp):
     mcp.stop(sid)
 
 
+def test_a_breakpoint_on_an_ifunc_stops_in_the_variant_this_cpu_runs(mcp):
+    """strlen is an IFUNC in glibc: the breakpoint goes where its calls go (the
+    variant the dynamic linker picked), not on the resolver nobody calls."""
+    bp_add(mcp, None, {"function": "strlen", "oneShot": True})
+    r = mcp.launch("bp_steps", args=["3"])
+    sid = r["sessionId"]
+    [bound] = r["breakpoints"]
+    a = until_bp(mcp, sid, bound["id"])
+    assert a["state"] == "paused" and a["breakpointId"] == bound["id"], a
+    callers = [(f["function"], f.get("line")) for f in a["frames"]]
+    assert ("work", line_of("bp_steps.c", "CALL_STRLEN")) in callers, a
+    mcp.stop(sid)
+
+
 def test_all_stop_pauses_every_thread(mcp):
     r = launch_ready(mcp, "bp_threads", r"^started$")
     sid, pid = r["sessionId"], r["pid"]

@@ -15,6 +15,7 @@ import subprocess
 
 import pytest
 
+from bp_util import line_of
 from conftest import REPO, fixture_path
 
 
@@ -173,15 +174,23 @@ def test_call_in_progress_without_frame_info_is_counted_not_guessed(mcp):
     assert mcp.all_events(sid, eventType="function_exit") == []
 
 
-@pytest.mark.skipif(not os.path.exists("/usr/share/doc/libc6-dbg"),
-                    reason="glibc names its CPU variants (__strlen_avx2, ...) only in its "
-                           "debug symbols (package libc6-dbg)")
-def test_ifunc_pattern_names_the_variants_calls_run(mcp):
-    r = mcp.launch("worker_loop", project=REPO, args=["20"])
+def test_an_ifunc_pattern_hooks_the_variant_this_cpu_runs(mcp):
+    """glibc's strlen is an IFUNC: its symbol is a resolver the program never calls.
+    The pattern hooks the variant the dynamic linker chose (its GOT slot), named
+    strlen in events (the variant's own name, with libc6-dbg, in functionRaw)."""
+    staged = mcp.call_tool("debug_trace", {"add": ["strlen"]})
+    assert staged["staged"], staged
+    r = mcp.launch("bp_steps", args=["30"])
     sid = r["sessionId"]
-    mcp.wait_events(sid, 1, eventType="stdout")
-    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["strlen"]})
-    w = by_pattern(t)["strlen"]["warning"]
-    assert w.startswith("'strlen' is an IFUNC") and "__strlen_" in w, t
-    assert w in t["warnings"], t
+    p = by_pattern(r)["strlen"]
+    assert p["armed"] >= 1 and "warning" not in p, r
+    mcp.wait_ended(sid)
+    calls = mcp.all_events(sid, eventType="function_enter", function={"equals": "strlen"},
+                           verbose=True)
+    mine = [e for e in calls if e.get("callSite", "").endswith("bp_steps.c:%d"
+                                                               % line_of("bp_steps.c", "CALL_STRLEN"))]
+    assert len(mine) == 30, calls[:3]
+    if os.path.exists("/usr/share/doc/libc6-dbg"):
+        assert mine[0]["functionRaw"].startswith("__strlen_"), mine[0]
+    mcp.call_tool("debug_trace", {"remove": ["strlen"]})
     mcp.stop(sid)
