@@ -3,9 +3,10 @@
  * that owns every byte of one index (so freeing an index is one call), the index
  * builder (index.c) that cache.c calls, and the DWARF type converter (types.c) that
  * the builder calls for parameter and return types, and the on-disk cache that cache.c
- * tries before building; frame.c's cache of open files with the scopes at an address,
- * which lines.c uses too; and the location evaluator (location.c). The arena itself is
- * base/arena.h. Nothing outside dwarf/ includes it.
+ * tries before building; the cache of open files (openfiles.c) with the scopes at an
+ * address (scopes.c) and the names of the sites (sites.c), which the frame inspector
+ * (frame.c) and lines.c use; and the location evaluator (location.c). The arena itself
+ * is base/arena.h. Nothing outside dwarf/ includes it.
  */
 #ifndef STROBE_DWARF_INTERNAL_H
 #define STROBE_DWARF_INTERNAL_H
@@ -34,7 +35,7 @@ int dw_elf_build_id(const char *path, char out[41], char *err, size_t errlen);
  * caller frees both. */
 bool dw_demangle_both(const char *sym, char **plain, char **full);
 
-/* Name and path normalizations the index and the frame inspector (frame.c) share,
+/* Name and path normalizations the index and the frame inspector (sites.c) share,
  * so a function has one name and a file one path whichever found it:
  * dw_unwrap_inherent_impl turns Rust v0's "<crate::Type>::method" into the legacy
  * "crate::Type::method" (not "<A as Trait>::m"), in place; dw_normalize_path removes
@@ -42,7 +43,7 @@ bool dw_demangle_both(const char *sym, char **plain, char **full);
 void dw_unwrap_inherent_impl(char *name);
 void dw_normalize_path(char *p);
 
-/* Names of DIEs, as the frame inspector (frame.c) and the variable lookup
+/* Names of DIEs, as the frame inspector (sites.c) and the variable lookup
  * (globals.c) write them. dw_append_scopes appends "name::" for each namespace and
  * class around die, outermost first ("(anonymous namespace)::" for an unnamed one).
  * dw_die_function_name is the name of a subprogram or inlined subroutine DIE: its
@@ -51,11 +52,26 @@ void dw_normalize_path(char *p);
 void dw_append_scopes(struct strbuf *sb, Dwarf_Die *die);
 char *dw_die_function_name(Dwarf_Die *fn);
 
-/* frame.c's cache of open ELF files, which the line tables (lines.c) share so that no
- * file is opened twice. One mutex serializes every use: take it with dw_files_lock
- * around dw_file_get and everything done with what it returns, which is valid until
- * dw_files_unlock. */
-struct dw_file;
+/* How deep the walks over a CU's DIE tree follow its nesting. */
+enum { DW_DIE_DEPTH_MAX = 64 };
+
+/* The cache of open ELF files (openfiles.c), which the frame inspector and the line
+ * tables (lines.c) share so that no file is opened twice. One mutex serializes every
+ * use: take it with dw_files_lock around dw_file_get and everything done with what it
+ * returns, which is valid until dw_files_unlock. */
+struct dw_file {
+    struct dw_file *next;
+    char *path;
+    struct stat st;     /* identity: dev, ino, size, mtime */
+    int fd, dfd;        /* dfd: the separate debug file, -1 when none */
+    Elf *elf, *delf;
+    Dwarf *dw;          /* NULL when there is no DWARF */
+    Dwarf_CFI *eh_cfi;  /* elf's .eh_frame, NULL when none */
+    struct arena arena; /* the converted types */
+    struct type_conv *tc;
+    struct cu_functions *cus; /* function tables of the CUs looked into (scopes.c) */
+    struct interned *strings; /* in arena: the declaration files handed out (frame.c) */
+};
 void dw_files_lock(void);
 void dw_files_unlock(void);
 /* The open file at path, made the most recently used; NULL when it cannot be read or
@@ -64,14 +80,19 @@ struct dw_file *dw_file_get(const char *path);
 /* Its DWARF (its own, else the build-id debug file's); NULL when it has none. */
 Dwarf *dw_file_dwarf(const struct dw_file *f);
 
+/* The scopes at an address (scopes.c). */
+
 /* The CU whose code holds link-time address pc; false when none. */
 bool dw_cu_at(Dwarf *dw, uint64_t pc, Dwarf_Die *cu);
 /* The end of die's DW_AT_abstract_origin chain (and DW_AT_specification's when
  * with_spec): the DIE that declares what die is a copy or a definition of. */
 Dwarf_Die dw_die_origin(Dwarf_Die *die, bool with_spec);
+/* The string of die's attribute name, through DW_AT_abstract_origin and
+ * DW_AT_specification; NULL when it has none. */
+const char *dw_attr_string(Dwarf_Die *die, int name);
 
 /* The scopes that physically contain a link-time address: lexical blocks, inlined
- * subroutines and the out-of-line function (frame.c's header comment says why not
+ * subroutines and the out-of-line function (scopes.c's header comment says why not
  * dwarf_getscopes). */
 struct dw_scopes {
     Dwarf_Die cu;
@@ -81,6 +102,10 @@ struct dw_scopes {
 };
 /* The scopes of pc in f; false when no function covers pc. Free s->dies. */
 bool dw_scopes_at(struct dw_file *f, uint64_t pc, struct dw_scopes *s);
+/* Frees the function tables of a file's CUs (f->cus), when the file is closed. */
+void dw_cu_functions_free(struct cu_functions *t);
+
+/* The sites of a frame (sites.c). */
 /* The out-of-line function fn of the file at path as the function index names it,
  * else from its DIE (dw_die_function_name); the caller frees it. */
 char *dw_outofline_function_name(Dwarf_Die *fn, const char *path);
@@ -88,6 +113,9 @@ char *dw_outofline_function_name(Dwarf_Die *fn, const char *path);
  * directory of cu and normalized; NULL when it cannot be made absolute. The caller
  * frees it. */
 char *dw_cu_absolute_path(Dwarf_Die *cu, const char *name);
+/* The file, line and column of link-time address pc in the line table of cu into s
+ * (left as they are when the table has no row for pc). */
+void dw_site_of_pc(Dwarf_Die *cu, uint64_t pc, struct dw_site *s);
 
 /* Drops the variable tables of globals.c; dw_frame_cache_clear calls it, so the
  * types both hand out live equally long. */

@@ -1,7 +1,7 @@
 /*
  * lines.c - the line tables of an ELF file for breakpoints and stepping (lines.h):
  * source line to addresses, the end of a function's prologue, the rows of one
- * function, the line of one address. The files are frame.c's open files
+ * function, the line of one address. The files are openfiles.c's open files
  * (dwarf_internal.h), used under its mutex; libdw keeps each CU's decoded line table.
  *
  * Resolving FILE:LINE reads every CU's line table once per call: the rows of the files

@@ -5,7 +5,7 @@
  * around an address (step, next, finish).
  *
  * Addresses are the ELF file's own (link-time) addresses: add the load bias of the
- * running process. Files are opened through frame.c's cache of open ELF files (one
+ * running process. Files are opened through openfiles.c's cache of open ELF files (one
  * mutex serializes every call of both modules; a file is opened once and reopened when
  * it changes on disk). Only rows that begin a statement (is_stmt) are used to bind
  * breakpoints; end-of-sequence rows (one past the code) never appear in results.

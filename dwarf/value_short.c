@@ -94,27 +94,56 @@ static void put_string(struct reader *r, const char *s, size_t n)
 
 static bool value(struct reader *r, int level);
 
+/* Where next_element stopped in an object or an array. */
+enum step {
+    STEP_ELEMENT,   /* at the start of an element (after its separating comma) */
+    STEP_END,       /* past the closing character */
+    STEP_BAD,       /* not JSON: neither the end nor a comma where one is due */
+};
+
+/* Steps over blanks, then over close when the container ends here, else over the
+ * comma that comes before every element but the first, and the blanks after it. */
+static enum step next_element(struct reader *r, char close, bool first)
+{
+    skip_ws(r);
+    if (*r->p == close) {
+        r->p++;
+        return STEP_END;
+    }
+    if (!first) {
+        if (*r->p != ',')
+            return STEP_BAD;
+        r->p++;
+        skip_ws(r);
+    }
+    return STEP_ELEMENT;
+}
+
+/* Reads one value without writing it; false when the text is not JSON. */
+static bool skip_value(struct reader *r, int level)
+{
+    struct strbuf sink = {0};
+    struct reader skip = {.p = r->p, .out = &sink, .end = 0, .cut = true};
+    bool ok = value(&skip, level);
+    r->p = skip.p;
+    sb_free(&sink);
+    return ok;
+}
+
 /* The members of an object, after its "{". */
 static bool object(struct reader *r, int level)
 {
-    bool first = true, shown_any = false;
+    bool shown_any = false;
     const char *opaque = NULL;
     size_t opaque_len = 0;
     size_t open_at = r->out->len;
     puts_r(r, level > NESTED_SHOWN ? "{" ELLIPSIS "}" : "{");
-    for (;;) {
-        skip_ws(r);
-        if (*r->p == '}') {
-            r->p++;
+    for (bool first = true;; first = false) {
+        enum step step = next_element(r, '}', first);
+        if (step == STEP_END)
             break;
-        }
-        if (!first) {
-            if (*r->p != ',')
-                return false;
-            r->p++;
-            skip_ws(r);
-        }
-        first = false;
+        if (step == STEP_BAD)
+            return false;
         const char *key;
         size_t key_len;
         if (!read_string(r, &key, &key_len))
@@ -131,12 +160,7 @@ static bool object(struct reader *r, int level)
             continue;
         }
         if (hidden || level > NESTED_SHOWN) {
-            struct strbuf sink = {0};
-            struct reader skip = {.p = r->p, .out = &sink, .end = 0, .cut = true};
-            bool ok = value(&skip, level + 1);
-            r->p = skip.p;
-            sb_free(&sink);
-            if (!ok)
+            if (!skip_value(r, level + 1))
                 return false;
             continue;
         }
@@ -162,34 +186,22 @@ static bool object(struct reader *r, int level)
 
 static bool array(struct reader *r, int level)
 {
-    bool first = true;
     puts_r(r, level > NESTED_SHOWN ? "[" ELLIPSIS "]" : "[");
-    for (;;) {
-        skip_ws(r);
-        if (*r->p == ']') {
-            r->p++;
+    for (bool first = true;; first = false) {
+        enum step step = next_element(r, ']', first);
+        if (step == STEP_END)
             break;
-        }
-        if (!first) {
-            if (*r->p != ',')
-                return false;
-            r->p++;
-            skip_ws(r);
-            if (level <= NESTED_SHOWN)
-                puts_r(r, ", ");
-        }
-        first = false;
-        if (level > NESTED_SHOWN) {
-            struct strbuf sink = {0};
-            struct reader skip = {.p = r->p, .out = &sink, .end = 0, .cut = true};
-            bool ok = value(&skip, level + 1);
-            r->p = skip.p;
-            sb_free(&sink);
-            if (!ok)
-                return false;
-        } else if (!value(r, level + 1)) {
+        if (step == STEP_BAD)
             return false;
+        if (level > NESTED_SHOWN) {
+            if (!skip_value(r, level + 1))
+                return false;
+            continue;
         }
+        if (!first)
+            puts_r(r, ", ");
+        if (!value(r, level + 1))
+            return false;
     }
     if (level <= NESTED_SHOWN)
         puts_r(r, "]");
@@ -259,14 +271,11 @@ void value_short_args(struct strbuf *out, const char *json, size_t limit)
         const char *key, *name = NULL;
         size_t key_len, name_len = 0;
         for (bool first = true;; first = false) {
-            skip_ws(&r);
-            if (*r.p == '}') {
-                r.p++;
+            enum step step = next_element(&r, '}', first);
+            if (step == STEP_END)
                 break;
-            }
-            if (!first && !expect(&r, ','))
+            if (step == STEP_BAD)
                 return;
-            skip_ws(&r);
             if (!read_string(&r, &key, &key_len))
                 return;
             skip_ws(&r);
@@ -281,14 +290,8 @@ void value_short_args(struct strbuf *out, const char *json, size_t limit)
                 puts_r(&r, "=");
                 if (!value(&r, 0))
                     return;
-            } else {
-                struct strbuf sink = {0};
-                struct reader skip = {.p = r.p, .out = &sink, .cut = true};
-                bool ok = value(&skip, 0);
-                r.p = skip.p;
-                sb_free(&sink);
-                if (!ok)
-                    return;
+            } else if (!skip_value(&r, 0)) {
+                return;
             }
         }
     }

@@ -1,0 +1,141 @@
+/*
+ * session_end.c - the end of sessions: stop (with or without its data), delete, the
+ * daemon's shutdown, and the teardown of a live session (its traced functions' calls
+ * saved, its target killed and joined, its output capture stopped, its memory freed).
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/ring.h"
+#include "core/debug.h"
+#include "core/output.h"
+#include "core/poll.h"
+#include "core/session_internal.h"
+
+void session_free(struct session *s)
+{
+    if (s->out_fd >= 0)
+        close(s->out_fd);
+    if (s->err_fd >= 0)
+        close(s->err_fd);
+    if (s->ring && s->ring_attached)
+        store_release_ring(sessions.store, s->ring);
+    else
+        ring_destroy(s->ring);
+    if (s->collector_ring && s->ring_attached)
+        store_release_ring(sessions.store, s->collector_ring);
+    else
+        ring_destroy(s->collector_ring);
+    pthread_mutex_destroy(&s->exit_lock);
+    pthread_cond_destroy(&s->output_ready);
+    debug_state_end(s->debug);
+    free(s->binary_path);
+    free(s);
+}
+
+/* The exact calls of s's traced functions go to the store before its tracer goes:
+ * status after a stop with retain, or from a later daemon, still shows them. */
+static void save_counts(struct session *s)
+{
+    struct collector_counts *c = s->collector->counts ? malloc(sizeof *c) : NULL;
+    struct store_fn_calls *rows = c ? malloc(COUNTS_MAX * sizeof *rows) : NULL;
+    if (rows && s->collector->counts(s->target, c) == 0 && c->n > 0) {
+        for (size_t i = 0; i < c->n; i++) {
+            const struct collector_fn_count *f = &c->fns[i];
+            rows[i] = (struct store_fn_calls){.calls = (int64_t)f->calls,
+                                              .recorded = (int64_t)f->recorded,
+                                              .sampled_since_ns = f->sampled_since_ns,
+                                              .sampled = f->sampled};
+            snprintf(rows[i].function, sizeof rows[i].function, "%s", f->function);
+            snprintf(rows[i].lost, sizeof rows[i].lost, "%s", f->exact ? "" : f->lost);
+        }
+        if (store_function_calls_save(sessions.store, s->key, rows, (int)c->n) != 0)
+            log_error("session %s: cannot store its functions' call counts", s->id);
+    }
+    free(rows);
+    free(c);
+}
+
+/* Ends a live session's process and threads; s is unlinked and freed. Called
+ * with sessions.lock held. */
+static void end_live(struct session *s)
+{
+    save_counts(s);
+    atomic_store(&s->stop_requested, 1);
+    s->collector->kill(s->target);
+    while (s->users > 0) /* a trace update finishes: the dead target ends its wait */
+        pthread_cond_wait(&sessions.unused, &sessions.lock);
+    /* The collector is done once every process is gone, after reporting the main
+     * one's end to the output capture, which records it before stopping. */
+    s->collector->join(s->target);
+    s->target = NULL;
+    if (s->output)
+        output_stop(s->output);
+    for (struct session **p = &sessions.live; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    session_free(s);
+}
+
+static int stop_or_delete(const char *id, bool retain, int64_t *events,
+                          struct strobe_error *e)
+{
+    polls_end_session(id, true); /* before sessions.lock: a sample may be waiting for it */
+    pthread_mutex_lock(&sessions.lock);
+    struct session *s = session_find_live(id);
+    if (s)
+        end_live(s);
+    pthread_mutex_unlock(&sessions.lock);
+    polls_end_session(id, true); /* one started meanwhile has found the session gone */
+    struct session_row row;
+    int rc = store_session_get(sessions.store, id, &row);
+    if (rc == 0) { /* its last events in, then the row again for their count */
+        int64_t key = row.key;
+        session_row_free(&row);
+        store_sync_session(sessions.store, key, -1);
+        rc = store_session_get(sessions.store, id, &row);
+    }
+    if (rc < 0)
+        return err_set(e, ERR_INTERNAL, "cannot read session '%s' from the database", id);
+    if (rc == 1)
+        return session_not_found(id, e);
+    if (events)
+        *events = row.event_count;
+    char *serr = NULL;
+    if (retain)
+        rc = store_session_set_retained(sessions.store, row.key, true);
+    else
+        rc = store_session_delete(sessions.store, row.key, &serr);
+    session_row_free(&row);
+    if (rc != 0) {
+        err_set(e, ERR_INTERNAL, "cannot update session '%s': %s", id, serr ? serr : "?");
+        free(serr);
+        return -1;
+    }
+    log_info("session %s: %s", id, retain ? "stopped, data retained" : "deleted");
+    return 0;
+}
+
+int session_stop(const char *id, bool retain, int64_t *events_collected,
+                 struct strobe_error *e)
+{
+    return stop_or_delete(id, retain, events_collected, e);
+}
+
+int session_delete(const char *id, struct strobe_error *e)
+{
+    return stop_or_delete(id, false, NULL, e);
+}
+
+void sessions_shutdown(void)
+{
+    pthread_mutex_lock(&sessions.lock);
+    while (sessions.live)
+        end_live(sessions.live);
+    pthread_mutex_unlock(&sessions.lock);
+}

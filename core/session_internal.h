@@ -1,0 +1,85 @@
+/*
+ * session_internal.h - private declarations shared by the files of the session module
+ * (session.h): the live session, the registry of live sessions, and the steps of a
+ * session's life that one file hands the next: session.c (the registry, lookups and
+ * the requests that reach a live collector), session_launch.c (a target launched),
+ * session_output.c (its output capture and what its collector reports), session_end.c
+ * (stop, delete, shutdown and teardown), session_status.c (status and call counts).
+ * Nothing outside these files includes it.
+ */
+#ifndef STROBE_SESSION_INTERNAL_H
+#define STROBE_SESSION_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/collector.h"
+#include "core/session.h"
+
+/* A session this daemon launched, from its launch until it ends (session_end.c). */
+struct session {
+    char id[SESSION_ID_MAX];
+    int64_t key;
+    pid_t pid;
+    char *binary_path;
+    int64_t t0_ns;               /* CLOCK_MONOTONIC at launch */
+    const struct collector_methods *collector;
+    struct collector_target *target; /* NULL until launched */
+    struct ring *collector_ring; /* function events, produced by the collector */
+    struct ring *ring;           /* the output capture's, until it starts */
+    bool ring_attached;          /* the store drains (and will free) it */
+    int out_fd, err_fd;          /* read ends, until the output capture starts */
+    pthread_mutex_t exit_lock;   /* hands the main process's end to the output capture */
+    struct output *output;       /* set under exit_lock once started */
+    pthread_cond_t output_ready; /* output set, or output_failed */
+    bool output_failed;
+    bool exited;                 /* the main process ended before the capture started */
+    int exit_status;
+    _Atomic int stop_requested;
+    _Atomic int finished;        /* status recorded in the store */
+    int64_t output_cap;
+    bool order_output;           /* output.orderAtTraps: drain the pipes at each trap */
+    struct collector_tuning tuning;
+    int pending;                 /* pending patterns preloaded at launch */
+    struct debug_state *debug;   /* pauses and their waiters (core/debug.h) */
+    void (*tap)(void *, int, const char *, size_t); /* launch_request's tap */
+    void (*tap_ended)(void *, int);
+    void *tap_arg;
+    int users;                   /* requests holding the session (session_acquire,
+                                    session_target_get), under sessions.lock */
+    struct session *next;
+};
+
+/* The registry of live sessions (session.c). */
+struct session_registry {
+    pthread_mutex_t lock;        /* guards the list and launches */
+    pthread_cond_t unused;       /* a session's users dropped to 0 */
+    struct session *live;
+    struct store *store;
+    const char *global_settings;
+};
+extern struct session_registry sessions;
+
+/* CLOCK_REALTIME in milliseconds: the session row's times. */
+int64_t session_wall_ms(void);
+/* The live session id; NULL when none. Called with sessions.lock held. */
+struct session *session_find_live(const char *id);
+/* SESSION_NOT_FOUND for id; returns -1. */
+int session_not_found(const char *id, struct strobe_error *e);
+/* The live session id, kept alive (users) until session_release(); NULL with e set
+ * to SESSION_NOT_FOUND, or to PROCESS_EXITED for a stored session whose process no
+ * daemon runs now. */
+struct session *session_acquire(const char *id, struct strobe_error *e);
+void session_release(struct session *s);
+
+/* Starts the output capture of a launched target; 0 or -1 (session_output.c). */
+int session_output_start(struct session *s);
+/* The collector's events about s's target, for its launch (session_output.c). */
+struct collector_events session_collector_events(struct session *s);
+
+/* Frees s, its pipes and rings included (session_end.c). */
+void session_free(struct session *s);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * session_status.c - what a session reports (session.h): its status (the stored row,
+ * event counts, processes, most called functions, events lost), and the exact calls of
+ * its traced functions, from its collector while the target is held, else as stored
+ * when it was let go.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/output.h"
+#include "core/session_internal.h"
+
+int session_status(const char *id, struct store_reader *rd, struct session_status *out,
+                   struct strobe_error *e)
+{
+    memset(out, 0, sizeof *out);
+    int64_t key;
+    if (session_resolve(id, &key, e) != 0)
+        return -1;
+    if (store_session_get(sessions.store, id, &out->row) != 0)
+        return session_not_found(id, e);
+    pthread_mutex_lock(&sessions.lock);
+    struct session *s = session_find_live(id);
+    out->output_capped = s && s->output && output_capped(s->output);
+    pthread_mutex_unlock(&sessions.lock);
+    out->lost_events = store_session_lost(sessions.store, key, out->store_error,
+                                          sizeof out->store_error);
+    if (store_count_by_type(rd, key, out->counts) != 0 ||
+        store_query_pids(rd, key, &out->pids, &out->n_pids) != 0 ||
+        store_count_by_function(rd, key, 10, &out->top, &out->n_top) != 0) {
+        session_status_free(out);
+        return err_set(e, ERR_INTERNAL, "cannot count the events of session '%s'", id);
+    }
+    for (int t = EV_TYPE_MIN; t <= EV_TYPE_MAX; t++)
+        out->total_events += out->counts[t];
+    return 0;
+}
+
+void session_status_free(struct session_status *st)
+{
+    session_row_free(&st->row);
+    free(st->pids);
+    st->pids = NULL;
+    for (int i = 0; i < st->n_top; i++) {
+        free(st->top[i].function);
+        free(st->top[i].function_raw);
+    }
+    free(st->top);
+    st->top = NULL;
+}
+
+/* The counts store_function_calls_save kept for a session that is not live. */
+static int stored_counts(const char *id, struct collector_counts *out, struct strobe_error *e)
+{
+    int64_t key;
+    struct store_fn_calls *rows = malloc(COUNTS_MAX * sizeof *rows);
+    int n = rows && session_resolve(id, &key, e) == 0
+                ? store_function_calls_load(sessions.store, key, rows, COUNTS_MAX) : -1;
+    for (int i = 0; i < n; i++) {
+        struct collector_fn_count *f = &out->fns[i];
+        snprintf(f->function, sizeof f->function, "%s", rows[i].function);
+        f->calls = (uint64_t)rows[i].calls;
+        f->recorded = (uint64_t)rows[i].recorded;
+        f->sampled = rows[i].sampled;
+        f->sampled_since_ns = rows[i].sampled_since_ns;
+        f->exact = !rows[i].lost[0];
+        snprintf(f->lost, sizeof f->lost, "%s", rows[i].lost);
+        snprintf(f->mode, sizeof f->mode, "%s", "stored");
+    }
+    free(rows);
+    out->n = n > 0 ? (size_t)n : 0;
+    out->final = true;
+    return n > 0 ? 0 : -1;
+}
+
+int session_counts(const char *id, struct collector_counts *out, struct strobe_error *e)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&sessions.lock);
+    bool live = session_find_live(id) != NULL;
+    pthread_mutex_unlock(&sessions.lock);
+    if (!live)
+        return stored_counts(id, out, e);
+    struct session *s = session_acquire(id, e);
+    if (!s)
+        return -1;
+    int rc = s->collector->counts && s->target ? s->collector->counts(s->target, out)
+                                               : collector_unsupported(s->collector,
+                                                     "counting calls", e);
+    session_release(s);
+    return rc;
+}
