@@ -343,6 +343,14 @@ static int check_names(struct bp_resolved *r, pid_t pid, struct strobe_error *e)
             int f = dw_frame_var_find(l->module, l->addr - l->bias, l->bias, &none,
                                       procmem_read_ctx, &memfd, x.root, &w, why, sizeof why);
             found = f != 1;
+            /* a member of the method's object, which C++ names without this-> */
+            struct dw_var_where self = {0}; /* its type, even when its value needs registers */
+            char ignored[64];
+            found = found || (dw_frame_var_find(l->module, l->addr - l->bias, l->bias, &none,
+                                                procmem_read_ctx, &memfd, "this", &self,
+                                                ignored, sizeof ignored) != 1 &&
+                              self.type && self.type->kind == DWT_POINTER &&
+                              varres_has_member(self.type->target, x.root));
             if (!found && !scope[0])
                 snprintf(scope, sizeof scope, "%s", why);
         }

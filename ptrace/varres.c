@@ -413,6 +413,13 @@ static const struct dw_member *member_of(const struct dw_type *t, const char *na
     return NULL;
 }
 
+bool varres_has_member(const struct dw_type *t, const char *name)
+{
+    uint64_t off;
+    return t && (t->kind == DWT_STRUCT || t->kind == DWT_UNION) &&
+           member_of(t, name, strlen(name), &off, 0);
+}
+
 static int no_member(struct walk *w, const struct dw_type *t, const struct varres_step *st)
 {
     char list[256] = "";
@@ -545,6 +552,32 @@ int varres_resolve(pid_t pid, int memfd, const char *expr, struct varres *out,
     return rc;
 }
 
+/* A name the frame does not have, as a member of the frame's object, as C++ looks
+ * names up (locals, then members, then globals): expr resolved as this->expr. 0 when
+ * it is one, 1 when not (no `this`, or no such member), -1 when it is one that fails
+ * (e set). */
+static int member_of_this(struct varres_process *p, const char *expr,
+                          const struct varres_expr *x, struct varres *out,
+                          struct strobe_error *e)
+{
+    struct varres self;
+    struct strobe_error ignored = {0};
+    if (strcmp(x->root, "this") == 0 ||
+        p->frame(p->frame_ctx, "this", &self, &ignored) != 0 ||
+        self.type->kind != DWT_POINTER)
+        return 1;
+    char rewritten[MEMORY_EXPR_MAX + 16];
+    snprintf(rewritten, sizeof rewritten, "%.*sthis->%s", (int)x->root_start, expr,
+             expr + x->root_start);
+    struct strobe_error me = {0};
+    if (varres_resolve_in(p, rewritten, out, &me) == 0)
+        return 0;
+    if (me.code == ERR_BAD_EXPRESSION && strstr(me.msg, "'this' has no member"))
+        return 1;
+    *e = me;
+    return -1;
+}
+
 int varres_resolve_in(struct varres_process *p, const char *expr, struct varres *out,
                       struct strobe_error *e)
 {
@@ -554,6 +587,12 @@ int varres_resolve_in(struct varres_process *p, const char *expr, struct varres 
         return -1;
     *out = (struct varres){.regno = -1};
     int local = p->frame ? p->frame(p->frame_ctx, x.root, out, e) : 1;
+    if (local > 0 && p->frame) {
+        int member = member_of_this(p, expr, &x, out, e);
+        if (member <= 0)
+            return member;
+        *out = (struct varres){.regno = -1};
+    }
     if (local < 0 || (local > 0 && find_root(p, x.root, out, e) != 0))
         return -1;
     struct walk w = {expr, p, memfd, out, x.root_start, x.root_end, e};

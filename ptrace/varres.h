@@ -113,6 +113,10 @@ void varres_process_close(struct varres_process *p);
 int varres_resolve_in(struct varres_process *p, const char *expr, struct varres *out,
                       struct strobe_error *e);
 
+/* Whether struct or union t has a member named name (inside an anonymous member or
+ * a base class too): a name C++ finds through `this`. */
+bool varres_has_member(const struct dw_type *t, const char *name);
+
 /* Sets v's type, size and type_name to t's. */
 void varres_set_type(struct varres *v, const struct dw_type *t);
 

@@ -874,11 +874,19 @@ def test_cpp_method_by_qualified_name_with_member_condition(mcp):
     assert x0 >= 1
     bp_remove(mcp, sid, "*")
     target = x0 + 50
+    # a member named as the method names it, without this-> (C++ lookup: locals,
+    # members, globals), in the condition, a logpoint and a read
     [bp2] = bp_add(mcp, sid, {"function": "shop::Counter::bump",
-                              "condition": "this->x == %d" % target})["breakpoints"]
+                              "condition": "x == %d" % target})["breakpoints"]
+    [lp] = bp_add(mcp, sid, {"function": "shop::Counter::bump", "message": "x={x} by={by}",
+                             "condition": "x == %d" % (target - 1)})["breakpoints"]
     a = until_bp(mcp, sid, bp2["id"])
     assert a["state"] == "paused"
+    assert mem_read(mcp, sid, "x", threadId=a["threadId"])[0]["value"] == target
     assert mem_read(mcp, sid, "this->x", threadId=a["threadId"])[0]["value"] == target
+    [log] = mcp.query(sid, eventType="logpoint")["events"]
+    assert log["text"] == "x=%d by=1" % (target - 1), log
+    assert lp["id"] != bp2["id"]
     mcp.stop(sid)
 
 
