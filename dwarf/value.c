@@ -324,8 +324,7 @@ static void emit_bitfield(struct walk *w, const struct dw_type *t, const struct 
     put_intlike(w, t, raw, bit_size);
 }
 
-/* Bytes of a string as JSON text: invalid UTF-8 escaped, the marker appended. */
-static void put_text(struct walk *w, const char *bytes, size_t n, bool truncated)
+void value_put_text(struct walk *w, const char *bytes, size_t n, bool truncated)
 {
     static const char marker[] = "...(truncated)";
     char local[4 * 1024 + sizeof marker]; /* the default 1 KiB string, escaped */
@@ -368,11 +367,11 @@ static void emit_cstring(struct walk *w, uint64_t addr)
         chunk = chunk < PAGE ? chunk * 2 : PAGE;
     }
     if (nul)
-        put_text(w, buf, (size_t)(nul - buf), false);
+        value_put_text(w, buf, (size_t)(nul - buf), false);
     else if (got == 0)
         value_put_hex(w, "<unreadable ", addr, ">");
     else
-        put_text(w, buf, got < w->max_string ? got : w->max_string, true);
+        value_put_text(w, buf, got < w->max_string ? got : w->max_string, true);
     if (buf != local)
         free(buf);
 }
@@ -398,7 +397,7 @@ static void emit_char_array(struct walk *w, const struct dw_type *t, const struc
         put_unreadable(w, s, off);
     } else {
         const char *nul = memchr(buf, '\0', n);
-        put_text(w, buf, nul ? (size_t)(nul - buf) : n, !nul && t->count > n);
+        value_put_text(w, buf, nul ? (size_t)(nul - buf) : n, !nul && t->count > n);
     }
     if (buf != local)
         free(buf);
@@ -495,6 +494,8 @@ static bool emit_members(struct walk *w, const struct dw_type *t, const struct s
 static void emit_struct(struct walk *w, const struct dw_type *t, const struct span *s,
                         uint64_t off, int depth, const uint64_t *ptr)
 {
+    if (value_emit_std(w, t, s, off, depth))
+        return;
     if (depth >= w->max_depth || (depth > 0 && !w->depth_asked && value_is_large(t))) {
         put_struct_marker(w, t, ptr);
         return;

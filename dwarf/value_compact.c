@@ -39,23 +39,44 @@ bool value_is_opaque(const struct walk *w, const struct dw_type *t)
     return t->system_header && !w->depth_asked && (t->kind == DWT_UNION || t->size > 64);
 }
 
-/* The member at a dotted path ("__data.__owner"): its type and offset. */
-static const struct dw_member *member_path(const struct dw_type *t, const char *path,
-                                           uint64_t *off)
+/* The member named name[0..len) of t, or of a base class or anonymous member inside
+ * it (C++ puts std::vector's _M_impl in its base _Vector_base), adding its offset to
+ * *off. */
+static const struct dw_member *member_named(const struct dw_type *t, const char *name,
+                                           size_t len, uint64_t *off, int nest)
+{
+    for (size_t i = 0; t && nest < 4 && i < t->n_members; i++) {
+        const struct dw_member *m = &t->members[i];
+        if (m->name && strlen(m->name) == len && strncmp(m->name, name, len) == 0) {
+            *off += m->offset;
+            return m;
+        }
+    }
+    for (size_t i = 0; t && nest < 4 && i < t->n_members; i++) {
+        const struct dw_member *m = &t->members[i];
+        uint64_t inner = *off + m->offset;
+        const struct dw_member *in = !m->name && m->type && m->type->kind == DWT_STRUCT
+                                         ? member_named(m->type, name, len, &inner, nest + 1)
+                                         : NULL;
+        if (in) {
+            *off = inner;
+            return in;
+        }
+    }
+    return NULL;
+}
+
+const struct dw_member *value_member_path(const struct dw_type *t, const char *path,
+                                          uint64_t *off)
 {
     *off = 0;
     const struct dw_member *found = NULL;
     while (t && *path) {
         const char *dot = strchr(path, '.');
         size_t len = dot ? (size_t)(dot - path) : strlen(path);
-        found = NULL;
-        for (size_t i = 0; i < t->n_members && !found; i++)
-            if (t->members[i].name && strlen(t->members[i].name) == len &&
-                strncmp(t->members[i].name, path, len) == 0)
-                found = &t->members[i];
+        found = member_named(t, path, len, off, 0);
         if (!found || found->bit_size)
             return NULL;
-        *off += found->offset;
         t = found->type;
         path += len + (dot ? 1 : 0);
     }
@@ -84,7 +105,7 @@ void value_emit_opaque(struct walk *w, const struct dw_type *t, const struct spa
     sb_json_string(w->out, text);
     for (size_t i = 0; i < 3 && of->fields[i][0]; i++) {
         uint64_t moff;
-        const struct dw_member *m = member_path(t, of->fields[i][1], &moff);
+        const struct dw_member *m = value_member_path(t, of->fields[i][1], &moff);
         if (!m)
             continue;
         sb_printf(w->out, ",\"%s\":", of->fields[i][0]);

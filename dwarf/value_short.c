@@ -152,7 +152,11 @@ static bool object(struct reader *r, int level)
         if (!expect(r, ':'))
             return false;
         skip_ws(r);
-        bool hidden = key_len && key[0] == '@';
+        /* the meta keys stay out (@ptr, @bytes, @see) but a container's size and
+         * elements (value_std.c), which are its value */
+        bool shown_meta = (key_len == 5 && strncmp(key, "@size", 5) == 0) ||
+                          (key_len == 9 && strncmp(key, "@elements", 9) == 0);
+        bool hidden = key_len && key[0] == '@' && !shown_meta;
         bool is_opaque = key_len == 7 && strncmp(key, "@opaque", 7) == 0;
         if (is_opaque && *r->p == '"') {
             if (!read_string(r, &opaque, &opaque_len))
@@ -167,7 +171,7 @@ static bool object(struct reader *r, int level)
         if (shown_any)
             puts_r(r, ", ");
         shown_any = true;
-        put(r, key, key_len);
+        put(r, key + shown_meta, key_len - shown_meta);
         puts_r(r, "=");
         if (!value(r, level + 1))
             return false;

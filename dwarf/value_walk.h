@@ -52,6 +52,9 @@ bool value_fetch(const struct walk *w, const struct span *s, uint64_t off, void 
                  uint64_t n);
 /* "PREFIX0x...SUFFIX" as a JSON string. */
 void value_put_hex(struct walk *w, const char *prefix, uint64_t addr, const char *suffix);
+/* n bytes of a string as a JSON string: invalid UTF-8 escaped, "...(truncated)"
+ * appended when truncated. */
+void value_put_text(struct walk *w, const char *bytes, size_t n, bool truncated);
 
 /* value_compact.c */
 /* Whether t is shown opaque (a system header's union, or struct over 64 bytes, with no
@@ -68,5 +71,15 @@ const struct value_ref *value_ref_find(const struct walk *w, uint64_t addr);
 void value_ref_add(struct walk *w, uint64_t addr);
 /* A function pointer by w->symbolize, else hex. */
 void value_emit_symbol(struct walk *w, uint64_t addr);
+/* The member of t at a dotted path ("__data.__owner") and its offset in t, or NULL
+ * (no such member, or a bit field on the way). */
+const struct dw_member *value_member_path(const struct dw_type *t, const char *path,
+                                          uint64_t *off);
+
+/* value_std.c */
+/* Writes a libstdc++ value at off as C++ reads it (std::string as text, containers by
+ * size); false, writing nothing, when t is none or its layout does not fit. */
+bool value_emit_std(struct walk *w, const struct dw_type *t, const struct span *s,
+                    uint64_t off, int depth);
 
 #endif

@@ -570,6 +570,7 @@ static void eq_index(const struct dw_index *a, const struct dw_index *b)
         }
         assert_int_equal(f->has_dwarf, g->has_dwarf);
         assert_int_equal(f->variadic, g->variadic);
+        assert_int_equal(f->ifunc_slot, g->ifunc_slot);
         assert_int_equal(f->n_aliases, g->n_aliases);
         for (size_t k = 0; k < f->n_aliases; k++)
             eq_str(f->aliases[k], g->aliases[k]);
@@ -606,7 +607,7 @@ static void cache_file(const char *dir, const struct dw_index *ix, char *out, si
     int found = 0;
     for (struct dirent *de; (de = readdir(d));) {
         size_t len = strlen(de->d_name);
-        if (len > 7 && strcmp(de->d_name + len - 7, ".v2.idx") == 0 &&
+        if (len > 7 && strcmp(de->d_name + len - 7, ".v3.idx") == 0 &&
             strncmp(de->d_name, ix->build_id, strlen(ix->build_id)) == 0) {
             snprintf(out, outlen, "%s/%s", dir, de->d_name);
             found++;
@@ -690,6 +691,28 @@ static void check_disk_cache(const char *dir, const char *name)
     assert_non_null(find(again, "main"));
 }
 
+/* glibc's strlen is an IFUNC: indexed at its resolver, with the GOT slot an
+ * IRELATIVE relocation fills with the variant; a plain function has none. */
+static void test_ifunc_slots(void **state)
+{
+    (void)state;
+    char err[256];
+    const struct dw_index *libc = dw_index_get("/lib/x86_64-linux-gnu/libc.so.6", err,
+                                               sizeof err);
+    if (!libc)
+        fail_msg("libc: %s", err);
+    size_t ifuncs = 0;
+    for (size_t i = 0; i < libc->n_functions; i++) {
+        const struct dw_function *f = &libc->functions[i];
+        if (strcmp(f->name, "strlen") == 0)
+            assert_int_not_equal(f->ifunc_slot, 0);
+        if (strcmp(f->name, "malloc") == 0 || strcmp(f->name, "puts") == 0)
+            assert_int_equal(f->ifunc_slot, 0);
+        ifuncs += f->ifunc_slot != 0;
+    }
+    assert_true(ifuncs >= 20); /* memcpy, memset, strcmp, strchr ... */
+}
+
 static void test_disk_cache(void **state)
 {
     (void)state;
@@ -743,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_unique_entries), cmocka_unit_test(test_symbol_only),
         cmocka_unit_test(test_rust),          cmocka_unit_test(test_cache),
         cmocka_unit_test(test_demangle),     cmocka_unit_test(test_disk_cache),
+        cmocka_unit_test(test_ifunc_slots),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -1,0 +1,33 @@
+"""libstdc++ values read as C++ reads them (docs/PROTOCOL.md "Function events", the
+std:: rule): std::string as its text, std::vector as {"@size", "@elements"}, the node
+containers as {"@size"}; in function events, their short forms and debug_memory. The
+std_values fixture (its top comment) passes one of each to summarize()."""
+
+import pytest
+
+from conftest import REPO
+
+
+@pytest.mark.valgrind_sample
+def test_strings_and_containers_in_function_events(mcp):
+    mcp.call_tool("debug_trace", {"add": ["summarize"]})
+    try:
+        r = mcp.launch("std_values", project=REPO)
+        st = mcp.wait_ended(r["sessionId"])
+    finally:
+        mcp.call_tool("debug_trace", {"remove": ["summarize"]})
+    assert st["exitCode"] == 0, st
+    sid = r["sessionId"]
+    [enter] = mcp.query(sid, eventType="function_enter", verbose=True)["events"]
+    args = {a["name"]: a["value"] for a in enter["arguments"]}
+    title = "a title longer than the fifteen bytes kept inline"
+    assert args["title"] == title, args
+    assert args["values"] == {"@size": 20, "@elements": [i * i for i in range(16)] + ["..."]}
+    assert args["ranks"] == {"@size": 3} and args["queue"] == {"@size": 2}, args
+    assert args["seen"] == {"@size": 1}, args
+    [exit_] = mcp.query(sid, eventType="function_exit", verbose=True)["events"]
+    assert exit_["returnValue"] == title + ": 26", exit_  # returned through memory
+    [brief] = mcp.query(sid, eventType="function_enter")["events"]
+    assert "values={size=20, " in brief["argsShort"], brief
+    assert "ranks={size=3}" in brief["argsShort"], brief
+    mcp.stop(sid)
