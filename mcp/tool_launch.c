@@ -47,7 +47,8 @@ static int env_entries(const cJSON *env, char ***out, int *n, struct strobe_erro
 }
 
 /* How each staged breakpoint bound: breakpoints [...], and breakpointErrors [...] for
- * those that bound nowhere (they are dropped from the session). */
+ * those that bound nowhere (dropped from the session, and so from the staged set:
+ * debug.h, one breakpoint; the sentence says so). */
 static void add_staged_breakpoints(cJSON *out, const char *id)
 {
     struct collector_bp_info *infos = calloc(DEBUG_LIST_MAX, sizeof *infos);
@@ -70,7 +71,10 @@ static void add_staged_breakpoints(cJSON *out, const char *id)
             bad = cJSON_AddArrayToObject(out, "breakpointErrors");
         cJSON *o = tool_breakpoint_json(&infos[i], true);
         cJSON_DeleteItemFromObject(o, "staged");
-        cJSON_AddStringToObject(o, "error", infos[i].note);
+        char error[sizeof infos[i].note + 96];
+        snprintf(error, sizeof error, "%s It is no longer staged: add it again, corrected, "
+                 "for the next launch.", infos[i].note);
+        cJSON_AddStringToObject(o, "error", error);
         cJSON_AddItemToArray(bad, o);
         int removed, n_removed;
         debug_breakpoints_remove(id, &infos[i].id, 1, false, &removed, &n_removed, NULL);

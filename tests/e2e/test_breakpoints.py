@@ -570,9 +570,12 @@ def test_staged_breakpoint_errors_in_the_launch_answer(mcp):
     [bad] = r["breakpointErrors"]
     assert bad["file"] == "no_such_file.c" and bad["line"] == 3, bad
     assert "no_such_file.c" in bad["error"], bad
+    assert bad["error"].endswith("It is no longer staged: add it again, corrected, for the "
+                                 "next launch."), bad
     [good] = r["breakpoints"]
     assert good["line"] == line and good["locations"] == 1
     assert [b["id"] for b in bp_list(mcp, sid)] == [good["id"]]
+    assert [b["id"] for b in bp_list(mcp, None)] == [good["id"]]  # the failed one unstaged
     a = until_bp(mcp, sid, good["id"])
     assert a["state"] == "paused" and vars_of(a, "arguments") == {"v": 1}
     mcp.stop(sid)
