@@ -90,6 +90,27 @@ void hooks_unwind_end(struct hooks *h, pid_t tid)
     }
 }
 
+int hooks_unwind_thread(struct hooks *h, pid_t tid, int memfd,
+                        const struct user_regs_struct *regs, size_t keep_head,
+                        size_t max_steps, struct unwind_result *out)
+{
+    uint64_t pc = regs->rip;
+    if (h)
+        hooks_unwind_begin(h, tid, &pc);
+    struct user_regs_struct shown = *regs;
+    shown.rip = pc;
+    if (pc != regs->rip)
+        ptrace(PTRACE_SETREGS, tid, 0, &shown); /* the unwinders read it there */
+    int rc = unwind_thread(tid, memfd, keep_head, 0, max_steps, out);
+    if (pc != regs->rip)
+        ptrace(PTRACE_SETREGS, tid, 0, regs);
+    if (h) /* the traced frames' trampolines back: their exits are still reported */
+        hooks_unwind_end(h, tid);
+    if (rc != 0)
+        unwind_result_free(out); /* unwind_thread keeps its frame array even then */
+    return rc;
+}
+
 /* ---- calls in progress when their function is hooked --------------------------- */
 
 #define ADOPT_MAX_FRAMES 256
@@ -137,21 +158,9 @@ void hooks_adopt_frames(struct hooks *h, pid_t tid, const uint64_t *addrs, size_
     if (!t || n == 0 || !h->cfg.tuning.capture_exits ||
         ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
         return;
-    /* As stacks.c does: real return addresses in place of trampolines and a pc in
-     * relocated code moved back to its function while the stack is read. */
-    uint64_t pc = regs.rip;
-    hooks_unwind_begin(h, tid, &pc);
-    struct user_regs_struct shown = regs;
-    shown.rip = pc;
-    if (pc != regs.rip)
-        ptrace(PTRACE_SETREGS, tid, 0, &shown);
     struct unwind_result uw;
-    bool unwound = unwind_thread(tid, t->memfd, ADOPT_MAX_FRAMES, 0, ADOPT_MAX_FRAMES,
-                                 &uw) == 0;
-    if (pc != regs.rip)
-        ptrace(PTRACE_SETREGS, tid, 0, &regs);
-    hooks_unwind_end(h, tid);
-    if (!unwound)
+    if (hooks_unwind_thread(h, tid, t->memfd, &regs, ADOPT_MAX_FRAMES, ADOPT_MAX_FRAMES,
+                            &uw) != 0)
         return;
     int64_t now = mono_ns();
     for (size_t i = 0; i < uw.n; i++) {
