@@ -261,6 +261,7 @@ void hooks_free(struct hooks *h)
     sb_free(&h->data);
     sb_free(&h->brief);
     sb_free(&h->brief_obj);
+    sb_free(&h->brief_text);
     fnsym_free(h->fnsym);
     sb_free(&h->site);
     free(h);

@@ -141,6 +141,7 @@ struct hooks {
     int64_t next_rearm;
     struct strbuf args, ret, data, site;
     struct strbuf brief, brief_obj; /* argsShort/retShort: as members, as an object */
+    struct strbuf brief_text;       /* ... and the short rendering they are made of */
     struct fnsym *fnsym;            /* names function pointers in arguments */
     /* The traced threads' time stopped at traps (busy: wake-up to resume plus the
      * round trip) and running between them (run): the session's totals, the current

@@ -101,26 +101,29 @@ static const char *watch_data(struct hooks *h, struct thread *t, struct hook *k,
 
 /* The short rendering of value JSON (value_short.h) as the data member key, after
  * the members fixed (without braces; NULL: none), in h->brief (the member text) and
- * h->brief_obj (an object of them); false when memory ran out. */
+ * h->brief_obj (an object of them); false when memory ran out. The rendering is
+ * built in h->brief_text, emptied here: a traced call allocates nothing for it. */
 static bool brief_member(struct hooks *h, const char *fixed, const char *key,
                          const char *json, bool args)
 {
-    struct strbuf text = {0};
+    struct strbuf *text = &h->brief_text;
+    text->len = 0;
+    text->oom = false; /* as a new buffer would be: one failed call spoils no other */
+    if (text->buf)
+        text->buf[0] = '\0';
     if (args)
-        value_short_args(&text, json, VALUE_SHORT_LIMIT);
+        value_short_args(text, json, VALUE_SHORT_LIMIT);
     else
-        value_short(&text, json, VALUE_SHORT_LIMIT);
+        value_short(text, json, VALUE_SHORT_LIMIT);
     h->brief.len = h->brief_obj.len = 0;
     if (fixed)
         sb_printf(&h->brief, "%s,", fixed);
     sb_printf(&h->brief, "\"%s\":", key);
-    sb_json_string(&h->brief, text.buf ? text.buf : "");
+    sb_json_string(&h->brief, text->buf ? text->buf : "");
     sb_puts(&h->brief_obj, "{");
     sb_puts(&h->brief_obj, h->brief.buf ? h->brief.buf : "");
     sb_puts(&h->brief_obj, "}");
-    bool ok = !text.oom && !h->brief.oom && !h->brief_obj.oom;
-    sb_free(&text);
-    return ok;
+    return !text->oom && !h->brief.oom && !h->brief_obj.oom;
 }
 
 /* An enter event's data: its call site (callsite.h), the arguments' short rendering
