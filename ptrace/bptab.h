@@ -38,7 +38,7 @@ enum bp_owner {
     BP_PANIC,            /* Rust's rust_panic (crash.c) */
     BP_STEP,             /* a step's temporary breakpoints (stepper.c) */
     BP_USER_BREAKPOINT,  /* breakpoints and logpoints an agent sets (bpset.c) */
-    BP_TRACE_HOOK,       /* function entries and return trampolines (hooks.c) */
+    BP_TRACE_HOOK,       /* function entries and return trampolines (hooks.h) */
     BP_N_OWNERS
 };
 

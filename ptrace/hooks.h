@@ -71,6 +71,7 @@
 
 struct hooks;
 struct twatch_set;
+struct unwind_result;
 
 /* Per-session knobs from the settings. */
 struct hook_tuning {
@@ -155,6 +156,14 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc);
  * hooks_unwind_end, so their exits are still reported. */
 void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc);
 void hooks_unwind_end(struct hooks *h, pid_t tid);
+/* Unwinds thread tid (stopped; regs: its registers as read), which runs on after
+ * it, as unwind_thread does (unwind.h: the innermost keep_head frames, at most
+ * max_steps walked), between hooks_unwind_begin and hooks_unwind_end, its rip
+ * showing the mapped pc meanwhile (regs are put back after). h NULL: a thread no
+ * hooks trace, unwound as it is. 0, or -1 with out empty (nothing to free). */
+int hooks_unwind_thread(struct hooks *h, pid_t tid, int memfd,
+                        const struct user_regs_struct *regs, size_t keep_head,
+                        size_t max_steps, struct unwind_result *out);
 
 /* Calls already running when their function is hooked: after hooks_arm, for
  * thread tid (stopped) of the main process, unwinds the stack and, for each frame of

@@ -1,7 +1,8 @@
 /*
- * hooks_internal.h - the state of ptrace/hooks.c that ptrace/sampling.c shares:
- * hooks, their threads and processes, scratch areas, and the helpers both files
- * call. Nothing outside those two files includes it; the interface is hooks.h.
+ * hooks_internal.h - the state the files of the hooks share (hooks.c, hooks_arm.c,
+ * hooks_trap.c, hooks_unwind.c, sampling.c): hooks, their threads and processes,
+ * scratch areas, and the helpers they call across files. Nothing else includes
+ * it; the interface is hooks.h.
  */
 #ifndef STROBE_HOOKS_INTERNAL_H
 #define STROBE_HOOKS_INTERNAL_H
@@ -140,6 +141,7 @@ struct hooks {
     int64_t next_rearm;
     struct strbuf args, ret, data, site;
     struct strbuf brief, brief_obj; /* argsShort/retShort: as members, as an object */
+    struct strbuf brief_text;       /* ... and the short rendering they are made of */
     struct fnsym *fnsym;            /* names function pointers in arguments */
     /* The traced threads' time stopped at traps (busy: wake-up to resume plus the
      * round trip) and running between them (run): the session's totals, the current
@@ -155,17 +157,25 @@ struct hooks {
 
 /* ---- hooks.c ---- */
 
-/* k's function as events name it: the name its pattern used (the public alias), and
- * the symbol or linkage name behind it when that differs (NULL: none). */
-const char *hk_function_name(const struct hook *k);
-const char *hk_function_raw(const struct hook *k);
-
 /* The process tgid's record, made (its memory opened) on first use; NULL on error. */
 struct process *hk_process_get(struct hooks *h, pid_t tgid);
+/* Thread tid's record, made (with its process's) on first use; NULL on error. */
+struct thread *hk_thread_get(struct hooks *h, pid_t tid);
+/* A new frame on top of t's shadow stack (t->depth counts it), NULL when the stack
+ * is MAX_FRAMES deep or memory ran out. */
+struct frame *hk_frame_push(struct thread *t);
+
+/* ---- hooks_arm.c ---- */
+
 /* How many scratch areas process p has (the main process has them all). */
 size_t hk_areas_in(const struct hooks *h, const struct process *p);
 /* Whether addr lies in one of the first n scratch areas. */
 bool hk_in_areas(const struct hooks *h, size_t n, uint64_t addr);
+/* How many scratch areas the process of thread t has. */
+size_t hk_areas_of_thread(const struct hooks *h, const struct thread *t);
+/* The return trampoline for a hook at addr in a process with the first n areas:
+ * the area near addr, else any (a return address reaches anywhere); 0 if none. */
+uint64_t hk_trampoline_for(const struct hooks *h, size_t n, uint64_t addr);
 /* A free slot of size bytes (a multiple of RELOC_SLOT_SIZE) near [lo, hi), mapping
  * a new area through stopped_tid if needed (0: only in the areas there are). */
 uint64_t hk_slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo, uint64_t hi,
@@ -180,6 +190,19 @@ bool hk_write_scratch(struct hooks *h, int memfd, uint64_t addr, const uint8_t *
 /* Puts hook k's int3 in (k->armed) or takes it out, through the breakpoint table. */
 bool hk_write_int3(struct hooks *h, struct hook *k);
 void hk_restore_orig(struct hooks *h, struct hook *k);
+
+/* ---- hooks_trap.c ---- */
+
+/* k's function as events name it: the name its pattern used (the public alias), and
+ * the symbol or linkage name behind it when that differs (NULL: none). */
+const char *hk_function_name(const struct hook *k);
+const char *hk_function_raw(const struct hook *k);
+
+/* ---- hooks_unwind.c ---- */
+
+/* Puts the real return addresses of t's frames back on its stack for good (a C++
+ * throw, a crash report): those frames will not report a normal exit. */
+void hk_detach_frames(struct thread *t);
 
 /* ---- sampling.c ---- */
 

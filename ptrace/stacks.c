@@ -4,7 +4,7 @@
  * One tracer_call holds every thread of the main image, tracer_each_thread the
  * other images' too; each thread is then read as crash.c reads a crashing one:
  * traced frames get their real return addresses back for the unwind, and their
- * trampolines after it (hooks_unwind_begin/end), the stack unwinds from CFI and
+ * trampolines after it (hooks_unwind_thread), the stack unwinds from CFI and
  * symbolize.h names it, and the innermost frame of the program's own code gets its
  * locals. Nothing else is written to the target. A thread waiting on a mutex or a
  * condvar gets the variable it waits on named, as C names it, from DWARF: a global
@@ -45,6 +45,7 @@
 #include "dwarf/frame.h"
 #include "dwarf/globals.h"
 #include "dwarf/varpath.h"
+#include "ptrace/hooks.h"
 #include "ptrace/procmem.h"
 #include "ptrace/symbolize.h"
 #include "ptrace/unwind.h"
@@ -393,24 +394,12 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
         th->wait_timed = call_has_deadline(&regs);
     }
     switch_process(s, tgid);
-    /* As crash.c does: real return addresses in place of trampolines, and a pc in
-     * relocated code moved back to its function; the registers are put back. */
-    uint64_t pc = regs.rip;
-    if (h)
-        hooks_unwind_begin(h, tid, &pc);
-    struct user_regs_struct shown = regs;
-    shown.rip = pc;
-    if (pc != regs.rip)
-        ptrace(PTRACE_SETREGS, tid, 0, &shown);
     struct unwind_result uw;
-    bool unwound = unwind_thread(tid, s->memfd, STACKS_MAX_FRAMES, 0, MAX_STEPS, &uw) == 0;
+    bool unwound = hooks_unwind_thread(h, tid, s->memfd, &regs, STACKS_MAX_FRAMES, MAX_STEPS,
+                                       &uw) == 0;
     struct symbolized sy = {0};
     if (unwound)
         symbolize(&uw, &s->ms, &sy);
-    if (pc != regs.rip)
-        ptrace(PTRACE_SETREGS, tid, 0, &regs);
-    if (h) /* the traced frames' trampolines back: their exits are still reported */
-        hooks_unwind_end(h, tid);
     if (sy.n) {
         fill_frames(s, th, &uw, &sy);
         if (blocked) {

@@ -227,7 +227,7 @@ static enum insn_flow decode(struct tracer *t, struct step *st, uint64_t pc, siz
     return ok ? reloc_insn_flow(code, sizeof code, pc, len) : INSN_UNKNOWN;
 }
 
-/* Before a return: a traced function returns into its trace trampoline (hooks.c),
+/* Before a return: a traced function returns into its trace trampoline (hooks.h),
  * outside every module, where the step would lose its way. The thread's traced
  * frames get their real return addresses back (their exits are recorded as unwound),
  * so the return lands in the caller. */
