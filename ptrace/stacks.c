@@ -44,7 +44,6 @@
 #include "base/strbuf.h"
 #include "dwarf/frame.h"
 #include "dwarf/globals.h"
-#include "dwarf/varpath.h"
 #include "ptrace/hooks.h"
 #include "ptrace/procmem.h"
 #include "ptrace/symbolize.h"
@@ -231,27 +230,6 @@ static void classify_wait(struct collector_thread *th, const struct user_regs_st
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
-/* The variable at a runtime address of the process as C names it: a global or static
- * of the image mapped nearest below it (a .bss runs past the file's mappings), with
- * its member path; NULL when none holds it. */
-static char *global_at(const struct modules *ms, uint64_t addr)
-{
-    const struct module *m = NULL;
-    for (size_t i = 0; i < ms->n; i++)
-        if (ms->m[i].start <= addr && (!m || ms->m[i].start > m->start))
-            m = &ms->m[i];
-    struct dw_global g;
-    struct strbuf sb = {0};
-    if (!m || !dw_global_at(m->path, addr - m->bias, &g))
-        return NULL;
-    sb_puts(&sb, g.name);
-    if (!dw_member_path(g.type, addr - m->bias - g.addr, &sb) || sb.oom) {
-        sb_free(&sb);
-        return NULL;
-    }
-    return sb_take(&sb);
-}
-
 /* Names what th waits on (th->wait_variable): a global, else a variable of the
  * program's own frames, innermost first (at most NAME_FRAMES of them), that holds the
  * object or points to it (a heap object reached through a parameter). */
@@ -261,7 +239,7 @@ static void name_wait(struct snapshot *s, struct collector_thread *th,
     enum { NAME_FRAMES = 8 };
     if ((th->wait != WAIT_MUTEX && th->wait != WAIT_CONDVAR) || !th->wait_address)
         return;
-    th->wait_variable = global_at(&s->ms, th->wait_address);
+    th->wait_variable = module_global_at(&s->ms, th->wait_address);
     size_t first = th->own_frame >= 0 ? (size_t)th->own_frame : 0;
     for (size_t i = first, tried = 0; !th->wait_variable && i < sy->n && tried < NAME_FRAMES;
          i++) {

@@ -191,6 +191,17 @@ static void unwind_libunwind(int memfd, struct collector *c)
         unw_destroy_addr_space(as);
 }
 
+/* Ends a walk: 0, or -1 with out freed when not even one frame was read. */
+static int finish_result(struct collector *c, struct unwind_result *out)
+{
+    finish(c);
+    if (out->total)
+        return 0;
+    free(out->frames);
+    memset(out, 0, sizeof *out);
+    return -1;
+}
+
 int unwind_thread(pid_t tid, int memfd, size_t keep_head, size_t keep_tail,
                   size_t max_steps, struct unwind_result *out)
 {
@@ -205,8 +216,7 @@ int unwind_thread(pid_t tid, int memfd, size_t keep_head, size_t keep_tail,
         reset(&c);
         unwind_libunwind(memfd, &c);
     }
-    finish(&c);
-    return out->total ? 0 : -1;
+    return finish_result(&c, out);
 }
 
 void unwind_result_free(struct unwind_result *r)
@@ -273,8 +283,7 @@ int unwind_thread_cached(struct unwind_cache *uc, pid_t tid, int memfd, size_t k
         reset(&c);
         unwind_libunwind(memfd, &c);
     }
-    finish(&c);
-    return out->total ? 0 : -1;
+    return finish_result(&c, out);
 }
 
 bool unwind_has_cfi(pid_t tgid, uint64_t pc)

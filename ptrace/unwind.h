@@ -33,8 +33,9 @@ struct unwind_result {
 
 /* Unwinds thread tid (stopped) of the process whose /proc/PID/mem is memfd. Keeps
  * the innermost keep_head frames and the outermost keep_tail ones (the bottom of a
- * runaway recursion is where it started), walking at most max_steps. 0, or -1 when
- * not even the first frame could be read. */
+ * runaway recursion is where it started), walking at most max_steps. 0 (free out
+ * with unwind_result_free), or -1 when not even the first frame could be read (out
+ * then holds nothing to free). */
 int unwind_thread(pid_t tid, int memfd, size_t keep_head, size_t keep_tail,
                   size_t max_steps, struct unwind_result *out);
 void unwind_result_free(struct unwind_result *r);
