@@ -53,12 +53,18 @@ struct session {
 };
 
 /* The registry of live sessions (session.c). */
+#define SESSION_IDS_ISSUED 256  /* ids this daemon gave out, never given again */
+
 struct session_registry {
-    pthread_mutex_t lock;        /* guards the list and launches */
+    pthread_mutex_t lock;        /* guards the list, launches and issued */
     pthread_cond_t unused;       /* a session's users dropped to 0 */
     struct session *live;
     struct store *store;
     const char *global_settings;
+    /* The last ids given out: a stopped (deleted) session's id is not reused, so an
+     * agent's old reference never names a newer run. A ring. */
+    char issued[SESSION_IDS_ISSUED][SESSION_ID_MAX];
+    int n_issued, next_issued;
 };
 extern struct session_registry sessions;
 

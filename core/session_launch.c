@@ -141,6 +141,9 @@ static int id_taken(void *arg, const char *id)
     for (struct session *s = sessions.live; s; s = s->next)
         if (strcmp(s->id, id) == 0)
             return 1;
+    for (int i = 0; i < sessions.n_issued; i++)
+        if (strcmp(sessions.issued[i], id) == 0)
+            return 1;
     return store_session_id_taken(sessions.store, id);
 }
 
@@ -335,6 +338,10 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
         err_set(e, ERR_INTERNAL, "cannot choose a session id for %s", path);
         goto fail_locked;
     }
+    snprintf(sessions.issued[sessions.next_issued], SESSION_ID_MAX, "%s", s->id);
+    sessions.next_issued = (sessions.next_issued + 1) % SESSION_IDS_ISSUED;
+    if (sessions.n_issued < SESSION_IDS_ISSUED)
+        sessions.n_issued++;
     if (!(s->debug = debug_state_new(s->id))) {
         err_set(e, ERR_INTERNAL, "out of memory");
         goto fail_locked;

@@ -510,12 +510,6 @@ out:
     return ok;
 }
 
-static const char *attr_string(Dwarf_Die *die, int name)
-{
-    Dwarf_Attribute at;
-    return dwarf_formstring(dwarf_attr_integrate(die, name, &at));
-}
-
 static struct file_table *file_table(struct worker *w, Dwarf_CU *cu)
 {
     struct file_table *t = u64map_get(&w->tables, (uint64_t)(uintptr_t)cu);
@@ -527,7 +521,7 @@ static struct file_table *file_table(struct worker *w, Dwarf_CU *cu)
     Dwarf_Word off;
     t->unreadable = !dwarf_cu_die(cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL) ||
                     dwarf_formudata(dwarf_attr(&cudie, DW_AT_stmt_list, &at), &off) != 0 ||
-                    !read_file_table(w, off, attr_string(&cudie, DW_AT_comp_dir), t);
+                    !read_file_table(w, off, dw_attr_string(&cudie, DW_AT_comp_dir), t);
     if (u64map_put(&w->tables, (uint64_t)(uintptr_t)cu, t) != 0)
         abort(); /* as arena_alloc: an index build does not survive ENOMEM */
     return t;
@@ -571,7 +565,7 @@ static char *absolute_path(struct worker *w, Dwarf_Die *die, const char *dir, co
     char *abs = dir && f[0] != '/' ? arena_printf(w->a, "%s/%s", dir, f) : arena_strdup(w->a, f);
     Dwarf_Die cu;
     const char *comp_dir = abs[0] != '/' && dwarf_diecu(die, &cu, NULL, NULL)
-                               ? attr_string(&cu, DW_AT_comp_dir)
+                               ? dw_attr_string(&cu, DW_AT_comp_dir)
                                : NULL;
     if (comp_dir)
         abs = arena_printf(w->a, "%s/%s", comp_dir, abs);
@@ -606,8 +600,8 @@ static const char *decl_file(struct worker *w, Dwarf_Die *die)
 
 static const char *linkage_name(Dwarf_Die *die)
 {
-    const char *s = attr_string(die, DW_AT_linkage_name);
-    return s ? s : attr_string(die, DW_AT_MIPS_linkage_name);
+    const char *s = dw_attr_string(die, DW_AT_linkage_name);
+    return s ? s : dw_attr_string(die, DW_AT_MIPS_linkage_name);
 }
 
 /* Parameters and the variadic flag, from die's children or, when it lists none, from
@@ -642,7 +636,7 @@ static void read_params(struct worker *w, Dwarf_Die *die, struct dw_function *f)
     struct dw_param *ps = n ? arena_alloc(w->a, n * sizeof *ps) : NULL;
     for (size_t i = 0; i < n; i++) {
         Dwarf_Die *p = &w->params[i];
-        const char *name = attr_string(p, DW_AT_name);
+        const char *name = dw_attr_string(p, DW_AT_name);
         Dwarf_Attribute at;
         bool artificial = false;
         dwarf_formflag(dwarf_attr_integrate(p, DW_AT_artificial, &at), &artificial);
@@ -719,7 +713,7 @@ static void resolve_name(struct arena *a, const struct pending *p)
 
 static struct pending defer_name(Dwarf_Die *die, const char *prefix, struct dw_function *f)
 {
-    return (struct pending){f, linkage_name(die), attr_string(die, DW_AT_name), prefix};
+    return (struct pending){f, linkage_name(die), dw_attr_string(die, DW_AT_name), prefix};
 }
 
 struct name_job {

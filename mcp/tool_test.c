@@ -134,9 +134,10 @@ static cJSON *run(const cJSON *args, struct strobe_error *e)
         cJSON_AddNumberToObject(res, "detectionConfidence", st.confidence);
     if (st.command[0])
         cJSON_AddStringToObject(res, "command", st.command);
-    if (st.session_id[0])
+    if (st.session_id[0]) {
         cJSON_AddStringToObject(res, "sessionId", st.session_id);
-    else if (n_patterns || w->n_add)
+        tool_add_pattern_status(res, st.session_id); /* what each pattern matched */
+    } else if (n_patterns || w->n_add)
         cJSON_AddStringToObject(res, "sessionPending", "The tests are built first, "
                                 "untraced; status gives the sessionId once they run.");
     if (st.trace_note)
@@ -412,8 +413,17 @@ static cJSON *status(const cJSON *args, struct strobe_error *e)
     cJSON_AddStringToObject(res, "testRunId", v.id);
     cJSON_AddStringToObject(res, "status", v.state == TESTRUN_RUNNING ? "running"
                                                                        : "completed");
-    if (v.session_id[0])
+    if (v.session_id[0]) {
         cJSON_AddStringToObject(res, "sessionId", v.session_id);
+        tool_add_pattern_status(res, v.session_id);
+    }
+    if (v.session_id[0] && v.state != TESTRUN_RUNNING) {
+        char note[SESSION_ID_MAX * 2 + 200];
+        snprintf(note, sizeof note, "The traced run's events stay in session %s: "
+                 "debug_query({sessionId: \"%s\"}) reads them, debug_session({action: "
+                 "\"stop\", sessionId}) deletes them.", v.session_id, v.session_id);
+        cJSON_AddStringToObject(res, "sessionNote", note);
+    }
     if (v.state == TESTRUN_RUNNING) {
         cJSON_AddItemToObject(res, "progress", progress_json(&v));
         cJSON_AddStringToObject(res, "next", "Still running: call status again (it waits "

@@ -25,7 +25,7 @@ void symbolize_preload(pid_t pid)
         char err[256];
         const struct dw_index *ix = dw_index_get(ms.m[i].path, err, sizeof err);
         struct dw_site site;
-        /* Opens the file's debug info in dwarf/frame.c's cache. */
+        /* Opens the file's debug info in dwarf/openfiles.c's cache. */
         if (ix && ix->n_functions > 0 &&
             dw_frame_sites(ms.m[i].path, ix->functions[0].entry, &site, 1) > 0)
             dw_sites_free(&site, 1);

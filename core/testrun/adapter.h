@@ -79,6 +79,9 @@ struct test_case {
     enum test_status status;
     int64_t duration_ms;     /* -1: not reported */
     char *file;              /* where it failed (else where it is declared); NULL */
+    const char *file_found;  /* set by the runner for suggest: file as the file system
+                                finds it (a relative one under the project root); NULL
+                                when it cannot be found. Not owned. */
     int line;                /* 0: unknown */
     char *message;           /* a failure's text (whole), a skip's reason; NULL */
     char *output;            /* its own stdout/stderr when the framework keeps them

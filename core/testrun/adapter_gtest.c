@@ -490,8 +490,8 @@ static bool is_test_file(const char *base)
 }
 
 /* A failure outside the tests names its file. One inside them names the code under
- * test as the test's names suggest (suite StackTest -> class Stack: Stack::**, file
- * stack_test.cpp -> stack.cpp) and the functions its failed check called, which
+ * test as the test's names suggest (suite StackTest -> classes Stack*: Stack*::**,
+ * file stack_test.cpp -> stack.cpp, or stack.hpp where that is the one there) and the functions its failed check called, which
  * GoogleTest writes on the message's lines ("  s.pop()" -> **::pop). */
 static int gtest_suggest(const struct test_case *c, char **out, int max)
 {
@@ -512,25 +512,12 @@ static int gtest_suggest(const struct test_case *c, char **out, int max)
         int len = (int)(dot - suite);
         if (len > 4 && strncmp(dot - 4, "Test", 4) == 0)
             len -= 4;
-        if (len > 0 && len < 512) {
-            snprintf(pattern, sizeof pattern, "%.*s::**", len, suite);
+        if (len > 0 && len < 512) { /* suite Lru: class LruCache as well as Lru */
+            snprintf(pattern, sizeof pattern, "%.*s*::**", len, suite);
             test_suggest_add(out, &n, max, pattern);
         }
     }
-    if (base && strlen(base) < 512) {
-        const char *ext = strrchr(base, '.');
-        size_t stem = ext ? (size_t)(ext - base) : strlen(base);
-        static const char *const suffixes[] = {"_unittest", "_test", "Test", "_tests", NULL};
-        for (const char *const *sfx = suffixes; *sfx; sfx++) {
-            size_t k = strlen(*sfx);
-            if (stem > k && strncmp(base + stem - k, *sfx, k) == 0) {
-                snprintf(pattern, sizeof pattern, "@file:%.*s%s", (int)(stem - k), base,
-                         ext ? ext : "");
-                test_suggest_add(out, &n, max, pattern);
-                break;
-            }
-        }
-    }
+    n = tsuggest_file(c, out, n, max);
     for (const char *l = c->message; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
         if (strncmp(l, "    Which is: ", 14) != 0)
             n = tsuggest_calls(l, out, n, max);

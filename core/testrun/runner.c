@@ -568,8 +568,16 @@ static void add_failures(struct testrun *r)
         }
         tcmd_free(&cmd);
         int max = (int)(sizeof f->suggested / sizeof *f->suggested);
+        /* where the test file is, for the suggestions that look beside it for the
+         * source under test (tsuggest.h) */
+        char full[PATH_MAX];
+        if (c->file && snprintf(full, sizeof full, "%s%s%s", c->file[0] == '/' ? "" :
+                                r->project_root, c->file[0] == '/' ? "" : "/",
+                                c->file) < (int)sizeof full && access(full, R_OK) == 0)
+            c->file_found = full;
         f->n_suggested = r->ad->suggest ? r->ad->suggest(c, f->suggested, max)
                                         : test_suggest_default(c, f->suggested, max);
+        c->file_found = NULL;
     }
 }
 

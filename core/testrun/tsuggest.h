@@ -13,6 +13,9 @@
 /* Appends at most max malloc'd patterns for c to out; returns how many. Falls back
  * to test_suggest_default when neither the file nor the message gives one. */
 int tsuggest_native(const struct test_case *c, char **out, int max);
+/* "@file:SOURCE" for the source under test of c's test file when one exists (see
+ * tsuggest.c), after the n patterns already in out; returns the new count. */
+int tsuggest_file(const struct test_case *c, char **out, int n, int max);
 /* Only the functions called on the first line of message ("**::sum"), after the n
  * patterns already in out; returns the new count. */
 int tsuggest_calls(const char *message, char **out, int n, int max);

@@ -88,6 +88,18 @@ def test_stop_running_kills_target_and_deletes_data(mcp):
     assert sid not in listed(mcp)
 
 
+def test_a_stopped_sessions_id_is_never_given_again(mcp):
+    """An agent's old reference must not name a newer run of the same program."""
+    first = mcp.launch("hello_exit3")["sessionId"]
+    mcp.wait_ended(first)
+    mcp.stop(first)
+    second = mcp.launch("hello_exit3")["sessionId"]
+    assert second != first, second
+    assert mcp.tool_error("debug_query", {"sessionId": first}).code == "SESSION_NOT_FOUND"
+    mcp.wait_ended(second)
+    mcp.stop(second)
+
+
 def test_stop_exited_session_counts_events(mcp):
     sid = mcp.launch("hello_exit3")["sessionId"]
     mcp.wait_ended(sid)

@@ -178,7 +178,7 @@ def test_gtest_suite(mcp):
     assert (f["file"], f["line"]) == ("stack_test.cpp", 35)
     assert f["message"] == ("Expected equality of these values:\n  s.pop()\n    Which is: 1\n"
                             "  3\npop must return the last value pushed")
-    assert f["suggestedTraces"] == ["Stack::**", "@file:stack.cpp", "**::pop"]
+    assert f["suggestedTraces"] == ["Stack*::**", "@file:stack.cpp", "**::pop"]
     assert f["rerun"] == ("cd %s && %s --gtest_filter=StackTest.PopReturnsLastPushed"
                           % (root, binary))
 

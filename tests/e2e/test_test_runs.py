@@ -178,6 +178,10 @@ def test_traced_run_records_function_events(mcp):
     assert st["sessionId"] == sid and st["result"]["summary"]["passed"] == 1
     ev = mcp.wait_events(sid, 1, eventType="function_enter")["events"]
     assert ev[0]["function"] == "make_point"
+    # the run answer says what the pattern matched; the end, that the session stays
+    assert [(p["pattern"], p["matched"] >= 1) for p in r["patterns"]] == \
+        [("make_point", True)], r
+    assert ("stay in session %s" % sid) in st["sessionNote"], st
 
 
 def test_traced_stuck_run_keeps_its_session(mcp):

@@ -480,7 +480,7 @@ static void test_gtest_parse_report(void **state)
     assert_string_equal(f->output, "stack_test.cpp:35: Failure\nExpected equality of these "
                                    "values:\n  s.pop()\n    Which is: 1\n  3\npop must return "
                                    "the last value pushed\n");
-    assert_string_equal(suggestions(&test_adapter_gtest, f), "Stack::** @file:stack.cpp **::pop");
+    assert_string_equal(suggestions(&test_adapter_gtest, f), "Stack*::** @file:stack.cpp **::pop");
     struct test_case outside = {.name = "StackTest.Pop", .file = "src/stack.cpp", .line = 9};
     assert_string_equal(suggestions(&test_adapter_gtest, &outside), "@file:stack.cpp");
     recorded_free(&r);

@@ -19,6 +19,7 @@
 #include "core/testrun/adapter.h"
 #include "core/testrun/proc.h"
 #include "core/testrun/stuck.h"
+#include "core/testrun/tsuggest.h"
 #include "store/store.h"
 #include "tests/unit/tmpdir.h"
 
@@ -91,6 +92,43 @@ static void test_location_in_messages(void **state)
     assert_string_equal(file, "calc.h");
     assert_int_equal(line, 7);
     free(file);
+}
+
+/* Touches dir/name. */
+static void touch(const char *dir, const char *name, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, name);
+    fclose(fopen(path, "w"));
+}
+
+/* The source under test as a file that exists beside the test file: a class written
+ * in a header (lru.hpp for lru_test.cpp); none when nothing there fits; the first
+ * guess when the test file cannot be found (file_found NULL: built elsewhere). */
+static void test_file_under_test_is_one_that_exists(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/strobe-tsuggest-XXXXXX", path[PATH_MAX], test[PATH_MAX];
+    assert_non_null(mkdtemp(dir));
+    touch(dir, "lru.hpp", path, sizeof path);
+    touch(dir, "lru_test.cpp", test, sizeof test);
+    struct test_report r;
+    test_report_init(&r);
+    struct test_case *c = test_report_add(&r, "Lru.Evicts", TEST_FAILED);
+    test_set_str(&c->file, "lru_test.cpp", -1);
+    c->file_found = test;
+    char *out[4];
+    assert_int_equal(tsuggest_file(c, out, 0, 4), 1);
+    assert_string_equal(out[0], "@file:lru.hpp");
+    free(out[0]);
+    touch(dir, "cache_test.cpp", test, sizeof test);
+    test_set_str(&c->file, "cache_test.cpp", -1);
+    assert_int_equal(tsuggest_file(c, out, 0, 4), 0);
+    c->file_found = NULL;
+    assert_int_equal(tsuggest_file(c, out, 0, 4), 1);
+    assert_string_equal(out[0], "@file:cache.cpp");
+    free(out[0]);
+    test_report_free(&r);
+    rm_dir(dir);
 }
 
 static void test_report_cases_and_suggestions(void **state)
@@ -320,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_too_many_arguments_is_flagged),
         cmocka_unit_test(test_location_in_messages),
         cmocka_unit_test(test_report_cases_and_suggestions),
+        cmocka_unit_test(test_file_under_test_is_one_that_exists),
         cmocka_unit_test(test_deadlock_after_two_idle_samples),
         cmocka_unit_test(test_loop_needs_three_busy_samples),
         cmocka_unit_test(test_half_busy_or_changing_is_not_stuck),
