@@ -555,7 +555,7 @@ int varres_resolve(pid_t pid, int memfd, const char *expr, struct varres *out,
 /* A name the frame does not have, as a member of the frame's object, as C++ looks
  * names up (locals, then members, then globals): expr resolved as this->expr. 0 when
  * it is one, 1 when not (no `this`, or no such member), -1 when it is one that fails
- * (e set). */
+ * (e set: unreadable, say). */
 static int member_of_this(struct varres_process *p, const char *expr,
                           const struct varres_expr *x, struct varres *out,
                           struct strobe_error *e)
@@ -564,18 +564,12 @@ static int member_of_this(struct varres_process *p, const char *expr,
     struct strobe_error ignored = {0};
     if (strcmp(x->root, "this") == 0 ||
         p->frame(p->frame_ctx, "this", &self, &ignored) != 0 ||
-        self.type->kind != DWT_POINTER)
+        self.type->kind != DWT_POINTER || !varres_has_member(self.type->target, x->root))
         return 1;
     char rewritten[MEMORY_EXPR_MAX + 16];
     snprintf(rewritten, sizeof rewritten, "%.*sthis->%s", (int)x->root_start, expr,
              expr + x->root_start);
-    struct strobe_error me = {0};
-    if (varres_resolve_in(p, rewritten, out, &me) == 0)
-        return 0;
-    if (me.code == ERR_BAD_EXPRESSION && strstr(me.msg, "'this' has no member"))
-        return 1;
-    *e = me;
-    return -1;
+    return varres_resolve_in(p, rewritten, out, e) == 0 ? 0 : -1;
 }
 
 int varres_resolve_in(struct varres_process *p, const char *expr, struct varres *out,
