@@ -657,28 +657,35 @@ struct one_shots {
     int n;
 };
 
-/* One-shot breakpoints that fired go, with the image's other threads held. */
-static void disarm_one_shots(void *arg)
+static void disarm_held(void *arg)
 {
     struct one_shots *os = arg;
     for (int i = 0; i < os->n; i++)
         bpset_disarm(os->s, os->t, os->ids[i], NULL);
 }
 
-/* Every breakpoint at regs->rip, hit by tid: conditions, counts, logpoint messages,
- * one-shots disarmed. Returns the id of the breakpoint that pauses tid (the lowest),
- * 0 for none; *all_stop when one of those pausing asks for it. */
-static int hit(struct bpset *s, struct tracer *t, pid_t tid,
-               const struct user_regs_struct *regs, bool *all_stop)
+/* The n one-shot breakpoints ids that fired go, with the image's other threads held. */
+static void disarm_one_shots(struct bpset *s, struct tracer *t, pid_t tid, const int *ids,
+                             int n)
 {
-    pid_t tgid = tracer_tgid(t, tid);
+    struct one_shots os = {s, t, ids, n};
+    if (n)
+        tracer_with_space_held(t, tid, disarm_held, &os);
+}
+
+/* Every breakpoint at regs->rip, hit by tid: conditions, counts, logpoint messages;
+ * the one-shots that fired into done (n_done of them). Returns the id of the
+ * breakpoint that pauses tid (the lowest), 0 for none; *all_stop when one of those
+ * pausing asks for it. */
+static int hit(struct bpset *s, pid_t tgid, pid_t tid, const struct user_regs_struct *regs,
+               bool *all_stop, int *done, int *n_done)
+{
     int memfd = -1;
     struct frame_ctx f;
     struct varres_process p;
     bool opened = false;
     int pause_id = 0;
-    int done[BREAKPOINTS_MAX + LOGPOINTS_MAX];
-    int n_done = 0;
+    *n_done = 0;
     *all_stop = false;
     pthread_mutex_lock(&s->lock);
     for (int i = 0; i < s->n; i++) {
@@ -707,17 +714,13 @@ static int hit(struct bpset *s, struct tracer *t, pid_t tid,
         if (!b->r->message)
             *all_stop |= b->r->req.all_stop;
         if (b->r->req.one_shot)
-            done[n_done++] = b->r->req.id;
+            done[(*n_done)++] = b->r->req.id;
     }
     pthread_mutex_unlock(&s->lock);
     if (opened) {
         varres_process_close(&p);
         if (memfd >= 0)
             close(memfd);
-    }
-    if (n_done) {
-        struct one_shots os = {s, t, done, n_done};
-        tracer_with_space_held(t, tid, disarm_one_shots, &os);
     }
     return pause_id;
 }
@@ -730,12 +733,16 @@ enum bp_verdict bpset_on_trap(struct tracer *t, pid_t tid, struct tracer_stop *s
     struct user_regs_struct regs = *st->regs;
     regs.rip = st->addr;
     bool all_stop;
-    int pause_id = hit(s, t, tid, &regs, &all_stop);
-    if (!pause_id)
-        return BP_PASS;
-    ptrace(PTRACE_SETREGS, tid, 0, &regs);
-    s->cfg.pause(s->cfg.arg, t, tid, tracer_tgid(t, tid), pause_id, &regs, all_stop);
-    return BP_PARK;
+    int done[BREAKPOINTS_MAX + LOGPOINTS_MAX], n_done;
+    int pause_id = hit(s, tracer_tgid(t, tid), tid, &regs, &all_stop, done, &n_done);
+    if (pause_id) {
+        ptrace(PTRACE_SETREGS, tid, 0, &regs);
+        s->cfg.pause(s->cfg.arg, t, tid, tracer_tgid(t, tid), pause_id, &regs, all_stop);
+    }
+    /* One-shots go after the pause is known: a waiter never finds the breakpoint gone
+     * and its pause not there yet. */
+    disarm_one_shots(s, t, tid, done, n_done);
+    return pause_id ? BP_PARK : BP_PASS;
 }
 
 int bpset_step_landed(struct bpset *s, struct tracer *t, pid_t tid,
@@ -744,5 +751,8 @@ int bpset_step_landed(struct bpset *s, struct tracer *t, pid_t tid,
     if (!(bptab_lookup(tracer_bptab(t), regs->rip) & BP_OWNER_BIT(BP_USER_BREAKPOINT)))
         return 0;
     bool all_stop;
-    return hit(s, t, tid, regs, &all_stop);
+    int done[BREAKPOINTS_MAX + LOGPOINTS_MAX], n_done;
+    int pause_id = hit(s, tracer_tgid(t, tid), tid, regs, &all_stop, done, &n_done);
+    disarm_one_shots(s, t, tid, done, n_done);
+    return pause_id;
 }
