@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/json_view.h"
 #include "cli/repl.h"
@@ -177,12 +178,21 @@ static int report_ended(struct repl *r)
 {
     if (r->exit_shown)
         return repl_fail("The program is not being run.");
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "action", "status");
-    cJSON_AddStringToObject(args, "sessionId", r->sid);
-    cJSON *st = repl_tool(r, "debug_session", args);
-    if (!st)
-        return 1;
+    /* The process can be gone a moment before its session has recorded how it ended
+     * (status still "running"): asked again, for up to 2 s. */
+    cJSON *st = NULL;
+    for (int tries = 0; tries < 100; tries++) {
+        cJSON_Delete(st);
+        cJSON *args = cJSON_CreateObject();
+        cJSON_AddStringToObject(args, "action", "status");
+        cJSON_AddStringToObject(args, "sessionId", r->sid);
+        if (!(st = repl_tool(r, "debug_session", args)))
+            return 1;
+        const char *status = json_str(st, "status");
+        if (!status || strcmp(status, "running") != 0)
+            break;
+        nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+    }
     cJSON_ReplaceItemInObject(st, "status", cJSON_CreateString("exited"));
     cJSON_AddStringToObject(st, "state", "exited");
     /* status names the signal ("SIGSEGV"); the report wants its number */

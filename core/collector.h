@@ -56,7 +56,7 @@
 #include "base/ring.h"
 #include "core/patterns.h"
 
-#define COLLECTOR_VERSION 1
+#define COLLECTOR_VERSION 2 /* 2: resume_many */
 
 struct collector_target; /* one launched program and everything it spawns */
 
@@ -597,6 +597,12 @@ struct collector_methods {
      * frames. -1 with PROCESS_EXITED when none of the processes is left. */
     int (*stacks_of)(const pid_t *pids, int n_pids, const struct collector_stacks_request *req,
                      struct collector_stacks *out, struct strobe_error *e);
+    /* Version 2. Continues the paused threads tids[0..n) as one step of the engine:
+     * when one of them, resumed first, hits an all-stop breakpoint before the others
+     * run, those stay paused (for that all-stop) instead of running on. Threads no
+     * longer paused are skipped. -1 with PROCESS_EXITED. NULL: resume one by one. */
+    int (*resume_many)(struct collector_target *t, const pid_t *tids, int n,
+                       struct strobe_error *e);
 };
 
 /* Registers m (kept by pointer; m must outlive the daemon). Up to 8 collectors;

@@ -252,6 +252,13 @@ static int find_event(const struct debug_continue_req *req, int64_t key, int64_t
 static int resume_seen(struct session_target *st, const struct collector_pause *seen, int n,
                        struct strobe_error *e)
 {
+    if (st->collector->version >= 2 && st->collector->resume_many) {
+        pid_t tids[PAUSES_SEEN];
+        for (int i = 0; i < n && i < PAUSES_SEEN; i++)
+            tids[i] = seen[i].tid;
+        return st->collector->resume_many(st->target, tids, n < PAUSES_SEEN ? n : PAUSES_SEEN,
+                                          e);
+    }
     for (int i = 0; i < n && i < PAUSES_SEEN; i++) {
         struct strobe_error ignore;
         if (st->collector->resume(st->target, seen[i].tid, RESUME_CONTINUE, &ignore) != 0 &&

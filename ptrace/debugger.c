@@ -50,6 +50,7 @@ struct debugger {
     int n_failed;
     struct collector_bp_info *bound; /* how each staged one bound at the entry point
                                         (n_staged of them, failures included) */
+    unsigned all_stops;               /* tracer thread: all-stops so far (resume_fn) */
 };
 
 static void paused_changed(void *arg)
@@ -153,6 +154,7 @@ static void bp_pause(void *arg, struct tracer *t, pid_t tid, pid_t tgid, int bp_
     record_pause(d, tid, tgid, PAUSE_BREAKPOINT, bp_id, regs, NULL, NULL);
     if (all_stop) {
         struct all_stop as = {d, t, PAUSE_ALL_STOP, 0};
+        d->all_stops++;
         tracer_park_all(t, tid, park_one, &as);
     }
     pauses_batch(d->pauses, false);
@@ -485,6 +487,43 @@ static void resume_one(struct debugger *d, struct tracer *t, pid_t tid)
     tracer_resume_thread(t, tid);
 }
 
+/* Continues the paused threads among tids. One resumed first may hit an all-stop
+ * breakpoint before the others run (its trap handled inside a later resume that
+ * holds the image): those not resumed yet then stay paused, for that all-stop. */
+static void resume_listed(struct debugger *d, struct tracer *t, const pid_t *tids, int n)
+{
+    pid_t paused[256];
+    int n_paused = pauses_tids(d->pauses, paused, 256);
+    unsigned all_stops = d->all_stops;
+    for (int i = 0; i < n && d->all_stops == all_stops; i++)
+        for (int k = 0; k < n_paused && k < 256; k++)
+            if (paused[k] == tids[i]) {
+                resume_one(d, t, tids[i]);
+                break;
+            }
+}
+
+struct resume_many_call {
+    struct debugger *d;
+    const pid_t *tids;
+    int n;
+};
+
+static void resume_many_fn(struct tracer *t, void *arg)
+{
+    struct resume_many_call *c = arg;
+    resume_listed(c->d, t, c->tids, c->n);
+}
+
+int debugger_resume_many(struct debugger *d, struct tracer *t, const pid_t *tids, int n,
+                         struct strobe_error *e)
+{
+    if (tracer_finished(t))
+        return err_set(e, ERR_PROCESS_EXITED, "The program has exited.");
+    struct resume_many_call c = {d, tids, n};
+    return tracer_call(t, resume_many_fn, &c, e);
+}
+
 static void resume_fn(struct tracer *t, void *arg)
 {
     struct resume_call *c = arg;
@@ -512,9 +551,7 @@ static void resume_fn(struct tracer *t, void *arg)
     }
     c->rc = 0;
     if (c->how == RESUME_CONTINUE) {
-        for (int i = 0; i < n && i < 256; i++)
-            if (!c->tid || tids[i] == c->tid)
-                resume_one(d, t, tids[i]);
+        resume_listed(d, t, c->tid ? &c->tid : tids, c->tid ? 1 : n);
         return;
     }
     pid_t tid = c->tid ? c->tid : tids[n - 1];

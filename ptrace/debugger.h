@@ -54,6 +54,10 @@ int debugger_pauses(struct debugger *d, struct collector_pause *out, int max);
 int debugger_pause(struct debugger *d, struct tracer *t, pid_t pid, struct strobe_error *e);
 int debugger_resume(struct debugger *d, struct tracer *t, pid_t tid, enum collector_resume how,
                     struct strobe_error *e);
+/* collector_methods.resume_many: continues the paused threads among tids in one
+ * tracer command, stopping when one of them set off an all-stop meanwhile. */
+int debugger_resume_many(struct debugger *d, struct tracer *t, const pid_t *tids, int n,
+                         struct strobe_error *e);
 int debugger_evaluate(struct tracer *t, pid_t pid, const char *condition, bool *result,
                       char *values, size_t cap, struct strobe_error *e);
 

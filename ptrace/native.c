@@ -357,6 +357,12 @@ static int native_resume(struct collector_target *ct, pid_t tid, enum collector_
     return debugger_resume(ct->debugger, ct->tracer, tid, how, e);
 }
 
+static int native_resume_many(struct collector_target *ct, const pid_t *tids, int n,
+                              struct strobe_error *e)
+{
+    return debugger_resume_many(ct->debugger, ct->tracer, tids, n, e);
+}
+
 static int native_evaluate(struct collector_target *ct, pid_t pid, const char *condition,
                            bool *result, char *values, size_t cap, struct strobe_error *e)
 {
@@ -415,5 +421,6 @@ const struct collector_methods native_collector = {
     .pauses = native_pauses,
     .pause = native_pause,
     .resume = native_resume,
+    .resume_many = native_resume_many,
     .evaluate = native_evaluate,
 };

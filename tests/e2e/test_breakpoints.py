@@ -287,6 +287,21 @@ def test_all_stop_answer_comes_when_every_thread_is_paused(mcp):
     mcp.stop(sid)
 
 
+def test_all_stop_hit_again_at_once_stops_every_thread_each_time(mcp):
+    """A thread resumed first can hit its allStop breakpoint again before the others
+    are resumed: they stay paused for the new hit instead of running on."""
+    r = launch_ready(mcp, "allstop_spin", r"^started$")
+    sid = r["sessionId"]
+    [bp] = bp_add(mcp, sid, {"function": "tick", "allStop": True})["breakpoints"]
+    a = until_bp(mcp, sid, bp["id"])
+    for _ in range(5):
+        assert a["state"] == "paused" and a["pausedThreads"] == 4, a
+        spins = mem_read(mcp, sid, "g_spins")[0]["value"]
+        assert stays_true(lambda: mem_read(mcp, sid, "g_spins")[0]["value"] == spins, 0.05)
+        a = cont(mcp, sid)
+    mcp.stop(sid)
+
+
 def test_until_the_program_exit_answers_exited(mcp):
     """until the process_exit event of bp_quick: the answer says the program ended
     (state exited, its exit code and the event), and counts what happened meanwhile."""
