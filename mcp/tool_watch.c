@@ -133,8 +133,17 @@ cJSON *tool_memory_watch(const cJSON *args, const char *id, struct strobe_error 
         req.hint = (enum memory_hint)h;
     }
     struct collector_watch_info w;
-    if (session_watch_set(id, &req, &w, e) != 0)
+    if (session_watch_set(id, &req, &w, e) != 0) {
+        if (variable && (e->code == ERR_VARIABLE_NOT_FOUND || e->code == ERR_BAD_EXPRESSION)) {
+            /* a paused frame's name: its address is one read away */
+            size_t len = strlen(e->msg);
+            snprintf(e->msg + len, sizeof e->msg - len, " A watch names globals and statics; "
+                     "for a paused frame's local or member, read it with debug_memory({"
+                     "sessionId, threadId, targets: [{variable}]}) and watch the address "
+                     "the answer gives (address, size).");
+        }
         return NULL;
+    }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "watchId", w.id);
     cJSON_AddStringToObject(o, "label", w.label);

@@ -496,11 +496,53 @@ static int index_value(struct walk *w, const struct varres_step *st, uint64_t *o
     return 0;
 }
 
+/* A std::vector indexed as C++ indexes it (operator[]): v becomes the first element
+ * of its buffer (_M_impl._M_start), which the caller offsets by index; an index past
+ * its size (_M_finish) is read anyway, with a note. 1 when v is no std::vector. */
+static int vector_element(struct walk *w, uint64_t index, int *derefs)
+{
+    struct varres *v = w->v;
+    const struct dw_type *t = v->type;
+    const char *name = t->name ? t->name : "";
+    if (strncmp(name, "std::", 5) == 0)
+        name += 5;
+    if (t->kind != DWT_STRUCT || !t->system_header || strncmp(name, "vector<", 7) != 0 ||
+        !v->has_address)
+        return 1;
+    uint64_t impl_off, start_off, finish_off;
+    const struct dw_member *impl = member_of(t, "_M_impl", 7, &impl_off, 0);
+    const struct dw_member *start = impl && impl->type
+                                        ? member_of(impl->type, "_M_start", 8, &start_off, 0)
+                                        : NULL;
+    const struct dw_member *finish = impl && impl->type
+                                         ? member_of(impl->type, "_M_finish", 9, &finish_off, 0)
+                                         : NULL;
+    if (!start || !finish || !start->type || start->type->kind != DWT_POINTER ||
+        !start->type->target || !start->type->target->size)
+        return 1;
+    if (++*derefs > MEMORY_MAX_DEREFS)
+        return bad(w, "dereferences more than %d pointers.", MEMORY_MAX_DEREFS);
+    uint64_t first = 0, end = 0, at = v->address + impl_off;
+    if (!procmem_read(w->memfd, at + start_off, &first, 8) ||
+        !procmem_read(w->memfd, at + finish_off, &end, 8))
+        return err_set(w->e, ERR_MEMORY_UNREADABLE, "'%.*s' at 0x%" PRIx64 " is unreadable.",
+                       SO_FAR(w), v->address);
+    uint64_t size = end > first ? (end - first) / start->type->target->size : 0;
+    if (index >= size && !v->note[0])
+        snprintf(v->note, sizeof v->note, "'%.*s' holds %" PRIu64 " elements: index %" PRIu64
+                 " is past its size, read anyway as C would", SO_FAR(w), size, index);
+    v->address = first;
+    varres_set_type(v, start->type->target);
+    return 0;
+}
+
 static int element(struct walk *w, const struct varres_step *st, int *derefs)
 {
     struct varres *v = w->v;
     uint64_t index = st->index;
     if (st->name && index_value(w, st, &index) != 0)
+        return -1;
+    if (v->type->kind == DWT_REFERENCE && deref(w, derefs) != 0) /* values[3] of a & */
         return -1;
     if (v->type->kind == DWT_POINTER) {
         if (deref(w, derefs) != 0)
@@ -515,7 +557,12 @@ static int element(struct walk *w, const struct varres_step *st, int *derefs)
                      v->type->count, v->type_name, index);
         varres_set_type(v, elem);
     } else {
-        return bad(w, "is %s: only arrays and pointers can be indexed.", v->type_name);
+        int rc = vector_element(w, index, derefs);
+        if (rc < 0)
+            return -1;
+        if (rc > 0)
+            return bad(w, "is %s: only arrays, pointers and std::vector can be indexed.",
+                       v->type_name);
     }
     if (!v->size)
         return bad(w, "has elements of unknown size (%s).", v->type_name);

@@ -31,3 +31,23 @@ def test_strings_and_containers_in_function_events(mcp):
     assert "values={size=20, " in brief["argsShort"], brief
     assert "ranks={size=3}" in brief["argsShort"], brief
     mcp.stop(sid)
+
+
+def test_a_vector_indexed_as_cpp_indexes_it(mcp):
+    """values[3] of a std::vector (here a const reference) reads its element, as
+    operator[] would; past its size it is read anyway, with a note."""
+    mcp.call_tool("debug_breakpoint", {"add": [{"function": "summarize"}]})
+    try:
+        r = mcp.launch("std_values", project=REPO)
+    finally:
+        mcp.call_tool("debug_breakpoint", {"remove": "*"})
+    sid = r["sessionId"]
+    a = mcp.call_tool("debug_continue", {"sessionId": sid, "action": "until",
+                                         "condition": {"breakpoint": r["breakpoints"][0]["id"]}})
+    assert a["state"] == "paused", a
+    res = mcp.call_tool("debug_memory", {"sessionId": sid, "threadId": a["threadId"],
+                                         "targets": [{"variable": "values[3]"},
+                                                     {"variable": "values[20]"}]})["results"]
+    assert res[0]["value"] == 9 and res[0]["type"] == "int" and "note" not in res[0], res
+    assert "holds 20 elements: index 20 is past its size" in res[1]["note"], res
+    mcp.stop(sid)

@@ -365,6 +365,10 @@ def test_watch_errors(mcp):
     assert e.code == "VALIDATION_ERROR" and "99" in e.message
     e = watch_error(mcp, sid, address=hex(retries), size=4, pid=1)
     assert e.code == "VALIDATION_ERROR"
+    # a frame's name (a local, this->member) is not a global: the way to its address
+    e = watch_error(mcp, sid, variable="accounts_")
+    assert e.code == "VARIABLE_NOT_FOUND" and "read it with debug_memory({sessionId, " \
+        "threadId, targets: [{variable}]}) and watch the address" in e.message, e.message
     mcp.stop(sid)
 
 

@@ -381,7 +381,7 @@ static void test_resolve_errors(void **state)
     resolve_fails(t, "g_config->retries", ERR_BAD_EXPRESSION,
                   "'g_config' is not a pointer (struct config): use '.'");
     resolve_fails(t, "g_int.x", ERR_BAD_EXPRESSION, "'g_int' is int, which has no members");
-    resolve_fails(t, "g_int[0]", ERR_BAD_EXPRESSION, "only arrays and pointers");
+    resolve_fails(t, "g_int[0]", ERR_BAD_EXPRESSION, "only arrays, pointers and std::vector");
     /* Past an array's end: read as C reads it, with a note naming what is there. */
     struct varres past, whole;
     struct strobe_error e = {0};
