@@ -79,9 +79,13 @@ static void put_string(struct reader *r, const char *s, size_t n)
         put(r, s, n);
         return;
     }
-    size_t shown = n;
-    if (shown > STRING_SHOWN) {
-        shown = STRING_SHOWN;
+    size_t shown = n < STRING_SHOWN ? n : STRING_SHOWN;
+    /* a string longer than the room left shows its start, not just the ellipsis */
+    size_t room = r->end > r->out->len ? r->end - r->out->len : 0;
+    size_t tail = 2 + strlen(ELLIPSIS); /* both quotes and the ellipsis */
+    if (shown + tail > room && room > tail + 4)
+        shown = room - tail;
+    if (shown < n) {
         while (shown > 0 && ((unsigned char)s[shown] & 0xc0) == 0x80)
             shown--; /* not inside a UTF-8 sequence */
         if (shown > 0 && s[shown - 1] == '\\')

@@ -315,6 +315,13 @@ static void test_value_short_args(void **state)
     got = sb_take(&sb);
     assert_non_null(strstr(got, "\xe2\x80\xa6, n=7"));
     free(got);
+    /* A long string shows its start within its share, not the ellipsis alone. */
+    value_short_args(&sb, "[{\"name\":\"title\",\"value\":\"a title longer than the fifteen "
+                          "bytes kept inline\"},{\"name\":\"n\",\"value\":7}]", 40);
+    got = sb_take(&sb);
+    assert_non_null(strstr(got, "title=\"a title"));
+    assert_non_null(strstr(got, "\xe2\x80\xa6\", n=7"));
+    free(got);
     value_short_args(&sb, "[{\"name\"", VALUE_SHORT_LIMIT); /* invalid: stops */
     sb_free(&sb);
     value_short_args(&sb, "[]", VALUE_SHORT_LIMIT);
