@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
+
 enum { REC_EVENT = 1, REC_SKIP = 2 };
 enum { N_STRINGS = 9 };
 #define ABSENT UINT32_MAX
@@ -178,13 +180,7 @@ bool ring_push(struct ring *r, const struct event *e, void (*wake)(void *), void
             wake(arg);
         pthread_mutex_lock(&r->lock);
         atomic_store(&r->producer_waiting, 1);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 10 * 1000 * 1000;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = clock_after_ms(CLOCK_REALTIME, 10);
         /* A bounded wait: a pop between our failed push and this wait is caught by
          * the timeout instead of a lost wake-up. */
         pthread_cond_timedwait(&r->space, &r->lock, &until);

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/paths.h"
 #include "core/collector.h"
@@ -160,14 +161,7 @@ static void *retention_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&ret.lock);
     while (!ret.stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += ret.interval_ms / 1000;
-        until.tv_nsec += (ret.interval_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = clock_after_ms(CLOCK_MONOTONIC, ret.interval_ms);
         int rc = 0;
         while (!ret.stop && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&ret.cond, &ret.lock, &until);

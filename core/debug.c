@@ -529,11 +529,7 @@ int debug_continue(const char *id, const struct debug_conn *conn,
         int64_t step_ms = exited ? DEBUG_EXIT_POLL_MS : poll_ms;
         if (step_ms && wait_ns > step_ms * 1000000)
             wait_ns = step_ms * 1000000;
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        int64_t ns = until.tv_nsec + wait_ns;
-        until.tv_sec += ns / 1000000000;
-        until.tv_nsec = ns % 1000000000;
+        struct timespec until = clock_after_ns(CLOCK_REALTIME, wait_ns);
         pthread_mutex_lock(&d->lock);
         while (d->gen == gen &&
                pthread_cond_timedwait(&d->changed, &d->lock, &until) == 0)

@@ -242,14 +242,7 @@ struct output *output_start(const struct output_config *cfg)
 
 void output_settle(struct output *o, int timeout_ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = clock_after_ms(CLOCK_MONOTONIC, timeout_ms);
     pthread_mutex_lock(&o->settle_lock);
     uint64_t ticket = ++o->settle_requested;
     pthread_mutex_unlock(&o->settle_lock);

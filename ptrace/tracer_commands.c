@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/u64map.h"
 #include "ptrace/tracer_internal.h"
@@ -69,13 +70,7 @@ static int call(struct tracer *t, void (*fn)(struct tracer *t, void *arg), void 
         /* Kick until the tracer has taken the command: a kick that lands just before
          * it blocks in waitpid is lost, the next one is not. */
         syscall(SYS_tgkill, getpid(), t->thread_tid, SIG_KICK);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 2000000;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = clock_after_ms(CLOCK_REALTIME, 2);
         pthread_cond_timedwait(&t->cmd_done, &t->lock, &until);
     }
     bool ran = t->cmd_ran;

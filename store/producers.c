@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "base/clock.h"
+
 void store_attach_ring(struct store *s, struct ring *r)
 {
     pthread_mutex_lock(&s->lock);
@@ -82,14 +84,7 @@ int store_sync_session(struct store *s, int64_t key, int timeout_ms)
                 t[n++].pos = pos;
             }
         }
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = clock_after_ms(CLOCK_REALTIME, timeout_ms);
     int rc = 0;
     if (n > 0) {
         s->wake = true;

@@ -344,13 +344,7 @@ static void *writer_main(void *arg)
     for (;;) {
         pthread_mutex_lock(&s->lock);
         if (!s->wake && !s->stop) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += WAKE_MS * 1000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
+            struct timespec until = clock_after_ms(CLOCK_REALTIME, WAKE_MS);
             pthread_cond_timedwait(&s->wake_cond, &s->lock, &until);
         }
         s->wake = false;

@@ -1079,14 +1079,7 @@ int testrun_status(const char *id, int wait_ms, struct testrun_view *v,
                        "while the daemon runs, the last %d finished ones).", id, TESTRUN_KEEP);
     pthread_mutex_lock(&r->lock);
     if (wait_ms > 0 && r->state == TESTRUN_RUNNING) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += wait_ms / 1000;
-        until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = clock_after_ms(CLOCK_REALTIME, wait_ms);
         while (r->state == TESTRUN_RUNNING &&
                pthread_cond_timedwait(&r->changed, &r->lock, &until) != ETIMEDOUT)
             ;
