@@ -530,7 +530,8 @@ static int vector_element(struct walk *w, uint64_t index, int *derefs)
     uint64_t size = end > first ? (end - first) / start->type->target->size : 0;
     if (index >= size && !v->note[0])
         snprintf(v->note, sizeof v->note, "'%.*s' holds %" PRIu64 " elements: index %" PRIu64
-                 " is past its size, read anyway as C would", SO_FAR(w), size, index);
+                 " is past its size, read anyway as operator[] would", SO_FAR(w), size,
+                 index);
     v->address = first;
     varres_set_type(v, start->type->target);
     return 0;
