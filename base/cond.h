@@ -5,18 +5,18 @@
  *   count > 3 && cfg.mode == 2        p != NULL && p->name == "bob"
  *   !(flags[1] >= 0x10) || ratio < 0.5       kind == 'x'      i % 100 == 0
  *
- * Operators, by C precedence from loosest: ||, &&, |, &, == !=, < <= > >=, + -,
- * * / %, unary ! and -; parentheses. Arithmetic is exact on integers of either
- * signedness (a result beyond 64 bits, or a division by zero, is an error), in double
- * when a float is involved; % & | take integers. Literals: integers (decimal, 0x hex, 0 octal, u/l suffixes ignored),
- * floats, 'c' characters and "strings" (escapes \n \t \r \0 \\ \' \"), true, false,
- * NULL, nullptr. Operands that name program data are paths: an identifier (with ::
- * scopes), then any of .member, ->member, [N] (N an integer literal or a variable's
- * name: "scores[i]"), with an
- * optional leading * ("*p", "cfg.limits[2].max", "ns::g_state->count"); a name may
- * start with $ ("$rax": a register of the paused frame). The language
- * knows nothing of programs: the caller resolves each path, on each evaluation,
- * through a callback (ptrace/ reads the paused frame's locals, arguments and globals).
+ * Operators, by C precedence from loosest: ||, &&, |, &, == !=, < <= > >=, + -, * / %,
+ * unary ! and -; parentheses. Arithmetic is exact on integers of either signedness (a
+ * result beyond 64 bits, or a division by zero, is an error), in double when a float is
+ * involved; % & | take integers. Literals: integers (decimal, 0x hex, 0 octal, u/l suffixes
+ * ignored), floats, 'c' characters and "strings" (escapes \n \t \r \0 \\ \' \"), true,
+ * false, NULL, nullptr. Operands that name program data are paths: an identifier (with ::
+ * scopes), then any of .member, ->member, [N] (N an integer literal or a variable's name:
+ * "scores[i]"), with an optional leading * ("*p", "cfg.limits[2].max",
+ * "ns::g_state->count"); a name may start with $ ("$rax": a register of the paused frame).
+ * The language knows nothing of programs: the caller resolves each path, on each
+ * evaluation, through a callback (ptrace/ reads the paused frame's locals, arguments and
+ * globals).
  *
  * Semantics: && and || short-circuit, so "p != 0 && p->x > 1" never reads p->x
  * through a null p. Numbers compare by value across signedness (-1 < 4294967295u);

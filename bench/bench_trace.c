@@ -382,7 +382,8 @@ static struct strobe_run strobe_once(struct daemon *d, int capture_exits)
     if (r.ns_per_call < 0)
         die("no traced_fn_ns_per_call line in the session's stdout%s", "");
     /* The run must really have been traced: every call an event, none sampled away. */
-    if (r.enters < 0.99 * (double)n_traced || (capture_exits && r.exits < 0.99 * (double)n_traced)) {
+    double want = 0.99 * (double)n_traced;
+    if (r.enters < want || (capture_exits && r.exits < want)) {
         fprintf(stderr, "bench_trace: expected %ld function_enter%s events, got %.0f / %.0f\n",
                 n_traced, capture_exits ? " and function_exit" : "", r.enters, r.exits);
         exit(1);

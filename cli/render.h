@@ -48,9 +48,9 @@ void render_deleted(FILE *out, const cJSON *r);
 
 /* tools/list: one tool name a line. */
 void render_tools(FILE *out, const cJSON *r);
-/* debug_session stacks, like gdb's `thread apply all bt`: the diagnosis first, then
- * a block per thread ("Thread TID (name) sleeping in futex, waiting for mutex
- * g_table.lock (0x…) held by TID") with its frames "#N fn (file:line)". Also a stuck test's threads
+/* debug_session stacks, like gdb's `thread apply all bt`: the diagnosis first, then a block
+ * per thread ("Thread TID (name) sleeping in futex, waiting for mutex g_table.lock (0x…)
+ * held by TID") with its frames "#N fn (file:line)". Also a stuck test's threads
  * (render_test.h), whose waits have no address. */
 void render_stacks(FILE *out, const cJSON *r);
 

@@ -1,10 +1,10 @@
 /*
- * demangle.c - symbol demangling for the index and for callers of dwarf.h, with
- * libiberty's cplus_demangle. DMGL_PARAMS | DMGL_ANSI without DMGL_RUST lets it detect
- * the scheme itself: C++ (_Z...), Rust legacy (_ZN...17h<hash>E, the hash is stripped
- * because DMGL_VERBOSE is off) and Rust v0 (_R...). With DMGL_RUST set, C++ would
- * come back NULL. Plain C++ symbols go straight to cplus_demangle_v3, which is what
- * cplus_demangle calls first anyway. cplus_demangle keeps no global state, so any thread may call it.
+ * demangle.c - symbol demangling for the index and for callers of dwarf.h, with libiberty's
+ * cplus_demangle. DMGL_PARAMS | DMGL_ANSI without DMGL_RUST lets it detect the scheme
+ * itself: C++ (_Z...), Rust legacy (_ZN...17h<hash>E, the hash is stripped because
+ * DMGL_VERBOSE is off) and Rust v0 (_R...). With DMGL_RUST set, C++ would come back NULL.
+ * Plain C++ symbols go straight to cplus_demangle_v3, which is what cplus_demangle calls
+ * first anyway. cplus_demangle keeps no global state, so any thread may call it.
  *
  * The index wants both forms of every C++ name (with and without parameters):
  * dw_demangle_both parses the symbol once and prints the tree twice, since parsing is

@@ -975,7 +975,8 @@ static size_t index_dwarf(struct arena *a, Elf *elf, int fd, Dwarf *dw, struct d
     if (!c)
         abort();
     for (size_t i = 0, j = 0; i < ws[0].n || (nw > 1 && j < ws[1].n);) {
-        bool left = nw == 1 || j == ws[1].n || (i < ws[0].n && cmp_cand(&ws[0].c[i], &ws[1].c[j]) < 0);
+        bool left = nw == 1 || j == ws[1].n ||
+                    (i < ws[0].n && cmp_cand(&ws[0].c[i], &ws[1].c[j]) < 0);
         const struct cand *x = left ? &ws[0].c[i++] : &ws[1].c[j++];
         if (kept == 0 || c[kept - 1].entry != x->entry)
             c[kept++] = *x;

@@ -382,9 +382,11 @@ static void convert_function(struct type_conv *tc, Dwarf_Die *die, struct tnode 
     if (dwarf_child(die, &c) == 0)
         do {
             int tag = dwarf_tag(&c);
-            const char *pn = tag == DW_TAG_unspecified_parameters ? "..."
-                             : tag == DW_TAG_formal_parameter     ? name_or(convert_ref(tc, &c), "?")
-                                                                  : NULL;
+            const char *pn = NULL;
+            if (tag == DW_TAG_unspecified_parameters)
+                pn = "...";
+            else if (tag == DW_TAG_formal_parameter)
+                pn = name_or(convert_ref(tc, &c), "?");
             if (pn && len < sizeof buf) {
                 int w = snprintf(buf + len, sizeof buf - len, "%s%s", len ? ", " : "", pn);
                 len += w > 0 ? (size_t)w : 0;

@@ -34,12 +34,12 @@ struct query_filter {
     int n_owned;
 };
 
-/* Parses the filter fields of obj, a JSON object (args_object() gives one), into *out (zeroed first; free it with
- * query_filter_free() whatever the result). Fields of obj that are neither filter
- * fields nor listed in extra (NULL-terminated; NULL for none: the keys the caller
- * reads itself, such as debug_query's sessionId and limit) are rejected, where
- * naming obj in the message ("debug_query", "until.event"). Strings are copied: *out
- * does not depend on obj once this returns. 0, or -1 with e set. */
+/* Parses the filter fields of obj, a JSON object (args_object() gives one), into *out
+ * (zeroed first; free it with query_filter_free() whatever the result). Fields of obj that
+ * are neither filter fields nor listed in extra (NULL-terminated; NULL for none: the keys
+ * the caller reads itself, such as debug_query's sessionId and limit) are rejected, where
+ * naming obj in the message ("debug_query", "until.event"). Strings are copied: *out does
+ * not depend on obj once this returns. 0, or -1 with e set. */
 int query_filter_parse(const cJSON *obj, const char *where, const char *const *extra,
                        struct query_filter *out, struct strobe_error *e);
 

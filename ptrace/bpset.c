@@ -416,8 +416,8 @@ fail:
     return NULL;
 }
 
-struct bp_resolved *bpset_resolve(struct bpset *s, pid_t pid, const struct collector_breakpoint *req,
-                                  struct strobe_error *e)
+struct bp_resolved *bpset_resolve(struct bpset *s, pid_t pid,
+                                  const struct collector_breakpoint *req, struct strobe_error *e)
 {
     int n_bp, n_lp;
     bpset_counts(s, &n_bp, &n_lp);

@@ -45,8 +45,8 @@ void bpset_free(struct bpset *s);
  * finds its addresses in process pid as it is now. NULL with e: BAD_EXPRESSION,
  * FILE_NOT_FOUND, LINE_NOT_FOUND, FUNCTION_NOT_FOUND, VARIABLE_NOT_FOUND,
  * LIMIT_EXCEEDED. */
-struct bp_resolved *bpset_resolve(struct bpset *s, pid_t pid, const struct collector_breakpoint *req,
-                                  struct strobe_error *e);
+struct bp_resolved *bpset_resolve(struct bpset *s, pid_t pid,
+                                  const struct collector_breakpoint *req, struct strobe_error *e);
 void bp_resolved_free(struct bp_resolved *r);
 
 /* Tracer thread, every thread of the image held: arms r (taking it over) and fills

@@ -13,8 +13,9 @@
  * One table covers one address space: a program image and the processes forked
  * from it (their memory is a copy, int3s included, and every later insert or
  * remove is written into each of them, but for memory mapped after they were
- * forked: bptab_insert_only). A process that execs gets a table of its own. Code bytes read through the table (bptab_read, bptab_mask) show the
- * program's bytes, not ours.
+ * forked: bptab_insert_only). A process that execs gets a table of its own. Code
+ * bytes read through the table (bptab_read, bptab_mask) show the program's bytes,
+ * not ours.
  *
  * Writing code while threads run is the caller's business (see tracer_hold.c: every
  * insert or remove happens with every thread of the image stopped); the table only

@@ -2,12 +2,12 @@
  * crash.c - crash capture on the tracer thread. See crash.h.
  *
  * The event is built in one pass: unwind (ptrace/unwind.h), name the frames
- * (ptrace/symbolize.h: module, function index, inlined calls; shared with the
- * stacks snapshot, stacks.c), read variables with dwarf/frame.h, then write JSON. Everything is read
- * while the thread is stopped. What is written to the target: the int3 of the Rust
- * panic breakpoint, and for a thread inside traced functions its real return
- * addresses in place of the trampolines (hooks_prepare_unwind), so that its stack
- * unwinds; the exits of those frames are then reported as unwound.
+ * (ptrace/symbolize.h: module, function index, inlined calls; shared with the stacks
+ * snapshot, stacks.c), read variables with dwarf/frame.h, then write JSON. Everything is
+ * read while the thread is stopped. What is written to the target: the int3 of the Rust
+ * panic breakpoint, and for a thread inside traced functions its real return addresses in
+ * place of the trampolines (hooks_prepare_unwind), so that its stack unwinds; the exits of
+ * those frames are then reported as unwound.
  *
  * The fields of the event's data JSON are the crash schema that core/crash_payload.h
  * owns and documents: a field added here is added there, with how readers show it.
@@ -247,7 +247,10 @@ static bool abort_message(const struct modules *ms, int memfd, char *out, size_t
 
 /* ---- JSON ------------------------------------------------------------------------ */
 
-static void hex(struct strbuf *sb, uint64_t v) { sb_printf(sb, "\"0x%llx\"", (unsigned long long)v); }
+static void hex(struct strbuf *sb, uint64_t v)
+{
+    sb_printf(sb, "\"0x%llx\"", (unsigned long long)v);
+}
 
 static void write_registers(struct strbuf *sb, const struct user_regs_struct *r)
 {

@@ -139,15 +139,17 @@ void hooks_set_depth(struct hooks *h, int depth, bool asked);
 
 /* A trap of thread tid on a BP_TRACE_HOOK int3; regs are its registers (rip just
  * past the int3), and may be changed. woke_ns: when the tracer woke up for it
- * (CLOCK_MONOTONIC), the start of the tracer time it costs (overhead budget). BP_RESUMED: the event is recorded and the
- * thread resumed; BP_STEP_OVER: recorded, the tracer must step the original
- * instruction (rip is back on it); BP_PASS: not one of ours. */
+ * (CLOCK_MONOTONIC), the start of the tracer time it costs (overhead budget).
+ * BP_RESUMED: the event is recorded and the thread resumed; BP_STEP_OVER: recorded,
+ * the tracer must step the original instruction (rip is back on it); BP_PASS: not
+ * one of ours. */
 enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs,
                               int64_t woke_ns);
 
-/* Before a crash report or a stacks snapshot (stacks.h) unwinds thread tid: puts the real return addresses back on
- * its stack in place of the trampolines (the unwinder reads them; the frames'
- * exits are then reported as unwound if the thread ever returns there), and maps
+/* Before a crash report or a stacks snapshot (stacks.h) unwinds thread tid: puts the
+ * real return addresses back on its stack in place of the trampolines (the unwinder
+ * reads them; the frames' exits are then reported as unwound if the thread ever
+ * returns there), and maps
  * *pc from a relocated instruction in scratch memory back to the function's own
  * address, where the instruction came from. */
 void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc);

@@ -173,7 +173,8 @@ static void unwind_libunwind(int memfd, struct collector *c)
                 break;
             f.pc = ip;
             f.sp = sp;
-            for (size_t i = 0; c->out->total > 0 && i < sizeof callee_saved / sizeof *callee_saved; i++) {
+            size_t n_saved = sizeof callee_saved / sizeof *callee_saved;
+            for (size_t i = 0; c->out->total > 0 && i < n_saved; i++) {
                 unw_word_t v;
                 if (unw_get_reg(&cur, callee_saved[i], &v) == 0) {
                     f.regs[callee_saved[i]] = v;

@@ -45,9 +45,9 @@ struct varres {
 };
 
 /* An expression taken apart: stars leading '*'s, then root (a name, "::" allowed),
- * then steps applied left to right (the stars after all steps, as in C). A step's name points into the parsed text (not
- * NUL-terminated: name_len); end is the offset in the text just past the step, for
- * messages ("'head->next' is NULL"). */
+ * then steps applied left to right (the stars after all steps, as in C). A step's
+ * name points into the parsed text (not NUL-terminated: name_len); end is the offset
+ * in the text just past the step, for messages ("'head->next' is NULL"). */
 #define VARRES_MAX_STEPS 64
 struct varres_expr {
     int stars;

@@ -491,8 +491,9 @@ static bool is_test_file(const char *base)
 
 /* A failure outside the tests names its file. One inside them names the code under
  * test as the test's names suggest (suite StackTest -> classes Stack*: Stack*::**,
- * file stack_test.cpp -> stack.cpp, or stack.hpp where that is the one there) and the functions its failed check called, which
- * GoogleTest writes on the message's lines ("  s.pop()" -> **::pop). */
+ * file stack_test.cpp -> stack.cpp, or stack.hpp where that is the one there) and
+ * the functions its failed check called, which GoogleTest writes on the message's
+ * lines ("  s.pop()" -> **::pop). */
 static int gtest_suggest(const struct test_case *c, char **out, int max)
 {
     int n = 0;

@@ -328,7 +328,8 @@ static void check_unique_and_lookup(const struct dw_index *ix)
         assert_non_null(f->demangled);
         assert_true(f->end >= f->entry);
         assert_ptr_equal(dw_function_at(ix, f->entry), f);
-        if (f->end > f->entry + 1 && (i + 1 == ix->n_functions || ix->functions[i + 1].entry >= f->end))
+        if (f->end > f->entry + 1 &&
+            (i + 1 == ix->n_functions || ix->functions[i + 1].entry >= f->end))
             assert_ptr_equal(dw_function_at(ix, f->end - 1), f);
     }
     assert_null(dw_function_at(ix, 0));

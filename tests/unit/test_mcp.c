@@ -198,7 +198,8 @@ static void test_tool_call_errors(void **state)
     expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":[]}"),
                       "VALIDATION_ERROR", "'targets' is empty");
     expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":["
-                              "{\"address\":\"0x10\"}]}"), "VALIDATION_ERROR", "needs a type with its address");
+                              "{\"address\":\"0x10\"}]}"), "VALIDATION_ERROR",
+                      "needs a type with its address");
     expect_tool_error(c, CALL("debug_memory", "{\"sessionId\":\"s\",\"targets\":["
                               "{\"address\":\"0x10\",\"type\":\"bytes\"}]}"),
                       "VALIDATION_ERROR", "type bytes needs a size");

@@ -1,8 +1,8 @@
 /*
- * test_timeline.c - the engine's read API (core/timeline.h) over a real SQLite
- * store: every filter of debug_query, the defaults of a zeroed query, relative time
- * bounds, afterEventId polling, the text filters and timeline_first_match(), pids, the session list and status, the crash
- * context join and the crash event's read forms (core/crash_payload.h), and each
+ * test_timeline.c - the engine's read API (core/timeline.h) over a real SQLite store: every
+ * filter of debug_query, the defaults of a zeroed query, relative time bounds, afterEventId
+ * polling, the text filters and timeline_first_match(), pids, the session list and status,
+ * the crash context join and the crash event's read forms (core/crash_payload.h), and each
  * error the API defines. Each test works in its own mkdtemp directory.
  */
 #include <setjmp.h>
