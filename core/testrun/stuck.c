@@ -65,8 +65,13 @@ static char *signature(const struct collector_stacks *st, bool *sleeping)
     for (size_t i = 0; i < st->n_threads; i++) {
         const struct collector_thread *th = &st->threads[i];
         sb_printf(&sb, "%d:", (int)th->tid);
-        for (size_t f = 0; f < th->n_frames; f++)
+        /* Up to the first frame without a name: past code the unwinder cannot name
+         * (a JIT's), what it finds differs from one snapshot to the next. */
+        for (size_t f = 0; f < th->n_frames; f++) {
             sb_printf(&sb, "%s;", th->frames[f].function ? th->frames[f].function : "?");
+            if (!th->frames[f].function)
+                break;
+        }
         sb_puts(&sb, "\n");
         timed |= th->wait_timed;
         untimed |= th->syscall_nr >= 0 && !th->wait_timed;

@@ -230,6 +230,31 @@ static void test_loop_needs_three_busy_samples(void **state)
     stuck_free(&d);
 }
 
+/* A loop in code without names (a JIT's): what the unwinder finds past it changes
+ * from one snapshot to the next, and does not count. */
+static void test_loop_in_unnamed_code_ignores_the_frames_past_it(void **state)
+{
+    (void)state;
+    static struct collector_frame jit_a[] = {{.function = NULL}, {.function = "junk_a"}};
+    static struct collector_frame jit_b[] = {{.function = NULL}, {.function = "junk_b"}};
+    struct stuck d;
+    stuck_init(&d, 0);
+    char diag[256];
+    int64_t cpu = 0;
+    enum stuck_verdict v = STUCK_NONE;
+    int sec = 2;
+    for (; sec <= 30 && v == STUCK_NONE; sec += 2) {
+        cpu += 2 * S;
+        stuck_cpu(&d, sec * S, cpu);
+        struct collector_stacks st = snapshot(sec % 4 ? jit_a : jit_b, 2, RUNS);
+        if (stuck_wants_stacks(&d, sec * S))
+            v = stuck_stacks(&d, sec * S, &st, diag, sizeof diag);
+    }
+    assert_int_equal(v, STUCK_LOOP);
+    assert_int_equal(sec - 2, 10);
+    stuck_free(&d);
+}
+
 static void test_half_busy_or_changing_is_not_stuck(void **state)
 {
     (void)state;
@@ -359,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_location_in_messages),
         cmocka_unit_test(test_report_cases_and_suggestions),
         cmocka_unit_test(test_file_under_test_is_one_that_exists),
+        cmocka_unit_test(test_loop_in_unnamed_code_ignores_the_frames_past_it),
         cmocka_unit_test(test_deadlock_after_two_idle_samples),
         cmocka_unit_test(test_loop_needs_three_busy_samples),
         cmocka_unit_test(test_half_busy_or_changing_is_not_stuck),
