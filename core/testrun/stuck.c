@@ -65,12 +65,15 @@ static char *signature(const struct collector_stacks *st, bool *sleeping)
     for (size_t i = 0; i < st->n_threads; i++) {
         const struct collector_thread *th = &st->threads[i];
         sb_printf(&sb, "%d:", (int)th->tid);
-        /* Up to the first frame without a name: past code the unwinder cannot name
-         * (a JIT's), what it finds differs from one snapshot to the next. */
+        /* Up to two unnamed frames in a row: the unwinder is then in code it cannot
+         * name (a JIT's), and what it finds past them differs from one snapshot to
+         * the next. One unnamed frame (the vDSO's clock_gettime) is followed by a
+         * stack as reliable as any. */
         for (size_t f = 0; f < th->n_frames; f++) {
-            sb_printf(&sb, "%s;", th->frames[f].function ? th->frames[f].function : "?");
-            if (!th->frames[f].function)
+            const char *fn = th->frames[f].function;
+            if (!fn && f + 1 < th->n_frames && !th->frames[f + 1].function)
                 break;
+            sb_printf(&sb, "%s;", fn ? fn : "?");
         }
         sb_puts(&sb, "\n");
         timed |= th->wait_timed;

@@ -10,9 +10,9 @@
  *   silent   ~100%      different                 working: wait for the hard timeout
  *
  * Stacks are compared by the function names of every frame of every thread (not the
- * pcs: a loop's pc moves inside the same functions), each thread's up to its first
- * frame without a name: past code the unwinder cannot name (a JIT's), the frames it
- * finds differ from one snapshot to the next. An idle program is stuck after
+ * pcs: a loop's pc moves inside the same functions), each thread's up to the first of
+ * two unnamed frames in a row: past code the unwinder cannot name (a JIT's), the
+ * frames it finds differ from one snapshot to the next. An idle program is stuck after
  * STUCK_IDLE_SAMPLES identical snapshots (8 s of silence); a busy one only after
  * STUCK_BUSY_SAMPLES (10 s), since a long computation in one function looks the same
  * for a while. A program that waits only for deadlines (threads blocked in sleeps

@@ -235,8 +235,10 @@ static void test_loop_needs_three_busy_samples(void **state)
 static void test_loop_in_unnamed_code_ignores_the_frames_past_it(void **state)
 {
     (void)state;
-    static struct collector_frame jit_a[] = {{.function = NULL}, {.function = "junk_a"}};
-    static struct collector_frame jit_b[] = {{.function = NULL}, {.function = "junk_b"}};
+    static struct collector_frame jit_a[] = {{.function = NULL}, {.function = NULL},
+                                             {.function = "junk_a"}};
+    static struct collector_frame jit_b[] = {{.function = NULL}, {.function = NULL},
+                                             {.function = "junk_b"}};
     struct stuck d;
     stuck_init(&d, 0);
     char diag[256];
@@ -246,12 +248,25 @@ static void test_loop_in_unnamed_code_ignores_the_frames_past_it(void **state)
     for (; sec <= 30 && v == STUCK_NONE; sec += 2) {
         cpu += 2 * S;
         stuck_cpu(&d, sec * S, cpu);
-        struct collector_stacks st = snapshot(sec % 4 ? jit_a : jit_b, 2, RUNS);
+        struct collector_stacks st = snapshot(sec % 4 ? jit_a : jit_b, 3, RUNS);
         if (stuck_wants_stacks(&d, sec * S))
             v = stuck_stacks(&d, sec * S, &st, diag, sizeof diag);
     }
     assert_int_equal(v, STUCK_LOOP);
     assert_int_equal(sec - 2, 10);
+    stuck_free(&d);
+    /* one unnamed frame (the vDSO) is followed by a stack that counts */
+    static struct collector_frame vdso_a[] = {{.function = NULL}, {.function = "descend"}};
+    static struct collector_frame vdso_b[] = {{.function = NULL}, {.function = "main"}};
+    stuck_init(&d, 0);
+    cpu = 0;
+    for (sec = 2; sec <= 30; sec += 2) {
+        cpu += 2 * S;
+        stuck_cpu(&d, sec * S, cpu);
+        struct collector_stacks st = snapshot(sec % 4 ? vdso_a : vdso_b, 2, RUNS);
+        if (stuck_wants_stacks(&d, sec * S))
+            assert_int_equal(stuck_stacks(&d, sec * S, &st, diag, sizeof diag), STUCK_NONE);
+    }
     stuck_free(&d);
 }
 
