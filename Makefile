@@ -36,8 +36,8 @@ CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -I. -pthre
 LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -liberty -lm -pthread $(LDLIBS)
 
 LIB_SRC := $(wildcard base/*.c core/*.c core/testrun/*.c dwarf/*.c ptrace/*.c store/*.c mcp/*.c cli/*.c)
-LIB_SRC := $(filter-out cli/strobectl.c,$(LIB_SRC))
-LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
+LIB_SRC := $(filter-out cli/strobectl.c,$(LIB_SRC)) $(wildcard ptrace/*.S)
+LIB_OBJ := $(patsubst %,$(B)/obj/%.o,$(basename $(LIB_SRC)))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FIXTURE_SRC := $(wildcard tests/fixtures/*.c tests/fixtures/*.cpp tests/fixtures/*.rs)
@@ -84,6 +84,47 @@ build-all: $(B)/strobe $(B)/strobectl
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+# Assembler sources see the build directory's generated headers and files.
+$(B)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -I$(B) -MMD -MP -c $< -o $@
+
+# The fast path's recorder (ptrace/fastrec/): code that runs inside the traced
+# process, copied there as a flat image. Its flags are its own, never $(OPT): no
+# sanitizer, no stack protector, no xmm register, no call to anything (the loop
+# patterns would become memcpy calls), no jump tables; gcc whatever CC is (FUZZ=1
+# uses clang). The image must have no undefined symbol, only PC-relative
+# relocations in its object, and no writable data: each is checked, and fails the
+# build.
+BLOBCC := gcc
+BLOBFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -I. -ffreestanding -fPIC \
+             -fno-stack-protector -mgeneral-regs-only -fno-asynchronous-unwind-tables \
+             -fno-unwind-tables -fno-builtin -nostdlib -fno-tree-loop-distribute-patterns \
+             -fno-jump-tables -fvisibility=hidden
+$(B)/fastrec/recorder.o: ptrace/fastrec/recorder.c ptrace/fast_abi.h
+	@mkdir -p $(dir $@)
+	$(BLOBCC) $(BLOBFLAGS) -c $< -o $@
+	@if nm -u $@ | grep -q .; then \
+	    echo "fastrec: the recorder calls outside itself:"; nm -u $@; rm -f $@; exit 1; fi
+	@if readelf -rW $@ | awk '/^[0-9a-f]+ /' | grep -vE 'R_X86_64_(PC32|PLT32) '; then \
+	    echo "fastrec: the recorder has a relocation that is not PC-relative"; \
+	    rm -f $@; exit 1; fi
+$(B)/fastrec/recorder.elf: $(B)/fastrec/recorder.o ptrace/fastrec/recorder.ld
+	$(BLOBCC) -nostdlib -static -Wl,--build-id=none -Wl,-T,ptrace/fastrec/recorder.ld \
+	    -o $@ $<
+	@if ! readelf -rW $@ | grep -q 'no relocations'; then \
+	    echo "fastrec: the recorder image has relocations"; rm -f $@; exit 1; fi
+	@if readelf -SW $@ | awk 'sub(/^ +\[ *[0-9]+\] /, "") && $$7 ~ /W/' | grep .; then \
+	    echo "fastrec: the recorder has writable data"; rm -f $@; exit 1; fi
+$(B)/fastrec/recorder.bin: $(B)/fastrec/recorder.elf
+	objcopy -O binary -j .text $< $@
+$(B)/fastrec/fastrec_offsets.h: $(B)/fastrec/recorder.elf
+	nm $< | awk '$$3 == "fast_enter" { e = $$1 } $$3 == "fast_exit" { x = $$1 } \
+	    END { if (e == "" || x == "") exit 1; \
+	          print "#define FASTREC_ENTER_OFF 0x" e; print "#define FASTREC_EXIT_OFF 0x" x }' \
+	    > $@.tmp && mv $@.tmp $@
+$(B)/obj/ptrace/fastrec_blob.o: $(B)/fastrec/recorder.bin $(B)/fastrec/fastrec_offsets.h
 
 $(B)/libstrobe.a: $(LIB_OBJ)
 	@rm -f $@

@@ -193,20 +193,22 @@ static void put_rel32(uint8_t *p, uint64_t from_end, uint64_t dest)
     memcpy(p, &r, 4);
 }
 
-static const char *plan_countjump(const cs_insn *insns, size_t n, size_t len, uint64_t at,
-                                  uint64_t tramp_at, uint64_t counter_at,
-                                  struct countjump *out)
+/* The part of an entry jump that both kinds share, on the decoded function: the
+ * whole instructions the jump displaces copied to tramp[off..] (which sits at
+ * tramp_at + off, cap bytes in all), RIP-relative operands fixed up, then the jump
+ * back. NULL, or why the function cannot take it. */
+static const char *plan_entry(const cs_insn *insns, size_t n, size_t len, uint64_t at,
+                              uint64_t tramp_at, struct entryjump *ej)
 {
-    static const uint8_t lock_incq[4] = {0xF0, 0x48, 0xFF, 0x05}; /* [rip+disp32] */
-    size_t off = COUNTJUMP_COUNT_LEN, covered = 0, i;
+    size_t off = ej->off, covered = 0, i;
     for (i = 0; i < n && covered < COUNTJUMP_LEN; i++) {
         if (changes_flow(&insns[i]))
             return "a branch, call or return in its first 5 bytes";
-        if (off + insns[i].size + 5 > COUNTJUMP_SLOT_SIZE)
+        if (off + insns[i].size + 5 > ej->cap)
             return "its first instructions are too long for a trampoline";
-        memcpy(out->tramp + off, insns[i].bytes, insns[i].size);
+        memcpy(ej->tramp + off, insns[i].bytes, insns[i].size);
         const char *why = fix_rip(&insns[i], insns[i].address, tramp_at + off,
-                                  out->tramp + off);
+                                  ej->tramp + off);
         if (why)
             return why;
         off += insns[i].size;
@@ -221,39 +223,53 @@ static const char *plan_countjump(const cs_insn *insns, size_t n, size_t len, ui
             return "a branch in the function targets its first 5 bytes";
     int64_t back = (int64_t)(at + covered) - (int64_t)(tramp_at + off + 5);
     int64_t there = (int64_t)tramp_at - (int64_t)(at + COUNTJUMP_LEN);
-    int64_t counter = (int64_t)counter_at - (int64_t)(tramp_at + sizeof lock_incq + 4);
-    if (back != (int32_t)back || there != (int32_t)there || counter != (int32_t)counter)
+    if (back != (int32_t)back || there != (int32_t)there)
         return "the scratch area is out of reach of a rel32 jump";
-    out->tramp[off] = 0xE9;
-    put_rel32(out->tramp + off + 1, tramp_at + off + 5, at + covered);
-    out->tramp_len = (uint8_t)(off + 5);
-    memcpy(out->tramp, lock_incq, sizeof lock_incq);
-    put_rel32(out->tramp + sizeof lock_incq, tramp_at + sizeof lock_incq + 4, counter_at);
-    out->displaced = (uint8_t)covered;
-    out->patch[0] = 0xE9;
-    put_rel32(out->patch + 1, at + COUNTJUMP_LEN, tramp_at);
+    ej->tramp[off] = 0xE9;
+    put_rel32(ej->tramp + off + 1, tramp_at + off + 5, at + covered);
+    ej->tramp_len = off + 5;
+    ej->displaced = covered;
+    ej->patch[0] = 0xE9;
+    put_rel32(ej->patch + 1, at + COUNTJUMP_LEN, tramp_at);
     return NULL;
+}
+
+const char *reloc_entry_jump(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
+                             struct entryjump *ej)
+{
+    pthread_once(&once, open_capstone);
+    if (!handle_ok)
+        return "capstone is unavailable";
+    pthread_mutex_lock(&lock);
+    cs_insn *insns = NULL;
+    size_t n = cs_disasm(handle, code, len, at, 0, &insns);
+    const char *why = plan_entry(insns, n, len, at, tramp_at, ej);
+    if (insns)
+        cs_free(insns, n);
+    pthread_mutex_unlock(&lock);
+    return why;
 }
 
 bool countjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
                     uint64_t counter_at, struct countjump *out)
 {
+    static const uint8_t lock_incq[4] = {0xF0, 0x48, 0xFF, 0x05}; /* [rip+disp32] */
     memset(out, 0, sizeof *out);
-    pthread_once(&once, open_capstone);
-    if (!handle_ok) {
-        snprintf(out->why, sizeof out->why, "capstone is unavailable");
-        return false;
-    }
-    pthread_mutex_lock(&lock);
-    cs_insn *insns = NULL;
-    size_t n = cs_disasm(handle, code, len, at, 0, &insns);
-    const char *why = plan_countjump(insns, n, len, at, tramp_at, counter_at, out);
-    if (insns)
-        cs_free(insns, n);
-    pthread_mutex_unlock(&lock);
+    struct entryjump ej = {.tramp = out->tramp, .off = COUNTJUMP_COUNT_LEN,
+                           .cap = COUNTJUMP_SLOT_SIZE};
+    const char *why = reloc_entry_jump(code, len, at, tramp_at, &ej);
+    int64_t counter = (int64_t)counter_at - (int64_t)(tramp_at + sizeof lock_incq + 4);
+    if (!why && counter != (int32_t)counter)
+        why = "the scratch area is out of reach of a rel32 jump";
     if (why) {
         memset(out, 0, sizeof *out);
         snprintf(out->why, sizeof out->why, "%s", why);
+        return false;
     }
-    return !why;
+    memcpy(out->tramp, lock_incq, sizeof lock_incq);
+    put_rel32(out->tramp + sizeof lock_incq, tramp_at + sizeof lock_incq + 4, counter_at);
+    memcpy(out->patch, ej.patch, COUNTJUMP_LEN);
+    out->displaced = (uint8_t)ej.displaced;
+    out->tramp_len = (uint8_t)ej.tramp_len;
+    return true;
 }

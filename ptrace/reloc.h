@@ -75,4 +75,22 @@ struct countjump {
 bool countjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
                     uint64_t counter_at, struct countjump *out);
 
+/* What every entry jump shares (the counting jump above, the fast path's in
+ * ptrace/fastcode.h): a trampoline whose own code is tramp[0..off), written by the
+ * caller, followed by the whole instructions the jump at the function's entry
+ * displaces and the jump back to the first byte it left alone. */
+struct entryjump {
+    uint8_t *tramp;                 /* in: the trampoline's bytes, cap of them */
+    size_t off, cap;                /* in: where the displaced instructions go */
+    uint8_t patch[COUNTJUMP_LEN];   /* out: the jmp written at the function's entry */
+    size_t displaced;               /* out: bytes of the instructions it covers, >= 5 */
+    size_t tramp_len;               /* out: the trampoline's length */
+};
+
+/* Fills tramp[off..] and the rest of ej for the function whose whole code is
+ * code[0..len) at address at, its trampoline at tramp_at. NULL, or why the function
+ * cannot take the jump (the refusals of countjump_plan). */
+const char *reloc_entry_jump(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
+                             struct entryjump *ej);
+
 #endif

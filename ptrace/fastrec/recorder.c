@@ -1,0 +1,353 @@
+/*
+ * recorder.c - the in-process recorder of the fast path: fast_enter and fast_exit,
+ * called by the trampolines ptrace/fastcode.c generates, inside the traced process.
+ * ptrace/fast_abi.h is the contract (area, records, semantics of both entry points).
+ *
+ * Freestanding: built by the Makefile with its own fixed flags into a flat image at
+ * address 0 (ptrace/fastrec_blob.S embeds it), so it has no globals, no data
+ * relocations, calls nothing (raw syscalls only) and touches no xmm register
+ * (-mgeneral-regs-only: the trampolines save only the integer registers around it).
+ * The build fails if the object has an undefined symbol or an absolute relocation.
+ *
+ * Concurrency: every thread of the target runs this at once; shared words are
+ * changed with locked instructions only (calls, lost, head, thread slot claims). A
+ * thread's shadow stack is its own, except against a signal handler on the same
+ * thread: the busy word makes an enter from a handler that interrupted the recorder
+ * record without touching the stack.
+ */
+#include "ptrace/fast_abi.h"
+
+#define SYS_PROCESS_VM_READV 310
+#define SYS_GETTID 186
+#define PAGE 4096u
+
+/* Both entry points are reached through their offsets in the image (the Makefile
+ * reads them from the symbol table). */
+void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t *ret_slot);
+uint64_t fast_exit(struct fast_area *a, struct fast_ret_saved *s, uint64_t entry_rsp);
+
+struct iov {
+    uint64_t base, len;
+};
+
+static inline long syscall6(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+    register long r10 __asm__("r10") = a4;
+    register long r8 __asm__("r8") = a5;
+    register long r9 __asm__("r9") = a6;
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "0"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+
+static inline uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint64_t fs_base(void)
+{
+    uint64_t v;
+    __asm__ volatile("rdfsbase %0" : "=r"(v));
+    return v;
+}
+
+/* Orders the busy word against the stack it guards, for a signal handler of the same
+ * thread (no fence needed: one CPU). */
+static inline void compiler_barrier(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+static inline struct fast_fn *fn_table(struct fast_area *a)
+{
+    return (struct fast_fn *)((char *)a + FAST_FNS_OFF);
+}
+
+static inline struct fast_thread *thread_table(struct fast_area *a)
+{
+    return (struct fast_thread *)((char *)a + FAST_THREADS_OFF);
+}
+
+static inline struct fast_record *record_at(struct fast_area *a, uint64_t index)
+{
+    struct fast_record *ring = (struct fast_record *)((char *)a + FAST_RING_OFF);
+    return &ring[index & (a->ring_records - 1)];
+}
+
+/* The daemon drained recently enough (or set no timeout). */
+static inline int daemon_live(struct fast_area *a)
+{
+    uint64_t timeout = a->live_timeout_tsc;
+    return timeout == 0 || rdtsc() - a->live <= timeout;
+}
+
+/* The calling thread's slot, claimed on first use; 0 when the table is full or the
+ * thread has no fs base. */
+static struct fast_thread *my_thread(struct fast_area *a)
+{
+    uint64_t key = fs_base();
+    if (key == 0)
+        return 0;
+    struct fast_thread *t = thread_table(a);
+    /* TCBs are page-aligned and far apart: the multiply mixes the high bits down. */
+    uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 56);
+    for (uint32_t i = 0; i < FAST_THREADS; i++) {
+        struct fast_thread *slot = &t[(h + i) & (FAST_THREADS - 1)];
+        uint64_t k = __atomic_load_n(&slot->key, __ATOMIC_ACQUIRE);
+        if (k == 0) {
+            uint64_t expected = 0;
+            if (__atomic_compare_exchange_n(&slot->key, &expected, key, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+                k = key;
+            else
+                k = expected;
+        }
+        if (k == key) {
+            if (slot->tid == 0)
+                slot->tid = (int32_t)syscall6(SYS_GETTID, 0, 0, 0, 0, 0, 0);
+            return slot;
+        }
+    }
+    return 0;
+}
+
+/* Reserves n consecutive records: their first index, or -1 when the ring has no
+ * room (the daemon has not drained it). */
+static int64_t reserve(struct fast_area *a, uint32_t n)
+{
+    uint64_t head = __atomic_load_n(&a->head, __ATOMIC_RELAXED);
+    for (;;) {
+        uint64_t tail = __atomic_load_n(&a->tail, __ATOMIC_ACQUIRE);
+        if (head + n - tail > a->ring_records)
+            return -1;
+        if (__atomic_compare_exchange_n(&a->head, &head, head + n, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return (int64_t)head;
+    }
+}
+
+static inline void publish(struct fast_record *r, uint64_t index)
+{
+    __atomic_store_n(&r->commit, (uint32_t)(index + 1), __ATOMIC_RELEASE);
+}
+
+/* A word-by-word copy (volatile: gcc must not turn it into a memcpy call). */
+static void copy_words(uint64_t *dst, const uint64_t *src, uint32_t words)
+{
+    for (uint32_t i = 0; i < words; i++)
+        ((volatile uint64_t *)dst)[i] = src[i];
+}
+
+/* Copies up to len bytes at addr into d->data through process_vm_readv, which fails
+ * instead of faulting. Two pieces split at the page boundary: the kernel stops at the
+ * first piece it cannot read, so bytes before an unmapped page still arrive. A
+ * string is cut after its first NUL. */
+static void capture(struct fast_area *a, const struct fast_cap *c, uint64_t addr,
+                    struct fast_data_record *d)
+{
+    uint32_t len = c->len < FAST_DATA_BYTES ? c->len : FAST_DATA_BYTES;
+    uint32_t first = PAGE - (uint32_t)(addr & (PAGE - 1));
+    if (first > len)
+        first = len;
+    struct iov local = {(uint64_t)d->data, len};
+    struct iov remote[2] = {{addr, first}, {addr + first, len - first}};
+    long got = syscall6(SYS_PROCESS_VM_READV, a->pid, (long)&local, 1, (long)remote,
+                        len > first ? 2 : 1, 0);
+    if (got < 0)
+        got = 0;
+    if (c->kind == FAST_CAP_STRING)
+        for (long i = 0; i < got; i++)
+            if (d->data[i] == 0) {
+                got = i + 1;
+                break;
+            }
+    d->len = (uint16_t)got;
+}
+
+/* The topmost frame of t's stack at rsp; -1 if none. */
+static int find_frame(const struct fast_thread *t, uint32_t depth, uint64_t rsp)
+{
+    for (int i = (int)depth - 1; i >= 0; i--)
+        if (t->frames[i].rsp == rsp)
+            return i;
+    return -1;
+}
+
+/* Writes the reservation of an enter: the XMM record, the DATA records, and the
+ * ENTER record last, published by its commit. */
+static void write_enter(struct fast_area *a, uint64_t index, uint32_t nrec, uint32_t fn,
+                        uint8_t flags, int32_t tid, const struct fast_saved *s,
+                        uint64_t rsp, uint64_t ret)
+{
+    struct fast_fn *f = &fn_table(a)[fn];
+    uint32_t k = 1;
+    if (f->flags & FAST_FN_FP)
+        copy_words((uint64_t *)record_at(a, index + k++), (const uint64_t *)s->xmm,
+                   FAST_RECORD_SIZE / 8);
+    for (uint32_t i = 0; i < FAST_CAP_ITEMS; i++) {
+        const struct fast_cap *c = &f->cap[i];
+        if (c->kind == FAST_CAP_NONE)
+            continue;
+        struct fast_data_record *d = (struct fast_data_record *)record_at(a, index + k++);
+        d->unused = 0;
+        d->kind = FAST_REC_DATA;
+        d->item = (uint8_t)i;
+        uint64_t addr = (&s->rdi)[c->reg < 6 ? c->reg : 0];
+        d->addr = addr;
+        capture(a, c, addr, d);
+    }
+    struct fast_record *r = record_at(a, index);
+    r->kind = FAST_REC_ENTER;
+    r->flags = flags;
+    r->nrec = (uint8_t)nrec;
+    r->fn = fn;
+    r->tid = tid;
+    r->tsc = rdtsc();
+    r->rsp = rsp;
+    r->ret = ret;
+    copy_words(r->regs, &s->rdi, 6);
+    publish(r, index);
+}
+
+void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t *ret_slot)
+{
+    if (fn >= FAST_MAX_FNS)
+        return;
+    struct fast_fn *f = &fn_table(a)[fn];
+    __atomic_fetch_add(&f->calls, 1, __ATOMIC_RELAXED);
+    uint32_t fl = *(volatile uint32_t *)&f->flags;
+    if (!(fl & FAST_FN_RECORD) || !daemon_live(a))
+        return;
+
+    uint32_t nrec = 1 + ((fl & FAST_FN_FP) ? 1 : 0);
+    for (uint32_t i = 0; i < FAST_CAP_ITEMS; i++)
+        nrec += f->cap[i].kind != FAST_CAP_NONE;
+
+    uint8_t flags = 0;
+    uint64_t rsp = (uint64_t)ret_slot, ret = *ret_slot;
+    /* A tail call from a traced caller: the slot already returns to the trampoline,
+     * the caller's frame holds the real return address, and the callee shares it. */
+    int tail = a->ret_tramp != 0 && ret == a->ret_tramp;
+    if (tail)
+        flags |= FAST_F_TAIL;
+    struct fast_thread *t = my_thread(a);
+    int32_t tid = t ? t->tid : 0;
+    int owner = 0; /* this call set busy: the thread's stack is ours until we clear it */
+    if (!t) {
+        flags |= FAST_F_NO_THREAD;
+        __atomic_fetch_add(&a->no_thread, 1, __ATOMIC_RELAXED);
+    } else if (!t->busy) {
+        t->busy = 1;
+        compiler_barrier();
+        owner = 1;
+    }
+
+    int push = owner && ((fl & FAST_FN_EXITS) || tail);
+    uint32_t depth = owner ? t->depth : 0;
+    if (push && tail) {
+        int caller = find_frame(t, depth, rsp);
+        if (caller < 0)
+            push = 0; /* the slot holds the trampoline for no frame of ours */
+        else
+            ret = t->frames[caller].ret;
+    }
+    if (push && depth >= FAST_DEPTH) {
+        /* Frames at or below the new slot were abandoned (longjmp); a live one is
+         * above it (but a tail caller shares it). */
+        while (depth > 0 && (tail ? t->frames[depth - 1].rsp < rsp
+                                  : t->frames[depth - 1].rsp <= rsp))
+            depth--;
+        t->depth = depth;
+        if (depth >= FAST_DEPTH) {
+            t->lost_exits++;
+            push = 0;
+        }
+    }
+    if (!push && ((fl & FAST_FN_EXITS) || tail))
+        flags |= FAST_F_NO_EXIT;
+
+    int64_t index = reserve(a, nrec);
+    if (index < 0) {
+        /* Nothing written, so nothing pushed: an exit must have its enter. */
+        __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
+    } else {
+        if (push) {
+            t->frames[depth].ret = ret;
+            t->frames[depth].rsp = rsp;
+            t->frames[depth].fn = fn;
+            compiler_barrier();
+            t->depth = depth + 1;
+            if (!tail)
+                *ret_slot = a->ret_tramp;
+        }
+        write_enter(a, (uint64_t)index, nrec, fn, flags, tid, s, rsp, ret);
+    }
+    if (owner) {
+        compiler_barrier();
+        t->busy = 0;
+    }
+}
+
+uint64_t fast_exit(struct fast_area *a, struct fast_ret_saved *s, uint64_t entry_rsp)
+{
+    struct fast_thread *t = my_thread(a);
+    if (!t)
+        return 0;
+    uint32_t was_busy = t->busy;
+    t->busy = 1;
+    compiler_barrier();
+    uint32_t depth = t->depth;
+    int m = find_frame(t, depth, entry_rsp);
+    if (m < 0)
+        /* The function moved its return address: the outermost frame at or below
+         * it is the one that returned. */
+        for (uint32_t i = 0; i < depth; i++)
+            if (t->frames[i].rsp < entry_rsp + 8) {
+                m = (int)i;
+                break;
+            }
+    if (m < 0) {
+        t->busy = was_busy;
+        return 0;
+    }
+    uint64_t ret = t->frames[m].ret, rsp = t->frames[m].rsp;
+    uint32_t fn = t->frames[m].fn, dropped = depth - 1 - (uint32_t)m;
+    int bottom = m;
+    while (bottom > 0 && t->frames[bottom - 1].rsp == rsp)
+        bottom--; /* the tail callers that shared the slot return with it */
+    t->depth = (uint32_t)bottom;
+
+    struct fast_fn *f = &fn_table(a)[fn < FAST_MAX_FNS ? fn : 0];
+    if ((f->flags & FAST_FN_RECORD) && daemon_live(a)) {
+        int64_t index = reserve(a, 1);
+        if (index < 0) {
+            __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
+        } else {
+            struct fast_record *r = record_at(a, (uint64_t)index);
+            r->kind = FAST_REC_EXIT;
+            r->flags = 0;
+            r->nrec = 1;
+            r->fn = fn;
+            r->tid = t->tid;
+            r->tsc = rdtsc();
+            r->rsp = entry_rsp;
+            r->ret = ret;
+            r->regs[0] = s->rax;
+            r->regs[1] = s->rdx;
+            copy_words(&r->regs[2], (const uint64_t *)s->xmm0, 1);
+            copy_words(&r->regs[3], (const uint64_t *)s->xmm1, 1);
+            r->regs[4] = dropped;
+            r->regs[5] = 0;
+            publish(r, (uint64_t)index);
+        }
+    }
+    compiler_barrier();
+    t->busy = was_busy;
+    return ret;
+}

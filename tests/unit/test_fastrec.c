@@ -1,0 +1,556 @@
+/*
+ * test_fastrec.c - unit tests of the fast path's recorder blob (ptrace/fastrec/) and
+ * trampolines (ptrace/fastcode.c), run for real in this process: functions of this
+ * binary are patched with entry jumps (tests/unit/fast_harness.h), called, and the
+ * records they leave in the area are read as the daemon drains them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "tests/unit/fast_harness.h"
+
+/* The patched functions: real calls (noipa: no inlining, cloning or assumptions
+ * about them at their callers), not instrumented by the sanitizers (their first
+ * bytes are relocated; ASan's checks would only add RIP-relative operands). The
+ * ones that gcc shrink-wraps (a branch as their first instruction, which the jump
+ * refuses) start with 5 one-byte nops, as with a patchable entry; the others keep
+ * their own first instructions, relocated (fr_lj_outer's is RIP-relative). */
+#define NATURAL __attribute__((noipa, no_sanitize_address, no_sanitize_undefined))
+#define TRACED NATURAL __attribute__((patchable_function_entry(5, 0)))
+
+enum { F_ADD, F_SCALE, F_REC, F_CALLEE, F_CALLER, F_LJ_OUTER, F_LJ_CHAIN, F_STR, F_THREAD,
+       F_DIES, F_SIG, N_FNS };
+
+#define REC_EXITS (FAST_FN_RECORD | FAST_FN_EXITS)
+
+static bool ready;         /* the harness is set up and every function patched */
+static const char *not_ready;
+static volatile int sink;
+
+NATURAL long fr_add(long a, long b);
+NATURAL double fr_scale(double x, int k);
+TRACED int fr_rec(int n);
+TRACED int fr_tail_callee(int x);
+int fr_tail_caller(int x); /* asm below: a tail call from a traced caller */
+NATURAL int fr_lj_outer(void);
+TRACED void fr_lj_chain(int n);
+TRACED long fr_str(const char *s, const void *b);
+TRACED long fr_thread_fn(long x);
+TRACED long fr_dies(void);
+TRACED int fr_sig(int x);
+
+/* Called through volatile pointers: the compiler can neither see the callee nor turn
+ * the recursion into a loop. */
+static int (*volatile rec_ptr)(int) = fr_rec;
+static void (*volatile chain_ptr)(int) = fr_lj_chain;
+static long (*volatile add_ptr)(long, long) = fr_add;
+
+long fr_add(long a, long b)
+{
+    return a * 3 + b;
+}
+
+double fr_scale(double x, int k)
+{
+    return x * k;
+}
+
+int fr_rec(int n)
+{
+    if (n == 0)
+        return 0;
+    return 1 + rec_ptr(n - 1);
+}
+
+int fr_tail_callee(int x)
+{
+    return x * 7;
+}
+
+/* lea edi, [rdi+1]; a 4-byte nop (so the jump displaces no branch); jmp callee. */
+__asm__(".text\n"
+        ".globl fr_tail_caller\n"
+        ".type fr_tail_caller, @function\n"
+        "fr_tail_caller:\n"
+        "    leal 1(%rdi), %edi\n"
+        "    nopl 0(%rax)\n"
+        "    jmp fr_tail_callee\n"
+        ".size fr_tail_caller, . - fr_tail_caller\n");
+
+static jmp_buf lj_buf;
+
+int fr_lj_outer(void)
+{
+    if (setjmp(lj_buf))
+        return 7;
+    chain_ptr(3);
+    return 1;
+}
+
+void fr_lj_chain(int n)
+{
+    if (n == 1)
+        longjmp(lj_buf, 1);
+    chain_ptr(n - 1);
+    sink++; /* not a tail call */
+}
+
+long fr_str(const char *s, const void *b)
+{
+    return (long)s ^ (long)b;
+}
+
+long fr_thread_fn(long x)
+{
+    return x * 2;
+}
+
+/* Declares the daemon dead while its own frame is on the shadow stack, then calls
+ * a traced function. */
+long fr_dies(void)
+{
+    fh_area->live_timeout_tsc = 1;
+    fh_area->live = 0;
+    return add_ptr(1, 2) + 100;
+}
+
+int fr_sig(int x)
+{
+    return x + 1000;
+}
+
+static int setup_all(void **state)
+{
+    (void)state;
+    if (!fh_supported()) {
+        not_ready = "the CPU or kernel does not enable FSGSBASE (rdfsbase)";
+        return 0;
+    }
+    if (!fh_init((const void *)fr_add)) {
+        not_ready = "no executable mapping within rel32 reach of the test's text";
+        return 0;
+    }
+    struct {
+        void *fn;
+        const char *name;
+    } fns[N_FNS] = {
+        [F_ADD] = {(void *)fr_add, "fr_add"},
+        [F_SCALE] = {(void *)fr_scale, "fr_scale"},
+        [F_REC] = {(void *)fr_rec, "fr_rec"},
+        [F_CALLEE] = {(void *)fr_tail_callee, "fr_tail_callee"},
+        [F_CALLER] = {(void *)fr_tail_caller, "fr_tail_caller"},
+        [F_LJ_OUTER] = {(void *)fr_lj_outer, "fr_lj_outer"},
+        [F_LJ_CHAIN] = {(void *)fr_lj_chain, "fr_lj_chain"},
+        [F_STR] = {(void *)fr_str, "fr_str"},
+        [F_THREAD] = {(void *)fr_thread_fn, "fr_thread_fn"},
+        [F_DIES] = {(void *)fr_dies, "fr_dies"},
+        [F_SIG] = {(void *)fr_sig, "fr_sig"},
+    };
+    for (uint32_t i = 0; i < N_FNS; i++)
+        if (!fh_patch(fns[i].fn, fns[i].name, i))
+            return -1; /* a function of ours the jump cannot take: a defect */
+    ready = true;
+    return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (ready)
+        fh_reset(FAST_RING_RECORDS);
+    return 0;
+}
+
+#define NEED_READY()                                                                    \
+    do {                                                                                \
+        if (!ready) {                                                                   \
+            print_message("skipped: %s\n", not_ready);                                  \
+            skip();                                                                     \
+        }                                                                               \
+    } while (0)
+
+static struct fast_record recs[60000];
+
+static uint64_t bits(double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, 8);
+    return v;
+}
+
+static void test_counts_and_records(void **state)
+{
+    (void)state;
+    NEED_READY();
+    fh_fn(F_ADD)->flags = REC_EXITS;
+    assert_int_equal(add_ptr(5, 7), 22);
+    assert_int_equal(fh_fn(F_ADD)->calls, 1);
+    assert_int_equal(fh_drain(recs, 100), 2);
+    const struct fast_record *in = &recs[0], *out = &recs[1];
+    assert_int_equal(in->kind, FAST_REC_ENTER);
+    assert_int_equal(in->nrec, 1);
+    assert_int_equal(in->flags, 0);
+    assert_int_equal(in->fn, F_ADD);
+    assert_int_equal(in->tid, syscall(SYS_gettid));
+    assert_int_equal(in->regs[0], 5);
+    assert_int_equal(in->regs[1], 7);
+    assert_true(in->tsc > 0);
+    assert_int_equal(out->kind, FAST_REC_EXIT);
+    assert_int_equal(out->fn, F_ADD);
+    assert_int_equal(out->regs[0], 22);
+    assert_int_equal(out->regs[4], 0); /* nothing dropped */
+    assert_int_equal(out->rsp, in->rsp);
+    assert_int_equal(out->ret, in->ret);
+    assert_true(out->tsc >= in->tsc);
+    assert_int_equal(fh_my_slot()->depth, 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(add_ptr(i, 1), i * 3 + 1);
+    assert_int_equal(fh_fn(F_ADD)->calls, 4);
+    assert_int_equal(fh_drain(recs, 100), 6);
+}
+
+static void test_double_through_xmm(void **state)
+{
+    (void)state;
+    NEED_READY();
+    fh_fn(F_SCALE)->flags = REC_EXITS | FAST_FN_FP;
+    double (*volatile scale)(double, int) = fr_scale;
+    assert_true(scale(1.5, 4) == 6.0);
+    assert_int_equal(fh_drain(recs, 100), 3);
+    assert_int_equal(recs[0].kind, FAST_REC_ENTER);
+    assert_int_equal(recs[0].nrec, 2);
+    assert_int_equal((uint32_t)recs[0].regs[0], 4);
+    uint64_t xmm0;
+    memcpy(&xmm0, &recs[1], 8); /* the XMM record: xmm0..7, 16 bytes each */
+    assert_int_equal(xmm0, bits(1.5));
+    assert_int_equal(recs[2].kind, FAST_REC_EXIT);
+    assert_int_equal(recs[2].regs[2], bits(6.0));
+}
+
+static void test_recursion(void **state)
+{
+    (void)state;
+    NEED_READY();
+    fh_fn(F_REC)->flags = REC_EXITS;
+    assert_int_equal(rec_ptr(10), 10);
+    assert_int_equal(fh_fn(F_REC)->calls, 11);
+    assert_int_equal(fh_drain(recs, 100), 22);
+    for (int i = 0; i < 11; i++) {
+        const struct fast_record *in = &recs[i], *out = &recs[21 - i];
+        assert_int_equal(in->kind, FAST_REC_ENTER);
+        assert_int_equal(in->regs[0], 10 - i);
+        assert_int_equal(out->kind, FAST_REC_EXIT);
+        assert_int_equal(out->rsp, in->rsp);
+        assert_int_equal(out->ret, in->ret);
+        assert_int_equal(out->regs[0], 10 - i); /* fr_rec(n) returns n */
+        assert_int_equal(out->regs[4], 0);
+        if (i > 0)
+            assert_true(in->rsp < recs[i - 1].rsp);
+    }
+    assert_int_equal(fh_my_slot()->depth, 0);
+}
+
+static void test_tail_call_shares_the_callers_frame(void **state)
+{
+    (void)state;
+    NEED_READY();
+    fh_fn(F_CALLER)->flags = REC_EXITS;
+    fh_fn(F_CALLEE)->flags = REC_EXITS;
+    int (*volatile caller)(int) = fr_tail_caller;
+    assert_int_equal(caller(5), 42);
+    assert_int_equal(fh_drain(recs, 100), 3);
+    assert_int_equal(recs[0].fn, F_CALLER);
+    assert_int_equal(recs[0].flags, 0);
+    assert_int_equal(recs[1].fn, F_CALLEE);
+    assert_int_equal(recs[1].flags, FAST_F_TAIL);
+    assert_int_equal(recs[1].rsp, recs[0].rsp);
+    assert_int_equal(recs[1].ret, recs[0].ret); /* the real one, not the trampoline */
+    assert_int_equal(recs[1].regs[0], 6);
+    assert_int_equal(recs[2].kind, FAST_REC_EXIT);
+    assert_int_equal(recs[2].fn, F_CALLEE);
+    assert_int_equal(recs[2].rsp, recs[0].rsp);
+    assert_int_equal(recs[2].ret, recs[0].ret);
+    assert_int_equal(recs[2].regs[0], 42);
+    assert_int_equal(fh_my_slot()->depth, 0);
+}
+
+static void test_longjmp_drops_abandoned_frames(void **state)
+{
+    (void)state;
+    NEED_READY();
+    fh_fn(F_LJ_OUTER)->flags = REC_EXITS;
+    fh_fn(F_LJ_CHAIN)->flags = REC_EXITS;
+    int (*volatile outer)(void) = fr_lj_outer;
+    assert_int_equal(outer(), 7);
+    assert_int_equal(fh_drain(recs, 100), 5);
+    assert_int_equal(recs[0].fn, F_LJ_OUTER);
+    for (int i = 1; i <= 3; i++) {
+        assert_int_equal(recs[i].kind, FAST_REC_ENTER);
+        assert_int_equal(recs[i].fn, F_LJ_CHAIN);
+    }
+    assert_int_equal(recs[4].kind, FAST_REC_EXIT);
+    assert_int_equal(recs[4].fn, F_LJ_OUTER);
+    assert_int_equal(recs[4].rsp, recs[0].rsp);
+    assert_int_equal(recs[4].regs[0], 7);
+    assert_int_equal(recs[4].regs[4], 3); /* the chain's frames, dropped */
+    assert_int_equal(fh_my_slot()->depth, 0);
+}
+
+#define THREADS 8
+#define PER_THREAD 3000
+
+struct worker {
+    int index;
+    pid_t tid;
+    bool ok;
+};
+
+static void *worker_main(void *p)
+{
+    struct worker *w = p;
+    w->tid = (pid_t)syscall(SYS_gettid);
+    long (*volatile fn)(long) = fr_thread_fn;
+    w->ok = true;
+    for (long i = 0; i < PER_THREAD; i++) {
+        long x = w->index * 1000000L + i;
+        if (fn(x) != 2 * x)
+            w->ok = false;
+    }
+    return NULL;
+}
+
+static void test_threads_record_concurrently(void **state)
+{
+    (void)state;
+    NEED_READY();
+    fh_fn(F_THREAD)->flags = REC_EXITS;
+    struct worker w[THREADS];
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (struct worker){.index = i};
+        assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+    }
+    /* Drain while they write: each record read is complete (its commit published). */
+    size_t want = THREADS * PER_THREAD * 2, n = 0;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (n < want) {
+        n += fh_drain(recs + n, sizeof recs / sizeof *recs - n);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > 30)
+            break; /* records missing: the assertion below fails */
+        sched_yield();
+    }
+    for (int i = 0; i < THREADS; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_true(w[i].ok);
+    }
+    assert_int_equal(n, want);
+    assert_int_equal(fh_drain(recs + n, 1), 0);
+    assert_int_equal(fh_fn(F_THREAD)->calls, THREADS * PER_THREAD);
+    assert_int_equal(fh_fn(F_THREAD)->lost, 0);
+    long next[THREADS] = {0}, exits[THREADS] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const struct fast_record *r = &recs[i];
+        assert_int_equal(r->fn, F_THREAD);
+        int k = 0;
+        while (k < THREADS && w[k].tid != r->tid)
+            k++;
+        assert_true(k < THREADS);
+        if (r->kind == FAST_REC_ENTER) {
+            /* a thread's calls arrive in its order, with its own arguments */
+            assert_int_equal(r->regs[0], k * 1000000L + next[k]);
+            next[k]++;
+        } else {
+            assert_int_equal(r->kind, FAST_REC_EXIT);
+            assert_int_equal(r->regs[0], 2 * (k * 1000000L + next[k] - 1));
+            exits[k]++;
+        }
+    }
+    for (int k = 0; k < THREADS; k++) {
+        assert_int_equal(next[k], PER_THREAD);
+        assert_int_equal(exits[k], PER_THREAD);
+        int slots = 0;
+        for (unsigned i = 0; i < FAST_THREADS; i++)
+            if (fh_threads()[i].key && fh_threads()[i].tid == w[k].tid) {
+                slots++;
+                assert_int_equal(fh_threads()[i].depth, 0);
+            }
+        assert_int_equal(slots, 1);
+    }
+}
+
+static void test_full_ring_loses_without_a_frame(void **state)
+{
+    (void)state;
+    NEED_READY();
+    fh_reset(8);
+    fh_fn(F_ADD)->flags = REC_EXITS;
+    for (long i = 0; i < 10; i++) {
+        assert_int_equal(add_ptr(i, 1), i * 3 + 1);
+        assert_int_equal(fh_my_slot()->depth, 0);
+    }
+    assert_int_equal(fh_fn(F_ADD)->calls, 10);
+    /* 4 calls fill the ring with their enter and exit; the 6 others lose their enter
+     * and push nothing, so their exits do not come through the trampoline either. */
+    assert_int_equal(fh_fn(F_ADD)->lost, 6);
+    assert_int_equal(fh_drain(recs, 100), 8);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(recs[i].kind, i % 2 ? FAST_REC_EXIT : FAST_REC_ENTER);
+    assert_int_equal(add_ptr(1, 1), 4); /* room again */
+    assert_int_equal(fh_drain(recs, 100), 2);
+}
+
+static void test_dead_daemon_counts_and_still_returns(void **state)
+{
+    (void)state;
+    NEED_READY();
+    fh_area->live_timeout_tsc = UINT64_MAX / 2;
+    fh_area->live = 0;
+    fh_fn(F_DIES)->flags = REC_EXITS;
+    fh_fn(F_ADD)->flags = REC_EXITS;
+    long (*volatile dies)(void) = fr_dies;
+    assert_int_equal(dies(), 105);
+    assert_int_equal(fh_fn(F_DIES)->calls, 1);
+    assert_int_equal(fh_fn(F_ADD)->calls, 1);
+    /* fr_dies's enter only: the daemon died before fr_add and fr_dies's exit */
+    assert_int_equal(fh_drain(recs, 100), 1);
+    assert_int_equal(recs[0].fn, F_DIES);
+    assert_int_equal(fh_my_slot()->depth, 0); /* its frame was popped */
+    assert_int_equal(add_ptr(2, 2), 8);
+    assert_int_equal(fh_fn(F_ADD)->calls, 2);
+    assert_int_equal(fh_drain(recs, 100), 0);
+}
+
+static void test_count_only(void **state)
+{
+    (void)state;
+    NEED_READY();
+    fh_fn(F_ADD)->flags = FAST_FN_EXITS; /* no FAST_FN_RECORD: a sampled function */
+    for (long i = 0; i < 5; i++)
+        assert_int_equal(add_ptr(i, 0), i * 3);
+    assert_int_equal(fh_fn(F_ADD)->calls, 5);
+    assert_int_equal(fh_drain(recs, 100), 0);
+    assert_null(fh_my_slot()); /* not even a thread slot */
+}
+
+struct three {
+    int a, b, c;
+};
+
+static void check_data(const struct fast_record *r, uint8_t item, const void *addr,
+                       const void *bytes, size_t len)
+{
+    const struct fast_data_record *d = (const struct fast_data_record *)r;
+    assert_int_equal(d->kind, FAST_REC_DATA);
+    assert_int_equal(d->item, item);
+    assert_int_equal(d->addr, (uint64_t)addr);
+    assert_int_equal(d->len, len);
+    if (len)
+        assert_memory_equal(d->data, bytes, len);
+}
+
+static void test_capture(void **state)
+{
+    (void)state;
+    NEED_READY();
+    struct fast_fn *f = fh_fn(F_STR);
+    f->flags = REC_EXITS;
+    f->cap[0] = (struct fast_cap){.kind = FAST_CAP_STRING, .reg = 0, .len = 64};
+    f->cap[2] = (struct fast_cap){.kind = FAST_CAP_BYTES, .reg = 1, .len = 12};
+    long (*volatile fn)(const char *, const void *) = fr_str;
+    struct three t = {1, 2, 3};
+    fn("hello", &t);
+    assert_int_equal(fh_drain(recs, 100), 4);
+    assert_int_equal(recs[0].nrec, 3);
+    assert_int_equal(recs[0].kind, FAST_REC_ENTER);
+    const char *hello = (const char *)recs[0].regs[0];
+    check_data(&recs[1], 0, hello, "hello", 6); /* cut after the NUL */
+    check_data(&recs[2], 2, &t, &t, sizeof t);
+    assert_int_equal(recs[3].kind, FAST_REC_EXIT);
+
+    /* Strings that end right before an unmapped page; pointers to nothing. */
+    char *pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(pages != MAP_FAILED);
+    assert_int_equal(munmap(pages + 4096, 4096), 0);
+    memcpy(pages + 4096 - 5, "edge", 5);
+    fn(pages + 4096 - 5, (void *)16);
+    memcpy(pages + 4096 - 4, "abcd", 4); /* no NUL before the hole */
+    fn(pages + 4096 - 4, pages + 4096 - 6);
+    fn((const char *)16, pages + 4096);
+    assert_int_equal(fh_drain(recs, 100), 12);
+    check_data(&recs[1], 0, pages + 4096 - 5, "edge", 5);
+    check_data(&recs[2], 2, (void *)16, NULL, 0);
+    check_data(&recs[5], 0, pages + 4096 - 4, "abcd", 4);
+    check_data(&recs[6], 2, pages + 4096 - 6, "\0eabcd", 6); /* what could be read */
+    check_data(&recs[9], 0, (void *)16, NULL, 0);
+    check_data(&recs[10], 2, pages + 4096, NULL, 0);
+    munmap(pages, 4096);
+    memset(f->cap, 0, sizeof f->cap);
+}
+
+static volatile int sig_result;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    int (*volatile fn)(int) = fr_sig;
+    sig_result = fn(sig_result);
+}
+
+static void test_signal_while_the_recorder_runs(void **state)
+{
+    (void)state;
+    NEED_READY();
+    fh_fn(F_ADD)->flags = REC_EXITS;
+    fh_fn(F_SIG)->flags = REC_EXITS;
+    assert_int_equal(add_ptr(1, 1), 4); /* claims this thread's slot */
+    assert_int_equal(fh_drain(recs, 100), 2);
+    struct fast_thread *me = fh_my_slot();
+    assert_non_null(me);
+    /* As if the signal had interrupted fast_enter or fast_exit of this thread. */
+    me->busy = 1;
+    struct sigaction sa = {.sa_handler = on_usr1}, old;
+    assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+    sig_result = 1;
+    assert_int_equal(raise(SIGUSR1), 0);
+    assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+    assert_int_equal(sig_result, 1001);
+    assert_int_equal(me->busy, 1); /* left to the interrupted call */
+    assert_int_equal(me->depth, 0);
+    assert_int_equal(fh_drain(recs, 100), 1); /* its enter, no frame, no exit */
+    assert_int_equal(recs[0].fn, F_SIG);
+    assert_int_equal(recs[0].flags, FAST_F_NO_EXIT);
+    assert_int_equal(recs[0].tid, syscall(SYS_gettid));
+    me->busy = 0;
+    assert_int_equal(add_ptr(1, 1), 4);
+    assert_int_equal(fh_drain(recs, 100), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_counts_and_records, setup),
+        cmocka_unit_test_setup(test_double_through_xmm, setup),
+        cmocka_unit_test_setup(test_recursion, setup),
+        cmocka_unit_test_setup(test_tail_call_shares_the_callers_frame, setup),
+        cmocka_unit_test_setup(test_longjmp_drops_abandoned_frames, setup),
+        cmocka_unit_test_setup(test_threads_record_concurrently, setup),
+        cmocka_unit_test_setup(test_full_ring_loses_without_a_frame, setup),
+        cmocka_unit_test_setup(test_dead_daemon_counts_and_still_returns, setup),
+        cmocka_unit_test_setup(test_count_only, setup),
+        cmocka_unit_test_setup(test_capture, setup),
+        cmocka_unit_test_setup(test_signal_while_the_recorder_runs, setup),
+    };
+    return cmocka_run_group_tests(tests, setup_all, NULL);
+}
