@@ -69,6 +69,7 @@ struct collector_tuning {
                                       program's main thread on one CPU */
     int64_t sample_after;          /* trace.sampleAfter: events recorded whole first */
     int64_t overhead_budget_percent; /* trace.overheadBudgetPercent (100: off) */
+    bool fast;                     /* trace.mode "fast": the in-process recorder */
 };
 
 /* What probe() learned about a program before it runs. */

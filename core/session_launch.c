@@ -321,7 +321,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
                                           res->settings.capture_exits != 0,
                                           res->settings.pin_cpu != 0,
                                           res->settings.sample_after,
-                                          res->settings.overhead_budget_percent};
+                                          res->settings.overhead_budget_percent,
+                                          res->settings.trace_mode == TRACE_MODE_FAST};
     if (!s->binary_path || !s->ring || !s->collector_ring) {
         session_free(s);
         return err_set(e, ERR_INTERNAL, "out of resources creating a session");

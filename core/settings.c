@@ -19,30 +19,39 @@ struct setting_def {
     size_t offset;
     int64_t def, min, max;
     bool global_only; /* daemon-wide: a project file may not set it */
+    /* A setting named by words: the JSON string choices[i] stores i (min 0, max the
+     * last index); NULL: an integer setting. */
+    const char *const *choices;
 };
+
+/* trace.mode: how a traced function's calls are recorded (settings.h). */
+static const char *const trace_modes[] = {"int3", "fast", NULL};
 
 static const struct setting_def defs[] = {
     {"events.maxPerSession", offsetof(struct settings, events_max_per_session),
-     200000, 1, 10000000, false},
+     200000, 1, 10000000, false, NULL},
     {"test.statusRetryMs", offsetof(struct settings, test_status_retry_ms),
-     5000, 500, 60000, false},
+     5000, 500, 60000, false, NULL},
     {"output.maxBytesPerSession", offsetof(struct settings, output_max_bytes),
-     50LL * 1024 * 1024, 1024, 1024LL * 1024 * 1024, false},
+     50LL * 1024 * 1024, 1024, 1024LL * 1024 * 1024, false, NULL},
     {"trace.hotCallsPerSecond", offsetof(struct settings, hot_calls_per_second),
-     100000, 100, 10000000, false},
-    {"trace.sampleAfter", offsetof(struct settings, sample_after), 5000, 0, 100000000, false},
+     100000, 100, 10000000, false, NULL},
+    {"trace.sampleAfter", offsetof(struct settings, sample_after), 5000, 0, 100000000, false,
+     NULL},
     {"trace.overheadBudgetPercent", offsetof(struct settings, overhead_budget_percent),
-     50, 1, 100, false},
+     50, 1, 100, false, NULL},
     {"output.orderAtTraps", offsetof(struct settings, output_order_at_traps), 1, 0, 1,
-     false},
-    {"trace.captureExits", offsetof(struct settings, capture_exits), 1, 0, 1, false},
-    {"trace.pinCpu", offsetof(struct settings, pin_cpu), 1, 0, 1, false},
+     false, NULL},
+    {"trace.captureExits", offsetof(struct settings, capture_exits), 1, 0, 1, false, NULL},
+    {"trace.pinCpu", offsetof(struct settings, pin_cpu), 1, 0, 1, false, NULL},
+    {"trace.mode", offsetof(struct settings, trace_mode), TRACE_MODE_INT3, 0, 1, false,
+     trace_modes},
     {"answers.maxBytes", offsetof(struct settings, answers_max_bytes),
-     16384, 4096, 1048576, true},
+     16384, 4096, 1048576, true, NULL},
     {"retention.maxAgeDays", offsetof(struct settings, retention_max_age_days),
-     7, 1, 3650, true},
+     7, 1, 3650, true, NULL},
     {"retention.maxTotalBytes", offsetof(struct settings, retention_max_total_bytes),
-     10LL * 1024 * 1024 * 1024, 1024 * 1024, 1LL << 50, true},
+     10LL * 1024 * 1024 * 1024, 1024 * 1024, 1LL << 50, true, NULL},
 };
 #define N_DEFS (sizeof defs / sizeof defs[0])
 
@@ -119,6 +128,22 @@ static void apply_file(struct settings *s, const char *path, bool project)
                         : "setting '%s' in %s ignored: it applies to the whole database, "
                           "set it in $STROBE_HOME/settings.json",
                  item->string, path);
+            continue;
+        }
+        if (d->choices) {
+            int64_t i = 0;
+            while (d->choices[i] && (!cJSON_IsString(item) ||
+                                     strcmp(d->choices[i], item->valuestring) != 0))
+                i++;
+            if (!d->choices[i]) {
+                char words[96] = "";
+                for (int j = 0; d->choices[j]; j++)
+                    snprintf(words + strlen(words), sizeof words - strlen(words), "%s\"%s\"",
+                             j ? ", " : "", d->choices[j]);
+                warn(s, "setting '%s' must be one of %s; default kept", item->string, words);
+                continue;
+            }
+            *(int64_t *)((char *)s + d->offset) = i;
             continue;
         }
         double v = item->valuedouble;

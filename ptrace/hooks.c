@@ -11,6 +11,7 @@
  */
 #include "ptrace/hooks.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -83,7 +84,8 @@ struct frame *hk_frame_push(struct thread *t)
 
 /* ---- bookkeeping ------------------------------------------------------------------- */
 
-void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process)
+void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process,
+                    bool shares_memory)
 {
     struct thread *parent = hk_thread_get(h, parent_tid);
     pid_t tgid = new_process ? child_tid : (parent ? parent->tgid : procmem_tgid(child_tid));
@@ -95,6 +97,10 @@ void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new
         cp->forked = true;
         cp->n_areas = hk_areas_in(h, u64map_get(&h->procs, (uint64_t)parent->tgid));
         hk_count_baselines(h, cp); /* its counters start as copies of the parent's */
+        /* A vfork child records into its parent's ring, as its parent's thread. */
+        if (!shares_memory)
+            hk_fast_on_fork(h, u64map_get(&h->procs, (uint64_t)parent->tgid), cp, parent_tid,
+                            child_tid);
     }
     /* A forked child's stack is a copy: so are its trampolines and frames. */
     if (new_process && parent && child && parent->depth > 0) {
@@ -164,6 +170,7 @@ void hooks_forget_process(struct hooks *h, pid_t tgid)
 }
 
 struct stats_state {
+    const struct hooks *h;
     struct hooks_stats *out;
     const char **names;
     size_t max, n;
@@ -176,8 +183,16 @@ static void count_hook(uint64_t key, void *value, void *arg)
     struct stats_state *s = arg;
     if (k->role != HOOK_TRACE || !k->wanted)
         return;
-    if (s->out)
+    if (s->out) {
         s->out->armed++;
+        if (k->fast && k->jumped)
+            s->out->fast++;
+        else if (s->h->cfg.tuning.fast && k->cj_planned && !k->fast) {
+            if (!s->out->fast_fallback++)
+                snprintf(s->out->fast_why, sizeof s->out->fast_why, "%s: %s",
+                         hk_function_name(k), k->cj.why);
+        }
+    }
     if (s->names && k->sampled && s->n < s->max)
         s->names[s->n++] = k->name ? k->name : k->fn->name;
 }
@@ -187,13 +202,13 @@ void hooks_stats(const struct hooks *h, struct hooks_stats *out)
     memset(out, 0, sizeof *out);
     out->hits = h->hits;
     out->single_step_hits = h->single_step_hits;
-    struct stats_state s = {out, NULL, 0, 0};
+    struct stats_state s = {h, out, NULL, 0, 0};
     u64map_each(&h->by_addr, count_hook, &s);
 }
 
 size_t hooks_sampled_names(const struct hooks *h, const char **names, size_t max)
 {
-    struct stats_state s = {NULL, names, max, 0};
+    struct stats_state s = {h, NULL, names, max, 0};
     u64map_each(&h->by_addr, count_hook, &s);
     return s.n;
 }
@@ -256,6 +271,7 @@ void hooks_free(struct hooks *h)
     u64map_free(&h->threads);
     u64map_free(&h->procs);
     free(h->areas);
+    hk_fast_free(h);
     sb_free(&h->args);
     sb_free(&h->ret);
     sb_free(&h->data);

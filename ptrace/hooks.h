@@ -53,6 +53,21 @@
  * (hooks_on_exit_event) and folded into the totals when it is reaped. Events
  * recorded after sampling started carry sampled.
  *
+ * Fast path (trace.mode "fast"; fastpath.c, the contract fast_abi.h): once its
+ * int3 is in, a traced function's first bytes become a 5-byte jmp to a trampoline
+ * that calls a recorder injected into the process; it writes the call's registers
+ * into a ring in the process's memory and swaps the return address for its own
+ * return trampoline, which records the return. No stop: the tracer drains the
+ * rings every few ms (hooks_fast_drain) and before it handles any trap, unwinds a
+ * thread or lets a thread exit, and makes the same events as the int3 path, with
+ * the call's own time. A function the jump cannot take (a branch in its first 5
+ * bytes, a branch into them, no scratch in reach, a process forked before the
+ * recorder was mapped) stays on its int3 (hooks_counts: mode and why). A sampled
+ * function's recorder only counts (its flags); records drained after it went
+ * quiet are dropped. The strings and small structs (up to 104 bytes) that
+ * pointer arguments point to are copied at the call (fastpath.c's capture plan);
+ * memory further away is read when drained, as it is then.
+ *
  * Code is patched only while every thread of the image is stopped: the caller of
  * hooks_arm, hooks_disarm and hooks_tick stops them (tracer_hold.c).
  */
@@ -82,6 +97,8 @@ struct hook_tuning {
                                       target's main thread on one CPU */
     int64_t sample_after;          /* trace.sampleAfter: events recorded before sampling */
     int64_t overhead_budget_percent; /* trace.overheadBudgetPercent: 100 = no budget */
+    bool fast;                     /* trace.mode "fast": record through the in-process
+                                      recorder where the entry jump fits ("Fast path") */
 };
 
 struct hooks_config {
@@ -182,7 +199,10 @@ void hooks_adopt_frames(struct hooks *h, pid_t tid, const uint64_t *addrs, size_
                         struct hooks_adopt_report *rep);
 
 /* Thread and process bookkeeping from the tracer's ptrace events. */
-void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process);
+/* A new thread or process (new_process; shares_memory: a vfork child, which runs in
+ * its parent's memory until it execs or exits). */
+void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process,
+                    bool shares_memory);
 void hooks_on_exit(struct hooks *h, pid_t tid);
 
 /* Several images: a process that exec'd another program gets a hooks of its own.
@@ -202,6 +222,11 @@ int hooks_tick(struct hooks *h);
  * function was throttled, or a back-off has passed (now INT64_MAX: whether
  * anything is throttled at all). Cheap: asked after traps. */
 bool hooks_patch_due(const struct hooks *h, int64_t now);
+
+/* Whether the fast path records functions of this image: the tracer then drains
+ * it every few ms with hooks_fast_drain (any thread state: nothing is stopped). */
+bool hooks_fast_active(const struct hooks *h);
+void hooks_fast_drain(struct hooks *h);
 
 /* A thread of the image stops to exit (PTRACE_EVENT_EXIT): the counters of its
  * process are read while its memory is still there. */
@@ -237,6 +262,9 @@ struct hooks_stats {
     size_t armed;                 /* functions armed now (including throttled) */
     uint64_t hits;                /* entry hits */
     uint64_t single_step_hits;    /* hits that took the single-step fallback */
+    size_t fast;                  /* functions recorded through the fast path now */
+    size_t fast_fallback;         /* trace.mode "fast": functions left on their int3 */
+    char fast_why[200];           /* the first of those: "name: why" */
 };
 void hooks_stats(const struct hooks *h, struct hooks_stats *out);
 /* Names of functions under sampling, for debug_trace's report (up to max). */

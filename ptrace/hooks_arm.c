@@ -207,6 +207,21 @@ static void fail(struct hooks_report *rep, const char *fmt, const char *name)
         snprintf(rep->first_failure, sizeof rep->first_failure, fmt, name);
 }
 
+/* Trace mode "fast": k's int3 gives way to its fast-path jump, planned once (a
+ * function that cannot take it stays on its int3); a thread in the way of the jump
+ * makes the next tick try again. */
+static void arm_fast(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
+{
+    if (!h->cfg.tuning.fast || k->role != HOOK_TRACE || !k->armed)
+        return;
+    if (!k->cj_planned) {
+        k->cj_planned = true;
+        k->cj_ok = hk_fast_plan(h, k, stopped_tid, memfd);
+    }
+    if (k->cj_ok && k->fast && !hk_try_jump(h, k))
+        h->disarm_pending = true;
+}
+
 static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct hook_target *t,
                     struct hooks_report *rep)
 {
@@ -214,8 +229,11 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     if (k) {
         k->wanted = true;
         k->name = t->name;
-        if (!k->armed && !k->jumped && hk_write_int3(h, k))
+        if (!k->armed && !k->jumped && hk_write_int3(h, k)) {
             rep->armed++;
+            k->jump_blocked = false;
+            arm_fast(h, k, stopped_tid, memfd);
+        }
         return;
     }
     uint8_t code[RELOC_MAX_INSN];
@@ -261,6 +279,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     }
     rep->armed++;
     rep->single_step += k->rel.kind == RELOC_SINGLE_STEP;
+    arm_fast(h, k, stopped_tid, memfd);
 }
 
 void hooks_arm(struct hooks *h, pid_t stopped_tid, const struct hook_target *t, size_t n,

@@ -68,6 +68,12 @@ struct hook {
     uint64_t tramp, counter;
     bool cj_planned, cj_ok, jumped, jump_blocked;
     char lost[96];           /* "" or where calls went uncounted */
+    /* The fast path (fastpath.c): planned (cj_planned, cj.why when refused) instead
+     * of the counting jump, its jump placed like one (jumped); counter is its
+     * fast_fn's calls. */
+    bool fast;
+    uint32_t fast_id;        /* its fast_fn in the area */
+    uint32_t fast_flags;     /* its fast_fn.flags as last written */
 };
 
 /* A process's view of a counting jump's counter: its value when the process was
@@ -97,6 +103,10 @@ struct frame {
                                 (hooks_unwind_begin): its trampoline comes back */
     bool in_progress;        /* adopted while running (hooks_adopt_frames): no enter
                                 event, t_enter is the arm time */
+    bool fast;               /* entered through the fast path (fastpath.c): its
+                                trampoline is the recorder's return trampoline */
+    bool silent;             /* recorded by the fast path while its function was
+                                sampled: no events, kept to match its return */
 };
 
 struct thread {
@@ -121,11 +131,14 @@ struct process {
     struct pcount *counts;   /* the counting jumps' counters in this process */
     size_t n_counts;
     bool execd;              /* its memory went with an exec: counters unreadable */
+    bool fast_ok;            /* has the fast path's area (fastpath.c), its own */
+    uint64_t fast_tail;      /* the next record of its ring to read */
     struct callsites *sites; /* call sites of traced calls (callsite.h) */
 };
 
 struct hooks {
     struct hooks_config cfg;
+    struct fastpath *fast;   /* the fast path's area and recorder (NULL: none yet) */
     struct value_opts vopts;
     struct u64map by_addr;   /* runtime address -> struct hook */
     struct u64map threads;   /* tid -> struct thread */
@@ -193,6 +206,32 @@ void hk_restore_orig(struct hooks *h, struct hook *k);
 
 /* ---- hooks_trap.c ---- */
 
+/* A call of a traced function, as the int3 trap or a fast-path record saw it. */
+struct hk_call {
+    const struct abi_regs *regs; /* at entry (rsp: the return address's slot) */
+    uint64_t ret;                /* the real return address, 0: unknown */
+    bool tail;                   /* a tail call: it shares the top frame's slot */
+    bool push;                   /* push a frame: its exit will be reported */
+    bool fast;                   /* through the fast path (frame.fast) */
+    mem_read_fn rd;              /* reads the memory its arguments point to */
+    void *rd_ctx;
+    int64_t now;                 /* when it was entered (CLOCK_MONOTONIC ns) */
+};
+/* Records the function_enter event of call c of k by t and, when c->push, pushes its
+ * frame; returns the frame (NULL: none pushed). The caller swaps the return address
+ * (the int3 path) or the recorder did (the fast path). */
+struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
+                              const struct hk_call *c);
+/* The frame of t whose return address lived at entry_rsp returned at time now with
+ * the return registers a: reports its exit (and the frames above it as unwound, the
+ * tail callers sharing its slot as returned) and pops them; returns the real return
+ * address, 0 when no frame of t matches. */
+uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
+                          const struct abi_regs *a, int64_t now);
+/* The return trampoline frame f of t returns through. */
+uint64_t hk_frame_trampoline(const struct hooks *h, const struct thread *t,
+                             const struct frame *f);
+
 /* k's function as events name it: the name its pattern used (the public alias), and
  * the symbol or linkage name behind it when that differs (NULL: none). */
 const char *hk_function_name(const struct hook *k);
@@ -218,5 +257,28 @@ void hk_unjump(struct hooks *h, struct hook *k);
 void hk_count_baselines(struct hooks *h, struct process *p);
 /* Frees process p, its counters' calls folded into the hooks' totals first. */
 void hk_process_free(struct hooks *h, struct process *p);
+/* Puts k's planned jump (counting or fast) in place of its int3; false when a
+ * thread is in the way (retry soon). */
+bool hk_try_jump(struct hooks *h, struct hook *k);
+
+/* ---- fastpath.c ---- */
+
+/* Plans k's fast-path entry (mapping the area and the recorder into the main
+ * process through stopped_tid the first time): its id, fast_fn and trampoline;
+ * false (k->cj.why) when it cannot take one. */
+bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd);
+/* Writes k's recording flags (quiet: count only) into every process's area. */
+void hk_fast_update_flags(struct hooks *h, struct hook *k);
+/* Turns the records written since the last drain into events, in every process. */
+void hk_fast_drain(struct hooks *h);
+/* The recorder's return trampoline, 0 when there is no fast path. */
+uint64_t hk_fast_ret_tramp(const struct hooks *h);
+/* A forked child's copy of the area becomes its own (parent_tid: the forking
+ * thread, stopped). */
+void hk_fast_on_fork(struct hooks *h, struct process *parent, struct process *child,
+                     pid_t parent_tid, pid_t child_pid);
+/* Thread t stops to exit: its records are drained and its slot forgets it. */
+void hk_fast_on_thread_exit(struct hooks *h, struct thread *t);
+void hk_fast_free(struct hooks *h);
 
 #endif

@@ -146,8 +146,10 @@ static const char *enter_data(struct hooks *h, struct thread *t, struct hook *k,
 
 enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
 
+/* The exit event of frame f of t: returned with the registers a, or unwound (a
+ * NULL). */
 static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
-                      const struct user_regs_struct *regs, enum exit_kind kind, int64_t now)
+                      const struct abi_regs *a, enum exit_kind kind, int64_t now)
 {
     struct event ev = event_sink_init(&h->cfg.sink, EV_FUNCTION_EXIT, now);
     fill_location(&ev, f->hook, t);
@@ -164,19 +166,19 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
         {NULL, "\"inProgress\":true"},
         {"\"unwound\":true", "\"unwound\":true,\"inProgress\":true"},
     };
-    bool unwound = kind == EXIT_UNWOUND;
+    if (f->silent)
+        return;
+    bool unwound = kind == EXIT_UNWOUND || !a;
     const char *fixed = members[unwound][f->in_progress];
     ev.data = objects[unwound][f->in_progress];
     if (!unwound) {
-        struct abi_regs a;
-        abi_regs_from(&a, regs, t->tid, f->hook->needs_fp);
         h->ret.len = 0;
         if (h->ret.buf)
             h->ret.buf[0] = '\0';
         /* An adopted frame's struct-return address is rax at the return (SysV). */
-        uint64_t hidden = f->in_progress ? regs->rax : f->hidden_ret;
+        uint64_t hidden = f->in_progress ? a->rax : f->hidden_ret;
         fnsym_use(h->fnsym, t->tgid);
-        abi_return_json(&h->ret, f->hook->fn->return_type, &a, hidden, procmem_read_ctx,
+        abi_return_json(&h->ret, f->hook->fn->return_type, a, hidden, procmem_read_ctx,
                         &t->memfd, &h->vopts);
         ev.return_value = h->ret.oom ? NULL : h->ret.buf;
         if (ev.return_value && f->hook->fn->return_type &&
@@ -191,15 +193,21 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
 
 /* Frames whose return-address slot is at or below the stack pointer of a new call
  * are gone from the real stack: a longjmp or an exception unwound them. */
-static void prune_stale(struct hooks *h, struct thread *t, const struct user_regs_struct *regs,
-                        int64_t now)
+static void prune_stale(struct hooks *h, struct thread *t, uint64_t rsp, int64_t now)
 {
-    while (t->depth > 0 && t->frames[t->depth - 1].rsp <= regs->rsp) {
-        if (t->frames[t->depth - 1].rsp == regs->rsp && t->frames[t->depth - 1].tail_caller)
+    while (t->depth > 0 && t->frames[t->depth - 1].rsp <= rsp) {
+        if (t->frames[t->depth - 1].rsp == rsp && t->frames[t->depth - 1].tail_caller)
             break;
         t->depth--;
-        emit_exit(h, t, &t->frames[t->depth], regs, EXIT_UNWOUND, now);
+        emit_exit(h, t, &t->frames[t->depth], NULL, EXIT_UNWOUND, now);
     }
+}
+
+uint64_t hk_frame_trampoline(const struct hooks *h, const struct thread *t,
+                             const struct frame *f)
+{
+    return f->fast ? hk_fast_ret_tramp(h)
+                   : hk_trampoline_for(h, hk_areas_of_thread(h, t), f->hook->addr);
 }
 
 /* A catch handler starts: frames below it were unwound, the live ones get their
@@ -207,13 +215,67 @@ static void prune_stale(struct hooks *h, struct thread *t, const struct user_reg
 static void on_catch(struct hooks *h, struct thread *t, const struct user_regs_struct *regs,
                      int64_t now)
 {
-    prune_stale(h, t, regs, now);
+    prune_stale(h, t, regs->rsp, now);
     for (int i = 0; i < t->depth; i++) {
         struct frame *f = &t->frames[i];
-        uint64_t tramp = hk_trampoline_for(h, hk_areas_of_thread(h, t), f->hook->addr);
+        uint64_t tramp = hk_frame_trampoline(h, t, f);
         if (f->detached && tramp && procmem_write(t->memfd, f->rsp, &tramp, sizeof tramp))
             f->detached = false;
     }
+}
+
+/* A call of a quiet function that the fast path recorded before it went quiet:
+ * no event; its frame, pushed by the recorder, is kept to match its return. */
+static struct frame *silent_call(struct hooks *h, struct thread *t, struct hook *k,
+                                 const struct hk_call *c)
+{
+    uint64_t ret = c->ret;
+    if (c->tail && t->depth > 0) {
+        t->frames[t->depth - 1].tail_caller = true;
+        ret = t->frames[t->depth - 1].ret;
+    }
+    prune_stale(h, t, c->regs->rsp, c->now);
+    struct frame *f;
+    if (!c->push || !ret || !(f = hk_frame_push(t)))
+        return NULL;
+    *f = (struct frame){.ret = ret, .rsp = c->regs->rsp, .t_enter = c->now, .hook = k,
+                        .fast = c->fast, .silent = true};
+    return f;
+}
+
+struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
+                              const struct hk_call *c)
+{
+    if (k->quiet)
+        return silent_call(h, t, k, c);
+    k->recorded++;
+    hk_throttle_if_hot(h, k, c->now);
+    procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, c->now);
+    h->args.len = 0;
+    if (h->args.buf)
+        h->args.buf[0] = '\0';
+    fnsym_use(h->fnsym, t->tgid);
+    abi_args_json(&h->args, k->fn, c->regs, c->rd, c->rd_ctx, &h->vopts);
+    uint64_t ret = c->ret;
+    if (c->tail && t->depth > 0) {
+        t->frames[t->depth - 1].tail_caller = true;
+        ret = t->frames[t->depth - 1].ret;
+    }
+    prune_stale(h, t, c->regs->rsp, c->now);
+    struct event ev = event_sink_init(&h->cfg.sink, EV_FUNCTION_ENTER, c->now);
+    fill_location(&ev, k, t);
+    ev.seq = ++*h->seq;
+    if (t->depth > 0)
+        ev.parent_seq = t->frames[t->depth - 1].seq;
+    ev.arguments = h->args.oom ? NULL : h->args.buf;
+    ev.data = enter_data(h, t, k, ret, ev.arguments);
+    push_event(h, &ev);
+    struct frame *f;
+    if (!c->push || !ret || !(f = hk_frame_push(t)))
+        return NULL; /* no exit event for this call; the entry stands */
+    *f = (struct frame){.ret = ret, .rsp = c->regs->rsp, .hidden_ret = c->regs->rdi,
+                        .seq = ev.seq, .t_enter = c->now, .hook = k, .fast = c->fast};
+    return f;
 }
 
 static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
@@ -222,63 +284,41 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     int64_t now = mono_ns();
     h->hits++;
     if (k->role == HOOK_THROW) {
+        hk_fast_drain(h); /* the thread's fast frames, before they are detached */
         hk_detach_frames(t);
         return;
     }
     if (k->role == HOOK_CATCH) {
+        hk_fast_drain(h);
         on_catch(h, t, regs, now);
         return;
     }
     k->calls++;
     if (k->quiet)
         return; /* counted only: no event, no exit hook */
-    k->recorded++;
-    hk_throttle_if_hot(h, k, now);
-    procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, now);
     struct abi_regs a;
     abi_regs_from(&a, regs, t->tid, k->needs_fp);
-    h->args.len = 0;
-    if (h->args.buf)
-        h->args.buf[0] = '\0';
-    fnsym_use(h->fnsym, t->tgid);
-    abi_args_json(&h->args, k->fn, &a, procmem_read_ctx, &t->memfd, &h->vopts);
-
     /* A tail call: the callee was jumped to with the caller's trampoline as its
      * return address. Both frames share the slot; the callee's return will end
      * both, with the same return value. */
     uint64_t ret = 0;
     bool have_ret = procmem_read(t->memfd, regs->rsp, &ret, sizeof ret);
-    bool tail_call = have_ret && is_trampoline(h, ret) && t->depth > 0 &&
+    bool tail_call = have_ret && (is_trampoline(h, ret) || ret == hk_fast_ret_tramp(h)) &&
+                     t->depth > 0 &&
                      t->frames[t->depth - 1].rsp == regs->rsp;
-    if (tail_call) {
-        t->frames[t->depth - 1].tail_caller = true;
-        ret = t->frames[t->depth - 1].ret;
-    }
-    prune_stale(h, t, regs, now);
-    struct event ev = event_sink_init(&h->cfg.sink, EV_FUNCTION_ENTER, now);
-    fill_location(&ev, k, t);
-    ev.seq = ++*h->seq;
-    if (t->depth > 0)
-        ev.parent_seq = t->frames[t->depth - 1].seq;
-    ev.arguments = h->args.oom ? NULL : h->args.buf;
-    ev.data = enter_data(h, t, k, have_ret ? ret : 0, ev.arguments);
-    push_event(h, &ev);
-
     uint64_t tramp = hk_trampoline_for(h, hk_areas_of_thread(h, t), k->addr);
-    struct frame *f;
-    if (!h->cfg.tuning.capture_exits || !tramp || !have_ret || !(f = hk_frame_push(t)))
-        return; /* no exit event for this call; the entry stands */
-    *f = (struct frame){.ret = ret, .rsp = regs->rsp, .hidden_ret = regs->rdi,
-                        .seq = ev.seq, .t_enter = now, .hook = k};
-    if (!tail_call && !procmem_write(t->memfd, regs->rsp, &tramp, sizeof tramp))
+    struct hk_call c = {.regs = &a, .ret = have_ret ? ret : 0, .tail = tail_call,
+                        .push = h->cfg.tuning.capture_exits && tramp,
+                        .rd = procmem_read_ctx, .rd_ctx = &t->memfd, .now = now};
+    struct frame *f = hk_call_entered(h, t, k, &c);
+    if (f && !tail_call && !procmem_write(t->memfd, regs->rsp, &tramp, sizeof tramp))
         t->depth--;
 }
 
-/* A trampoline hit: the function whose return address was at rsp-8 returned. */
-static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct *regs)
+uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
+                          const struct abi_regs *a, int64_t now)
 {
-    int64_t now = mono_ns();
-    uint64_t entry_rsp = regs->rsp - 8;
+    uint64_t rsp = entry_rsp + 8;
     int match = -1;
     for (int i = t->depth - 1; i >= 0; i--)
         if (t->frames[i].rsp == entry_rsp && !t->frames[i].detached) {
@@ -295,23 +335,37 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
     /* No exact frame (a function that moved its own return address): the outermost
      * frame already below the stack pointer is the one that returned. */
     for (int i = t->depth - 1; i >= 0 && match < 0; i--)
-        if (!t->frames[i].detached && t->frames[i].rsp < regs->rsp &&
-            (i == 0 || t->frames[i - 1].rsp >= regs->rsp))
+        if (!t->frames[i].detached && t->frames[i].rsp < rsp &&
+            (i == 0 || t->frames[i - 1].rsp >= rsp))
             match = i;
     if (match < 0)
-        return false; /* not a frame of ours: cannot know where to return */
+        return 0; /* not a frame of ours: cannot know where to return */
     procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, now);
     for (int i = t->depth - 1; i > match; i--)
-        emit_exit(h, t, &t->frames[i], regs, EXIT_UNWOUND, now);
+        emit_exit(h, t, &t->frames[i], NULL, EXIT_UNWOUND, now);
     /* The callee of a tail call returns for its callers too. */
     int bottom = match;
     while (bottom > 0 && t->frames[bottom - 1].rsp == entry_rsp &&
            t->frames[bottom - 1].tail_caller)
         bottom--;
     for (int i = match; i >= bottom; i--)
-        emit_exit(h, t, &t->frames[i], regs, EXIT_RETURN, now);
-    regs->rip = t->frames[bottom].ret;
+        emit_exit(h, t, &t->frames[i], a, EXIT_RETURN, now);
     t->depth = bottom;
+    return t->frames[bottom].ret;
+}
+
+/* A trampoline hit: the function whose return address was at rsp-8 returned. */
+static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct *regs)
+{
+    bool fp = false;
+    for (int i = 0; i < t->depth && !fp; i++)
+        fp = t->frames[i].hook->needs_fp;
+    struct abi_regs a;
+    abi_regs_from(&a, regs, t->tid, fp);
+    uint64_t ret = hk_call_returned(h, t, regs->rsp - 8, &a, mono_ns());
+    if (!ret)
+        return false;
+    regs->rip = ret;
     return true;
 }
 
@@ -338,7 +392,7 @@ static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_
     on_entry(h, t, k, regs);
     /* Once a counting jump is planned, the int3 resumes through its trampoline,
      * past the count: no thread comes back inside the bytes the jump replaces. */
-    if (k->cj_ok && hk_in_areas(h, hk_areas_in(h, p), k->tramp)) {
+    if (k->cj_ok && !k->fast && hk_in_areas(h, hk_areas_in(h, p), k->tramp)) {
         regs->rip = k->tramp + COUNTJUMP_COUNT_LEN;
         return resume(tid, regs);
     }
@@ -377,6 +431,7 @@ enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struc
     struct thread *t = hk_thread_get(h, tid);
     if (!t)
         return BP_PASS;
+    hk_fast_drain(h); /* the fast path's calls before this one, frames included */
     struct hook *k = u64map_get(&h->by_addr, regs->rip - 1);
     if (!k && t->depth > 0 && is_trampoline(h, regs->rip - 1))
         k = t->frames[t->depth - 1].hook;

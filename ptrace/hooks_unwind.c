@@ -59,6 +59,7 @@ static void function_pc(struct hooks *h, uint64_t *pc)
 
 void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
 {
+    hk_fast_drain(h);
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
     if (t)
         hk_detach_frames(t);
@@ -67,6 +68,7 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
 
 void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc)
 {
+    hk_fast_drain(h);
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
     for (int i = 0; t && i < t->depth; i++) {
         struct frame *f = &t->frames[i];
@@ -83,7 +85,7 @@ void hooks_unwind_end(struct hooks *h, pid_t tid)
         struct frame *f = &t->frames[i];
         if (!f->lent)
             continue;
-        uint64_t tramp = hk_trampoline_for(h, hk_areas_of_thread(h, t), f->hook->addr);
+        uint64_t tramp = hk_frame_trampoline(h, t, f);
         if (tramp && procmem_write(t->memfd, f->rsp, &tramp, sizeof tramp))
             f->detached = false;
         f->lent = false;

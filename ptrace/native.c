@@ -238,7 +238,7 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         .sink = req->sink,
         .tuning = {req->tuning.hot_calls_per_second, req->tuning.capture_exits,
                    req->tuning.pin_cpu, req->tuning.sample_after,
-                   req->tuning.overhead_budget_percent},
+                   req->tuning.overhead_budget_percent, req->tuning.fast},
         .on_entry = on_entry, .on_start = on_start,
         .stop_at_entry = n_preloaded > 0 || req->n_watches > 0 || n_staged > 0,
         .watches = ct->watches,

@@ -452,6 +452,17 @@ static const char *overhead_text(const struct hooks_overhead *o)
     return text;
 }
 
+/* " (N through the fast path)" when trace.mode "fast" recorded any; a thread-local
+ * buffer the caller formats at once. */
+static const char *fast_text(const struct hooks_stats *s)
+{
+    static __thread char text[64];
+    if (!s->fast)
+        return "";
+    snprintf(text, sizeof text, " (%zu through the fast path)", s->fast);
+    return text;
+}
+
 static void fill_result(const struct trace *tr, const struct plan *p, struct trace_result *res)
 {
     res->n_patterns = tr->n_patterns;
@@ -481,6 +492,10 @@ static void fill_result(const struct trace *tr, const struct plan *p, struct tra
         warn(res, "%zu newly hooked function(s) start with an instruction that cannot run "
              "out of line and take a slower single-step (%llu such hits so far)",
              p->report.single_step, (unsigned long long)p->stats.single_step_hits);
+    if (p->stats.fast_fallback)
+        warn(res, "%zu function(s) could not take the fast path (trace.mode \"fast\") and "
+             "are traced with int3 breakpoints, which cost ~25 us per call instead of "
+             "~0.1 us, e.g. %s", p->stats.fast_fallback, p->stats.fast_why);
     if (p->n_sampled)
         warn(res, "%zu hot function(s) are sampled (e.g. %s): their events are a sample; "
              "narrow the patterns for full capture", p->n_sampled, p->sampled[0]);
@@ -490,8 +505,8 @@ static void fill_result(const struct trace *tr, const struct plan *p, struct tra
     else if (p->matched == 0)
         explain_no_match(tr, p, res);
     else
-        snprintf(res->status, sizeof res->status, "%zu function(s) hooked.%s%s",
-                 res->hooked, overhead_text(&p->overhead),
+        snprintf(res->status, sizeof res->status, "%zu function(s) hooked%s.%s%s",
+                 res->hooked, fast_text(&p->stats), overhead_text(&p->overhead),
                  p->n_sampled ? " Hot functions are being sampled (every call is still "
                                 "counted)." : "");
 }

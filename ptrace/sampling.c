@@ -219,9 +219,10 @@ static void check_process(uint64_t key, void *value, void *arg)
         c->missing = true;
 }
 
-/* Puts k's counting jump in place of its int3. False when a thread is in the way
- * (the caller retries soon); otherwise k jumps, or stays on its int3 counting. */
-static bool try_jump(struct hooks *h, struct hook *k)
+/* Puts k's planned jump (the counting jump, or the fast path's) in place of its
+ * int3. False when a thread is in the way (the caller retries soon); otherwise k
+ * jumps, or stays on its int3. */
+bool hk_try_jump(struct hooks *h, struct hook *k)
 {
     if (!k->armed || k->jump_blocked || !plan_jump(h, k))
         return true;
@@ -255,6 +256,24 @@ static void due(struct tick_state *s, int64_t at)
         s->next = at;
 }
 
+/* A fast-path function: its jump, when a thread was in the way at its arming;
+ * its recorder counts only while it is quiet and records again for a sample
+ * window when its back-off ends. */
+static void tick_fast(struct tick_state *s, struct hook *k)
+{
+    if (k->armed && !k->jumped && !k->jump_blocked && !hk_try_jump(s->h, k))
+        due(s, s->now + JUMP_RETRY_MS * 1000000LL);
+    if (k->rearm_at && k->rearm_at <= s->now) {
+        k->rearm_at = 0;
+        k->quiet = false;
+        k->sample_left = SAMPLE_CALLS;
+        k->sample_until = s->now + SAMPLE_WINDOW_NS;
+    } else if (k->rearm_at) {
+        due(s, k->rearm_at);
+    }
+    hk_fast_update_flags(s->h, k);
+}
+
 /* A quiet function gets its jump; one whose back-off ended gets its int3 back for
  * a sample window. */
 static void tick_hook(uint64_t key, void *value, void *arg)
@@ -262,6 +281,10 @@ static void tick_hook(uint64_t key, void *value, void *arg)
     (void)key;
     struct hook *k = value;
     struct tick_state *s = arg;
+    if (k->fast && k->wanted) {
+        tick_fast(s, k);
+        return;
+    }
     if (!k->rearm_at || !k->wanted)
         return;
     if (k->rearm_at <= s->now) {
@@ -274,7 +297,7 @@ static void tick_hook(uint64_t key, void *value, void *arg)
         return;
     }
     due(s, k->rearm_at);
-    if (k->quiet && !k->jumped && !try_jump(s->h, k))
+    if (k->quiet && !k->jumped && !hk_try_jump(s->h, k))
         due(s, s->now + JUMP_RETRY_MS * 1000000LL);
 }
 
@@ -387,6 +410,8 @@ void hk_count_baselines(struct hooks *h, struct process *p)
 void hooks_on_exit_event(struct hooks *h, pid_t tid)
 {
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    if (t)
+        hk_fast_on_thread_exit(h, t);
     struct process *p = t ? u64map_get(&h->procs, (uint64_t)t->tgid) : NULL;
     struct count_walk w = {h, NULL, p, READ_LAST, 0};
     if (p)
@@ -425,7 +450,7 @@ static void collect_count(uint64_t key, void *value, void *arg)
         .calls = calls, .recorded = k->recorded,
         .sampled = k->sampled, .sampled_since = k->sampled_since - s->h->cfg.sink.t0_ns,
         .lost = k->lost[0] ? k->lost : NULL,
-        .mode = k->jumped ? "jump" : k->quiet ? "count-only" : "recorded",
+        .mode = k->fast && k->jumped ? "fast" : k->jumped ? "jump" : k->quiet ? "count-only" : "recorded",
         .no_jump = k->cj_planned && !k->cj_ok ? k->cj.why : NULL};
 }
 

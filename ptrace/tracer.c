@@ -258,6 +258,7 @@ static void *tracer_main(void *arg)
             if (errno == EINTR) {
                 tr_tick(t, mono_ns());
                 tr_run_command(t);
+                tr_fast_timer(t);
                 continue;
             }
             if (errno != ECHILD)
@@ -275,6 +276,7 @@ static void *tracer_main(void *arg)
             tr_tick(t, 0);
         }
         tr_run_command(t);
+        tr_fast_timer(t);
     }
     if (t->spec.on_finish && t->main.hooks)
         t->spec.on_finish(t->spec.arg, t->main.hooks); /* before tracer_call refuses */

@@ -34,6 +34,7 @@
  * throttled function is due to be re-armed. Its handler does nothing. */
 #define SIG_KICK (SIGRTMIN + 3)
 #define REARM_RETRY_MS 20
+#define FAST_DRAIN_MS 5   /* the fast path's rings are drained this often */
 
 /* An address space: the main image with its forks, or a child that exec'd. */
 struct space {
@@ -110,6 +111,7 @@ struct tracer {
     bool has_timer;
     int64_t woke_ns;         /* CLOCK_MONOTONIC when waitpid last returned a stop */
     bool throttle_due;       /* a hit throttled a function: the loop patches */
+    bool fast_timer_on;      /* the timer drains the fast path's rings */
     cpu_set_t original_cpus; /* the affinity new threads of the target get back */
     bool pinned;             /* tracer and main thread share a CPU (tracer_pin) */
 };
@@ -180,6 +182,9 @@ void tr_rearm_timer_delete(struct tracer *t);
 /* Patches the throttle changes due at time now in every space (now 0: only those
  * of the functions hits throttled). */
 void tr_tick(struct tracer *t, int64_t now);
+/* Starts the timer that drains the fast path's rings once a space records through
+ * it (after commands that armed patterns). */
+void tr_fast_timer(struct tracer *t);
 
 /* ---- traps.c ---- */
 

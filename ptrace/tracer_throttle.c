@@ -64,8 +64,39 @@ static void patch_throttled(struct tracer *t, pid_t pid, int64_t now)
     arm_timer(t, ms);
 }
 
+/* Drains the fast path's records of every space (hooks.h, "Fast path"); whether
+ * any space records through it. */
+static bool drain_fast(struct tracer *t)
+{
+    bool active = false;
+    if (t->main.hooks && hooks_fast_active(t->main.hooks)) {
+        hooks_fast_drain(t->main.hooks);
+        active = true;
+    }
+    for (int i = 0; i < t->n_images; i++)
+        if (t->images[i].hooks && hooks_fast_active(t->images[i].hooks)) {
+            hooks_fast_drain(t->images[i].hooks);
+            active = true;
+        }
+    return active;
+}
+
+void tr_fast_timer(struct tracer *t)
+{
+    if (t->fast_timer_on)
+        return;
+    bool active = t->main.hooks && hooks_fast_active(t->main.hooks);
+    for (int i = 0; i < t->n_images && !active; i++)
+        active = t->images[i].hooks && hooks_fast_active(t->images[i].hooks);
+    if (active) {
+        t->fast_timer_on = true;
+        arm_timer(t, FAST_DRAIN_MS);
+    }
+}
+
 /* Patches what is due at time now in every space (now 0: only the functions hits
- * throttled). The re-arm timer stops once no space has anything left to do. */
+ * throttled), and drains the fast path's rings. The timer stops once no space has
+ * anything left to do. */
 void tr_tick(struct tracer *t, int64_t now)
 {
     pid_t pids[MAX_IMAGES + 1];
@@ -77,7 +108,11 @@ void tr_tick(struct tracer *t, int64_t now)
         patch_throttled(t, pids[i], now);
     if (!now || !t->has_timer)
         return;
-    bool scheduled = t->main.hooks && hooks_patch_due(t->main.hooks, INT64_MAX);
+    t->fast_timer_on = drain_fast(t);
+    if (t->fast_timer_on)
+        arm_timer(t, FAST_DRAIN_MS);
+    bool scheduled = t->fast_timer_on ||
+                     (t->main.hooks && hooks_patch_due(t->main.hooks, INT64_MAX));
     for (int i = 0; i < t->n_images && !scheduled; i++)
         scheduled = t->images[i].hooks && hooks_patch_due(t->images[i].hooks, INT64_MAX);
     if (!scheduled) {

@@ -304,7 +304,7 @@ void tr_on_new_tracee(struct tracer *t, pid_t pid, int event)
             bptab_add_process(sp->bp, child);
     }
     if (sp && sp->hooks)
-        hooks_on_clone(sp->hooks, pid, child, new_process);
+        hooks_on_clone(sp->hooks, pid, child, new_process, event == PTRACE_EVENT_VFORK);
 }
 
 /* A child process ended: its process_exit event (the main process's comes from the

@@ -188,6 +188,12 @@ def is_fixture_process(pid):
 # --------------------------------------------------------------------------------
 # a test's world: state dir, project dir, daemon, clients
 
+# STROBE_E2E_TRACE_MODE=fast runs the whole suite with trace.mode "fast" (the
+# in-process recorder) in every project, as the default of a test that sets nothing.
+SUITE_SETTINGS = ({"trace.mode": os.environ["STROBE_E2E_TRACE_MODE"]}
+                  if os.environ.get("STROBE_E2E_TRACE_MODE") else {})
+
+
 class Env:
     """One test's isolated world. base/ holds home/ (STROBE_HOME, created by the
     daemon), project/ (a projectRoot) and logs/."""
@@ -199,6 +205,8 @@ class Env:
         self.logs = os.path.join(self.base, "logs")
         os.makedirs(self.project)
         os.makedirs(self.logs)
+        if SUITE_SETTINGS:
+            self.write_project_settings({})
         self.env = dict(os.environ)
         self.env["STROBE_HOME"] = self.home
         for k in ("STROBE_IDLE_TIMEOUT",):
@@ -230,7 +238,7 @@ class Env:
         d = os.path.join(project or self.project, ".strobe")
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "settings.json"), "w") as f:
-            json.dump(settings, f)
+            json.dump(dict(SUITE_SETTINGS, **settings), f)
 
     def next_log(self, what):
         self._n += 1

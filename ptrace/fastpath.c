@@ -1,0 +1,561 @@
+/*
+ * fastpath.c - the daemon's side of the in-process fast path (hooks.h, "Fast path";
+ * the contract with the recorder is fast_abi.h): the area and the recorder's code
+ * mapped into the image's main process, a traced function's entry jump to its
+ * trampoline, and the drain that turns the records into the same function_enter and
+ * function_exit events the int3 path makes (hooks_trap.c), on the tracer thread.
+ *
+ * The area is private anonymous memory (mmap injected like the scratch areas),
+ * read and written by the daemon through /proc/PID/mem: a forked child gets a copy
+ * at the same address, which the daemon makes its own at the fork (its ring
+ * emptied, the thread slots of threads it does not have cleared, the forking
+ * thread's slot given the child's tid): no memfd, no injection into the child.
+ * The recorder's code and its return trampoline sit in one executable mapping;
+ * each function's entry trampoline in a scratch area near its module (rel32).
+ *
+ * Time: records carry rdtsc. The daemon maps it to CLOCK_MONOTONIC with a line
+ * through two points (the area's creation and the latest drain), so the error
+ * shrinks as the session runs; the TSC is constant and non-stop on the machines
+ * the fast path is enabled on (the CPU's flags are checked).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <x86intrin.h>
+
+#include "base/clock.h"
+#include "base/u64map.h"
+#include "dwarf/abi.h"
+#include "ptrace/bptab.h"
+#include "ptrace/fast_abi.h"
+#include "ptrace/fastcode.h"
+#include "ptrace/fastrec.h"
+#include "ptrace/hooks_internal.h"
+#include "ptrace/inject.h"
+#include "ptrace/procmem.h"
+
+#ifndef HWCAP2_FSGSBASE
+#define HWCAP2_FSGSBASE (1 << 1)
+#endif
+
+#define CODE_SIZE (64u << 10)        /* the recorder and its return trampoline */
+#define DRAIN_BATCH 512              /* records read per pread */
+#define DRAIN_MAX_RECORDS 16384      /* per drain: the tracer has other work */
+#define LIVE_TIMEOUT_NS 2000000000LL /* a daemon silent this long is gone */
+
+struct fastpath {
+    uint64_t area;           /* the area's address (the same in every process) */
+    uint64_t code;           /* the recorder's code */
+    uint64_t enter, ret_tramp;
+    struct hook **fns;       /* fn id -> hook */
+    uint32_t n_fns;
+    /* rdtsc -> CLOCK_MONOTONIC: through (tsc0, ns0) and (tsc1, ns1). */
+    uint64_t tsc0, tsc1;
+    int64_t ns0, ns1;
+    struct fast_record *buf; /* DRAIN_BATCH records */
+};
+
+/* ---- time ------------------------------------------------------------------------ */
+
+static void clock_pair(uint64_t *tsc, int64_t *ns)
+{
+    /* The pair read closest together of three: a preemption between the two reads
+     * would skew the line. */
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        uint64_t a = __rdtsc();
+        int64_t n = mono_ns();
+        uint64_t b = __rdtsc();
+        if (b - a < best) {
+            best = b - a;
+            *tsc = a + (b - a) / 2;
+            *ns = n;
+        }
+    }
+}
+
+static double ns_per_tick(const struct fastpath *fp)
+{
+    return (double)(fp->ns1 - fp->ns0) / (double)(fp->tsc1 - fp->tsc0);
+}
+
+static int64_t tsc_to_ns(const struct fastpath *fp, uint64_t tsc)
+{
+    return fp->ns1 + (int64_t)(((double)(int64_t)(tsc - fp->tsc1)) * ns_per_tick(fp));
+}
+
+/* ---- the area -------------------------------------------------------------------- */
+
+static bool cpu_ok(void)
+{
+    return (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
+}
+
+static uint64_t inject_map(pid_t tid, int memfd, uint64_t size, int prot)
+{
+    long args[6] = {0, (long)size, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0};
+    struct step_signals kept = {0};
+    long r = inject_syscall(tid, memfd, SYS_mmap, args, &kept);
+    step_signals_resend(tid, &kept);
+    return r < 0 && r > -4096 ? 0 : (uint64_t)r;
+}
+
+static void write_live(const struct fastpath *fp, const struct process *p)
+{
+    uint64_t now = __rdtsc();
+    procmem_write(p->memfd, fp->area + offsetof(struct fast_area, live), &now, sizeof now);
+}
+
+/* Maps the area and the recorder into the main process (stopped_tid, stopped).
+ * NULL, with why, when the fast path cannot be used. */
+static struct fastpath *fastpath_create(struct hooks *h, pid_t stopped_tid, int memfd,
+                                        char *why, size_t why_cap)
+{
+    if (!cpu_ok()) {
+        snprintf(why, why_cap, "this CPU or kernel lacks FSGSBASE (rdfsbase)");
+        return NULL;
+    }
+    struct fastpath *fp = calloc(1, sizeof *fp);
+    if (fp)
+        fp->buf = malloc(DRAIN_BATCH * sizeof *fp->buf);
+    if (!fp || !fp->buf) {
+        if (fp)
+            free(fp);
+        snprintf(why, why_cap, "out of memory");
+        return NULL;
+    }
+    fp->area = inject_map(stopped_tid, memfd, FAST_AREA_SIZE, PROT_READ | PROT_WRITE);
+    fp->code = fp->area ? inject_map(stopped_tid, memfd, CODE_SIZE, PROT_READ | PROT_EXEC) : 0;
+    uint8_t ret_code[256];
+    size_t ret_len = 0;
+    if (fp->code) {
+        fp->enter = fp->code + fastrec_enter_offset;
+        fp->ret_tramp = fp->code + ((fastrec_blob_len + 63) & ~63ul);
+        ret_len = fastcode_return(ret_code, sizeof ret_code, fp->ret_tramp, fp->area,
+                                  fp->code + fastrec_exit_offset);
+    }
+    /* A first line through two points 2 ms apart: close enough to time the first
+     * records and the daemon's death; the drains refine it. */
+    clock_pair(&fp->tsc0, &fp->ns0);
+    do
+        clock_pair(&fp->tsc1, &fp->ns1);
+    while (fp->ns1 - fp->ns0 < 2000000);
+    struct fast_area hdr = {.version = FAST_ABI_VERSION, .ring_records = FAST_RING_RECORDS,
+                            .pid = h->cfg.pid, .ret_tramp = fp->ret_tramp,
+                            .live = fp->tsc1,
+                            .live_timeout_tsc =
+                                (uint64_t)((double)LIVE_TIMEOUT_NS / ns_per_tick(fp))};
+    if (!fp->code || !ret_len || fp->ret_tramp + ret_len > fp->code + CODE_SIZE ||
+        !procmem_write(memfd, fp->code, fastrec_blob, fastrec_blob_len) ||
+        !procmem_write(memfd, fp->ret_tramp, ret_code, ret_len) ||
+        !procmem_write(memfd, fp->area, &hdr, sizeof hdr)) {
+        snprintf(why, why_cap, "the recorder could not be mapped into process %d",
+                 (int)h->cfg.pid);
+        free(fp->buf);
+        free(fp);
+        return NULL;
+    }
+    return fp;
+}
+
+void hk_fast_free(struct hooks *h)
+{
+    if (!h->fast)
+        return;
+    free(h->fast->fns);
+    free(h->fast->buf);
+    free(h->fast);
+    h->fast = NULL;
+}
+
+uint64_t hk_fast_ret_tramp(const struct hooks *h)
+{
+    return h->fast ? h->fast->ret_tramp : 0;
+}
+
+static uint64_t fn_addr(const struct fastpath *fp, uint32_t id)
+{
+    return fp->area + FAST_FNS_OFF + (uint64_t)id * sizeof(struct fast_fn);
+}
+
+/* What the recorder does for k's calls (fast_fn.flags). */
+static uint32_t fn_flags(const struct hooks *h, const struct hook *k)
+{
+    uint32_t f = k->quiet ? 0 : FAST_FN_RECORD;
+    if (h->cfg.tuning.capture_exits && !k->quiet)
+        f |= FAST_FN_EXITS;
+    if (k->needs_fp)
+        f |= FAST_FN_FP;
+    return f;
+}
+
+/* The type behind typedefs is already resolved by the DWARF index: a pointer's
+ * target is the pointee itself. */
+static bool is_char_pointer(const struct dw_type *t)
+{
+    return t && t->kind == DWT_POINTER && t->target &&
+           (t->target->kind == DWT_CHAR ||
+            ((t->target->kind == DWT_SIGNED || t->target->kind == DWT_UNSIGNED) &&
+             t->target->size == 1));
+}
+
+static bool takes_one_int_register(const struct dw_type *t)
+{
+    return t && (t->kind == DWT_BOOL || t->kind == DWT_SIGNED || t->kind == DWT_UNSIGNED ||
+                 t->kind == DWT_CHAR || t->kind == DWT_ENUM || t->kind == DWT_POINTER ||
+                 t->kind == DWT_REFERENCE) && t->size <= 8;
+}
+
+/* The capture plan of k (fast_abi.h): the bytes its string and small-struct pointer
+ * arguments point to, copied at the call, so that the event shows them as they
+ * were then. Planned while every argument before them is a plain register
+ * argument (integer-class or float); a struct passed by value ends the plan. */
+static void plan_captures(const struct hook *k, struct fast_cap cap[FAST_CAP_ITEMS])
+{
+    const struct dw_function *fn = k->fn;
+    int reg = k->hidden_ret ? 1 : 0, n = 0;
+    for (size_t i = 0; i < fn->n_params && reg < 6 && n < FAST_CAP_ITEMS; i++) {
+        const struct dw_type *t = fn->params[i].type;
+        if (t && t->kind == DWT_FLOAT && t->size <= 8)
+            continue; /* an xmm register */
+        if (!takes_one_int_register(t))
+            return;
+        const struct dw_type *to = t->kind == DWT_POINTER || t->kind == DWT_REFERENCE
+                                       ? t->target : NULL;
+        if (is_char_pointer(t))
+            cap[n++] = (struct fast_cap){FAST_CAP_STRING, (uint8_t)reg, FAST_DATA_BYTES, 0};
+        else if (to && (to->kind == DWT_STRUCT || to->kind == DWT_UNION) && to->size &&
+                 to->size <= FAST_DATA_BYTES && !to->system_header)
+            cap[n++] = (struct fast_cap){FAST_CAP_BYTES, (uint8_t)reg, (uint8_t)to->size, 0};
+        reg++;
+    }
+}
+
+/* Writes k's flags into every process of the image that has the area. */
+struct flag_write {
+    const struct fastpath *fp;
+    uint64_t addr;
+    uint32_t flags;
+};
+
+static void write_flags_in(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    const struct process *p = value;
+    const struct flag_write *fw = arg;
+    if (p->fast_ok)
+        procmem_write(p->memfd, fw->addr, &fw->flags, sizeof fw->flags);
+}
+
+void hk_fast_update_flags(struct hooks *h, struct hook *k)
+{
+    if (!h->fast || !k->fast || fn_flags(h, k) == k->fast_flags)
+        return;
+    k->fast_flags = fn_flags(h, k);
+    struct flag_write fw = {h->fast, fn_addr(h->fast, k->fast_id) +
+                                     offsetof(struct fast_fn, flags), k->fast_flags};
+    u64map_each(&h->procs, write_flags_in, &fw);
+}
+
+/* Plans k's fast-path entry: an id, its fast_fn entry, its trampoline written near
+ * it. False (k->cj.why) when it cannot take one: it stays on its int3. */
+bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
+{
+    struct process *main = hk_process_get(h, h->cfg.pid);
+    if (!h->fast && main) {
+        h->fast = fastpath_create(h, stopped_tid, memfd, k->cj.why, sizeof k->cj.why);
+        main->fast_ok = h->fast != NULL;
+    }
+    struct fastpath *fp = h->fast;
+    if (!fp || !main)
+        return false;
+    if (fp->n_fns == FAST_MAX_FNS) {
+        snprintf(k->cj.why, sizeof k->cj.why, "%d functions take the fast path already",
+                 FAST_MAX_FNS);
+        return false;
+    }
+    uint64_t len = k->fn->end > k->fn->entry ? k->fn->end - k->fn->entry : 0;
+    uint8_t *code = len && len <= MAX_FUNCTION_BYTES ? malloc(len) : NULL;
+    uint64_t tramp = 0;
+    struct fastjump fj;
+    bool ok = false;
+    if (!code)
+        snprintf(k->cj.why, sizeof k->cj.why, "%s", !len ? "its size is unknown"
+                 : len > MAX_FUNCTION_BYTES ? "too large to check its branches"
+                 : "out of memory");
+    else if (!bptab_read(h->cfg.bp, memfd, k->addr, code, len))
+        snprintf(k->cj.why, sizeof k->cj.why, "its code cannot be read");
+    else if (!(tramp = hk_slot_near(h, stopped_tid, memfd, k->addr, k->addr + len,
+                                    FASTJUMP_SLOT_SIZE)))
+        snprintf(k->cj.why, sizeof k->cj.why, "no scratch memory near it");
+    else if (!fastjump_plan(code, len, k->addr, tramp, fp->area, fp->enter, fp->n_fns, &fj))
+        snprintf(k->cj.why, sizeof k->cj.why, "%s", fj.why);
+    else
+        ok = true;
+    free(code);
+    if (!ok)
+        return false;
+    struct hook **fns = fp->n_fns % 64 ? fp->fns
+                      : realloc(fp->fns, (fp->n_fns + 64) * sizeof *fns);
+    if (!fns)
+        return false;
+    fp->fns = fns;
+    k->fast_id = fp->n_fns;
+    k->fast = true;
+    k->fast_flags = fn_flags(h, k);
+    struct fast_fn entry = {.flags = k->fast_flags};
+    plan_captures(k, entry.cap);
+    if (!procmem_write(memfd, fn_addr(fp, k->fast_id), &entry, sizeof entry) ||
+        !hk_write_scratch(h, memfd, tramp, fj.tramp, fj.tramp_len)) {
+        k->fast = false;
+        snprintf(k->cj.why, sizeof k->cj.why, "its trampoline could not be written");
+        return false;
+    }
+    fp->fns[fp->n_fns++] = k;
+    memcpy(k->cj.patch, fj.patch, sizeof k->cj.patch);
+    k->cj.displaced = fj.displaced;
+    k->cj.tramp_len = (uint8_t)(fj.tramp_len > 255 ? 255 : fj.tramp_len);
+    k->tramp = tramp;
+    k->counter = fn_addr(fp, k->fast_id) + offsetof(struct fast_fn, calls);
+    return true;
+}
+
+/* ---- fork and thread exit ----------------------------------------------------------- */
+
+void hk_fast_on_fork(struct hooks *h, struct process *parent, struct process *child,
+                     pid_t parent_tid, pid_t child_pid)
+{
+    struct fastpath *fp = h->fast;
+    child->fast_ok = false;
+    if (!fp || !parent || !parent->fast_ok)
+        return;
+    struct user_regs_struct r;
+    uint64_t head = 0;
+    uint64_t ta = fp->area + FAST_THREADS_OFF;
+    size_t tsize = FAST_THREADS * sizeof(struct fast_thread);
+    struct fast_thread *slots = malloc(tsize);
+    if (!slots || ptrace(PTRACE_GETREGS, parent_tid, 0, &r) != 0 ||
+        !procmem_read(child->memfd, fp->area + offsetof(struct fast_area, head), &head,
+                      sizeof head) ||
+        !procmem_read(child->memfd, ta, slots, tsize)) {
+        free(slots);
+        return; /* its copy keeps the parent's slots: it stays on the int3s it has */
+    }
+    /* The child's copy of the ring is the parent's: it starts empty. Its only
+     * thread is the forking one (same fs base, the child's tid); the slots of the
+     * parent's other threads are not its. */
+    for (int i = 0; i < FAST_THREADS; i++) {
+        struct fast_thread *s = &slots[i];
+        if (!s->key)
+            continue;
+        bool mine = s->key == r.fs_base;
+        uint64_t head_words[2] = {mine ? s->key : 0, 0};
+        int32_t tid = mine ? child_pid : 0;
+        uint32_t depth = mine ? s->depth : 0;
+        memcpy(&head_words[1], &tid, 4);
+        memcpy((char *)&head_words[1] + 4, &depth, 4);
+        procmem_write(child->memfd, ta + (uint64_t)i * sizeof *s, head_words, sizeof head_words);
+    }
+    free(slots);
+    int32_t pid = child_pid;
+    child->fast_tail = head;
+    child->fast_ok =
+        procmem_write(child->memfd, fp->area + offsetof(struct fast_area, tail), &head,
+                      sizeof head) &&
+        procmem_write(child->memfd, fp->area + offsetof(struct fast_area, pid), &pid, sizeof pid);
+}
+
+void hk_fast_on_thread_exit(struct hooks *h, struct thread *t)
+{
+    struct fastpath *fp = h->fast;
+    struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
+    struct user_regs_struct r;
+    if (!fp || !p || !p->fast_ok || ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0 || !r.fs_base)
+        return;
+    hk_fast_drain(h);
+    /* Its slot keeps its key (a later thread on the same TCB finds it) and forgets
+     * its tid and frames. */
+    uint64_t ta = fp->area + FAST_THREADS_OFF;
+    for (int probe = 0; probe < FAST_THREADS; probe++) {
+        uint64_t at = ta + (uint64_t)probe * sizeof(struct fast_thread), key = 0;
+        int32_t tid = 0;
+        if (!procmem_read(p->memfd, at, &key, sizeof key))
+            return;
+        if (key != r.fs_base)
+            continue;
+        if (procmem_read(p->memfd, at + offsetof(struct fast_thread, tid), &tid, sizeof tid) &&
+            tid == t->tid) {
+            uint64_t zero = 0; /* tid and depth */
+            procmem_write(p->memfd, at + offsetof(struct fast_thread, tid), &zero, sizeof zero);
+        }
+        return;
+    }
+}
+
+/* ---- the drain ---------------------------------------------------------------------- */
+
+/* Reads memory for the decoding of one enter record: the bytes its capture plan
+ * copied at the call, else the target's memory as it is now. */
+struct captured {
+    int memfd;
+    const struct fast_data_record *items[FAST_CAP_ITEMS];
+    int n;
+};
+
+static bool read_captured(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    const struct captured *c = ctx;
+    for (int i = 0; i < c->n; i++) {
+        const struct fast_data_record *d = c->items[i];
+        if (addr < d->addr || addr >= d->addr + d->len)
+            continue;
+        size_t have = (size_t)(d->addr + d->len - addr);
+        size_t n = have < len ? have : len;
+        memcpy(buf, d->data + (addr - d->addr), n);
+        if (n == len)
+            return true;
+        /* Past the copy: a whole string's copy ends with its NUL, nothing after it
+         * is read; else the rest is read as it is now. */
+        if (memchr(d->data, '\0', d->len)) {
+            memset((char *)buf + n, 0, len - n);
+            return true;
+        }
+        return procmem_read(c->memfd, addr + n, (char *)buf + n, len - n);
+    }
+    return procmem_read(c->memfd, addr, buf, len);
+}
+
+static void on_enter_record(struct hooks *h, struct process *p, const struct fast_record *r,
+                            const struct fast_record *more, int n_more)
+{
+    struct fastpath *fp = h->fast;
+    struct hook *k = r->fn < fp->n_fns ? fp->fns[r->fn] : NULL;
+    struct thread *t = r->tid > 0 ? hk_thread_get(h, r->tid) : NULL;
+    if (!k || !t)
+        return;
+    struct abi_regs a;
+    memset(&a, 0, sizeof a);
+    a.rdi = r->regs[0];
+    a.rsi = r->regs[1];
+    a.rdx = r->regs[2];
+    a.rcx = r->regs[3];
+    a.r8 = r->regs[4];
+    a.r9 = r->regs[5];
+    a.rsp = r->rsp;
+    struct captured cap = {.memfd = p->memfd};
+    /* Its FAST_REC_XMM record (no header) is there when its flags have FAST_FN_FP,
+     * which is k->needs_fp for good; the capture plan's DATA records follow. */
+    for (int i = 0; i < n_more; i++) {
+        if (i == 0 && k->needs_fp)
+            memcpy(a.xmm, &more[i], sizeof a.xmm);
+        else if (more[i].kind == FAST_REC_DATA && cap.n < FAST_CAP_ITEMS)
+            cap.items[cap.n++] = (const struct fast_data_record *)&more[i];
+    }
+    struct hk_call c = {.regs = &a, .ret = r->ret, .tail = (r->flags & FAST_F_TAIL) != 0,
+                        .push = !(r->flags & FAST_F_NO_EXIT), .fast = true,
+                        .rd = read_captured, .rd_ctx = &cap, .now = tsc_to_ns(fp, r->tsc)};
+    hk_call_entered(h, t, k, &c);
+}
+
+static void on_exit_record(struct hooks *h, const struct fast_record *r)
+{
+    struct thread *t = r->tid > 0 ? u64map_get(&h->threads, (uint64_t)r->tid) : NULL;
+    if (!t)
+        return;
+    struct abi_regs a;
+    memset(&a, 0, sizeof a);
+    a.rax = r->regs[0];
+    a.rdx = r->regs[1];
+    memcpy(a.xmm[0], &r->regs[2], 8);
+    memcpy(a.xmm[1], &r->regs[3], 8);
+    a.rsp = r->rsp + 8;
+    hk_call_returned(h, t, r->rsp, &a, tsc_to_ns(h->fast, r->tsc));
+}
+
+/* Reads the records of p from its tail on, up to DRAIN_MAX_RECORDS; false when
+ * its memory cannot be read (the process is gone). */
+static bool drain_process(struct hooks *h, struct process *p)
+{
+    struct fastpath *fp = h->fast;
+    uint64_t head;
+    if (!procmem_read(p->memfd, fp->area + offsetof(struct fast_area, head), &head, sizeof head))
+        return false;
+    uint64_t start = p->fast_tail, mask = FAST_RING_RECORDS - 1;
+    while (p->fast_tail < head && p->fast_tail - start < DRAIN_MAX_RECORDS) {
+        uint64_t idx = p->fast_tail;
+        size_t n = head - idx < DRAIN_BATCH ? (size_t)(head - idx) : DRAIN_BATCH;
+        if ((idx & mask) + n > FAST_RING_RECORDS)
+            n = (size_t)(FAST_RING_RECORDS - (idx & mask)); /* up to the ring's end */
+        uint64_t at = fp->area + FAST_RING_OFF + (idx & mask) * FAST_RECORD_SIZE;
+        if (!procmem_read(p->memfd, at, fp->buf, n * FAST_RECORD_SIZE))
+            return false;
+        size_t i = 0;
+        while (i < n) {
+            const struct fast_record *r = &fp->buf[i];
+            if (r->commit != (uint32_t)(idx + i + 1) || !r->nrec)
+                break; /* being written: read again at the next drain */
+            if (i + r->nrec > n) {
+                if (i == 0 && (idx & mask) + r->nrec > FAST_RING_RECORDS) {
+                    /* A reservation across the ring's end: its rest is at the start. */
+                    struct fast_record more[1 + FAST_CAP_ITEMS];
+                    size_t rest = r->nrec - n;
+                    if (rest > FAST_CAP_ITEMS + 1 ||
+                        !procmem_read(p->memfd, fp->area + FAST_RING_OFF, more + n - 1,
+                                      rest * FAST_RECORD_SIZE))
+                        return false;
+                    memcpy(more, &fp->buf[1], (n - 1) * FAST_RECORD_SIZE);
+                    if (r->kind == FAST_REC_ENTER)
+                        on_enter_record(h, p, r, more, r->nrec - 1);
+                    i = n + rest; /* past what this batch read */
+                    break;
+                }
+                break; /* read it whole with the next batch */
+            }
+            if (r->kind == FAST_REC_ENTER)
+                on_enter_record(h, p, r, r + 1, r->nrec - 1);
+            else if (r->kind == FAST_REC_EXIT)
+                on_exit_record(h, r);
+            i += r->nrec;
+        }
+        if (i == 0)
+            break;
+        p->fast_tail = idx + i;
+    }
+    if (p->fast_tail != start)
+        procmem_write(p->memfd, fp->area + offsetof(struct fast_area, tail), &p->fast_tail,
+                      sizeof p->fast_tail);
+    write_live(fp, p);
+    return true;
+}
+
+static void drain_in(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct process *p = value;
+    if (p->fast_ok && !drain_process(arg, p))
+        p->fast_ok = false;
+}
+
+void hk_fast_drain(struct hooks *h)
+{
+    if (!h->fast)
+        return;
+    clock_pair(&h->fast->tsc1, &h->fast->ns1);
+    u64map_each(&h->procs, drain_in, h);
+}
+
+bool hooks_fast_active(const struct hooks *h)
+{
+    return h->fast && h->fast->n_fns > 0;
+}
+
+void hooks_fast_drain(struct hooks *h)
+{
+    hk_fast_drain(h);
+}
