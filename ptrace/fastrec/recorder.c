@@ -124,7 +124,9 @@ static int64_t reserve(struct fast_area *a, uint32_t n)
     uint64_t head = __atomic_load_n(&a->head, __ATOMIC_RELAXED);
     for (;;) {
         uint64_t tail = __atomic_load_n(&a->tail, __ATOMIC_ACQUIRE);
-        if (head + n - tail > a->ring_records)
+        /* Signed: head may be stale, and the daemon's tail already past it (the
+         * cmpxchg then fails and reloads head). */
+        if ((int64_t)(head + n - tail) > (int64_t)a->ring_records)
             return -1;
         if (__atomic_compare_exchange_n(&a->head, &head, head + n, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED))
@@ -179,19 +181,25 @@ static int find_frame(const struct fast_thread *t, uint32_t depth, uint64_t rsp)
     return -1;
 }
 
+/* A function's plan as one enter read it: the daemon may change it meanwhile, and
+ * the records written must be the ones counted in nrec. */
+struct plan {
+    uint32_t flags, nrec;
+    struct fast_cap cap[FAST_CAP_ITEMS];
+};
+
 /* Writes the reservation of an enter: the XMM record, the DATA records, and the
  * ENTER record last, published by its commit. */
-static void write_enter(struct fast_area *a, uint64_t index, uint32_t nrec, uint32_t fn,
+static void write_enter(struct fast_area *a, uint64_t index, const struct plan *p, uint32_t fn,
                         uint8_t flags, int32_t tid, const struct fast_saved *s,
                         uint64_t rsp, uint64_t ret)
 {
-    struct fast_fn *f = &fn_table(a)[fn];
     uint32_t k = 1;
-    if (f->flags & FAST_FN_FP)
+    if (p->flags & FAST_FN_FP)
         copy_words((uint64_t *)record_at(a, index + k++), (const uint64_t *)s->xmm,
                    FAST_RECORD_SIZE / 8);
     for (uint32_t i = 0; i < FAST_CAP_ITEMS; i++) {
-        const struct fast_cap *c = &f->cap[i];
+        const struct fast_cap *c = &p->cap[i];
         if (c->kind == FAST_CAP_NONE)
             continue;
         struct fast_data_record *d = (struct fast_data_record *)record_at(a, index + k++);
@@ -205,13 +213,15 @@ static void write_enter(struct fast_area *a, uint64_t index, uint32_t nrec, uint
     struct fast_record *r = record_at(a, index);
     r->kind = FAST_REC_ENTER;
     r->flags = flags;
-    r->nrec = (uint8_t)nrec;
+    r->nrec = (uint8_t)p->nrec;
     r->fn = fn;
     r->tid = tid;
     r->tsc = rdtsc();
     r->rsp = rsp;
     r->ret = ret;
     copy_words(r->regs, &s->rdi, 6);
+    for (int i = 0; i < 5; i++)
+        r->spare[i] = 0;
     publish(r, index);
 }
 
@@ -221,13 +231,16 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
         return;
     struct fast_fn *f = &fn_table(a)[fn];
     __atomic_fetch_add(&f->calls, 1, __ATOMIC_RELAXED);
-    uint32_t fl = *(volatile uint32_t *)&f->flags;
+    struct plan p;
+    p.flags = *(volatile uint32_t *)&f->flags;
+    uint32_t fl = p.flags;
     if (!(fl & FAST_FN_RECORD) || !daemon_live(a))
         return;
-
-    uint32_t nrec = 1 + ((fl & FAST_FN_FP) ? 1 : 0);
-    for (uint32_t i = 0; i < FAST_CAP_ITEMS; i++)
-        nrec += f->cap[i].kind != FAST_CAP_NONE;
+    p.nrec = 1 + ((fl & FAST_FN_FP) ? 1 : 0);
+    for (uint32_t i = 0; i < FAST_CAP_ITEMS; i++) {
+        p.cap[i] = ((volatile struct fast_cap *)f->cap)[i];
+        p.nrec += p.cap[i].kind != FAST_CAP_NONE;
+    }
 
     uint8_t flags = 0;
     uint64_t rsp = (uint64_t)ret_slot, ret = *ret_slot;
@@ -272,7 +285,7 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
     if (!push && ((fl & FAST_FN_EXITS) || tail))
         flags |= FAST_F_NO_EXIT;
 
-    int64_t index = reserve(a, nrec);
+    int64_t index = reserve(a, p.nrec);
     if (index < 0) {
         /* Nothing written, so nothing pushed: an exit must have its enter. */
         __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
@@ -286,7 +299,7 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
             if (!tail)
                 *ret_slot = a->ret_tramp;
         }
-        write_enter(a, (uint64_t)index, nrec, fn, flags, tid, s, rsp, ret);
+        write_enter(a, (uint64_t)index, &p, fn, flags, tid, s, rsp, ret);
     }
     if (owner) {
         compiler_barrier();
@@ -344,6 +357,8 @@ uint64_t fast_exit(struct fast_area *a, struct fast_ret_saved *s, uint64_t entry
             copy_words(&r->regs[3], (const uint64_t *)s->xmm1, 1);
             r->regs[4] = dropped;
             r->regs[5] = 0;
+            for (int i = 0; i < 5; i++)
+                r->spare[i] = 0;
             publish(r, (uint64_t)index);
         }
     }

@@ -33,30 +33,30 @@ static uint8_t *fh_code;
 static size_t fh_slots_used;
 
 /* The CPU and kernel let user code read the fs base (the recorder's thread key). */
-static bool fh_supported(void)
+static inline bool fh_supported(void)
 {
     return (getauxval(AT_HWCAP2) & 2) != 0; /* HWCAP2_FSGSBASE */
 }
 
-static uint64_t fh_fs_base(void)
+static inline uint64_t fh_fs_base(void)
 {
     uint64_t v;
     __asm__ volatile("rdfsbase %0" : "=r"(v));
     return v;
 }
 
-static struct fast_fn *fh_fn(uint32_t id)
+static inline struct fast_fn *fh_fn(uint32_t id)
 {
     return &((struct fast_fn *)((char *)fh_area + FAST_FNS_OFF))[id];
 }
 
-static struct fast_thread *fh_threads(void)
+static inline struct fast_thread *fh_threads(void)
 {
     return (struct fast_thread *)((char *)fh_area + FAST_THREADS_OFF);
 }
 
 /* The calling thread's shadow stack slot, NULL before its first traced call. */
-static struct fast_thread *fh_my_slot(void)
+static inline struct fast_thread *fh_my_slot(void)
 {
     uint64_t key = fh_fs_base();
     for (unsigned i = 0; i < FAST_THREADS; i++)
@@ -66,7 +66,7 @@ static struct fast_thread *fh_my_slot(void)
 }
 
 /* An empty area of ring_records records (a power of two), as the daemon fills it. */
-static void fh_reset(uint32_t ring_records)
+static inline void fh_reset(uint32_t ring_records)
 {
     memset(fh_area, 0, FAST_AREA_SIZE);
     fh_area->version = FAST_ABI_VERSION;
@@ -76,7 +76,7 @@ static void fh_reset(uint32_t ring_records)
 }
 
 /* Maps the area and the code near `near` (an address in the text to patch). */
-static bool fh_init(const void *near)
+static inline bool fh_init(const void *near)
 {
     fh_area = mmap(NULL, FAST_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                    -1, 0);
@@ -105,7 +105,7 @@ static bool fh_init(const void *near)
 }
 
 /* The size of the function called name in the calling binary's symbol table. */
-static size_t fh_symbol_size(const char *name)
+static inline size_t fh_symbol_size(const char *name)
 {
     size_t size = 0;
     elf_version(EV_CURRENT);
@@ -136,7 +136,7 @@ static size_t fh_symbol_size(const char *name)
 
 /* Patches function fn (named name, for its size) as fast-path function id; false
  * (and why on stderr) when it cannot take the jump. */
-static bool fh_patch(void *fn, const char *name, uint32_t id)
+static inline bool fh_patch(void *fn, const char *name, uint32_t id)
 {
     size_t len = fh_symbol_size(name);
     uint64_t at = (uint64_t)fn;
@@ -161,7 +161,7 @@ static bool fh_patch(void *fn, const char *name, uint32_t id)
 /* Reads the published reservations from the area's tail, as the daemon drains:
  * each in order, up to the first not yet committed. Copies at most max records
  * (whole reservations) into out; their count. */
-static size_t fh_drain(struct fast_record *out, size_t max)
+static inline size_t fh_drain(struct fast_record *out, size_t max)
 {
     size_t n = 0;
     for (;;) {

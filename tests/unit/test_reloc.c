@@ -1,6 +1,7 @@
 /*
- * test_reloc.c - unit tests of displaced-instruction relocation (ptrace/reloc.c) and
- * of the tracer's hash map (base/u64map.c).
+ * test_reloc.c - unit tests of displaced-instruction relocation (ptrace/reloc.c), of
+ * the fast path's entry jump built on it (ptrace/fastcode.c; test_fastrec.c runs it)
+ * and of the tracer's hash map (base/u64map.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "base/u64map.h"
+#include "ptrace/fastcode.h"
 #include "ptrace/reloc.h"
 
 static const uint64_t AT = 0x401000, SLOT = 0x500000;
@@ -165,6 +167,62 @@ static void test_counting_jump_refusals(void **state)
     assert_true(countjump_plan(plain, sizeof plain, AT, TRAMP, COUNTER, &cj));
 }
 
+static bool has_bytes(const uint8_t *hay, size_t n, const void *needle, size_t len)
+{
+    return memmem(hay, n, needle, len) != NULL;
+}
+
+static void test_fast_jump_calls_the_recorder_then_runs_the_displaced_code(void **state)
+{
+    (void)state;
+    /* push rbp; mov rbp,rsp; mov rax,[rip+0x100]; pop rbp; ret */
+    const uint8_t fn[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00,
+                          0x5d, 0xc3};
+    const uint64_t area = 0x7f0011223344, enter = 0x7f0055667788;
+    struct fastjump fj;
+    assert_true(fastjump_plan(fn, sizeof fn, AT, TRAMP, area, enter, 42, &fj));
+    assert_int_equal(fj.displaced, 11);
+    assert_int_equal(fj.patch[0], 0xE9);
+    assert_int_equal((int64_t)(AT + 5) + rel32_at(fj.patch + 1), (int64_t)TRAMP);
+    const uint8_t sub_rsp_200[7] = {0x48, 0x81, 0xEC, 200, 0, 0, 0};
+    assert_memory_equal(fj.tramp, sub_rsp_200, 7);
+    uint8_t movabs_rdi[10] = {0x48, 0xBF}, movabs_rax[10] = {0x48, 0xB8};
+    const uint8_t mov_edx_fn[5] = {0xBA, 42, 0, 0, 0};
+    memcpy(movabs_rdi + 2, &area, 8);
+    memcpy(movabs_rax + 2, &enter, 8);
+    assert_true(has_bytes(fj.tramp, fj.tramp_len, movabs_rdi, 10));
+    assert_true(has_bytes(fj.tramp, fj.tramp_len, movabs_rax, 10));
+    assert_true(has_bytes(fj.tramp, fj.tramp_len, mov_edx_fn, 5));
+    /* the displaced instructions, then the jump back to AT + 11 */
+    size_t off = fj.tramp_len - 5 - 11;
+    assert_memory_equal(fj.tramp + off, fn, 4);
+    assert_int_equal((int64_t)(TRAMP + off + 11) + rel32_at(fj.tramp + off + 7),
+                     (int64_t)(AT + 11 + 0x100));
+    assert_int_equal(fj.tramp[fj.tramp_len - 5], 0xE9);
+    assert_int_equal((int64_t)(TRAMP + fj.tramp_len) + rel32_at(fj.tramp + fj.tramp_len - 4),
+                     (int64_t)AT + 11);
+    /* the counting jump's refusals */
+    const uint8_t short_jmp[] = {0xeb, 0x00, 0x89, 0xf8, 0x83, 0xe0, 0x03, 0xc3};
+    assert_false(fastjump_plan(short_jmp, sizeof short_jmp, AT, TRAMP, area, enter, 1, &fj));
+    assert_non_null(strstr(fj.why, "first 5 bytes"));
+    assert_false(fastjump_plan(fn, sizeof fn, AT, AT + (1ULL << 33), area, enter, 1, &fj));
+    assert_non_null(strstr(fj.why, "reach"));
+}
+
+static void test_return_trampoline(void **state)
+{
+    (void)state;
+    uint8_t code[FASTCODE_RETURN_LEN];
+    const uint64_t area = 0x7f0011223344, exit_at = 0x7f0055667788;
+    assert_int_equal(fastcode_return(code, sizeof code - 1, 0x1000, area, exit_at), 0);
+    assert_int_equal(fastcode_return(code, sizeof code, 0x1000, area, exit_at),
+                     FASTCODE_RETURN_LEN);
+    uint8_t movabs_rax[10] = {0x48, 0xB8};
+    memcpy(movabs_rax + 2, &exit_at, 8);
+    assert_true(has_bytes(code, sizeof code, movabs_rax, 10));
+    assert_int_equal(code[FASTCODE_RETURN_LEN - 1], 0xC3); /* ret */
+}
+
 static void test_u64map(void **state)
 {
     (void)state;
@@ -198,6 +256,8 @@ int main(void)
         cmocka_unit_test(test_undecodable_single_steps),
         cmocka_unit_test(test_counting_jump_relocates_whole_instructions),
         cmocka_unit_test(test_counting_jump_refusals),
+        cmocka_unit_test(test_fast_jump_calls_the_recorder_then_runs_the_displaced_code),
+        cmocka_unit_test(test_return_trampoline),
         cmocka_unit_test(test_u64map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

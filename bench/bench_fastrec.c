@@ -1,0 +1,121 @@
+/*
+ * bench_fastrec.c - the cost of the fast path's recorder per call, in this process:
+ * a function patched with the real entry jump, trampolines and recorder blob
+ * (tests/unit/fast_harness.h), called N times in a loop, against the same code
+ * unpatched. A second thread drains the ring every millisecond, as the daemon
+ * would, so no record is lost. Prints a Markdown table of ns per call (medians of
+ * REPS runs).
+ *
+ *   bench_fastrec [N [REPS]]   (default 1,000,000 calls, 5 runs)
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "tests/unit/fast_harness.h"
+
+#define FN_ATTR __attribute__((noipa, patchable_function_entry(5, 0)))
+
+FN_ATTR long bench_plain(long x);
+FN_ATTR long bench_traced(long x);
+
+long bench_plain(long x)
+{
+    return x + 1;
+}
+
+long bench_traced(long x)
+{
+    return x + 1;
+}
+
+static atomic_bool stop;
+
+static void *drainer(void *arg)
+{
+    static struct fast_record buf[4096];
+    (void)arg;
+    struct timespec ms = {0, 1000000};
+    while (!atomic_load(&stop)) {
+        while (fh_drain(buf, sizeof buf / sizeof *buf))
+            ;
+        nanosleep(&ms, NULL); /* the daemon drains in batches, not record by record */
+    }
+    return NULL;
+}
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static double ns_per_call(long (*volatile fn)(long), long n)
+{
+    long acc = 0;
+    double t0 = now_ns();
+    for (long i = 0; i < n; i++)
+        acc += fn(i);
+    double t = now_ns() - t0;
+    if (acc != n * (n + 1) / 2)
+        fprintf(stderr, "bench_fastrec: wrong results\n");
+    return t / n;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(long (*fn)(long), long n, int reps)
+{
+    double v[64];
+    for (int r = 0; r < reps; r++)
+        v[r] = ns_per_call(fn, n);
+    qsort(v, (size_t)reps, sizeof *v, cmp);
+    return v[reps / 2];
+}
+
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 1000000;
+    int reps = argc > 2 ? atoi(argv[2]) : 5;
+    if (n <= 0 || reps <= 0 || reps > 64) {
+        fprintf(stderr, "usage: bench_fastrec [N [REPS]]\n");
+        return 2;
+    }
+    if (!fh_supported()) {
+        printf("bench_fastrec: skipped: the CPU or kernel does not enable FSGSBASE\n");
+        return 0;
+    }
+    if (!fh_init((const void *)bench_traced) || !fh_patch((void *)bench_traced, "bench_traced", 0))
+        return 1;
+    pthread_t th;
+    if (pthread_create(&th, NULL, drainer, NULL))
+        return 1;
+    static const struct {
+        const char *what;
+        uint32_t flags;
+    } modes[] = {
+        {"counted only (no record)", 0},
+        {"enter record", FAST_FN_RECORD},
+        {"enter + exit records", FAST_FN_RECORD | FAST_FN_EXITS},
+    };
+    double plain = median(bench_plain, n, reps);
+    printf("| call (%ld calls, median of %d) | ns per call | over untraced |\n", n, reps);
+    printf("| --- | --- | --- |\n");
+    printf("| untraced | %.1f | |\n", plain);
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        fh_fn(0)->flags = modes[m].flags;
+        double v = median(bench_traced, n, reps);
+        printf("| %s | %.1f | +%.1f |\n", modes[m].what, v, v - plain);
+    }
+    printf("\nlost records: %lu\n", (unsigned long)fh_fn(0)->lost);
+    atomic_store(&stop, true);
+    pthread_join(th, NULL);
+    return 0;
+}
