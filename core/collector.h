@@ -167,7 +167,8 @@ struct collector_fn_count {
     int64_t sampled_since_ns;    /* ns since the session started */
     bool exact;                  /* false: lost says where calls went uncounted */
     char lost[96];
-    char mode[12];               /* "recorded", "count-only", "jump" */
+    char mode[12];               /* "recorded", "count-only", "jump", "fast" */
+    uint64_t ring_full;          /* fast path: calls its ring had no room to record */
 };
 
 struct collector_counts {

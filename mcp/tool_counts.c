@@ -38,6 +38,8 @@ static cJSON *sampling_json(const struct collector_counts *c)
         cJSON_AddStringToObject(o, "countedBy", f->mode);
         if (!f->exact)
             cJSON_AddStringToObject(o, "callsLost", f->lost);
+        if (f->ring_full)
+            cJSON_AddNumberToObject(o, "ringFull", (double)f->ring_full);
         cJSON_AddItemToArray(arr, o);
     }
     return arr;

@@ -200,6 +200,13 @@ struct fast_ret_saved {
  *       faults at address 0, a crash the daemon reports).
  */
 
+/* Where the search for the thread slot of fs base key starts (then linear probing):
+ * TCBs are page-aligned and far apart, the multiply mixes the high bits down. */
+static inline uint32_t fast_thread_hash(uint64_t key)
+{
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 56);
+}
+
 _Static_assert(sizeof(struct fast_record) == FAST_RECORD_SIZE, "enter/exit record size");
 _Static_assert(sizeof(struct fast_data_record) == FAST_RECORD_SIZE, "data record size");
 _Static_assert(sizeof(struct fast_area) % 64 == 0, "area header size");

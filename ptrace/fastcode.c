@@ -66,7 +66,20 @@ static void movabs(struct emit *e, unsigned reg, uint64_t v) /* rax..rdi only */
     imm(e, v, 8);
 }
 
-enum { RAX = 0, RCX = 1, RDX = 2, RSI = 6, RDI = 7, R8 = 8, R9 = 9, R10 = 10 };
+enum { RAX = 0, RCX = 1, RDX = 2, RSI = 6, RDI = 7, R8 = 8, R9 = 9, R10 = 10, R11 = 11 };
+
+/* Where the entry trampoline keeps r11, past struct fast_saved. */
+#define R11_SLOT 192
+/* The return trampoline's frame: struct fast_ret_saved, the caller-saved registers
+ * the return does not define, and the return address's old slot. */
+static const unsigned ret_kept[7] = {RCX, RSI, RDI, R8, R9, R10, R11};
+#define RET_KEPT_OFF 48
+#define RET_SLOT (RET_KEPT_OFF + 8 * 7)
+#define RET_FRAME (RET_SLOT + 8)
+
+_Static_assert(sizeof(struct fast_saved) == R11_SLOT && R11_SLOT + 8 <= FRAME,
+               "r11's place in the entry trampoline's frame");
+_Static_assert(RET_FRAME % 16 == 0, "the return trampoline's call is 16-byte aligned");
 
 /* struct fast_saved's integer registers, in its order. */
 static const unsigned saved_regs[8] = {RDI, RSI, RDX, RCX, R8, R9, RAX, R10};
@@ -82,6 +95,7 @@ static size_t entry_code(uint8_t *out, uint64_t area, uint64_t enter_addr, uint3
     imm(&e, FRAME, 4);
     for (unsigned i = 0; i < 8; i++)
         mov_rsp(&e, true, saved_regs[i], 8 * i);
+    mov_rsp(&e, true, R11, R11_SLOT);
     for (unsigned i = 0; i < 8; i++)
         movdqu_rsp(&e, true, i, (uint32_t)offsetof(struct fast_saved, xmm) + 16 * i);
     movabs(&e, RDI, area);
@@ -93,6 +107,7 @@ static size_t entry_code(uint8_t *out, uint64_t area, uint64_t enter_addr, uint3
     bytes(&e, call_rax, 2);
     for (unsigned i = 0; i < 8; i++)
         mov_rsp(&e, false, saved_regs[i], 8 * i);
+    mov_rsp(&e, false, R11, R11_SLOT);
     bytes(&e, add_rsp, 3);
     imm(&e, FRAME, 4);
     return e.n;
@@ -120,28 +135,32 @@ size_t fastcode_return(uint8_t *out, size_t cap, uint64_t at, uint64_t area,
                        uint64_t exit_addr)
 {
     (void)at; /* position-independent: see fastcode.h */
-    static const uint8_t sub_rsp64[4] = {0x48, 0x83, 0xEC, 0x40};
-    static const uint8_t add_rsp56[4] = {0x48, 0x83, 0xC4, 0x38};
+    static const uint8_t sub_rsp[4] = {0x48, 0x83, 0xEC, RET_FRAME};
+    static const uint8_t add_rsp[4] = {0x48, 0x83, 0xC4, RET_SLOT};
     static const uint8_t mov_rsi_rsp[3] = {0x48, 0x89, 0xE6}, call_rax[2] = {0xFF, 0xD0};
     static const uint8_t lea_rdx[2] = {0x48, 0x8D};
     uint8_t buf[FASTCODE_RETURN_LEN + 16];
     struct emit e = {buf, 0};
-    bytes(&e, sub_rsp64, 4);
+    bytes(&e, sub_rsp, 4);
     mov_rsp(&e, true, RAX, 0);
     mov_rsp(&e, true, RDX, 8);
     movdqu_rsp(&e, true, 0, 16);
     movdqu_rsp(&e, true, 1, 32);
+    for (unsigned i = 0; i < 7; i++)
+        mov_rsp(&e, true, ret_kept[i], RET_KEPT_OFF + 8 * i);
     movabs(&e, RDI, area);
     bytes(&e, mov_rsi_rsp, 3);
-    rsp_op(&e, lea_rdx, 2, RDX, 56); /* entry rsp: where the return address was */
+    rsp_op(&e, lea_rdx, 2, RDX, RET_SLOT); /* entry rsp: where the return address was */
     movabs(&e, RAX, exit_addr);
     bytes(&e, call_rax, 2);
-    mov_rsp(&e, true, RAX, 56);
+    mov_rsp(&e, true, RAX, RET_SLOT);
     mov_rsp(&e, false, RAX, 0);
     mov_rsp(&e, false, RDX, 8);
     movdqu_rsp(&e, false, 0, 16);
     movdqu_rsp(&e, false, 1, 32);
-    bytes(&e, add_rsp56, 4);
+    for (unsigned i = 0; i < 7; i++)
+        mov_rsp(&e, false, ret_kept[i], RET_KEPT_OFF + 8 * i);
+    bytes(&e, add_rsp, 4);
     e.p[e.n++] = 0xC3;
     if (e.n > cap)
         return 0;

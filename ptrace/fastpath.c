@@ -371,6 +371,91 @@ void hk_fast_on_fork(struct hooks *h, struct process *parent, struct process *ch
         procmem_write(child->memfd, fp->area + offsetof(struct fast_area, pid), &pid, sizeof pid);
 }
 
+/* k's ring-full count in p: read now, else as last read at one of its threads'
+ * exits. */
+static uint64_t lost_in(const struct fastpath *fp, const struct process *p,
+                        const struct hook *k)
+{
+    uint64_t lost = 0;
+    if (p->fast_ok && procmem_read(p->memfd, fn_addr(fp, k->fast_id) +
+                                   offsetof(struct fast_fn, lost), &lost, sizeof lost))
+        return lost;
+    return k->fast_id < p->n_fast_lost ? p->fast_lost[k->fast_id] : 0;
+}
+
+static bool read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
+                         size_t n, struct fast_record *buf);
+
+/* The calls whose enter records are still unread in p's ring, per function, added
+ * to lost[]: the drain stopped because the store was behind. */
+static void count_unread(const struct fastpath *fp, const struct process *p, uint64_t *lost)
+{
+    uint64_t idx = p->fast_tail;
+    while (idx < p->fast_head) {
+        size_t n = p->fast_head - idx < DRAIN_BATCH ? (size_t)(p->fast_head - idx)
+                                                    : DRAIN_BATCH;
+        if (!read_records(fp, p, idx, n, fp->buf))
+            return;
+        size_t i = 0;
+        while (i < n) {
+            const struct fast_record *r = &fp->buf[i];
+            if (r->commit != (uint32_t)(idx + i + 1) || !r->nrec)
+                return;
+            if (r->kind == FAST_REC_ENTER && r->fn < fp->n_fns)
+                lost[r->fn]++;
+            i += r->nrec;
+        }
+        idx += i;
+    }
+}
+
+/* Keeps p's ring-full counts as they are now (one read of its fn table), and the
+ * calls its ring holds unread, for when its memory is gone. */
+static void snapshot_lost(const struct fastpath *fp, struct process *p)
+{
+    struct fast_fn *fns = malloc(fp->n_fns * sizeof *fns);
+    uint64_t *lost = fns ? realloc(p->fast_lost, fp->n_fns * sizeof *lost) : NULL;
+    if (lost) {
+        p->fast_lost = lost;
+        if (procmem_read(p->memfd, fn_addr(fp, 0), fns, fp->n_fns * sizeof *fns)) {
+            for (uint32_t i = 0; i < fp->n_fns; i++)
+                lost[i] = fns[i].lost;
+            p->n_fast_lost = fp->n_fns;
+            count_unread(fp, p, lost);
+        }
+    }
+    free(fns);
+}
+
+void hk_fast_process_free(struct hooks *h, struct process *p)
+{
+    for (uint32_t i = 0; h->fast && i < p->n_fast_lost && i < h->fast->n_fns; i++)
+        h->fast->fns[i]->ring_full_folded += p->fast_lost[i];
+    free(p->fast_lost);
+}
+
+struct lost_sum {
+    const struct fastpath *fp;
+    const struct hook *k;
+    uint64_t sum;
+};
+
+static void sum_lost(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct lost_sum *ls = arg;
+    ls->sum += lost_in(ls->fp, value, ls->k);
+}
+
+uint64_t hk_fast_ring_full(struct hooks *h, struct hook *k)
+{
+    if (!h->fast || !k->fast)
+        return 0;
+    struct lost_sum ls = {h->fast, k, k->ring_full_folded};
+    u64map_each(&h->procs, sum_lost, &ls);
+    return ls.sum;
+}
+
 void hk_fast_on_thread_exit(struct hooks *h, struct thread *t)
 {
     struct fastpath *fp = h->fast;
@@ -379,13 +464,16 @@ void hk_fast_on_thread_exit(struct hooks *h, struct thread *t)
     if (!fp || !p || !p->fast_ok || ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0 || !r.fs_base)
         return;
     hk_fast_drain(h);
+    snapshot_lost(fp, p);
     /* Its slot keeps its key (a later thread on the same TCB finds it) and forgets
      * its tid and frames. */
     uint64_t ta = fp->area + FAST_THREADS_OFF;
-    for (int probe = 0; probe < FAST_THREADS; probe++) {
-        uint64_t at = ta + (uint64_t)probe * sizeof(struct fast_thread), key = 0;
+    uint32_t first = fast_thread_hash(r.fs_base);
+    for (uint32_t probe = 0; probe < FAST_THREADS; probe++) {
+        uint64_t slot = (first + probe) & (FAST_THREADS - 1);
+        uint64_t at = ta + slot * sizeof(struct fast_thread), key = 0;
         int32_t tid = 0;
-        if (!procmem_read(p->memfd, at, &key, sizeof key))
+        if (!procmem_read(p->memfd, at, &key, sizeof key) || !key)
             return;
         if (key != r.fs_base)
             continue;
@@ -478,7 +566,30 @@ static void on_exit_record(struct hooks *h, const struct fast_record *r)
     hk_call_returned(h, t, r->rsp, &a, tsc_to_ns(h->fast, r->tsc));
 }
 
-/* Reads the records of p from its tail on, up to DRAIN_MAX_RECORDS; false when
+/* Reads n records of p's ring from index idx on into buf, in one or two pieces
+ * (across the ring's end). */
+static bool read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
+                         size_t n, struct fast_record *buf)
+{
+    size_t at = (size_t)(idx & (FAST_RING_RECORDS - 1));
+    size_t first = n < FAST_RING_RECORDS - at ? n : FAST_RING_RECORDS - at;
+    uint64_t ring = fp->area + FAST_RING_OFF;
+    return procmem_read(p->memfd, ring + at * FAST_RECORD_SIZE, buf, first * FAST_RECORD_SIZE) &&
+           (first == n || procmem_read(p->memfd, ring, buf + first,
+                                       (n - first) * FAST_RECORD_SIZE));
+}
+
+/* Whether the session's event ring has room for a batch: the drain never waits for
+ * the store (the tracer would stop serving), it leaves the records in the target's
+ * ring, where a full ring is counted per function (fast_fn.lost). */
+static bool sink_has_room(const struct hooks *h)
+{
+    const struct ring *r = h->cfg.sink.ring;
+    return !r || ring_used(r) <= 2 * ring_max_record(r); /* half of its capacity */
+}
+
+/* Reads the records of p from its tail on, up to DRAIN_MAX_RECORDS, stopping at a
+ * reservation still being written or when the event ring is half full; false when
  * its memory cannot be read (the process is gone). */
 static bool drain_process(struct hooks *h, struct process *p)
 {
@@ -486,37 +597,19 @@ static bool drain_process(struct hooks *h, struct process *p)
     uint64_t head;
     if (!procmem_read(p->memfd, fp->area + offsetof(struct fast_area, head), &head, sizeof head))
         return false;
-    uint64_t start = p->fast_tail, mask = FAST_RING_RECORDS - 1;
-    while (p->fast_tail < head && p->fast_tail - start < DRAIN_MAX_RECORDS) {
+    uint64_t start = p->fast_tail;
+    p->fast_head = head;
+    while (p->fast_tail < head && p->fast_tail - start < DRAIN_MAX_RECORDS &&
+           sink_has_room(h)) {
         uint64_t idx = p->fast_tail;
         size_t n = head - idx < DRAIN_BATCH ? (size_t)(head - idx) : DRAIN_BATCH;
-        if ((idx & mask) + n > FAST_RING_RECORDS)
-            n = (size_t)(FAST_RING_RECORDS - (idx & mask)); /* up to the ring's end */
-        uint64_t at = fp->area + FAST_RING_OFF + (idx & mask) * FAST_RECORD_SIZE;
-        if (!procmem_read(p->memfd, at, fp->buf, n * FAST_RECORD_SIZE))
+        if (!read_records(fp, p, idx, n, fp->buf))
             return false;
         size_t i = 0;
-        while (i < n) {
+        while (i < n && (i % 64 || sink_has_room(h))) {
             const struct fast_record *r = &fp->buf[i];
-            if (r->commit != (uint32_t)(idx + i + 1) || !r->nrec)
-                break; /* being written: read again at the next drain */
-            if (i + r->nrec > n) {
-                if (i == 0 && (idx & mask) + r->nrec > FAST_RING_RECORDS) {
-                    /* A reservation across the ring's end: its rest is at the start. */
-                    struct fast_record more[1 + FAST_CAP_ITEMS];
-                    size_t rest = r->nrec - n;
-                    if (rest > FAST_CAP_ITEMS + 1 ||
-                        !procmem_read(p->memfd, fp->area + FAST_RING_OFF, more + n - 1,
-                                      rest * FAST_RECORD_SIZE))
-                        return false;
-                    memcpy(more, &fp->buf[1], (n - 1) * FAST_RECORD_SIZE);
-                    if (r->kind == FAST_REC_ENTER)
-                        on_enter_record(h, p, r, more, r->nrec - 1);
-                    i = n + rest; /* past what this batch read */
-                    break;
-                }
-                break; /* read it whole with the next batch */
-            }
+            if (r->commit != (uint32_t)(idx + i + 1) || !r->nrec || i + r->nrec > n)
+                break; /* being written, or read whole by the next batch */
             if (r->kind == FAST_REC_ENTER)
                 on_enter_record(h, p, r, r + 1, r->nrec - 1);
             else if (r->kind == FAST_REC_EXIT)

@@ -244,6 +244,8 @@ struct hooks_count {
     const char *lost;             /* NULL: calls is exact; else where calls went uncounted */
     const char *mode;             /* "recorded", "count-only" (int3), "jump" */
     const char *no_jump;          /* why it cannot take the counting jump, or NULL */
+    uint64_t ring_full;           /* fast path: calls not recorded because the ring was
+                                     full (counted in calls; sampled is then true) */
 };
 /* The functions with calls, most called first, up to max; reads the counters of
  * the counting jumps in the live processes. Returns how many rows were filled. */

@@ -74,6 +74,7 @@ struct hook {
     bool fast;
     uint32_t fast_id;        /* its fast_fn in the area */
     uint32_t fast_flags;     /* its fast_fn.flags as last written */
+    uint64_t ring_full_folded; /* fast_fn.lost of processes that ended */
 };
 
 /* A process's view of a counting jump's counter: its value when the process was
@@ -133,6 +134,9 @@ struct process {
     bool execd;              /* its memory went with an exec: counters unreadable */
     bool fast_ok;            /* has the fast path's area (fastpath.c), its own */
     uint64_t fast_tail;      /* the next record of its ring to read */
+    uint64_t fast_head;      /* its ring's head as last read */
+    uint64_t *fast_lost;     /* its fast_fn.lost as read at its last thread exit */
+    uint32_t n_fast_lost;
     struct callsites *sites; /* call sites of traced calls (callsite.h) */
 };
 
@@ -277,7 +281,12 @@ uint64_t hk_fast_ret_tramp(const struct hooks *h);
  * thread, stopped). */
 void hk_fast_on_fork(struct hooks *h, struct process *parent, struct process *child,
                      pid_t parent_tid, pid_t child_pid);
-/* Thread t stops to exit: its records are drained and its slot forgets it. */
+/* Calls of k the fast path could not record for want of room in a ring, over the
+ * processes (live and ended). */
+uint64_t hk_fast_ring_full(struct hooks *h, struct hook *k);
+/* Thread t stops to exit: its records are drained, its process's ring-full counts
+ * kept (hk_fast_process_free folds them) and its slot forgets it. */
+void hk_fast_process_free(struct hooks *h, struct process *p);
 void hk_fast_on_thread_exit(struct hooks *h, struct thread *t);
 void hk_fast_free(struct hooks *h);
 

@@ -144,6 +144,7 @@ static void fill_counts(struct hooks *h, struct collector_counts *out)
         f->exact = !rows[i].lost;
         snprintf(f->lost, sizeof f->lost, "%s", rows[i].lost ? rows[i].lost : "");
         snprintf(f->mode, sizeof f->mode, "%s", rows[i].mode);
+        f->ring_full = rows[i].ring_full;
     }
     struct hooks_overhead o;
     hooks_overhead(h, &o);

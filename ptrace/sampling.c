@@ -423,6 +423,7 @@ void hk_process_free(struct hooks *h, struct process *p)
 {
     struct count_walk w = {h, NULL, p, FOLD, 0};
     count_walk(&w);
+    hk_fast_process_free(h, p);
     close(p->memfd);
     callsites_free(p->sites);
     free(p->counts);
@@ -445,13 +446,18 @@ static void collect_count(uint64_t key, void *value, void *arg)
     uint64_t calls = total_calls(s->h, k);
     if (!calls)
         return;
+    uint64_t ring_full = hk_fast_ring_full(s->h, k);
+    if (ring_full && !k->sampled) { /* its events are a sample: said, never silent */
+        k->sampled = true;
+        k->sampled_since = mono_ns();
+    }
     s->rows[s->n++] = (struct hooks_count){
         .function = hk_function_name(k), .function_raw = hk_function_raw(k),
         .calls = calls, .recorded = k->recorded,
         .sampled = k->sampled, .sampled_since = k->sampled_since - s->h->cfg.sink.t0_ns,
         .lost = k->lost[0] ? k->lost : NULL,
         .mode = k->fast && k->jumped ? "fast" : k->jumped ? "jump" : k->quiet ? "count-only" : "recorded",
-        .no_jump = k->cj_planned && !k->cj_ok ? k->cj.why : NULL};
+        .no_jump = k->cj_planned && !k->cj_ok ? k->cj.why : NULL, .ring_full = ring_full};
 }
 
 static int by_calls(const void *a, const void *b)

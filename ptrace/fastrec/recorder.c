@@ -95,8 +95,7 @@ static struct fast_thread *my_thread(struct fast_area *a)
     if (key == 0)
         return 0;
     struct fast_thread *t = thread_table(a);
-    /* TCBs are page-aligned and far apart: the multiply mixes the high bits down. */
-    uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 56);
+    uint32_t h = fast_thread_hash(key);
     for (uint32_t i = 0; i < FAST_THREADS; i++) {
         struct fast_thread *slot = &t[(h + i) & (FAST_THREADS - 1)];
         uint64_t k = __atomic_load_n(&slot->key, __ATOMIC_ACQUIRE);
@@ -234,8 +233,12 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
     struct plan p;
     p.flags = *(volatile uint32_t *)&f->flags;
     uint32_t fl = p.flags;
-    if (!(fl & FAST_FN_RECORD) || !daemon_live(a))
+    if (!(fl & FAST_FN_RECORD))
         return;
+    if (!daemon_live(a)) { /* not recorded: said, as a full ring is */
+        __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
+        return;
+    }
     p.nrec = 1 + ((fl & FAST_FN_FP) ? 1 : 0);
     for (uint32_t i = 0; i < FAST_CAP_ITEMS; i++) {
         p.cap[i] = ((volatile struct fast_cap *)f->cap)[i];
@@ -336,8 +339,10 @@ uint64_t fast_exit(struct fast_area *a, struct fast_ret_saved *s, uint64_t entry
         bottom--; /* the tail callers that shared the slot return with it */
     t->depth = (uint32_t)bottom;
 
+    /* A frame exists only when its enter was recorded: its exit is recorded even if
+     * the function has gone count-only since (else the daemon would wait for it). */
     struct fast_fn *f = &fn_table(a)[fn < FAST_MAX_FNS ? fn : 0];
-    if ((f->flags & FAST_FN_RECORD) && daemon_live(a)) {
+    if (daemon_live(a)) {
         int64_t index = reserve(a, 1);
         if (index < 0) {
             __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);

@@ -7,16 +7,18 @@ reported; a bad trace.mode is refused with a warning."""
 
 import pytest
 
+from bp_util import bp_add, cont, until_bp
 from conftest import T_LONG
+from test_stacks import line_of
 from test_trace_values import args_of, calls
 
 PATTERNS = ["add", "scale", "greet", "fact", "jump_inner", "jump_outer"]
 
 
-def traced(mcp, mode, patterns, fixture="fast_calls", args=None):
+def traced(mcp, mode, patterns, fixture="fast_calls", args=None, settings=None):
     """Runs fixture to its end with patterns traced in mode; returns (sid, the
-    debug_trace answer of the launch, status, events)."""
-    mcp.world.write_project_settings({"trace.mode": mode})
+    debug_launch answer, status, events)."""
+    mcp.world.write_project_settings(dict(settings or {}, **{"trace.mode": mode}))
     mcp.call_tool("debug_trace", {"add": list(patterns)})
     r = mcp.launch(fixture, args=args)
     sid = r["sessionId"]
@@ -90,3 +92,60 @@ def test_bad_trace_mode_is_refused_with_a_warning(mcp):
                for w in r.get("warnings", [])), r
     st = mcp.wait_ended(r["sessionId"], timeout=T_LONG)
     assert st["exitCode"] == 0
+
+
+def test_forked_child_records_into_its_own_ring(mcp):
+    sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="count_fork", args=["2000000"])
+    assert mcp.query(sid, eventType="stdout")["events"][0]["text"] == "done 6000000"
+    assert len(st["pids"]) == 2, st
+    s = next(x for x in st["sampling"] if x["function"] == "counted")
+    assert s["calls"] == 6_000_000 and s["callsExact"] is True, s
+    assert s["countedBy"] == "fast", s
+    # both processes' calls are events of their own pid
+    pids = {e["pid"] for e in mcp.query(sid, eventType="function_enter", limit=500,
+                                        verbose=True)["events"]}
+    assert pids <= set(st["pids"]), (pids, st["pids"])
+
+
+def test_step_into_a_function_on_its_fast_path_jump(mcp):
+    """A step into a function whose entry jumps to the recorder goes through the
+    trampoline and the recorder and lands in the function's own code."""
+    mcp.world.write_project_settings({"trace.mode": "fast"})
+    mcp.call_tool("debug_trace", {"add": ["timed_hot"]})
+    sid = mcp.launch("hot_timed", args=["20000"])["sessionId"]
+    line = line_of("hot_timed.c", "timed_hot(n++);")
+    [bp] = bp_add(mcp, sid, {"file": "hot_timed.c", "line": line})["breakpoints"]
+    a = until_bp(mcp, sid, bp["id"])
+    assert (a["function"], a["line"]) == ("main", line), a
+    t = mcp.call_tool("debug_trace", {"sessionId": sid})
+    assert "(1 through the fast path)" in t["status"], t
+    mcp.call_tool("debug_breakpoint", {"sessionId": sid, "remove": [bp["id"]]})
+    s = cont(mcp, sid, "step-into")
+    assert s["state"] == "paused" and s["function"] == "timed_hot", s
+    assert s["file"].endswith("hot_timed.c"), s
+    mcp.stop(sid)
+
+
+def test_a_full_ring_is_counted_and_said_never_silent(mcp):
+    """Recording every call (no sampling) of a function called as fast as a loop can:
+    the daemon cannot decode that many, the ring fills, the program never waits, and
+    the calls left unrecorded are counted and reported."""
+    sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="hot_count", args=["3000000"],
+                           settings={"trace.sampleAfter": 100000000})
+    s = next(x for x in st["sampling"] if x["function"] == "counted")
+    assert s["calls"] == 3_000_000 and s["callsExact"] is True, s
+    assert s["ringFull"] > 0 and s["recorded"] < s["calls"], s
+    assert s["recorded"] + s["ringFull"] >= s["calls"], s
+    assert st["eventCounts"]["function_enter"] == s["recorded"], st
+
+
+def test_registers_the_function_leaves_alone_stay_as_they_were(mcp):
+    """-O2 callers keep values in caller-saved registers across calls to functions
+    gcc knows leave them alone (-fipa-ra): the trampolines must give every register
+    back, or the program computes something else."""
+    sid, _, st, _ = traced(mcp, "fast", ["inner_fast", "outer_fast", "slow_int3"],
+                           fixture="ipa_ra_O2", args=["100000"])
+    assert mcp.query(sid, eventType="stdout")["events"][0]["text"] == "sum 15000350000"
+    calls_of = {f["function"]: f["calls"] for f in st["topFunctions"]}
+    assert calls_of["inner_fast"] == 200000 and calls_of["slow_int3"] == 200000, st
+    assert calls_of["outer_fast"] == 100000, st

@@ -18,6 +18,11 @@ def status(mcp, sid):
     return mcp.call_tool("debug_session", {"action": "status", "sessionId": sid})
 
 
+# The counting jump is how trace.mode "int3" counts a sampled function: the tests
+# of it pin that mode (test_fastpath.py has the fast path's).
+INT3 = {"trace.mode": "int3"}
+
+
 def traced_run(mcp, pattern, fixture, args=None):
     """Runs fixture with pattern traced to its end; returns (sessionId, status)."""
     mcp.call_tool("debug_trace", {"add": [pattern]})
@@ -50,6 +55,7 @@ def test_burst_of_600_calls_is_recorded_whole(mcp):
 
 @pytest.mark.valgrind_sample
 def test_ten_million_calls_counted_exactly(mcp):
+    mcp.world.write_project_settings(INT3)
     sid, st = traced_run(mcp, "counted", "hot_count", args=["10000000"])
     out = mcp.query(sid, eventType="stdout")["events"]
     assert out[0]["text"] == "done 10000000"
@@ -109,6 +115,7 @@ def test_function_that_cannot_take_the_jump_counts_on_its_int3(mcp):
 
 
 def test_forked_child_calls_are_counted(mcp):
+    mcp.world.write_project_settings(INT3)
     sid, st = traced_run(mcp, "counted", "count_fork", args=["2000000"])
     assert mcp.query(sid, eventType="stdout")["events"][0]["text"] == "done 6000000"
     assert len(st["pids"]) == 2, st
@@ -120,7 +127,7 @@ def test_forked_child_calls_are_counted(mcp):
 def test_step_into_a_function_on_its_counting_jump(mcp):
     """A step into a sampled function goes through its jump and trampoline and lands
     in the function's own code, as it would without tracing."""
-    mcp.world.write_project_settings({"trace.overheadBudgetPercent": 20})
+    mcp.world.write_project_settings(dict(INT3, **{"trace.overheadBudgetPercent": 20}))
     mcp.call_tool("debug_trace", {"add": ["timed_hot"]})
     sid = mcp.launch("hot_timed", args=["20000"])["sessionId"]
 
