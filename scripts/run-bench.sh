@@ -45,11 +45,11 @@ echo
 # under /tmp and stops them; `strobe` comes from the PATH set above.
 "$build/bench/bench_trace" "$build/fixtures/bench_calls" 20000 5
 echo
-echo "### Fast path (\`$build/bench/bench_fast $build/fixtures/bench_calls 50000 5\`)"
+echo "### Fast path (\`$build/bench/bench_fast $build/fixtures/bench_calls 40000 5\`)"
 echo
 # trace.mode "fast" per call beside int3 and uftrace (-P, -a -P) on the same fixture;
 # starts its own daemon in a private STROBE_HOME and stops it.
-"$build/bench/bench_fast" "$build/fixtures/bench_calls" 50000 5
+"$build/bench/bench_fast" "$build/fixtures/bench_calls" 40000 5
 echo
 echo "### A real workload traced broadly" \
      "(\`$build/bench/bench_workload python3.11-dbg bench/pyload.py 200000 3\`)"
