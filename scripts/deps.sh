@@ -5,7 +5,9 @@
 #
 #   scripts/deps.sh build   compiler and libraries (make, make demo)
 #   scripts/deps.sh check   + cmocka, pytest, node/npm, valgrind, clang runtime
-#   scripts/deps.sh bench   + ltrace and gdb, the baselines of the tracing benchmark
+#   scripts/deps.sh bench   + ltrace, gdb and uftrace, the baselines of the tracing
+#                           benchmarks, and python3.11-dbg, the real workload of
+#                           bench/bench_workload.c (CPython with its symbols)
 #   scripts/deps.sh fuzz    build + clang and its libFuzzer runtime (make fuzz)
 set -eu
 
@@ -15,7 +17,7 @@ build="build-essential pkg-config libelf-dev libdw-dev libunwind-dev libsqlite3-
 # come from npm: tests/fixtures/testproj/js/package-lock.json).
 frameworks="libgtest-dev catch2 cmake golang-go python3-pytest"
 check="$build libcmocka-dev python3 python3-pexpect valgrind g++ man-db groff-base $frameworks"
-bench="$check ltrace gdb"
+bench="$check ltrace gdb uftrace python3.11-dbg"
 fuzz="$build clang libclang-rt-14-dev"
 
 case "${1:-build}" in

@@ -45,6 +45,19 @@ echo
 # under /tmp and stops them; `strobe` comes from the PATH set above.
 "$build/bench/bench_trace" "$build/fixtures/bench_calls" 20000 5
 echo
+echo "### Fast path (\`$build/bench/bench_fast $build/fixtures/bench_calls 40000 5\`)"
+echo
+# trace.mode "fast" per call beside int3 and uftrace (-P, -a -P) on the same fixture;
+# starts its own daemon in a private STROBE_HOME and stops it.
+"$build/bench/bench_fast" "$build/fixtures/bench_calls" 40000 5
+echo
+echo "### A real workload traced broadly" \
+     "(\`$build/bench/bench_workload python3.11-dbg bench/pyload.py 200000 3\`)"
+echo
+# CPython's debug build running a dict-heavy loop with PyDict_* traced: throughput
+# untraced, with int3 and with the fast path; its own daemon, like bench_fast.
+"$build/bench/bench_workload" /usr/bin/python3.11-dbg "$root/bench/pyload.py" 200000 3
+echo
 echo "### Exact counting (\`$build/bench/bench_count $build/fixtures/bench_calls 10000000 5\`)"
 echo
 # A sampled function's calls through the counting jump, against the untraced call.
