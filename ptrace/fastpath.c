@@ -55,6 +55,7 @@ struct fastpath {
     uint64_t enter, ret_tramp;
     struct hook **fns;       /* fn id -> hook */
     uint32_t n_fns;
+    int64_t hot_checked;     /* when the calls counters were last read */
     /* rdtsc -> CLOCK_MONOTONIC: through (tsc0, ns0) and (tsc1, ns1). */
     uint64_t tsc0, tsc1;
     int64_t ns0, ns1;
@@ -519,8 +520,10 @@ static bool read_captured(void *ctx, uint64_t addr, void *buf, size_t len)
     return procmem_read(c->memfd, addr, buf, len);
 }
 
+/* An enter record; unrecorded: no room for its event (a complete drain), followed
+ * as a silent frame and counted as ring-full. */
 static void on_enter_record(struct hooks *h, struct process *p, const struct fast_record *r,
-                            const struct fast_record *more, int n_more)
+                            const struct fast_record *more, int n_more, bool unrecorded)
 {
     struct fastpath *fp = h->fast;
     struct hook *k = r->fn < fp->n_fns ? fp->fns[r->fn] : NULL;
@@ -545,8 +548,11 @@ static void on_enter_record(struct hooks *h, struct process *p, const struct fas
         else if (more[i].kind == FAST_REC_DATA && cap.n < FAST_CAP_ITEMS)
             cap.items[cap.n++] = (const struct fast_data_record *)&more[i];
     }
+    if (unrecorded)
+        k->ring_full_folded++;
     struct hk_call c = {.regs = &a, .ret = r->ret, .tail = (r->flags & FAST_F_TAIL) != 0,
                         .push = !(r->flags & FAST_F_NO_EXIT), .fast = true,
+                        .silent = unrecorded,
                         .rd = read_captured, .rd_ctx = &cap, .now = tsc_to_ns(fp, r->tsc)};
     hk_call_entered(h, t, k, &c);
 }
@@ -588,10 +594,17 @@ static bool sink_has_room(const struct hooks *h)
     return !r || ring_used(r) <= 2 * ring_max_record(r); /* half of its capacity */
 }
 
-/* Reads the records of p from its tail on, up to DRAIN_MAX_RECORDS, stopping at a
- * reservation still being written or when the event ring is half full; false when
- * its memory cannot be read (the process is gone). */
-static bool drain_process(struct hooks *h, struct process *p)
+/* Reads the records of p from its tail on, stopping at a reservation still being
+ * written; false when its memory cannot be read (the process is gone).
+ *
+ * A periodic drain reads up to DRAIN_MAX_RECORDS and stops when the event ring is
+ * half full: the rest waits in the target's ring. A complete one (before a trap is
+ * handled, a stack unwound, a thread let go) reads everything: the shadow stacks
+ * must match the threads' real stacks before an int3's frame is pushed or a
+ * stack is read (an enter drained after an int3 frame of the same thread would
+ * take that frame for a stale one). Its enters that find no room in the event ring
+ * are not recorded but still followed (silent frames, counted as ring-full). */
+static bool drain_process(struct hooks *h, struct process *p, bool complete)
 {
     struct fastpath *fp = h->fast;
     uint64_t head;
@@ -599,19 +612,22 @@ static bool drain_process(struct hooks *h, struct process *p)
         return false;
     uint64_t start = p->fast_tail;
     p->fast_head = head;
-    while (p->fast_tail < head && p->fast_tail - start < DRAIN_MAX_RECORDS &&
-           sink_has_room(h)) {
+    while (p->fast_tail < head &&
+           (complete || (p->fast_tail - start < DRAIN_MAX_RECORDS && sink_has_room(h)))) {
         uint64_t idx = p->fast_tail;
         size_t n = head - idx < DRAIN_BATCH ? (size_t)(head - idx) : DRAIN_BATCH;
         if (!read_records(fp, p, idx, n, fp->buf))
             return false;
         size_t i = 0;
-        while (i < n && (i % 64 || sink_has_room(h))) {
+        bool room = true;
+        while (i < n && (complete || i % 64 || (room = sink_has_room(h)))) {
             const struct fast_record *r = &fp->buf[i];
             if (r->commit != (uint32_t)(idx + i + 1) || !r->nrec || i + r->nrec > n)
                 break; /* being written, or read whole by the next batch */
+            if (complete && i % 64 == 0)
+                room = sink_has_room(h);
             if (r->kind == FAST_REC_ENTER)
-                on_enter_record(h, p, r, r + 1, r->nrec - 1);
+                on_enter_record(h, p, r, r + 1, r->nrec - 1, !room);
             else if (r->kind == FAST_REC_EXIT)
                 on_exit_record(h, r);
             i += r->nrec;
@@ -627,20 +643,61 @@ static bool drain_process(struct hooks *h, struct process *p)
     return true;
 }
 
+struct drain_walk {
+    struct hooks *h;
+    bool complete;
+};
+
 static void drain_in(uint64_t key, void *value, void *arg)
 {
     (void)key;
     struct process *p = value;
-    if (p->fast_ok && !drain_process(arg, p))
+    struct drain_walk *w = arg;
+    if (p->fast_ok && !drain_process(w->h, p, w->complete))
         p->fast_ok = false;
 }
 
-void hk_fast_drain(struct hooks *h)
+/* Hot functions, from the recorder's exact counters (its main process's) every
+ * HOT_WINDOW_NS: a function called more than trace.hotCallsPerSecond once it has
+ * recorded trace.sampleAfter calls goes quiet (its recorder only counts from the
+ * next tick on). The drained records cannot tell: when the store is behind, most
+ * calls never become records. */
+static void check_hot(struct hooks *h, int64_t now)
+{
+    struct fastpath *fp = h->fast;
+    struct process *p = u64map_get(&h->procs, (uint64_t)h->cfg.pid);
+    int64_t span = now - fp->hot_checked;
+    if (span < HOT_WINDOW_NS || !p || !p->fast_ok || !fp->n_fns)
+        return;
+    struct fast_fn *fns = malloc(fp->n_fns * sizeof *fns);
+    if (fns && procmem_read(p->memfd, fn_addr(fp, 0), fns, fp->n_fns * sizeof *fns)) {
+        for (uint32_t i = 0; i < fp->n_fns; i++) {
+            struct hook *k = fp->fns[i];
+            uint64_t calls = fns[i].calls - k->fast_calls_seen;
+            k->fast_calls_seen = fns[i].calls;
+            if (fp->hot_checked && !k->quiet && k->wanted &&
+                (int64_t)k->recorded >= h->cfg.tuning.sample_after &&
+                (double)calls * 1e9 / (double)span > (double)h->cfg.tuning.hot_calls_per_second)
+                hk_go_quiet(h, k, now);
+        }
+        fp->hot_checked = now;
+    }
+    free(fns);
+}
+
+static void drain(struct hooks *h, bool complete)
 {
     if (!h->fast)
         return;
     clock_pair(&h->fast->tsc1, &h->fast->ns1);
-    u64map_each(&h->procs, drain_in, h);
+    struct drain_walk w = {h, complete};
+    u64map_each(&h->procs, drain_in, &w);
+    check_hot(h, h->fast->ns1);
+}
+
+void hk_fast_drain(struct hooks *h)
+{
+    drain(h, true);
 }
 
 bool hooks_fast_active(const struct hooks *h)
@@ -650,5 +707,5 @@ bool hooks_fast_active(const struct hooks *h)
 
 void hooks_fast_drain(struct hooks *h)
 {
-    hk_fast_drain(h);
+    drain(h, false);
 }

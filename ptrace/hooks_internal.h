@@ -75,6 +75,7 @@ struct hook {
     uint32_t fast_id;        /* its fast_fn in the area */
     uint32_t fast_flags;     /* its fast_fn.flags as last written */
     uint64_t ring_full_folded; /* fast_fn.lost of processes that ended */
+    uint64_t fast_calls_seen;  /* its main process's fast_fn.calls at the last hot check */
 };
 
 /* A process's view of a counting jump's counter: its value when the process was
@@ -217,6 +218,7 @@ struct hk_call {
     bool tail;                   /* a tail call: it shares the top frame's slot */
     bool push;                   /* push a frame: its exit will be reported */
     bool fast;                   /* through the fast path (frame.fast) */
+    bool silent;                 /* not recorded (no room): only its frame is kept */
     mem_read_fn rd;              /* reads the memory its arguments point to */
     void *rd_ctx;
     int64_t now;                 /* when it was entered (CLOCK_MONOTONIC ns) */
@@ -252,6 +254,9 @@ void hk_detach_frames(struct thread *t);
 /* After a recorded call of k at now: ends a full sample window, or starts sampling
  * when k has used its recording budget and is hot. */
 void hk_throttle_if_hot(struct hooks *h, struct hook *k, int64_t now);
+/* Sampling of k starts (or a sample window ends) at now: its calls are counted, not
+ * recorded, until its back-off ends with the next sample window. */
+void hk_go_quiet(struct hooks *h, struct hook *k, int64_t now);
 /* A trap that kept its thread stopped busy ns after it ran run ns of its own,
  * charged to k (NULL: none); enforces the overhead budget at each window's end. */
 void hk_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int64_t run);
@@ -273,7 +278,8 @@ bool hk_try_jump(struct hooks *h, struct hook *k);
 bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd);
 /* Writes k's recording flags (quiet: count only) into every process's area. */
 void hk_fast_update_flags(struct hooks *h, struct hook *k);
-/* Turns the records written since the last drain into events, in every process. */
+/* Turns every record written since the last drain into events, in every process
+ * (a complete drain: fastpath.c's drain_process). */
 void hk_fast_drain(struct hooks *h);
 /* The recorder's return trampoline, 0 when there is no fast path. */
 uint64_t hk_fast_ret_tramp(const struct hooks *h);

@@ -246,7 +246,7 @@ static struct frame *silent_call(struct hooks *h, struct thread *t, struct hook 
 struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
                               const struct hk_call *c)
 {
-    if (k->quiet)
+    if (k->quiet || c->silent)
         return silent_call(h, t, k, c);
     k->recorded++;
     hk_throttle_if_hot(h, k, c->now);
@@ -284,12 +284,10 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     int64_t now = mono_ns();
     h->hits++;
     if (k->role == HOOK_THROW) {
-        hk_fast_drain(h); /* the thread's fast frames, before they are detached */
         hk_detach_frames(t);
         return;
     }
     if (k->role == HOOK_CATCH) {
-        hk_fast_drain(h);
         on_catch(h, t, regs, now);
         return;
     }

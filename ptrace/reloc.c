@@ -193,19 +193,84 @@ static void put_rel32(uint8_t *p, uint64_t from_end, uint64_t dest)
     memcpy(p, &r, 4);
 }
 
+#define CALL_EMULATION_LEN 25 /* relocate_branch's form of a call */
+
+/* A direct jmp, jcc or call among the displaced instructions, rewritten for the
+ * trampoline at out (address out_at): a jump in its rel32 form to the same target;
+ * a call, when it is the last displaced instruction (last), as a push of its own
+ * return address (the original code right after it, past the patch: the callee
+ * returns there, and unwinders see the real caller) and a jmp. Its length, or 0
+ * when it is none of these, its target lies in the displaced bytes [at, at + n) (a
+ * loop back onto the patch) or out of rel32 reach. */
+static size_t relocate_branch(const cs_insn *insn, uint64_t at, size_t n, bool last,
+                              uint8_t *out, uint64_t out_at)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    if (!cs_insn_group(handle, insn, CS_GRP_BRANCH_RELATIVE) || x->op_count != 1 ||
+        x->operands[0].type != X86_OP_IMM)
+        return 0;
+    uint64_t target = (uint64_t)x->operands[0].imm;
+    if (target >= at && target < at + n)
+        return 0;
+    const uint8_t *b = insn->bytes;
+    size_t len;
+    if (b[0] == 0xE8 && last) {                     /* call rel32 */
+        static const uint8_t lea_rsp[5] = {0x48, 0x8D, 0x64, 0x24, 0xF8}; /* no flags */
+        uint64_t ret = insn->address + insn->size;
+        uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
+        memcpy(out, lea_rsp, 5);
+        out[5] = 0xC7, out[6] = 0x04, out[7] = 0x24; /* mov dword [rsp], lo */
+        memcpy(out + 8, &lo, 4);
+        out[12] = 0xC7, out[13] = 0x44, out[14] = 0x24, out[15] = 0x04; /* [rsp+4], hi */
+        memcpy(out + 16, &hi, 4);
+        out[20] = 0xE9;
+        len = CALL_EMULATION_LEN;
+    } else if (b[0] == 0xEB || b[0] == 0xE9) {     /* jmp rel8 / rel32 */
+        out[0] = 0xE9;
+        len = 5;
+    } else if (b[0] >= 0x70 && b[0] <= 0x7F) {     /* jcc rel8 */
+        out[0] = 0x0F;
+        out[1] = (uint8_t)(0x80 + (b[0] - 0x70));
+        len = 6;
+    } else if (b[0] == 0x0F && b[1] >= 0x80 && b[1] <= 0x8F) { /* jcc rel32 */
+        out[0] = 0x0F;
+        out[1] = b[1];
+        len = 6;
+    } else {
+        return 0;                                  /* loop, jrcxz, prefixed forms */
+    }
+    int64_t rel = (int64_t)target - (int64_t)(out_at + len);
+    if (rel != (int32_t)rel)
+        return 0;
+    put_rel32(out + len - 4, out_at + len, target);
+    return len;
+}
+
 /* The part of an entry jump that both kinds share, on the decoded function: the
  * whole instructions the jump displaces copied to tramp[off..] (which sits at
- * tramp_at + off, cap bytes in all), RIP-relative operands fixed up, then the jump
+ * tramp_at + off, cap bytes in all), RIP-relative operands fixed up, direct jumps
+ * and conditional jumps rewritten with rel32 to their targets, then the jump
  * back. NULL, or why the function cannot take it. */
 static const char *plan_entry(const cs_insn *insns, size_t n, size_t len, uint64_t at,
                               uint64_t tramp_at, struct entryjump *ej)
 {
-    size_t off = ej->off, covered = 0, i;
+    size_t off = ej->off, covered = 0, i, displaced = 0;
+    for (i = 0; i < n && displaced < COUNTJUMP_LEN; i++)
+        displaced += insns[i].size;
     for (i = 0; i < n && covered < COUNTJUMP_LEN; i++) {
-        if (changes_flow(&insns[i]))
-            return "a branch, call or return in its first 5 bytes";
-        if (off + insns[i].size + 5 > ej->cap)
+        if (off + CALL_EMULATION_LEN + 5 > ej->cap)
             return "its first instructions are too long for a trampoline";
+        if (changes_flow(&insns[i])) {
+            bool last = covered + insns[i].size >= COUNTJUMP_LEN;
+            size_t blen = relocate_branch(&insns[i], at, displaced, last, ej->tramp + off,
+                                          tramp_at + off);
+            if (!blen)
+                return "a call, a return, an indirect branch or a branch into them in "
+                       "its first 5 bytes";
+            off += blen;
+            covered += insns[i].size;
+            continue;
+        }
         memcpy(ej->tramp + off, insns[i].bytes, insns[i].size);
         const char *why = fix_rip(&insns[i], insns[i].address, tramp_at + off,
                                   ej->tramp + off);

@@ -22,7 +22,7 @@
 /* Sampling starts (or a sample window ends): calls are counted, not recorded, until
  * the back-off (200 ms, doubling up to 5 s) ends with the next sample window; the
  * tracer puts the counting jump in place at its next tick (hooks_tick). */
-static void go_quiet(struct hooks *h, struct hook *k, int64_t now)
+void hk_go_quiet(struct hooks *h, struct hook *k, int64_t now)
 {
     k->quiet = true;
     k->sample_left = 0;
@@ -54,13 +54,13 @@ void hk_throttle_if_hot(struct hooks *h, struct hook *k, int64_t now)
         if (now > k->sample_until)
             k->sample_left = 0;
         else if (--k->sample_left == 0)
-            go_quiet(h, k, now);
+            hk_go_quiet(h, k, now);
         return;
     }
     int64_t limit = h->cfg.tuning.hot_calls_per_second * HOT_WINDOW_NS / 1000000000LL;
     if ((int64_t)k->recorded >= h->cfg.tuning.sample_after &&
         k->window_hits > (limit > 0 ? limit : 1))
-        go_quiet(h, k, now);
+        hk_go_quiet(h, k, now);
 }
 
 static void reset_window_cost(uint64_t key, void *value, void *arg)
@@ -110,7 +110,7 @@ void hk_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int6
         struct costliest c = {h, NULL};
         u64map_each(&h->by_addr, find_costliest, &c);
         if (c.k)
-            go_quiet(h, c.k, now);
+            hk_go_quiet(h, c.k, now);
     }
     h->win_start = now;
     h->win_busy = h->win_run = 0;

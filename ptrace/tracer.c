@@ -311,7 +311,7 @@ pid_t tracer_pid(const struct tracer *t) { return t->main_pid; }
  * program still runs in parallel. */
 void tracer_pin(struct tracer *t)
 {
-    if (t->pinned || !t->spec.tuning.pin_cpu ||
+    if (t->pinned || !t->spec.tuning.pin_cpu || t->spec.tuning.fast ||
         sched_getaffinity(0, sizeof t->original_cpus, &t->original_cpus) != 0 ||
         CPU_COUNT(&t->original_cpus) < 2)
         return;

@@ -151,8 +151,8 @@ static void test_counting_jump_refusals(void **state)
     const uint8_t short_jmp[] = {0xeb, 0x00, 0x89, 0xf8, 0x83, 0xe0, 0x03, 0xc3};
     assert_false(countjump_plan(short_jmp, sizeof short_jmp, AT, TRAMP, COUNTER, &cj));
     assert_non_null(strstr(cj.why, "first 5 bytes"));
-    /* a call among them */
-    const uint8_t call[] = {0x55, 0xe8, 0, 0, 0, 0, 0x5d, 0xc3};
+    /* an indirect call among them */
+    const uint8_t call[] = {0x55, 0xff, 0xd0, 0x5d, 0x90, 0x90, 0xc3};
     assert_false(countjump_plan(call, sizeof call, AT, TRAMP, COUNTER, &cj));
     /* a loop whose branch goes back to byte 1 (inside the jmp's rel32) */
     const uint8_t loop[] = {0x55, 0x48, 0x89, 0xe5, 0x90, 0x90, 0xeb, 0xf9, 0xc3};
@@ -165,6 +165,47 @@ static void test_counting_jump_refusals(void **state)
     const uint8_t plain[] = {0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3};
     assert_false(countjump_plan(plain, sizeof plain, AT, AT + (1ULL << 33), COUNTER, &cj));
     assert_true(countjump_plan(plain, sizeof plain, AT, TRAMP, COUNTER, &cj));
+}
+
+static void test_entry_jump_rewrites_direct_branches_among_the_displaced(void **state)
+{
+    (void)state;
+    /* test edi,edi; je +0x10 (to AT + 0x14); mov eax,1; ret: the je is among the
+     * displaced instructions and goes to a target past the patch */
+    const uint8_t fn[] = {0x85, 0xff, 0x74, 0x10, 0xb8, 0x01, 0, 0, 0, 0xc3, 0x90, 0x90, 0x90,
+                          0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x31, 0xc0, 0xc3};
+    struct countjump cj;
+    assert_true(countjump_plan(fn, sizeof fn, AT, TRAMP, COUNTER, &cj));
+    assert_int_equal(cj.displaced, 9); /* test, je, mov */
+    const uint8_t *t = cj.tramp + COUNTJUMP_COUNT_LEN;
+    assert_memory_equal(t, fn, 2);
+    assert_int_equal(t[2], 0x0F); /* je rel32 */
+    assert_int_equal(t[3], 0x84);
+    uint64_t je_end = TRAMP + COUNTJUMP_COUNT_LEN + 8;
+    assert_int_equal((int64_t)je_end + rel32_at(t + 4), (int64_t)AT + 0x14);
+    assert_memory_equal(t + 8, fn + 4, 5); /* mov eax,1 */
+    assert_int_equal(t[13], 0xE9); /* the fall-through goes back to AT + 9 */
+    assert_int_equal((int64_t)(je_end + 10) + rel32_at(t + 14), (int64_t)AT + 9);
+    /* sub rsp,8; call +0x10; add rsp,8; ret: the call, last of the displaced, pushes
+     * its own return address (AT + 9, past the patch) and jumps */
+    const uint8_t calls[] = {0x48, 0x83, 0xec, 0x08, 0xe8, 0x10, 0, 0, 0, 0x48, 0x83, 0xc4,
+                             0x08, 0xc3};
+    assert_true(countjump_plan(calls, sizeof calls, AT, TRAMP, COUNTER, &cj));
+    assert_int_equal(cj.displaced, 9);
+    t = cj.tramp + COUNTJUMP_COUNT_LEN + 4;
+    const uint8_t lea_rsp[5] = {0x48, 0x8D, 0x64, 0x24, 0xF8};
+    assert_memory_equal(t, lea_rsp, 5);
+    uint32_t lo, hi;
+    memcpy(&lo, t + 8, 4);
+    memcpy(&hi, t + 16, 4);
+    assert_int_equal(((uint64_t)hi << 32) | lo, AT + 9);
+    assert_int_equal(t[20], 0xE9);
+    uint64_t jmp_end = TRAMP + COUNTJUMP_COUNT_LEN + 4 + 25;
+    assert_int_equal((int64_t)jmp_end + rel32_at(t + 21), (int64_t)AT + 9 + 0x10);
+    /* a conditional branch back onto the patched bytes stays refused */
+    const uint8_t back[] = {0x85, 0xff, 0x74, 0xfc, 0x90, 0x90, 0xc3};
+    assert_false(countjump_plan(back, sizeof back, AT, TRAMP, COUNTER, &cj));
+    assert_non_null(strstr(cj.why, "first 5 bytes"));
 }
 
 static bool has_bytes(const uint8_t *hay, size_t n, const void *needle, size_t len)
@@ -253,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_rip_relative_out_of_reach_single_steps),
         cmocka_unit_test(test_far_slot_jumps_back_absolutely),
         cmocka_unit_test(test_relative_branches_are_emulated_or_stepped),
+        cmocka_unit_test(test_entry_jump_rewrites_direct_branches_among_the_displaced),
         cmocka_unit_test(test_undecodable_single_steps),
         cmocka_unit_test(test_counting_jump_relocates_whole_instructions),
         cmocka_unit_test(test_counting_jump_refusals),
