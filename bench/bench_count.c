@@ -117,7 +117,8 @@ int main(int argc, char **argv)
     FILE *f = fopen(path, "w");
     if (!f)
         return 1;
-    fprintf(f, "{\"trace.sampleAfter\": 0, \"trace.overheadBudgetPercent\": 1}\n");
+    fprintf(f, "{\"trace.mode\": \"int3\", \"trace.sampleAfter\": 0, "
+               "\"trace.overheadBudgetPercent\": 1}\n");
     fclose(f);
 
     char err[256];

@@ -9,8 +9,7 @@
  *     N would take minutes, and the per-call cost does not depend on N;
  *   - Strobe fast path, every call recorded (trace.sampleAfter 100000000, so the
  *     hot function is never sampled; events.maxPerSession 10000000 so all 2N
- *     events are kept), with trace.pinCpu 1 (the default: the tracer, whose thread
- *     drains the rings, shares the target's CPU) and 0; N calls;
+ *     events are kept; the fast path pins no CPU: nothing stops); N calls;
  *   - Strobe fast path with the default sampling settings (sampled after
  *     trace.sampleAfter 5000 recorded calls when hotter than
  *     trace.hotCallsPerSecond 100000: the recorder then only counts); N calls;
@@ -327,13 +326,11 @@ int main(int argc, char **argv)
     cJSON_Delete(bench_tool(&c, "debug_trace", req));
 
     /* Settings of each Strobe row, as the project's .strobe/settings.json. */
-    const char *int3_settings = "{\"trace.hotCallsPerSecond\": 10000000, "
+    const char *int3_settings = "{\"trace.mode\": \"int3\", "
+                                "\"trace.hotCallsPerSecond\": 10000000, "
                                 "\"trace.overheadBudgetPercent\": 100}";
-    char all_pin[256], all_free[256];
-    snprintf(all_pin, sizeof all_pin, "{\"trace.mode\": \"fast\", \"trace.sampleAfter\": "
-             "100000000, \"events.maxPerSession\": 10000000, \"trace.pinCpu\": %d}", 1);
-    snprintf(all_free, sizeof all_free, "{\"trace.mode\": \"fast\", \"trace.sampleAfter\": "
-             "100000000, \"events.maxPerSession\": 10000000, \"trace.pinCpu\": %d}", 0);
+    const char *all = "{\"trace.mode\": \"fast\", \"trace.sampleAfter\": 100000000, "
+                      "\"events.maxPerSession\": 10000000}";
     const char *sampled_settings = "{\"trace.mode\": \"fast\"}";
 
     char *version = run_capture((char *[]){"uftrace", "--version", NULL});
@@ -350,7 +347,7 @@ int main(int argc, char **argv)
     /* The sampled run is longer: the daemon decides to sample at a drain after
      * trace.sampleAfter calls, and a short run would be mostly recorded calls. */
     long n_sampled = 20 * n;
-    double base[16], int3[16], fpin[16], ffree[16], fshort[16], fsamp[16], up[16], ua[16];
+    double base[16], int3[16], fpin[16], fshort[16], fsamp[16], up[16], ua[16];
     for (int i = 0; i < reps; i++) {
         char *out = run_capture(plain);
         base[i] = ns_per_call_in(out);
@@ -359,24 +356,22 @@ int main(int argc, char **argv)
             die("%s did not run", fixture);
         project_settings(int3_settings);
         int3[i] = strobe_once(&c, N_INT3, CHECK_INT3);
-        project_settings(all_pin);
+        project_settings(all);
         fpin[i] = strobe_once(&c, n, CHECK_FAST_ALL);
-        project_settings(all_free);
-        ffree[i] = strobe_once(&c, n, CHECK_FAST_ALL);
         project_settings(sampled_settings);
         fsamp[i] = strobe_once(&c, n_sampled, CHECK_FAST_SAMPLED);
-        project_settings(all_pin);
+        project_settings(all);
         fshort[i] = strobe_once(&c, N_SHORT, CHECK_FAST_ALL);
         up[i] = uft ? uftrace_once(n, false) : -1;
         ua[i] = uft ? uftrace_once(n, true) : -1;
     }
     double b = median(base, reps), i3 = median(int3, reps), fp = median(fpin, reps);
-    double ff = median(ffree, reps), fs = median(fsamp, reps), fsh = median(fshort, reps);
+    double fs = median(fsamp, reps), fsh = median(fshort, reps);
     double u_p = uft ? median(up, reps) : -1, u_a = uft ? median(ua, reps) : -1;
 
     printf("Medians of %d runs. Per call = the fixture's own ns/call (CLOCK_MONOTONIC around "
            "its loop of traced_fn calls) minus the untraced ns/call; \"vs fast\" = that cost "
-           "over the fast path's, every call recorded, CPU 0 (the default trace.pinCpu 1). "
+           "over the fast path's, every call recorded. "
            "Calls per run: %ld (fast, every call recorded, and uftrace), %ld (short run), "
            "%ld (default sampling), %ld (int3). Every fast run was checked to be one "
            "(debug_trace, asked while the fixture runs: \"through the fast path\"); the "
@@ -389,28 +384,22 @@ int main(int argc, char **argv)
     char note[256];
     snprintf(note, sizeof note, "trace.mode \"fast\", trace.sampleAfter 100000000, "
              "events.maxPerSession 10000000");
-    row("Strobe fast path, every call recorded (enter+exit), CPU 0", fp, b, fp - b, note);
-    row("Strobe fast path, every call recorded (enter+exit), free", ff, b, fp - b,
-        "the same with trace.pinCpu 0");
-    row("Strobe fast path, every call recorded, short run, CPU 0", fsh, b, fp - b,
+    row("Strobe fast path, every call recorded (enter+exit)", fp, b, fp - b, note);
+    row("Strobe fast path, every call recorded, short run", fsh, b, fp - b,
         "the same settings, a run shorter than one drain period");
     row("Strobe fast path, default sampling", fs, b, fp - b,
-        "trace.mode \"fast\" alone: sampled after 5000 calls, then counted only");
+        "the default settings: sampled after 5000 calls, then counted only");
     row("Strobe int3, every call recorded (enter+exit), CPU 0", i3, b, fp - b,
-        "trace.mode \"int3\" (the default), no sampling");
+        "trace.mode \"int3\", no sampling, tracer and target on one CPU");
     row("uftrace record -P traced_fn", u_p, b, fp - b,
         uft ? "dynamic patching of the same binary" : "uftrace not installed");
     row("uftrace record -a -P traced_fn", u_a, b, fp - b,
         uft ? "with arguments and return values" : "uftrace not installed");
-    /* Both placements of the fast path: uftrace runs with no affinity, like "free". */
-    printf("\n| ratio (per call, every call recorded) | fast path CPU 0 | fast path free |\n"
-           "|---|---|---|\n");
-    printf("| int3 / fast path | %.0fx | %.0fx |\n", (i3 - b) / (fp - b), (i3 - b) / (ff - b));
+    printf("\n| ratio (per call, every call recorded) | fast path |\n|---|---|\n");
+    printf("| int3 / fast path | %.0fx |\n", (i3 - b) / (fp - b));
     if (uft) {
-        printf("| fast path / uftrace -P | %.2fx | %.2fx |\n", (fp - b) / (u_p - b),
-               (ff - b) / (u_p - b));
-        printf("| fast path / uftrace -a -P | %.2fx | %.2fx |\n", (fp - b) / (u_a - b),
-               (ff - b) / (u_a - b));
+        printf("| fast path / uftrace -P | %.2fx |\n", (fp - b) / (u_p - b));
+        printf("| fast path / uftrace -a -P | %.2fx |\n", (fp - b) / (u_a - b));
     }
     rpc_close(&c);
     return 0;

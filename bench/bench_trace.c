@@ -238,7 +238,8 @@ static void write_settings(struct daemon *d, int capture_exits)
     FILE *f = fopen(path, "w");
     if (!f)
         die("cannot write %s", path);
-    fprintf(f, "{\"trace.hotCallsPerSecond\": 10000000, \"trace.overheadBudgetPercent\": 100, "
+    fprintf(f, "{\"trace.mode\": \"int3\", \"trace.hotCallsPerSecond\": 10000000, "
+               "\"trace.overheadBudgetPercent\": 100, "
                "\"trace.captureExits\": %d, \"trace.pinCpu\": %d, \"output.orderAtTraps\": %d}\n",
             capture_exits, d->pin_cpu, order_at_traps);
     fclose(f);

@@ -5,11 +5,9 @@
  * throughput, with every function matching PyDict_* traced. Its throughput:
  *
  *   - untraced (the interpreter alone);
- *   - Strobe, trace.mode "int3" (the default settings: hot functions sampled after
+ *   - Strobe, trace.mode "int3" (the default sampling: hot functions sampled after
  *     trace.sampleAfter calls, the overhead budget);
- *   - Strobe, trace.mode "fast" with the default sampling, with trace.pinCpu 1 (the
- *     default: the tracer thread, which drains the rings, shares the CPU of the
- *     program's main thread) and 0;
+ *   - Strobe, trace.mode "fast" (the default) with the default sampling;
  *   - Strobe, trace.mode "fast" recording as much as it can (trace.sampleAfter
  *     100000000, events.maxPerSession 10000000).
  *
@@ -245,11 +243,9 @@ int main(int argc, char **argv)
     cJSON_Delete(bench_tool(&c, "debug_trace", req));
 
     struct row rows[] = {
-        {.what = "Strobe int3, default settings", .settings = "{}"},
+        {.what = "Strobe int3, default sampling", .settings = "{\"trace.mode\": \"int3\"}"},
         {.what = "Strobe fast path, default sampling", .settings = "{\"trace.mode\": \"fast\"}",
          .fast = true},
-        {.what = "Strobe fast path, default sampling, free",
-         .settings = "{\"trace.mode\": \"fast\", \"trace.pinCpu\": 0}", .fast = true},
         {.what = "Strobe fast path, recording all it can",
          .settings = "{\"trace.mode\": \"fast\", \"trace.sampleAfter\": 100000000, "
                      "\"events.maxPerSession\": 10000000}",

@@ -56,7 +56,7 @@
 #include "base/ring.h"
 #include "core/patterns.h"
 
-#define COLLECTOR_VERSION 2 /* 2: resume_many */
+#define COLLECTOR_VERSION 3 /* 2: resume_many; 3: trace_mode */
 
 struct collector_target; /* one launched program and everything it spawns */
 
@@ -605,6 +605,12 @@ struct collector_methods {
      * longer paused are skipped. -1 with PROCESS_EXITED. NULL: resume one by one. */
     int (*resume_many)(struct collector_target *t, const pid_t *tids, int n,
                        struct strobe_error *e);
+    /* Version 3. How the program's traced calls are recorded from now on
+     * (trace.mode): fast (the in-process recorder) or not (int3s). The functions
+     * traced now move to it, and those traced later take it (a program exec'd
+     * later starts with the launch's trace.mode). -1 with
+     * PROCESS_EXITED. NULL: the launch's trace.mode stays. */
+    int (*trace_mode)(struct collector_target *t, bool fast, struct strobe_error *e);
 };
 
 /* Registers m (kept by pointer; m must outlive the daemon). Up to 8 collectors;

@@ -150,6 +150,18 @@ int session_trace(const char *id, const char *const *add, int n_add,
     return rc;
 }
 
+int session_trace_mode(const char *id, bool fast, struct strobe_error *e)
+{
+    struct session *s = session_acquire(id, e);
+    if (!s)
+        return -1;
+    int rc = atomic_load(&s->finished) ? process_exited(id, e)
+           : s->collector->trace_mode ? s->collector->trace_mode(s->target, fast, e)
+           : collector_unsupported(s->collector, "changing the trace mode", e);
+    session_release(s);
+    return rc;
+}
+
 int session_trace_describe(const char *id, struct trace_result *res, struct strobe_error *e)
 {
     struct session *s = session_acquire(id, e);

@@ -98,6 +98,11 @@ int session_trace(const char *id, const char *const *add, int n_add,
                   const char *const *remove, int n_remove, int depth,
                   struct trace_result *res, struct strobe_error *e);
 
+/* debug_trace's traceMode: how the session's traced calls are recorded from now on
+ * (collector trace_mode). NOT_IMPLEMENTED for a collector without it;
+ * PROCESS_EXITED once the program is gone. */
+int session_trace_mode(const char *id, bool fast, struct strobe_error *e);
+
 /* The session's patterns and what each did when last applied (collector describe:
  * waits until patterns staged for the launch are armed). */
 int session_trace_describe(const char *id, struct trace_result *res, struct strobe_error *e);

@@ -19,7 +19,31 @@
 #include "mcp/tools.h"
 
 static const char *const fields[] = {"sessionId", "add", "remove", "serializationDepth",
-                                     "projectRoot", "watches", NULL};
+                                     "projectRoot", "watches", "traceMode", NULL};
+
+/* traceMode: "fast" or "int3" (*fast), absent (*given false); -1 with
+ * VALIDATION_ERROR otherwise, or without a session to change. */
+static int trace_mode_arg(const cJSON *args, const char *id, bool *given, bool *fast,
+                          struct strobe_error *e)
+{
+    const char *mode = NULL;
+    *given = false;
+    if (args_string(args, "traceMode", false, &mode, e) != 0)
+        return -1;
+    if (!mode)
+        return 0;
+    if (strcmp(mode, "fast") != 0 && strcmp(mode, "int3") != 0)
+        return err_set(e, ERR_VALIDATION, "traceMode must be \"fast\" (the in-process "
+                       "recorder) or \"int3\" (breakpoints, two stops per call), not '%s'.",
+                       mode);
+    if (!id)
+        return err_set(e, ERR_VALIDATION, "traceMode changes a running session: give its "
+                       "sessionId. For the next launch, set \"trace.mode\": \"%s\" in "
+                       "<projectRoot>/.strobe/settings.json.", mode);
+    *given = true;
+    *fast = strcmp(mode, "fast") == 0;
+    return 0;
+}
 
 static cJSON *strings(cJSON *parent, const char *name, const char (*list)[PATTERN_MAX_LEN],
                       int n)
@@ -274,6 +298,7 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     const char **add = NULL, **remove = NULL;
     int n_add = 0, n_remove = 0;
     int64_t depth = 0;
+    bool mode_given = false, fast = false;
     cJSON *out = NULL;
     struct tool_watches *w = NULL;
     struct trace_watch_result *wr = NULL;
@@ -282,7 +307,8 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         args_string(args, "projectRoot", false, &root, e) != 0 ||
         args_int(args, "serializationDepth", 1, 10, &depth, NULL, e) != 0 ||
         args_strings(args, "add", &add, &n_add, e) != 0 ||
-        args_strings(args, "remove", &remove, &n_remove, e) != 0)
+        args_strings(args, "remove", &remove, &n_remove, e) != 0 ||
+        trace_mode_arg(args, id, &mode_given, &fast, e) != 0)
         goto done;
     for (int i = 0; i < n_add; i++)
         if (pattern_check(add[i], e) != 0)
@@ -324,6 +350,11 @@ cJSON *tool_debug_trace(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     }
     if (wrc != 0)
         wr->n = 0; /* a collector without watches: patterns still work */
+    /* The mode first: the patterns added by this call take it. */
+    if (mode_given && session_trace_mode(id, fast, e) != 0) {
+        free(r);
+        goto done;
+    }
     if (session_trace(id, add, n_add, remove, n_remove, (int)depth, r, e) == 0) {
         const char *hint = hint_trace_status(r);
         size_t len = strlen(r->status);

@@ -150,6 +150,11 @@ void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n);
 /* The addresses of the functions traced now (armed or throttled, not engine
  * hooks), up to max; returns how many there are. */
 size_t hooks_traced(const struct hooks *h, uint64_t *addrs, size_t max);
+/* trace.mode at runtime: fast or not from now on. Functions traced now move to it
+ * (their fast-path jumps go back to int3s, or int3s give way to jumps as at
+ * hooks_arm); stopped_tid: a stopped thread of the image's process, to map the
+ * recorder the first time. Patches code: every thread must be stopped. */
+void hooks_set_fast(struct hooks *h, pid_t stopped_tid, bool fast);
 /* Changes the serialization depth of arguments and return values (1-10); asked: it
  * was asked for, so large and system structs are expanded to it too (dwarf/value.h). */
 void hooks_set_depth(struct hooks *h, int depth, bool asked);

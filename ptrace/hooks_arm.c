@@ -222,6 +222,37 @@ static void arm_fast(struct hooks *h, struct hook *k, pid_t stopped_tid, int mem
         h->disarm_pending = true;
 }
 
+struct mode_change {
+    struct hooks *h;
+    pid_t stopped_tid;
+    int memfd;
+};
+
+static void change_mode(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct hook *k = value;
+    struct mode_change *mc = arg;
+    if (k->role != HOOK_TRACE || !k->wanted)
+        return;
+    if (mc->h->cfg.tuning.fast) {
+        k->jump_blocked = false;
+        arm_fast(mc->h, k, mc->stopped_tid, mc->memfd);
+    } else if (k->fast && k->jumped) {
+        hk_unjump(mc->h, k); /* its int3 back; frames it pushed still return */
+    }
+}
+
+void hooks_set_fast(struct hooks *h, pid_t stopped_tid, bool fast)
+{
+    struct process *p = hk_process_get(h, h->cfg.pid);
+    if (!p || h->cfg.tuning.fast == fast)
+        return;
+    h->cfg.tuning.fast = fast;
+    struct mode_change mc = {h, stopped_tid, p->memfd};
+    u64map_each(&h->by_addr, change_mode, &mc);
+}
+
 static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct hook_target *t,
                     struct hooks_report *rep)
 {

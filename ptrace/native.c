@@ -394,6 +394,23 @@ static void native_join(struct collector_target *ct)
     target_free(ct);
 }
 
+static void set_mode_in(pid_t pid, struct hooks *h, void *arg)
+{
+    hooks_set_fast(h, pid, *(bool *)arg);
+}
+
+static void set_mode(struct tracer *t, void *arg)
+{
+    if (tracer_hooks(t))
+        hooks_set_fast(tracer_hooks(t), tracer_pid(t), *(bool *)arg);
+    tracer_each_image(t, set_mode_in, arg); /* the children that exec'd */
+}
+
+static int native_trace_mode(struct collector_target *ct, bool fast, struct strobe_error *e)
+{
+    return tracer_call(ct->tracer, set_mode, &fast, e);
+}
+
 const struct collector_methods native_collector = {
     .version = COLLECTOR_VERSION,
     .name = "native",
@@ -423,5 +440,6 @@ const struct collector_methods native_collector = {
     .pause = native_pause,
     .resume = native_resume,
     .resume_many = native_resume_many,
+    .trace_mode = native_trace_mode,
     .evaluate = native_evaluate,
 };

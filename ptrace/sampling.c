@@ -281,7 +281,7 @@ static void tick_hook(uint64_t key, void *value, void *arg)
     (void)key;
     struct hook *k = value;
     struct tick_state *s = arg;
-    if (k->fast && k->wanted) {
+    if (k->fast && k->wanted && s->h->cfg.tuning.fast) {
         tick_fast(s, k);
         return;
     }
@@ -297,7 +297,7 @@ static void tick_hook(uint64_t key, void *value, void *arg)
         return;
     }
     due(s, k->rearm_at);
-    if (k->quiet && !k->jumped && !hk_try_jump(s->h, k))
+    if (k->quiet && !k->jumped && !k->fast && !hk_try_jump(s->h, k))
         due(s, s->now + JUMP_RETRY_MS * 1000000LL);
 }
 

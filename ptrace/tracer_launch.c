@@ -98,9 +98,12 @@ int tr_launch(struct tracer *t)
         waitpid(pid, &status, __WALL | WNOHANG);
         return fail_start(t, ERR_ATTACH_FAILED, "setting up the child", err ? err : EIO);
     }
-    long opts = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-                PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE | PTRACE_O_TRACEEXEC |
-                PTRACE_O_TRACEEXIT;
+    /* The program dies with the daemon when its calls stop at int3s: detached, the
+     * next one would kill it with SIGTRAP. The fast path's jumps need no daemon
+     * (hooks.h, "Fast path"): such a program runs on to its own end. */
+    long opts = (t->spec.tuning.fast ? 0 : PTRACE_O_EXITKILL) | PTRACE_O_TRACECLONE |
+                PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE |
+                PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
     if (ptrace(PTRACE_SEIZE, pid, 0, opts) != 0) {
         int err = errno;
         kill(pid, SIGKILL);

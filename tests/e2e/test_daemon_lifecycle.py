@@ -203,6 +203,9 @@ def test_kill9_then_new_proxy_keeps_data(world):
     c.stop(a, retain=True)
     b = c.launch("cpp_exit")["sessionId"]
     c.wait_ended(b)
+    # under int3s the program dies with its tracer (the fast path's survives it:
+    # test_fastpath.py)
+    world.write_project_settings({"trace.mode": "int3"})
     run = c.launch("sleeper")
     c.wait_events(run["sessionId"], 1, eventType="stdout")
     c.close()

@@ -2,13 +2,18 @@
 "fast" a traced function's calls are recorded by a recorder inside the program, with
 no ptrace stop, and give the same events as the int3 path: arguments (integer,
 floating point, strings), return values, recursion, threads, a longjmp; exact counts
-for a million calls; a function the entry jump cannot take stays on its int3 and is
-reported; a bad trace.mode is refused with a warning."""
+for a million calls and across a fork; a full ring counted and said; a step into a
+function on its jump; every register given back (-O2 -fipa-ra callers); the daemon's
+death leaves the program running to its end; a bad trace.mode is refused with a
+warning."""
+
+import os
+import signal
 
 import pytest
 
 from bp_util import bp_add, cont, until_bp
-from conftest import T_LONG
+from conftest import T_LONG, T_SHORT, pid_alive, wait_until
 from test_stacks import line_of
 from test_trace_values import args_of, calls
 
@@ -149,3 +154,50 @@ def test_registers_the_function_leaves_alone_stay_as_they_were(mcp):
     calls_of = {f["function"]: f["calls"] for f in st["topFunctions"]}
     assert calls_of["inner_fast"] == 200000 and calls_of["slow_int3"] == 200000, st
     assert calls_of["outer_fast"] == 100000, st
+
+
+@pytest.mark.manages_daemon
+def test_a_daemon_killed_mid_run_leaves_the_program_running_to_its_end(world):
+    """The fast path's jumps need no daemon: killed with SIGKILL while the program
+    calls a traced function, the daemon takes nothing with it; the recorder sees it
+    gone and stops recording, and the program finishes its work."""
+    c = world.mcp()
+    world.write_project_settings({"trace.mode": "fast"})
+    c.call_tool("debug_trace", {"add": ["step"]})
+    out = os.path.join(world.base, "survivor.out")
+    r = c.launch("fast_survivor", args=["3000", out])
+    c.wait_events(r["sessionId"], 20, eventType="function_enter")
+    pid = world.daemon_pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not pid_alive(pid), T_SHORT, what="the killed daemon to go")
+    assert pid_alive(r["pid"]), "the program died with the daemon"
+    wait_until(lambda: not pid_alive(r["pid"]), T_LONG, what="the program to end")
+    with open(out) as f:
+        assert f.read() == "sum %d\n" % (3000 * 2999 // 2)
+
+
+def test_trace_mode_switches_a_running_program(mcp):
+    mcp.world.write_project_settings({"trace.mode": "fast"})
+    r = mcp.launch("hot_count", args=["1000", "30"])  # lingers after its calls
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["counted"],
+                                      "traceMode": "int3"})
+    assert t["status"].startswith("1 function(s) hooked.") and "fast path" not in t["status"]
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "traceMode": "fast"})
+    assert "1 function(s) hooked (1 through the fast path)" in t["status"], t
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "traceMode": "int3"})
+    assert "fast path" not in t["status"], t
+    mcp.stop(sid)
+
+
+def test_trace_mode_errors_say_what_to_do(mcp):
+    e = mcp.tool_error("debug_trace", {"add": ["counted"], "traceMode": "fast"})
+    assert e.code == "VALIDATION_ERROR" and "sessionId" in e.message, e.message
+    assert '"trace.mode": "fast"' in e.message and "settings.json" in e.message
+    r = mcp.launch("hot_count", args=["1000", "30"])
+    mcp.wait_events(r["sessionId"], 1, eventType="stdout")
+    e = mcp.tool_error("debug_trace", {"sessionId": r["sessionId"], "traceMode": "turbo"})
+    assert e.code == "VALIDATION_ERROR" and "'turbo'" in e.message, e.message
+    assert '"fast"' in e.message and '"int3"' in e.message
+    mcp.stop(r["sessionId"])
