@@ -85,10 +85,7 @@ static struct counted_run traced(struct rpc_client *c, const char *fixture, cons
     char *line = bench_stdout_with(c, sid, "traced_fn_ns_per_call");
     r.ns_per_call = ns_per_call_in(line);
     free(line);
-    req = cJSON_CreateObject();
-    cJSON_AddStringToObject(req, "action", "delete");
-    cJSON_AddStringToObject(req, "sessionId", sid);
-    cJSON_Delete(bench_tool(c, "debug_session", req));
+    bench_delete_session(c, sid);
     return r;
 }
 

@@ -63,41 +63,18 @@ static void die(const char *fmt, const char *a)
     exit(1);
 }
 
-/* Stops the private daemon (its pid file) and removes the root: atexit. */
+/* Stops the private daemon and removes the root: atexit. */
 static void cleanup(void)
 {
-    if (!have_root)
-        return;
+    if (have_root)
+        bench_remove_root(root, "bench_fast");
     have_root = false;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/home/strobe.pid", root);
-    FILE *f = fopen(path, "r");
-    int pid = 0;
-    if (f) {
-        if (fscanf(f, "%d", &pid) != 1)
-            pid = 0;
-        fclose(f);
-    }
-    if (pid > 0) {
-        kill(pid, SIGTERM);
-        for (int i = 0; i < 500 && kill(pid, 0) == 0; i++)
-            usleep(10000);
-    }
-    snprintf(path, sizeof path, "rm -rf '%s'", root);
-    if (system(path) != 0)
-        fprintf(stderr, "bench_fast: could not remove %s\n", root);
 }
 
-/* The project settings of the next launches. */
 static void project_settings(const char *json)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/.strobe/settings.json", root);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        die("cannot write %s", path);
-    fprintf(f, "%s\n", json);
-    fclose(f);
+    if (!bench_project_settings(root, json))
+        die("cannot write the settings of %s", root);
 }
 
 /* Runs argv with stdout captured (stderr to /dev/null); its stdout, malloc'd, or
@@ -120,21 +97,7 @@ static char *run_capture(char *const argv[])
         _exit(127);
     }
     close(p[1]);
-    size_t len = 0, cap = 4096;
-    char *out = malloc(cap);
-    ssize_t r;
-    while (out && (r = read(p[0], out + len, cap - len - 1)) > 0)
-        if ((len += (size_t)r) + 1 == cap)
-            out = realloc(out, cap *= 2);
-    close(p[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    if (!out || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        free(out);
-        return NULL;
-    }
-    out[len] = '\0';
-    return out;
+    return bench_read_child(p[0], pid);
 }
 
 /* The fixture's "traced_fn_ns_per_call X" in text, or -1. */
@@ -220,10 +183,7 @@ static double strobe_once(struct rpc_client *c, long n, enum check check)
     char *line = bench_stdout_with(c, sid, "traced_fn_ns_per_call");
     double ns = ns_per_call_in(line);
     free(line);
-    req = cJSON_CreateObject();
-    cJSON_AddStringToObject(req, "action", "delete");
-    cJSON_AddStringToObject(req, "sessionId", sid);
-    cJSON_Delete(bench_tool(c, "debug_session", req));
+    bench_delete_session(c, sid);
     if (ns < 0)
         die("no traced_fn_ns_per_call line in the session's stdout%s", "");
     if (check == CHECK_FAST_SAMPLED) {

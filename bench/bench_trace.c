@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "cli/client.h"
 
 extern char **environ;
@@ -60,18 +61,6 @@ static void die(const char *fmt, const char *a)
     fprintf(stderr, fmt, a);
     fputc('\n', stderr);
     exit(1);
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Pins this process (and so whatever it starts from now on) to CPU 0, or gives it
@@ -118,21 +107,7 @@ static char *run_capture(char *const argv[])
         close(p[0]);
         return NULL;
     }
-    size_t len = 0, cap = 4096;
-    char *out = malloc(cap);
-    ssize_t r;
-    while (out && (r = read(p[0], out + len, cap - len - 1)) > 0)
-        if ((len += (size_t)r) + 1 == cap)
-            out = realloc(out, cap *= 2);
-    close(p[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    if (!out || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        free(out);
-        return NULL;
-    }
-    out[len] = '\0';
-    return out;
+    return bench_read_child(p[0], pid);
 }
 
 /* ns per call the fixture reports for key ("traced_fn" or "libcall"), -1 on failure. */
@@ -279,18 +254,7 @@ static void daemon_stop(struct daemon *d)
     d->connected = false;
     char path[4200];
     snprintf(path, sizeof path, "%s/strobe.pid", d->home);
-    FILE *f = fopen(path, "r");
-    int pid = 0;
-    if (f) {
-        if (fscanf(f, "%d", &pid) != 1)
-            pid = 0;
-        fclose(f);
-    }
-    if (pid > 0) {
-        kill(pid, SIGTERM);
-        for (int i = 0; i < 200 && kill(pid, 0) == 0; i++)
-            usleep(10000);
-    }
+    bench_stop_daemon(path);
     d->home[0] = '\0';
 }
 

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +219,78 @@ static inline void bench_connect(struct rpc_client *c, const char *who)
         fprintf(stderr, "%s: %s\n", who, err);
         exit(1);
     }
+}
+
+/* The output of child pid read to its end from fd (closed), malloc'd; NULL when it
+ * failed or exited non-zero. */
+static inline char *bench_read_child(int fd, pid_t pid)
+{
+    size_t len = 0, cap = 4096;
+    char *out = malloc(cap);
+    ssize_t r;
+    while (out && (r = read(fd, out + len, cap - len - 1)) > 0)
+        if ((len += (size_t)r) + 1 == cap)
+            out = realloc(out, cap *= 2);
+    close(fd);
+    int st;
+    waitpid(pid, &st, 0);
+    if (!out || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        free(out);
+        return NULL;
+    }
+    out[len] = '\0';
+    return out;
+}
+
+/* Deletes session sid (debug_session delete). */
+static inline void bench_delete_session(struct rpc_client *c, const char *sid)
+{
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "action", "delete");
+    cJSON_AddStringToObject(req, "sessionId", sid);
+    cJSON_Delete(bench_tool(c, "debug_session", req));
+}
+
+/* Stops the daemon whose pid file is pid_file (SIGTERM, up to 5 s for it to go). */
+static inline void bench_stop_daemon(const char *pid_file)
+{
+    FILE *f = fopen(pid_file, "r");
+    int pid = 0;
+    if (f) {
+        if (fscanf(f, "%d", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    if (pid > 0) {
+        kill(pid, SIGTERM);
+        for (int i = 0; i < 500 && kill(pid, 0) == 0; i++)
+            usleep(10000);
+    }
+}
+
+/* A benchmark's private root (mkdtemp'd): the daemon of root/home stopped and the
+ * tree removed; who names the benchmark in the message when it cannot be. */
+static inline void bench_remove_root(const char *root, const char *who)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/home/strobe.pid", root);
+    bench_stop_daemon(path);
+    snprintf(path, sizeof path, "rm -rf '%s'", root);
+    if (system(path) != 0)
+        fprintf(stderr, "%s: could not remove %s\n", who, root);
+}
+
+/* Writes json as the settings of the project at root (root/.strobe exists);
+ * false when it cannot. */
+static inline bool bench_project_settings(const char *root, const char *json)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.strobe/settings.json", root);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    fprintf(f, "%s\n", json);
+    return fclose(f) == 0;
 }
 
 #endif

@@ -50,40 +50,18 @@ static void die(const char *fmt, const char *a)
     exit(1);
 }
 
-/* Stops the private daemon (its pid file) and removes the root: atexit. */
+/* Stops the private daemon and removes the root: atexit. */
 static void cleanup(void)
 {
-    if (!have_root)
-        return;
+    if (have_root)
+        bench_remove_root(root, "bench_workload");
     have_root = false;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/home/strobe.pid", root);
-    FILE *f = fopen(path, "r");
-    int pid = 0;
-    if (f) {
-        if (fscanf(f, "%d", &pid) != 1)
-            pid = 0;
-        fclose(f);
-    }
-    if (pid > 0) {
-        kill(pid, SIGTERM);
-        for (int i = 0; i < 500 && kill(pid, 0) == 0; i++)
-            usleep(10000);
-    }
-    snprintf(path, sizeof path, "rm -rf '%s'", root);
-    if (system(path) != 0)
-        fprintf(stderr, "bench_workload: could not remove %s\n", root);
 }
 
 static void project_settings(const char *json)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/.strobe/settings.json", root);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        die("cannot write %s", path);
-    fprintf(f, "%s\n", json);
-    fclose(f);
+    if (!bench_project_settings(root, json))
+        die("cannot write the settings of %s", root);
 }
 
 /* pyload's "ops_per_second X" in text, or -1. */
@@ -174,10 +152,7 @@ static struct traced_run traced(struct rpc_client *c, const char *iters, bool fa
     char *line = bench_stdout_with(c, sid, "ops_per_second");
     r.ops = ops_in(line);
     free(line);
-    req = cJSON_CreateObject();
-    cJSON_AddStringToObject(req, "action", "delete");
-    cJSON_AddStringToObject(req, "sessionId", sid);
-    cJSON_Delete(bench_tool(c, "debug_session", req));
+    bench_delete_session(c, sid);
     return r;
 }
 

@@ -19,7 +19,11 @@
  *
  * Records: multi-producer. A writer reserves n consecutive records by a cmpxchg
  * of head (never past tail + ring_records: a full ring counts the call in
- * fast_fn.lost and writes nothing, the target never waits), fills them, and
+ * fast_fn.lost and writes nothing, the target never waits; an enter leaves
+ * FAST_EXIT_HEADROOM records free, so that the exit of every frame pushed, which
+ * is recorded whether the daemon is live or not, always finds room: the daemon's
+ * copy of each thread's shadow stack never keeps a frame the recorder popped, and it
+ * writes return addresses into the stack slots of those frames), fills them, and
  * publishes each by storing commit = (uint32_t)(its index + 1) last (release). The
  * daemon alone moves tail, reading records in order up to the first one whose
  * commit does not match its index (a writer still filling it: read again later).
@@ -44,6 +48,8 @@
 #define FAST_DEPTH 128             /* shadow frames per thread */
 #define FAST_RING_RECORDS (1u << 17) /* 16 MiB of records; a power of two */
 #define FAST_DATA_BYTES 104        /* payload of a FAST_REC_DATA record */
+/* Records an enter leaves free: one exit for every frame that can be pushed. */
+#define FAST_EXIT_HEADROOM (FAST_THREADS * FAST_DEPTH)
 
 /* Record kinds. An enter is followed, in the same reservation, by a FAST_REC_XMM
  * record when its function's plan has FAST_FN_FP, then by FAST_REC_DATA records

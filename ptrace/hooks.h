@@ -168,6 +168,12 @@ void hooks_set_depth(struct hooks *h, int depth, bool asked);
 enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs,
                               int64_t woke_ns);
 
+/* Thread tid (stopped), caught inside the fast path's recorder or the start of an
+ * entry trampoline, where no unwinder finds its frames, is stepped out of it (a
+ * few hundred instructions at most) before its registers are read for an unwind;
+ * a thread elsewhere is left as it is. h NULL: nothing. */
+void hooks_fast_leave(struct hooks *h, pid_t tid);
+
 /* Before a crash report or a stacks snapshot (stacks.h) unwinds thread tid: puts the
  * real return addresses back on its stack in place of the trampolines (the unwinder
  * reads them; the frames' exits are then reported as unwound if the thread ever

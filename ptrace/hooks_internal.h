@@ -74,6 +74,7 @@ struct hook {
     bool fast;
     uint32_t fast_id;        /* its fast_fn in the area */
     uint32_t fast_flags;     /* its fast_fn.flags as last written */
+    uint32_t fast_body;      /* its entry trampoline's displaced instructions' offset */
     uint64_t ring_full_folded; /* fast_fn.lost of processes that ended */
     uint64_t fast_calls_seen;  /* its main process's fast_fn.calls at the last hot check */
 };
@@ -144,6 +145,7 @@ struct process {
 struct hooks {
     struct hooks_config cfg;
     struct fastpath *fast;   /* the fast path's area and recorder (NULL: none yet) */
+    char fast_why[96];       /* why the image has no fast path ("": none tried yet) */
     struct value_opts vopts;
     struct u64map by_addr;   /* runtime address -> struct hook */
     struct u64map threads;   /* tid -> struct thread */
@@ -247,7 +249,12 @@ const char *hk_function_raw(const struct hook *k);
 
 /* Puts the real return addresses of t's frames back on its stack for good (a C++
  * throw, a crash report): those frames will not report a normal exit. */
-void hk_detach_frames(struct thread *t);
+void hk_detach_frames(struct hooks *h, struct thread *t);
+/* Writes to into frame f's return-address slot when it holds from (false: it does
+ * not, or the write failed). Every write of a return address by the daemon goes
+ * through it: a frame the daemon still keeps may have ended (its exit not read
+ * yet), and its slot then belongs to another call. */
+bool hk_swap_slot(const struct thread *t, const struct frame *f, uint64_t from, uint64_t to);
 
 /* ---- sampling.c ---- */
 

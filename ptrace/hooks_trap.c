@@ -192,10 +192,13 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
 }
 
 /* Frames whose return-address slot is at or below the stack pointer of a new call
- * are gone from the real stack: a longjmp or an exception unwound them. */
+ * at time now are gone from the real stack: a longjmp or an exception unwound them.
+ * A frame entered after now is not (an int3's, pushed before a fast-path record of
+ * an earlier call was drained: records wait behind one still being written). */
 static void prune_stale(struct hooks *h, struct thread *t, uint64_t rsp, int64_t now)
 {
-    while (t->depth > 0 && t->frames[t->depth - 1].rsp <= rsp) {
+    while (t->depth > 0 && t->frames[t->depth - 1].rsp <= rsp &&
+           t->frames[t->depth - 1].t_enter <= now) {
         if (t->frames[t->depth - 1].rsp == rsp && t->frames[t->depth - 1].tail_caller)
             break;
         t->depth--;
@@ -218,8 +221,7 @@ static void on_catch(struct hooks *h, struct thread *t, const struct user_regs_s
     prune_stale(h, t, regs->rsp, now);
     for (int i = 0; i < t->depth; i++) {
         struct frame *f = &t->frames[i];
-        uint64_t tramp = hk_frame_trampoline(h, t, f);
-        if (f->detached && tramp && procmem_write(t->memfd, f->rsp, &tramp, sizeof tramp))
+        if (f->detached && hk_swap_slot(t, f, f->ret, hk_frame_trampoline(h, t, f)))
             f->detached = false;
     }
 }
@@ -284,7 +286,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     int64_t now = mono_ns();
     h->hits++;
     if (k->role == HOOK_THROW) {
-        hk_detach_frames(t);
+        hk_detach_frames(h, t);
         return;
     }
     if (k->role == HOOK_CATCH) {
@@ -313,8 +315,9 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
         t->depth--;
 }
 
-uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
-                          const struct abi_regs *a, int64_t now)
+/* hk_call_returned on frames all entered before now. */
+static uint64_t call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
+                              const struct abi_regs *a, int64_t now)
 {
     uint64_t rsp = entry_rsp + 8;
     int match = -1;
@@ -350,6 +353,24 @@ uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
         emit_exit(h, t, &t->frames[i], a, EXIT_RETURN, now);
     t->depth = bottom;
     return t->frames[bottom].ret;
+}
+
+uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
+                          const struct abi_regs *a, int64_t now)
+{
+    /* Frames entered after now (int3 frames pushed before this fast-path record was
+     * drained) are on top: they stay, and the return is matched below them. */
+    int top = t->depth;
+    while (top > 0 && t->frames[top - 1].t_enter > now)
+        top--;
+    int newer = t->depth - top;
+    t->depth = top;
+    uint64_t ret = call_returned(h, t, entry_rsp, a, now);
+    if (newer) {
+        memmove(&t->frames[t->depth], &t->frames[top], (size_t)newer * sizeof *t->frames);
+        t->depth += newer;
+    }
+    return ret;
 }
 
 /* A trampoline hit: the function whose return address was at rsp-8 returned. */

@@ -18,13 +18,23 @@
 
 /* ---- frames lent to unwinders --------------------------------------------------- */
 
+/* Writes to into frame f's return-address slot only if it holds from: a frame the
+ * shadow stack keeps after its call ended (its exit not known yet, the fast path's
+ * records still unread) has a slot that belongs to another call now. */
+bool hk_swap_slot(const struct thread *t, const struct frame *f, uint64_t from, uint64_t to)
+{
+    uint64_t now;
+    return from && procmem_read(t->memfd, f->rsp, &now, sizeof now) && now == from &&
+           procmem_write(t->memfd, f->rsp, &to, sizeof to);
+}
+
 /* The throwing thread's real return addresses go back on its stack before the
  * unwinder reads them; those frames will not report a normal exit. */
-void hk_detach_frames(struct thread *t)
+void hk_detach_frames(struct hooks *h, struct thread *t)
 {
     for (int i = 0; i < t->depth; i++) {
         struct frame *f = &t->frames[i];
-        if (!f->detached && procmem_write(t->memfd, f->rsp, &f->ret, sizeof f->ret))
+        if (!f->detached && hk_swap_slot(t, f, hk_frame_trampoline(h, t, f), f->ret))
             f->detached = true;
     }
 }
@@ -62,7 +72,7 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
     hk_fast_drain(h);
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
     if (t)
-        hk_detach_frames(t);
+        hk_detach_frames(h, t);
     function_pc(h, pc);
 }
 
@@ -72,7 +82,7 @@ void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc)
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
     for (int i = 0; t && i < t->depth; i++) {
         struct frame *f = &t->frames[i];
-        if (!f->detached && procmem_write(t->memfd, f->rsp, &f->ret, sizeof f->ret))
+        if (!f->detached && hk_swap_slot(t, f, hk_frame_trampoline(h, t, f), f->ret))
             f->detached = f->lent = true;
     }
     function_pc(h, pc);
@@ -85,8 +95,7 @@ void hooks_unwind_end(struct hooks *h, pid_t tid)
         struct frame *f = &t->frames[i];
         if (!f->lent)
             continue;
-        uint64_t tramp = hk_frame_trampoline(h, t, f);
-        if (tramp && procmem_write(t->memfd, f->rsp, &tramp, sizeof tramp))
+        if (hk_swap_slot(t, f, f->ret, hk_frame_trampoline(h, t, f)))
             f->detached = false;
         f->lent = false;
     }
@@ -157,6 +166,8 @@ void hooks_adopt_frames(struct hooks *h, pid_t tid, const uint64_t *addrs, size_
 {
     struct thread *t = hk_thread_get(h, tid);
     struct user_regs_struct regs;
+    if (t && n)
+        hooks_fast_leave(h, tid);
     if (!t || n == 0 || !h->cfg.tuning.capture_exits ||
         ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
         return;

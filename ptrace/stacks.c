@@ -360,6 +360,8 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
                                     .own_frame = -1};
     procmem_thread_name(tid, th->name, sizeof th->name);
     struct user_regs_struct regs;
+    if (stopped)
+        hooks_fast_leave(h, tid);
     if (!stopped || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0) {
         read_state(tgid, tid, th->state, sizeof th->state);
         return;

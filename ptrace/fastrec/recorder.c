@@ -118,14 +118,14 @@ static struct fast_thread *my_thread(struct fast_area *a)
 
 /* Reserves n consecutive records: their first index, or -1 when the ring has no
  * room (the daemon has not drained it). */
-static int64_t reserve(struct fast_area *a, uint32_t n)
+static int64_t reserve(struct fast_area *a, uint32_t n, uint32_t keep)
 {
     uint64_t head = __atomic_load_n(&a->head, __ATOMIC_RELAXED);
     for (;;) {
         uint64_t tail = __atomic_load_n(&a->tail, __ATOMIC_ACQUIRE);
         /* Signed: head may be stale, and the daemon's tail already past it (the
          * cmpxchg then fails and reloads head). */
-        if ((int64_t)(head + n - tail) > (int64_t)a->ring_records)
+        if ((int64_t)(head + n - tail) > (int64_t)(a->ring_records - keep))
             return -1;
         if (__atomic_compare_exchange_n(&a->head, &head, head + n, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED))
@@ -288,7 +288,11 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
     if (!push && ((fl & FAST_FN_EXITS) || tail))
         flags |= FAST_F_NO_EXIT;
 
-    int64_t index = reserve(a, p.nrec);
+    /* The headroom of the exits (fast_abi.h); a small ring (the unit tests') keeps
+     * half. */
+    uint32_t keep = a->ring_records > 2 * FAST_EXIT_HEADROOM ? FAST_EXIT_HEADROOM
+                                                             : a->ring_records / 2;
+    int64_t index = reserve(a, p.nrec, keep);
     if (index < 0) {
         /* Nothing written, so nothing pushed: an exit must have its enter. */
         __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
@@ -342,8 +346,8 @@ uint64_t fast_exit(struct fast_area *a, struct fast_ret_saved *s, uint64_t entry
     /* A frame exists only when its enter was recorded: its exit is recorded even if
      * the function has gone count-only since (else the daemon would wait for it). */
     struct fast_fn *f = &fn_table(a)[fn < FAST_MAX_FNS ? fn : 0];
-    if (daemon_live(a)) {
-        int64_t index = reserve(a, 1);
+    {   /* always: the daemon's shadow stacks follow every pushed frame to its exit */
+        int64_t index = reserve(a, 1, 0);
         if (index < 0) {
             __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
         } else {

@@ -690,7 +690,7 @@ def pytest_configure(config):
         "itself (skipped under STROBE_VALGRIND=1)")
     config.addinivalue_line(
         "markers", "valgrind_sample: of the sampled suites (SAMPLED_MODULES: debug_test, "
-        "strobectl, REPL, timeline), "
+        "strobectl, REPL, timeline, fast path), "
         "whose tests differ in the framework or the front end far more than in the daemon "
         "code they reach, the ones the valgrind pass runs")
     config.addinivalue_line(
@@ -703,9 +703,11 @@ def pytest_configure(config):
 # debug_test suites and the REPL's, which reach the same daemon code through many
 # frameworks or front-end commands; strobectl's, which reach through another front end
 # the daemon code the MCP suites run under valgrind whole (test_crash, test_memory,
-# test_breakpoints...); and the timeline suites (test_timeline_*), whose engine paths
-# the trace suites already run under valgrind whole.
-SAMPLED_MODULES = ("test_test_", "test_strobectl", "test_repl", "test_timeline_")
+# test_breakpoints...); the timeline suites (test_timeline_*), whose engine paths
+# the trace suites already run under valgrind whole; and the fast path's, whose
+# daemon side (the drain) is the same in each test and which load the machine.
+SAMPLED_MODULES = ("test_test_", "test_strobectl", "test_repl", "test_timeline_",
+                   "test_fastpath")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -44,6 +44,7 @@ def shape(events):
     return out
 
 
+@pytest.mark.valgrind_sample
 def test_fast_path_records_what_int3_records(mcp):
     _, _, _, slow = traced(mcp, "int3", PATTERNS, args=["50"])
     _, _, _, fast = traced(mcp, "fast", PATTERNS, args=["50"])
@@ -201,3 +202,22 @@ def test_trace_mode_errors_say_what_to_do(mcp):
     assert e.code == "VALIDATION_ERROR" and "'turbo'" in e.message, e.message
     assert '"fast"' in e.message and '"int3"' in e.message
     mcp.stop(r["sessionId"])
+
+
+def test_stacks_of_a_thread_inside_the_recorder_read_as_untraced(mcp):
+    """A snapshot stops a thread wherever it is, often inside the recorder when it
+    calls a traced function in a loop: it is stepped out first, so its stack reads
+    as the program's own."""
+    mcp.world.write_project_settings({"trace.mode": "fast"})
+    mcp.call_tool("debug_trace", {"add": ["counted"]})
+    r = mcp.launch("hot_count", args=["2000000000"])
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 1, eventType="function_enter")
+    for _ in range(25):
+        res = mcp.call_tool("debug_session", {"action": "stacks", "sessionId": sid})
+        [t] = res["threads"]
+        names = [f.split(" ")[0] for f in t["frames"]]
+        assert names[0] in ("counted", "main") and names[-1] == "_start", t["frames"]
+        assert names[names.index("main") - 1:names.index("main")] in ([], ["counted"]), names
+        assert not any(n.startswith(("0x", "?")) for n in names), t["frames"]
+    mcp.stop(sid)

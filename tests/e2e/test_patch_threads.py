@@ -4,13 +4,18 @@ pt_leaf (a leaf), pt_rip (first instruction RIP-relative, relocated) and pt_rec
 (recursive) in tight loops; trace patterns are added and removed on them 1,000
 times. A write under a running thread used to crash a threaded program now and then
 (SIGSEGV, SIGILL); here the program must live through all of it, keep computing
-right and exit cleanly with the checksum its round counts imply."""
+right and exit cleanly with the checksum its round counts imply. The same under the
+fast path (trace.mode "fast", switched on the running session), where the recorder
+runs in those threads while their jumps come and go."""
+
+import pytest
 
 from conftest import REPO, VALGRIND
 
 # The valgrind pass is a representative subset of the suite (its daemon runs 20-50x
-# slower): there, 50 add/remove iterations. The normal and ASan builds run 1,000.
-ITERATIONS = 50 if VALGRIND else 1000
+# slower): there, 50 add/remove iterations. The normal and ASan builds run 1,000
+# (200 under the fast path, where each change also drains millions of records).
+ITERATIONS = {"int3": 50 if VALGRIND else 1000, "fast": 20 if VALGRIND else 200}
 PATTERNS = ["pt_leaf", "pt_rip", "pt_rec", "pt_*"]
 THREADS = 8
 
@@ -31,13 +36,15 @@ def count(mcp, sid, **kw):
     return mcp.query(sid, limit=1, **kw)["totalCount"]
 
 
-def test_add_remove_under_threads(mcp, tmp_path):
+@pytest.mark.parametrize("mode", ["int3", "fast"])
+def test_add_remove_under_threads(mcp, tmp_path, mode):
     stop_file = str(tmp_path / "stop")
     r = mcp.launch("patch_torture", project=REPO, args=[stop_file])
     sid = r["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")
+    mcp.call_tool("debug_trace", {"sessionId": sid, "traceMode": mode})
 
-    for i in range(ITERATIONS):
+    for i in range(ITERATIONS[mode]):
         pattern = PATTERNS[i % len(PATTERNS)]
         t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": [pattern]})
         assert t["hookedFunctions"] >= 1, t
