@@ -132,7 +132,7 @@ static struct hook *new_hook_at(const struct hooks *h, const uint64_t *addrs, si
 {
     for (size_t i = 0; i < n; i++) {
         struct hook *k = u64map_get(&h->by_addr, addrs[i]);
-        if (k && k->role == HOOK_TRACE && k->armed && pc >= k->addr &&
+        if (k && k->role == HOOK_TRACE && (k->armed || k->jumped) && pc >= k->addr &&
             pc < k->addr + (k->fn->end - k->fn->entry))
             return k;
     }

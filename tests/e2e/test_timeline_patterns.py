@@ -93,13 +93,16 @@ def test_short_program_is_told_to_stage_patterns(mcp):
     assert "without sessionId), then debug_launch" in err.message, err
 
 
-def test_calls_in_progress_are_seen_at_their_return(mcp):
+@pytest.mark.parametrize("mode", ["int3", "fast"])
+def test_calls_in_progress_are_seen_at_their_return(mcp, mode):
     """wait_release (inside the worker thread's worker) and main (in pthread_join) are
     running when their patterns are added: their returns are reported in stack order
-    (inProgress, no enter event, the real return values) once released."""
+    (inProgress, no enter event, the real return values) once released, whichever
+    way the functions are traced (their later calls: int3s or the fast path)."""
     r = mcp.launch("inprogress", project=REPO)
     sid = r["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")
+    mcp.call_tool("debug_trace", {"sessionId": sid, "traceMode": mode})
     t = mcp.call_tool("debug_trace", {"sessionId": sid,
                                       "add": ["wait_release", "worker", "main"]})
     assert by_pattern(t)["wait_release"]["armed"] == 1, t
