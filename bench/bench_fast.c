@@ -348,7 +348,7 @@ int main(int argc, char **argv)
     row("Strobe fast path, every call recorded, short run", fsh, b, fp - b,
         "the same settings, a run shorter than one drain period");
     row("Strobe fast path, default sampling", fs, b, fp - b,
-        "the default settings: sampled after 5000 calls, then counted only");
+        "trace.mode \"fast\" alone: sampled after 5000 calls, then counted only");
     row("Strobe int3, every call recorded (enter+exit), CPU 0", i3, b, fp - b,
         "trace.mode \"int3\", no sampling, tracer and target on one CPU");
     row("uftrace record -P traced_fn", u_p, b, fp - b,

@@ -16,7 +16,8 @@
  * whose program crashed is counted and left out of the median when it printed no
  * throughput (pyload prints it before the interpreter's shutdown).
  *
- *   bench_workload PYTHON PYLOAD [ITERATIONS [REPS]]   (default 200000, 3; medians)
+ *   bench_workload PYTHON PYLOAD [ITERATIONS [REPS [PATTERN]]]
+ *                                     (default 200000, 3, PyDict_*; medians)
  *
  * Starts its own daemon in a private STROBE_HOME under /tmp and stops it; needs
  * `strobe` on PATH (scripts/run-bench.sh puts the build's first). Prints a Markdown
@@ -33,7 +34,7 @@
 
 #include "bench_util.h"
 
-#define PATTERN "PyDict_*"
+static const char *pattern = "PyDict_*"; /* the traced functions (argument 5) */
 /* pyload stays this long after printing (LINGER_S): the debug_trace check runs
  * while it is alive, and the daemon drains the fast path's last records. */
 #define LINGER_S "0.3"
@@ -113,7 +114,7 @@ static struct traced_run traced(struct rpc_client *c, const char *iters, bool fa
     cJSON_AddItemToArray(av, cJSON_CreateString(LINGER_S));
     cJSON *res = bench_tool(c, "debug_launch", req);
     if (num(res, "pendingPatternsApplied") < 1)
-        die("debug_launch did not apply the pending pattern %s", PATTERN);
+        die("debug_launch did not apply the pending pattern %s", pattern);
     char sid[128];
     snprintf(sid, sizeof sid, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
     cJSON_Delete(res);
@@ -184,7 +185,7 @@ static void print_row(const struct row *r, double base, int reps)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_workload PYTHON PYLOAD [ITERATIONS [REPS]]\n");
+        fprintf(stderr, "usage: bench_workload PYTHON PYLOAD [ITERATIONS [REPS [PATTERN]]]\n");
         return 64;
     }
     static char abs_python[4096], abs_pyload[4096];
@@ -197,6 +198,8 @@ int main(int argc, char **argv)
     pyload = abs_pyload;
     const char *iters = argc > 3 && atol(argv[3]) > 0 ? argv[3] : "200000";
     int reps = argc > 4 && atoi(argv[4]) > 0 ? atoi(argv[4]) : 3;
+    if (argc > 5)
+        pattern = argv[5];
     if (reps > 15)
         reps = 15;
     signal(SIGPIPE, SIG_IGN);
@@ -214,7 +217,7 @@ int main(int argc, char **argv)
     struct rpc_client c;
     bench_connect(&c, "bench_workload");
     cJSON *req = cJSON_CreateObject();
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(req, "add"), cJSON_CreateString(PATTERN));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(req, "add"), cJSON_CreateString(pattern));
     cJSON_Delete(bench_tool(&c, "debug_trace", req));
 
     struct row rows[] = {
@@ -253,7 +256,7 @@ int main(int argc, char **argv)
            "(time.perf_counter around its loop); slowdown = untraced / traced. Calls = "
            "calls of the 10 most called traced functions in the last run (debug_session's "
            "topFunctions), the whole run with the interpreter's start and exit.\n\n",
-           python, pyload, iters, PATTERN, reps);
+           python, pyload, iters, pattern, reps);
     printf("| measurement | loop iterations/s | slowdown | traced | settings |\n"
            "|---|---|---|---|---|\n");
     printf("| untraced | %.0f | 1.00x | - | - |\n", b);

@@ -456,7 +456,8 @@ static void collect_count(uint64_t key, void *value, void *arg)
         .calls = calls, .recorded = k->recorded,
         .sampled = k->sampled, .sampled_since = k->sampled_since - s->h->cfg.sink.t0_ns,
         .lost = k->lost[0] ? k->lost : NULL,
-        .mode = k->fast && k->jumped ? "fast" : k->jumped ? "jump" : k->quiet ? "count-only" : "recorded",
+        .mode = k->fast && k->jumped ? "fast" : k->jumped ? "jump"
+              : k->quiet ? "count-only" : "recorded",
         .no_jump = k->cj_planned && !k->cj_ok ? k->cj.why : NULL, .ring_full = ring_full};
 }
 
