@@ -128,7 +128,6 @@ bool fastjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_
     memcpy(out->patch, ej.patch, FASTJUMP_LEN);
     out->displaced = (uint8_t)ej.displaced;
     out->tramp_len = ej.tramp_len;
-    out->body = entry_code(out->tramp, area, enter_addr, fn);
     return true;
 }
 

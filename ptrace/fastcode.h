@@ -58,8 +58,6 @@ struct fastjump {
     uint8_t displaced;                 /* bytes of the instructions it covers, >= 5 */
     uint8_t tramp[FASTJUMP_SLOT_SIZE]; /* the entry trampoline */
     size_t tramp_len;
-    size_t body;                       /* where the displaced instructions start: before
-                                          it rsp is not the function's (unwinders) */
     char why[96];                      /* refused: the reason */
 };
 

@@ -27,8 +27,6 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
-#include <sys/wait.h>
-#include <signal.h>
 #include <x86intrin.h>
 
 #include "base/clock.h"
@@ -328,41 +326,13 @@ bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
     k->cj.displaced = fj.displaced;
     k->cj.tramp_len = (uint8_t)(fj.tramp_len > 255 ? 255 : fj.tramp_len);
     k->tramp = tramp;
-    k->fast_body = (uint32_t)fj.body;
     k->counter = fn_addr(fp, k->fast_id) + offsetof(struct fast_fn, calls);
     return true;
 }
 
-/* ---- threads caught inside the recorder ----------------------------------------------- */
-
-#define LEAVE_MAX_STEPS 4096 /* the recorder runs a few hundred instructions a call */
-
-/* Whether pc is in the recorder, its return trampoline, or an entry trampoline
- * before the displaced instructions: code without frame information, where rsp is
- * not the traced function's. */
-static bool in_recorder(const struct fastpath *fp, uint64_t pc)
+bool hk_fast_in_code(const struct hooks *h, uint64_t pc)
 {
-    if (pc >= fp->code && pc < fp->code + CODE_SIZE)
-        return true;
-    for (uint32_t i = 0; i < fp->n_fns; i++)
-        if (pc >= fp->fns[i]->tramp && pc < fp->fns[i]->tramp + fp->fns[i]->fast_body)
-            return true;
-    return false;
-}
-
-void hooks_fast_leave(struct hooks *h, pid_t tid)
-{
-    if (!h || !h->fast)
-        return;
-    struct step_signals kept = {0};
-    struct user_regs_struct r;
-    for (int i = 0; i < LEAVE_MAX_STEPS && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
-                    in_recorder(h->fast, r.rip); i++) {
-        int st = step_insn(tid, &kept);
-        if (st < 0 || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
-            break;
-    }
-    step_signals_resend(tid, &kept);
+    return h->fast && pc >= h->fast->code && pc < h->fast->code + CODE_SIZE;
 }
 
 /* ---- fork and thread exit ----------------------------------------------------------- */

@@ -168,11 +168,13 @@ void hooks_set_depth(struct hooks *h, int depth, bool asked);
 enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs,
                               int64_t woke_ns);
 
-/* Thread tid (stopped), caught inside the fast path's recorder or the start of an
- * entry trampoline, where no unwinder finds its frames, is stepped out of it (a
- * few hundred instructions at most) before its registers are read for an unwind;
- * a thread elsewhere is left as it is. h NULL: nothing. */
-void hooks_fast_leave(struct hooks *h, pid_t tid);
+/* Thread tid (stopped), caught inside code the hooks put in the program (the fast
+ * path's recorder, an entry or counting-jump trampoline, a relocated instruction),
+ * where no unwinder finds its frames and a pc mapped back to the function's entry
+ * would be wrong once part of the displaced code ran, is stepped out of it (a few
+ * hundred instructions at most) before its registers are read for an unwind; a
+ * thread elsewhere is left as it is. h NULL: nothing. */
+void hooks_leave_trampolines(struct hooks *h, pid_t tid);
 
 /* Before a crash report or a stacks snapshot (stacks.h) unwinds thread tid: puts the
  * real return addresses back on its stack in place of the trampolines (the unwinder

@@ -74,7 +74,6 @@ struct hook {
     bool fast;
     uint32_t fast_id;        /* its fast_fn in the area */
     uint32_t fast_flags;     /* its fast_fn.flags as last written */
-    uint32_t fast_body;      /* its entry trampoline's displaced instructions' offset */
     uint64_t ring_full_folded; /* fast_fn.lost of processes that ended */
     uint64_t fast_calls_seen;  /* its main process's fast_fn.calls at the last hot check */
 };
@@ -288,6 +287,8 @@ void hk_fast_update_flags(struct hooks *h, struct hook *k);
 /* Turns every record written since the last drain into events, in every process
  * (a complete drain: fastpath.c's drain_process). */
 void hk_fast_drain(struct hooks *h);
+/* Whether pc is in the recorder or its return trampoline. */
+bool hk_fast_in_code(const struct hooks *h, uint64_t pc);
 /* The recorder's return trampoline, 0 when there is no fast path. */
 uint64_t hk_fast_ret_tramp(const struct hooks *h);
 /* A forked child's copy of the area becomes its own (parent_tid: the forking

@@ -2,15 +2,20 @@
  * hooks_unwind.c - a traced thread's stack as an unwinder reads it (hooks.h): the
  * real return addresses go back in place of the trampolines for the read (detached
  * for good, or lent and given back after it) and a pc in relocated code is mapped
- * back to its function; and the calls found on that stack when their function is
- * hooked, adopted so that their returns are reported (hooks_adopt_frames).
+ * back to its function; a thread caught in the hooks' own code stepped out of it
+ * first; and the calls found on that stack when their function is hooked, adopted
+ * so that their returns are reported (hooks_adopt_frames).
  */
+#include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
+#include <sys/wait.h>
 
 #include "base/clock.h"
 #include "base/u64map.h"
+#include "ptrace/bptab.h"
+#include "ptrace/fastcode.h"
 #include "ptrace/hooks_internal.h"
 #include "ptrace/procmem.h"
 #include "ptrace/reloc.h"
@@ -122,6 +127,52 @@ int hooks_unwind_thread(struct hooks *h, pid_t tid, int memfd,
     return rc;
 }
 
+/* ---- threads caught in the hooks' own code --------------------------------------- */
+
+#define LEAVE_MAX_STEPS 4096 /* the recorder runs a few hundred instructions a call */
+
+struct in_code {
+    uint64_t pc;
+    bool in;
+};
+
+static void check_hook_code(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    const struct hook *k = value;
+    struct in_code *c = arg;
+    uint64_t tramp_size = k->fast ? FASTJUMP_SLOT_SIZE : COUNTJUMP_SLOT_SIZE;
+    if ((k->tramp && c->pc >= k->tramp && c->pc < k->tramp + tramp_size) ||
+        (k->slot && c->pc >= k->slot && c->pc < k->slot + RELOC_SLOT_SIZE))
+        c->in = true;
+}
+
+static bool in_hooks_code(const struct hooks *h, uint64_t pc)
+{
+    if (hk_fast_in_code(h, pc))
+        return true;
+    if (!hk_in_areas(h, h->n_areas, pc))
+        return false;
+    struct in_code c = {pc, false};
+    u64map_each(&h->by_addr, check_hook_code, &c);
+    return c.in;
+}
+
+void hooks_leave_trampolines(struct hooks *h, pid_t tid)
+{
+    if (!h)
+        return;
+    struct step_signals kept = {0};
+    struct user_regs_struct r;
+    for (int i = 0; i < LEAVE_MAX_STEPS && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
+                    in_hooks_code(h, r.rip); i++) {
+        int st = step_insn(tid, &kept);
+        if (st < 0 || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
+            break;
+    }
+    step_signals_resend(tid, &kept);
+}
+
 /* ---- calls in progress when their function is hooked --------------------------- */
 
 #define ADOPT_MAX_FRAMES 256
@@ -167,7 +218,7 @@ void hooks_adopt_frames(struct hooks *h, pid_t tid, const uint64_t *addrs, size_
     struct thread *t = hk_thread_get(h, tid);
     struct user_regs_struct regs;
     if (t && n)
-        hooks_fast_leave(h, tid);
+        hooks_leave_trampolines(h, tid);
     if (!t || n == 0 || !h->cfg.tuning.capture_exits ||
         ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
         return;

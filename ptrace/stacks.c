@@ -361,7 +361,7 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
     procmem_thread_name(tid, th->name, sizeof th->name);
     struct user_regs_struct regs;
     if (stopped)
-        hooks_fast_leave(h, tid);
+        hooks_leave_trampolines(h, tid);
     if (!stopped || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0) {
         read_state(tgid, tid, th->state, sizeof th->state);
         return;
