@@ -66,7 +66,8 @@
  * function's recorder only counts (its flags); records drained after it went
  * quiet are dropped. The strings and small structs (up to 104 bytes) that
  * pointer arguments point to are copied at the call (fastpath.c's capture plan);
- * memory further away is read when drained, as it is then.
+ * memory further away, trace watch values and thread names are read when drained,
+ * as they are then (docs/FASTPATH.md: why the fast path is not the default).
  *
  * Code is patched only while every thread of the image is stopped: the caller of
  * hooks_arm, hooks_disarm and hooks_tick stops them (tracer_hold.c).

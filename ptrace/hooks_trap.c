@@ -226,16 +226,22 @@ static void on_catch(struct hooks *h, struct thread *t, const struct user_regs_s
     }
 }
 
+/* Call c's real return address: its caller's, when it is a tail call (the caller's
+ * frame shares its slot and is marked so). */
+static uint64_t call_ret(struct thread *t, const struct hk_call *c)
+{
+    if (!c->tail || t->depth == 0)
+        return c->ret;
+    t->frames[t->depth - 1].tail_caller = true;
+    return t->frames[t->depth - 1].ret;
+}
+
 /* A call of a quiet function that the fast path recorded before it went quiet:
  * no event; its frame, pushed by the recorder, is kept to match its return. */
 static struct frame *silent_call(struct hooks *h, struct thread *t, struct hook *k,
                                  const struct hk_call *c)
 {
-    uint64_t ret = c->ret;
-    if (c->tail && t->depth > 0) {
-        t->frames[t->depth - 1].tail_caller = true;
-        ret = t->frames[t->depth - 1].ret;
-    }
+    uint64_t ret = call_ret(t, c);
     prune_stale(h, t, c->regs->rsp, c->now);
     struct frame *f;
     if (!c->push || !ret || !(f = hk_frame_push(t)))
@@ -258,11 +264,7 @@ struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
         h->args.buf[0] = '\0';
     fnsym_use(h->fnsym, t->tgid);
     abi_args_json(&h->args, k->fn, c->regs, c->rd, c->rd_ctx, &h->vopts);
-    uint64_t ret = c->ret;
-    if (c->tail && t->depth > 0) {
-        t->frames[t->depth - 1].tail_caller = true;
-        ret = t->frames[t->depth - 1].ret;
-    }
+    uint64_t ret = call_ret(t, c);
     prune_stale(h, t, c->regs->rsp, c->now);
     struct event ev = event_sink_init(&h->cfg.sink, EV_FUNCTION_ENTER, c->now);
     fill_location(&ev, k, t);

@@ -690,7 +690,8 @@ def pytest_configure(config):
         "itself (skipped under STROBE_VALGRIND=1)")
     config.addinivalue_line(
         "markers", "valgrind_sample: of the sampled suites (SAMPLED_MODULES: debug_test, "
-        "strobectl, REPL, timeline, fast path), "
+        "strobectl, REPL, timeline, fast path, errors, protocol, hardening, patterns, "
+        "sessions, launch), "
         "whose tests differ in the framework or the front end far more than in the daemon "
         "code they reach, the ones the valgrind pass runs")
     config.addinivalue_line(
@@ -704,10 +705,16 @@ def pytest_configure(config):
 # frameworks or front-end commands; strobectl's, which reach through another front end
 # the daemon code the MCP suites run under valgrind whole (test_crash, test_memory,
 # test_breakpoints...); the timeline suites (test_timeline_*), whose engine paths
-# the trace suites already run under valgrind whole; and the fast path's, whose
-# daemon side (the drain) is the same in each test and which load the machine.
+# the trace suites already run under valgrind whole; the fast path's, whose
+# daemon side (the drain) is the same in each test and which load the machine; and
+# the suites of many small variations of one path (tool errors, protocol and input
+# hardening, the pattern table, session and launch life cycles), each sampled to
+# one or two tests per path: the
+# daemon starts under valgrind for every test, ~3 s, and the pass must keep CI under
+# 30 minutes.
 SAMPLED_MODULES = ("test_test_", "test_strobectl", "test_repl", "test_timeline_",
-                   "test_fastpath")
+                   "test_fastpath", "test_errors", "test_protocol", "test_hardening",
+                   "test_trace_patterns", "test_sessions", "test_launch_output")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -26,6 +26,7 @@ def assert_validation(mcp, tool, args, field):
 
 # ---- shape ---------------------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_tool_error_shape(mcp):
     r = mcp.call_tool_raw("debug_session", {"action": "status", "sessionId": NO_SUCH})
     assert r["isError"] is True
@@ -59,12 +60,14 @@ def test_launch_validation(mcp, over, field):
     assert mcp.sessions() == []
 
 
+@pytest.mark.valgrind_sample
 def test_launch_no_arguments_at_all(mcp):
     e = mcp.tool_error("debug_launch", {})
     assert e.code == "VALIDATION_ERROR"
     assert "command" in e.message or "projectRoot" in e.message
 
 
+@pytest.mark.valgrind_sample
 def test_launch_cwd_missing_dir(mcp):
     e = mcp.tool_error("debug_launch", launch_args(
         mcp.world, cwd=os.path.join(mcp.world.base, "no-such-dir")))
@@ -72,6 +75,7 @@ def test_launch_cwd_missing_dir(mcp):
     assert "cwd" in e.message or "no-such-dir" in e.message
 
 
+@pytest.mark.valgrind_sample
 def test_command_not_found_absolute(mcp):
     path = os.path.join(mcp.world.base, "does", "not", "exist")
     e = mcp.tool_error("debug_launch", launch_args(mcp.world, command=path))
@@ -90,6 +94,7 @@ def test_command_not_found_relative(mcp):
     assert e.code == "COMMAND_NOT_FOUND"
 
 
+@pytest.mark.valgrind_sample
 def test_command_not_executable_file(mcp):
     p = os.path.join(mcp.world.base, "plain.txt")
     with open(p, "w") as f:
@@ -106,6 +111,7 @@ def test_command_not_executable_directory(mcp):
     assert e.code == "COMMAND_NOT_EXECUTABLE"
 
 
+@pytest.mark.valgrind_sample
 def test_command_executable_bit_but_not_a_binary(mcp):
     # a file with the x bit that exec refuses (no shebang, not ELF): either refused
     # up front or ATTACH_FAILED; never a hang, never a crash of the daemon
@@ -139,6 +145,7 @@ def test_session_validation(mcp, args, field):
     assert_validation(mcp, "debug_session", args, field)
 
 
+@pytest.mark.valgrind_sample
 @pytest.mark.parametrize("action", ["status", "stop", "delete"])
 def test_session_not_found(mcp, action):
     e = mcp.tool_error("debug_session", {"action": action, "sessionId": NO_SUCH})
@@ -146,6 +153,7 @@ def test_session_not_found(mcp, action):
     assert NO_SUCH in e.message
 
 
+@pytest.mark.valgrind_sample
 def test_launch_arguments_too_large_for_the_kernel(mcp):
     # One argument above the kernel's 128 KiB per-string limit: execve fails with
     # E2BIG, which is the caller's input, not a ptrace problem.
@@ -197,6 +205,7 @@ def test_query_limit_bounds_are_accepted(mcp, ended):
     assert len(mcp.query(ended, offset=0)["events"]) == 3
 
 
+@pytest.mark.valgrind_sample
 def test_query_session_not_found(mcp):
     e = mcp.tool_error("debug_query", {"sessionId": NO_SUCH})
     assert e.code == "SESSION_NOT_FOUND"
@@ -217,6 +226,7 @@ def test_trace_validation(mcp, args, field):
     assert_validation(mcp, "debug_trace", args, field)
 
 
+@pytest.mark.valgrind_sample
 def test_daemon_survives_all_errors(mcp):
     pid = mcp.world.daemon_pid()
     for _ in range(3):

@@ -101,11 +101,11 @@ def test_bad_trace_mode_is_refused_with_a_warning(mcp):
 
 
 def test_forked_child_records_into_its_own_ring(mcp):
-    sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="count_fork", args=["2000000"])
-    assert mcp.query(sid, eventType="stdout")["events"][0]["text"] == "done 6000000"
+    sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="count_fork", args=["500000"])
+    assert mcp.query(sid, eventType="stdout")["events"][0]["text"] == "done 1500000"
     assert len(st["pids"]) == 2, st
     s = next(x for x in st["sampling"] if x["function"] == "counted")
-    assert s["calls"] == 6_000_000 and s["callsExact"] is True, s
+    assert s["calls"] == 1_500_000 and s["callsExact"] is True, s
     assert s["countedBy"] == "fast", s
     # both processes' calls are events of their own pid
     pids = {e["pid"] for e in mcp.query(sid, eventType="function_enter", limit=500,
@@ -136,10 +136,10 @@ def test_a_full_ring_is_counted_and_said_never_silent(mcp):
     """Recording every call (no sampling) of a function called as fast as a loop can:
     the daemon cannot decode that many, the ring fills, the program never waits, and
     the calls left unrecorded are counted and reported."""
-    sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="hot_count", args=["3000000"],
+    sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="hot_count", args=["1000000"],
                            settings={"trace.sampleAfter": 100000000})
     s = next(x for x in st["sampling"] if x["function"] == "counted")
-    assert s["calls"] == 3_000_000 and s["callsExact"] is True, s
+    assert s["calls"] == 1_000_000 and s["callsExact"] is True, s
     assert s["ringFull"] > 0 and s["recorded"] < s["calls"], s
     assert s["recorded"] + s["ringFull"] >= s["calls"], s
     assert st["eventCounts"]["function_enter"] == s["recorded"], st
@@ -150,11 +150,11 @@ def test_registers_the_function_leaves_alone_stay_as_they_were(mcp):
     gcc knows leave them alone (-fipa-ra): the trampolines must give every register
     back, or the program computes something else."""
     sid, _, st, _ = traced(mcp, "fast", ["inner_fast", "outer_fast", "slow_int3"],
-                           fixture="ipa_ra_O2", args=["100000"])
-    assert mcp.query(sid, eventType="stdout")["events"][0]["text"] == "sum 15000350000"
+                           fixture="ipa_ra_O2", args=["20000"])
+    assert mcp.query(sid, eventType="stdout")["events"][0]["text"] == "sum 600070000"
     calls_of = {f["function"]: f["calls"] for f in st["topFunctions"]}
-    assert calls_of["inner_fast"] == 200000 and calls_of["slow_int3"] == 200000, st
-    assert calls_of["outer_fast"] == 100000, st
+    assert calls_of["inner_fast"] == 40000 and calls_of["slow_int3"] == 40000, st
+    assert calls_of["outer_fast"] == 20000, st
 
 
 @pytest.mark.manages_daemon

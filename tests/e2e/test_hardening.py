@@ -26,6 +26,7 @@ def error_of(raw, data):
     return msg
 
 
+@pytest.mark.valgrind_sample
 def test_non_utf8_request_is_a_parse_error(raw):
     msg = error_of(raw, b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\xff\xfe"}}')
     assert msg["error"]["code"] == -32700 and "UTF-8" in msg["error"]["message"]
@@ -45,6 +46,7 @@ def test_request_ids_in_range_are_echoed_exactly(raw, id_value):
     assert raw.ch.request("ping", id=id_value)["id"] == id_value
 
 
+@pytest.mark.valgrind_sample
 def test_nul_inside_a_string_is_refused(raw):
     raw.initialize()
     msg = error_of(raw, b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":'
@@ -85,6 +87,7 @@ def test_query_numbers_in_range_work(mcp, ended, field, value, count):
     assert len(mcp.query(ended, **{field: value})["events"]) == count
 
 
+@pytest.mark.valgrind_sample
 def test_non_utf8_binary_path_gives_valid_answers(mcp, raw):
     odd = os.path.join(mcp.world.base, b"odd-\xff\xfe".decode("utf-8", "surrogateescape"))
     os.makedirs(odd)
@@ -111,6 +114,7 @@ def test_non_utf8_binary_path_gives_valid_answers(mcp, raw):
         json.loads(text)
 
 
+@pytest.mark.valgrind_sample
 def test_non_utf8_thread_name_gives_valid_answers(mcp, raw):
     import json
     sid = mcp.launch("odd_names")["sessionId"]
@@ -133,6 +137,7 @@ def test_non_utf8_thread_name_gives_valid_answers(mcp, raw):
 MAX_CLIENTS = 128  # DAEMON_MAX_CLIENTS, core/daemon.h
 
 
+@pytest.mark.valgrind_sample
 def test_connection_cap_refuses_clearly_and_recovers(daemon):
     import json
     clients = [daemon.raw() for _ in range(MAX_CLIENTS)]
@@ -195,6 +200,7 @@ def test_descriptor_limit_pauses_accepts_without_spinning(world):
 
 # ---- answer sizes ---------------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_status_command_line_is_bounded(mcp):
     args = ["a" * 100000] + ["arg%d" % i for i in range(3000)]
     sid = mcp.launch("hello_exit3", args=args)["sessionId"]
@@ -208,6 +214,7 @@ def test_status_command_line_is_bounded(mcp):
     assert len(json.dumps(st, separators=(",", ":"))) < 16 * 1024
 
 
+@pytest.mark.valgrind_sample
 def test_session_list_is_bounded_newest_first(mcp):
     import json
     sids = []

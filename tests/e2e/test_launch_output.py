@@ -6,6 +6,8 @@ import os
 import re
 import tempfile
 
+import pytest
+
 from conftest import (FIXTURES, T_LONG, T_SHORT, fixture_path, pid_alive,
                       socket_answers, wait_until)
 
@@ -22,6 +24,7 @@ def is_signal(value, num, name):
 
 # ---- the done-when scenario -----------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_hello_exit3_done_when(mcp):
     r = mcp.launch("hello_exit3")
     sid = r["sessionId"]
@@ -100,6 +103,7 @@ def test_cpp_default_exit_code(mcp):
 
 # ---- output shapes -------------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_output_mix(mcp):
     sid = mcp.launch("output_mix")["sessionId"]
     st = mcp.wait_ended(sid)
@@ -174,6 +178,7 @@ def test_many_immediate_exits_in_a_row(mcp):
     assert socket_answers(mcp.world.home)
 
 
+@pytest.mark.valgrind_sample
 def test_segv_is_crashed_with_signal(mcp):
     r = mcp.launch("die_by_signal", args=["segv"])
     st = mcp.wait_ended(r["sessionId"])
@@ -210,6 +215,7 @@ def argv_env_cwd(mcp, sid):
     return texts(mcp.query(sid, eventType="stdout")["events"])
 
 
+@pytest.mark.valgrind_sample
 def test_args_env_and_default_cwd(mcp):
     r = mcp.launch("args_env_cwd", args=["one", "two words", "", "ünï"],
                    env={"STROBE_TEST_VAR": "a=b c"})
@@ -271,6 +277,7 @@ def test_stdin_is_dev_null(mcp):
     mcp.stop(r["sessionId"])
 
 
+@pytest.mark.valgrind_sample
 def test_session_ids_get_suffix_on_collision(mcp):
     ids = []
     for _ in range(3):
@@ -288,6 +295,7 @@ def test_session_ids_get_suffix_on_collision(mcp):
 
 # ---- the output limit ----------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_flood_hits_output_limit_target_completes(mcp):
     w = mcp.world
     w.write_project_settings({"output.maxBytesPerSession": 1048576})
@@ -349,6 +357,7 @@ def test_invalid_output_limit_setting_falls_back(mcp):
         "output.maxBytesPerSession" in w.daemon_log(), r
 
 
+@pytest.mark.valgrind_sample
 def test_target_output_survives_after_stop_while_running(mcp):
     r = mcp.launch("sleeper")
     sid = r["sessionId"]

@@ -38,12 +38,14 @@ def test_initialize_echoes_supported_version(raw, version):
     assert r["capabilities"]["tools"] == {"listChanged": False}
 
 
+@pytest.mark.valgrind_sample
 def test_initialize_unsupported_version_gets_newest(raw):
     r = raw.ch.result("initialize", {"protocolVersion": "1999-01-01", "capabilities": {},
                                      "clientInfo": {"name": "t", "version": "0"}})
     assert r["protocolVersion"] == "2025-06-18"
 
 
+@pytest.mark.valgrind_sample
 def test_ping_before_and_after_initialize(raw):
     assert raw.ch.result("ping") == {}
     raw.initialize()
@@ -68,6 +70,7 @@ def test_request_before_initialize_is_minus_32002(raw, method, params):
     assert "result" in resp, resp
 
 
+@pytest.mark.valgrind_sample
 def test_tools_list_has_the_four_tools_with_schemas(raw):
     raw.initialize()
     tools = raw.ch.result("tools/list")["tools"]
@@ -134,12 +137,14 @@ def test_invalid_request_is_minus_32600(raw, line):
     assert raw.ch.result("ping") == {}
 
 
+@pytest.mark.valgrind_sample
 def test_invalid_request_echoes_a_valid_id(raw):
     resp = send_line(raw, '{"jsonrpc":"1.0","id":31,"method":"ping"}')
     assert err_of(resp)["code"] == -32600
     assert resp["id"] == 31
 
 
+@pytest.mark.valgrind_sample
 def test_unknown_method_is_minus_32601(raw):
     raw.initialize()
     resp = raw.ch.request("no/such/method", {}, id=55)
@@ -165,6 +170,7 @@ def test_tools_call_without_string_name_is_minus_32602(raw, params):
     assert err_of(resp)["code"] == -32602
 
 
+@pytest.mark.valgrind_sample
 def test_unknown_tool_is_minus_32602_unknown_tool(raw):
     raw.initialize()
     resp = raw.ch.request("tools/call", {"name": "debug_teleport", "arguments": {}})
@@ -186,6 +192,7 @@ def test_tools_call_arguments_not_object(raw):
         assert r["structuredContent"]["error"]["code"] == "VALIDATION_ERROR"
 
 
+@pytest.mark.valgrind_sample
 def test_line_over_1mib_is_minus_32600_and_connection_survives(raw):
     raw.initialize()
     big = '{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"' + \
@@ -207,6 +214,7 @@ def test_line_just_under_1mib_is_accepted(raw):
     assert raw.ch.read_msg(T_SHORT) == {"jsonrpc": "2.0", "id": 11, "result": {}}
 
 
+@pytest.mark.valgrind_sample
 def test_many_requests_in_one_write_all_answered(raw):
     raw.initialize()
     batch = "".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "ping"}) + "\n"
@@ -227,6 +235,7 @@ def test_request_split_across_writes(raw):
     assert raw.ch.read_msg(T_SHORT) == {"jsonrpc": "2.0", "id": 77, "result": {}}
 
 
+@pytest.mark.valgrind_sample
 def test_client_disconnect_mid_request_daemon_stays_up(daemon):
     pid = daemon.daemon_pid()
     # 1. half a line, then hang up
@@ -258,6 +267,7 @@ def test_client_disconnect_mid_request_daemon_stays_up(daemon):
     assert socket_answers(daemon.home)
 
 
+@pytest.mark.valgrind_sample
 def test_many_concurrent_connections(daemon):
     clients = [daemon.raw() for _ in range(20)]
     for i, c in enumerate(clients):
@@ -278,6 +288,7 @@ def test_proxy_initialize_and_ping(world):
     assert FOUR_TOOLS <= names
 
 
+@pytest.mark.valgrind_sample
 def test_proxy_forwards_protocol_errors(world):
     c = world.mcp(initialize=False)
     c.ch.send_raw("{oops\n")

@@ -25,6 +25,7 @@ def start_sleeper(mcp, **kw):
 
 # ---- status / list ------------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_running_session_status_and_list(mcp):
     r = start_sleeper(mcp)
     sid = r["sessionId"]
@@ -54,6 +55,7 @@ def test_list_empty(mcp):
     assert mcp.sessions() == []
 
 
+@pytest.mark.valgrind_sample
 def test_list_shows_live_ended_and_retained(mcp):
     a = mcp.launch("hello_exit3")["sessionId"]
     mcp.wait_ended(a)
@@ -73,6 +75,7 @@ def test_list_shows_live_ended_and_retained(mcp):
 
 # ---- stop ---------------------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_stop_running_kills_target_and_deletes_data(mcp):
     r = start_sleeper(mcp)
     sid = r["sessionId"]
@@ -110,6 +113,7 @@ def test_stop_exited_session_counts_events(mcp):
     assert sid not in listed(mcp)
 
 
+@pytest.mark.valgrind_sample
 def test_stop_retain_keeps_data(mcp):
     r = start_sleeper(mcp)
     sid = r["sessionId"]
@@ -157,6 +161,7 @@ def test_delete_retained(mcp):
         "SESSION_NOT_FOUND"
 
 
+@pytest.mark.valgrind_sample
 def test_delete_running_kills_target(mcp):
     r = start_sleeper(mcp)
     assert mcp.delete(r["sessionId"]) == {"success": True, "sessionId": r["sessionId"]}
@@ -221,6 +226,7 @@ def test_query_limit_offset_hasmore(mcp):
     assert 1 <= len(big["events"]) <= 500 and big["hasMore"] is True
 
 
+@pytest.mark.valgrind_sample
 def test_query_response_is_cut_at_about_32k(mcp):
     sid = mcp.launch("output_mix")["sessionId"]
     mcp.wait_ended(sid)
@@ -267,6 +273,7 @@ def test_after_event_id_polling(mcp):
     assert texts(out["events"]) == ["done"]
 
 
+@pytest.mark.valgrind_sample
 def test_after_event_id_pages_through_everything(mcp):
     sid = mcp.launch("flood", args=["1"])["sessionId"]
     mcp.wait_ended(sid)
@@ -328,6 +335,7 @@ def test_trace_pending_mode(mcp):
     assert res["activePatterns"] == []
 
 
+@pytest.mark.valgrind_sample
 def test_trace_watches_pending_are_staged(mcp):
     res = mcp.call_tool("debug_trace", {"watches": {"add": [{"variable": "gTempo"}]}})
     assert res["mode"] == "pending"

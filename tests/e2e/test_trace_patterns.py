@@ -115,6 +115,7 @@ def test_pattern_table(mcp, fixture, pattern, expected):
         pattern, fixture, sorted(set(counts) - expected), sorted(expected - set(counts)))
 
 
+@pytest.mark.valgrind_sample
 def test_pattern_call_counts(mcp):
     """Each matched function is traced on every call (exact counts from main's loops)."""
     counts, _ = traced(mcp, "trace_cpp", ["a::b::process", "a::b::Widget::get"])
@@ -124,12 +125,14 @@ def test_pattern_call_counts(mcp):
     assert counts == {"factorial": 18, "color_name": 6, "add_ints": 3}
 
 
+@pytest.mark.valgrind_sample
 def test_usercode_depends_on_project_root(mcp):
     """@usercode with a projectRoot that holds none of the sources traces nothing."""
     counts, _ = traced(mcp, "trace_c", ["@usercode"], project=mcp.world.project)
     assert counts == {}
 
 
+@pytest.mark.valgrind_sample
 def test_overlapping_patterns_trace_each_function_once(mcp):
     counts, _ = traced(mcp, "trace_c", ["add_ints", "add_*", "@file:trace_c.c"])
     assert counts["add_ints"] == 3
@@ -149,6 +152,7 @@ def test_invalid_pattern_pending(mcp, pattern):
     assert mcp.call_tool("debug_trace", {})["activePatterns"] == []
 
 
+@pytest.mark.valgrind_sample
 def test_invalid_pattern_runtime_adds_nothing(mcp):
     r = mcp.launch("worker_loop", project=REPO, args=["20"])
     sid = r["sessionId"]
@@ -162,6 +166,7 @@ def test_invalid_pattern_runtime_adds_nothing(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_zero_matches_status_suggests_near_miss(mcp):
     r = mcp.launch("worker_loop", project=REPO, args=["20"])
     sid = r["sessionId"]
@@ -178,6 +183,7 @@ def test_zero_matches_status_suggests_near_miss(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_zero_matches_pending_pattern_near_miss(mcp):
     """A staged pattern that matches nothing in the launched program: the session's
     trace answer says so and names the near miss (worker_loop lives long enough to be
@@ -194,6 +200,7 @@ def test_zero_matches_pending_pattern_near_miss(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_shared_library_functions_by_pattern(mcp):
     """Functions of libshapes.so (a library under the project dir) are user code and
     are traced by name, by glob and by @usercode; their arguments decode."""
@@ -205,6 +212,7 @@ def test_shared_library_functions_by_pattern(mcp):
     assert counts == {"shape_area": 3, "shape_name": 3}
 
 
+@pytest.mark.valgrind_sample
 def test_shared_library_values_and_parents(mcp):
     mcp.call_tool("debug_trace", {"add": ["shape_area", "shape_name", "main"]})
     r = mcp.launch("uses_lib", project=REPO)
@@ -232,6 +240,7 @@ def test_shared_library_values_and_parents(mcp):
 
 # ---- programs without debug info ------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_program_without_dwarf(mcp, tmp_path):
     """A program stripped of debug info: launch warns, @usercode is NO_DEBUG_SYMBOLS
     with the spec's sentence, and a function is still traceable by its symbol."""
