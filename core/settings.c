@@ -44,7 +44,7 @@ static const struct setting_def defs[] = {
      false, NULL},
     {"trace.captureExits", offsetof(struct settings, capture_exits), 1, 0, 1, false, NULL},
     {"trace.pinCpu", offsetof(struct settings, pin_cpu), 1, 0, 1, false, NULL},
-    {"trace.mode", offsetof(struct settings, trace_mode), TRACE_MODE_INT3, 0, 1, false,
+    {"trace.mode", offsetof(struct settings, trace_mode), TRACE_MODE_FAST, 0, 1, false,
      trace_modes},
     {"answers.maxBytes", offsetof(struct settings, answers_max_bytes),
      16384, 4096, 1048576, true, NULL},

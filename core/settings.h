@@ -29,12 +29,12 @@ struct settings {
     int64_t overhead_budget_percent;  /* trace.overheadBudgetPercent, 100: no budget */
     int64_t capture_exits;            /* trace.captureExits, 0 or 1 */
     int64_t pin_cpu;                  /* trace.pinCpu, 0 or 1 */
-    int64_t trace_mode;               /* trace.mode: "int3" (TRACE_MODE_INT3, the
-                                         default: two ptrace stops per call) or
-                                         "fast" (TRACE_MODE_FAST: the in-process
-                                         recorder, ptrace/hooks.h "Fast path";
-                                         docs/FASTPATH.md says why it is not the
-                                         default yet) */
+    int64_t trace_mode;               /* trace.mode: "fast" (TRACE_MODE_FAST, the
+                                         default: the in-process recorder,
+                                         ptrace/hooks.h "Fast path",
+                                         docs/FASTPATH.md) or "int3"
+                                         (TRACE_MODE_INT3: two ptrace stops per
+                                         call) */
     int64_t answers_max_bytes;        /* answers.maxBytes: every tool answer's JSON
                                          (global file only) */
     int64_t retention_max_age_days;   /* retention.maxAgeDays (global file only) */

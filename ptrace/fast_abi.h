@@ -5,12 +5,13 @@
  * calling convention of the trampolines that call the recorder. Nothing here may
  * depend on libc: the recorder includes this file too.
  *
- * The area is one memfd the daemon creates in the target (an injected
- * memfd_create + mmap(MAP_SHARED)) and maps in itself through /proc/PID/fd:
+ * The area is private anonymous memory the daemon maps in the target (an injected
+ * mmap) and reads and writes through /proc/PID/mem (ptrace/fastpath.c):
  *
  *   struct fast_area      header: version, ring geometry, the daemon's live word
  *   struct fast_fn[]      one per fast-path function: exact counts, lost records,
- *                         the capture plan
+ *                         what the recorder does for its calls
+ *   struct fast_prog[]    one per fast-path function: its capture program
  *   struct fast_thread[]  per-thread shadow stacks of real return addresses
  *   ring                  fast_record[ring_records], written by the target's threads
  *
@@ -41,7 +42,7 @@
 
 #include <stdint.h>
 
-#define FAST_ABI_VERSION 1
+#define FAST_ABI_VERSION 2
 #define FAST_RECORD_SIZE 128
 #define FAST_MAX_FNS 8192          /* fast-path functions per process image */
 #define FAST_THREADS 256           /* threads with a shadow stack at once */
@@ -52,8 +53,9 @@
 #define FAST_EXIT_HEADROOM (FAST_THREADS * FAST_DEPTH)
 
 /* Record kinds. An enter is followed, in the same reservation, by a FAST_REC_XMM
- * record when its function's plan has FAST_FN_FP, then by FAST_REC_DATA records
- * holding the pointed-to bytes of its plan (in plan order). */
+ * record when its function's flags have FAST_FN_FP, then by the FAST_REC_DATA
+ * records of its capture program's enter items; an exit by those of its exit
+ * items (in item order, each item's bytes in one or more records). */
 enum fast_rec_kind {
     FAST_REC_ENTER = 1,
     FAST_REC_EXIT = 2,    /* a return through the return trampoline */
@@ -89,43 +91,78 @@ struct fast_record {
     uint64_t spare[5];
 };
 
-/* A FAST_REC_DATA record: the bytes one capture-plan item copied. */
+/* A FAST_REC_DATA record: up to FAST_DATA_BYTES of the bytes one capture-program
+ * item copied (an item longer than that fills consecutive records). */
 struct fast_data_record {
     uint32_t unused;     /* only a reservation's first record has a commit */
     uint16_t kind;       /* FAST_REC_DATA */
-    uint16_t len;        /* bytes valid in data (0: the pointer was unreadable) */
-    uint64_t addr;       /* the target address they were copied from */
-    uint8_t item;        /* the plan item (fast_fn.cap[]) */
+    uint16_t len;        /* bytes valid in data (fewer than asked: the rest could not
+                            be read; 0 also when the item's address is unknown) */
+    uint64_t addr;       /* the target address data[0] was copied from */
+    uint8_t item;        /* the program item (fast_prog.enter[] or exit[]) */
     uint8_t pad[7];
     uint8_t data[FAST_DATA_BYTES];
 };
 
-/* A capture plan item: copy the bytes an integer argument register points to. */
-enum fast_cap_kind {
-    FAST_CAP_NONE = 0,
-    FAST_CAP_STRING = 1, /* up to len bytes, stopping after a NUL */
-    FAST_CAP_BYTES = 2,  /* exactly len bytes (a small struct) */
+/*
+ * Capture programs: what the recorder copies at a call besides the registers, so
+ * that the daemon decodes the memory an event shows as it was at the call, not at
+ * the drain. Each item copies len bytes from an address computed from the call's
+ * registers, its stack, a fixed address, or a pointer an earlier item copied (a
+ * struct's member, a list's next node): the daemon learns the items from the reads
+ * its decoder makes (ptrace/capprog.h). Copies go through process_vm_readv on the
+ * process itself: an address that is wrong or unmapped copies nothing, never faults.
+ */
+enum fast_src {
+    FAST_SRC_REG = 0,    /* register idx: enter rdi, rsi, rdx, rcx, r8, r9; exit rax, rdx */
+    FAST_SRC_STACK = 1,  /* the return address's slot (rsp at entry) */
+    FAST_SRC_ABS = 2,    /* address 0: off is the address */
+    FAST_SRC_ITEM = 3,   /* the 8-byte pointer at byte at of earlier item idx's copy */
 };
-#define FAST_CAP_ITEMS 4
+#define FAST_ENTER_ITEMS 16
+#define FAST_EXIT_ITEMS 8
+#define FAST_ITEM_MAX (10 * FAST_DATA_BYTES) /* bytes one item copies, at most */
+#define FAST_CALL_DATA_RECORDS 40            /* DATA records one call writes, at most:
+                                                the items past it copy nothing */
 
 struct fast_cap {
-    uint8_t kind;        /* enum fast_cap_kind */
-    uint8_t reg;         /* 0..5: rdi, rsi, rdx, rcx, r8, r9 */
-    uint8_t len;         /* at most FAST_DATA_BYTES */
-    uint8_t pad;
+    uint16_t len;        /* bytes to copy (at most FAST_ITEM_MAX); 0: copies nothing */
+    uint8_t src;         /* enum fast_src */
+    uint8_t idx;         /* FAST_SRC_REG: the register; FAST_SRC_ITEM: the item */
+    uint16_t at;         /* FAST_SRC_ITEM: where the pointer is in that item's bytes */
+    uint16_t pad;
+    int64_t off;         /* added to the source's address */
+};
+
+/* A function's program. The daemon changes it while threads run it: it writes the
+ * items before the counts, and a copy made from an item read half-changed is still
+ * the true bytes of the address in its record. */
+struct fast_prog {
+    uint32_t n_enter, n_exit;
+    struct fast_cap enter[FAST_ENTER_ITEMS];
+    struct fast_cap exit[FAST_EXIT_ITEMS];
 };
 
 /* fast_fn.flags */
 #define FAST_FN_RECORD 1u    /* record calls (else count only: a sampled function) */
 #define FAST_FN_FP 2u        /* copy xmm0..7 into a FAST_REC_XMM record */
 #define FAST_FN_EXITS 4u     /* swap the return address to report the exit */
+/* Stop at a trap for the daemon (only while it is live: a dead daemon's program runs
+ * on), an int3 with eax = FAST_TRAP_ENTER or FAST_TRAP_EXIT, rdi the area, rsi the
+ * trampoline's saved registers (struct fast_saved or fast_ret_saved), edx the fn,
+ * rcx the return address's slot: at an enter before its program runs (the daemon
+ * learns the program from the call's live memory, capprog.h), at an exit before its
+ * exit items run (the same for the exit side, or, for libc's write, the daemon reads
+ * the output just written: ptrace/fast_output.c). */
+#define FAST_FN_TRAP_ENTER 8u
+#define FAST_FN_TRAP_EXIT 16u
+enum { FAST_TRAP_ENTER = 1, FAST_TRAP_EXIT = 2 };
 
 struct fast_fn {
     uint64_t calls;      /* every call through the trampoline (lock add) */
     uint64_t lost;       /* calls whose records were not written (ring full) */
     uint32_t flags;      /* written by the daemon, read by the recorder */
     uint32_t pad;
-    struct fast_cap cap[FAST_CAP_ITEMS];
 };
 
 struct fast_frame {
@@ -166,7 +203,8 @@ struct fast_area {
 
 /* Offsets of the parts of an area; its size. */
 #define FAST_FNS_OFF ((uint64_t)sizeof(struct fast_area))
-#define FAST_THREADS_OFF (FAST_FNS_OFF + (uint64_t)FAST_MAX_FNS * sizeof(struct fast_fn))
+#define FAST_PROGS_OFF (FAST_FNS_OFF + (uint64_t)FAST_MAX_FNS * sizeof(struct fast_fn))
+#define FAST_THREADS_OFF (FAST_PROGS_OFF + (uint64_t)FAST_MAX_FNS * sizeof(struct fast_prog))
 #define FAST_RING_OFF \
     ((FAST_THREADS_OFF + (uint64_t)FAST_THREADS * sizeof(struct fast_thread) + 4095) & \
      ~(uint64_t)4095)
@@ -192,15 +230,17 @@ struct fast_ret_saved {
  *
  *   void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn,
  *                   uint64_t *ret_slot);
- *       Counts the call, writes its records (when fn's plan records and the
- *       daemon is live), pushes a shadow frame and stores a->ret_tramp in
- *       *ret_slot (when the plan has FAST_FN_EXITS and a frame could be pushed).
+ *       Counts the call, writes its records (when fn's flags record and the
+ *       daemon is live; its program's enter items copied), pushes a shadow frame
+ *       and stores a->ret_tramp in *ret_slot (when the flags have FAST_FN_EXITS
+ *       and a frame could be pushed).
  *
  *   uint64_t fast_exit(struct fast_area *a, struct fast_ret_saved *s,
  *                      uint64_t entry_rsp);
  *       Pops the shadow frame whose rsp is entry_rsp (and the frames above it, which
  *       a longjmp or an exception abandoned; and below it, the tail callers sharing
- *       its slot), records the exit, and returns the real return address.
+ *       its slot), records the exit (with its program's exit items when the ring
+ *       has room for them too), and returns the real return address.
  *       Never fails: a frame it cannot find cannot happen for a return through the
  *       trampoline; if the table was corrupted it returns 0 (the thread then
  *       faults at address 0, a crash the daemon reports).

@@ -127,6 +127,7 @@ bool fastjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_
     }
     memcpy(out->patch, ej.patch, FASTJUMP_LEN);
     out->displaced = (uint8_t)ej.displaced;
+    out->resume = (uint16_t)ej.off;
     out->tramp_len = ej.tramp_len;
     return true;
 }

@@ -56,6 +56,9 @@
 struct fastjump {
     uint8_t patch[FASTJUMP_LEN];       /* the jmp written at the function's entry */
     uint8_t displaced;                 /* bytes of the instructions it covers, >= 5 */
+    uint16_t resume;                   /* where in the trampoline its copy of them
+                                          starts: past the recording (an int3 stop of
+                                          the function resumes there) */
     uint8_t tramp[FASTJUMP_SLOT_SIZE]; /* the entry trampoline */
     size_t tramp_len;
     char why[96];                      /* refused: the reason */

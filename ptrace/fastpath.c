@@ -33,6 +33,7 @@
 #include "base/u64map.h"
 #include "dwarf/abi.h"
 #include "ptrace/bptab.h"
+#include "ptrace/capprog.h"
 #include "ptrace/fast_abi.h"
 #include "ptrace/fastcode.h"
 #include "ptrace/fastrec.h"
@@ -49,12 +50,21 @@
 #define DRAIN_MAX_RECORDS 16384      /* per drain: the tracer has other work */
 #define LIVE_TIMEOUT_NS 2000000000LL /* a daemon silent this long is gone */
 
+/* The reader of the call being decoded (read_call). */
+struct call_reader {
+    struct capcall *cc;
+    int memfd;
+};
+
 struct fastpath {
     uint64_t area;           /* the area's address (the same in every process) */
     uint64_t code;           /* the recorder's code */
     uint64_t enter, ret_tramp;
     struct hook **fns;       /* fn id -> hook */
+    struct capprog (*progs)[2]; /* fn id -> its capture program: enter, exit */
     uint32_t n_fns;
+    struct capcall *cc;      /* the call being decoded (one at a time) */
+    struct call_reader reader;
     int64_t hot_checked;     /* when the calls counters were last read */
     /* rdtsc -> CLOCK_MONOTONIC: through (tsc0, ns0) and (tsc1, ns1). */
     uint64_t tsc0, tsc1;
@@ -123,11 +133,16 @@ static struct fastpath *fastpath_create(struct hooks *h, pid_t stopped_tid, int 
         return NULL;
     }
     struct fastpath *fp = calloc(1, sizeof *fp);
-    if (fp)
+    if (fp) {
         fp->buf = malloc(DRAIN_BATCH * sizeof *fp->buf);
-    if (!fp || !fp->buf) {
-        if (fp)
+        fp->cc = malloc(sizeof *fp->cc);
+    }
+    if (!fp || !fp->buf || !fp->cc) {
+        if (fp) {
+            free(fp->buf);
+            free(fp->cc);
             free(fp);
+        }
         snprintf(why, why_cap, "out of memory");
         return NULL;
     }
@@ -159,6 +174,7 @@ static struct fastpath *fastpath_create(struct hooks *h, pid_t stopped_tid, int 
         snprintf(why, why_cap, "the recorder could not be mapped into process %d",
                  (int)h->cfg.pid);
         free(fp->buf);
+        free(fp->cc);
         free(fp);
         return NULL;
     }
@@ -170,6 +186,8 @@ void hk_fast_free(struct hooks *h)
     if (!h->fast)
         return;
     free(h->fast->fns);
+    free(h->fast->progs);
+    free(h->fast->cc);
     free(h->fast->buf);
     free(h->fast);
     h->fast = NULL;
@@ -185,57 +203,27 @@ static uint64_t fn_addr(const struct fastpath *fp, uint32_t id)
     return fp->area + FAST_FNS_OFF + (uint64_t)id * sizeof(struct fast_fn);
 }
 
-/* What the recorder does for k's calls (fast_fn.flags). */
+/* What the recorder does for k's calls (fast_fn.flags): a traced function stops
+ * at its first enter and exit for the daemon to learn its capture program; libc's
+ * write (HOOK_OUTPUT) stops at every exit, for the tracer to read the output, and
+ * a rename (HOOK_RENAME) at every entry (fast_output.c). */
 static uint32_t fn_flags(const struct hooks *h, const struct hook *k)
 {
-    uint32_t f = k->quiet ? 0 : FAST_FN_RECORD;
-    if (h->cfg.tuning.capture_exits && !k->quiet)
+    if (k->quiet)
+        return k->needs_fp ? FAST_FN_FP : 0;
+    if (k->role == HOOK_RENAME)
+        return FAST_FN_RECORD | FAST_FN_TRAP_ENTER;
+    bool output = k->role == HOOK_OUTPUT;
+    uint32_t f = FAST_FN_RECORD;
+    if (h->cfg.tuning.capture_exits || output)
         f |= FAST_FN_EXITS;
     if (k->needs_fp)
         f |= FAST_FN_FP;
+    if (!output && !k->fast_learned)
+        f |= FAST_FN_TRAP_ENTER;
+    if ((f & FAST_FN_EXITS) && (output || !k->fast_learned_exit))
+        f |= FAST_FN_TRAP_EXIT;
     return f;
-}
-
-/* The type behind typedefs is already resolved by the DWARF index: a pointer's
- * target is the pointee itself. */
-static bool is_char_pointer(const struct dw_type *t)
-{
-    return t && t->kind == DWT_POINTER && t->target &&
-           (t->target->kind == DWT_CHAR ||
-            ((t->target->kind == DWT_SIGNED || t->target->kind == DWT_UNSIGNED) &&
-             t->target->size == 1));
-}
-
-static bool takes_one_int_register(const struct dw_type *t)
-{
-    return t && (t->kind == DWT_BOOL || t->kind == DWT_SIGNED || t->kind == DWT_UNSIGNED ||
-                 t->kind == DWT_CHAR || t->kind == DWT_ENUM || t->kind == DWT_POINTER ||
-                 t->kind == DWT_REFERENCE) && t->size <= 8;
-}
-
-/* The capture plan of k (fast_abi.h): the bytes its string and small-struct pointer
- * arguments point to, copied at the call, so that the event shows them as they
- * were then. Planned while every argument before them is a plain register
- * argument (integer-class or float); a struct passed by value ends the plan. */
-static void plan_captures(const struct hook *k, struct fast_cap cap[FAST_CAP_ITEMS])
-{
-    const struct dw_function *fn = k->fn;
-    int reg = k->hidden_ret ? 1 : 0, n = 0;
-    for (size_t i = 0; i < fn->n_params && reg < 6 && n < FAST_CAP_ITEMS; i++) {
-        const struct dw_type *t = fn->params[i].type;
-        if (t && t->kind == DWT_FLOAT && t->size <= 8)
-            continue; /* an xmm register */
-        if (!takes_one_int_register(t))
-            return;
-        const struct dw_type *to = t->kind == DWT_POINTER || t->kind == DWT_REFERENCE
-                                       ? t->target : NULL;
-        if (is_char_pointer(t))
-            cap[n++] = (struct fast_cap){FAST_CAP_STRING, (uint8_t)reg, FAST_DATA_BYTES, 0};
-        else if (to && (to->kind == DWT_STRUCT || to->kind == DWT_UNION) && to->size &&
-                 to->size <= FAST_DATA_BYTES && !to->system_header)
-            cap[n++] = (struct fast_cap){FAST_CAP_BYTES, (uint8_t)reg, (uint8_t)to->size, 0};
-        reg++;
-    }
 }
 
 /* Writes k's flags into every process of the image that has the area. */
@@ -272,6 +260,8 @@ bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
     if (!h->fast && !h->fast_why[0] && main) { /* one attempt per image */
         h->fast = fastpath_create(h, stopped_tid, memfd, h->fast_why, sizeof h->fast_why);
         main->fast_ok = h->fast != NULL;
+        if (h->fast)
+            hk_fast_hook_libc(h, stopped_tid);
     }
     struct fastpath *fp = h->fast;
     if (!fp || !main) {
@@ -307,14 +297,23 @@ bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
         return false;
     struct hook **fns = fp->n_fns % 64 ? fp->fns
                       : realloc(fp->fns, (fp->n_fns + 64) * sizeof *fns);
-    if (!fns)
+    if (fns)
+        fp->fns = fns;
+    struct capprog(*progs)[2] = fp->n_fns % 64 ? fp->progs
+                               : realloc(fp->progs, (fp->n_fns + 64) * sizeof *progs);
+    if (progs)
+        fp->progs = progs;
+    if (!fns || !progs) {
+        snprintf(k->cj.why, sizeof k->cj.why, "out of memory");
         return false;
-    fp->fns = fns;
+    }
     k->fast_id = fp->n_fns;
     k->fast = true;
     k->fast_flags = fn_flags(h, k);
     struct fast_fn entry = {.flags = k->fast_flags};
-    plan_captures(k, entry.cap);
+    memset(&progs[fp->n_fns], 0, sizeof progs[fp->n_fns]);
+    progs[fp->n_fns][0].max = FAST_ENTER_ITEMS;
+    progs[fp->n_fns][1].max = FAST_EXIT_ITEMS;
     if (!procmem_write(memfd, fn_addr(fp, k->fast_id), &entry, sizeof entry) ||
         !hk_write_scratch(h, memfd, tramp, fj.tramp, fj.tramp_len)) {
         k->fast = false;
@@ -324,6 +323,7 @@ bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
     fp->fns[fp->n_fns++] = k;
     memcpy(k->cj.patch, fj.patch, sizeof k->cj.patch);
     k->cj.displaced = fj.displaced;
+    k->fast_resume = fj.resume;
     k->cj.tramp_len = (uint8_t)(fj.tramp_len > 255 ? 255 : fj.tramp_len);
     k->tramp = tramp;
     k->counter = fn_addr(fp, k->fast_id) + offsetof(struct fast_fn, calls);
@@ -495,37 +495,156 @@ void hk_fast_on_thread_exit(struct hooks *h, struct thread *t)
     }
 }
 
-/* ---- the drain ---------------------------------------------------------------------- */
+/* ---- capture programs (capprog.h) ------------------------------------------------- */
 
-/* Reads memory for the decoding of one enter record: the bytes its capture plan
- * copied at the call, else the target's memory as it is now. */
-struct captured {
-    int memfd;
-    const struct fast_data_record *items[FAST_CAP_ITEMS];
-    int n;
+static uint64_t prog_addr(const struct fastpath *fp, uint32_t id)
+{
+    return fp->area + FAST_PROGS_OFF + (uint64_t)id * sizeof(struct fast_prog);
+}
+
+struct prog_write {
+    uint64_t items, count; /* where in the area */
+    const struct capprog *cp;
 };
 
-static bool read_captured(void *ctx, uint64_t addr, void *buf, size_t len)
+/* The items first, then their count: a thread reading the count sees items written. */
+static void write_prog_in(uint64_t key, void *value, void *arg)
 {
-    const struct captured *c = ctx;
-    for (int i = 0; i < c->n; i++) {
-        const struct fast_data_record *d = c->items[i];
-        if (addr < d->addr || addr >= d->addr + d->len)
-            continue;
-        size_t have = (size_t)(d->addr + d->len - addr);
-        size_t n = have < len ? have : len;
-        memcpy(buf, d->data + (addr - d->addr), n);
-        if (n == len)
-            return true;
-        /* Past the copy: a whole string's copy ends with its NUL, nothing after it
-         * is read; else the rest is read as it is now. */
-        if (memchr(d->data, '\0', d->len)) {
-            memset((char *)buf + n, 0, len - n);
-            return true;
-        }
-        return procmem_read(c->memfd, addr + n, (char *)buf + n, len - n);
+    (void)key;
+    const struct process *p = value;
+    const struct prog_write *pw = arg;
+    if (p->fast_ok &&
+        procmem_write(p->memfd, pw->items, pw->cp->item, pw->cp->n * sizeof *pw->cp->item))
+        procmem_write(p->memfd, pw->count, &pw->cp->n, sizeof pw->cp->n);
+}
+
+/* Writes side exit (or enter) of k's program into every process of the image. */
+static void write_prog(struct hooks *h, const struct hook *k, bool exit)
+{
+    uint64_t at = prog_addr(h->fast, k->fast_id);
+    struct prog_write pw = {
+        at + (exit ? offsetof(struct fast_prog, exit) : offsetof(struct fast_prog, enter)),
+        at + (exit ? offsetof(struct fast_prog, n_exit) : offsetof(struct fast_prog, n_enter)),
+        &h->fast->progs[k->fast_id][exit]};
+    u64map_each(&h->procs, write_prog_in, &pw);
+}
+
+/* Reads memory for the decoding of one call (capprog.h): from its copies first,
+ * the rest live, learned. */
+static bool read_call(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    const struct call_reader *r = ctx;
+    long n = capcall_copied(r->cc, addr, buf, len);
+    if (n < 0)
+        return false; /* unreadable at the call */
+    if ((size_t)n == len)
+        return true;
+    bool ok = procmem_read(r->memfd, addr + (uint64_t)n, (char *)buf + n, len - (size_t)n);
+    capcall_learn(r->cc, addr + (uint64_t)n, len - (size_t)n, ok ? (char *)buf + n : NULL);
+    return ok;
+}
+
+/* The registers a side's FAST_SRC_REG items name. */
+static uint32_t side_regs(const struct abi_regs *a, bool exit, uint64_t *regs)
+{
+    if (exit) {
+        regs[0] = a->rax;
+        regs[1] = a->rdx;
+        return 2;
     }
-    return procmem_read(c->memfd, addr, buf, len);
+    const uint64_t in[6] = {a->rdi, a->rsi, a->rdx, a->rcx, a->r8, a->r9};
+    memcpy(regs, in, sizeof in);
+    return 6;
+}
+
+void hk_fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
+                         uint64_t stack, int memfd, struct hk_mem *mem)
+{
+    struct fastpath *fp = h->fast;
+    uint64_t regs[6];
+    uint32_t n = side_regs(a, exit, regs);
+    capcall_begin(fp->cc, &fp->progs[k->fast_id][exit], regs, n, stack);
+    capcall_run(fp->cc, procmem_read_ctx, &memfd);
+    fp->reader = (struct call_reader){fp->cc, memfd};
+    *mem = (struct hk_mem){read_call, &fp->reader, k};
+}
+
+void hk_fast_learn_end(struct hooks *h, struct hook *k, bool exit)
+{
+    if (h->fast->cc->changed)
+        write_prog(h, k, exit);
+    if (exit)
+        k->fast_learned_exit = true;
+    else
+        k->fast_learned = true;
+    hk_fast_update_flags(h, k); /* its first call's stop is over */
+}
+
+bool hk_fast_on_trap(struct hooks *h, struct thread *t, const struct user_regs_struct *r)
+{
+    struct fastpath *fp = h->fast;
+    if (!fp || !hk_fast_in_code(h, r->rip - 1))
+        return false;
+    uint64_t off = r->rip - 1 - fp->code;
+    struct hook *k = r->rdx < fp->n_fns ? fp->fns[r->rdx] : NULL;
+    /* Only a stop at one of the recorder's own int3s carries its registers (a thread
+     * stepped out of the recorder meanwhile, by a stacks snapshot, does not). */
+    if (off >= fastrec_blob_len || fastrec_blob[off] != 0xCC || !k)
+        return true;
+    if (k->role == HOOK_RENAME)
+        hk_fast_rename(h);
+    if (k->role != HOOK_TRACE)
+        return true; /* HOOK_OUTPUT: the tracer read the output before this */
+    struct abi_regs a;
+    memset(&a, 0, sizeof a);
+    a.rsp = r->rcx;
+    if (r->rax == FAST_TRAP_ENTER) {
+        struct fast_saved s;
+        if (!procmem_read(t->memfd, r->rsi, &s, sizeof s))
+            return true;
+        a.rdi = s.rdi;
+        a.rsi = s.rsi;
+        a.rdx = s.rdx;
+        a.rcx = s.rcx;
+        a.r8 = s.r8;
+        a.r9 = s.r9;
+        a.rax = s.rax;
+        memcpy(a.xmm, s.xmm, sizeof a.xmm);
+        hk_call_learn(h, t, k, &a, false);
+    } else if (r->rax == FAST_TRAP_EXIT) {
+        struct fast_ret_saved s;
+        if (!procmem_read(t->memfd, r->rsi, &s, sizeof s))
+            return true;
+        a.rax = s.rax;
+        a.rdx = s.rdx;
+        memcpy(a.xmm[0], s.xmm0, sizeof a.xmm[0]);
+        memcpy(a.xmm[1], s.xmm1, sizeof a.xmm[1]);
+        hk_call_learn(h, t, k, &a, true);
+    }
+    return true;
+}
+
+/* ---- the drain ---------------------------------------------------------------------- */
+
+/* Starts the decoding of a record of function fn (its side exit or enter) whose
+ * reservation's other records are more[0..n_more): the copies its DATA records
+ * carry. */
+static struct hk_mem record_reader(struct hooks *h, struct process *p, struct hook *k,
+                                   bool exit, const struct abi_regs *a, uint64_t stack,
+                                   const struct fast_record *more, int n_more)
+{
+    struct fastpath *fp = h->fast;
+    uint64_t regs[6];
+    uint32_t n = side_regs(a, exit, regs);
+    capcall_begin(fp->cc, &fp->progs[k->fast_id][exit], regs, n, stack);
+    for (int i = 0; i < n_more; i++) {
+        const struct fast_data_record *d = (const struct fast_data_record *)&more[i];
+        if (d->kind == FAST_REC_DATA)
+            capcall_add_copy(fp->cc, d->item, d->addr, d->data,
+                             d->len < FAST_DATA_BYTES ? d->len : FAST_DATA_BYTES);
+    }
+    fp->reader = (struct call_reader){fp->cc, p->memfd};
+    return (struct hk_mem){read_call, &fp->reader, k};
 }
 
 /* An enter record; unrecorded: no room for its event (a complete drain), followed
@@ -547,28 +666,32 @@ static void on_enter_record(struct hooks *h, struct process *p, const struct fas
     a.r8 = r->regs[4];
     a.r9 = r->regs[5];
     a.rsp = r->rsp;
-    struct captured cap = {.memfd = p->memfd};
     /* Its FAST_REC_XMM record (no header) is there when its flags have FAST_FN_FP,
-     * which is k->needs_fp for good; the capture plan's DATA records follow. */
-    for (int i = 0; i < n_more; i++) {
-        if (i == 0 && k->needs_fp)
-            memcpy(a.xmm, &more[i], sizeof a.xmm);
-        else if (more[i].kind == FAST_REC_DATA && cap.n < FAST_CAP_ITEMS)
-            cap.items[cap.n++] = (const struct fast_data_record *)&more[i];
+     * which is k->needs_fp for good; its program's DATA records follow. */
+    if (n_more > 0 && k->needs_fp) {
+        memcpy(a.xmm, &more[0], sizeof a.xmm);
+        more++;
+        n_more--;
     }
-    if (unrecorded)
+    if (unrecorded && k->role == HOOK_TRACE)
         k->ring_full_folded++;
     struct hk_call c = {.regs = &a, .ret = r->ret, .tail = (r->flags & FAST_F_TAIL) != 0,
                         .push = !(r->flags & FAST_F_NO_EXIT), .fast = true,
-                        .silent = unrecorded,
-                        .rd = read_captured, .rd_ctx = &cap, .now = tsc_to_ns(fp, r->tsc)};
+                        .silent = unrecorded || k->role != HOOK_TRACE,
+                        .now = tsc_to_ns(fp, r->tsc)};
+    c.mem = record_reader(h, p, k, false, &a, r->rsp, more, n_more);
     hk_call_entered(h, t, k, &c);
+    if (fp->cc->changed)
+        write_prog(h, k, false);
 }
 
-static void on_exit_record(struct hooks *h, const struct fast_record *r)
+static void on_exit_record(struct hooks *h, struct process *p, const struct fast_record *r,
+                           const struct fast_record *more, int n_more)
 {
+    struct fastpath *fp = h->fast;
     struct thread *t = r->tid > 0 ? u64map_get(&h->threads, (uint64_t)r->tid) : NULL;
-    if (!t)
+    struct hook *k = r->fn < fp->n_fns ? fp->fns[r->fn] : NULL;
+    if (!t || !k)
         return;
     struct abi_regs a;
     memset(&a, 0, sizeof a);
@@ -577,7 +700,10 @@ static void on_exit_record(struct hooks *h, const struct fast_record *r)
     memcpy(a.xmm[0], &r->regs[2], 8);
     memcpy(a.xmm[1], &r->regs[3], 8);
     a.rsp = r->rsp + 8;
-    hk_call_returned(h, t, r->rsp, &a, tsc_to_ns(h->fast, r->tsc));
+    struct hk_mem mem = record_reader(h, p, k, true, &a, r->rsp, more, n_more);
+    hk_call_returned(h, t, r->rsp, &a, tsc_to_ns(fp, r->tsc), &mem);
+    if (fp->cc->changed)
+        write_prog(h, k, true);
 }
 
 /* Reads n records of p's ring from index idx on into buf, in one or two pieces
@@ -637,7 +763,7 @@ static bool drain_process(struct hooks *h, struct process *p, bool complete)
             if (r->kind == FAST_REC_ENTER)
                 on_enter_record(h, p, r, r + 1, r->nrec - 1, !room);
             else if (r->kind == FAST_REC_EXIT)
-                on_exit_record(h, r);
+                on_exit_record(h, p, r, r + 1, r->nrec - 1);
             i += r->nrec;
         }
         if (i == 0)
@@ -683,7 +809,7 @@ static void check_hot(struct hooks *h, int64_t now)
             struct hook *k = fp->fns[i];
             uint64_t calls = fns[i].calls - k->fast_calls_seen;
             k->fast_calls_seen = fns[i].calls;
-            if (fp->hot_checked && !k->quiet && k->wanted &&
+            if (fp->hot_checked && !k->quiet && k->wanted && k->role == HOOK_TRACE &&
                 (int64_t)k->recorded >= h->cfg.tuning.sample_after &&
                 (double)calls * 1e9 / (double)span > (double)h->cfg.tuning.hot_calls_per_second)
                 hk_go_quiet(h, k, now);

@@ -299,7 +299,7 @@ void framevars_render(struct varres_process *p, const char *expr, struct strbuf 
         return;
     }
     struct strbuf json = {0};
-    varres_render(p->memfd, &v, 1, false, &json);
+    varres_render(procmem_read_ctx, &p->memfd, &v, 1, false, &json);
     const char *s = json.buf ? json.buf : "";
     size_t len = json.len;
     /* A string reads as itself in a message: its JSON quotes go (escapes stay). */

@@ -185,7 +185,7 @@ static void count_hook(uint64_t key, void *value, void *arg)
         return;
     if (s->out) {
         s->out->armed++;
-        if (k->fast && k->jumped)
+        if (k->fast && s->h->cfg.tuning.fast)
             s->out->fast++;
         else if (s->h->cfg.tuning.fast && k->cj_planned && !k->fast) {
             if (!s->out->fast_fallback++)

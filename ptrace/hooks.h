@@ -53,21 +53,24 @@
  * (hooks_on_exit_event) and folded into the totals when it is reaped. Events
  * recorded after sampling started carry sampled.
  *
- * Fast path (trace.mode "fast"; fastpath.c, the contract fast_abi.h): once its
- * int3 is in, a traced function's first bytes become a 5-byte jmp to a trampoline
- * that calls a recorder injected into the process; it writes the call's registers
- * into a ring in the process's memory and swaps the return address for its own
- * return trampoline, which records the return. No stop: the tracer drains the
+ * Fast path (trace.mode "fast", the default; fastpath.c, the contract
+ * fast_abi.h): once its int3 is in, a traced function's first bytes become a
+ * 5-byte jmp to a trampoline that calls a recorder injected into the process; it
+ * writes the call's registers into a ring in the process's memory and swaps the
+ * return address for its own return trampoline, which records the return. No stop
+ * (but at a function's first call and return, for the daemon to learn its capture
+ * program: capprog.h): the tracer drains the
  * rings every few ms (hooks_fast_drain) and before it handles any trap, unwinds a
  * thread or lets a thread exit, and makes the same events as the int3 path, with
  * the call's own time. A function the jump cannot take (a branch in its first 5
  * bytes, a branch into them, no scratch in reach, a process forked before the
  * recorder was mapped) stays on its int3 (hooks_counts: mode and why). A sampled
  * function's recorder only counts (its flags); records drained after it went
- * quiet are dropped. The strings and small structs (up to 104 bytes) that
- * pointer arguments point to are copied at the call (fastpath.c's capture plan);
- * memory further away, trace watch values and thread names are read when drained,
- * as they are then (docs/FASTPATH.md: why the fast path is not the default).
+ * quiet are dropped. The memory an event shows (what pointer arguments point to,
+ * trace watch values, a struct returned in memory) is copied at the call by the
+ * capture program and decoded from the copies; output and thread names stay in
+ * order with the calls through HOOK_OUTPUT and HOOK_RENAME (docs/FASTPATH.md,
+ * "What an event shows").
  *
  * Code is patched only while every thread of the image is stopped: the caller of
  * hooks_arm, hooks_disarm and hooks_tick stops them (tracer_hold.c).
@@ -100,6 +103,9 @@ struct hook_tuning {
     int64_t overhead_budget_percent; /* trace.overheadBudgetPercent: 100 = no budget */
     bool fast;                     /* trace.mode "fast": record through the in-process
                                       recorder where the entry jump fits ("Fast path") */
+    bool order_output;             /* output.orderAtTraps: the tracer reads the output
+                                      at every trap (HOOK_OUTPUT then keeps it in
+                                      order with the fast path's calls) */
 };
 
 struct hooks_config {
@@ -117,11 +123,15 @@ struct hooks_config {
 struct hooks *hooks_new(const struct hooks_config *cfg);
 void hooks_free(struct hooks *h);
 
-/* Engine hooks that record nothing but keep return trampolines correct across C++
- * exceptions: the unwinder's entry (the real return addresses go back on the stack
- * before it reads them) and the start of a catch handler (frames the exception
- * left are reported unwound; the ones still live get their trampolines back). */
-enum hook_role { HOOK_TRACE, HOOK_THROW, HOOK_CATCH };
+/* Engine hooks that record nothing. HOOK_THROW and HOOK_CATCH keep return
+ * trampolines correct across C++ exceptions: the unwinder's entry (the real return
+ * addresses go back on the stack before it reads them) and the start of a catch
+ * handler (frames the exception left are reported unwound; the ones still live get
+ * their trampolines back). While the fast path records (ptrace/fast_output.c),
+ * HOOK_OUTPUT stops libc's write and writev at their exits (output stays in order
+ * with the calls) and HOOK_RENAME stops pthread_setname_np and prctl at their
+ * entries (calls recorded before a rename keep the thread's old name). */
+enum hook_role { HOOK_TRACE, HOOK_THROW, HOOK_CATCH, HOOK_OUTPUT, HOOK_RENAME };
 
 /* What to hook: a function of a loaded module, at its runtime address. */
 struct hook_target {
@@ -159,6 +169,11 @@ void hooks_set_fast(struct hooks *h, pid_t stopped_tid, bool fast);
 /* Changes the serialization depth of arguments and return values (1-10); asked: it
  * was asked for, so large and system structs are expanded to it too (dwarf/value.h). */
 void hooks_set_depth(struct hooks *h, int depth, bool asked);
+
+/* A SIGTRAP of tid at one of the fast path's recorder stops (fast_abi.h,
+ * FAST_FN_TRAP_ENTER; not an int3 of the breakpoint table): true when it was one,
+ * handled (the caller resumes the thread where it stopped). */
+bool hooks_on_recorder_trap(struct hooks *h, pid_t tid, const struct user_regs_struct *regs);
 
 /* A trap of thread tid on a BP_TRACE_HOOK int3; regs are its registers (rip just
  * past the int3), and may be changed. woke_ns: when the tracer woke up for it
@@ -278,7 +293,8 @@ struct hooks_stats {
     size_t armed;                 /* functions armed now (including throttled) */
     uint64_t hits;                /* entry hits */
     uint64_t single_step_hits;    /* hits that took the single-step fallback */
-    size_t fast;                  /* functions recorded through the fast path now */
+    size_t fast;                  /* functions taking the fast path (their jump in, or
+                                     due at the next tick: a thread was in the way) */
     size_t fast_fallback;         /* trace.mode "fast": functions left on their int3 */
     char fast_why[200];           /* the first of those: "name: why" */
 };

@@ -209,10 +209,10 @@ static void fail(struct hooks_report *rep, const char *fmt, const char *name)
 
 /* Trace mode "fast": k's int3 gives way to its fast-path jump, planned once (a
  * function that cannot take it stays on its int3); a thread in the way of the jump
- * makes the next tick try again. */
+ * makes the next tick try again. Traced functions and fast_output.c's hooks. */
 static void arm_fast(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
 {
-    if (!h->cfg.tuning.fast || k->role != HOOK_TRACE || !k->armed)
+    if (!h->cfg.tuning.fast || k->role == HOOK_THROW || k->role == HOOK_CATCH || !k->armed)
         return;
     if (!k->cj_planned) {
         k->cj_planned = true;

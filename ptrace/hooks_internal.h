@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 #include "base/strbuf.h"
 #include "base/u64map.h"
@@ -72,7 +73,11 @@ struct hook {
      * of the counting jump, its jump placed like one (jumped); counter is its
      * fast_fn's calls. */
     bool fast;
+    bool fast_learned, fast_learned_exit; /* a call decoded from live memory (its
+                                first stop, or a call at its int3) taught the enter
+                                or exit side of its capture program (capprog.h) */
     uint32_t fast_id;        /* its fast_fn in the area */
+    uint16_t fast_resume;    /* offset in tramp of its copy of the displaced code */
     uint32_t fast_flags;     /* its fast_fn.flags as last written */
     uint64_t ring_full_folded; /* fast_fn.lost of processes that ended */
     uint64_t fast_calls_seen;  /* its main process's fast_fn.calls at the last hot check */
@@ -145,6 +150,7 @@ struct hooks {
     struct hooks_config cfg;
     struct fastpath *fast;   /* the fast path's area and recorder (NULL: none yet) */
     char fast_why[96];       /* why the image has no fast path ("": none tried yet) */
+    bool libc_hooked;        /* HOOK_OUTPUT and HOOK_RENAME armed (fast_output.c) */
     struct value_opts vopts;
     struct u64map by_addr;   /* runtime address -> struct hook */
     struct u64map threads;   /* tid -> struct thread */
@@ -213,6 +219,16 @@ void hk_restore_orig(struct hooks *h, struct hook *k);
 /* ---- hooks_trap.c ---- */
 
 /* A call of a traced function, as the int3 trap or a fast-path record saw it. */
+/* How the memory of one call is read while its event is made: live (the int3 path),
+ * live and learned (a fast-path function at its int3: fastpath.c), or from the
+ * copies its records carry (a fast-path record). k: the function whose call it
+ * is (an exit's frames of other functions read live). */
+struct hk_mem {
+    mem_read_fn rd;
+    void *ctx;
+    const struct hook *k;
+};
+
 struct hk_call {
     const struct abi_regs *regs; /* at entry (rsp: the return address's slot) */
     uint64_t ret;                /* the real return address, 0: unknown */
@@ -220,10 +236,14 @@ struct hk_call {
     bool push;                   /* push a frame: its exit will be reported */
     bool fast;                   /* through the fast path (frame.fast) */
     bool silent;                 /* not recorded (no room): only its frame is kept */
-    mem_read_fn rd;              /* reads the memory its arguments point to */
-    void *rd_ctx;
+    struct hk_mem mem;           /* reads the memory its arguments point to */
     int64_t now;                 /* when it was entered (CLOCK_MONOTONIC ns) */
 };
+/* Decodes call a of k by t (its entry, or its exit when exit) as its event would,
+ * from live memory, recording nothing: the reads teach k's capture program
+ * (hk_fast_learn_begin). */
+void hk_call_learn(struct hooks *h, struct thread *t, struct hook *k, const struct abi_regs *a,
+                   bool exit);
 /* Records the function_enter event of call c of k by t and, when c->push, pushes its
  * frame; returns the frame (NULL: none pushed). The caller swaps the return address
  * (the int3 path) or the recorder did (the fast path). */
@@ -232,9 +252,13 @@ struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
 /* The frame of t whose return address lived at entry_rsp returned at time now with
  * the return registers a: reports its exit (and the frames above it as unwound, the
  * tail callers sharing its slot as returned) and pops them; returns the real return
- * address, 0 when no frame of t matches. */
+ * address, 0 when no frame of t matches. mem: how its memory is read (NULL: live,
+ * learned for a fast-path function). */
 uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
-                          const struct abi_regs *a, int64_t now);
+                          const struct abi_regs *a, int64_t now, const struct hk_mem *mem);
+/* Whether addr is the int3 of a scratch area's return trampoline (the int3 path's
+ * function exits). */
+bool hk_is_return_trampoline(const struct hooks *h, uint64_t addr);
 /* The return trampoline frame f of t returns through. */
 uint64_t hk_frame_trampoline(const struct hooks *h, const struct thread *t,
                              const struct frame *f);
@@ -272,6 +296,10 @@ void hk_unjump(struct hooks *h, struct hook *k);
 void hk_count_baselines(struct hooks *h, struct process *p);
 /* Frees process p, its counters' calls folded into the hooks' totals first. */
 void hk_process_free(struct hooks *h, struct process *p);
+/* Whether thread tid, at a + 1, is stopped by the trap of the int3 at a (a kernel
+ * SIGTRAP, not yet handled: the tracer rewinds it onto a if the int3 has gone);
+ * otherwise it came back from a relocated instruction. */
+bool hk_int3_trap_pending(pid_t tid, uint64_t a);
 /* Puts k's planned jump (counting or fast) in place of its int3; false when a
  * thread is in the way (retry soon). */
 bool hk_try_jump(struct hooks *h, struct hook *k);
@@ -282,6 +310,19 @@ bool hk_try_jump(struct hooks *h, struct hook *k);
  * process through stopped_tid the first time): its id, fast_fn and trampoline;
  * false (k->cj.why) when it cannot take one. */
 bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd);
+/* The decoding of an event of fast-path function k from live memory at an int3
+ * stop (its entry: a the registers at entry, stack the return address's slot; or
+ * its exit: a the return registers, stack the frame's slot): *mem reads live and
+ * learns k's capture program; hk_fast_learn_end writes what was learned to the
+ * areas (after an entry, k may take its jump). */
+void hk_fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
+                         uint64_t stack, int memfd, struct hk_mem *mem);
+void hk_fast_learn_end(struct hooks *h, struct hook *k, bool exit);
+/* A SIGTRAP of thread t (regs r) at one of the recorder's stops (fast_abi.h,
+ * FAST_FN_TRAP_ENTER): k's call is decoded from live memory, its program learned.
+ * False when the trap is not the recorder's; true otherwise (the thread resumes
+ * where it stopped). */
+bool hk_fast_on_trap(struct hooks *h, struct thread *t, const struct user_regs_struct *r);
 /* Writes k's recording flags (quiet: count only) into every process's area. */
 void hk_fast_update_flags(struct hooks *h, struct hook *k);
 /* Turns every record written since the last drain into events, in every process
@@ -303,5 +344,15 @@ uint64_t hk_fast_ring_full(struct hooks *h, struct hook *k);
 void hk_fast_process_free(struct hooks *h, struct process *p);
 void hk_fast_on_thread_exit(struct hooks *h, struct thread *t);
 void hk_fast_free(struct hooks *h);
+
+/* ---- fast_output.c ---- */
+
+/* Once per image, when the fast path starts recording: HOOK_RENAME on libc's
+ * pthread_setname_np and prctl and, with the output ordered, HOOK_OUTPUT on its
+ * write and writev (main process stopped through stopped_tid). */
+void hk_fast_hook_libc(struct hooks *h, pid_t stopped_tid);
+/* A thread is about to be renamed (HOOK_RENAME): the records written so far are
+ * drained, and every thread's name is read again at its next event. */
+void hk_fast_rename(struct hooks *h);
 
 #endif

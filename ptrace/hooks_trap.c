@@ -21,7 +21,7 @@
 #include "ptrace/reloc.h"
 #include "ptrace/twatch.h"
 
-static bool is_trampoline(const struct hooks *h, uint64_t addr)
+bool hk_is_return_trampoline(const struct hooks *h, uint64_t addr)
 {
     for (size_t i = 0; i < h->n_areas; i++)
         if (h->areas[i].base == addr)
@@ -78,10 +78,11 @@ static void abi_regs_from(struct abi_regs *a, const struct user_regs_struct *r, 
     }
 }
 
-/* The event's data with the watch values of k's function added: fixed (members
- * without braces) first; returns fallback when no watch applies. */
+/* The event's data with the watch values of k's function (read through mem) added:
+ * fixed (members without braces) first; returns fallback when no watch applies. */
 static const char *watch_data(struct hooks *h, struct thread *t, struct hook *k,
-                              const char *fixed, const char *fallback)
+                              const struct hk_mem *mem, const char *fixed,
+                              const char *fallback)
 {
     if (!h->cfg.watches)
         return fallback;
@@ -93,7 +94,8 @@ static const char *watch_data(struct hooks *h, struct thread *t, struct hook *k,
         sb_puts(&h->data, fixed);
         sb_puts(&h->data, ",");
     }
-    if (!twatch_render(h->cfg.watches, k->fn, &k->wcache, t->tgid, t->memfd, &h->data))
+    if (!twatch_render(h->cfg.watches, k->fn, &k->wcache, t->tgid, t->memfd, mem->rd,
+                       mem->ctx, &h->data))
         return fallback;
     sb_puts(&h->data, "}");
     return h->data.oom ? fallback : h->data.buf;
@@ -129,27 +131,34 @@ static bool brief_member(struct hooks *h, const char *fixed, const char *key,
 /* An enter event's data: its call site (callsite.h), the arguments' short rendering
  * and k's watch values. */
 static const char *enter_data(struct hooks *h, struct thread *t, struct hook *k,
-                              uint64_t ret, const char *args)
+                              const struct hk_mem *mem, uint64_t ret, const char *args)
 {
     struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
     const char *fixed = p && ret ? callsite_members(&p->sites, t->tgid, ret) : NULL;
     if (args && k->fn->n_params > 0 && brief_member(h, fixed, "argsShort", args, true))
-        return watch_data(h, t, k, h->brief.buf, h->brief_obj.buf);
+        return watch_data(h, t, k, mem, h->brief.buf, h->brief_obj.buf);
     if (!fixed)
-        return watch_data(h, t, k, NULL, NULL);
+        return watch_data(h, t, k, mem, NULL, NULL);
     h->site.len = 0;
     if (h->site.buf)
         h->site.buf[0] = '\0';
     sb_printf(&h->site, "{%s}", fixed);
-    return watch_data(h, t, k, fixed, h->site.oom ? NULL : h->site.buf);
+    return watch_data(h, t, k, mem, fixed, h->site.oom ? NULL : h->site.buf);
 }
 
 enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
 
-/* The exit event of frame f of t: returned with the registers a, or unwound (a
- * NULL). */
-static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
-                      const struct abi_regs *a, enum exit_kind kind, int64_t now)
+/* Whether the events of k made from live memory teach its capture program: a
+ * fast-path function (its calls at its int3, before its jump or after a sample). */
+static bool learns(const struct hooks *h, const struct hook *k)
+{
+    return k->fast && h->fast && h->cfg.tuning.fast;
+}
+
+/* emit_exit, its memory read through mem. */
+static void emit_exit_read(struct hooks *h, struct thread *t, const struct frame *f,
+                           const struct abi_regs *a, enum exit_kind kind, int64_t now,
+                           const struct hk_mem *mem)
 {
     struct event ev = event_sink_init(&h->cfg.sink, EV_FUNCTION_EXIT, now);
     fill_location(&ev, f->hook, t);
@@ -178,8 +187,8 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
         /* An adopted frame's struct-return address is rax at the return (SysV). */
         uint64_t hidden = f->in_progress ? a->rax : f->hidden_ret;
         fnsym_use(h->fnsym, t->tgid);
-        abi_return_json(&h->ret, f->hook->fn->return_type, a, hidden, procmem_read_ctx,
-                        &t->memfd, &h->vopts);
+        abi_return_json(&h->ret, f->hook->fn->return_type, a, hidden, mem->rd, mem->ctx,
+                        &h->vopts);
         ev.return_value = h->ret.oom ? NULL : h->ret.buf;
         if (ev.return_value && f->hook->fn->return_type &&
             brief_member(h, fixed, "retShort", ev.return_value, false)) {
@@ -187,8 +196,28 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
             fixed = h->brief.buf;
         }
     }
-    ev.data = watch_data(h, t, f->hook, fixed, ev.data);
+    ev.data = watch_data(h, t, f->hook, mem, fixed, ev.data);
     push_event(h, &ev);
+}
+
+/* The exit event of frame f of t: returned with the registers a, or unwound (a
+ * NULL); mem reads its memory (NULL or another function's: live, learned when f's
+ * function learns). */
+static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
+                      const struct abi_regs *a, enum exit_kind kind, int64_t now,
+                      const struct hk_mem *mem)
+{
+    if (mem && mem->k == f->hook) {
+        emit_exit_read(h, t, f, a, kind, now, mem);
+    } else if (!mem && a && kind == EXIT_RETURN && !f->silent && learns(h, f->hook)) {
+        struct hk_mem learn;
+        hk_fast_learn_begin(h, f->hook, true, a, f->rsp, t->memfd, &learn);
+        emit_exit_read(h, t, f, a, kind, now, &learn);
+        hk_fast_learn_end(h, f->hook, true);
+    } else {
+        struct hk_mem live = {procmem_read_ctx, &t->memfd, f->hook};
+        emit_exit_read(h, t, f, a, kind, now, &live);
+    }
 }
 
 /* Frames whose return-address slot is at or below the stack pointer of a new call
@@ -202,7 +231,7 @@ static void prune_stale(struct hooks *h, struct thread *t, uint64_t rsp, int64_t
         if (t->frames[t->depth - 1].rsp == rsp && t->frames[t->depth - 1].tail_caller)
             break;
         t->depth--;
-        emit_exit(h, t, &t->frames[t->depth], NULL, EXIT_UNWOUND, now);
+        emit_exit(h, t, &t->frames[t->depth], NULL, EXIT_UNWOUND, now, NULL);
     }
 }
 
@@ -263,7 +292,7 @@ struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
     if (h->args.buf)
         h->args.buf[0] = '\0';
     fnsym_use(h->fnsym, t->tgid);
-    abi_args_json(&h->args, k->fn, c->regs, c->rd, c->rd_ctx, &h->vopts);
+    abi_args_json(&h->args, k->fn, c->regs, c->mem.rd, c->mem.ctx, &h->vopts);
     uint64_t ret = call_ret(t, c);
     prune_stale(h, t, c->regs->rsp, c->now);
     struct event ev = event_sink_init(&h->cfg.sink, EV_FUNCTION_ENTER, c->now);
@@ -272,7 +301,7 @@ struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
     if (t->depth > 0)
         ev.parent_seq = t->frames[t->depth - 1].seq;
     ev.arguments = h->args.oom ? NULL : h->args.buf;
-    ev.data = enter_data(h, t, k, ret, ev.arguments);
+    ev.data = enter_data(h, t, k, &c->mem, ret, ev.arguments);
     push_event(h, &ev);
     struct frame *f;
     if (!c->push || !ret || !(f = hk_frame_push(t)))
@@ -280,6 +309,21 @@ struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
     *f = (struct frame){.ret = ret, .rsp = c->regs->rsp, .hidden_ret = c->regs->rdi,
                         .seq = ev.seq, .t_enter = c->now, .hook = k, .fast = c->fast};
     return f;
+}
+
+void hk_call_learn(struct hooks *h, struct thread *t, struct hook *k, const struct abi_regs *a,
+                   bool exit)
+{
+    struct hk_mem mem;
+    hk_fast_learn_begin(h, k, exit, a, a->rsp, t->memfd, &mem);
+    fnsym_use(h->fnsym, t->tgid);
+    h->args.len = h->ret.len = 0;
+    if (exit)
+        abi_return_json(&h->ret, k->fn->return_type, a, a->rax, mem.rd, mem.ctx, &h->vopts);
+    else
+        abi_args_json(&h->args, k->fn, a, mem.rd, mem.ctx, &h->vopts);
+    watch_data(h, t, k, &mem, NULL, NULL);
+    hk_fast_learn_end(h, k, exit);
 }
 
 static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
@@ -295,9 +339,14 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
         on_catch(h, t, regs, now);
         return;
     }
+    if (k->role == HOOK_RENAME) {
+        hk_fast_rename(h);
+        return;
+    }
     k->calls++;
     if (k->quiet)
         return; /* counted only: no event, no exit hook */
+    bool output = k->role == HOOK_OUTPUT; /* no event: its exit's trap is its use */
     struct abi_regs a;
     abi_regs_from(&a, regs, t->tid, k->needs_fp);
     /* A tail call: the callee was jumped to with the caller's trampoline as its
@@ -305,21 +354,28 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
      * both, with the same return value. */
     uint64_t ret = 0;
     bool have_ret = procmem_read(t->memfd, regs->rsp, &ret, sizeof ret);
-    bool tail_call = have_ret && (is_trampoline(h, ret) || ret == hk_fast_ret_tramp(h)) &&
+    bool tail_call = have_ret &&
+                     (hk_is_return_trampoline(h, ret) || ret == hk_fast_ret_tramp(h)) &&
                      t->depth > 0 &&
                      t->frames[t->depth - 1].rsp == regs->rsp;
     uint64_t tramp = hk_trampoline_for(h, hk_areas_of_thread(h, t), k->addr);
     struct hk_call c = {.regs = &a, .ret = have_ret ? ret : 0, .tail = tail_call,
-                        .push = h->cfg.tuning.capture_exits && tramp,
-                        .rd = procmem_read_ctx, .rd_ctx = &t->memfd, .now = now};
+                        .push = (h->cfg.tuning.capture_exits || output) && tramp,
+                        .silent = output, .mem = {procmem_read_ctx, &t->memfd, k},
+                        .now = now};
+    bool learn = learns(h, k);
+    if (learn)
+        hk_fast_learn_begin(h, k, false, &a, regs->rsp, t->memfd, &c.mem);
     struct frame *f = hk_call_entered(h, t, k, &c);
+    if (learn)
+        hk_fast_learn_end(h, k, false);
     if (f && !tail_call && !procmem_write(t->memfd, regs->rsp, &tramp, sizeof tramp))
         t->depth--;
 }
 
 /* hk_call_returned on frames all entered before now. */
 static uint64_t call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
-                              const struct abi_regs *a, int64_t now)
+                              const struct abi_regs *a, int64_t now, const struct hk_mem *mem)
 {
     uint64_t rsp = entry_rsp + 8;
     int match = -1;
@@ -345,20 +401,20 @@ static uint64_t call_returned(struct hooks *h, struct thread *t, uint64_t entry_
         return 0; /* not a frame of ours: cannot know where to return */
     procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, now);
     for (int i = t->depth - 1; i > match; i--)
-        emit_exit(h, t, &t->frames[i], NULL, EXIT_UNWOUND, now);
+        emit_exit(h, t, &t->frames[i], NULL, EXIT_UNWOUND, now, NULL);
     /* The callee of a tail call returns for its callers too. */
     int bottom = match;
     while (bottom > 0 && t->frames[bottom - 1].rsp == entry_rsp &&
            t->frames[bottom - 1].tail_caller)
         bottom--;
     for (int i = match; i >= bottom; i--)
-        emit_exit(h, t, &t->frames[i], a, EXIT_RETURN, now);
+        emit_exit(h, t, &t->frames[i], a, EXIT_RETURN, now, mem);
     t->depth = bottom;
     return t->frames[bottom].ret;
 }
 
 uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
-                          const struct abi_regs *a, int64_t now)
+                          const struct abi_regs *a, int64_t now, const struct hk_mem *mem)
 {
     /* Frames entered after now (int3 frames pushed before this fast-path record was
      * drained) are on top: they stay, and the return is matched below them. */
@@ -367,7 +423,7 @@ uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
         top--;
     int newer = t->depth - top;
     t->depth = top;
-    uint64_t ret = call_returned(h, t, entry_rsp, a, now);
+    uint64_t ret = call_returned(h, t, entry_rsp, a, now, mem);
     if (newer) {
         memmove(&t->frames[t->depth], &t->frames[top], (size_t)newer * sizeof *t->frames);
         t->depth += newer;
@@ -383,7 +439,7 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
         fp = t->frames[i].hook->needs_fp;
     struct abi_regs a;
     abi_regs_from(&a, regs, t->tid, fp);
-    uint64_t ret = hk_call_returned(h, t, regs->rsp - 8, &a, mono_ns());
+    uint64_t ret = hk_call_returned(h, t, regs->rsp - 8, &a, mono_ns(), NULL);
     if (!ret)
         return false;
     regs->rip = ret;
@@ -401,7 +457,7 @@ static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_
 {
     pid_t tid = t->tid;
     uint64_t at = regs->rip - 1;
-    if (is_trampoline(h, at)) {
+    if (hk_is_return_trampoline(h, at)) {
         if (!on_return(h, t, regs))
             return BP_PASS;
         return resume(tid, regs);
@@ -411,10 +467,11 @@ static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_
         return BP_PASS;
     struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
     on_entry(h, t, k, regs);
-    /* Once a counting jump is planned, the int3 resumes through its trampoline,
-     * past the count: no thread comes back inside the bytes the jump replaces. */
-    if (k->cj_ok && !k->fast && hk_in_areas(h, hk_areas_in(h, p), k->tramp)) {
-        regs->rip = k->tramp + COUNTJUMP_COUNT_LEN;
+    /* Once a jump is planned, the int3 resumes through its trampoline, past the
+     * count or the recording: no thread comes back inside the bytes the jump will
+     * replace, which would keep the jump out for good under a hot loop. */
+    if (k->cj_ok && hk_in_areas(h, hk_areas_in(h, p), k->tramp)) {
+        regs->rip = k->tramp + (k->fast ? k->fast_resume : COUNTJUMP_COUNT_LEN);
         return resume(tid, regs);
     }
     switch (k->rel.kind) {
@@ -446,6 +503,12 @@ static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_
     return ptrace(PTRACE_SETREGS, tid, 0, regs) == 0 ? BP_STEP_OVER : BP_PASS;
 }
 
+bool hooks_on_recorder_trap(struct hooks *h, pid_t tid, const struct user_regs_struct *regs)
+{
+    struct thread *t = hk_thread_get(h, tid);
+    return t && hk_fast_on_trap(h, t, regs);
+}
+
 enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs,
                               int64_t woke_ns)
 {
@@ -454,7 +517,7 @@ enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struc
         return BP_PASS;
     hk_fast_drain(h); /* the fast path's calls before this one, frames included */
     struct hook *k = u64map_get(&h->by_addr, regs->rip - 1);
-    if (!k && t->depth > 0 && is_trampoline(h, regs->rip - 1))
+    if (!k && t->depth > 0 && hk_is_return_trampoline(h, regs->rip - 1))
         k = t->frames[t->depth - 1].hook;
     enum bp_verdict v = trap(h, t, regs);
     int64_t now = mono_ns();

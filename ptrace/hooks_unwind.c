@@ -81,6 +81,29 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
     function_pc(h, pc);
 }
 
+/* A thread stopped by an int3 of the hooks whose trap is not handled yet (a hold
+ * caught it): at a hook, it has not run the hook's instruction (its pc is the
+ * hook's address); at a return trampoline, its function has returned (its pc is
+ * the real return address of the frame whose slot was just popped). */
+static void trap_pc(const struct hooks *h, pid_t tid, uint64_t *pc)
+{
+    const struct hook *k = u64map_get(&h->by_addr, *pc - 1);
+    if (k && k->armed && hk_int3_trap_pending(tid, *pc - 1)) {
+        *pc -= 1;
+        return;
+    }
+    const struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    struct user_regs_struct r;
+    if (!t || !hk_is_return_trampoline(h, *pc - 1) || !hk_int3_trap_pending(tid, *pc - 1) ||
+        ptrace(PTRACE_GETREGS, tid, 0, &r) != 0)
+        return;
+    for (int i = t->depth - 1; i >= 0; i--)
+        if (t->frames[i].rsp == r.rsp - 8) {
+            *pc = t->frames[i].ret;
+            return;
+        }
+}
+
 void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc)
 {
     hk_fast_drain(h);
@@ -90,6 +113,7 @@ void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc)
         if (!f->detached && hk_swap_slot(t, f, hk_frame_trampoline(h, t, f), f->ret))
             f->detached = f->lent = true;
     }
+    trap_pc(h, tid, pc);
     function_pc(h, pc);
 }
 

@@ -70,7 +70,7 @@ static int render(int memfd, const struct varres *v, int depth, bool depth_asked
                   const struct collector_mem_result *r, char **out, struct strobe_error *e)
 {
     struct strbuf sb = {0};
-    bool ok = varres_render(memfd, v, depth, depth_asked, &sb);
+    bool ok = varres_render(procmem_read_ctx, &memfd, v, depth, depth_asked, &sb);
     if (!ok || sb.oom) {
         sb_free(&sb);
         return ok ? err_set(e, ERR_INTERNAL, "out of memory rendering %s", r->target)

@@ -244,6 +244,7 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         .stop_at_entry = n_preloaded > 0 || req->n_watches > 0 || n_staged > 0,
         .watches = ct->watches,
     };
+    spec.tuning.order_output = ct->events.drain_output != NULL;
     if (tracer_start(&spec, &ct->tracer, pid, e) != 0) {
         target_free(ct);
         return -1;

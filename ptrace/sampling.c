@@ -183,15 +183,12 @@ struct jump_check {
     bool missing;   /* a process lacks the trampoline's area */
 };
 
-/* Whether t, at a + 1, is stopped by the trap of the int3 at a (a kernel SIGTRAP,
- * not yet handled): once the int3 has gone, the tracer rewinds it onto a, where the
- * jump counts the call. Otherwise it came back from a relocated instruction. */
-static bool int3_trap_pending(const struct thread *t, uint64_t a)
+bool hk_int3_trap_pending(pid_t tid, uint64_t a)
 {
     siginfo_t si;
     struct user_regs_struct r;
-    return ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && si.si_signo == SIGTRAP &&
-           si.si_code == SI_KERNEL && ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 &&
+    return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_signo == SIGTRAP &&
+           si.si_code == SI_KERNEL && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
            r.rip == a + 1;
 }
 
@@ -207,8 +204,9 @@ static void check_thread(uint64_t key, void *value, void *arg)
     if (c->blocked || ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0)
         return;
     uint64_t a = c->k->addr;
-    c->blocked = (r.rip > a && r.rip < a + c->k->cj.displaced && !int3_trap_pending(t, a)) ||
-                 (r.rip >= c->k->slot && r.rip < c->k->slot + RELOC_SLOT_SIZE);
+    c->blocked =
+        (r.rip > a && r.rip < a + c->k->cj.displaced && !hk_int3_trap_pending(t->tid, a)) ||
+        (r.rip >= c->k->slot && r.rip < c->k->slot + RELOC_SLOT_SIZE);
 }
 
 static void check_process(uint64_t key, void *value, void *arg)

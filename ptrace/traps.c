@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 
 #include "ptrace/bptab.h"
+#include "ptrace/hooks.h"
 #include "ptrace/hwwatch.h"
 #include "ptrace/tracer_internal.h"
 
@@ -152,6 +153,18 @@ static bool run_original(struct tracer *t, pid_t tid, uint64_t addr)
     return true;
 }
 
+/* A stop of the fast path's recorder (hooks_on_recorder_trap): the thread goes on
+ * where it stopped. */
+static bool recorder_stop(struct space *sp, pid_t tid, struct tthread *th,
+                          const struct user_regs_struct *regs)
+{
+    if (!sp->hooks || !hooks_on_recorder_trap(sp->hooks, tid, regs))
+        return false;
+    if (ptrace(PTRACE_CONT, tid, 0, 0) == 0 && th->state == TS_STOPPED)
+        th->state = TS_RUNNING;
+    return true;
+}
+
 /* A SIGTRAP of tid: asks the owners of the int3 it hit. True when one handled it. */
 bool tr_dispatch_trap(struct tracer *t, pid_t tid)
 {
@@ -162,7 +175,7 @@ bool tr_dispatch_trap(struct tracer *t, pid_t tid)
         return false;
     uint64_t addr = regs.rip - 1;
     if (!bptab_lookup(sp->bp, addr))
-        return rewind_stale(sp, tid, th, &regs);
+        return recorder_stop(sp, tid, th, &regs) || rewind_stale(sp, tid, th, &regs);
     if (dispatch_from(t, tid, sp, &regs, BP_ENTRY))
         return true;
     return run_original(t, tid, addr);

@@ -334,9 +334,9 @@ done:
     return rc;
 }
 
-/* Appends w's value now as JSON. */
+/* Appends w's value as JSON, read through rd. */
 static void read_value(struct twatch_set *ws, struct twatch *w, pid_t pid, int memfd,
-                       struct strbuf *out)
+                       mem_read_fn rd, void *rd_ctx, struct strbuf *out)
 {
     struct strbuf *sb = &ws->scratch;
     sb->len = 0;
@@ -346,7 +346,7 @@ static void read_value(struct twatch_set *ws, struct twatch *w, pid_t pid, int m
         sb_json_string(sb, w->broken);
     } else if (!w->info.variable[0]) {
         unsigned char buf[8];
-        if (procmem_read(memfd, w->info.address, buf, w->info.size))
+        if (rd(rd_ctx, w->info.address, buf, w->info.size))
             value_json(sb, varres_hint_type(w->hint), buf, NULL, NULL, NULL);
         else
             sb_json_string(sb, "<unreadable>");
@@ -362,14 +362,14 @@ static void read_value(struct twatch_set *ws, struct twatch *w, pid_t pid, int m
             ws->proc_open = true;
         }
         if (varres_resolve_in(&ws->proc, w->info.variable, &v, &e) == 0) {
-            varres_render(memfd, &v, 1, false, sb);
+            varres_render(rd, rd_ctx, &v, 1, false, sb);
         } else {
             char note[300];
             snprintf(note, sizeof note, "<%s: %.250s>", err_code_name(e.code), e.msg);
             sb_json_string(sb, note);
         }
     } else {
-        varres_render(memfd, &w->v, 1, false, sb);
+        varres_render(rd, rd_ctx, &w->v, 1, false, sb);
     }
     if (sb->oom || !sb->buf || !sb->len) {
         sb_puts(out, "null");
@@ -417,7 +417,8 @@ void twatch_rebind(struct twatch_set *ws, pid_t pid)
 }
 
 bool twatch_render(struct twatch_set *ws, const struct dw_function *fn,
-                   struct twatch_cache *cache, pid_t pid, int memfd, struct strbuf *out)
+                   struct twatch_cache *cache, pid_t pid, int memfd, mem_read_fn rd,
+                   void *rd_ctx, struct strbuf *out)
 {
     if (!ws || atomic_load_explicit(&ws->active, memory_order_relaxed) == 0)
         return false;
@@ -455,7 +456,7 @@ bool twatch_render(struct twatch_set *ws, const struct dw_function *fn,
             sb_puts(out, ",");
         sb_json_string(out, ws->w[i].info.label);
         sb_puts(out, ":");
-        read_value(ws, &ws->w[i], pid, memfd, out);
+        read_value(ws, &ws->w[i], pid, memfd, rd, rd_ctx, out);
     }
     sb_puts(out, "}");
     pthread_mutex_unlock(&ws->lock);

@@ -22,6 +22,7 @@
 #include "base/strbuf.h"
 #include "core/collector.h"
 #include "dwarf/dwarf.h"
+#include "dwarf/value.h"
 
 struct twatch_set;
 
@@ -56,9 +57,13 @@ struct twatch_cache {
 
 /* Tracer thread, for an event of fn in process pid (memfd its /proc/PID/mem):
  * appends "\"watchValues\":{label:value,...}" to out and returns true when a watch
- * applies to fn; false (nothing appended) otherwise. Cheap when the set is empty. */
+ * applies to fn; false (nothing appended) otherwise. Cheap when the set is empty.
+ * The values are read through rd (the event's memory: live, or as copied at a
+ * fast-path call); a watch whose pointers are followed again at every event
+ * (rewalk) follows them in memfd's memory as it is now. */
 bool twatch_render(struct twatch_set *ws, const struct dw_function *fn,
-                   struct twatch_cache *cache, pid_t pid, int memfd, struct strbuf *out);
+                   struct twatch_cache *cache, pid_t pid, int memfd, mem_read_fn rd,
+                   void *rd_ctx, struct strbuf *out);
 
 /* Whether a watch scoped to on[0..n_on) applies to fn (pure: for tests too). */
 bool twatch_applies(const char *const *on, int n_on, const struct dw_function *fn,

@@ -666,22 +666,22 @@ int varres_resolve_in(struct varres_process *p, const char *expr, struct varres 
     return 0;
 }
 
-bool varres_render(int memfd, const struct varres *v, int depth, bool depth_asked,
-                   struct strbuf *json)
+bool varres_render(mem_read_fn rd, void *rd_ctx, const struct varres *v, int depth,
+                   bool depth_asked, struct strbuf *json)
 {
     /* A variable read by name: a union whole, as gdb prints it; system structs
      * opaque unless the depth was asked for. */
     struct value_opts o = {.max_depth = depth, .depth_asked = depth_asked,
                            .unions_whole = true};
     if (!v->has_address) {
-        value_json(json, v->type, v->bytes, procmem_read_ctx, &memfd, &o);
+        value_json(json, v->type, v->bytes, rd, rd_ctx, &o);
         return true;
     }
     unsigned char probe;
-    if (v->size && !procmem_read(memfd, v->address, &probe, 1)) {
+    if (v->size && !rd(rd_ctx, v->address, &probe, 1)) {
         sb_printf(json, "\"<unreadable 0x%" PRIx64 ">\"", v->address);
         return false;
     }
-    value_json_at(json, v->type, v->address, procmem_read_ctx, &memfd, &o);
+    value_json_at(json, v->type, v->address, rd, rd_ctx, &o);
     return true;
 }

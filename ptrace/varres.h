@@ -20,6 +20,7 @@
 #include "base/strbuf.h"
 #include "core/collector.h"
 #include "dwarf/dwarf.h"
+#include "dwarf/value.h"
 
 /* Where an expression's value lives now. */
 struct varres {
@@ -121,9 +122,9 @@ bool varres_has_member(const struct dw_type *t, const char *name);
 void varres_set_type(struct varres *v, const struct dw_type *t);
 
 /* Appends v's value as JSON text (dwarf/value.h rules; structs depth levels deep,
- * 1-5) read through memfd. false when its bytes cannot be read (the text then says
- * "<unreadable 0x...>"). */
-bool varres_render(int memfd, const struct varres *v, int depth, bool depth_asked,
-                   struct strbuf *json);
+ * 1-5) read through rd (procmem_read_ctx and a memfd: live). false when its bytes
+ * cannot be read (the text then says "<unreadable 0x...>"). */
+bool varres_render(mem_read_fn rd, void *rd_ctx, const struct varres *v, int depth,
+                   bool depth_asked, struct strbuf *json);
 
 #endif

@@ -74,10 +74,25 @@ static inline struct fast_thread *thread_table(struct fast_area *a)
     return (struct fast_thread *)((char *)a + FAST_THREADS_OFF);
 }
 
+static inline struct fast_prog *prog_table(struct fast_area *a)
+{
+    return (struct fast_prog *)((char *)a + FAST_PROGS_OFF);
+}
+
 static inline struct fast_record *record_at(struct fast_area *a, uint64_t index)
 {
     struct fast_record *ring = (struct fast_record *)((char *)a + FAST_RING_OFF);
     return &ring[index & (a->ring_records - 1)];
+}
+
+/* A stop for the daemon (fast_abi.h, FAST_FN_TRAP_ENTER): the registers it reads. */
+static inline void trap(uint32_t which, struct fast_area *a, void *saved, uint32_t fn,
+                        uint64_t slot)
+{
+    __asm__ volatile("int3"
+                     :
+                     : "a"(which), "D"(a), "S"(saved), "d"(fn), "c"(slot)
+                     : "memory");
 }
 
 /* The daemon drained recently enough (or set no timeout). */
@@ -145,30 +160,115 @@ static void copy_words(uint64_t *dst, const uint64_t *src, uint32_t words)
         ((volatile uint64_t *)dst)[i] = src[i];
 }
 
-/* Copies up to len bytes at addr into d->data through process_vm_readv, which fails
- * instead of faulting. Two pieces split at the page boundary: the kernel stops at the
- * first piece it cannot read, so bytes before an unmapped page still arrive. A
- * string is cut after its first NUL. */
-static void capture(struct fast_area *a, const struct fast_cap *c, uint64_t addr,
-                    struct fast_data_record *d)
+/* The records an item of len bytes fills. */
+static inline uint32_t item_records(uint32_t len)
 {
-    uint32_t len = c->len < FAST_DATA_BYTES ? c->len : FAST_DATA_BYTES;
+    return (len + FAST_DATA_BYTES - 1) / FAST_DATA_BYTES;
+}
+
+/* Copies len bytes at addr into the data of the n records from index on (one
+ * process_vm_readv, which fails instead of faulting; none for address 0) and sets
+ * each record's header. The remote side is split at the page boundary: the kernel
+ * stops at the first piece it cannot read, so the bytes before an unmapped page
+ * still arrive. Returns the bytes copied. */
+static uint32_t copy_item(struct fast_area *a, uint64_t index, uint32_t n, uint8_t item,
+                          uint64_t addr, uint32_t len)
+{
+    struct iov local[FAST_ITEM_MAX / FAST_DATA_BYTES];
+    for (uint32_t k = 0; k < n; k++) {
+        struct fast_data_record *d = (struct fast_data_record *)record_at(a, index + k);
+        uint32_t part = len - k * FAST_DATA_BYTES;
+        local[k].base = (uint64_t)d->data;
+        local[k].len = part < FAST_DATA_BYTES ? part : FAST_DATA_BYTES;
+    }
     uint32_t first = PAGE - (uint32_t)(addr & (PAGE - 1));
     if (first > len)
         first = len;
-    struct iov local = {(uint64_t)d->data, len};
     struct iov remote[2] = {{addr, first}, {addr + first, len - first}};
-    long got = syscall6(SYS_PROCESS_VM_READV, a->pid, (long)&local, 1, (long)remote,
-                        len > first ? 2 : 1, 0);
+    long got = addr ? syscall6(SYS_PROCESS_VM_READV, a->pid, (long)local, n, (long)remote,
+                               len > first ? 2 : 1, 0)
+                    : 0;
     if (got < 0)
         got = 0;
-    if (c->kind == FAST_CAP_STRING)
-        for (long i = 0; i < got; i++)
-            if (d->data[i] == 0) {
-                got = i + 1;
-                break;
-            }
-    d->len = (uint16_t)got;
+    for (uint32_t k = 0; k < n; k++) {
+        struct fast_data_record *d = (struct fast_data_record *)record_at(a, index + k);
+        long have = got - (long)(k * FAST_DATA_BYTES);
+        d->unused = 0;
+        d->kind = FAST_REC_DATA;
+        d->len = (uint16_t)(have <= 0 ? 0 : have < FAST_DATA_BYTES ? have : FAST_DATA_BYTES);
+        d->addr = addr + k * FAST_DATA_BYTES;
+        d->item = item;
+    }
+    return (uint32_t)got;
+}
+
+/* A capture program's item lengths as one call read them: the daemon may change the
+ * program meanwhile, and the records written must be the ones reserved. */
+struct prog {
+    uint32_t n;
+    uint32_t records;               /* DATA records of all the items */
+    uint16_t len[FAST_ENTER_ITEMS]; /* each item's length, read once */
+};
+
+/* Reads the lengths of n items (at most max), cut to FAST_CALL_DATA_RECORDS records
+ * a call: an item past that copies nothing. */
+static void read_prog(struct prog *p, const volatile struct fast_cap *caps, uint32_t n,
+                      uint32_t max)
+{
+    p->n = n < max ? n : max;
+    p->records = 0;
+    for (uint32_t i = 0; i < p->n; i++) {
+        uint32_t len = caps[i].len;
+        if (len > FAST_ITEM_MAX)
+            len = FAST_ITEM_MAX;
+        if (p->records + item_records(len) > FAST_CALL_DATA_RECORDS)
+            len = 0;
+        p->len[i] = (uint16_t)len;
+        p->records += item_records(len);
+    }
+}
+
+/* The 8 bytes at byte at of an item's copy (its records from index on, got bytes
+ * of it valid); 0 when they were not copied. */
+static uint64_t item_word(struct fast_area *a, uint64_t index, uint32_t got, uint32_t at)
+{
+    if (at + 8u > got)
+        return 0;
+    uint64_t v = 0;
+    for (uint32_t b = 0; b < 8; b++) {
+        uint32_t o = at + b;
+        const struct fast_data_record *d =
+            (const struct fast_data_record *)record_at(a, index + o / FAST_DATA_BYTES);
+        v |= (uint64_t)d->data[o % FAST_DATA_BYTES] << (8 * b);
+    }
+    return v;
+}
+
+/* Runs a program's items into the records from index on: regs are the n_regs
+ * registers FAST_SRC_REG names, stack the return address's slot. */
+static void run_prog(struct fast_area *a, uint64_t index, const struct prog *p,
+                     const volatile struct fast_cap *caps, const uint64_t *regs,
+                     uint32_t n_regs, uint64_t stack)
+{
+    uint8_t first[FAST_ENTER_ITEMS]; /* each item's first record, from index */
+    uint16_t got[FAST_ENTER_ITEMS];
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < p->n; i++) {
+        uint32_t n = item_records(p->len[i]);
+        first[i] = (uint8_t)k;
+        got[i] = 0;
+        if (!n)
+            continue;
+        uint32_t src = caps[i].src, idx = caps[i].idx;
+        uint64_t base = src == FAST_SRC_REG && idx < n_regs ? regs[idx]
+                      : src == FAST_SRC_STACK ? stack
+                      : src == FAST_SRC_ITEM && idx < i
+                          ? item_word(a, index + first[idx], got[idx], caps[i].at)
+                          : 0;
+        uint64_t addr = base || src == FAST_SRC_ABS ? base + (uint64_t)caps[i].off : 0;
+        got[i] = (uint16_t)copy_item(a, index + k, n, (uint8_t)i, addr, p->len[i]);
+        k += n;
+    }
 }
 
 /* The topmost frame of t's stack at rsp; -1 if none. */
@@ -180,39 +280,21 @@ static int find_frame(const struct fast_thread *t, uint32_t depth, uint64_t rsp)
     return -1;
 }
 
-/* A function's plan as one enter read it: the daemon may change it meanwhile, and
- * the records written must be the ones counted in nrec. */
-struct plan {
-    uint32_t flags, nrec;
-    struct fast_cap cap[FAST_CAP_ITEMS];
-};
-
-/* Writes the reservation of an enter: the XMM record, the DATA records, and the
- * ENTER record last, published by its commit. */
-static void write_enter(struct fast_area *a, uint64_t index, const struct plan *p, uint32_t fn,
-                        uint8_t flags, int32_t tid, const struct fast_saved *s,
-                        uint64_t rsp, uint64_t ret)
+/* Writes the reservation of an enter (nrec records): the XMM record, the DATA
+ * records of its program, and the ENTER record last, published by its commit. */
+static void write_enter(struct fast_area *a, uint64_t index, uint32_t nrec, uint32_t fl,
+                        const struct prog *p, uint32_t fn, uint8_t flags, int32_t tid,
+                        const struct fast_saved *s, uint64_t rsp, uint64_t ret)
 {
     uint32_t k = 1;
-    if (p->flags & FAST_FN_FP)
+    if (fl & FAST_FN_FP)
         copy_words((uint64_t *)record_at(a, index + k++), (const uint64_t *)s->xmm,
                    FAST_RECORD_SIZE / 8);
-    for (uint32_t i = 0; i < FAST_CAP_ITEMS; i++) {
-        const struct fast_cap *c = &p->cap[i];
-        if (c->kind == FAST_CAP_NONE)
-            continue;
-        struct fast_data_record *d = (struct fast_data_record *)record_at(a, index + k++);
-        d->unused = 0;
-        d->kind = FAST_REC_DATA;
-        d->item = (uint8_t)i;
-        uint64_t addr = (&s->rdi)[c->reg < 6 ? c->reg : 0];
-        d->addr = addr;
-        capture(a, c, addr, d);
-    }
+    run_prog(a, index + k, p, prog_table(a)[fn].enter, &s->rdi, 6, rsp);
     struct fast_record *r = record_at(a, index);
     r->kind = FAST_REC_ENTER;
     r->flags = flags;
-    r->nrec = (uint8_t)p->nrec;
+    r->nrec = (uint8_t)nrec;
     r->fn = fn;
     r->tid = tid;
     r->tsc = rdtsc();
@@ -230,20 +312,19 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
         return;
     struct fast_fn *f = &fn_table(a)[fn];
     __atomic_fetch_add(&f->calls, 1, __ATOMIC_RELAXED);
-    struct plan p;
-    p.flags = *(volatile uint32_t *)&f->flags;
-    uint32_t fl = p.flags;
+    uint32_t fl = *(volatile uint32_t *)&f->flags;
     if (!(fl & FAST_FN_RECORD))
         return;
     if (!daemon_live(a)) { /* not recorded: said, as a full ring is */
         __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
         return;
     }
-    p.nrec = 1 + ((fl & FAST_FN_FP) ? 1 : 0);
-    for (uint32_t i = 0; i < FAST_CAP_ITEMS; i++) {
-        p.cap[i] = ((volatile struct fast_cap *)f->cap)[i];
-        p.nrec += p.cap[i].kind != FAST_CAP_NONE;
-    }
+    if (fl & FAST_FN_TRAP_ENTER)
+        trap(FAST_TRAP_ENTER, a, s, fn, (uint64_t)ret_slot);
+    const volatile struct fast_prog *prog = &prog_table(a)[fn];
+    struct prog p;
+    read_prog(&p, prog->enter, prog->n_enter, FAST_ENTER_ITEMS);
+    uint32_t nrec = 1 + ((fl & FAST_FN_FP) ? 1 : 0) + p.records;
 
     uint8_t flags = 0;
     uint64_t rsp = (uint64_t)ret_slot, ret = *ret_slot;
@@ -292,7 +373,7 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
      * half. */
     uint32_t keep = a->ring_records > 2 * FAST_EXIT_HEADROOM ? FAST_EXIT_HEADROOM
                                                              : a->ring_records / 2;
-    int64_t index = reserve(a, p.nrec, keep);
+    int64_t index = reserve(a, nrec, keep);
     if (index < 0) {
         /* Nothing written, so nothing pushed: an exit must have its enter. */
         __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
@@ -306,7 +387,7 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
             if (!tail)
                 *ret_slot = a->ret_tramp;
         }
-        write_enter(a, (uint64_t)index, &p, fn, flags, tid, s, rsp, ret);
+        write_enter(a, (uint64_t)index, nrec, fl, &p, fn, flags, tid, s, rsp, ret);
     }
     if (owner) {
         compiler_barrier();
@@ -346,15 +427,27 @@ uint64_t fast_exit(struct fast_area *a, struct fast_ret_saved *s, uint64_t entry
     /* A frame exists only when its enter was recorded: its exit is recorded even if
      * the function has gone count-only since (else the daemon would wait for it). */
     struct fast_fn *f = &fn_table(a)[fn < FAST_MAX_FNS ? fn : 0];
-    {   /* always: the daemon's shadow stacks follow every pushed frame to its exit */
-        int64_t index = reserve(a, 1, 0);
+    {   /* always: the daemon's shadow stacks follow every pushed frame to its exit;
+         * its program's items only when the ring has room for them too */
+        const volatile struct fast_prog *prog = &prog_table(a)[fn < FAST_MAX_FNS ? fn : 0];
+        if ((*(volatile uint32_t *)&f->flags & FAST_FN_TRAP_EXIT) && daemon_live(a))
+            trap(FAST_TRAP_EXIT, a, s, fn, entry_rsp);
+        struct prog p;
+        read_prog(&p, prog->exit, prog->n_exit, FAST_EXIT_ITEMS);
+        int64_t index = p.records ? reserve(a, 1 + p.records, 0) : -1;
+        if (index < 0) {
+            p.n = p.records = 0;
+            index = reserve(a, 1, 0);
+        }
         if (index < 0) {
             __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
         } else {
+            uint64_t regs[2] = {s->rax, s->rdx};
+            run_prog(a, (uint64_t)index + 1, &p, prog->exit, regs, 2, entry_rsp);
             struct fast_record *r = record_at(a, (uint64_t)index);
             r->kind = FAST_REC_EXIT;
             r->flags = 0;
-            r->nrec = 1;
+            r->nrec = (uint8_t)(1 + p.records);
             r->fn = fn;
             r->tid = t->tid;
             r->tsc = rdtsc();

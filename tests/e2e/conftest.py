@@ -188,8 +188,9 @@ def is_fixture_process(pid):
 # --------------------------------------------------------------------------------
 # a test's world: state dir, project dir, daemon, clients
 
-# STROBE_E2E_TRACE_MODE=fast runs the whole suite with trace.mode "fast" (the
-# in-process recorder) in every project, as the default of a test that sets nothing.
+# STROBE_E2E_TRACE_MODE=int3 runs the whole suite with trace.mode "int3" (two stops
+# per traced call instead of the in-process recorder, the default) in every test's
+# own project, as the default of a test that sets nothing.
 SUITE_SETTINGS = ({"trace.mode": os.environ["STROBE_E2E_TRACE_MODE"]}
                   if os.environ.get("STROBE_E2E_TRACE_MODE") else {})
 
@@ -701,20 +702,25 @@ def pytest_configure(config):
 
 
 # Test modules whose tests the valgrind pass samples (the valgrind_sample marker): the
-# debug_test suites and the REPL's, which reach the same daemon code through many
-# frameworks or front-end commands; strobectl's, which reach through another front end
-# the daemon code the MCP suites run under valgrind whole (test_crash, test_memory,
-# test_breakpoints...); the timeline suites (test_timeline_*), whose engine paths
-# the trace suites already run under valgrind whole; the fast path's, whose
-# daemon side (the drain) is the same in each test and which load the machine; and
-# the suites of many small variations of one path (tool errors, protocol and input
-# hardening, the pattern table, session and launch life cycles), each sampled to
-# one or two tests per path: the
-# daemon starts under valgrind for every test, ~3 s, and the pass must keep CI under
-# 30 minutes.
+# daemon starts under valgrind for every test (~3 s) and runs 20-50x slower, and the
+# pass must keep CI under 30 minutes, so a suite whose tests reach the same daemon
+# code in many variations runs a representative few (the normal and sanitizer passes
+# run them all):
+#   - the debug_test suites and the REPL's: the same daemon code through many
+#     frameworks or front-end commands; strobectl's: through another front end;
+#   - the timeline suites (test_timeline_*): engine paths the trace suites run;
+#   - the fast path's: the drain is the same in each test, and they load the machine;
+#   - the suites of many small variations of one path (tool errors, protocol and
+#     input hardening, the pattern table, session and launch life cycles);
+#   - breakpoints, crashes, steps, polls, memory and trace watches: one test per
+#     mechanism (a scenario, each kind of stop, fork, threads, C++ and Rust, errors).
+# The suites run whole: the trace suites (values, runtime changes, threads), stacks,
+# data watchpoints, retention, queries, the daemon's life cycle.
 SAMPLED_MODULES = ("test_test_", "test_strobectl", "test_repl", "test_timeline_",
                    "test_fastpath", "test_errors", "test_protocol", "test_hardening",
-                   "test_trace_patterns", "test_sessions", "test_launch_output")
+                   "test_trace_patterns", "test_sessions", "test_launch_output",
+                   "test_breakpoints", "test_crash", "test_stepping", "test_poll",
+                   "test_memory", "test_trace_watches")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -17,6 +17,8 @@ import os
 import re
 import time
 
+import pytest
+
 from conftest import pid_alive, stays_true, wait_until
 from bp_util import (bp_add, bp_add_error, bp_list, bp_remove, cont, cont_error,
                      launch_ready, line_of, mem_read, mem_write, texts, until_bp,
@@ -33,6 +35,7 @@ def expect_code(err, code, *words):
 # ---- spec 002 Phase 2: the validation scenario, end to end ------------------------
 
 
+@pytest.mark.valgrind_sample
 def test_phase2_scenario_trace_break_inspect_write_logpoint(mcp):
     r = launch_ready(mcp, "bp_scale", r"^ready$")
     sid, pid = r["sessionId"], r["pid"]
@@ -137,6 +140,7 @@ def test_phase2_scenario_trace_break_inspect_write_logpoint(mcp):
     assert paused_threads == 1  # the one thread of the program, paused at step 3
 
 
+@pytest.mark.valgrind_sample
 def test_status_lists_paused_thread_and_breakpoint_count(mcp):
     r = launch_ready(mcp, "bp_scale", r"^ready$")
     sid, pid = r["sessionId"], r["pid"]
@@ -163,6 +167,7 @@ def test_status_lists_paused_thread_and_breakpoint_count(mcp):
 # ---- hitCount, oneShot, allStop, patterns, moved lines, inlined copies ------------
 
 
+@pytest.mark.valgrind_sample
 def test_hit_count_pauses_on_the_nth_hit(mcp):
     """Staged on bp_quick (quick(1), quick(2), quick(3)): hitCount 2 pauses on the
     second call and on the later ones."""
@@ -240,6 +245,7 @@ def test_a_breakpoint_on_an_ifunc_stops_in_the_variant_this_cpu_runs(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_all_stop_pauses_every_thread(mcp):
     r = launch_ready(mcp, "bp_threads", r"^started$")
     sid, pid = r["sessionId"], r["pid"]
@@ -382,6 +388,7 @@ def test_inlined_function_line_binds_every_copy(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_condition_that_cannot_be_evaluated_pauses_and_says_why(mcp):
     """*g_null (a NULL pointer) cannot be read at the hit: the breakpoint pauses there,
     as gdb does, and the list says why (conditionErrors, lastConditionError)."""
@@ -396,6 +403,7 @@ def test_condition_that_cannot_be_evaluated_pauses_and_says_why(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_one_shot_logpoint_records_one_message(mcp):
     r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
     sid = r["sessionId"]
@@ -414,6 +422,7 @@ def test_one_shot_logpoint_records_one_message(mcp):
 # ---- a breakpoint and a trace on one function; forked children ---------------------
 
 
+@pytest.mark.valgrind_sample
 def test_breakpoint_and_trace_on_the_same_function(mcp):
     mcp.call_tool("debug_trace", {"add": ["quick"]})
     bp_add(mcp, None, {"function": "quick"})
@@ -438,6 +447,7 @@ def test_breakpoint_and_trace_on_the_same_function(mcp):
     assert texts(mcp, sid, "stdout") == ["sum 12"]
 
 
+@pytest.mark.valgrind_sample
 def test_breakpoint_in_forked_child_reports_its_pid(mcp):
     r = launch_ready(mcp, "bp_fork", r"^parent \d+$")
     sid, pid = r["sessionId"], r["pid"]
@@ -461,6 +471,7 @@ def test_breakpoint_in_forked_child_reports_its_pid(mcp):
 # ---- until -----------------------------------------------------------------------
 
 
+@pytest.mark.valgrind_sample
 def test_until_breakpoint_reports_the_first_hit(mcp):
     """until {breakpoint} called right after the breakpoint is set, while the program
     hits it every ~2 ms: the answer is the first hit, and no hit paused and resumed
@@ -483,6 +494,7 @@ def test_until_breakpoint_reports_the_first_hit(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_until_memory_condition_on_a_global(mcp):
     r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
     sid = r["sessionId"]
@@ -596,6 +608,7 @@ def test_staged_breakpoint_errors_in_the_launch_answer(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_registers_of_the_paused_frame_read_and_written(mcp):
     """debug_memory with threadId names registers: $rip is the breakpoint's address,
     $rdi quick's first argument; after step-out $rax holds the value returned, and
@@ -655,6 +668,7 @@ def test_pause_stops_every_thread_and_continue_resumes(mcp):
 # ---- errors ----------------------------------------------------------------------
 
 
+@pytest.mark.valgrind_sample
 def test_errors_of_breakpoint_specs(mcp):
     r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
     sid = r["sessionId"]
@@ -838,6 +852,7 @@ def test_stop_while_paused_kills_the_program(mcp):
     assert sid not in [x["sessionId"] for x in mcp.sessions()]
 
 
+@pytest.mark.valgrind_sample
 def test_client_disconnect_resumes_paused_threads(world, mcp):
     r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
     sid = r["sessionId"]
@@ -878,6 +893,7 @@ def test_strobectl_connection_does_not_resume_on_disconnect(world, mcp):
 # ---- C++ and Rust --------------------------------------------------------------------
 
 
+@pytest.mark.valgrind_sample
 def test_cpp_method_by_qualified_name_with_member_condition(mcp):
     r = launch_ready(mcp, "bp_cpp", r"^ready$")
     sid = r["sessionId"]

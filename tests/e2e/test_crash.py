@@ -9,6 +9,8 @@ against gdb)."""
 import os
 import subprocess
 
+import pytest
+
 from conftest import fixture_path, wait_stable, wait_until
 
 PROCESS_EXIT = "process_exit"
@@ -61,6 +63,7 @@ def texts_by_id(mcp, sid):
 
 # ---- signals ----------------------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_null_dereference_three_calls_deep(mcp):
     sid, pid, st = run_to_end(mcp, "crash_null")
     assert st["status"] == "crashed" and st["signal"] == "SIGSEGV"
@@ -127,6 +130,7 @@ def test_division_by_zero(mcp):
     assert ev["locals"] == []
 
 
+@pytest.mark.valgrind_sample
 def test_stack_overflow(mcp):
     sid, _, st = run_to_end(mcp, "crash_stack_overflow")
     assert st["signal"] == "SIGSEGV"
@@ -179,6 +183,7 @@ def test_assertion_failure(mcp):
     assert names.index("__assert_fail") < names.index("check_count") < names.index("main")
 
 
+@pytest.mark.valgrind_sample
 def test_uncaught_cpp_exception(mcp):
     sid, _, st = run_to_end(mcp, "crash_uncaught")
     assert st["signal"] == "SIGABRT"
@@ -191,6 +196,7 @@ def test_uncaught_cpp_exception(mcp):
     assert crash_frame(ev)["function"] == "load_config"
 
 
+@pytest.mark.valgrind_sample
 def test_rust_panic(mcp):
     sid, _, st = run_to_end(mcp, "crash_panic")
     # Unwinding panics end with exit code 101, no signal: the event still exists.
@@ -244,6 +250,7 @@ def test_address_sanitizer_report_is_linked(mcp):
 
 # ---- forks and execs ------------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_forked_workers_one_crashes(mcp):
     sid, parent, st = run_to_end(mcp, "fork_workers")
     assert st["status"] == "exited" and st["exitCode"] == 0
@@ -280,6 +287,7 @@ def test_forked_workers_one_crashes(mcp):
     assert crash_events(mcp, sid, pid=workers[0]) == []
 
 
+@pytest.mark.valgrind_sample
 def test_fork_exec_child_is_traced_and_its_crash_recorded(mcp):
     mcp.call_tool("debug_trace", {"add": ["read_field", "validate"]})
     sid, parent, st = run_to_end(mcp, "fork_exec", args=["crash_null"])
@@ -407,6 +415,7 @@ def test_patterns_changed_at_runtime_reach_an_execd_child(mcp, tmp_path):
     assert crash_events(mcp, sid) == []
 
 
+@pytest.mark.valgrind_sample
 def test_crash_inside_traced_functions(mcp):
     # Traced frames have a trampoline as their return address: the report still
     # unwinds through them to the real callers.
@@ -424,6 +433,7 @@ def test_crash_inside_traced_functions(mcp):
     assert calls == ["process_order", "validate", "read_field"]
 
 
+@pytest.mark.valgrind_sample
 def test_crash_in_a_second_thread(mcp):
     sid, pid, st = run_to_end(mcp, "crash_thread")
     assert st["signal"] == "SIGSEGV"

@@ -80,7 +80,6 @@ def test_trace_answer_says_how_many_functions_took_the_fast_path(mcp):
     mcp.stop(sid)
 
 
-@pytest.mark.valgrind_sample
 def test_a_million_calls_counted_exactly(mcp):
     sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="hot_count", args=["1000000"])
     top = next(f for f in st["topFunctions"] if f["function"] == "counted")

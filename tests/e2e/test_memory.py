@@ -12,6 +12,8 @@ import signal
 import stat
 import subprocess
 
+import pytest
+
 from conftest import T_LONG, fixture_path, wait_until
 
 
@@ -58,6 +60,7 @@ def address_of(pid, symbol):
     raise AssertionError("no mapping of %s in pid %d" % (exe, pid))
 
 
+@pytest.mark.valgrind_sample
 def test_read_every_base_type(mcp):
     sid, pid = launch(mcp)
     expected = [
@@ -90,6 +93,7 @@ def test_read_every_base_type(mcp):
     assert results[6]["address"] == hex(address_of(pid, "g_int"))
 
 
+@pytest.mark.valgrind_sample
 def test_read_aggregates_pointers_and_statics(mcp):
     sid, pid = launch(mcp)
     assert value(mcp, sid, "g_name") == "hello"
@@ -185,6 +189,7 @@ def test_read_addresses_and_bytes(mcp):
     assert again["file"] != path and again["preview"] == "00 01 02 03 04 05 06 07"
 
 
+@pytest.mark.valgrind_sample
 def test_write_and_the_program_sees_it(mcp):
     sid, pid = launch(mcp)
     results = write(mcp, sid,
@@ -228,6 +233,7 @@ def error_of(result):
     return result["error"]["code"], result["error"]["message"]
 
 
+@pytest.mark.valgrind_sample
 def test_read_errors_per_target(mcp):
     sid, pid = launch(mcp)
     results = read(mcp, sid, "g_conifg", "g_tls", "lib_write_only", "g_int.", "g_config.retrys",
@@ -347,6 +353,7 @@ def test_request_errors(mcp):
     assert value(mcp, sid, "g_int", pid=pid) == -42
 
 
+@pytest.mark.valgrind_sample
 def test_answer_budget(mcp):
     sid, _ = launch(mcp)
     res = mcp.call_tool("debug_memory", {"sessionId": sid,

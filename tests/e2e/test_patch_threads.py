@@ -1,5 +1,5 @@
 """Code patching under running threads (ptrace/tracer_hold.c: every code write happens
-with every thread of the image stopped). patch_torture runs 8 threads calling
+with every thread of the image stopped). patch_torture runs 16 threads calling
 pt_leaf (a leaf), pt_rip (first instruction RIP-relative, relocated) and pt_rec
 (recursive) in tight loops; trace patterns are added and removed on them 1,000
 times. A write under a running thread used to crash a threaded program now and then
@@ -18,7 +18,7 @@ from conftest import REPO, VALGRIND
 # path, where each change also drains millions of records).
 ITERATIONS = {"int3": 50 if VALGRIND else 1000, "fast": 100}
 PATTERNS = ["pt_leaf", "pt_rip", "pt_rec", "pt_*"]
-THREADS = 8
+THREADS = 16
 
 
 def expected_checksum(rounds):

@@ -32,6 +32,7 @@ def snapshots(mcp, sid):
     return mcp.all_events(sid, eventType="variable_snapshot")
 
 
+@pytest.mark.valgrind_sample
 def test_poll_answer_and_samples(mcp):
     sid = launch_ticker(mcp)
     r = poll(mcp, sid, [{"variable": "g_counter"}, {"variable": "g_cfg.max_retries"},
@@ -60,6 +61,7 @@ def test_poll_answer_and_samples(mcp):
     assert mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_poll_interleaved_with_traced_calls(mcp):
     sid = launch_ticker(mcp)
     mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tick"]})
@@ -160,6 +162,7 @@ def test_poll_bounds(mcp, p, words):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_poll_target_errors(mcp):
     sid = launch_ticker(mcp)
     p = {"intervalMs": 100, "durationMs": 1000}
@@ -178,6 +181,7 @@ def test_poll_target_errors(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_daemon_shutdown_joins_running_polls(mcp, world):
     """A daemon stopped while polls run ends them at once (under valgrind the harness
     then checks that nothing leaked)."""

@@ -8,6 +8,8 @@ workers calling worker_step(id, n))."""
 import json
 import re
 
+import pytest
+
 from conftest import pid_alive, wait_until
 from bp_util import (bp_add, bp_remove, cont, cont_error, launch_ready, line_of,
                      mem_read, until_bp, vars_of, wait_paused)
@@ -30,6 +32,7 @@ def paused_at(mcp, marker, **spec):
     return sid, r["pid"], a
 
 
+@pytest.mark.valgrind_sample
 def test_step_over_a_call_stays_in_the_function(mcp):
     sid, pid, a = paused_at(mcp, "CALL_SQUARE")
     k = vars_of(a, "arguments")["k"]
@@ -92,6 +95,7 @@ def test_step_into_a_libc_call_steps_over_it(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_step_out_returns_the_value(mcp):
     sid, pid, a = paused_at(mcp, "SQ_BODY")
     v = vars_of(a, "arguments")["v"]
@@ -129,6 +133,7 @@ def test_step_out_of_main_runs_to_the_exit(mcp):
     assert st["status"] == "exited" and st["exitCode"] == 7
 
 
+@pytest.mark.valgrind_sample
 def test_steps_in_a_thread_other_than_main(mcp):
     r = launch_ready(mcp, "bp_threads", r"^started$")
     sid, pid = r["sessionId"], r["pid"]

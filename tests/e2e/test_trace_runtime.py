@@ -275,9 +275,11 @@ def _cpus_allowed(pid):
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_cpu_pinning_only_once_traced(mcp):
-    """trace.pinCpu: an output-only session keeps its affinity; the first hook pins
-    the target's main thread to the tracer's CPU (cheaper stops)."""
-    r = mcp.launch("worker_loop", project=REPO, args=["30"])
+    """trace.pinCpu (trace.mode "int3", whose every call stops twice): an output-only
+    session keeps its affinity; the first hook pins the target's main thread to the
+    tracer's CPU (cheaper stops)."""
+    mcp.world.write_project_settings({"trace.mode": "int3"})
+    r = mcp.launch("worker_loop", project=mcp.world.project, args=["30"])
     sid, pid = r["sessionId"], r["pid"]
     mcp.wait_events(sid, 1, eventType="stdout")
     before = _cpus_allowed(pid)
@@ -285,4 +287,19 @@ def test_cpu_pinning_only_once_traced(mcp):
     mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tick"]})
     after = _cpus_allowed(pid)
     assert after.isdigit(), after
+    mcp.call_tool("debug_session", {"action": "stop", "sessionId": sid})
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_the_fast_path_pins_nothing(mcp):
+    """The fast path (the default trace.mode) records without stopping: tracing
+    leaves the program's affinity as it was."""
+    r = mcp.launch("worker_loop", project=REPO, args=["30"])
+    sid, pid = r["sessionId"], r["pid"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    before = _cpus_allowed(pid)
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tick"]})
+    assert "through the fast path" in t["status"], t
+    mcp.wait_events(sid, 2, eventType="function_exit")
+    assert _cpus_allowed(pid) == before
     mcp.call_tool("debug_session", {"action": "stop", "sessionId": sid})

@@ -157,7 +157,7 @@ static void test_settings_layers(void **state)
     assert_int_equal(s.hot_calls_per_second, 100000); /* spec 002's rate */
     assert_int_equal(s.sample_after, 5000);
     assert_int_equal(s.overhead_budget_percent, 50);
-    assert_int_equal(s.trace_mode, TRACE_MODE_INT3);
+    assert_int_equal(s.trace_mode, TRACE_MODE_FAST);
     assert_int_equal(s.n_warnings, 0);
 
     write_file(global, "{\"events.maxPerSession\": 500000, \"test.statusRetryMs\": 1000}");
@@ -184,14 +184,14 @@ static void test_settings_layers(void **state)
     assert_int_equal(s.n_warnings, 1);
     assert_non_null(strstr(s.warnings[0], "trace.overheadBudgetPercent"));
 
-    write_file(project, "{\"trace.mode\": \"fast\"}");
+    write_file(project, "{\"trace.mode\": \"int3\"}");
     settings_load(&s, global, tmpdir);
-    assert_int_equal(s.trace_mode, TRACE_MODE_FAST);
+    assert_int_equal(s.trace_mode, TRACE_MODE_INT3);
     assert_int_equal(s.n_warnings, 0);
-    write_file(global, "{\"trace.mode\": \"fast\"}");
+    write_file(global, "{\"trace.mode\": \"int3\"}");
     write_file(project, "{\"trace.mode\": \"turbo\", \"trace.pinCpu\": \"fast\"}");
     settings_load(&s, global, tmpdir);
-    assert_int_equal(s.trace_mode, TRACE_MODE_FAST); /* a word it does not know: the
+    assert_int_equal(s.trace_mode, TRACE_MODE_INT3); /* a word it does not know: the
                                                         lower layer's value stays */
     assert_int_equal(s.n_warnings, 2);
     assert_non_null(strstr(s.warnings[0], "'trace.mode' must be one of \"int3\", \"fast\""));

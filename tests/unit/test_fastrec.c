@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 
 #include "tests/unit/fast_harness.h"
 
@@ -474,6 +475,59 @@ static void test_dead_daemon_counts_and_still_returns(void **state)
     assert_int_equal(fh_drain(recs, 100), 0);
 }
 
+/* The recorder's stops for the daemon (FAST_FN_TRAP_ENTER / _EXIT): an int3 with
+ * the registers fast_abi.h names, caught here by a SIGTRAP handler; none once the
+ * daemon is gone. */
+static volatile uint64_t trap_regs[16][5]; /* rax, rdi, rsi, rdx, rcx per stop */
+static volatile int n_traps;
+
+static void on_trap(int sig, siginfo_t *si, void *uc_v)
+{
+    (void)sig;
+    (void)si;
+    const ucontext_t *uc = uc_v;
+    const greg_t *g = uc->uc_mcontext.gregs;
+    if (n_traps < 16) {
+        volatile uint64_t *r = trap_regs[n_traps];
+        r[0] = (uint64_t)g[REG_RAX];
+        r[1] = (uint64_t)g[REG_RDI];
+        r[2] = (uint64_t)g[REG_RSI];
+        r[3] = (uint64_t)g[REG_RDX];
+        r[4] = (uint64_t)g[REG_RCX];
+    }
+    n_traps++;
+}
+
+static void test_stops_for_the_daemon(void **state)
+{
+    (void)state;
+    NEED_READY();
+    struct sigaction sa = {.sa_sigaction = on_trap, .sa_flags = SA_SIGINFO}, old;
+    sigaction(SIGTRAP, &sa, &old);
+    n_traps = 0;
+    fh_fn(F_ADD)->flags = REC_EXITS | FAST_FN_TRAP_ENTER | FAST_FN_TRAP_EXIT;
+    assert_int_equal(add_ptr(2, 5), 11);
+    assert_int_equal(n_traps, 2);
+    assert_int_equal(trap_regs[0][0], FAST_TRAP_ENTER);
+    assert_int_equal(trap_regs[0][1], (uint64_t)fh_area);
+    assert_int_equal(trap_regs[0][3], F_ADD);
+    /* the saved registers: the call's arguments */
+    const struct fast_saved *saved = (const struct fast_saved *)trap_regs[0][2];
+    assert_int_equal(saved->rdi, 2);
+    assert_int_equal(saved->rsi, 5);
+    assert_int_equal(trap_regs[1][0], FAST_TRAP_EXIT);
+    assert_int_equal(trap_regs[1][3], F_ADD);
+    assert_int_equal(trap_regs[1][4], trap_regs[0][4]); /* the same slot */
+    assert_int_equal(fh_drain(recs, 100), 2); /* and recorded as ever */
+
+    fh_area->live_timeout_tsc = 1; /* the daemon is gone: no stop */
+    fh_area->live = 0;
+    assert_int_equal(add_ptr(1, 1), 4);
+    assert_int_equal(n_traps, 2);
+    assert_int_equal(fh_fn(F_ADD)->lost, 1);
+    sigaction(SIGTRAP, &old, NULL);
+}
+
 static void test_count_only(void **state)
 {
     (void)state;
@@ -490,6 +544,16 @@ struct three {
     int a, b, c;
 };
 
+struct node {
+    long value;
+    struct node *next;
+};
+
+static inline struct fast_prog *fh_prog(uint32_t id)
+{
+    return &((struct fast_prog *)((char *)fh_area + FAST_PROGS_OFF))[id];
+}
+
 static void check_data(const struct fast_record *r, uint8_t item, const void *addr,
                        const void *bytes, size_t len)
 {
@@ -502,43 +566,70 @@ static void check_data(const struct fast_record *r, uint8_t item, const void *ad
         assert_memory_equal(d->data, bytes, len);
 }
 
+/* Capture programs: items from registers, from a pointer an earlier item copied (a
+ * list's next node), from the stack and from a fixed address; an item longer than
+ * a record; an exit item from rax. */
 static void test_capture(void **state)
 {
     (void)state;
     NEED_READY();
     struct fast_fn *f = fh_fn(F_STR);
+    struct fast_prog *p = fh_prog(F_STR);
+    static char big[300];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (char)('a' + i % 26);
     f->flags = REC_EXITS;
-    f->cap[0] = (struct fast_cap){.kind = FAST_CAP_STRING, .reg = 0, .len = 64};
-    f->cap[2] = (struct fast_cap){.kind = FAST_CAP_BYTES, .reg = 1, .len = 12};
+    p->enter[0] = (struct fast_cap){.len = 6, .src = FAST_SRC_REG, .idx = 0};
+    p->enter[1] = (struct fast_cap){.len = sizeof(struct node), .src = FAST_SRC_REG, .idx = 1};
+    p->enter[2] = (struct fast_cap){.len = sizeof(struct node), .src = FAST_SRC_ITEM, .idx = 1,
+                                    .at = offsetof(struct node, next)};
+    p->enter[3] = (struct fast_cap){.len = 8, .src = FAST_SRC_STACK};
+    p->enter[4] = (struct fast_cap){.len = sizeof big, .src = FAST_SRC_ABS,
+                                    .off = (int64_t)(uintptr_t)big};
+    p->n_enter = 5;
+    p->exit[0] = (struct fast_cap){.len = 4, .src = FAST_SRC_REG, .idx = 0, .off = 2};
+    p->n_exit = 1;
     long (*volatile fn)(const char *, const void *) = fr_str;
-    struct three t = {1, 2, 3};
-    fn("hello", &t);
-    assert_int_equal(fh_drain(recs, 100), 4);
-    assert_int_equal(recs[0].nrec, 3);
+    struct node second = {2, NULL}, first = {1, &second};
+    long ret = fn("hello", &first);
+    /* enter, 4 items of one record and one of three; exit and its item */
+    assert_int_equal(fh_drain(recs, 100), 10);
     assert_int_equal(recs[0].kind, FAST_REC_ENTER);
-    const char *hello = (const char *)recs[0].regs[0];
-    check_data(&recs[1], 0, hello, "hello", 6); /* cut after the NUL */
-    check_data(&recs[2], 2, &t, &t, sizeof t);
-    assert_int_equal(recs[3].kind, FAST_REC_EXIT);
+    assert_int_equal(recs[0].nrec, 8);
+    check_data(&recs[1], 0, (const void *)recs[0].regs[0], "hello", 6);
+    check_data(&recs[2], 1, &first, &first, sizeof first);
+    check_data(&recs[3], 2, &second, &second, sizeof second);
+    /* the return address's slot, swapped for the return trampoline by then */
+    check_data(&recs[4], 3, (const void *)recs[0].rsp, &fh_area->ret_tramp, 8);
+    check_data(&recs[5], 4, big, big, FAST_DATA_BYTES);
+    check_data(&recs[6], 4, big + FAST_DATA_BYTES, big + FAST_DATA_BYTES, FAST_DATA_BYTES);
+    check_data(&recs[7], 4, big + 2 * FAST_DATA_BYTES, big + 2 * FAST_DATA_BYTES,
+               sizeof big - 2 * FAST_DATA_BYTES);
+    assert_int_equal(recs[8].kind, FAST_REC_EXIT);
+    assert_int_equal(recs[8].nrec, 2);
+    assert_int_equal(recs[8].regs[0], (uint64_t)ret);
+    check_data(&recs[9], 0, (const void *)(ret + 2), NULL, 0); /* not a pointer */
 
-    /* Strings that end right before an unmapped page; pointers to nothing. */
+    /* A NULL next pointer copies nothing for its node; bytes up to an unmapped page
+     * arrive, past it nothing; a pointer to nothing copies nothing. */
+    p->n_exit = 0;
+    p->n_enter = 3;
     char *pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     assert_true(pages != MAP_FAILED);
     assert_int_equal(munmap(pages + 4096, 4096), 0);
-    memcpy(pages + 4096 - 5, "edge", 5);
-    fn(pages + 4096 - 5, (void *)16);
-    memcpy(pages + 4096 - 4, "abcd", 4); /* no NUL before the hole */
-    fn(pages + 4096 - 4, pages + 4096 - 6);
+    memcpy(pages + 4096 - 4, "abcd", 4);
+    struct node alone = {7, NULL};
+    fn(pages + 4096 - 4, &alone);
     fn((const char *)16, pages + 4096);
-    assert_int_equal(fh_drain(recs, 100), 12);
-    check_data(&recs[1], 0, pages + 4096 - 5, "edge", 5);
-    check_data(&recs[2], 2, (void *)16, NULL, 0);
-    check_data(&recs[5], 0, pages + 4096 - 4, "abcd", 4);
-    check_data(&recs[6], 2, pages + 4096 - 6, "\0eabcd", 6); /* what could be read */
-    check_data(&recs[9], 0, (void *)16, NULL, 0);
-    check_data(&recs[10], 2, pages + 4096, NULL, 0);
+    assert_int_equal(fh_drain(recs, 100), 10);
+    check_data(&recs[1], 0, pages + 4096 - 4, "abcd", 4);
+    check_data(&recs[2], 1, &alone, &alone, sizeof alone);
+    check_data(&recs[3], 2, NULL, NULL, 0);
+    check_data(&recs[6], 0, (void *)16, NULL, 0);
+    check_data(&recs[7], 1, pages + 4096, NULL, 0);
+    check_data(&recs[8], 2, NULL, NULL, 0);
     munmap(pages, 4096);
-    memset(f->cap, 0, sizeof f->cap);
+    memset(p, 0, sizeof *p);
 }
 
 static volatile int sig_result;
@@ -591,6 +682,7 @@ int main(void)
         cmocka_unit_test_setup(test_threads_record_concurrently, setup),
         cmocka_unit_test_setup(test_full_ring_loses_without_a_frame, setup),
         cmocka_unit_test_setup(test_dead_daemon_counts_and_still_returns, setup),
+        cmocka_unit_test_setup(test_stops_for_the_daemon, setup),
         cmocka_unit_test_setup(test_count_only, setup),
         cmocka_unit_test_setup(test_capture, setup),
         cmocka_unit_test_setup(test_signal_while_the_recorder_runs, setup),

@@ -284,7 +284,8 @@ static const char *value_of(const struct target *t, const char *expr, int depth,
     if (varres_resolve(t->pid, t->memfd, expr, v, &e) != 0)
         fail_msg("%s: %s %s", expr, err_code_name(e.code), e.msg);
     struct strbuf sb = {0};
-    assert_true(varres_render(t->memfd, v, depth, true, &sb));
+    int memfd = t->memfd;
+    assert_true(varres_render(procmem_read_ctx, &memfd, v, depth, true, &sb));
     snprintf(text, sizeof text, "%s", sb.buf);
     sb_free(&sb);
     return text;
