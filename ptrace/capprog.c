@@ -27,7 +27,7 @@ void capcall_begin(struct capcall *cc, struct capprog *prog, const uint64_t *reg
 }
 
 void capcall_add_copy(struct capcall *cc, uint32_t item, uint64_t addr, const void *bytes,
-                      uint32_t len)
+                      uint32_t len, uint32_t want)
 {
     if (item >= cc->prog->n)
         return;
@@ -35,6 +35,7 @@ void capcall_add_copy(struct capcall *cc, uint32_t item, uint64_t addr, const vo
     if (!c->have) {
         c->have = true;
         c->addr = addr;
+        c->want = want < FAST_ITEM_MAX ? want : FAST_ITEM_MAX;
         c->len = 0;
     }
     /* A record after one that came short (unreadable memory) adds nothing: the
@@ -49,15 +50,15 @@ long capcall_copied(const struct capcall *cc, uint64_t addr, void *buf, size_t l
 {
     for (uint32_t i = 0; i < cc->prog->n; i++) {
         const struct capcopy *c = &cc->copy[i];
-        if (!c->have || addr < c->addr)
-            continue;
+        if (!c->have || !c->addr || addr < c->addr)
+            continue; /* not run, or its address was unknown (a NULL pointer) */
         uint64_t at = addr - c->addr;
         if (at < c->len) {
             size_t n = c->len - at < len ? (size_t)(c->len - at) : len;
             memcpy(buf, c->bytes + at, n);
             return (long)n;
         }
-        if (at < cc->prog->item[i].len)
+        if (at < c->want)
             return -1; /* the item asked for it: unreadable at the call */
     }
     return 0;
@@ -69,8 +70,7 @@ static int continued(const struct capcall *cc, uint64_t addr)
 {
     for (uint32_t i = cc->prog->n; i-- > 0;) {
         const struct capcopy *c = &cc->copy[i];
-        if (c->have && addr >= c->addr && addr <= c->addr + c->len &&
-            c->len == cc->prog->item[i].len)
+        if (c->have && addr >= c->addr && addr <= c->addr + c->len && c->len == c->want)
             return (int)i;
     }
     return -1;
@@ -97,6 +97,7 @@ static void keep(struct capcall *cc, uint32_t i, uint64_t addr, size_t len, cons
     struct capcopy *c = &cc->copy[i];
     c->have = true;
     c->addr = addr;
+    c->want = (uint32_t)len;
     c->len = bytes ? (uint32_t)len : 0;
     if (bytes)
         memcpy(c->bytes, bytes, len);
@@ -157,6 +158,7 @@ void capcall_run(struct capcall *cc, mem_read_fn rd, void *ctx)
         struct capcopy *c = &cc->copy[i];
         c->have = true;
         c->addr = base || it->src == FAST_SRC_ABS ? base + (uint64_t)it->off : 0;
+        c->want = it->len;
         c->len = 0;
         if (!c->addr)
             continue;
@@ -189,7 +191,7 @@ void capcall_learn(struct capcall *cc, uint64_t addr, size_t len, const void *by
         cc->changed = true;
         if (bytes) { /* the copy goes on, as if the item had been this long */
             memcpy(c->bytes + (addr - c->addr), bytes, len);
-            c->len = end;
+            c->len = c->want = end;
         }
         return;
     }

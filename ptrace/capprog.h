@@ -49,8 +49,9 @@ struct capcall {
     struct capcopy {
         bool have;       /* the item ran for this call */
         uint64_t addr;
-        uint32_t len;    /* bytes copied; fewer than the item's length: the rest was
-                            unreadable at the call */
+        uint32_t want;   /* bytes the item asked for at this call */
+        uint32_t len;    /* bytes copied; fewer than want: the rest was unreadable at
+                            the call */
         uint8_t bytes[FAST_ITEM_MAX];
     } copy[FAST_ENTER_ITEMS];
 };
@@ -59,10 +60,11 @@ struct capcall {
 void capcall_begin(struct capcall *cc, struct capprog *prog, const uint64_t *regs,
                    uint32_t n_regs, uint64_t stack);
 
-/* The record copy of item i: len bytes copied at addr (a long item's records come
- * one after the other, each at the address after the previous one's). */
+/* The record copy of item i, which asked for want bytes: len bytes copied at addr (a
+ * long item's records come one after the other, each at the address after the
+ * previous one's). */
 void capcall_add_copy(struct capcall *cc, uint32_t item, uint64_t addr, const void *bytes,
-                      uint32_t len);
+                      uint32_t len, uint32_t want);
 
 /* Runs the program against live memory, as the recorder would at this call (the
  * learning of a function still on its int3, whose program may have items already). */

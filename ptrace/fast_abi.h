@@ -100,7 +100,11 @@ struct fast_data_record {
                             be read; 0 also when the item's address is unknown) */
     uint64_t addr;       /* the target address data[0] was copied from */
     uint8_t item;        /* the program item (fast_prog.enter[] or exit[]) */
-    uint8_t pad[7];
+    uint8_t pad;
+    uint16_t want;       /* the item's length at this call (its records' bytes past
+                            len up to it could not be read; the item may be longer
+                            by the time the daemon reads the record) */
+    uint8_t pad2[4];
     uint8_t data[FAST_DATA_BYTES];
 };
 

@@ -103,9 +103,11 @@ static int64_t tsc_to_ns(const struct fastpath *fp, uint64_t tsc)
 
 /* ---- the area -------------------------------------------------------------------- */
 
-static bool cpu_ok(void)
+/* The target's, not the daemon's: a daemon under valgrind runs on a CPU of
+ * valgrind's that has no FSGSBASE, the target on the real one. */
+static bool cpu_ok(pid_t pid)
 {
-    return (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
+    return (procmem_auxv(pid, AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
 }
 
 static uint64_t inject_map(pid_t tid, int memfd, uint64_t size, int prot)
@@ -128,7 +130,7 @@ static void write_live(const struct fastpath *fp, const struct process *p)
 static struct fastpath *fastpath_create(struct hooks *h, pid_t stopped_tid, int memfd,
                                         char *why, size_t why_cap)
 {
-    if (!cpu_ok()) {
+    if (!cpu_ok(h->cfg.pid)) {
         snprintf(why, why_cap, "this CPU or kernel lacks FSGSBASE (rdfsbase)");
         return NULL;
     }
@@ -641,7 +643,7 @@ static struct hk_mem record_reader(struct hooks *h, struct process *p, struct ho
         const struct fast_data_record *d = (const struct fast_data_record *)&more[i];
         if (d->kind == FAST_REC_DATA)
             capcall_add_copy(fp->cc, d->item, d->addr, d->data,
-                             d->len < FAST_DATA_BYTES ? d->len : FAST_DATA_BYTES);
+                             d->len < FAST_DATA_BYTES ? d->len : FAST_DATA_BYTES, d->want);
     }
     fp->reader = (struct call_reader){fp->cc, p->memfd};
     return (struct hk_mem){read_call, &fp->reader, k};

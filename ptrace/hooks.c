@@ -257,6 +257,7 @@ static void free_process(uint64_t key, void *value, void *arg)
     close(p->memfd);
     callsites_free(p->sites);
     free(p->counts);
+    free(p->fast_lost);
     free(p);
 }
 

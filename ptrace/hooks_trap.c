@@ -152,7 +152,7 @@ enum exit_kind { EXIT_RETURN, EXIT_UNWOUND };
  * fast-path function (its calls at its int3, before its jump or after a sample). */
 static bool learns(const struct hooks *h, const struct hook *k)
 {
-    return k->fast && h->fast && h->cfg.tuning.fast;
+    return k->role == HOOK_TRACE && k->fast && h->fast && h->cfg.tuning.fast;
 }
 
 /* emit_exit, its memory read through mem. */

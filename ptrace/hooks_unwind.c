@@ -88,7 +88,7 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
 static void trap_pc(const struct hooks *h, pid_t tid, uint64_t *pc)
 {
     const struct hook *k = u64map_get(&h->by_addr, *pc - 1);
-    if (k && k->armed && hk_int3_trap_pending(tid, *pc - 1)) {
+    if (k && hk_int3_trap_pending(tid, *pc - 1)) { /* armed, or jumped since */
         *pc -= 1;
         return;
     }

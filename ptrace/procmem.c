@@ -162,19 +162,19 @@ uint64_t procmem_free_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t size)
     return best;
 }
 
-uint64_t procmem_entry_point(pid_t pid)
+uint64_t procmem_auxv(pid_t pid, uint64_t type)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    uint64_t pair[2], entry = 0;
+    uint64_t pair[2], value = 0;
     while (read(fd, pair, sizeof pair) == sizeof pair && pair[0] != AT_NULL)
-        if (pair[0] == AT_ENTRY)
-            entry = pair[1];
+        if (pair[0] == type)
+            value = pair[1];
     close(fd);
-    return entry;
+    return value;
 }
 
 void procmem_thread_name(pid_t tid, char *out, size_t cap)

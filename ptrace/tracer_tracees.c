@@ -10,6 +10,7 @@
  * space over. A child process's end is a process_exit event; the main process's end
  * goes to the session (on_main_exit).
  */
+#include <elf.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -213,7 +214,7 @@ void tr_on_exit_event(struct tracer *t, pid_t tid)
  * mapped every library, before any code of the program runs. */
 void tr_arm_entry_breakpoint(struct space *sp)
 {
-    uint64_t entry = procmem_entry_point(sp->pid);
+    uint64_t entry = procmem_auxv(sp->pid, AT_ENTRY);
     if (entry && bptab_insert(sp->bp, entry, BP_ENTRY))
         sp->entry = entry;
     else

@@ -11,6 +11,11 @@
 #
 # With STROBE_VALGRIND=1 only the pytest suite runs, each test's daemon under
 # valgrind (see tests/e2e/conftest.py). Exits non-zero if any suite fails.
+#
+# The pytest suite runs on one worker per CPU (pytest-xdist), each test file on one
+# worker (its module fixtures build once): every test has its own daemon, state
+# directory and project, and most of a test's time is spent waiting for the program.
+# Under valgrind it runs on one: each daemon there keeps a CPU busy.
 set -u
 
 if [ $# -ne 1 ]; then
@@ -48,7 +53,11 @@ if [ ! -d "$js/node_modules/.bin" ]; then
     (cd "$js" && { npm ci --no-audit --no-fund --loglevel=error 2>/dev/null ||
                    npm install --no-save --no-audit --no-fund --loglevel=error; }) || status=1
 fi
-STROBE_BUILD="$build" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/e2e || status=1
+workers="-n auto --dist loadfile"
+[ "${STROBE_VALGRIND:-}" = 1 ] && workers=""
+# shellcheck disable=SC2086
+STROBE_BUILD="$build" /usr/bin/python3 -m pytest -q -p no:cacheprovider $workers tests/e2e ||
+    status=1
 
 if [ "${STROBE_VALGRIND:-}" != 1 ]; then
     echo "== e2e (MCP SDK client) =="

@@ -198,6 +198,7 @@ static uint32_t copy_item(struct fast_area *a, uint64_t index, uint32_t n, uint8
         d->len = (uint16_t)(have <= 0 ? 0 : have < FAST_DATA_BYTES ? have : FAST_DATA_BYTES);
         d->addr = addr + k * FAST_DATA_BYTES;
         d->item = item;
+        d->want = (uint16_t)len;
     }
     return (uint32_t)got;
 }

@@ -214,7 +214,6 @@ def test_status_command_line_is_bounded(mcp):
     assert len(json.dumps(st, separators=(",", ":"))) < 16 * 1024
 
 
-@pytest.mark.valgrind_sample
 def test_session_list_is_bounded_newest_first(mcp):
     import json
     sids = []

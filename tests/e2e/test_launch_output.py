@@ -295,7 +295,6 @@ def test_session_ids_get_suffix_on_collision(mcp):
 
 # ---- the output limit ----------------------------------------------------------------
 
-@pytest.mark.valgrind_sample
 def test_flood_hits_output_limit_target_completes(mcp):
     w = mcp.world
     w.write_project_settings({"output.maxBytesPerSession": 1048576})

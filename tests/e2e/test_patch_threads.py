@@ -13,10 +13,10 @@ import pytest
 from conftest import REPO, VALGRIND
 
 # The valgrind pass is a representative subset of the suite (its daemon runs 20-50x
-# slower): there, 50 add/remove iterations under int3s, and the fast path's daemon
+# slower): there, 20 add/remove iterations under int3s, and the fast path's daemon
 # side is test_fastpath's. The normal and ASan builds run 1,000 (100 under the fast
 # path, where each change also drains millions of records).
-ITERATIONS = {"int3": 50 if VALGRIND else 1000, "fast": 100}
+ITERATIONS = {"int3": 20 if VALGRIND else 1000, "fast": 100}
 PATTERNS = ["pt_leaf", "pt_rip", "pt_rec", "pt_*"]
 THREADS = 16
 

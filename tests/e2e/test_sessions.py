@@ -273,7 +273,6 @@ def test_after_event_id_polling(mcp):
     assert texts(out["events"]) == ["done"]
 
 
-@pytest.mark.valgrind_sample
 def test_after_event_id_pages_through_everything(mcp):
     sid = mcp.launch("flood", args=["1"])["sessionId"]
     mcp.wait_ended(sid)

@@ -113,7 +113,6 @@ def test_cargo_hang_is_a_deadlock(mcp):
     assert "lock_a_then_b" in text and "lock_b_then_a" in text, text
 
 
-@pytest.mark.valgrind_sample
 @needs_cargo
 def test_cargo_rerun_traced(mcp):
     """From a fresh copy: debug_test builds the tests untraced first (else the pattern
@@ -183,7 +182,6 @@ def test_gtest_suite(mcp):
                           % (root, binary))
 
 
-@pytest.mark.valgrind_sample
 @needs_gtest
 def test_gtest_hang_is_a_deadlock(mcp):
     root, binary = build_gtest(mcp)

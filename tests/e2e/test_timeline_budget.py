@@ -26,7 +26,6 @@ def fits(answer, budget=BUDGET):
     return answer
 
 
-@pytest.mark.valgrind_sample
 def test_query_pages_fit_and_the_continuation_returns_the_rest(mcp):
     sid = mcp.launch("flood", args=["1"])["sessionId"]
     mcp.wait_ended(sid)
@@ -46,6 +45,7 @@ def test_query_pages_fit_and_the_continuation_returns_the_rest(mcp):
     assert [int(e["id"]) for e in after["events"]] == whole[100:100 + len(after["events"])]
 
 
+@pytest.mark.valgrind_sample
 def test_stacks_memory_trace_and_breakpoints_fit(mcp):
     sid = mcp.launch("threads16")["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")

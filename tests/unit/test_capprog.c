@@ -139,13 +139,19 @@ static void test_serves_record_copies(void **state)
     uint64_t regs[6] = {BASE + 0x100};
     capcall_begin(&cc, &prog, regs, 6, 0);
     uint8_t at_call[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    capcall_add_copy(&cc, 0, BASE + 0x100, at_call, 8); /* 8 of 16 bytes could be read */
+    capcall_add_copy(&cc, 0, BASE + 0x100, at_call, 8, 16); /* 8 of 16 could be read */
     uint8_t buf[16];
     assert_int_equal(capcall_copied(&cc, BASE + 0x102, buf, 4), 4);
     assert_int_equal(buf[0], 3);
     assert_int_equal(capcall_copied(&cc, BASE + 0x104, buf, 8), 4); /* the rest is not */
     assert_int_equal(capcall_copied(&cc, BASE + 0x10a, buf, 2), -1);
     assert_int_equal(capcall_copied(&cc, BASE + 0x200, buf, 2), 0);
+
+    /* A record written while item 0 asked for 8 bytes (it grew to 16 since): past
+     * them nothing is served (read live), nothing is called unreadable. */
+    capcall_begin(&cc, &prog, regs, 6, 0);
+    capcall_add_copy(&cc, 0, BASE + 0x100, at_call, 8, 8);
+    assert_int_equal(capcall_copied(&cc, BASE + 0x10a, buf, 2), 0);
 
     /* The record was written before item 1 existed: a read of it fills its copy and
      * learns nothing new. */

@@ -605,6 +605,7 @@ static void test_capture(void **state)
     check_data(&recs[6], 4, big + FAST_DATA_BYTES, big + FAST_DATA_BYTES, FAST_DATA_BYTES);
     check_data(&recs[7], 4, big + 2 * FAST_DATA_BYTES, big + 2 * FAST_DATA_BYTES,
                sizeof big - 2 * FAST_DATA_BYTES);
+    assert_int_equal(((const struct fast_data_record *)&recs[7])->want, sizeof big);
     assert_int_equal(recs[8].kind, FAST_REC_EXIT);
     assert_int_equal(recs[8].nrec, 2);
     assert_int_equal(recs[8].regs[0], (uint64_t)ret);
