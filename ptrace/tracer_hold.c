@@ -17,10 +17,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 
 #include "base/u64map.h"
 #include "ptrace/bptab.h"
+#include "ptrace/hooks.h"
 #include "ptrace/hwwatch.h"
 #include "ptrace/tracer_internal.h"
 
@@ -74,6 +76,21 @@ static void held_forget(struct held *hd, pid_t tid)
  * fork event came in) is held too: a hold stops the whole space, and an all-stop
  * must not let a thread born meanwhile run. Its first stop, or the interrupt if that
  * stop was seen already, is collected with the others. */
+/* A held thread's SIGTRAP at one of the fast path's recorder stops
+ * (hooks_on_recorder_trap): handled now, the output read after it as the loop
+ * reads it at every trap. */
+static bool held_recorder_trap(struct tracer *t, struct tthread *th, pid_t tid)
+{
+    struct space *sp = tr_space_of_process(t, th->tgid);
+    struct user_regs_struct regs;
+    if (!sp || !sp->hooks || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0 ||
+        !hooks_on_recorder_trap(sp->hooks, tid, &regs))
+        return false;
+    if (t->spec.drain_output)
+        t->spec.drain_output(t->spec.arg);
+    return true;
+}
+
 static void hold_newborn(pid_t creator, struct held *want)
 {
     unsigned long child = 0;
@@ -156,6 +173,12 @@ void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held
             th->pending = -1;
         else if (event != PTRACE_EVENT_EXEC)
             hwwatch_collect(t->hw, tid, th->tgid);
+        /* A stop of the fast path's recorder is handled at once too: a held thread
+         * may be stepped out of the recorder before release (a stacks snapshot),
+         * and the trap replayed then would find it elsewhere, not ours. */
+        if (th->pending != -1 && event == 0 && WSTOPSIG(status) == SIGTRAP &&
+            held_recorder_trap(t, th, tid))
+            th->pending = -1;
         tr_held_add(hd, tid);
     }
     free(want.tids);
