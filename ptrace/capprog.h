@@ -13,8 +13,10 @@
  * pointer inside an earlier item's copy, or a fixed address (a global).
  *
  * Learning happens on both paths:
- *   - a fast-path function stays on its int3 until its first call has been decoded
- *     from live memory through a capcall (its reads give the first program);
+ *   - a fast-path function's first call and return stop in the recorder
+ *     (FAST_FN_TRAP_ENTER/_EXIT) and are decoded from live memory through a
+ *     capcall (their reads give the first program), as is any call that reaches
+ *     the function's int3;
  *   - every drained record is decoded through a capcall over its copies: a read the
  *     copies miss (a longer list, a longer string, a union's other member) is read
  *     live and extends the program for the calls after it.
@@ -66,8 +68,8 @@ void capcall_begin(struct capcall *cc, struct capprog *prog, const uint64_t *reg
 void capcall_add_copy(struct capcall *cc, uint32_t item, uint64_t addr, const void *bytes,
                       uint32_t len, uint32_t want);
 
-/* Runs the program against live memory, as the recorder would at this call (the
- * learning of a function still on its int3, whose program may have items already). */
+/* Runs the program against live memory, as the recorder would at this call (a
+ * call decoded from live memory: its program may have items already). */
 void capcall_run(struct capcall *cc, mem_read_fn rd, void *ctx);
 
 /* Serves a read of len bytes at addr from the copies: the bytes served from the

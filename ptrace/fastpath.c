@@ -649,6 +649,30 @@ static struct hk_mem record_reader(struct hooks *h, struct process *p, struct ho
     return (struct hk_mem){read_call, &fp->reader, k};
 }
 
+/* The thread of a record of p. A thread's exit drains the rings, but a drain stops
+ * at a reservation another thread is still writing: records of a thread that has
+ * exited (and been forgotten) can come later. It is made again for them, and
+ * forgotten once its frames are (record_done). */
+static struct thread *record_thread(struct hooks *h, const struct process *p, int32_t tid)
+{
+    if (tid <= 0)
+        return NULL;
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    if (t)
+        return t;
+    bool alive = procmem_tgid(tid) == p->tgid;
+    t = hk_thread_in(h, tid, p->tgid);
+    if (t)
+        t->gone = !alive;
+    return t;
+}
+
+static void record_done(struct hooks *h, struct thread *t)
+{
+    if (t->gone && t->depth == 0)
+        hk_thread_forget(h, t);
+}
+
 /* An enter record; unrecorded: no room for its event (a complete drain), followed
  * as a silent frame and counted as ring-full. */
 static void on_enter_record(struct hooks *h, struct process *p, const struct fast_record *r,
@@ -656,8 +680,8 @@ static void on_enter_record(struct hooks *h, struct process *p, const struct fas
 {
     struct fastpath *fp = h->fast;
     struct hook *k = r->fn < fp->n_fns ? fp->fns[r->fn] : NULL;
-    struct thread *t = r->tid > 0 ? hk_thread_get(h, r->tid) : NULL;
-    if (!k || !t)
+    struct thread *t = k ? record_thread(h, p, r->tid) : NULL;
+    if (!t)
         return;
     struct abi_regs a;
     memset(&a, 0, sizeof a);
@@ -683,6 +707,7 @@ static void on_enter_record(struct hooks *h, struct process *p, const struct fas
                         .now = tsc_to_ns(fp, r->tsc)};
     c.mem = record_reader(h, p, k, false, &a, r->rsp, more, n_more);
     hk_call_entered(h, t, k, &c);
+    record_done(h, t);
     if (fp->cc->changed)
         write_prog(h, k, false);
 }
@@ -691,9 +716,9 @@ static void on_exit_record(struct hooks *h, struct process *p, const struct fast
                            const struct fast_record *more, int n_more)
 {
     struct fastpath *fp = h->fast;
-    struct thread *t = r->tid > 0 ? u64map_get(&h->threads, (uint64_t)r->tid) : NULL;
     struct hook *k = r->fn < fp->n_fns ? fp->fns[r->fn] : NULL;
-    if (!t || !k)
+    struct thread *t = k ? record_thread(h, p, r->tid) : NULL;
+    if (!t)
         return;
     struct abi_regs a;
     memset(&a, 0, sizeof a);
@@ -704,6 +729,7 @@ static void on_exit_record(struct hooks *h, struct process *p, const struct fast
     a.rsp = r->rsp + 8;
     struct hk_mem mem = record_reader(h, p, k, true, &a, r->rsp, more, n_more);
     hk_call_returned(h, t, r->rsp, &a, tsc_to_ns(fp, r->tsc), &mem);
+    record_done(h, t);
     if (fp->cc->changed)
         write_prog(h, k, true);
 }

@@ -67,6 +67,13 @@ struct thread *hk_thread_get(struct hooks *h, pid_t tid)
     return t ? t : thread_new(h, tid, procmem_tgid(tid));
 }
 
+struct thread *hk_thread_in(struct hooks *h, pid_t tid, pid_t tgid)
+{
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    return t ? t : thread_new(h, tid, tgid);
+}
+
+
 struct frame *hk_frame_push(struct thread *t)
 {
     if (t->depth == t->cap) {
@@ -117,6 +124,12 @@ static void thread_free(struct thread *t)
 {
     free(t->frames);
     free(t);
+}
+
+void hk_thread_forget(struct hooks *h, struct thread *t)
+{
+    u64map_del(&h->threads, (uint64_t)t->tid);
+    thread_free(t);
 }
 
 void hooks_on_exit(struct hooks *h, pid_t tid)

@@ -125,6 +125,8 @@ struct thread {
     int64_t name_read_ns;    /* read at an event when older than 50 ms (procmem.h): a
                                 clone's name is set later, and threads rename */
     int64_t resumed_at;         /* when the tracer last resumed it from a hook trap */
+    bool gone;               /* known only from fast-path records drained after its
+                                exit: forgotten once its frames are (fastpath.c) */
 };
 
 struct process {
@@ -186,6 +188,11 @@ struct hooks {
 struct process *hk_process_get(struct hooks *h, pid_t tgid);
 /* Thread tid's record, made (with its process's) on first use; NULL on error. */
 struct thread *hk_thread_get(struct hooks *h, pid_t tid);
+/* Thread tid of process tgid, known or not, alive or not (a fast-path record of a
+ * thread that has exited); NULL on ENOMEM. */
+struct thread *hk_thread_in(struct hooks *h, pid_t tid, pid_t tgid);
+/* Forgets thread t (a gone thread's record: its process stays). */
+void hk_thread_forget(struct hooks *h, struct thread *t);
 /* A new frame on top of t's shadow stack (t->depth counts it), NULL when the stack
  * is MAX_FRAMES deep or memory ran out. */
 struct frame *hk_frame_push(struct thread *t);
@@ -310,11 +317,11 @@ bool hk_try_jump(struct hooks *h, struct hook *k);
  * process through stopped_tid the first time): its id, fast_fn and trampoline;
  * false (k->cj.why) when it cannot take one. */
 bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd);
-/* The decoding of an event of fast-path function k from live memory at an int3
- * stop (its entry: a the registers at entry, stack the return address's slot; or
- * its exit: a the return registers, stack the frame's slot): *mem reads live and
- * learns k's capture program; hk_fast_learn_end writes what was learned to the
- * areas (after an entry, k may take its jump). */
+/* The decoding of an event of fast-path function k from live memory, at an int3 or
+ * a recorder stop (its entry: a the registers at entry, stack the return address's
+ * slot; or its exit: a the return registers, stack the frame's slot): *mem reads
+ * live and learns k's capture program; hk_fast_learn_end writes what was learned
+ * to the areas and clears k's stop at that side. */
 void hk_fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
                          uint64_t stack, int memfd, struct hk_mem *mem);
 void hk_fast_learn_end(struct hooks *h, struct hook *k, bool exit);
