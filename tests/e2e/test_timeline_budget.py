@@ -45,7 +45,6 @@ def test_query_pages_fit_and_the_continuation_returns_the_rest(mcp):
     assert [int(e["id"]) for e in after["events"]] == whole[100:100 + len(after["events"])]
 
 
-@pytest.mark.valgrind_sample
 def test_stacks_memory_trace_and_breakpoints_fit(mcp):
     sid = mcp.launch("threads16")["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")
@@ -72,6 +71,7 @@ def test_stacks_memory_trace_and_breakpoints_fit(mcp):
     fits(mcp.call_tool("debug_breakpoint", {"sessionId": b}))
 
 
+@pytest.mark.valgrind_sample
 def test_a_smaller_budget_cuts_every_answer_and_says_what(mcp):
     with open(os.path.join(mcp.world.home, "settings.json"), "w") as f:
         json.dump({"answers.maxBytes": 4096}, f)
