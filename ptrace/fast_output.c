@@ -10,8 +10,9 @@
  * records and output is ordered, libc's write and writev take the fast path too
  * (no event): the recorder stops at their exits (FAST_FN_TRAP_EXIT, only while the
  * daemon is live), the tracer reads the bytes the write just put in the pipe, and
- * the line is stamped before anything the writing thread does next. One stop per
- * write (~25 us) is the price; stdio buffers a pipe's output, so writes are few.
+ * the line is stamped before anything the writing thread does next. One ptrace
+ * stop per write (not measured on its own) is the price; stdio buffers a pipe's
+ * output, so writes are few.
  * A write whose jump cannot be placed keeps an int3 (two stops).
  *
  * Thread names have the same problem: an event's thread name is read when the
