@@ -372,8 +372,14 @@ int step_insn(pid_t tid, struct step_signals *kept)
             return status;
         /* A signal got in before the instruction ran: kept for later. The last
          * try's signal is the returned stop itself. */
-        if (tries + 1 < STEP_TRIES && kept->n < STEP_MAX_SIGNALS)
-            kept->sig[kept->n++] = sig;
+        if (tries + 1 < STEP_TRIES && kept->n < STEP_MAX_SIGNALS) {
+            siginfo_t *si = &kept->info[kept->n++];
+            if (ptrace(PTRACE_GETSIGINFO, tid, 0, si) != 0) {
+                memset(si, 0, sizeof *si);
+                si->si_signo = sig;
+                si->si_code = SI_TKILL;
+            }
+        }
     }
     return status;
 }
@@ -381,8 +387,13 @@ int step_insn(pid_t tid, struct step_signals *kept)
 void step_signals_resend(pid_t tid, const struct step_signals *kept)
 {
     pid_t tgid = procmem_tgid(tid);
-    for (int i = 0; i < kept->n; i++)
-        syscall(SYS_tgkill, tgid, tid, kept->sig[i]);
+    for (int i = 0; i < kept->n; i++) {
+        const siginfo_t *si = &kept->info[i];
+        siginfo_t copy = *si;
+        if (si->si_code >= 0 || si->si_code == SI_TKILL ||
+            syscall(SYS_rt_tgsigqueueinfo, tgid, tid, si->si_signo, &copy) != 0)
+            syscall(SYS_tgkill, tgid, tid, si->si_signo);
+    }
 }
 
 int step_over(struct bptab *b, pid_t tid, uint64_t addr, struct step_signals *kept)

@@ -24,6 +24,7 @@
 #ifndef STROBE_BPTAB_H
 #define STROBE_BPTAB_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -111,7 +112,7 @@ bool bptab_read(const struct bptab *b, int memfd, uint64_t addr, void *buf, size
  * kept in order for the caller to send again (step_signals_resend). */
 #define STEP_MAX_SIGNALS 8
 struct step_signals {
-    int sig[STEP_MAX_SIGNALS];
+    siginfo_t info[STEP_MAX_SIGNALS];
     int n;
 };
 
@@ -125,7 +126,9 @@ struct step_signals {
  * interrupt stop (PTRACE_INTERRUPT of a thread that was stopped already) means
  * nothing ran yet: the step is retried. */
 int step_insn(pid_t tid, struct step_signals *kept);
-/* Sends the signals step_insn kept to tid again, in the order they came; each is
+/* Sends the signals step_insn kept to tid again, in the order they came, with the
+ * siginfo they had where the kernel lets a tracer forge it (a queued signal's: the
+ * fast path's recorder stop stays recognisable), else as a tgkill; each is
  * delivered, as any signal, once tid runs. */
 void step_signals_resend(pid_t tid, const struct step_signals *kept);
 

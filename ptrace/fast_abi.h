@@ -42,7 +42,7 @@
 
 #include <stdint.h>
 
-#define FAST_ABI_VERSION 2
+#define FAST_ABI_VERSION 3 /* 3: stops by signal (FAST_STOP_SIGNAL), not int3 */
 #define FAST_RECORD_SIZE 128
 #define FAST_MAX_FNS 8192          /* fast-path functions per process image */
 #define FAST_THREADS 256           /* threads with a shadow stack at once */
@@ -151,15 +151,26 @@ struct fast_prog {
 #define FAST_FN_RECORD 1u    /* record calls (else count only: a sampled function) */
 #define FAST_FN_FP 2u        /* copy xmm0..7 into a FAST_REC_XMM record */
 #define FAST_FN_EXITS 4u     /* swap the return address to report the exit */
-/* Stop at a trap for the daemon (only while it is live: a dead daemon's program runs
- * on), an int3 with eax = FAST_TRAP_ENTER or FAST_TRAP_EXIT, rdi the area, rsi the
- * trampoline's saved registers (struct fast_saved or fast_ret_saved), edx the fn,
- * rcx the return address's slot: at an enter before its program runs (the daemon
- * learns the program from the call's live memory, capprog.h), at an exit before its
- * exit items run (the same for the exit side, or, for libc's write, the daemon reads
- * the output just written: ptrace/fast_output.c). */
+/* Stop for the daemon (only while it is live): at an enter before its program runs
+ * (the daemon learns the program from the call's live memory, capprog.h), at an exit
+ * before its exit items run (the same for the exit side, or, for libc's write, the
+ * daemon reads the output just written: ptrace/fast_output.c). */
 #define FAST_FN_TRAP_ENTER 8u
 #define FAST_FN_TRAP_EXIT 16u
+/* How the recorder stops: the thread sends itself FAST_STOP_SIGNAL with
+ * rt_tgsigqueueinfo, si_code FAST_STOP_CODE (SI_QUEUE), si_errno FAST_STOP_MAGIC and
+ * si_value the area. At the signal-delivery stop rip is just past the recorder's
+ * syscall instruction, r8 holds FAST_TRAP_ENTER or FAST_TRAP_EXIT, r9 the
+ * trampoline's saved registers (struct fast_saved or fast_ret_saved), r12 the fn and
+ * r13 the return address's slot; the tracer resumes the thread without the signal.
+ * Why a signal and not an int3: SIGURG's default action is to be ignored, so when
+ * the daemon has died (and the kernel detached the program) the stop is a no-op
+ * where an int3 would kill the program with SIGTRAP. A program that handles SIGURG
+ * itself sees one spurious signal per stop then; one that blocks it gets the stop
+ * late, which the tracer recognises (rip elsewhere) and discards. */
+#define FAST_STOP_SIGNAL 23          /* SIGURG */
+#define FAST_STOP_CODE (-1)          /* SI_QUEUE */
+#define FAST_STOP_MAGIC 0x5354524f   /* "STRO" */
 enum { FAST_TRAP_ENTER = 1, FAST_TRAP_EXIT = 2 };
 
 struct fast_fn {

@@ -1,6 +1,6 @@
 /*
  * fast_output.c - output and thread names in true order under the fast path
- * (hooks.h, HOOK_OUTPUT and HOOK_RENAME).
+ * (hooks.h, HOOK_OUTPUT and HOOK_DRAIN), and records kept across an exec.
  *
  * The int3 path keeps a program's output in order with its calls because the
  * tracer reads the output pipes at every trap (output.orderAtTraps): a line is
@@ -17,9 +17,12 @@
  *
  * Thread names have the same problem: an event's thread name is read when the
  * event is made, so a call drained after its thread renamed itself would carry the
- * new name. pthread_setname_np and prctl stop at their entries: every record
- * written until then is drained (with the names as they still are), and the
- * threads' names are read again at their next events.
+ * new name. And a forked child's records sit in its own copy of the ring, which an
+ * exec throws away with the rest of its memory. So pthread_setname_np, prctl,
+ * execve, execveat and fexecve stop at their entries (HOOK_DRAIN): every record
+ * written until then is drained (with the names as they still are, from memory
+ * still there), and the threads' names are read again at their next events.
+ * libc's other exec functions, system and posix_spawn all end in execve.
  *
  * These hooks stay for the image's life, whatever is traced.
  */
@@ -39,10 +42,12 @@ static const struct {
 } hooked[] = {
     {"__libc_write", HOOK_OUTPUT},  {"__write", HOOK_OUTPUT},   {"write", HOOK_OUTPUT},
     {"__libc_writev", HOOK_OUTPUT}, {"__writev", HOOK_OUTPUT},  {"writev", HOOK_OUTPUT},
-    {"pthread_setname_np", HOOK_RENAME}, {"__pthread_setname_np", HOOK_RENAME},
-    {"__prctl", HOOK_RENAME},       {"prctl", HOOK_RENAME},
+    {"pthread_setname_np", HOOK_DRAIN}, {"__pthread_setname_np", HOOK_DRAIN},
+    {"__prctl", HOOK_DRAIN},       {"prctl", HOOK_DRAIN},
+    {"__execve", HOOK_DRAIN},      {"execve", HOOK_DRAIN},      {"execveat", HOOK_DRAIN},
+    {"fexecve", HOOK_DRAIN},
 };
-#define MAX_HOOKED 8 /* functions, aliases at one address counted once */
+#define MAX_HOOKED 12 /* functions, aliases at one address counted once */
 
 /* f's role; HOOK_TRACE when it is not one of them. */
 static enum hook_role role_of(const struct dw_function *f)
@@ -68,7 +73,7 @@ static void name_stale(uint64_t key, void *value, void *arg)
     t->name_read_ns = 0;
 }
 
-void hk_fast_rename(struct hooks *h)
+void hk_fast_drain_point(struct hooks *h)
 {
     hk_fast_drain(h);
     u64map_each(&h->threads, name_stale, NULL);
@@ -91,7 +96,7 @@ void hk_fast_hook_libc(struct hooks *h, pid_t stopped_tid)
                                         ? dw_index_get(mods[i].path, err, sizeof err) : NULL;
         for (size_t k = 0; ix && k < ix->n_functions && n < MAX_HOOKED; k++) {
             enum hook_role role = role_of(&ix->functions[k]);
-            if (role == HOOK_RENAME || (role == HOOK_OUTPUT && h->cfg.tuning.order_output))
+            if (role == HOOK_DRAIN || (role == HOOK_OUTPUT && h->cfg.tuning.order_output))
                 t[n++] = (struct hook_target){ix->functions[k].entry + mods[i].bias,
                                               &ix->functions[k], mods[i].start, mods[i].end,
                                               role, NULL};

@@ -208,12 +208,12 @@ static uint64_t fn_addr(const struct fastpath *fp, uint32_t id)
 /* What the recorder does for k's calls (fast_fn.flags): a traced function stops
  * at its first enter and exit for the daemon to learn its capture program; libc's
  * write (HOOK_OUTPUT) stops at every exit, for the tracer to read the output, and
- * a rename (HOOK_RENAME) at every entry (fast_output.c). */
+ * a rename or an exec (HOOK_DRAIN) at every entry (fast_output.c). */
 static uint32_t fn_flags(const struct hooks *h, const struct hook *k)
 {
     if (k->quiet)
         return k->needs_fp ? FAST_FN_FP : 0;
-    if (k->role == HOOK_RENAME)
+    if (k->role == HOOK_DRAIN)
         return FAST_FN_RECORD | FAST_FN_TRAP_ENTER;
     bool output = k->role == HOOK_OUTPUT;
     uint32_t f = FAST_FN_RECORD;
@@ -582,28 +582,30 @@ void hk_fast_learn_end(struct hooks *h, struct hook *k, bool exit)
     hk_fast_update_flags(h, k); /* its first call's stop is over */
 }
 
-bool hk_fast_on_trap(struct hooks *h, struct thread *t, const struct user_regs_struct *r)
+void hk_fast_on_stop(struct hooks *h, struct thread *t, const struct user_regs_struct *r)
 {
     struct fastpath *fp = h->fast;
-    if (!fp || !hk_fast_in_code(h, r->rip - 1))
-        return false;
-    uint64_t off = r->rip - 1 - fp->code;
-    struct hook *k = r->rdx < fp->n_fns ? fp->fns[r->rdx] : NULL;
-    /* Only a stop at one of the recorder's own int3s carries its registers (a thread
-     * stepped out of the recorder meanwhile, by a stacks snapshot, does not). */
-    if (off >= fastrec_blob_len || fastrec_blob[off] != 0xCC || !k)
-        return true;
-    if (k->role == HOOK_RENAME)
-        hk_fast_rename(h);
+    if (!fp)
+        return;
+    /* Only a stop delivered just past the recorder's own syscall carries its
+     * registers: one that was blocked, or a thread stepped out of the recorder
+     * meanwhile (a stacks snapshot), is late and has nothing left to do. */
+    uint64_t off = r->rip - 2 - fp->code;
+    struct hook *k = r->r12 < fp->n_fns ? fp->fns[r->r12] : NULL;
+    if (!hk_fast_in_code(h, r->rip - 2) || off + 1 >= fastrec_blob_len ||
+        fastrec_blob[off] != 0x0F || fastrec_blob[off + 1] != 0x05 || !k)
+        return;
+    if (k->role == HOOK_DRAIN)
+        hk_fast_drain_point(h);
     if (k->role != HOOK_TRACE)
-        return true; /* HOOK_OUTPUT: the tracer read the output before this */
+        return; /* HOOK_OUTPUT: the tracer read the output before this */
     struct abi_regs a;
     memset(&a, 0, sizeof a);
-    a.rsp = r->rcx;
-    if (r->rax == FAST_TRAP_ENTER) {
+    a.rsp = r->r13;
+    if (r->r8 == FAST_TRAP_ENTER) {
         struct fast_saved s;
-        if (!procmem_read(t->memfd, r->rsi, &s, sizeof s))
-            return true;
+        if (!procmem_read(t->memfd, r->r9, &s, sizeof s))
+            return;
         a.rdi = s.rdi;
         a.rsi = s.rsi;
         a.rdx = s.rdx;
@@ -613,17 +615,16 @@ bool hk_fast_on_trap(struct hooks *h, struct thread *t, const struct user_regs_s
         a.rax = s.rax;
         memcpy(a.xmm, s.xmm, sizeof a.xmm);
         hk_call_learn(h, t, k, &a, false);
-    } else if (r->rax == FAST_TRAP_EXIT) {
+    } else if (r->r8 == FAST_TRAP_EXIT) {
         struct fast_ret_saved s;
-        if (!procmem_read(t->memfd, r->rsi, &s, sizeof s))
-            return true;
+        if (!procmem_read(t->memfd, r->r9, &s, sizeof s))
+            return;
         a.rax = s.rax;
         a.rdx = s.rdx;
         memcpy(a.xmm[0], s.xmm0, sizeof a.xmm[0]);
         memcpy(a.xmm[1], s.xmm1, sizeof a.xmm[1]);
         hk_call_learn(h, t, k, &a, true);
     }
-    return true;
 }
 
 /* ---- the drain ---------------------------------------------------------------------- */

@@ -69,7 +69,7 @@
  * quiet are dropped. The memory an event shows (what pointer arguments point to,
  * trace watch values, a struct returned in memory) is copied at the call by the
  * capture program and decoded from the copies; output and thread names stay in
- * order with the calls through HOOK_OUTPUT and HOOK_RENAME (docs/FASTPATH.md,
+ * order with the calls through HOOK_OUTPUT and HOOK_DRAIN (docs/FASTPATH.md,
  * "What an event shows").
  *
  * Code is patched only while every thread of the image is stopped: the caller of
@@ -78,6 +78,7 @@
 #ifndef STROBE_HOOKS_H
 #define STROBE_HOOKS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -129,9 +130,10 @@ void hooks_free(struct hooks *h);
  * handler (frames the exception left are reported unwound; the ones still live get
  * their trampolines back). While the fast path records (ptrace/fast_output.c),
  * HOOK_OUTPUT stops libc's write and writev at their exits (output stays in order
- * with the calls) and HOOK_RENAME stops pthread_setname_np and prctl at their
- * entries (calls recorded before a rename keep the thread's old name). */
-enum hook_role { HOOK_TRACE, HOOK_THROW, HOOK_CATCH, HOOK_OUTPUT, HOOK_RENAME };
+ * with the calls) and HOOK_DRAIN stops pthread_setname_np, prctl and the execs at
+ * their entries (calls recorded before a rename keep the thread's old name; a
+ * child's records are read before its exec replaces the memory holding them). */
+enum hook_role { HOOK_TRACE, HOOK_THROW, HOOK_CATCH, HOOK_OUTPUT, HOOK_DRAIN };
 
 /* What to hook: a function of a loaded module, at its runtime address. */
 struct hook_target {
@@ -170,10 +172,13 @@ void hooks_set_fast(struct hooks *h, pid_t stopped_tid, bool fast);
  * was asked for, so large and system structs are expanded to it too (dwarf/value.h). */
 void hooks_set_depth(struct hooks *h, int depth, bool asked);
 
-/* A SIGTRAP of tid at one of the fast path's recorder stops (fast_abi.h,
- * FAST_FN_TRAP_ENTER; not an int3 of the breakpoint table): true when it was one,
- * handled (the caller resumes the thread where it stopped). */
-bool hooks_on_recorder_trap(struct hooks *h, pid_t tid, const struct user_regs_struct *regs);
+/* The signal the fast path's recorder stops with (fast_abi.h, FAST_STOP_SIGNAL). */
+#define HOOKS_RECORDER_SIGNAL SIGURG
+/* A HOOKS_RECORDER_SIGNAL of tid (si its siginfo, regs its registers): true when the
+ * recorder sent it, and it was handled: the caller resumes the thread where it
+ * stopped, without the signal. False for anyone else's SIGURG. */
+bool hooks_on_recorder_stop(struct hooks *h, pid_t tid, const siginfo_t *si,
+                            const struct user_regs_struct *regs);
 
 /* A trap of thread tid on a BP_TRACE_HOOK int3; regs are its registers (rip just
  * past the int3), and may be changed. woke_ns: when the tracer woke up for it

@@ -152,7 +152,7 @@ struct hooks {
     struct hooks_config cfg;
     struct fastpath *fast;   /* the fast path's area and recorder (NULL: none yet) */
     char fast_why[96];       /* why the image has no fast path ("": none tried yet) */
-    bool libc_hooked;        /* HOOK_OUTPUT and HOOK_RENAME armed (fast_output.c) */
+    bool libc_hooked;        /* HOOK_OUTPUT and HOOK_DRAIN armed (fast_output.c) */
     struct value_opts vopts;
     struct u64map by_addr;   /* runtime address -> struct hook */
     struct u64map threads;   /* tid -> struct thread */
@@ -325,11 +325,11 @@ bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
 void hk_fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
                          uint64_t stack, int memfd, struct hk_mem *mem);
 void hk_fast_learn_end(struct hooks *h, struct hook *k, bool exit);
-/* A SIGTRAP of thread t (regs r) at one of the recorder's stops (fast_abi.h,
- * FAST_FN_TRAP_ENTER): k's call is decoded from live memory, its program learned.
- * False when the trap is not the recorder's; true otherwise (the thread resumes
- * where it stopped). */
-bool hk_fast_on_trap(struct hooks *h, struct thread *t, const struct user_regs_struct *r);
+/* Thread t (regs r) stopped for the recorder's FAST_STOP_SIGNAL (fast_abi.h): at a
+ * FAST_FN_TRAP_ENTER or _EXIT, k's call is decoded from live memory and its program
+ * learned; at a HOOK_DRAIN entry the rings are drained. A late signal does
+ * nothing. The thread resumes where it stopped, without the signal. */
+void hk_fast_on_stop(struct hooks *h, struct thread *t, const struct user_regs_struct *r);
 /* Writes k's recording flags (quiet: count only) into every process's area. */
 void hk_fast_update_flags(struct hooks *h, struct hook *k);
 /* Turns every record written since the last drain into events, in every process
@@ -354,12 +354,13 @@ void hk_fast_free(struct hooks *h);
 
 /* ---- fast_output.c ---- */
 
-/* Once per image, when the fast path starts recording: HOOK_RENAME on libc's
- * pthread_setname_np and prctl and, with the output ordered, HOOK_OUTPUT on its
- * write and writev (main process stopped through stopped_tid). */
+/* Once per image, when the fast path starts recording: HOOK_DRAIN on libc's
+ * pthread_setname_np, prctl and execs and, with the output ordered, HOOK_OUTPUT on
+ * its write and writev (main process stopped through stopped_tid). */
 void hk_fast_hook_libc(struct hooks *h, pid_t stopped_tid);
-/* A thread is about to be renamed (HOOK_RENAME): the records written so far are
- * drained, and every thread's name is read again at its next event. */
-void hk_fast_rename(struct hooks *h);
+/* A thread is about to be renamed, or a process to exec (HOOK_DRAIN): the records
+ * written so far are drained while their memory is there, and every thread's name
+ * is read again at its next event. */
+void hk_fast_drain_point(struct hooks *h);
 
 #endif

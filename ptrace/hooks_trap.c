@@ -4,6 +4,7 @@
  * function_enter and function_exit events they record (arguments, return values,
  * call sites, short renderings and trace watches), on the tracer thread.
  */
+#include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
@@ -15,6 +16,7 @@
 #include "dwarf/value.h"
 #include "dwarf/value_short.h"
 #include "ptrace/callsite.h"
+#include "ptrace/fast_abi.h"
 #include "ptrace/fnsym.h"
 #include "ptrace/hooks_internal.h"
 #include "ptrace/procmem.h"
@@ -339,8 +341,8 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
         on_catch(h, t, regs, now);
         return;
     }
-    if (k->role == HOOK_RENAME) {
-        hk_fast_rename(h);
+    if (k->role == HOOK_DRAIN) {
+        hk_fast_drain_point(h);
         return;
     }
     k->calls++;
@@ -503,10 +505,17 @@ static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_
     return ptrace(PTRACE_SETREGS, tid, 0, regs) == 0 ? BP_STEP_OVER : BP_PASS;
 }
 
-bool hooks_on_recorder_trap(struct hooks *h, pid_t tid, const struct user_regs_struct *regs)
+bool hooks_on_recorder_stop(struct hooks *h, pid_t tid, const siginfo_t *si,
+                            const struct user_regs_struct *regs)
 {
+    _Static_assert(FAST_STOP_SIGNAL == HOOKS_RECORDER_SIGNAL, "the recorder's signal");
+    if (si->si_signo != FAST_STOP_SIGNAL || si->si_code != FAST_STOP_CODE ||
+        si->si_errno != FAST_STOP_MAGIC)
+        return false;
     struct thread *t = hk_thread_get(h, tid);
-    return t && hk_fast_on_trap(h, t, regs);
+    if (t)
+        hk_fast_on_stop(h, t, regs);
+    return true;
 }
 
 enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs,

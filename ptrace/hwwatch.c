@@ -170,24 +170,6 @@ void hwwatch_free(struct hwwatch *w)
 
 /* ---- processes --------------------------------------------------------------------- */
 
-/* The parent of process tgid (field 4 of /proc/PID/stat), 0 when unknown. */
-static pid_t parent_of(pid_t tgid)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)tgid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    const char *p = strrchr(buf, ')');
-    int ppid = 0;
-    if (p && sscanf(p + 1, " %*c %d", &ppid) == 1)
-        return (pid_t)ppid;
-    return 0;
-}
-
 static struct wproc *proc_find(const struct hwwatch *w, pid_t tgid)
 {
     return u64map_get(&w->procs, (uint64_t)tgid);
@@ -205,7 +187,7 @@ static struct wproc *proc_get(struct hwwatch *w, pid_t tgid)
         return NULL;
     p->tgid = tgid;
     p->memfd = -1;
-    pid_t ppid = parent_of(tgid);
+    pid_t ppid = procmem_parent(tgid);
     const struct wproc *parent = ppid > 0 ? proc_find(w, ppid) : NULL;
     if (parent) {
         p->mask = parent->mask;

@@ -214,6 +214,23 @@ pid_t procmem_tgid(pid_t tid)
     return tgid;
 }
 
+pid_t procmem_parent(pid_t tgid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)tgid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    const char *p = strrchr(buf, ')');
+    int ppid = 0;
+    if (p && sscanf(p + 1, " %*c %d", &ppid) == 1)
+        return (pid_t)ppid;
+    return 0;
+}
+
 bool procmem_system_path(const char *path)
 {
     static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/",

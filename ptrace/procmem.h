@@ -43,6 +43,9 @@ uint64_t procmem_free_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t size);
  * when it cannot be read. */
 pid_t procmem_tgid(pid_t tid);
 
+/* The parent of process tgid (field 4 of /proc/PID/stat); 0 when unknown. */
+pid_t procmem_parent(pid_t tgid);
+
 /* The current name of thread tid (/proc/TID/comm, as prctl or pthread_setname_np
  * set it) into out; "" when it cannot be read. */
 void procmem_thread_name(pid_t tid, char *out, size_t cap);

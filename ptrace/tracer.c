@@ -122,8 +122,11 @@ void tr_handle_stop(struct tracer *t, pid_t pid, int status)
         return;
     }
     if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
-        event == PTRACE_EVENT_CLONE)
-        tr_on_new_tracee(t, pid, event);
+        event == PTRACE_EVENT_CLONE) {
+        struct tthread *waiting = tr_on_new_tracee(t, pid, event);
+        if (waiting)
+            tr_resume_claimed(t, waiting);
+    }
     struct tthread *th = event ? tr_thread_of(t, pid) : NULL;
     if (event == PTRACE_EVENT_VFORK_DONE && th)
         th->in_vfork = false;
@@ -138,8 +141,10 @@ void tr_handle_stop(struct tracer *t, pid_t pid, int status)
         return;
     }
     struct tthread *tt = sig == SIGTRAP ? tr_thread_of(t, pid) : NULL;
-    if (sig == SIGTRAP && t->spec.drain_output)
+    if ((sig == SIGTRAP || sig == HOOKS_RECORDER_SIGNAL) && t->spec.drain_output)
         t->spec.drain_output(t->spec.arg);
+    if (sig == HOOKS_RECORDER_SIGNAL && tr_recorder_stop(t, pid))
+        return;
     /* A data watchpoint's trap (si_code TRAP_HWBKPT, DR6 B0-B3), never an int3's:
      * recorded, and the thread runs on with no signal (a single-step's trap may
      * carry one too: the step goes on below). */
@@ -162,6 +167,8 @@ void tr_handle_stop(struct tracer *t, pid_t pid, int status)
 /* The loop's handling of one stop of tid, with its thread state kept. */
 void tr_on_stop(struct tracer *t, pid_t tid, int status)
 {
+    if (tr_first_stop(t, tid, status))
+        return;
     struct tthread *th = tr_thread_of(t, tid);
     if (th)
         th->state = TS_STOPPED;

@@ -72,25 +72,26 @@ static void held_forget(struct held *hd, pid_t tid)
         }
 }
 
-/* A thread or process created while hold() collects stops (its creator's clone or
- * fork event came in) is held too: a hold stops the whole space, and an all-stop
- * must not let a thread born meanwhile run. Its first stop, or the interrupt if that
- * stop was seen already, is collected with the others. */
-/* A held thread's SIGTRAP at one of the fast path's recorder stops
- * (hooks_on_recorder_trap): handled now, the output read after it as the loop
- * reads it at every trap. */
-static bool held_recorder_trap(struct tracer *t, struct tthread *th, pid_t tid)
+/* A held thread's stop for the fast path's recorder (hooks_on_recorder_stop):
+ * handled now, the output read after it as the loop reads it at every such stop. */
+static bool held_recorder_stop(struct tracer *t, struct tthread *th, pid_t tid)
 {
     struct space *sp = tr_space_of_process(t, th->tgid);
     struct user_regs_struct regs;
-    if (!sp || !sp->hooks || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0 ||
-        !hooks_on_recorder_trap(sp->hooks, tid, &regs))
+    siginfo_t si;
+    if (!sp || !sp->hooks || ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 ||
+        ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0 ||
+        !hooks_on_recorder_stop(sp->hooks, tid, &si, &regs))
         return false;
     if (t->spec.drain_output)
         t->spec.drain_output(t->spec.arg);
     return true;
 }
 
+/* A thread or process created while hold() collects stops (its creator's clone or
+ * fork event came in) is held too: a hold stops the whole space, and an all-stop
+ * must not let a thread born meanwhile run. Its first stop is collected with the others
+ * (one seen before the event waits already, TS_UNCLAIMED, and is held as it is). */
 static void hold_newborn(pid_t creator, struct held *want)
 {
     unsigned long child = 0;
@@ -147,14 +148,22 @@ void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held
             tr_on_exit_event(t, tid);
             continue;
         }
+        if (tr_first_stop(t, tid, status))
+            continue; /* claimed (and held) when its creator's event comes */
         unsigned long msg = 0;
         if (event == PTRACE_EVENT_EXEC && ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0)
             held_forget(&want, (pid_t)msg);
         bool clone = event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
                      event == PTRACE_EVENT_CLONE;
         if (clone) {
-            tr_on_new_tracee(t, tid, event);
-            hold_newborn(tid, &want);
+            struct tthread *waiting = tr_on_new_tracee(t, tid, event);
+            if (waiting) {
+                waiting->state = TS_HELD; /* its first stop was seen: held as it is */
+                waiting->pending = -1;
+                tr_held_add(hd, waiting->tid);
+            } else {
+                hold_newborn(tid, &want);
+            }
         }
         struct tthread *th = tr_thread_of(t, tid);
         if (!th) {
@@ -175,9 +184,9 @@ void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held
             hwwatch_collect(t->hw, tid, th->tgid);
         /* A stop of the fast path's recorder is handled at once too: a held thread
          * may be stepped out of the recorder before release (a stacks snapshot),
-         * and the trap replayed then would find it elsewhere, not ours. */
-        if (th->pending != -1 && event == 0 && WSTOPSIG(status) == SIGTRAP &&
-            held_recorder_trap(t, th, tid))
+         * and the stop replayed then would find it elsewhere, its work undone. */
+        if (th->pending != -1 && event == 0 && WSTOPSIG(status) == HOOKS_RECORDER_SIGNAL &&
+            held_recorder_stop(t, th, tid))
             th->pending = -1;
         tr_held_add(hd, tid);
     }

@@ -49,6 +49,8 @@ enum thread_state {
     TS_STOPPED,   /* its stop is being handled */
     TS_HELD,      /* stopped by hold(); pending: the stop it reported, or -1 */
     TS_PARKED,    /* stopped until tracer_resume_thread() */
+    TS_UNCLAIMED, /* stopped at its first stop until its creator's fork or clone
+                     event is seen (tr_first_stop) */
 };
 
 struct tthread {
@@ -64,6 +66,8 @@ struct tthread {
     bool step_cancelled; /* that trap is to be swallowed (tracer_cancel_step) */
     bool park_requested; /* an all-stop came while its own stop was being handled
                             (TS_STOPPED): it parks instead of resuming (step_past) */
+    pid_t creator;   /* TS_UNCLAIMED: the process whose event claims it (its thread
+                        group for a thread, its parent for a process) */
 };
 
 struct stop_handler {
@@ -139,6 +143,15 @@ struct tthread *tr_thread_add(struct tracer *t, pid_t tid, pid_t tgid);
 /* A thread's record; one that stops before its creator's clone event was seen is
  * added. */
 struct tthread *tr_thread_of(struct tracer *t, pid_t tid);
+/* The first stop of a tracee whose creator's fork or clone event has not been seen
+ * (the kernel may report the child first): it stays stopped, TS_UNCLAIMED, until
+ * that event. Resumed earlier it could hit an int3 copied from its parent, or exec,
+ * before the tracer knows which space it belongs to. True when status was such a
+ * stop and tid is now waiting; false for any other stop. */
+bool tr_first_stop(struct tracer *t, pid_t tid, int status);
+/* Resumes the tracees still unclaimed whose creator, process tgid, has ended: its
+ * event will not come. */
+void tr_release_unclaimed(struct tracer *t, pid_t tgid);
 /* Resumes tid from a stop, delivering sig: a thread being stepped steps on. */
 void tr_cont(struct tracer *t, pid_t tid, int sig);
 /* The space of process tgid / of thread tid / whose image process is pid; NULL. */
@@ -156,8 +169,12 @@ void tr_arm_entry_breakpoint(struct space *sp);
 void tr_on_exit_event(struct tracer *t, pid_t tid);
 /* PTRACE_EVENT_EXEC of pid: its space starts over, or is a new one. */
 void tr_on_exec(struct tracer *t, pid_t pid);
-/* A fork, vfork or clone event of pid: the new tracee is recorded. */
-void tr_on_new_tracee(struct tracer *t, pid_t pid, int event);
+/* A fork, vfork or clone event of pid: the new tracee is recorded. Returns its
+ * record when it was waiting for this event (TS_UNCLAIMED, tr_first_stop): the
+ * caller resumes it (tr_resume_claimed) or holds it; NULL otherwise. */
+struct tthread *tr_on_new_tracee(struct tracer *t, pid_t pid, int event);
+/* Resumes a tracee tr_on_new_tracee() has just claimed. */
+void tr_resume_claimed(struct tracer *t, struct tthread *th);
 /* A tracee is gone. */
 void tr_reap(struct tracer *t, pid_t pid, int status);
 
@@ -190,6 +207,9 @@ void tr_fast_timer(struct tracer *t);
 
 /* A SIGTRAP of tid: asks the owners of the int3 it hit. True when one handled it. */
 bool tr_dispatch_trap(struct tracer *t, pid_t tid);
+/* A HOOKS_RECORDER_SIGNAL of tid: true when the recorder sent it and it was handled
+ * (tid resumed without it). */
+bool tr_recorder_stop(struct tracer *t, pid_t tid);
 /* A SIGTRAP of th while tracer_step stepped it: true when it was the step's (the
  * debugger has been told), false when it is another trap. */
 bool tr_step_trapped(struct tracer *t, pid_t tid, struct tthread *th);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "base/clock.h"
 #include "base/event.h"
@@ -283,16 +284,17 @@ void tr_on_exec(struct tracer *t, pid_t pid)
     tr_arm_entry_breakpoint(sp);
 }
 
-void tr_on_new_tracee(struct tracer *t, pid_t pid, int event)
+struct tthread *tr_on_new_tracee(struct tracer *t, pid_t pid, int event)
 {
     unsigned long msg = 0;
     if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) != 0)
-        return;
+        return NULL;
     pid_t child = (pid_t)msg;
     bool new_process = event != PTRACE_EVENT_CLONE;
     struct tthread *parent = tr_thread_of(t, pid);
     pid_t parent_tgid = parent ? parent->tgid : procmem_tgid(pid);
-    tr_thread_add(t, child, new_process ? child : parent_tgid);
+    struct tthread *born = tr_thread_add(t, child, new_process ? child : parent_tgid);
+    struct tthread *waiting = born && born->state == TS_UNCLAIMED ? born : NULL;
     if (parent && event == PTRACE_EVENT_VFORK)
         parent->in_vfork = true;
     if (t->pinned)
@@ -306,6 +308,66 @@ void tr_on_new_tracee(struct tracer *t, pid_t pid, int event)
     }
     if (sp && sp->hooks)
         hooks_on_clone(sp->hooks, pid, child, new_process, event == PTRACE_EVENT_VFORK);
+    return waiting;
+}
+
+void tr_resume_claimed(struct tracer *t, struct tthread *th)
+{
+    th->state = TS_RUNNING;
+    hwwatch_on_stop(t->hw, th->tid, th->tgid); /* a new tracee has no debug registers */
+    tr_cont(t, th->tid, 0);
+}
+
+/* The initial stop of an auto-attached tracee is PTRACE_EVENT_STOP with SIGTRAP;
+ * a tracee the tracer knows was announced by its creator's event already. */
+bool tr_first_stop(struct tracer *t, pid_t tid, int status)
+{
+    if ((status >> 16) != PTRACE_EVENT_STOP || WSTOPSIG(status) != SIGTRAP ||
+        u64map_get(&t->threads, (uint64_t)tid))
+        return false;
+    pid_t tgid = procmem_tgid(tid);
+    struct tthread *th = tr_thread_add(t, tid, tgid);
+    if (!th)
+        return false;
+    th->state = TS_UNCLAIMED;
+    th->creator = tgid != tid ? tgid : procmem_parent(tid);
+    return true;
+}
+
+struct unclaimed_scan {
+    pid_t creator;
+    pid_t *tids;
+    size_t n, cap;
+};
+
+static void scan_unclaimed(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    const struct tthread *th = value;
+    struct unclaimed_scan *s = arg;
+    if (th->state != TS_UNCLAIMED || th->creator != s->creator)
+        return;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 8;
+        pid_t *p = realloc(s->tids, cap * sizeof *p);
+        if (!p)
+            return;
+        s->tids = p;
+        s->cap = cap;
+    }
+    s->tids[s->n++] = th->tid;
+}
+
+void tr_release_unclaimed(struct tracer *t, pid_t tgid)
+{
+    struct unclaimed_scan s = {.creator = tgid};
+    u64map_each(&t->threads, scan_unclaimed, &s);
+    for (size_t i = 0; i < s.n; i++) {
+        struct tthread *th = u64map_get(&t->threads, (uint64_t)s.tids[i]);
+        if (th)
+            tr_resume_claimed(t, th);
+    }
+    free(s.tids);
 }
 
 /* A child process ended: its process_exit event (the main process's comes from the
@@ -343,6 +405,7 @@ void tr_reap(struct tracer *t, pid_t pid, int status)
             bptab_drop_process(sp->bp, pid);
         crash_on_process_exit(t->crash, pid);
         tr_image_drop(t, pid);
+        tr_release_unclaimed(t, pid);
     }
     if (pid == t->main_pid) {
         t->main_alive = false;

@@ -153,12 +153,18 @@ static bool run_original(struct tracer *t, pid_t tid, uint64_t addr)
     return true;
 }
 
-/* A stop of the fast path's recorder (hooks_on_recorder_trap): the thread goes on
- * where it stopped. */
-static bool recorder_stop(struct space *sp, pid_t tid, struct tthread *th,
-                          const struct user_regs_struct *regs)
+/* A HOOKS_RECORDER_SIGNAL of tid: the fast path's recorder stopped for the daemon
+ * (hooks_on_recorder_stop), handled; the thread goes on without the signal. False
+ * for a SIGURG of the program's own. */
+bool tr_recorder_stop(struct tracer *t, pid_t tid)
 {
-    if (!sp->hooks || !hooks_on_recorder_trap(sp->hooks, tid, regs))
+    struct tthread *th = tr_thread_of(t, tid);
+    struct space *sp = th ? tr_space_of_process(t, th->tgid) : NULL;
+    struct user_regs_struct regs;
+    siginfo_t si;
+    if (!sp || !sp->hooks || ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 ||
+        ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0 ||
+        !hooks_on_recorder_stop(sp->hooks, tid, &si, &regs))
         return false;
     if (ptrace(PTRACE_CONT, tid, 0, 0) == 0 && th->state == TS_STOPPED)
         th->state = TS_RUNNING;
@@ -175,7 +181,7 @@ bool tr_dispatch_trap(struct tracer *t, pid_t tid)
         return false;
     uint64_t addr = regs.rip - 1;
     if (!bptab_lookup(sp->bp, addr))
-        return recorder_stop(sp, tid, th, &regs) || rewind_stale(sp, tid, th, &regs);
+        return rewind_stale(sp, tid, th, &regs);
     if (dispatch_from(t, tid, sp, &regs, BP_ENTRY))
         return true;
     return run_original(t, tid, addr);

@@ -19,6 +19,8 @@
 
 #define SYS_PROCESS_VM_READV 310
 #define SYS_GETTID 186
+#define SYS_GETPID 39
+#define SYS_RT_TGSIGQUEUEINFO 297
 #define PAGE 4096u
 
 /* Both entry points are reached through their offsets in the image (the Makefile
@@ -85,14 +87,38 @@ static inline struct fast_record *record_at(struct fast_area *a, uint64_t index)
     return &ring[index & (a->ring_records - 1)];
 }
 
-/* A stop for the daemon (fast_abi.h, FAST_FN_TRAP_ENTER): the registers it reads. */
-static inline void trap(uint32_t which, struct fast_area *a, void *saved, uint32_t fn,
-                        uint64_t slot)
+/* The part of the kernel's siginfo a self-sent signal carries (x86-64 layout). */
+struct self_siginfo {
+    int32_t signo, errno_, code, pad;
+    int32_t pid;
+    uint32_t uid;
+    uint64_t value;
+    uint8_t rest[128 - 32];
+};
+
+/* A stop for the daemon (fast_abi.h, FAST_STOP_SIGNAL): the signal, and the
+ * registers the daemon reads at its delivery stop. */
+static inline void stop_for_daemon(uint32_t which, struct fast_area *a, void *saved,
+                                   uint32_t fn, uint64_t slot)
 {
-    __asm__ volatile("int3"
-                     :
-                     : "a"(which), "D"(a), "S"(saved), "d"(fn), "c"(slot)
-                     : "memory");
+    int32_t pid = (int32_t)syscall6(SYS_GETPID, 0, 0, 0, 0, 0, 0);
+    int32_t tid = (int32_t)syscall6(SYS_GETTID, 0, 0, 0, 0, 0, 0);
+    struct self_siginfo si = {.signo = FAST_STOP_SIGNAL, .errno_ = FAST_STOP_MAGIC,
+                              .code = FAST_STOP_CODE, .pid = pid,
+                              .value = (uint64_t)a};
+    register uint64_t r10 __asm__("r10") = (uint64_t)&si;
+    register uint64_t r8 __asm__("r8") = which;
+    register uint64_t r9 __asm__("r9") = (uint64_t)saved;
+    register uint64_t r12 __asm__("r12") = fn;
+    register uint64_t r13 __asm__("r13") = slot;
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "0"((long)SYS_RT_TGSIGQUEUEINFO), "D"((long)pid), "S"((long)tid),
+                       "d"((long)FAST_STOP_SIGNAL), "r"(r10), "r"(r8), "r"(r9), "r"(r12),
+                       "r"(r13)
+                     : "rcx", "r11", "memory");
+    (void)ret;
 }
 
 /* The daemon drained recently enough (or set no timeout). */
@@ -321,7 +347,7 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
         return;
     }
     if (fl & FAST_FN_TRAP_ENTER)
-        trap(FAST_TRAP_ENTER, a, s, fn, (uint64_t)ret_slot);
+        stop_for_daemon(FAST_TRAP_ENTER, a, s, fn, (uint64_t)ret_slot);
     const volatile struct fast_prog *prog = &prog_table(a)[fn];
     struct prog p;
     read_prog(&p, prog->enter, prog->n_enter, FAST_ENTER_ITEMS);
@@ -432,7 +458,7 @@ uint64_t fast_exit(struct fast_area *a, struct fast_ret_saved *s, uint64_t entry
          * its program's items only when the ring has room for them too */
         const volatile struct fast_prog *prog = &prog_table(a)[fn < FAST_MAX_FNS ? fn : 0];
         if ((*(volatile uint32_t *)&f->flags & FAST_FN_TRAP_EXIT) && daemon_live(a))
-            trap(FAST_TRAP_EXIT, a, s, fn, entry_rsp);
+            stop_for_daemon(FAST_TRAP_EXIT, a, s, fn, entry_rsp);
         struct prog p;
         read_prog(&p, prog->exit, prog->n_exit, FAST_EXIT_ITEMS);
         int64_t index = p.records ? reserve(a, 1 + p.records, 0) : -1;

@@ -324,6 +324,24 @@ def test_fork_exec_of_a_clean_child(mcp):
     assert "hello" in texts and "oops" in texts
 
 
+def test_forked_children_that_exec_keep_their_calls(mcp):
+    """64 children each make a traced call in the parent's code and exec at once.
+    The fast path's records of a child sit in its copy of the ring, which the exec
+    throws away: they are drained at the exec's entry (HOOK_DRAIN). The children's
+    first stops may also come before their parent's fork events; they wait for them
+    (TS_UNCLAIMED) and must all run on, none killed by a SIGTRAP it could not
+    handle."""
+    mcp.call_tool("debug_trace", {"add": ["child_step"]})
+    sid, parent, st = run_to_end(mcp, "fork_storm", args=["64"])
+    assert st["exitCode"] == 0
+    stdout = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
+    assert "64 children exited with code 3" in stdout, stdout
+    assert crash_events(mcp, sid) == []
+    q = mcp.query(sid, eventType="function_enter", function={"equals": "child_step"},
+                  limit=1)
+    assert q["totalCount"] == 64, q
+
+
 def test_program_without_debug_info(mcp, tmp_path):
     stripped = str(tmp_path / "crash_null_stripped")
     subprocess.run(["strip", "-o", stripped, fixture_path("crash_null")], check=True)

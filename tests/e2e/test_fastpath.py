@@ -176,6 +176,27 @@ def test_a_daemon_killed_mid_run_leaves_the_program_running_to_its_end(world):
         assert f.read() == "sum %d\n" % (3000 * 2999 // 2)
 
 
+@pytest.mark.manages_daemon
+def test_the_recorders_stops_are_harmless_once_the_daemon_is_gone(world):
+    """Right after the daemon dies (before the recorder's live word times out), the
+    program meets every kind of stop the recorder makes for a daemon: the first call
+    of a traced function, a thread rename, a write. The recorder stops with a
+    SIGURG, which the kernel then ignores: the program ends with the right output
+    (an int3 there would have killed it with SIGTRAP)."""
+    c = world.mcp()
+    world.write_project_settings({"trace.mode": "fast"})
+    c.call_tool("debug_trace", {"add": ["step", "late"]})
+    out = os.path.join(world.base, "survivor.out")
+    r = c.launch("fast_survivor", args=["300", out, "stops"])
+    c.wait_events(r["sessionId"], 20, eventType="function_enter")
+    pid = world.daemon_pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not pid_alive(pid), T_SHORT, what="the killed daemon to go")
+    wait_until(lambda: not pid_alive(r["pid"]), T_LONG, what="the program to end")
+    with open(out) as f:
+        assert f.read() == "sum %d late 600\n" % (300 * 299 // 2)
+
+
 def test_trace_mode_switches_a_running_program(mcp):
     mcp.world.write_project_settings({"trace.mode": "fast"})
     r = mcp.launch("hot_count", args=["1000", "30"])  # lingers after its calls

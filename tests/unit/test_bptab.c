@@ -345,8 +345,49 @@ static void test_step_fault_is_the_result(void **state)
     assert_true(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSEGV && (status >> 16) == 0);
     assert_int_equal(pc_of(c.pid), (uint64_t)(uintptr_t)step_push);
     assert_int_equal(kept.n, 2);
-    assert_int_equal(kept.sig[0], SIGUSR1);
-    assert_int_equal(kept.sig[1], SIGUSR2);
+    assert_int_equal(kept.info[0].si_signo, SIGUSR1);
+    assert_int_equal(kept.info[1].si_signo, SIGUSR2);
+    assert_int_equal(kept.info[0].si_code, SI_TKILL);
+    child_kill(&c);
+}
+
+/* A queued signal kept by a step goes back with its siginfo (the fast path's
+ * recorder stops are told apart by theirs); a tgkill'd one as a tgkill. */
+static void test_kept_signals_are_resent_with_their_siginfo(void **state)
+{
+    (void)state;
+    struct child c = child_start();
+    seize_stopped(&c);
+    siginfo_t q = {.si_signo = SIGUSR1, .si_code = SI_QUEUE, .si_errno = 7};
+    q.si_pid = getpid();
+    q.si_value.sival_int = 42;
+    assert_int_equal(syscall(SYS_rt_tgsigqueueinfo, c.pid, c.pid, SIGUSR1, &q), 0);
+    syscall(SYS_tgkill, c.pid, c.pid, SIGUSR2);
+    set_pc(c.pid, (uint64_t)(uintptr_t)step_nop, 0);
+    struct step_signals kept;
+    int status = step_insn(c.pid, &kept);
+    assert_true(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP);
+    assert_int_equal(kept.n, 2);
+
+    step_signals_resend(c.pid, &kept);
+    int seen = 0;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(ptrace(PTRACE_CONT, c.pid, 0, 0), 0);
+        assert_int_equal(waitpid(c.pid, &status, __WALL), c.pid);
+        assert_true(WIFSTOPPED(status) && (status >> 16) == 0);
+        siginfo_t si;
+        assert_int_equal(ptrace(PTRACE_GETSIGINFO, c.pid, 0, &si), 0);
+        if (si.si_signo == SIGUSR1) {
+            assert_int_equal(si.si_code, SI_QUEUE);
+            assert_int_equal(si.si_errno, 7);
+            assert_int_equal(si.si_value.sival_int, 42);
+        } else {
+            assert_int_equal(si.si_signo, SIGUSR2);
+            assert_int_equal(si.si_code, SI_TKILL);
+        }
+        seen |= 1 << (si.si_signo == SIGUSR1);
+    }
+    assert_int_equal(seen, 3);
     child_kill(&c);
 }
 
@@ -675,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_insert_only_skips_older_children),
         cmocka_unit_test(test_step_after_interrupt_runs_the_instruction),
         cmocka_unit_test(test_step_fault_is_the_result),
+        cmocka_unit_test(test_kept_signals_are_resent_with_their_siginfo),
         cmocka_unit_test(test_parked_thread_waits_for_resume),
         cmocka_unit_test(test_unclaimed_trap_runs_the_instruction),
         cmocka_unit_test(test_exec_by_thread_during_commands),

@@ -15,7 +15,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "tests/unit/fast_harness.h"
 
@@ -475,57 +477,86 @@ static void test_dead_daemon_counts_and_still_returns(void **state)
     assert_int_equal(fh_drain(recs, 100), 0);
 }
 
-/* The recorder's stops for the daemon (FAST_FN_TRAP_ENTER / _EXIT): an int3 with
- * the registers fast_abi.h names, caught here by a SIGTRAP handler; none once the
- * daemon is gone. */
-static volatile uint64_t trap_regs[16][5]; /* rax, rdi, rsi, rdx, rcx per stop */
-static volatile int n_traps;
+/* The recorder's stops for the daemon (FAST_FN_TRAP_ENTER / _EXIT): the signal and
+ * the registers fast_abi.h names, caught here by a SIGURG handler as a tracer would
+ * catch them at the delivery stop; none once the daemon is gone. */
+/* per stop: r8 which, r9 saved, r12 fn, r13 slot, the area, the saved rdi and rsi
+ * (read at the stop: the stack they are on is reused after it) */
+static volatile uint64_t stop_regs[16][7];
+static volatile int n_stops;
+static volatile int stop_signal_ok = 1;
 
-static void on_trap(int sig, siginfo_t *si, void *uc_v)
+static void on_stop(int sig, siginfo_t *si, void *uc_v)
 {
-    (void)sig;
-    (void)si;
     const ucontext_t *uc = uc_v;
     const greg_t *g = uc->uc_mcontext.gregs;
-    if (n_traps < 16) {
-        volatile uint64_t *r = trap_regs[n_traps];
-        r[0] = (uint64_t)g[REG_RAX];
-        r[1] = (uint64_t)g[REG_RDI];
-        r[2] = (uint64_t)g[REG_RSI];
-        r[3] = (uint64_t)g[REG_RDX];
-        r[4] = (uint64_t)g[REG_RCX];
+    if (sig != FAST_STOP_SIGNAL || si->si_code != FAST_STOP_CODE ||
+        si->si_errno != FAST_STOP_MAGIC || si->si_pid != getpid())
+        stop_signal_ok = 0;
+    if (n_stops < 16) {
+        volatile uint64_t *r = stop_regs[n_stops];
+        r[0] = (uint64_t)g[REG_R8];
+        r[1] = (uint64_t)g[REG_R9];
+        r[2] = (uint64_t)g[REG_R12];
+        r[3] = (uint64_t)g[REG_R13];
+        r[4] = (uint64_t)si->si_value.sival_ptr;
+        if (r[0] == FAST_TRAP_ENTER) {
+            const struct fast_saved *saved = (const struct fast_saved *)r[1];
+            r[5] = saved->rdi;
+            r[6] = saved->rsi;
+        }
     }
-    n_traps++;
+    n_stops++;
 }
 
 static void test_stops_for_the_daemon(void **state)
 {
     (void)state;
     NEED_READY();
-    struct sigaction sa = {.sa_sigaction = on_trap, .sa_flags = SA_SIGINFO}, old;
-    sigaction(SIGTRAP, &sa, &old);
-    n_traps = 0;
+    struct sigaction sa = {.sa_sigaction = on_stop, .sa_flags = SA_SIGINFO}, old;
+    sigaction(SIGURG, &sa, &old);
+    n_stops = 0;
     fh_fn(F_ADD)->flags = REC_EXITS | FAST_FN_TRAP_ENTER | FAST_FN_TRAP_EXIT;
     assert_int_equal(add_ptr(2, 5), 11);
-    assert_int_equal(n_traps, 2);
-    assert_int_equal(trap_regs[0][0], FAST_TRAP_ENTER);
-    assert_int_equal(trap_regs[0][1], (uint64_t)fh_area);
-    assert_int_equal(trap_regs[0][3], F_ADD);
+    assert_int_equal(n_stops, 2);
+    assert_true(stop_signal_ok);
+    assert_int_equal(stop_regs[0][0], FAST_TRAP_ENTER);
+    assert_int_equal(stop_regs[0][4], (uint64_t)fh_area);
+    assert_int_equal(stop_regs[0][2], F_ADD);
     /* the saved registers: the call's arguments */
-    const struct fast_saved *saved = (const struct fast_saved *)trap_regs[0][2];
-    assert_int_equal(saved->rdi, 2);
-    assert_int_equal(saved->rsi, 5);
-    assert_int_equal(trap_regs[1][0], FAST_TRAP_EXIT);
-    assert_int_equal(trap_regs[1][3], F_ADD);
-    assert_int_equal(trap_regs[1][4], trap_regs[0][4]); /* the same slot */
+    assert_int_equal(stop_regs[0][5], 2);
+    assert_int_equal(stop_regs[0][6], 5);
+    assert_int_equal(stop_regs[1][0], FAST_TRAP_EXIT);
+    assert_int_equal(stop_regs[1][2], F_ADD);
+    assert_int_equal(stop_regs[1][3], stop_regs[0][3]); /* the same slot */
     assert_int_equal(fh_drain(recs, 100), 2); /* and recorded as ever */
 
     fh_area->live_timeout_tsc = 1; /* the daemon is gone: no stop */
     fh_area->live = 0;
     assert_int_equal(add_ptr(1, 1), 4);
-    assert_int_equal(n_traps, 2);
+    assert_int_equal(n_stops, 2);
     assert_int_equal(fh_fn(F_ADD)->lost, 1);
-    sigaction(SIGTRAP, &old, NULL);
+    sigaction(SIGURG, &old, NULL);
+}
+
+/* With no tracer and SIGURG's default disposition (a daemon that died with the
+ * program running, before the live word timed out), a stop is a no-op: the program
+ * runs on, where an int3 would have killed it. Run in a child, which would die. */
+static void test_a_stop_without_a_tracer_is_harmless(void **state)
+{
+    (void)state;
+    NEED_READY();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGURG, SIG_DFL);
+        fh_fn(F_ADD)->flags = REC_EXITS | FAST_FN_TRAP_ENTER | FAST_FN_TRAP_EXIT;
+        _exit(add_ptr(2, 5) == 11 && fh_drain(recs, 100) == 2 ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static void test_count_only(void **state)
@@ -684,6 +715,7 @@ int main(void)
         cmocka_unit_test_setup(test_full_ring_loses_without_a_frame, setup),
         cmocka_unit_test_setup(test_dead_daemon_counts_and_still_returns, setup),
         cmocka_unit_test_setup(test_stops_for_the_daemon, setup),
+        cmocka_unit_test_setup(test_a_stop_without_a_tracer_is_harmless, setup),
         cmocka_unit_test_setup(test_count_only, setup),
         cmocka_unit_test_setup(test_capture, setup),
         cmocka_unit_test_setup(test_signal_while_the_recorder_runs, setup),
