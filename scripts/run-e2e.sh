@@ -15,7 +15,8 @@
 # The pytest suite runs on one worker per CPU (pytest-xdist), each test file on one
 # worker (its module fixtures build once): every test has its own daemon, state
 # directory and project, and most of a test's time is spent waiting for the program.
-# Under valgrind it runs on one: each daemon there keeps a CPU busy.
+# Under valgrind it runs on one: each daemon there keeps a CPU busy. The slowest 15
+# tests are listed at the end (where CI's time goes).
 set -u
 
 if [ $# -ne 1 ]; then
@@ -56,7 +57,7 @@ fi
 workers="-n auto --dist loadfile"
 [ "${STROBE_VALGRIND:-}" = 1 ] && workers=""
 # shellcheck disable=SC2086
-STROBE_BUILD="$build" /usr/bin/python3 -m pytest -q -p no:cacheprovider $workers tests/e2e ||
+STROBE_BUILD="$build" /usr/bin/python3 -m pytest -q -p no:cacheprovider --durations=15 $workers tests/e2e ||
     status=1
 
 if [ "${STROBE_VALGRIND:-}" != 1 ]; then
