@@ -166,8 +166,10 @@ struct fast_prog {
  * Why a signal and not an int3: SIGURG's default action is to be ignored, so when
  * the daemon has died (and the kernel detached the program) the stop is a no-op
  * where an int3 would kill the program with SIGTRAP. A program that handles SIGURG
- * itself sees one spurious signal per stop then; one that blocks it gets the stop
- * late, which the tracer recognises (rip elsewhere) and discards. */
+ * itself sees one spurious signal per stop then. The recorder unblocks the signal
+ * around the send when the thread blocks it (the stop comes at once); a stop
+ * re-sent late (a step kept it) is recognised by the tracer (rip elsewhere) and
+ * discarded. */
 #define FAST_STOP_SIGNAL 23          /* SIGURG */
 #define FAST_STOP_CODE (-1)          /* SI_QUEUE */
 #define FAST_STOP_MAGIC 0x5354524f   /* "STRO" */

@@ -126,7 +126,7 @@ struct thread {
                                 clone's name is set later, and threads rename */
     int64_t resumed_at;         /* when the tracer last resumed it from a hook trap */
     bool gone;               /* known only from fast-path records drained after its
-                                exit: forgotten once its frames are (fastpath.c) */
+                                exit: forgotten once its frames are (fast_drain.c) */
 };
 
 struct process {
@@ -227,7 +227,7 @@ void hk_restore_orig(struct hooks *h, struct hook *k);
 
 /* A call of a traced function, as the int3 trap or a fast-path record saw it. */
 /* How the memory of one call is read while its event is made: live (the int3 path),
- * live and learned (a fast-path function at its int3: fastpath.c), or from the
+ * live and learned (a fast-path function at its int3: fast_drain.c), or from the
  * copies its records carry (a fast-path record). k: the function whose call it
  * is (an exit's frames of other functions read live). */
 struct hk_mem {
@@ -311,7 +311,7 @@ bool hk_int3_trap_pending(pid_t tid, uint64_t a);
  * thread is in the way (retry soon). */
 bool hk_try_jump(struct hooks *h, struct hook *k);
 
-/* ---- fastpath.c ---- */
+/* ---- fastpath.c and fast_drain.c (fastpath_internal.h) ---- */
 
 /* Plans k's fast-path entry (mapping the area and the recorder into the main
  * process through stopped_tid the first time): its id, fast_fn and trampoline;
@@ -333,7 +333,7 @@ void hk_fast_on_stop(struct hooks *h, struct thread *t, const struct user_regs_s
 /* Writes k's recording flags (quiet: count only) into every process's area. */
 void hk_fast_update_flags(struct hooks *h, struct hook *k);
 /* Turns every record written since the last drain into events, in every process
- * (a complete drain: fastpath.c's drain_process). */
+ * (a complete drain: fast_drain.c's drain_process). */
 void hk_fast_drain(struct hooks *h);
 /* Whether pc is in the recorder or its return trampoline. */
 bool hk_fast_in_code(const struct hooks *h, uint64_t pc);

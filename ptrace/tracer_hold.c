@@ -90,8 +90,9 @@ static bool held_recorder_stop(struct tracer *t, struct tthread *th, pid_t tid)
 
 /* A thread or process created while hold() collects stops (its creator's clone or
  * fork event came in) is held too: a hold stops the whole space, and an all-stop
- * must not let a thread born meanwhile run. Its first stop is collected with the others
- * (one seen before the event waits already, TS_UNCLAIMED, and is held as it is). */
+ * must not let a thread born meanwhile run. Its first stop is collected with the
+ * others (one seen before the event waits already, TS_UNCLAIMED, and is held as
+ * it is). */
 static void hold_newborn(pid_t creator, struct held *want)
 {
     unsigned long child = 0;

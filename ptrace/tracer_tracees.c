@@ -336,8 +336,7 @@ bool tr_first_stop(struct tracer *t, pid_t tid, int status)
 
 struct unclaimed_scan {
     pid_t creator;
-    pid_t *tids;
-    size_t n, cap;
+    struct held found;
 };
 
 static void scan_unclaimed(uint64_t key, void *value, void *arg)
@@ -345,29 +344,20 @@ static void scan_unclaimed(uint64_t key, void *value, void *arg)
     (void)key;
     const struct tthread *th = value;
     struct unclaimed_scan *s = arg;
-    if (th->state != TS_UNCLAIMED || th->creator != s->creator)
-        return;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 8;
-        pid_t *p = realloc(s->tids, cap * sizeof *p);
-        if (!p)
-            return;
-        s->tids = p;
-        s->cap = cap;
-    }
-    s->tids[s->n++] = th->tid;
+    if (th->state == TS_UNCLAIMED && th->creator == s->creator)
+        tr_held_add(&s->found, th->tid);
 }
 
 void tr_release_unclaimed(struct tracer *t, pid_t tgid)
 {
     struct unclaimed_scan s = {.creator = tgid};
     u64map_each(&t->threads, scan_unclaimed, &s);
-    for (size_t i = 0; i < s.n; i++) {
-        struct tthread *th = u64map_get(&t->threads, (uint64_t)s.tids[i]);
+    for (size_t i = 0; i < s.found.n; i++) {
+        struct tthread *th = u64map_get(&t->threads, (uint64_t)s.found.tids[i]);
         if (th)
             tr_resume_claimed(t, th);
     }
-    free(s.tids);
+    free(s.found.tids);
 }
 
 /* A child process ended: its process_exit event (the main process's comes from the

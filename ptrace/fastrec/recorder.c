@@ -21,6 +21,9 @@
 #define SYS_GETTID 186
 #define SYS_GETPID 39
 #define SYS_RT_TGSIGQUEUEINFO 297
+#define SYS_RT_SIGPROCMASK 14
+#define SIG_UNBLOCK 1
+#define SIG_SETMASK 2
 #define PAGE 4096u
 
 /* Both entry points are reached through their offsets in the image (the Makefile
@@ -97,10 +100,14 @@ struct self_siginfo {
 };
 
 /* A stop for the daemon (fast_abi.h, FAST_STOP_SIGNAL): the signal, and the
- * registers the daemon reads at its delivery stop. */
+ * registers the daemon reads at its delivery stop. The signal is unblocked around
+ * the send if the thread blocks it, so the stop comes at once, not later (or never,
+ * or to a sigwait of the program's). */
 static inline void stop_for_daemon(uint32_t which, struct fast_area *a, void *saved,
                                    uint32_t fn, uint64_t slot)
 {
+    uint64_t urg = 1ull << (FAST_STOP_SIGNAL - 1), mask = 0;
+    syscall6(SYS_RT_SIGPROCMASK, SIG_UNBLOCK, (long)&urg, (long)&mask, 8, 0, 0);
     int32_t pid = (int32_t)syscall6(SYS_GETPID, 0, 0, 0, 0, 0, 0);
     int32_t tid = (int32_t)syscall6(SYS_GETTID, 0, 0, 0, 0, 0, 0);
     struct self_siginfo si = {.signo = FAST_STOP_SIGNAL, .errno_ = FAST_STOP_MAGIC,
@@ -119,6 +126,8 @@ static inline void stop_for_daemon(uint32_t which, struct fast_area *a, void *sa
                        "r"(r13)
                      : "rcx", "r11", "memory");
     (void)ret;
+    if (mask & urg)
+        syscall6(SYS_RT_SIGPROCMASK, SIG_SETMASK, (long)&mask, 0, 8, 0, 0);
 }
 
 /* The daemon drained recently enough (or set no timeout). */

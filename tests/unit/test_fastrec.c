@@ -531,10 +531,24 @@ static void test_stops_for_the_daemon(void **state)
     assert_int_equal(stop_regs[1][3], stop_regs[0][3]); /* the same slot */
     assert_int_equal(fh_drain(recs, 100), 2); /* and recorded as ever */
 
+    /* a thread that blocks the signal stops all the same, at once, and keeps its
+     * mask */
+    sigset_t urg, was, pending;
+    sigemptyset(&urg);
+    sigaddset(&urg, SIGURG);
+    pthread_sigmask(SIG_BLOCK, &urg, &was);
+    assert_int_equal(add_ptr(3, 3), 12);
+    assert_int_equal(n_stops, 4);
+    sigpending(&pending);
+    assert_false(sigismember(&pending, SIGURG));
+    pthread_sigmask(SIG_SETMASK, &was, &urg);
+    assert_true(sigismember(&urg, SIGURG)); /* still blocked until now */
+    assert_int_equal(fh_drain(recs, 100), 2);
+
     fh_area->live_timeout_tsc = 1; /* the daemon is gone: no stop */
     fh_area->live = 0;
     assert_int_equal(add_ptr(1, 1), 4);
-    assert_int_equal(n_stops, 2);
+    assert_int_equal(n_stops, 4);
     assert_int_equal(fh_fn(F_ADD)->lost, 1);
     sigaction(SIGURG, &old, NULL);
 }
