@@ -17,6 +17,22 @@
 static const struct collector_methods *registered[MAX_COLLECTORS];
 static int n_registered;
 
+static int stop_rank(const struct collector_pause *p)
+{
+    return p->reason == PAUSE_ALL_STOP ? 0 : p->reason == PAUSE_REQUEST ? 1 : 2;
+}
+
+bool collector_pause_better(const struct collector_pause *p, const struct collector_pause *best)
+{
+    if (!best->seq)
+        return true;
+    if (stop_rank(p) != stop_rank(best))
+        return stop_rank(p) > stop_rank(best);
+    if (p->reason == PAUSE_REQUEST)
+        return p->tid < best->tid;
+    return p->seq > best->seq;
+}
+
 int collector_register(const struct collector_methods *m)
 {
     if (!m || m->version < 1 || m->version > COLLECTOR_VERSION || n_registered == MAX_COLLECTORS)

@@ -481,6 +481,14 @@ struct collector_pause {
     char note[256];              /* e.g. "stepped over strlen: no debug info"; "" */
 };
 
+/* Whether pause p is a better "selected thread" than best (seq 0: none yet), as
+ * gdb selects the thread that stopped: one that stopped for a reason of its own (a
+ * breakpoint, a step) over those a pause request stopped, over those an all-stop
+ * stopped with it; among requested ones the lowest tid (the main thread); else the
+ * newest. An answer shows the selected pause; a read or a step without threadId
+ * acts on its thread. */
+bool collector_pause_better(const struct collector_pause *p, const struct collector_pause *best);
+
 enum collector_resume {
     RESUME_CONTINUE,             /* tid 0: every paused thread, and the threads in the
                                     middle of a step run on */

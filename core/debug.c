@@ -143,25 +143,6 @@ static int64_t newest_seq(const struct collector_pause *p, int n)
     return seq;
 }
 
-/* Which of two new pauses an answer shows: the thread that stopped for a reason of
- * its own (a breakpoint, a step) over those an all-stop or a pause request stopped
- * with it; among requested ones the lowest tid (the main thread); else the newest. */
-static int stop_rank(const struct collector_pause *p)
-{
-    return p->reason == PAUSE_ALL_STOP ? 0 : p->reason == PAUSE_REQUEST ? 1 : 2;
-}
-
-static bool better_stop(const struct collector_pause *p, const struct collector_pause *best)
-{
-    if (!best->seq)
-        return true;
-    if (stop_rank(p) != stop_rank(best))
-        return stop_rank(p) > stop_rank(best);
-    if (p->reason == PAUSE_REQUEST)
-        return p->tid < best->tid;
-    return p->seq > best->seq;
-}
-
 /* What the wait watches, read while holding the session. */
 struct probe {
     int n_paused;
@@ -182,7 +163,7 @@ static void read_pauses(const char *id, int64_t baseline, struct probe *p)
     int n = st.collector->pauses(st.target, ps, PAUSES_SEEN);
     p->n_paused = n;
     for (int i = 0; i < n && i < PAUSES_SEEN; i++)
-        if (ps[i].seq > baseline && better_stop(&ps[i], &p->newest))
+        if (ps[i].seq > baseline && collector_pause_better(&ps[i], &p->newest))
             p->newest = ps[i];
     session_target_put(&st);
 }

@@ -68,22 +68,19 @@ static int save_bytes(const char *dir, const char *id, struct collector_mem_resu
     return 0;
 }
 
-/* The thread whose frame a request without threadId reads: the newest pause (of
- * req's process, when it names one), as gdb reads in the selected frame; 0 when
- * nothing is paused. */
+/* The thread whose frame a request without threadId reads: the selected one
+ * (collector_pause_better) of req's process, when it names one, as gdb reads in
+ * the selected frame; 0 when nothing is paused. */
 static pid_t selected_thread(const struct session_target *st,
                              const struct collector_mem_request *req)
 {
     struct collector_pause ps[64];
     int n = st->collector->pauses ? st->collector->pauses(st->target, ps, 64) : 0;
-    pid_t tid = 0;
-    int64_t newest = 0;
+    struct collector_pause best = {0};
     for (int i = 0; i < n && i < 64; i++)
-        if ((!req->pid || ps[i].pid == req->pid) && ps[i].seq > newest) {
-            newest = ps[i].seq;
-            tid = ps[i].tid;
-        }
-    return tid;
+        if ((!req->pid || ps[i].pid == req->pid) && collector_pause_better(&ps[i], &best))
+            best = ps[i];
+    return best.tid;
 }
 
 int session_memory(const char *id, const struct collector_mem_request *req,
@@ -98,8 +95,9 @@ int session_memory(const char *id, const struct collector_mem_request *req,
     if (!in_frame.tid && in_frame.frame) {
         session_target_put(&st);
         return err_set(e, ERR_VALIDATION, "'frame' reads a frame of a paused thread "
-                       "(threadId, default the one that paused last), and no thread is "
-                       "paused: set a breakpoint, or debug_continue action \"pause\".");
+                       "(threadId, default the one that stopped at a breakpoint or step), and "
+                       "no thread is paused: set a breakpoint, or debug_continue action "
+                       "\"pause\".");
     }
     int rc = st.collector->memory
                  ? st.collector->memory(st.target, &in_frame, out, e)

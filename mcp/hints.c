@@ -93,11 +93,11 @@ static const struct hint {
      "\"pause\"; set breakpoints with debug_breakpoint."},
     {ERR_THREAD_NOT_PAUSED, "debug_memory",
      "A frame's variables are read while its thread is paused: leave threadId out to read "
-     "the thread that paused last, or stop the program with debug_continue({sessionId, "
-     "action: \"pause\"})."},
+     "the thread that stopped at the breakpoint or step, or stop the program with "
+     "debug_continue({sessionId, action: \"pause\"})."},
     {ERR_THREAD_NOT_PAUSED, NULL,
-     "Step one of the paused threads (threadId), or leave threadId out to step the last one "
-     "that paused; debug_session({action: \"status\"}) lists them."},
+     "Step one of the paused threads (threadId), or leave threadId out to step the one that "
+     "stopped at the breakpoint or step; debug_session({action: \"status\"}) lists them."},
     {ERR_BREAKPOINT_NOT_FOUND, NULL,
      "List the breakpoints with debug_breakpoint({sessionId}) to see their ids."},
     {ERR_FILE_NOT_FOUND, NULL,

@@ -260,10 +260,15 @@ cJSON *tool_debug_breakpoint(struct tool_ctx *ctx, const cJSON *args, struct str
                  "them.", staged);
         cJSON_AddStringToObject(res, "stagedNote", note);
     }
+    /* Adding a breakpoint changes no thread's state: the hint says which it is. */
+    struct collector_pause paused[1];
+    bool any_paused = id && n_specs && debug_pauses(id, paused, 1) > 0;
     const char *hint =
         !id && rm && !n_specs ? "Removed from the staged set: later launches do not bind them."
         : !id ? "Staged: they bind when debug_launch starts the program, before any of its code "
               "runs; the launch answer says where each bound."
+        : any_paused ? "The paused threads stay paused; debug_continue({sessionId}) resumes "
+                       "them and runs to the next stop, or step with action \"step-over\"."
         : n_specs ? "The program runs on; debug_continue({sessionId, action: \"until\"}) waits "
                     "for the next stop and answers with the thread, its line and its locals."
                   : "debug_breakpoint({sessionId, remove: [id]}) removes one (\"*\": all).";

@@ -214,7 +214,7 @@ static const struct tool_def catalog[] = {
         "the main process)\"},"
         "\"threadId\":{\"type\":\"integer\",\"description\":\"read/write: a paused "
         "thread whose frame's arguments, locals and registers ($rax...) come before globals "
-        "(default: the thread that paused last, when one is paused)\"},"
+        "(default: the thread that stopped at the breakpoint or step, when one is paused)\"},"
         "\"frame\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":255,\"description\":"
         "\"with a paused thread: 0 the innermost frame (default), 1 its caller...\"},"
         "\"targets\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":16,\"items\":{"

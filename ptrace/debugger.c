@@ -554,7 +554,7 @@ static void resume_fn(struct tracer *t, void *arg)
         resume_listed(d, t, c->tid ? &c->tid : tids, c->tid ? 1 : n);
         return;
     }
-    pid_t tid = c->tid ? c->tid : tids[n - 1];
+    pid_t tid = c->tid ? c->tid : pauses_selected(d->pauses);
     pauses_remove(d->pauses, tid);
     c->rc = stepper_start(d->steps, t, tid, c->how, c->e);
     if (c->rc != 0)

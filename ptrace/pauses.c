@@ -153,6 +153,18 @@ bool pauses_get(struct pauses *ps, pid_t tid, struct collector_pause *out,
     return slot != NULL;
 }
 
+pid_t pauses_selected(struct pauses *ps)
+{
+    pthread_mutex_lock(&ps->lock);
+    const struct collector_pause *best = NULL;
+    for (size_t i = 0; i < ps->n; i++)
+        if (!best || collector_pause_better(&ps->v[i].p, best))
+            best = &ps->v[i].p;
+    pid_t tid = best ? best->tid : 0;
+    pthread_mutex_unlock(&ps->lock);
+    return tid;
+}
+
 int pauses_tids(struct pauses *ps, pid_t *out, int max)
 {
     pthread_mutex_lock(&ps->lock);

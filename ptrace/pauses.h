@@ -40,6 +40,8 @@ bool pauses_get(struct pauses *ps, pid_t tid, struct collector_pause *out,
                 struct user_regs_struct *regs);
 /* Any thread: the tids paused, up to max; returns how many there are. */
 int pauses_tids(struct pauses *ps, pid_t *out, int max);
+/* Any thread: the selected paused thread (collector_pause_better), 0 when none. */
+pid_t pauses_selected(struct pauses *ps);
 
 /* Fills p's function, file and line for pc in the ELF file module (load bias):
  * the innermost source site (an inlined callee's when pc is in inlined code). */

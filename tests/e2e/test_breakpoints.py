@@ -274,6 +274,28 @@ def test_all_stop_pauses_every_thread(mcp):
     mcp.stop(sid)
 
 
+def test_after_an_all_stop_reads_and_steps_go_to_the_thread_that_hit(mcp):
+    """The threads an allStop breakpoint stops with it pause after the one that hit
+    it: reads and steps without threadId still act on that one (gdb's selected
+    thread), not on the newest pause, and adding a breakpoint says the program
+    stays paused."""
+    r = launch_ready(mcp, "bp_threads", r"^started$")
+    sid = r["sessionId"]
+    [bp] = bp_add(mcp, sid, {"function": "worker_step", "condition": "id == 2",
+                             "allStop": True})["breakpoints"]
+    a = until_bp(mcp, sid, bp["id"])
+    assert a["pausedThreads"] == 4, a
+    [v] = mem_read(mcp, sid, "id")
+    assert v.get("value") == 2, v
+    b = bp_add(mcp, sid, {"function": "main", "message": "never"})
+    assert b["hint"].startswith("The paused threads stay paused"), b
+    assert len(mcp.status(sid)["paused"]) == 4
+    s = cont(mcp, sid, "step-over")
+    assert s["reason"] == "step" and s["threadId"] == a["threadId"], s
+    assert s["line"] == line_of("bp_threads.c", "WS_NEXT"), s
+    mcp.stop(sid)
+
+
 def test_all_stop_answer_comes_when_every_thread_is_paused(mcp):
     """The pause answer of an allStop breakpoint counts the threads it stopped, and
     status right after it lists them all (the program is stopped, not stopping)."""
