@@ -263,10 +263,18 @@ static int parse_path(struct parser *ps)
         } else if (*ps->p == '[') {
             ps->p++;
             skip_blanks(ps);
-            if (!isdigit((unsigned char)*ps->p) && !ident_start(*ps->p))
-                return fail(ps, "an index must be an integer literal or a variable");
-            while (ident_char(*ps->p))
-                ps->p++;
+            if (isdigit((unsigned char)*ps->p)) {
+                while (ident_char(*ps->p))
+                    ps->p++;
+            } else if (ident_start(*ps->p) || *ps->p == '*') {
+                /* a variable or a path of its own: "a[i]", "q->items[q->head]" */
+                int inner = parse_path(ps);
+                if (inner < 0)
+                    return -1;
+                ps->c->n--; /* part of this path's text (its value is listed) */
+            } else {
+                return fail(ps, "an index must be an integer literal, a variable or a path");
+            }
             skip_blanks(ps);
             if (*ps->p != ']')
                 return fail(ps, "expected ']'");

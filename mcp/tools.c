@@ -193,7 +193,7 @@ static const struct tool_def catalog[] = {
         "action \"read\" (default): targets [{variable: \"cfg.max_retries\"}] name globals "
         "and statics of the program and its libraries, and while a thread is paused the "
         "arguments, locals and registers of its frame (threadId, frame), as C does (a.b, "
-        "a->b, a[3], *p, "
+        "a->b, a[3], a[i], q->items[q->head], *p, "
         "func::staticVar), or {address: \"0x...\", size, type} raw memory; up to 16 "
         "targets, structs shown `depth` levels deep; each target answers its value or its "
         "own error. type \"bytes\" saves the bytes to a file and shows a hex preview. "

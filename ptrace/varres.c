@@ -142,11 +142,19 @@ int varres_parse(const char *expr, struct varres_expr *out, struct strobe_error 
             skip_spaces(&p);
             st->kind = VS_INDEX;
             st->name = NULL;
-            if (ident_start(expr[p.at]) && expr[p.at] != '$') {
-                /* An index named by a variable: read when the expression is resolved. */
-                st->name = expr + p.at;
-                st->name_len = ident(&p);
-                p.at += st->name_len;
+            if ((ident_start(expr[p.at]) && expr[p.at] != '$') || expr[p.at] == '*') {
+                /* An index named by a variable or a path of its own ("a[i]",
+                 * "q->items[q->head]"): resolved, as an expression, when this one
+                 * is. Its text runs to the matching ']'. */
+                size_t start = p.at;
+                int open = 0;
+                for (; expr[p.at] && (open > 0 || expr[p.at] != ']'); p.at++)
+                    open += expr[p.at] == '[' ? 1 : expr[p.at] == ']' ? -1 : 0;
+                size_t end = p.at;
+                while (end > start && isspace((unsigned char)expr[end - 1]))
+                    end--;
+                st->name = expr + start;
+                st->name_len = end - start;
             } else if (isdigit((unsigned char)expr[p.at])) {
                 char *end;
                 st->index = strtoull(expr + p.at, &end, 0);
@@ -471,7 +479,8 @@ static int member(struct walk *w, const struct varres_step *st, int *derefs)
     return 0;
 }
 
-/* The value of the variable an index names ("scores[i]"): a non-negative integer. */
+/* The value of the variable or path an index names ("scores[i]", "q->items[q->head]"):
+ * a non-negative integer. */
 static int index_value(struct walk *w, const struct varres_step *st, uint64_t *out)
 {
     char name[MEMORY_EXPR_MAX + 1];

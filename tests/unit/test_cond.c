@@ -159,11 +159,20 @@ static void test_short_circuit_and_paths(void **state)
     assert_string_equal(paths[0], "x");
     assert_string_equal(paths[1], "p->name");
     cond_free(c);
-    /* An index named by a variable stays in the path, for the resolver to read. */
+    /* An index named by a variable stays in the path, for the resolver to read; the
+     * index is listed too (its value shows beside the condition's). */
     c = cond_parse("scores[ i ] > 90", err, sizeof err);
     assert_non_null(c);
-    assert_int_equal(cond_paths(c, &paths), 1);
-    assert_string_equal(paths[0], "scores[i]");
+    assert_int_equal(cond_paths(c, &paths), 2);
+    assert_string_equal(paths[0], "i");
+    assert_string_equal(paths[1], "scores[i]");
+    cond_free(c);
+    /* So does an index that is a path of its own. */
+    c = cond_parse("q->items[q->head].id == 7", err, sizeof err);
+    assert_non_null(c);
+    assert_int_equal(cond_paths(c, &paths), 2);
+    assert_string_equal(paths[0], "q->head");
+    assert_string_equal(paths[1], "q->items[q->head].id");
     cond_free(c);
 }
 
@@ -188,7 +197,7 @@ static void test_parse_errors(void **state)
     expect_error("(x == 3", "expected ')'");
     expect_error("\"abc", "unterminated string");
     expect_error("'ab'", "one character");
-    expect_error("a[-1] == 1", "integer literal or a variable");
+    expect_error("a[-1] == 1", "integer literal, a variable or a path");
     expect_error("a. == 1", "member name");
     expect_error("x == 12abc", "malformed number");
     expect_error("x == 99999999999999999999", "out of range");

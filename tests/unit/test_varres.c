@@ -60,6 +60,15 @@ static void test_parse_valid(void **state)
     assert_int_equal(x.steps[0].kind, VS_INDEX);
     assert_int_equal(x.steps[0].name_len, 1);
     assert_memory_equal(x.steps[0].name, "i", 1);
+    /* or by a path of its own, brackets nested */
+    assert_int_equal(varres_parse("q->items[ q->head ].id", &x, &e), 0);
+    assert_int_equal(x.n_steps, 3);
+    assert_int_equal(x.steps[1].kind, VS_INDEX);
+    assert_int_equal(x.steps[1].name_len, strlen("q->head"));
+    assert_memory_equal(x.steps[1].name, "q->head", strlen("q->head"));
+    assert_int_equal(varres_parse("a[b[c[1]]]", &x, &e), 0);
+    assert_int_equal(x.n_steps, 1);
+    assert_memory_equal(x.steps[0].name, "b[c[1]]", strlen("b[c[1]]"));
 }
 
 static void bad_expr(const char *expr, const char *sentence_part)
@@ -322,6 +331,8 @@ static void test_resolve_values(void **state)
     expect(t, "g_config_ptr[0].retries", "int", 4, "3");
     expect(t, "*g_config_ptr->where", "struct point", 8, "{\"x\":7,\"y\":-8}");
     expect(t, "g_array[3]", "int", 4, "40");
+    expect(t, "g_array[g_config.retries]", "int", 4, "40"); /* an index by path */
+    expect(t, "g_array[g_config_ptr->retries]", "int", 4, "40");
     expect(t, "*g_array", "int", 4, "10");
     expect(t, "g_list->next->next->value", "int", 4, "3");
     expect(t, "g_union.i", "int", 4, "1094861636");
