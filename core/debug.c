@@ -186,9 +186,17 @@ static void stop_stack(const char *id, struct debug_outcome *o)
     struct collector_pause ps[PAUSES_SEEN];
     o->n_paused = st.collector->pauses(st.target, ps, PAUSES_SEEN);
     o->n_others = 0;
+    pid_t others[8];
     for (int i = 0; i < o->n_paused && i < PAUSES_SEEN; i++)
-        if (ps[i].tid != o->pause.tid && o->n_others < 8)
+        if (ps[i].tid != o->pause.tid && o->n_others < 8) {
+            others[o->n_others] = ps[i].tid;
             o->others[o->n_others++] = ps[i];
+        }
+    o->others_stack = (struct collector_stacks){0};
+    struct collector_stacks_request oreq = {.tids = others, .n_tids = o->n_others};
+    if (o->n_others && st.collector->stacks &&
+        st.collector->stacks(st.target, &oreq, &o->others_stack, &e) != 0)
+        o->others_stack = (struct collector_stacks){0};
     session_target_put(&st);
 }
 
@@ -547,6 +555,7 @@ int debug_continue(const char *id, const struct debug_conn *conn,
 void debug_outcome_free(struct debug_outcome *o)
 {
     collector_stacks_free(&o->stack);
+    collector_stacks_free(&o->others_stack);
     if (o->has_event)
         store_event_row_free(&o->event);
 }

@@ -119,6 +119,9 @@ struct debug_outcome {
     struct collector_pause others[8];
     struct collector_stacks stack; /* DS_PAUSED: the stopped thread, with arguments and
                                      the innermost frame's locals (n_threads 0: none) */
+    struct collector_stacks others_stack; /* DS_PAUSED: others[]'s stacks, no locals
+                                     (where each is in the program's code, what it
+                                     waits for) */
     bool has_condition, condition_met;
     bool has_event;
     struct store_event_row event; /* until event */

@@ -297,19 +297,44 @@ static void add_watch_hits(cJSON *o, const struct debug_outcome *out)
 
 /* name: ["thread T at file:line in f (breakpoint N)", ...] for the n_described pauses
  * of ps (at most 8); omitted: how many of the total were not described. */
+/* The snapshot's thread tid, NULL when it has none. */
+static const struct collector_thread *thread_in(const struct collector_stacks *st, pid_t tid)
+{
+    for (size_t i = 0; st && i < st->n_threads; i++)
+        if (st->threads[i].tid == tid)
+            return &st->threads[i];
+    return NULL;
+}
+
+/* ps[0..n_described) as "thread T at FILE:LINE in F": where the pause left it, or,
+ * with a stacks snapshot (st), where it is in the program's own code and what it
+ * waits for (a thread an all-stop caught inside libc says little by its pc). */
 static void add_pause_list(cJSON *o, const char *name, const char *omitted,
-                           const struct collector_pause *ps, int n_described, int total)
+                           const struct collector_pause *ps, int n_described, int total,
+                           const struct collector_stacks *st)
 {
     if (total <= 0)
         return;
     cJSON *r = cJSON_AddArrayToObject(o, name);
     for (int i = 0; i < n_described && i < 8; i++) {
         const struct collector_pause *p = &ps[i];
-        char where[360];
+        char where[1024];
+        const struct collector_thread *th = p->file[0] ? NULL : thread_in(st, p->tid);
+        if (th) {
+            int len = snprintf(where, sizeof where, "thread %d ", (int)p->tid);
+            tool_thread_where(th, where + len, sizeof where - (size_t)len);
+            if (where[len]) {
+                cJSON_AddItemToArray(r, cJSON_CreateString(where));
+                continue;
+            }
+        }
         const char *file = strrchr(p->file, '/');
-        int len = snprintf(where, sizeof where, "thread %d at %s:%d in %s", (int)p->tid,
-                           file ? file + 1 : p->file[0] ? p->file : "?", p->line,
-                           p->function[0] ? p->function : "?");
+        int len = p->file[0]
+                      ? snprintf(where, sizeof where, "thread %d at %s:%d in %s", (int)p->tid,
+                                 file ? file + 1 : p->file, p->line,
+                                 p->function[0] ? p->function : "?")
+                      : snprintf(where, sizeof where, "thread %d in %s", (int)p->tid,
+                                 p->function[0] ? p->function : "?");
         if (p->breakpoint_id > 0 && len > 0 && (size_t)len < sizeof where)
             snprintf(where + len, sizeof where - (size_t)len, " (breakpoint %d)",
                      p->breakpoint_id);
@@ -332,7 +357,7 @@ static cJSON *answer(const char *id, const struct debug_continue_req *req,
         cJSON_AddBoolToObject(o, "conditionMet", out->condition_met);
     /* What this call let go, so a pause nobody had seen is not resumed unnoticed. */
     add_pause_list(o, "resumed", "omittedResumed", out->resumed,
-                   out->n_resumed < 8 ? out->n_resumed : 8, out->n_resumed);
+                   out->n_resumed < 8 ? out->n_resumed : 8, out->n_resumed, NULL);
     const char *hint = NULL;
     char buf[512];
     if (out->state == DS_PAUSED) {
@@ -346,7 +371,8 @@ static cJSON *answer(const char *id, const struct debug_continue_req *req,
         cJSON_AddNumberToObject(o, "pausedThreads", out->n_paused);
         /* The others are paused by their own stops (each resumes with its threadId). */
         add_pause_list(o, "otherPaused", "omittedOtherPaused", out->others, out->n_others,
-                       out->n_paused - 1 > out->n_others ? out->n_paused - 1 : out->n_others);
+                       out->n_paused - 1 > out->n_others ? out->n_paused - 1 : out->n_others,
+                       &out->others_stack);
         snprintf(buf, sizeof buf, "Thread %d is paused. Read or change its variables with "
                  "debug_memory({sessionId, threadId: %d, targets: [...]}) (frame: 1 for the "
                  "caller); step with debug_continue({sessionId, action: \"step-over\" | "

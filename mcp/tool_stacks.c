@@ -43,6 +43,29 @@ void tool_frame_text(const struct collector_frame *f, char *buf, size_t cap)
         snprintf(buf, cap, "%s", fn);
 }
 
+void tool_thread_where(const struct collector_thread *th, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    if (th->own_frame >= 0 && (size_t)th->own_frame < th->n_frames) {
+        const struct collector_frame *own = &th->frames[th->own_frame];
+        char fr[400];
+        tool_frame_text(own, fr, sizeof fr);
+        len = (size_t)snprintf(buf, cap, "in %s", fr);
+        if (th->own_frame > 0 && th->frames[0].function && len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, ", inside %s",
+                                    th->frames[0].function);
+    }
+    if (th->wait == WAIT_NONE || len >= cap)
+        return;
+    len += (size_t)snprintf(buf + len, cap - len, "%swaiting on %s%s%s", len ? ", " : "",
+                            wait_kind_name(th->wait), th->wait_variable ? " " : "",
+                            th->wait_variable ? th->wait_variable : "");
+    if (th->wait_owner > 0 && len < cap)
+        snprintf(buf + len, cap - len, " (%s thread %d)",
+                 th->wait == WAIT_JOIN ? "joining" : "held by", (int)th->wait_owner);
+}
+
 static cJSON *frame_json(const struct collector_frame *f, bool verbose)
 {
     const char *fn = f->function ? f->function : "??";

@@ -49,6 +49,10 @@ cJSON *tool_debug_session(struct tool_ctx *ctx, const cJSON *args, struct strobe
 cJSON *tool_session_stacks(const cJSON *args, const char *id, struct strobe_error *e);
 /* A frame as one string: "fn (file.c:12)", or "fn" without line info. */
 void tool_frame_text(const struct collector_frame *f, char *buf, size_t cap);
+/* Where thread th is in the program's code and what it waits for, from a stacks
+ * snapshot: "in dequeue (orders.c:52), inside futex_wait, waiting on mutex q.lock
+ * (held by thread 31)"; "" when the snapshot knows neither. */
+void tool_thread_where(const struct collector_thread *th, char *buf, size_t cap);
 /* Its answer for a snapshot, cut to the budget (exposed for tests). NULL: no memory. */
 cJSON *tool_stacks_json(const char *id, const struct collector_stacks *st, bool verbose);
 cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);

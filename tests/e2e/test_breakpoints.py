@@ -312,6 +312,12 @@ def test_all_stop_answer_comes_when_every_thread_is_paused(mcp):
     assert len(others) == 3 and all(o.startswith("thread ") for o in others), a
     assert {int(o.split()[1]) for o in others} | {a["threadId"]} == \
         {p["threadId"] for p in paused}, (others, paused)
+    # One caught inside libc (usleep, pthread_join) is told where it is in the
+    # program's own code, and main what it waits for.
+    assert all("bp_threads.c:" in o for o in others), others
+    [main] = [o for o in others if int(o.split()[1]) == r["pid"]]
+    assert main.startswith("thread %d in main (bp_threads.c:" % r["pid"]), main
+    assert "waiting on join (joining thread " in main, main
     mcp.stop(sid)
 
 
