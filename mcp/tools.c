@@ -114,7 +114,9 @@ static const struct tool_def catalog[] = {
         "output lines, logpoint messages, pause, crash and exit texts. eventType "
         "\"logpoint\" gives logpoint messages, \"pause\" where threads stopped and why. "
         "Summary events by default (set "
-        "verbose for arguments, thread and full output lines). Page with limit/offset, or "
+        "verbose for arguments, thread and full output lines). Page with limit/offset (an "
+        "answer stops at the answer budget, 16 KiB by default, even below limit: its "
+        "`truncated` note names the offset to go on from), or "
         "poll for new events with afterEventId set to the previous lastEventId.",
         "{\"type\":\"object\",\"properties\":{"
         "\"sessionId\":{\"type\":\"string\"},"
