@@ -403,12 +403,47 @@ static void emit_char_array(struct walk *w, const struct dw_type *t, const struc
         free(buf);
 }
 
+/* The depth marker of a struct or union beyond the depth shown: "<struct point>",
+ * "<struct node at 0x...>" (addr), "<struct order[16]>" (count: an array of them). */
+static void put_struct_marker(struct walk *w, const struct dw_type *t, const uint64_t *addr,
+                              uint64_t count)
+{
+    const char *name = t->name ? t->name : "(anonymous)";
+    static const char *const keywords[] = {"struct ", "union ", "class "};
+    for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++)
+        if (strncmp(name, keywords[i], strlen(keywords[i])) == 0)
+            name += strlen(keywords[i]);
+    char text[320]; /* a longer name is cut: a marker only has to be recognizable */
+    int n = snprintf(text, sizeof text, "<%s %.256s", t->kind == DWT_UNION ? "union" : "struct",
+                     name);
+    if (addr)
+        snprintf(text + n, sizeof text - (size_t)n, " at 0x%" PRIx64 ">", *addr);
+    else if (count)
+        snprintf(text + n, sizeof text - (size_t)n, "[%" PRIu64 "]>", count);
+    else
+        snprintf(text + n, sizeof text - (size_t)n, ">");
+    sb_json_string(w->out, text);
+}
+
+/* Whether a struct or union at depth is shown by its marker, not its members. */
+static bool beyond_depth(const struct walk *w, const struct dw_type *t, int depth)
+{
+    return depth >= w->max_depth || (depth > 0 && !w->depth_asked && value_is_large(t));
+}
+
 static void emit_array(struct walk *w, const struct dw_type *t, const struct span *s,
                        uint64_t off, int depth)
 {
     const struct dw_type *elem = t->target;
     if (elem && elem->kind == DWT_CHAR && elem->size == 1) {
         emit_char_array(w, t, s, off);
+        return;
+    }
+    /* Elements that would each be a depth marker make one for the array:
+     * "<struct order[16]>", not sixteen "<struct order>". */
+    if (elem && (elem->kind == DWT_STRUCT || elem->kind == DWT_UNION) &&
+        !elem->system_header && t->count > 1 && beyond_depth(w, elem, depth)) {
+        put_struct_marker(w, elem, NULL, t->count);
         return;
     }
     sb_puts(w->out, "[");
@@ -426,23 +461,6 @@ static void emit_array(struct walk *w, const struct dw_type *t, const struct spa
     if (shown < t->count)
         sb_printf(w->out, "%s\"...(%" PRIu64 " more)\"", shown ? "," : "", t->count - shown);
     sb_puts(w->out, "]");
-}
-
-static void put_struct_marker(struct walk *w, const struct dw_type *t, const uint64_t *addr)
-{
-    const char *name = t->name ? t->name : "(anonymous)";
-    static const char *const keywords[] = {"struct ", "union ", "class "};
-    for (size_t i = 0; i < sizeof keywords / sizeof *keywords; i++)
-        if (strncmp(name, keywords[i], strlen(keywords[i])) == 0)
-            name += strlen(keywords[i]);
-    char text[320]; /* a longer name is cut: a marker only has to be recognizable */
-    int n = snprintf(text, sizeof text, "<%s %.256s", t->kind == DWT_UNION ? "union" : "struct",
-                     name);
-    if (addr)
-        snprintf(text + n, sizeof text - (size_t)n, " at 0x%" PRIx64 ">", *addr);
-    else
-        snprintf(text + n, sizeof text - (size_t)n, ">");
-    sb_json_string(w->out, text);
 }
 
 /* Writes the members of the struct/union at off as "key":value pairs (after a comma
@@ -496,8 +514,8 @@ static void emit_struct(struct walk *w, const struct dw_type *t, const struct sp
 {
     if (value_emit_std(w, t, s, off, depth))
         return;
-    if (depth >= w->max_depth || (depth > 0 && !w->depth_asked && value_is_large(t))) {
-        put_struct_marker(w, t, ptr);
+    if (beyond_depth(w, t, depth)) {
+        put_struct_marker(w, t, ptr, 0);
         return;
     }
     if (value_is_opaque(w, t)) {
@@ -551,8 +569,8 @@ static void follow_struct(struct walk *w, const struct dw_type *t, uint64_t addr
             return;
         }
     const struct value_ref *seen = value_ref_find(w, addr);
-    if (depth >= w->max_depth || (depth > 0 && !w->depth_asked && value_is_large(t))) {
-        put_struct_marker(w, t, &addr);
+    if (beyond_depth(w, t, depth)) {
+        put_struct_marker(w, t, &addr, 0);
     } else if (seen) {
         sb_printf(w->out, "{\"@ptr\":\"0x%" PRIx64 "\",\"@see\":", addr);
         sb_json_string(w->out, seen->where);

@@ -300,6 +300,24 @@ static void test_structs(void **state)
     check_opts(&t_outer, bytes, &depth1, "{\"id\":7,\"in\":\"<struct inner>\"}");
 }
 
+/* struct shelf { struct inner2 slots[3]; }: past the depth, the array of structs is
+ * one marker, not one per element; within it, each element is shown. */
+static const struct dw_type t_slots = {.kind = DWT_ARRAY, .size = 12, .target = &t_inner2,
+                                       .count = 3};
+static const struct dw_member shelf_members[] = {{.name = "slots", .type = &t_slots}};
+static const struct dw_type t_shelf = {.kind = DWT_STRUCT, .name = "struct shelf", .size = 12,
+                                       .n_members = 1, .members = shelf_members};
+
+static void test_array_of_structs_past_the_depth(void **state)
+{
+    (void)state;
+    int32_t bytes[3] = {1, 2, 3};
+    struct value_opts depth1 = {.max_depth = 1};
+    check_opts(&t_shelf, bytes, &depth1, "{\"slots\":\"<struct inner2[3]>\"}");
+    struct value_opts depth2 = {.max_depth = 2};
+    check_opts(&t_shelf, bytes, &depth2, "{\"slots\":[{\"x\":1},{\"x\":2},{\"x\":3}]}");
+}
+
 /* struct flags { unsigned a:3; int b:5; unsigned wide:24 (crossing bytes);
  *                enum color c:2; } and an anonymous padding bit field. */
 static const struct dw_member flag_members[] = {
@@ -495,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_pointers),
         cmocka_unit_test(test_cycles_and_depth),
         cmocka_unit_test(test_structs),
+        cmocka_unit_test(test_array_of_structs_past_the_depth),
         cmocka_unit_test(test_bitfields),
         cmocka_unit_test(test_unions_and_anonymous),
         cmocka_unit_test(test_arrays),
