@@ -200,19 +200,26 @@ static void record_done(struct hooks *h, struct thread *t)
         hk_thread_forget(h, t);
 }
 
+/* The function (*k) and thread of record r of p; NULL when either is unknown. */
+static struct thread *record_owner(struct hooks *h, const struct process *p,
+                                   const struct fast_record *r, struct hook **k)
+{
+    struct fastpath *fp = h->fast;
+    *k = r->fn < fp->n_fns ? fp->fns[r->fn] : NULL;
+    return *k ? record_thread(h, p, r->tid) : NULL;
+}
+
 /* An enter record; unrecorded: no room for its event (a complete drain), followed
  * as a silent frame and counted as ring-full. */
 static void on_enter_record(struct hooks *h, struct process *p, const struct fast_record *r,
                             const struct fast_record *more, int n_more, bool unrecorded)
 {
     struct fastpath *fp = h->fast;
-    struct hook *k = r->fn < fp->n_fns ? fp->fns[r->fn] : NULL;
-    struct thread *t = k ? record_thread(h, p, r->tid) : NULL;
+    struct hook *k;
+    struct thread *t = record_owner(h, p, r, &k);
     if (!t)
         return;
-    struct abi_regs a;
-    memset(&a, 0, sizeof a);
-    a.rdi = r->regs[0];
+    struct abi_regs a = {.rdi = r->regs[0]};
     a.rsi = r->regs[1];
     a.rdx = r->regs[2];
     a.rcx = r->regs[3];
@@ -243,14 +250,11 @@ static void on_exit_record(struct hooks *h, struct process *p, const struct fast
                            const struct fast_record *more, int n_more)
 {
     struct fastpath *fp = h->fast;
-    struct hook *k = r->fn < fp->n_fns ? fp->fns[r->fn] : NULL;
-    struct thread *t = k ? record_thread(h, p, r->tid) : NULL;
+    struct hook *k;
+    struct thread *t = record_owner(h, p, r, &k);
     if (!t)
         return;
-    struct abi_regs a;
-    memset(&a, 0, sizeof a);
-    a.rax = r->regs[0];
-    a.rdx = r->regs[1];
+    struct abi_regs a = {.rax = r->regs[0], .rdx = r->regs[1]};
     memcpy(a.xmm[0], &r->regs[2], 8);
     memcpy(a.xmm[1], &r->regs[3], 8);
     a.rsp = r->rsp + 8;
