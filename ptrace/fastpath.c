@@ -47,7 +47,7 @@
 #endif
 
 #define CODE_SIZE (64u << 10)        /* the recorder and its return trampoline */
-#define LIVE_TIMEOUT_NS 2000000000LL /* a daemon silent this long is gone */
+#define LIVE_TIMEOUT_NS 10000000000LL /* a daemon silent this long is gone */
 
 /* ---- time ------------------------------------------------------------------------ */
 
@@ -217,8 +217,13 @@ static void write_flags_in(uint64_t key, void *value, void *arg)
     (void)key;
     const struct process *p = value;
     const struct flag_write *fw = arg;
-    if (p->fast_ok)
+    if (p->fast_ok) {
         procmem_write(p->memfd, fw->addr, &fw->flags, sizeof fw->flags);
+        /* Live now: arming a function can take the tracer longer than a drain
+         * period (DWARF loading, under valgrind seconds), and the program runs its
+         * first calls right after. */
+        fast_write_live(fw->fp, p);
+    }
 }
 
 void hk_fast_update_flags(struct hooks *h, struct hook *k)
