@@ -166,7 +166,8 @@ bool tr_recorder_stop(struct tracer *t, pid_t tid)
         ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0 ||
         !hooks_on_recorder_stop(sp->hooks, tid, &si, &regs))
         return false;
-    if (ptrace(PTRACE_CONT, tid, 0, 0) == 0 && th->state == TS_STOPPED)
+    tr_cont(t, tid, 0); /* a thread being stepped steps on */
+    if (th->state == TS_STOPPED)
         th->state = TS_RUNNING;
     return true;
 }
