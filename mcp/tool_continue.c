@@ -295,8 +295,6 @@ static void add_watch_hits(cJSON *o, const struct debug_outcome *out)
                     out->baseline_id, "watch_hit");
 }
 
-/* name: ["thread T at file:line in f (breakpoint N)", ...] for the n_described pauses
- * of ps (at most 8); omitted: how many of the total were not described. */
 /* The snapshot's thread tid, NULL when it has none. */
 static const struct collector_thread *thread_in(const struct collector_stacks *st, pid_t tid)
 {
@@ -306,9 +304,11 @@ static const struct collector_thread *thread_in(const struct collector_stacks *s
     return NULL;
 }
 
-/* ps[0..n_described) as "thread T at FILE:LINE in F": where the pause left it, or,
- * with a stacks snapshot (st), where it is in the program's own code and what it
- * waits for (a thread an all-stop caught inside libc says little by its pc). */
+/* name: ["thread T at FILE:LINE in F (breakpoint N)", ...] for the n_described
+ * pauses of ps (at most 8): where each pause left its thread, or, with a stacks
+ * snapshot (st), where it is in the program's own code and what it waits for (a
+ * thread an all-stop caught inside libc says little by its pc); omitted: how many of
+ * the total were not described. */
 static void add_pause_list(cJSON *o, const char *name, const char *omitted,
                            const struct collector_pause *ps, int n_described, int total,
                            const struct collector_stacks *st)

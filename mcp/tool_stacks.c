@@ -59,7 +59,8 @@ void tool_thread_where(const struct collector_thread *th, char *buf, size_t cap)
     if (th->wait == WAIT_NONE || len >= cap)
         return;
     len += (size_t)snprintf(buf + len, cap - len, "%swaiting on %s%s%s", len ? ", " : "",
-                            wait_kind_name(th->wait), th->wait_variable ? " " : "",
+                            wait_kind_name(th->wait) ? wait_kind_name(th->wait) : "a wait",
+                            th->wait_variable ? " " : "",
                             th->wait_variable ? th->wait_variable : "");
     if (th->wait_owner > 0 && len < cap)
         snprintf(buf + len, cap - len, " (%s thread %d)",
