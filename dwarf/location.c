@@ -7,7 +7,8 @@
  * of a constant, "optimized out", or a reason it cannot be had; frame.c turns it into
  * a typed value.
  *
- * Supported: the stack machine's arithmetic and stack operations, DW_OP_addr/addrx
+ * Supported: the stack machine's arithmetic (div and mod included), comparison and
+ * stack operations, DW_OP_addr/addrx
  * (plus the load bias), DW_OP_reg*, DW_OP_breg*, DW_OP_fbreg, DW_OP_call_frame_cfa,
  * DW_OP_deref(_size), DW_OP_stack_value, DW_OP_implicit_value, location lists and
  * DW_AT_const_value. Pieces, entry values, typed and TLS operations and branches are
@@ -71,6 +72,9 @@ static bool unsupported(struct dw_loc *l, unsigned atom)
         {DW_OP_skip, "DW_OP_skip"},
         {DW_OP_constx, "DW_OP_constx"},
     };
+    if (atom == DW_OP_entry_value || atom == DW_OP_GNU_entry_value)
+        return fail(l, "only its value at the function's entry is described "
+                       "(DW_OP_entry_value): read it at the entry, or in the caller (frame 1)");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (names[i].atom == atom)
             return fail(l, "%s", names[i].name);
@@ -178,12 +182,20 @@ static bool eval_ops(struct dw_frame_ctx *e, Dwarf_Attribute *attr, const Dwarf_
         switch (a) {
         case DW_OP_plus_uconst: case DW_OP_neg: case DW_OP_not: case DW_OP_deref:
         case DW_OP_deref_size: case DW_OP_dup: case DW_OP_drop: case DW_OP_stack_value:
+        case DW_OP_abs:
             need = 1;
             break;
         case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or:
         case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: case DW_OP_swap:
-        case DW_OP_over:
+        case DW_OP_over: case DW_OP_div: case DW_OP_mod: case DW_OP_eq: case DW_OP_ne:
+        case DW_OP_lt: case DW_OP_gt: case DW_OP_le: case DW_OP_ge:
             need = 2;
+            break;
+        case DW_OP_rot:
+            need = 3;
+            break;
+        case DW_OP_pick:
+            need = (size_t)op->number + 1;
             break;
         }
         if (sp < need)
@@ -251,6 +263,28 @@ static bool eval_ops(struct dw_frame_ctx *e, Dwarf_Attribute *attr, const Dwarf_
             case DW_OP_shra:
                 st[--sp - 1] = (uint64_t)((int64_t)y >> (x < 64 ? x : 63));
                 break;
+            case DW_OP_abs: st[sp - 1] = (int64_t)x < 0 ? -x : x; break;
+            /* div is signed, mod unsigned, as gdb does on DWARF's generic type */
+            case DW_OP_div:
+                if (x == 0 || ((int64_t)x == -1 && y == (uint64_t)INT64_MIN))
+                    return fail(l, "division by zero in the location");
+                st[--sp - 1] = (uint64_t)((int64_t)y / (int64_t)x);
+                break;
+            case DW_OP_mod:
+                if (x == 0)
+                    return fail(l, "division by zero in the location");
+                st[--sp - 1] = y % x;
+                break;
+            case DW_OP_eq: st[--sp - 1] = y == x; break;
+            case DW_OP_ne: st[--sp - 1] = y != x; break;
+            case DW_OP_lt: st[--sp - 1] = (int64_t)y < (int64_t)x; break;
+            case DW_OP_gt: st[--sp - 1] = (int64_t)y > (int64_t)x; break;
+            case DW_OP_le: st[--sp - 1] = (int64_t)y <= (int64_t)x; break;
+            case DW_OP_ge: st[--sp - 1] = (int64_t)y >= (int64_t)x; break;
+            case DW_OP_rot: /* the top three: x y z -> y z x, top last */
+                st[sp - 1] = y, st[sp - 2] = st[sp - 3], st[sp - 3] = x;
+                break;
+            case DW_OP_pick: st[sp] = st[sp - 1 - op->number], sp++; break;
             case DW_OP_dup: st[sp++] = x; break;
             case DW_OP_drop: sp--; break;
             case DW_OP_swap: st[sp - 1] = y, st[sp - 2] = x; break;

@@ -495,6 +495,30 @@ static void test_vars_registers(void **state)
     assert_true(gone);
 }
 
+/* A value the location computes with a division (DW_OP_mod, DW_OP_div...): place()'s
+ * bucket b = h % t->cap, before the division runs, from rsi and the word rdi points
+ * to. */
+static void test_vars_computed_by_division(void **state)
+{
+    (void)state;
+    const struct dw_function *f = must_find(load("loc_ops_O2"), "place");
+    struct dw_regs regs = {.known = (1u << 17) - 1};
+    for (int r = 0; r < 17; r++)
+        regs.val[r] = 1000 + (uint64_t)r;
+    poke64(MEM_BASE + 0x400, 7); /* t->cap */
+    regs.val[5] = MEM_BASE + 0x400; /* rdi: t */
+    regs.val[4] = 1003;             /* rsi: h */
+    bool computed = false;
+    for (uint64_t pc = f->entry; pc < f->end && !computed; pc++) {
+        char *p, *l;
+        assert_int_equal(vars("loc_ops_O2", pc, 0, &regs, NULL, &p, &l), 0);
+        computed = strstr(l, "{\"name\":\"b\",\"type\":\"long unsigned int\",\"value\":2}") != NULL;
+        free(p);
+        free(l);
+    }
+    assert_true(computed); /* 1003 % 7 */
+}
+
 static void test_vars_no_dwarf(void **state)
 {
     (void)state;
@@ -739,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_sites_plain),    cmocka_unit_test(test_sites_inlined),
         cmocka_unit_test(test_sites_names),    cmocka_unit_test(test_vars_stack),
         cmocka_unit_test(test_vars_inlined),   cmocka_unit_test(test_vars_registers),
+        cmocka_unit_test(test_vars_computed_by_division),
         cmocka_unit_test(test_vars_no_dwarf),  cmocka_unit_test(test_file_changes),
         cmocka_unit_test(test_threads),        cmocka_unit_test(test_var_find_stack),
         cmocka_unit_test(test_var_find_registers),
