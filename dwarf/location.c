@@ -73,8 +73,8 @@ static bool unsupported(struct dw_loc *l, unsigned atom)
         {DW_OP_constx, "DW_OP_constx"},
     };
     if (atom == DW_OP_entry_value || atom == DW_OP_GNU_entry_value)
-        return fail(l, "only its value at the function's entry is described "
-                       "(DW_OP_entry_value): read it at the entry, or in the caller (frame 1)");
+        return fail(l, "known only at the entry (DW_OP_entry_value): read it in the caller, "
+                       "frame 1"); /* within DW_LOC_WHY_MAX */
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (names[i].atom == atom)
             return fail(l, "%s", names[i].name);
