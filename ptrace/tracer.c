@@ -143,8 +143,10 @@ void tr_handle_stop(struct tracer *t, pid_t pid, int status)
     struct tthread *tt = sig == SIGTRAP ? tr_thread_of(t, pid) : NULL;
     if ((sig == SIGTRAP || sig == HOOKS_RECORDER_SIGNAL) && t->spec.drain_output)
         t->spec.drain_output(t->spec.arg);
-    if (sig == HOOKS_RECORDER_SIGNAL && tr_recorder_stop(t, pid))
+    if (sig == HOOKS_RECORDER_SIGNAL && tr_recorder_stop(t, pid)) {
+        tr_cont(t, pid, 0); /* a thread being stepped steps on */
         return;
+    }
     /* A data watchpoint's trap (si_code TRAP_HWBKPT, DR6 B0-B3), never an int3's:
      * recorded, and the thread runs on with no signal (a single-step's trap may
      * carry one too: the step goes on below). */

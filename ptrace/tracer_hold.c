@@ -17,7 +17,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 
 #include "base/u64map.h"
@@ -70,22 +69,6 @@ static void held_forget(struct held *hd, pid_t tid)
             hd->tids[i] = hd->tids[--hd->n];
             return;
         }
-}
-
-/* A held thread's stop for the fast path's recorder (hooks_on_recorder_stop):
- * handled now, the output read after it as the loop reads it at every such stop. */
-static bool held_recorder_stop(struct tracer *t, struct tthread *th, pid_t tid)
-{
-    struct space *sp = tr_space_of_process(t, th->tgid);
-    struct user_regs_struct regs;
-    siginfo_t si;
-    if (!sp || !sp->hooks || ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 ||
-        ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0 ||
-        !hooks_on_recorder_stop(sp->hooks, tid, &si, &regs))
-        return false;
-    if (t->spec.drain_output)
-        t->spec.drain_output(t->spec.arg);
-    return true;
 }
 
 /* A thread or process created while hold() collects stops (its creator's clone or
@@ -187,8 +170,11 @@ void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held
          * may be stepped out of the recorder before release (a stacks snapshot),
          * and the stop replayed then would find it elsewhere, its work undone. */
         if (th->pending != -1 && event == 0 && WSTOPSIG(status) == HOOKS_RECORDER_SIGNAL &&
-            held_recorder_stop(t, th, tid))
+            tr_recorder_stop(t, tid)) {
             th->pending = -1;
+            if (t->spec.drain_output) /* as the loop reads it at every such stop */
+                t->spec.drain_output(t->spec.arg);
+        }
         tr_held_add(hd, tid);
     }
     free(want.tids);

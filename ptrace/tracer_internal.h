@@ -207,8 +207,9 @@ void tr_fast_timer(struct tracer *t);
 
 /* A SIGTRAP of tid: asks the owners of the int3 it hit. True when one handled it. */
 bool tr_dispatch_trap(struct tracer *t, pid_t tid);
-/* A HOOKS_RECORDER_SIGNAL of tid: true when the recorder sent it and it was handled
- * (tid resumed without it). */
+/* A HOOKS_RECORDER_SIGNAL of stopped tid: true when the fast path's recorder sent
+ * it and it was handled (hooks_on_recorder_stop); the caller resumes tid without
+ * the signal. False for a SIGURG of the program's own. */
 bool tr_recorder_stop(struct tracer *t, pid_t tid);
 /* A SIGTRAP of th while tracer_step stepped it: true when it was the step's (the
  * debugger has been told), false when it is another trap. */

@@ -153,23 +153,15 @@ static bool run_original(struct tracer *t, pid_t tid, uint64_t addr)
     return true;
 }
 
-/* A HOOKS_RECORDER_SIGNAL of tid: the fast path's recorder stopped for the daemon
- * (hooks_on_recorder_stop), handled; the thread goes on without the signal. False
- * for a SIGURG of the program's own. */
 bool tr_recorder_stop(struct tracer *t, pid_t tid)
 {
     struct tthread *th = tr_thread_of(t, tid);
     struct space *sp = th ? tr_space_of_process(t, th->tgid) : NULL;
     struct user_regs_struct regs;
     siginfo_t si;
-    if (!sp || !sp->hooks || ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 ||
-        ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0 ||
-        !hooks_on_recorder_stop(sp->hooks, tid, &si, &regs))
-        return false;
-    tr_cont(t, tid, 0); /* a thread being stepped steps on */
-    if (th->state == TS_STOPPED)
-        th->state = TS_RUNNING;
-    return true;
+    return sp && sp->hooks && ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 &&
+           ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 &&
+           hooks_on_recorder_stop(sp->hooks, tid, &si, &regs);
 }
 
 /* A SIGTRAP of tid: asks the owners of the int3 it hit. True when one handled it. */
