@@ -73,7 +73,6 @@ struct thread *hk_thread_in(struct hooks *h, pid_t tid, pid_t tgid)
     return t ? t : thread_new(h, tid, tgid);
 }
 
-
 struct frame *hk_frame_push(struct thread *t)
 {
     if (t->depth == t->cap) {
