@@ -88,10 +88,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_fastrec [N [REPS]]\n");
         return 2;
     }
-    if (!fh_supported()) {
-        printf("bench_fastrec: skipped: the CPU or kernel does not enable FSGSBASE\n");
-        return 0;
-    }
     if (!fh_init((const void *)bench_traced) || !fh_patch((void *)bench_traced, "bench_traced", 0))
         return 1;
     pthread_t th;

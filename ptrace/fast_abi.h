@@ -29,8 +29,9 @@
  * daemon alone moves tail, reading records in order up to the first one whose
  * commit does not match its index (a writer still filling it: read again later).
  *
- * Thread identity: the fs base (rdfsbase; the daemon enables the fast path only on
- * a CPU and kernel with FSGSBASE). A thread's shadow stack is the fast_thread slot
+ * Thread identity: the thread pointer, read as %fs:0 (the x86-64 TLS ABI's self
+ * pointer, equal to the fs base: the daemon enables the fast path only for a program
+ * that keeps it; no FSGSBASE needed). A thread's shadow stack is the fast_thread slot
  * whose key is its fs base, found by open addressing from a hash of the key and
  * claimed with cmpxchg(0 -> key); tid is read with gettid when the slot's tid is
  * 0. At a thread's exit the daemon sets its slot's tid and depth to 0 and keeps the
@@ -42,7 +43,8 @@
 
 #include <stdint.h>
 
-#define FAST_ABI_VERSION 3 /* 3: stops by signal (FAST_STOP_SIGNAL), not int3 */
+#define FAST_ABI_VERSION 4 /* 3: stops by signal (FAST_STOP_SIGNAL), not int3;
+                                 4: threads known by %fs:0, not rdfsbase */
 #define FAST_RECORD_SIZE 128
 #define FAST_MAX_FNS 8192          /* fast-path functions per process image */
 #define FAST_THREADS 256           /* threads with a shadow stack at once */
@@ -190,7 +192,7 @@ struct fast_frame {
 };
 
 struct fast_thread {
-    uint64_t key;        /* the owner's fs base; 0: free */
+    uint64_t key;        /* the owner's thread pointer (its fs base); 0: free */
     int32_t tid;         /* 0: to be read with gettid */
     uint32_t depth;      /* frames in use */
     uint32_t busy;       /* the recorder runs for this thread (signal re-entry) */

@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -41,10 +40,6 @@
 #include "ptrace/hooks_internal.h"
 #include "ptrace/inject.h"
 #include "ptrace/procmem.h"
-
-#ifndef HWCAP2_FSGSBASE
-#define HWCAP2_FSGSBASE (1 << 1)
-#endif
 
 #define CODE_SIZE (64u << 10)        /* the recorder and its return trampoline */
 #define LIVE_TIMEOUT_NS 10000000000LL /* a daemon silent this long is gone */
@@ -80,11 +75,22 @@ int64_t fast_tsc_to_ns(const struct fastpath *fp, uint64_t tsc)
 
 /* ---- the area -------------------------------------------------------------------- */
 
-/* The target's, not the daemon's: a daemon under valgrind runs on a CPU of
- * valgrind's that has no FSGSBASE, the target on the real one. */
-static bool cpu_ok(pid_t pid)
+/* The recorder knows a thread by its thread pointer read as %fs:0 (recorder.c), which
+ * is the fs base only where the program keeps the x86-64 TLS ABI's self pointer
+ * (glibc and musl do; a Go program without cgo does not), and which faults for a
+ * thread whose fs base is 0 (no TLS at all). Checked on the stopped thread: the
+ * threads created later get their TCB from the same runtime. */
+static bool tls_self_pointer_ok(pid_t tid, int memfd, char *why, size_t why_cap)
 {
-    return (procmem_auxv(pid, AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
+    struct user_regs_struct r;
+    uint64_t self = 0;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &r) != 0 || r.fs_base == 0 ||
+        !procmem_read(memfd, r.fs_base, &self, sizeof self) || self != r.fs_base) {
+        snprintf(why, why_cap,
+                 "its threads lack the TLS self pointer at %%fs:0 (no glibc or musl TLS)");
+        return false;
+    }
+    return true;
 }
 
 static uint64_t inject_map(pid_t tid, int memfd, uint64_t size, int prot)
@@ -107,10 +113,8 @@ void fast_write_live(const struct fastpath *fp, const struct process *p)
 static struct fastpath *fastpath_create(struct hooks *h, pid_t stopped_tid, int memfd,
                                         char *why, size_t why_cap)
 {
-    if (!cpu_ok(h->cfg.pid)) {
-        snprintf(why, why_cap, "this CPU or kernel lacks FSGSBASE (rdfsbase)");
+    if (!tls_self_pointer_ok(stopped_tid, memfd, why, why_cap))
         return NULL;
-    }
     struct fastpath *fp = calloc(1, sizeof *fp);
     if (fp) {
         fp->buf = malloc(DRAIN_BATCH * sizeof *fp->buf);

@@ -60,8 +60,8 @@ void procmem_thread_name(pid_t tid, char *out, size_t cap);
 void procmem_thread_name_cached(pid_t tid, char *name, size_t cap, int64_t *read_ns,
                                 int64_t now);
 
-/* Entry type (AT_ENTRY: the program's entry point; AT_HWCAP2: what the CPU and
- * kernel give the process) of /proc/PID/auxv; 0 when unknown. */
+/* Entry type (AT_ENTRY: the program's entry point) of /proc/PID/auxv; 0 when
+ * unknown. */
 uint64_t procmem_auxv(pid_t pid, uint64_t type);
 
 #endif

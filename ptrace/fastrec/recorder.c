@@ -55,10 +55,14 @@ static inline uint64_t rdtsc(void)
     return (uint64_t)hi << 32 | lo;
 }
 
-static inline uint64_t fs_base(void)
+/* The thread pointer, read as the x86-64 TLS ABI keeps it: the first word of the
+ * TCB is its own address (glibc, musl), so %fs:0 is the fs base, and no FSGSBASE
+ * (rdfsbase) is needed. The daemon checks that it holds, and that the fs base is
+ * not 0 (this load would fault), before it maps the recorder (fastpath.c). */
+static inline uint64_t thread_pointer(void)
 {
     uint64_t v;
-    __asm__ volatile("rdfsbase %0" : "=r"(v));
+    __asm__ volatile("mov %%fs:0, %0" : "=r"(v));
     return v;
 }
 
@@ -138,10 +142,10 @@ static inline int daemon_live(struct fast_area *a)
 }
 
 /* The calling thread's slot, claimed on first use; 0 when the table is full or the
- * thread has no fs base. */
+ * thread pointer is 0. */
 static struct fast_thread *my_thread(struct fast_area *a)
 {
-    uint64_t key = fs_base();
+    uint64_t key = thread_pointer();
     if (key == 0)
         return 0;
     struct fast_thread *t = thread_table(a);
