@@ -31,6 +31,7 @@ const char *err_code_name(enum err_code code)
     case ERR_WATCH_SLOTS_FULL: return "WATCH_SLOTS_FULL";
     case ERR_WATCH_TOO_LARGE: return "WATCH_TOO_LARGE";
     case ERR_WATCH_FAILED: return "WATCH_FAILED";
+    case ERR_WATCH_UNSUPPORTED: return "WATCH_UNSUPPORTED";
     case ERR_FILE_NOT_FOUND: return "FILE_NOT_FOUND";
     case ERR_LINE_NOT_FOUND: return "LINE_NOT_FOUND";
     case ERR_FUNCTION_NOT_FOUND: return "FUNCTION_NOT_FOUND";

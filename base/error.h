@@ -32,6 +32,7 @@ enum err_code {
     ERR_WATCH_SLOTS_FULL,
     ERR_WATCH_TOO_LARGE,      /* a data watch over more than 8 bytes */
     ERR_WATCH_FAILED,         /* the debug registers refused it */
+    ERR_WATCH_UNSUPPORTED,    /* this machine never raises debug-register traps */
     ERR_FILE_NOT_FOUND,       /* a breakpoint's file is not in the debug info */
     ERR_LINE_NOT_FOUND,       /* the file has no code at or after that line */
     ERR_FUNCTION_NOT_FOUND,   /* a breakpoint's pattern matches no function */

@@ -30,6 +30,9 @@ static const struct {
                          "address with --size 1, 2, 4 or 8." },
     { "WATCH_FAILED", "Watch another address, or read the value with strobectl memory "
                       "read SESSION VAR." },
+    { "WATCH_UNSUPPORTED", "Find the writer with a logpoint on the functions that may "
+                           "write it (strobectl break SESSION FUNC --log 'v={var}') "
+                           "or sample it: strobectl memory poll SESSION VAR." },
     { "FUNCTION_NOT_FOUND", "strobectl trace SESSION --add with the same pattern shows "
                             "what it matches." },
     { "TEST_RUN_NOT_FOUND", "Use the id that strobectl test printed; runs are forgotten "

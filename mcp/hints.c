@@ -75,6 +75,11 @@ static const struct hint {
     {ERR_WATCH_FAILED, NULL,
      "Watch another address (a global, static or heap object of the program), or read "
      "the value with debug_memory({action: \"read\"}) instead."},
+    {ERR_WATCH_UNSUPPORTED, NULL,
+     "Find the writer with a logpoint on the functions that may write it: "
+     "debug_breakpoint({sessionId, add: [{function: \"set_*\", message: "
+     "\"v={cfg.retries}\"}]}); or sample it: debug_memory({sessionId, targets: "
+     "[{variable: \"cfg.retries\"}], poll: {intervalMs: 50, durationMs: 2000}})."},
     {ERR_VARIABLE_NOT_FOUND, "debug_trace",
      "Check the spelling (near names are suggested) or qualify it: \"ns::name\", "
      "\"function::staticVar\". Watches read globals and statics; a traced function's "

@@ -1,7 +1,9 @@
 /*
  * hwwatch.h - hardware data watchpoints: the one owner of the x86-64 debug
  * registers DR0-DR3, DR6 and DR7 of every tracee (PTRACE_POKEUSER / PEEKUSER at
- * offsetof(struct user, u_debugreg[i])). No other code in ptrace/ touches them.
+ * offsetof(struct user, u_debugreg[i])): hwwatch.c, and hwwatch_probe.c for the
+ * probe of whether the machine delivers their traps. No other code in ptrace/
+ * touches them.
  *
  * A watch is one debug register: an address, a length (1, 2, 4 or 8, naturally
  * aligned), writes or reads and writes. It applies to a set of processes (the one it
@@ -48,6 +50,12 @@ struct hwwatch_config {
 };
 
 struct hwwatch;
+
+/* Whether this machine raises the debug exception a debug register asks for: some
+ * hypervisors accept the registers and never do. Probed once per daemon with a
+ * forked child (hwwatch_probe.c), from the calling thread; STROBE_NO_DEBUG_TRAPS=1
+ * in the daemon's environment answers false without probing (for tests). */
+bool hwwatch_traps_work(void);
 
 struct hwwatch *hwwatch_new(const struct hwwatch_config *cfg);
 void hwwatch_free(struct hwwatch *w);

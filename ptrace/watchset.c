@@ -247,7 +247,13 @@ static void do_set(struct tracer *t, void *arg)
     if (memfd < 0) {
         err_set(e, ERR_PROCESS_EXITED, "process %d cannot be read any more (it is exiting).",
                 (int)pid);
-    } else if (resolve(req, pid, memfd, &spec, e) == 0) {
+    } else if (resolve(req, pid, memfd, &spec, e) != 0) {
+        /* e says why */
+    } else if (!hwwatch_traps_work()) {
+        err_set(e, ERR_WATCH_UNSUPPORTED, "this machine never raises the x86 debug "
+                "registers' traps (a hypervisor that accepts them and ignores them), so "
+                "a watch on %s would see no write.", spec.label);
+    } else {
         int id = hwwatch_arm(w, &spec, ps->pids, ps->n, e);
         if (id > 0) {
             struct sync_scan ss = {.w = w, .first_pid = pid};

@@ -74,6 +74,7 @@ def test_bt_next_step_finish_print(world):
     r.quit()
 
 
+@pytest.mark.debug_traps
 def test_watch_reports_old_and_new_value(world):
     r = Repl(world, CALC)
     out = r.cmd("start")

@@ -104,6 +104,7 @@ def test_memory_poll_and_snapshot_rendering(world):
     world.strobectl("stop", sid)
 
 
+@pytest.mark.debug_traps
 def test_watch_and_unwatch(world):
     sid = launch_ticker(world)
     r = world.strobectl("--json", "watch", sid, "g_counter")

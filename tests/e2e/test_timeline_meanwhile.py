@@ -13,6 +13,7 @@ REPORT = line_of("latency_report.c", "mark:report")
 
 
 @pytest.mark.valgrind_sample
+@pytest.mark.debug_traps
 def test_a_step_over_an_overflow_names_the_watchpoint_hit(mcp):
     b = bp_add(mcp, None, {"file": "latency_report.c", "line": OVERFLOW,
                            "condition": "bucket == 10"})

@@ -13,7 +13,9 @@ import os
 import re
 import signal
 
-from conftest import REPO, T_LONG, stays_true, wait_until
+import pytest
+
+from conftest import REPO, T_LONG, debug_traps, stays_true, wait_until
 
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 
@@ -83,6 +85,7 @@ def launch_writer(mcp):
 # ---- the issue's scenario ----------------------------------------------------------
 
 
+@pytest.mark.debug_traps
 def test_config_overwrite_caught_with_writer_and_values(mcp):
     sid, pid, cfg, retries = launch_config(mcp)
     assert retries == cfg + 16
@@ -127,6 +130,7 @@ def test_config_overwrite_caught_with_writer_and_values(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.debug_traps
 def test_watch_by_variable_name(mcp):
     sid, pid, cfg, retries = launch_config(mcp)
     w = watch(mcp, sid, variable="g_config.max_retries")
@@ -148,6 +152,7 @@ def test_watch_by_variable_name(mcp):
 # ---- threads and processes ------------------------------------------------------------
 
 
+@pytest.mark.debug_traps
 def test_threads_before_and_after_and_forked_child(mcp):
     sid, pid, counter = launch_writer(mcp)
     w = watch(mcp, sid, address=hex(counter), type="i64")
@@ -179,6 +184,7 @@ def test_threads_before_and_after_and_forked_child(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.debug_traps
 def test_readwrite_and_unwatch_stops_hits(mcp):
     sid, pid, counter = launch_writer(mcp)
     w = watch(mcp, sid, address=hex(counter), size=8, access="readwrite")
@@ -203,6 +209,7 @@ def test_readwrite_and_unwatch_stops_hits(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.debug_traps
 def test_hits_with_trace_hooks_in_the_same_thread(mcp):
     """int3 traps (a trace hook on the writing function) and debug-register traps in
     the same thread, both recorded."""
@@ -220,6 +227,7 @@ def test_hits_with_trace_hooks_in_the_same_thread(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.debug_traps
 def test_exec_ends_the_watch(mcp):
     sid, pid, cfg, retries = launch_config(mcp)
     w = watch(mcp, sid, address=hex(retries), type="i32")
@@ -245,6 +253,7 @@ def test_exec_ends_the_watch(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.debug_traps
 def test_no_hit_lost_under_holds_hooks_and_throttling(mcp):
     """Torture: a hot loop writes the watched global 30000 times while the tracer
     holds every thread again and again (stacks snapshots, a trace hook added on the
@@ -292,6 +301,7 @@ def test_no_hit_lost_under_holds_hooks_and_throttling(mcp):
     mcp.wait_ended(sid)
 
 
+@pytest.mark.debug_traps
 def test_write_by_a_stepped_instruction(mcp):
     """The watched write is the instruction a trace hook displaced, and in a child
     forked before the hook existed that instruction is single-stepped by the tracer:
@@ -326,6 +336,7 @@ def test_write_by_a_stepped_instruction(mcp):
 # ---- limits and errors -----------------------------------------------------------------
 
 
+@pytest.mark.debug_traps
 def test_fifth_watch_names_the_active_ones(mcp):
     sid, pid, cfg, retries = launch_config(mcp)
     ids = []
@@ -378,3 +389,45 @@ def test_watch_after_exit_is_process_exited(mcp):
     mcp.wait_ended(sid)
     e = watch_error(mcp, sid, address="0x1000", size=4)
     assert e.code == "PROCESS_EXITED", e.message
+
+
+# ---- machines that never deliver the traps ----------------------------------------------
+
+
+def test_the_daemons_probe_agrees_with_the_machine(mcp):
+    """The daemon arms a watch where the debug registers' traps come
+    (tests/fixtures/debug_traps.c says so) and answers WATCH_UNSUPPORTED where they
+    never do, instead of a watch that waits forever for hits."""
+    sid, pid, cfg, retries = launch_config(mcp)
+    if debug_traps():
+        w = watch(mcp, sid, address=hex(retries), type="i32")
+        assert w["watchId"] >= 1, w
+    else:
+        e = watch_error(mcp, sid, address=hex(retries), type="i32")
+        assert e.code == "WATCH_UNSUPPORTED", e.message
+    mcp.stop(sid)
+
+
+@pytest.mark.manages_daemon
+def test_watch_unsupported_says_what_to_do_instead(world):
+    """A daemon told the machine has no debug-register traps (STROBE_NO_DEBUG_TRAPS=1,
+    as the probe finds on such a machine) refuses every watch with WATCH_UNSUPPORTED
+    and names the ways to find a writer without one; the session serves on."""
+    mcp = world.mcp(extra_env={"STROBE_NO_DEBUG_TRAPS": "1"})
+    sid, pid, cfg, retries = launch_config(mcp)
+    for target in ({"variable": "g_config.max_retries"}, {"address": hex(retries), "size": 4}):
+        e = watch_error(mcp, sid, **target)
+        assert e.code == "WATCH_UNSUPPORTED", e.message
+        assert e.message.startswith("this machine never raises the x86 debug registers' "
+                                    "traps"), e.message
+        assert "debug_breakpoint({sessionId, add: [{function:" in e.message, e.message
+        assert "poll: {intervalMs" in e.message, e.message
+    # a watch that cannot be armed still checks its request first
+    e = watch_error(mcp, sid, variable="g_config")
+    assert e.code == "WATCH_TOO_LARGE", e.message
+    r = mcp.call_tool("debug_memory", {"sessionId": sid,
+                                       "targets": [{"variable": "g_config.max_retries"}]})
+    assert r["results"][0]["value"] == 3, r
+    assert mcp.call_tool("debug_memory", {"action": "unwatch", "sessionId": sid,
+                                          "watchId": "*"})["activeWatches"] == []
+    mcp.stop(sid)
