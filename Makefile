@@ -66,15 +66,19 @@ fuzz:
 	@$(MAKE) --no-print-directory FUZZ=1 build-fuzz
 
 # The whole test suite, one step after the other: the layering rule, both builds'
-# unit and end-to-end suites, then the daemon under valgrind.
+# unit and end-to-end suites, then the daemon under valgrind. Each step builds what
+# it needs with one job per CPU unless make was given a -j of its own (the suites
+# themselves run one after the other: they share the machine's CPUs).
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+PAR = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 check:
 	@scripts/deps.sh check
 	@scripts/check-layers.sh
-	@$(MAKE) --no-print-directory build-unit
-	@$(MAKE) --no-print-directory build-e2e
-	@$(MAKE) --no-print-directory SAN=1 build-unit
-	@$(MAKE) --no-print-directory SAN=1 build-e2e
-	@$(MAKE) --no-print-directory build-valgrind
+	@$(MAKE) --no-print-directory $(PAR) build-unit
+	@$(MAKE) --no-print-directory $(PAR) build-e2e
+	@$(MAKE) --no-print-directory $(PAR) SAN=1 build-unit
+	@$(MAKE) --no-print-directory $(PAR) SAN=1 build-e2e
+	@$(MAKE) --no-print-directory $(PAR) build-valgrind
 
 layers:
 	@scripts/check-layers.sh

@@ -152,7 +152,7 @@ static double strobe_once(struct rpc_client *c, long n, enum check check)
     }
     cJSON_Delete(res);
 
-    double enters = -1, exits = -1, calls = -1;
+    double enters = -1, exits = -1, calls = -1, ring_full = -1;
     const char *counted_by = "";
     char counted_buf[32] = "";
     for (bool running = true; running;) {
@@ -172,6 +172,7 @@ static double strobe_once(struct rpc_client *c, long n, enum check check)
             const cJSON *smp = cJSON_GetArrayItem(cJSON_GetObjectItem(res, "sampling"), 0);
             if (smp) {
                 calls = num(smp, "calls");
+                ring_full = num(smp, "ringFull");
                 const cJSON *by = cJSON_GetObjectItem(smp, "countedBy");
                 if (cJSON_IsString(by))
                     snprintf(counted_buf, sizeof counted_buf, "%s", by->valuestring);
@@ -194,7 +195,8 @@ static double strobe_once(struct rpc_client *c, long n, enum check check)
         }
     } else if (enters != (double)n || exits != (double)n) {
         fprintf(stderr, "bench_fast: expected %ld function_enter and function_exit events, "
-                "got %.0f / %.0f\n", n, enters, exits);
+                "got %.0f / %.0f (calls %.0f, ringFull %.0f; -1: not said)\n", n, enters, exits, calls,
+                ring_full);
         exit(1);
     }
     return ns;

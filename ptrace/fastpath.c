@@ -30,6 +30,7 @@
 #include <x86intrin.h>
 
 #include "base/clock.h"
+#include "base/log.h"
 #include "base/u64map.h"
 #include "ptrace/bptab.h"
 #include "ptrace/capprog.h"
@@ -102,6 +103,22 @@ static uint64_t inject_map(pid_t tid, int memfd, uint64_t size, int prot)
     return r < 0 && r > -4096 ? 0 : (uint64_t)r;
 }
 
+/* Faults the ring's pages in at once (MADV_POPULATE_WRITE, Linux 5.14): a page
+ * first touched by a recorded call costs that call a page fault, one every 16
+ * calls through the first lap of the ring, most of a recorded call's cost on this
+ * machine (BENCHMARKS.md, "Fast path"). The ring is then resident (16 MiB) for the
+ * life of the process. An older kernel refuses the advice: the pages fault in as
+ * they are written, as before. */
+static void inject_populate(pid_t tid, int memfd, uint64_t addr, uint64_t size)
+{
+    long args[6] = {(long)addr, (long)size, MADV_POPULATE_WRITE, 0, 0, 0};
+    struct step_signals kept = {0};
+    long r = inject_syscall(tid, memfd, SYS_madvise, args, &kept);
+    step_signals_resend(tid, &kept);
+    if (r != 0)
+        log_info("fast path: the ring's pages were not populated (%ld)", r);
+}
+
 void fast_write_live(const struct fastpath *fp, const struct process *p)
 {
     uint64_t now = __rdtsc();
@@ -131,6 +148,9 @@ static struct fastpath *fastpath_create(struct hooks *h, pid_t stopped_tid, int 
     }
     fp->area = inject_map(stopped_tid, memfd, FAST_AREA_SIZE, PROT_READ | PROT_WRITE);
     fp->code = fp->area ? inject_map(stopped_tid, memfd, CODE_SIZE, PROT_READ | PROT_EXEC) : 0;
+    if (fp->area)
+        inject_populate(stopped_tid, memfd, fp->area + FAST_RING_OFF,
+                        (uint64_t)FAST_RING_RECORDS * FAST_RECORD_SIZE);
     uint8_t ret_code[256];
     size_t ret_len = 0;
     if (fp->code) {

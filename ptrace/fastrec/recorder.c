@@ -134,11 +134,11 @@ static inline void stop_for_daemon(uint32_t which, struct fast_area *a, void *sa
         syscall6(SYS_RT_SIGPROCMASK, SIG_SETMASK, (long)&mask, 0, 8, 0, 0);
 }
 
-/* The daemon drained recently enough (or set no timeout). */
-static inline int daemon_live(struct fast_area *a)
+/* The daemon drained recently enough before now (a rdtsc), or set no timeout. */
+static inline int daemon_live(struct fast_area *a, uint64_t now)
 {
     uint64_t timeout = a->live_timeout_tsc;
-    return timeout == 0 || rdtsc() - a->live <= timeout;
+    return timeout == 0 || now - a->live <= timeout;
 }
 
 /* The calling thread's slot, claimed on first use; 0 when the table is full or the
@@ -321,10 +321,11 @@ static int find_frame(const struct fast_thread *t, uint32_t depth, uint64_t rsp)
 }
 
 /* Writes the reservation of an enter (nrec records): the XMM record, the DATA
- * records of its program, and the ENTER record last, published by its commit. */
+ * records of its program, and the ENTER record last, published by its commit;
+ * tsc is the time the call entered the recorder. */
 static void write_enter(struct fast_area *a, uint64_t index, uint32_t nrec, uint32_t fl,
                         const struct prog *p, uint32_t fn, uint8_t flags, int32_t tid,
-                        const struct fast_saved *s, uint64_t rsp, uint64_t ret)
+                        const struct fast_saved *s, uint64_t rsp, uint64_t ret, uint64_t tsc)
 {
     uint32_t k = 1;
     if (fl & FAST_FN_FP)
@@ -337,7 +338,7 @@ static void write_enter(struct fast_area *a, uint64_t index, uint32_t nrec, uint
     r->nrec = (uint8_t)nrec;
     r->fn = fn;
     r->tid = tid;
-    r->tsc = rdtsc();
+    r->tsc = tsc;
     r->rsp = rsp;
     r->ret = ret;
     copy_words(r->regs, &s->rdi, 6);
@@ -355,7 +356,8 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
     uint32_t fl = *(volatile uint32_t *)&f->flags;
     if (!(fl & FAST_FN_RECORD))
         return;
-    if (!daemon_live(a)) { /* not recorded: said, as a full ring is */
+    uint64_t now = rdtsc(); /* the enter's time, and the daemon's liveness */
+    if (!daemon_live(a, now)) { /* not recorded: said, as a full ring is */
         __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
         return;
     }
@@ -427,7 +429,7 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
             if (!tail)
                 *ret_slot = a->ret_tramp;
         }
-        write_enter(a, (uint64_t)index, nrec, fl, &p, fn, flags, tid, s, rsp, ret);
+        write_enter(a, (uint64_t)index, nrec, fl, &p, fn, flags, tid, s, rsp, ret, now);
     }
     if (owner) {
         compiler_barrier();
@@ -470,7 +472,7 @@ uint64_t fast_exit(struct fast_area *a, struct fast_ret_saved *s, uint64_t entry
     {   /* always: the daemon's shadow stacks follow every pushed frame to its exit;
          * its program's items only when the ring has room for them too */
         const volatile struct fast_prog *prog = &prog_table(a)[fn < FAST_MAX_FNS ? fn : 0];
-        if ((*(volatile uint32_t *)&f->flags & FAST_FN_TRAP_EXIT) && daemon_live(a))
+        if ((*(volatile uint32_t *)&f->flags & FAST_FN_TRAP_EXIT) && daemon_live(a, rdtsc()))
             stop_for_daemon(FAST_TRAP_EXIT, a, s, fn, entry_rsp);
         struct prog p;
         read_prog(&p, prog->exit, prog->n_exit, FAST_EXIT_ITEMS);

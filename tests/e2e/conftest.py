@@ -47,6 +47,7 @@ STROBE_BIN = os.path.join(BUILD, "strobe")
 STROBECTL = os.path.join(BUILD, "strobectl")
 FIXTURES = os.path.join(BUILD, "fixtures")
 VALGRIND = os.environ.get("STROBE_VALGRIND") == "1"
+SANITIZED = BUILD.endswith("-san")  # the ASan+UBSan build (Makefile SAN=1)
 
 # Timeouts are longer under valgrind, where the daemon runs 20-50x slower.
 SLOW = 8.0 if VALGRIND else 1.0
@@ -301,7 +302,8 @@ class Env:
                    what="the daemon (under valgrind) to accept")
         assert p.poll() is None, "daemon under valgrind exited early with %r:\n%s" % (
             p.returncode, self._read(self.valgrind_log))
-        self.daemon_pid()
+        # strobe.pid comes after the socket answers
+        wait_until(self.daemon_pid, T_SHORT, what="strobe.pid")
         return p
 
     def stop_valgrind_daemon(self):
