@@ -10,6 +10,8 @@
  *   - Strobe fast path, every call recorded (trace.sampleAfter 100000000, so the
  *     hot function is never sampled; events.maxPerSession 10000000 so all 2N
  *     events are kept; the fast path pins no CPU: nothing stops); N calls;
+ *   - the same with the ring warm: N_WARMUP untimed calls first (its pages written
+ *     once, as in any program that has run a while), then N timed calls;
  *   - Strobe fast path with the default sampling settings (sampled after
  *     trace.sampleAfter 5000 recorded calls when hotter than
  *     trace.hotCallsPerSecond 100000: the recorder then only counts); N calls;
@@ -46,6 +48,12 @@
 
 static const long N_INT3 = 20000;
 static const long N_SHORT = 10000; /* a run shorter than one drain period (5 ms) */
+/* Calls before the timed loop of the warm run: more than one lap of the ring (65536
+ * calls of traced_fn), so that every record the loop writes lands on a page written
+ * before. A page's first write costs a fault (and, under some hypervisors, far
+ * more: BENCHMARKS.md), which the first lap pays and a long-running program does
+ * not. */
+static const long N_WARMUP = 70000;
 /* The fixture stays this long after its loop (bench_calls' LINGER_MS) when traced
  * by Strobe: the debug_trace check below runs while it is alive, and the daemon
  * drains the last records from a live process: at the exit it reads one drain's
@@ -120,10 +128,11 @@ enum check { CHECK_INT3, CHECK_FAST_ALL, CHECK_FAST_SAMPLED };
 /* One launch of the fixture for n calls under the project settings in force; ns per
  * call the fixture measured. Exits the benchmark when the run is not what check
  * says it must be. */
-static double strobe_once(struct rpc_client *c, long n, enum check check)
+static double strobe_once(struct rpc_client *c, long n, long warmup, enum check check)
 {
-    char nbuf[32];
+    char nbuf[32], wbuf[32];
     snprintf(nbuf, sizeof nbuf, "%ld", n);
+    snprintf(wbuf, sizeof wbuf, "%ld", warmup);
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "command", fixture);
     cJSON_AddStringToObject(req, "projectRoot", root);
@@ -131,6 +140,7 @@ static double strobe_once(struct rpc_client *c, long n, enum check check)
     cJSON_AddItemToArray(av, cJSON_CreateString(nbuf));
     cJSON_AddItemToArray(av, cJSON_CreateString("fn"));
     cJSON_AddItemToArray(av, cJSON_CreateString(LINGER_MS));
+    cJSON_AddItemToArray(av, cJSON_CreateString(wbuf));
     cJSON *res = bench_tool(c, "debug_launch", req);
     if (num(res, "pendingPatternsApplied") < 1)
         die("debug_launch did not apply the pending pattern traced_fn%s", "");
@@ -193,10 +203,10 @@ static double strobe_once(struct rpc_client *c, long n, enum check check)
                     "got %.0f by \"%s\"\n", n, calls, counted_by);
             exit(1);
         }
-    } else if (enters != (double)n || exits != (double)n) {
+    } else if (enters != (double)(n + warmup) || exits != (double)(n + warmup)) {
         fprintf(stderr, "bench_fast: expected %ld function_enter and function_exit events, "
-                "got %.0f / %.0f (calls %.0f, ringFull %.0f; -1: not said)\n", n, enters, exits, calls,
-                ring_full);
+                "got %.0f / %.0f (calls %.0f, ringFull %.0f; -1: not said)\n", n + warmup,
+                enters, exits, calls, ring_full);
         exit(1);
     }
     return ns;
@@ -304,12 +314,12 @@ int main(int argc, char **argv)
 
     /* Warm the page cache, the DWARF index and the daemon. */
     project_settings(int3_settings);
-    strobe_once(&c, N_INT3, CHECK_INT3);
+    strobe_once(&c, N_INT3, 0, CHECK_INT3);
 
     /* The sampled run is longer: the daemon decides to sample at a drain after
      * trace.sampleAfter calls, and a short run would be mostly recorded calls. */
     long n_sampled = 20 * n;
-    double base[16], int3[16], fpin[16], fshort[16], fsamp[16], up[16], ua[16];
+    double base[16], int3[16], fpin[16], fwarm[16], fshort[16], fsamp[16], up[16], ua[16];
     for (int i = 0; i < reps; i++) {
         char *out = run_capture(plain);
         base[i] = ns_per_call_in(out);
@@ -317,36 +327,41 @@ int main(int argc, char **argv)
         if (base[i] < 0)
             die("%s did not run", fixture);
         project_settings(int3_settings);
-        int3[i] = strobe_once(&c, N_INT3, CHECK_INT3);
+        int3[i] = strobe_once(&c, N_INT3, 0, CHECK_INT3);
         project_settings(all);
-        fpin[i] = strobe_once(&c, n, CHECK_FAST_ALL);
+        fpin[i] = strobe_once(&c, n, 0, CHECK_FAST_ALL);
+        fwarm[i] = strobe_once(&c, n, N_WARMUP, CHECK_FAST_ALL);
         project_settings(sampled_settings);
-        fsamp[i] = strobe_once(&c, n_sampled, CHECK_FAST_SAMPLED);
+        fsamp[i] = strobe_once(&c, n_sampled, 0, CHECK_FAST_SAMPLED);
         project_settings(all);
-        fshort[i] = strobe_once(&c, N_SHORT, CHECK_FAST_ALL);
+        fshort[i] = strobe_once(&c, N_SHORT, 0, CHECK_FAST_ALL);
         up[i] = uft ? uftrace_once(n, false) : -1;
         ua[i] = uft ? uftrace_once(n, true) : -1;
     }
     double b = median(base, reps), i3 = median(int3, reps), fp = median(fpin, reps);
-    double fs = median(fsamp, reps), fsh = median(fshort, reps);
+    double fs = median(fsamp, reps), fsh = median(fshort, reps), fw = median(fwarm, reps);
     double u_p = uft ? median(up, reps) : -1, u_a = uft ? median(ua, reps) : -1;
 
     printf("Medians of %d runs. Per call = the fixture's own ns/call (CLOCK_MONOTONIC around "
            "its loop of traced_fn calls) minus the untraced ns/call; \"vs fast\" = that cost "
            "over the fast path's, every call recorded. "
-           "Calls per run: %ld (fast, every call recorded, and uftrace), %ld (short run), "
+           "Calls per run: %ld (fast, every call recorded, and uftrace; the warm run makes "
+           "%ld untimed ones first), %ld (short run), "
            "%ld (default sampling), %ld (int3). Every fast run was checked to be one "
            "(debug_trace, asked while the fixture runs: \"through the fast path\"); the "
            "fully recorded runs to store one function_enter and one function_exit event per "
            "call, the sampled run to count every call (\"countedBy\": \"fast\"); each "
            "uftrace run to record every call (uftrace report).\n\n",
-           reps, n, N_SHORT, n_sampled, N_INT3);
+           reps, n, N_WARMUP, N_SHORT, n_sampled, N_INT3);
     printf("| measurement | per call (ns) | vs fast | notes |\n|---|---|---|---|\n");
     row("untraced traced_fn()", b, 0, -1, "the fixture alone (absolute ns per call)");
     char note[256];
     snprintf(note, sizeof note, "trace.mode \"fast\", trace.sampleAfter 100000000, "
              "events.maxPerSession 10000000");
     row("Strobe fast path, every call recorded (enter+exit)", fp, b, fp - b, note);
+    snprintf(note, sizeof note, "the same settings, after %ld untimed calls and a 200 ms "
+             "pause: the ring's pages written once before (bench_calls' WARMUP)", N_WARMUP);
+    row("Strobe fast path, every call recorded, ring warm", fw, b, fp - b, note);
     row("Strobe fast path, every call recorded, short run", fsh, b, fp - b,
         "the same settings, a run shorter than one drain period");
     row("Strobe fast path, default sampling", fs, b, fp - b,

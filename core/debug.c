@@ -292,6 +292,16 @@ static int holds_now(const char *id, const struct debug_continue_req *req, int64
 {
     out->has_condition = true;
     if (req->until == UNTIL_BREAKPOINT) {
+        /* The list first, then the pauses: a one-shot breakpoint is removed only
+         * after its pause is registered, so one hit between the two reads is seen
+         * by the second (the other order answered BREAKPOINT_NOT_FOUND for a hit
+         * that came in between). */
+        struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
+        int n = have ? st->collector->breakpoint_list(st->target, have, DEBUG_LIST_MAX) : 0;
+        bool known = false;
+        for (int i = 0; i < n && i < DEBUG_LIST_MAX && !known; i++)
+            known = have[i].id == req->breakpoint_id;
+        free(have);
         /* A thread paused there already (a one-shot breakpoint is gone by then). */
         struct collector_pause ps[PAUSES_SEEN];
         int np = st->collector->pauses(st->target, ps, PAUSES_SEEN);
@@ -302,12 +312,6 @@ static int holds_now(const char *id, const struct debug_continue_req *req, int64
                 out->condition_met = true;
                 return 1;
             }
-        struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
-        int n = have ? st->collector->breakpoint_list(st->target, have, DEBUG_LIST_MAX) : 0;
-        bool known = false;
-        for (int i = 0; i < n && i < DEBUG_LIST_MAX && !known; i++)
-            known = have[i].id == req->breakpoint_id;
-        free(have);
         if (!known)
             return err_set(e, ERR_BREAKPOINT_NOT_FOUND, "Session %s has no breakpoint %d (a "
                            "one-shot breakpoint goes after its hit) and no thread is paused "
