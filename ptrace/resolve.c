@@ -494,8 +494,8 @@ static void fill_result(const struct trace *tr, const struct plan *p, struct tra
              p->report.single_step, (unsigned long long)p->stats.single_step_hits);
     if (p->stats.fast_fallback)
         warn(res, "%zu function(s) could not take the fast path (trace.mode \"fast\") and "
-             "are traced with int3 breakpoints, which cost ~25 us per call instead of "
-             "~0.1 us, e.g. %s", p->stats.fast_fallback, p->stats.fast_why);
+             "are traced with int3 breakpoints, which cost 25-60 us per call instead of "
+             "~0.05-0.8 us, e.g. %s", p->stats.fast_fallback, p->stats.fast_why);
     if (p->n_sampled)
         warn(res, "%zu hot function(s) are sampled (e.g. %s): their events are a sample; "
              "narrow the patterns for full capture", p->n_sampled, p->sampled[0]);

@@ -80,6 +80,22 @@ def test_trace_answer_says_how_many_functions_took_the_fast_path(mcp):
     mcp.stop(sid)
 
 
+def test_a_function_that_cannot_take_the_jump_is_said_and_stays_on_int3(mcp):
+    """nojump starts with a 2-byte jmp into its own first 5 bytes: the jump cannot go
+    there. It is traced with its int3s, counted in the status, and the answer names
+    it and why."""
+    mcp.world.write_project_settings({"trace.mode": "fast"})
+    r = mcp.launch("count_nojump", args=["10000000000"])  # runs until stopped
+    sid = r["sessionId"]
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["nojump", "main"]})
+    assert "2 function(s) hooked (1 through the fast path)" in t["status"], t
+    [w] = [w for w in t["warnings"] if "could not take the fast path" in w]
+    assert w.startswith("1 function(s) could not take the fast path"), w
+    assert "e.g. nojump: " in w, w
+    mcp.wait_events(sid, 3, eventType="function_enter", function={"equals": "nojump"})
+    mcp.stop(sid)
+
+
 def test_a_million_calls_counted_exactly(mcp):
     sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="hot_count", args=["1000000"])
     top = next(f for f in st["topFunctions"] if f["function"] == "counted")
