@@ -98,6 +98,17 @@ static void put_string(struct reader *r, const char *s, size_t n)
 
 static bool value(struct reader *r, int level);
 
+/* The closing character of a container whose opening one was written: after the
+ * ellipsis too, which may go past the limit by one byte a level (at most
+ * NESTED_SHOWN + 1), so that a cut value still reads as a whole ("t={s=..., …}"). */
+static void close_container(struct reader *r, bool opened, const char *close)
+{
+    if (!r->cut)
+        puts_r(r, close);
+    else if (opened)
+        sb_puts(r->out, close);
+}
+
 /* Where next_element stopped in an object or an array. */
 enum step {
     STEP_ELEMENT,   /* at the start of an element (after its separating comma) */
@@ -142,6 +153,7 @@ static bool object(struct reader *r, int level)
     size_t opaque_len = 0;
     size_t open_at = r->out->len;
     puts_r(r, level > NESTED_SHOWN ? "{" ELLIPSIS "}" : "{");
+    bool opened = !r->cut;
     for (bool first = true;; first = false) {
         enum step step = next_element(r, '}', first);
         if (step == STEP_END)
@@ -188,13 +200,14 @@ static bool object(struct reader *r, int level)
         put(r, opaque, opaque_len);
         return true;
     }
-    puts_r(r, "}");
+    close_container(r, opened, "}");
     return true;
 }
 
 static bool array(struct reader *r, int level)
 {
     puts_r(r, level > NESTED_SHOWN ? "[" ELLIPSIS "]" : "[");
+    bool opened = !r->cut;
     for (bool first = true;; first = false) {
         enum step step = next_element(r, ']', first);
         if (step == STEP_END)
@@ -212,7 +225,7 @@ static bool array(struct reader *r, int level)
             return false;
     }
     if (level <= NESTED_SHOWN)
-        puts_r(r, "]");
+        close_container(r, opened, "]");
     return true;
 }
 

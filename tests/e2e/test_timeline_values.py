@@ -113,7 +113,8 @@ def test_short_renderings_in_summary_events(mcp):
     assert enter["argsShort"] == 'r={uc=65, u8=66, sc=67, i8=-5, c="D", name="zoo"}'
     enter, exit_ = call(mcp, sid, "serve_client", verbose=False)
     assert enter["argsShort"].startswith("c={id=77, fd=12, resp=2, "), enter
-    assert len(enter["argsShort"].encode()) <= 83 and enter["argsShort"].endswith("\u2026")
+    # cut at its share, with the brace it was cut in closed after the ellipsis
+    assert len(enter["argsShort"].encode()) <= 84 and enter["argsShort"].endswith("\u2026}")
     assert exit_["retShort"] == "21", exit_
     # strobectl's text shows them too.
     r = mcp.world.strobectl("query", sid, "--type", "function_exit")
