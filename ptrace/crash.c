@@ -465,6 +465,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     int memfd = procmem_open(tgid);
     struct modules ms = {0};
     procmem_modules(tgid, &ms.m, &ms.n);
+    procmem_vdso(tgid, &ms.vdso_start, &ms.vdso_end);
     /* A fault in a relocated instruction is reported (and unwound) at the
      * function's own address; the thread's real registers are put back after. */
     uint64_t pc = regs.rip;

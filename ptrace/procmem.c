@@ -162,6 +162,26 @@ uint64_t procmem_free_near(pid_t pid, uint64_t lo, uint64_t hi, uint64_t size)
     return best;
 }
 
+bool procmem_vdso(pid_t pid, uint64_t *start, uint64_t *end)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    *start = *end = 0;
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2) {
+            *start = lo;
+            *end = hi;
+            break;
+        }
+    }
+    fclose(f);
+    return *end != 0;
+}
+
 uint64_t procmem_auxv(pid_t pid, uint64_t type)
 {
     char path[64];

@@ -31,6 +31,10 @@ struct module {
  * shared libraries), in address order. *mods is malloc'd. 0, or -1 with errno. */
 int procmem_modules(pid_t pid, struct module **mods, size_t *n);
 
+/* The extent of process pid's vDSO mapping ("[vdso]" in /proc/PID/maps); false,
+ * with both 0, when it has none or the maps cannot be read. */
+bool procmem_vdso(pid_t pid, uint64_t *start, uint64_t *end);
+
 /* Whether path is in a system library directory (/lib, /usr/lib, ...): patterns
  * with wildcards do not reach into such modules (libc is not "the program"). */
 bool procmem_system_path(const char *path);

@@ -337,6 +337,7 @@ static void switch_process(struct snapshot *s, pid_t tgid)
     s->tgid = tgid;
     s->memfd = procmem_open(tgid);
     procmem_modules(tgid, &s->ms.m, &s->ms.n);
+    procmem_vdso(tgid, &s->ms.vdso_start, &s->ms.vdso_end);
 }
 
 static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, void *arg)

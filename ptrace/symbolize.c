@@ -98,7 +98,7 @@ void symbolize(const struct unwind_result *uw, const struct modules *ms,
         struct dw_site *sites = out->sites + out->n_sites;
         size_t ns = m ? dw_frame_sites(m->path, lpc, sites, MAX_SITES) : 0;
         out->n_sites += ns;
-        const char *name = NULL;
+        const char *name = !m && pc >= ms->vdso_start && pc < ms->vdso_end ? "[vdso]" : NULL;
         if (m && (ns == 0 || !sites[ns - 1].function)) {
             char err[256];
             const struct dw_index *ix = dw_index_get(m->path, err, sizeof err);

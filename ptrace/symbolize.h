@@ -16,10 +16,13 @@
 #include "ptrace/procmem.h"
 #include "ptrace/unwind.h"
 
-/* The modules of a process (procmem_modules), for module_of. */
+/* The modules of a process (procmem_modules), for module_of; and its vDSO's mapping
+ * (procmem_vdso; 0 when not read), whose frames symbolize() names "[vdso]": it is no
+ * file, and a thread that reads the clock in a loop is there most of the time. */
 struct modules {
     struct module *m;
     size_t n;
+    uint64_t vdso_start, vdso_end;
 };
 
 /* One printed frame: a physical frame, or an inlined call inside one. */

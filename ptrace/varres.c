@@ -589,7 +589,7 @@ static void name_past_end(struct varres_process *p, struct varres *v)
     struct strobe_error e;
     if (!v->note[0] || !v->has_address || modules(p, &e) != 0)
         return;
-    struct modules ms = {p->mods, p->n_mods};
+    struct modules ms = {.m = p->mods, .n = p->n_mods};
     char *owner = module_global_at(&ms, v->address);
     size_t len = strlen(v->note);
     if (owner)
