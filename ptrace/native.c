@@ -395,16 +395,9 @@ static void native_join(struct collector_target *ct)
     target_free(ct);
 }
 
-static void set_mode_in(pid_t pid, struct hooks *h, void *arg)
-{
-    hooks_set_fast(h, pid, *(bool *)arg);
-}
-
 static void set_mode(struct tracer *t, void *arg)
 {
-    if (tracer_hooks(t))
-        hooks_set_fast(tracer_hooks(t), tracer_pid(t), *(bool *)arg);
-    tracer_each_image(t, set_mode_in, arg); /* the children that exec'd */
+    tracer_set_fast(t, *(bool *)arg);
 }
 
 static int native_trace_mode(struct collector_target *ct, bool fast, struct strobe_error *e)

@@ -312,6 +312,19 @@ struct bptab *tracer_bptab(struct tracer *t) { return t->main.bp; }
 struct hwwatch *tracer_hwwatch(struct tracer *t) { return t->hw; }
 pid_t tracer_pid(const struct tracer *t) { return t->main_pid; }
 
+static void set_fast_in(pid_t pid, struct hooks *h, void *arg)
+{
+    hooks_set_fast(h, pid, *(bool *)arg);
+}
+
+void tracer_set_fast(struct tracer *t, bool fast)
+{
+    t->spec.tuning.fast = fast; /* what make_hooks gives an image that execs later */
+    if (t->main.hooks)
+        hooks_set_fast(t->main.hooks, t->main_pid, fast);
+    tracer_each_image(t, set_fast_in, &fast); /* the children that exec'd */
+}
+
 /* A stop round trip costs 11 us when tracer and target share a CPU and 45-78 us
  * when they do not (design.md, bench_trace). With a CPU idle, the scheduler wakes
  * the target on it every time, so "share" has to be forced: the tracer thread and

@@ -124,6 +124,11 @@ void tracer_each_thread(struct tracer *t,
                                    void *arg),
                         void *arg);
 
+/* From a tracer_call function: records calls on the fast path (fast) or on int3s
+ * from now on, in every image the target has and in every program it execs later
+ * (hooks_set_fast on each, and the mode new images start with). */
+void tracer_set_fast(struct tracer *t, bool fast);
+
 /* For code running on the tracer thread (on_entry, tracer_call functions): the
  * hooks of the target, and its main pid (stopped during those calls). */
 struct hooks *tracer_hooks(struct tracer *t);

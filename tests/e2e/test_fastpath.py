@@ -13,7 +13,7 @@ import signal
 import pytest
 
 from bp_util import bp_add, cont, until_bp
-from conftest import T_LONG, T_SHORT, pid_alive, wait_until
+from conftest import T_LONG, T_SHORT, fixture_path, pid_alive, wait_until
 from test_stacks import line_of
 from test_trace_values import args_of, calls
 
@@ -225,6 +225,27 @@ def test_trace_mode_switches_a_running_program(mcp):
     assert "1 function(s) hooked (1 through the fast path)" in t["status"], t
     t = mcp.call_tool("debug_trace", {"sessionId": sid, "traceMode": "int3"})
     assert "fast path" not in t["status"], t
+    mcp.stop(sid)
+
+
+@pytest.mark.parametrize("start,switched", [("fast", "int3"), ("int3", "fast")])
+def test_trace_mode_reaches_a_program_execd_later(mcp, tmp_path, start, switched):
+    """A mode changed while a shell waits is the mode of the program it execs: the
+    exec'd image's calls are recorded (exact count) the way the last traceMode said."""
+    mcp.world.write_project_settings({"trace.mode": start})
+    go = str(tmp_path / "go")
+    script = 'while [ ! -e "$1" ]; do sleep 0.02; done; exec "$2" 1000 30'
+    r = mcp.launch("/bin/sh", args=["-c", script, "sh", go, fixture_path("hot_count")])
+    sid = r["sessionId"]
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["counted"],
+                                      "traceMode": switched})
+    open(go, "w").close()
+    mcp.wait_events(sid, 1, eventType="stdout")  # "done 1000": every call made
+    t = mcp.call_tool("debug_trace", {"sessionId": sid})
+    assert t["status"].startswith("1 function(s) hooked"), t
+    assert ("through the fast path" in t["status"]) == (switched == "fast"), t
+    mcp.wait_events(sid, 1000, eventType="function_enter")
+    assert mcp.query(sid, eventType="function_enter")["totalCount"] == 1000
     mcp.stop(sid)
 
 
