@@ -27,6 +27,7 @@ struct debug_state {
     bool exited, ended;
     int exit_status;
     uint64_t controller;          /* the connection that controls it; 0: none */
+    int64_t answered_seq;         /* the newest pause a debug_continue answered with */
     struct debug_state *next;     /* in states */
 };
 
@@ -287,8 +288,8 @@ static int act(struct session_target *st, const struct debug_continue_req *req,
 
 /* Whether the until condition holds before anything runs. */
 static int holds_now(const char *id, const struct debug_continue_req *req, int64_t key,
-                     struct session_target *st, struct debug_outcome *out,
-                     struct strobe_error *e)
+                     struct session_target *st, int64_t answered_seq,
+                     struct debug_outcome *out, struct strobe_error *e)
 {
     out->has_condition = true;
     if (req->until == UNTIL_BREAKPOINT) {
@@ -302,11 +303,14 @@ static int holds_now(const char *id, const struct debug_continue_req *req, int64
         for (int i = 0; i < n && i < DEBUG_LIST_MAX && !known; i++)
             known = have[i].id == req->breakpoint_id;
         free(have);
-        /* A thread paused there already (a one-shot breakpoint is gone by then). */
+        /* A thread paused there already (a one-shot breakpoint is gone by then) that
+         * no answer has shown yet: a hit between two calls. One an answer showed is
+         * resumed with the others, and the wait is for the next hit (gdb's
+         * continue: an agent at a breakpoint asks for its next hit this way). */
         struct collector_pause ps[PAUSES_SEEN];
         int np = st->collector->pauses(st->target, ps, PAUSES_SEEN);
         for (int i = 0; i < np && i < PAUSES_SEEN; i++)
-            if (ps[i].breakpoint_id == req->breakpoint_id) {
+            if (ps[i].breakpoint_id == req->breakpoint_id && ps[i].seq > answered_seq) {
                 out->state = DS_PAUSED;
                 out->pause = ps[i];
                 out->condition_met = true;
@@ -400,9 +404,11 @@ static void exit_outcome(struct debug_state *d, struct debug_outcome *out)
     }
 }
 
-int debug_continue(const char *id, const struct debug_conn *conn,
-                   const struct debug_continue_req *req, struct debug_outcome *out,
-                   struct strobe_error *e)
+/* debug_continue with a reference to the session's debug state in *dref (NULL when
+ * it returned before taking one), for the caller to note the answer and drop. */
+static int continue_run(const char *id, const struct debug_conn *conn,
+                        const struct debug_continue_req *req, struct debug_outcome *out,
+                        struct debug_state **dref, struct strobe_error *e)
 {
     *out = (struct debug_outcome){.state = DS_RUNNING};
     struct session_target st;
@@ -415,6 +421,10 @@ int debug_continue(const char *id, const struct debug_conn *conn,
     }
     struct debug_state *d = st.debug;
     state_ref(d);
+    *dref = d;
+    pthread_mutex_lock(&d->lock);
+    int64_t answered_seq = d->answered_seq;
+    pthread_mutex_unlock(&d->lock);
     int64_t key = st.key;
     struct collector_pause ps[PAUSES_SEEN];
     int np = st.collector->pauses(st.target, ps, PAUSES_SEEN);
@@ -428,16 +438,14 @@ int debug_continue(const char *id, const struct debug_conn *conn,
     if (req->action == DA_UNTIL && req->until == UNTIL_NONE && np > 0) {
         /* A stop is what it waits for, and there is one: shown, nothing resumed. */
         session_target_put(&st);
-        state_unref(d);
         show_paused(id, out);
         stop_stack(id, out);
         return 0;
     }
     if (req->action == DA_UNTIL && req->until != UNTIL_NONE) {
-        rc = holds_now(id, req, key, &st, out, e);
+        rc = holds_now(id, req, key, &st, answered_seq, out, e);
         if (rc != 0) {
             session_target_put(&st);
-            state_unref(d);
             if (rc < 0)
                 return -1;
             out->n_paused = np;
@@ -468,7 +476,6 @@ int debug_continue(const char *id, const struct debug_conn *conn,
     }
     session_target_put(&st);
     if (rc != 0 || all_paused) {
-        state_unref(d);
         if (rc != 0)
             return -1;
         show_paused(id, out);
@@ -552,8 +559,23 @@ int debug_continue(const char *id, const struct debug_conn *conn,
         /* a step or a run to a breakpoint can pass watchpoint hits: say so */
         watch_hits(req->rd, key, baseline_id, out);
     }
-    state_unref(d);
     return 0;
+}
+
+int debug_continue(const char *id, const struct debug_conn *conn,
+                   const struct debug_continue_req *req, struct debug_outcome *out,
+                   struct strobe_error *e)
+{
+    struct debug_state *d = NULL;
+    int rc = continue_run(id, conn, req, out, &d, e);
+    if (!d)
+        return rc;
+    pthread_mutex_lock(&d->lock);
+    if (rc == 0 && out->state == DS_PAUSED && out->pause.seq > d->answered_seq)
+        d->answered_seq = out->pause.seq;
+    pthread_mutex_unlock(&d->lock);
+    state_unref(d);
+    return rc;
 }
 
 void debug_outcome_free(struct debug_outcome *o)

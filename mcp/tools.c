@@ -296,7 +296,8 @@ static const struct tool_def catalog[] = {
         "paused), \"pause\" (stop every thread now), \"until\" with condition "
         "{breakpoint: id} | {event: <debug_query filter, e.g. {eventType: \"stderr\", text: "
         "{contains: \"error\"}}>} | {memory: \"g_count >= 100\"}: resumes and returns when "
-        "it holds (at once if it already does).",
+        "it holds (at once if it already does; a breakpoint pause already shown is resumed "
+        "and its next hit awaited).",
         "{\"type\":\"object\",\"properties\":{"
         "\"sessionId\":{\"type\":\"string\"},"
         "\"action\":{\"type\":\"string\",\"enum\":[\"continue\",\"step-over\","

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import pid_alive, stays_true, wait_until
+from conftest import T_LONG, pid_alive, stays_true, wait_until
 from bp_util import (bp_add, bp_add_error, bp_list, bp_remove, cont, cont_error,
                      launch_ready, line_of, mem_read, mem_write, texts, until_bp,
                      vars_of, wait_paused, wait_text)
@@ -570,6 +570,24 @@ def test_until_answers_at_once_when_the_condition_holds(mcp):
     assert a["state"] == "paused" and a["function"] == "square"
     st = mcp.status(sid)
     assert len(st["paused"]) == 1
+    mcp.stop(sid)
+
+
+def test_until_a_breakpoint_an_answer_showed_waits_for_its_next_hit(mcp):
+    """A hit no debug_continue has shown yet is answered at once; one it has shown is
+    resumed with the others, and the wait is for the next hit (gdb's continue)."""
+    r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
+    sid = r["sessionId"]
+    [bp] = bp_add(mcp, sid, {"function": "square"})["breakpoints"]
+    wait_until(lambda: mcp.status(sid).get("paused"), T_LONG, what="the hit of square")
+    a = until_bp(mcp, sid, bp["id"])
+    assert a["state"] == "paused" and a["conditionMet"] is True and not a.get("resumed"), a
+    v = vars_of(a, "arguments")["v"]
+    for n in (1, 2):
+        a = until_bp(mcp, sid, bp["id"])
+        assert a["state"] == "paused" and a["conditionMet"] is True, a
+        assert len(a["resumed"]) == 1 and "square" in a["resumed"][0], a
+        assert vars_of(a, "arguments")["v"] == v + n, a
     mcp.stop(sid)
 
 
