@@ -96,6 +96,10 @@ void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new
     struct thread *parent = hk_thread_get(h, parent_tid);
     pid_t tgid = new_process ? child_tid : (parent ? parent->tgid : procmem_tgid(child_tid));
     struct thread *child = u64map_get(&h->threads, (uint64_t)child_tid);
+    if (child && child->gone) { /* a tid used again: the old thread's frames are not its */
+        hk_thread_forget(h, child);
+        child = NULL;
+    }
     if (!child)
         child = thread_new(h, child_tid, tgid);
     struct process *cp = new_process ? u64map_get(&h->procs, (uint64_t)tgid) : NULL;
@@ -131,13 +135,46 @@ void hk_thread_forget(struct hooks *h, struct thread *t)
     thread_free(t);
 }
 
+struct forget_state {
+    pid_t tgid;
+    pid_t tids[256];
+    int n;
+};
+
+static void collect_threads_of(uint64_t key, void *value, void *arg)
+{
+    struct forget_state *st = arg;
+    if (((struct thread *)value)->tgid == st->tgid && st->n < 256)
+        st->tids[st->n++] = (pid_t)key;
+}
+
+static void collect_gone_of(uint64_t key, void *value, void *arg)
+{
+    const struct thread *t = value;
+    if (t->gone)
+        collect_threads_of(key, value, arg);
+}
+
 void hooks_on_exit(struct hooks *h, pid_t tid)
 {
-    struct thread *t = u64map_del(&h->threads, (uint64_t)tid);
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
     if (!t)
         return;
+    struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
+    if (t->tid != t->tgid && t->depth > 0 && p && p->fast_ok) {
+        /* Its last exits may wait in the ring behind a record another thread is
+         * still writing (the drain at its exit event stops there): its frames stay
+         * for them, the thread forgotten once they are popped (fast_drain.c). */
+        t->gone = true;
+        return;
+    }
+    u64map_del(&h->threads, (uint64_t)tid);
     if (t->tid == t->tgid) {
-        struct process *p = u64map_del(&h->procs, (uint64_t)t->tgid);
+        struct forget_state st = {.tgid = t->tgid};
+        u64map_each(&h->threads, collect_gone_of, &st); /* their process goes */
+        for (int i = 0; i < st.n; i++)
+            thread_free(u64map_del(&h->threads, (uint64_t)st.tids[i]));
+        p = u64map_del(&h->procs, (uint64_t)t->tgid);
         if (p)
             hk_process_free(h, p);
     }
@@ -155,18 +192,6 @@ void hooks_adopt(struct hooks *h, pid_t pid)
         thread_new(h, pid, pid);
 }
 
-struct forget_state {
-    pid_t tgid;
-    pid_t tids[256];
-    int n;
-};
-
-static void collect_threads_of(uint64_t key, void *value, void *arg)
-{
-    struct forget_state *st = arg;
-    if (((struct thread *)value)->tgid == st->tgid && st->n < 256)
-        st->tids[st->n++] = (pid_t)key;
-}
 
 void hooks_forget_process(struct hooks *h, pid_t tgid)
 {

@@ -84,3 +84,17 @@ def test_thread_name_filter(mcp):
                        eventType="function_exit", verbose=True)
     assert [e["returnValue"] for e in q] == [2 * (1000 + n) for n in range(50)]
     assert mcp.query(sid, threadName={"contains": "worker-9"})["totalCount"] == 0
+
+
+def test_exits_of_threads_gone_before_their_records_are_read(mcp):
+    """400 short-lived threads end while others record calls: a thread's last exits
+    can wait in the ring behind another thread's record being written, and are read
+    after the thread is gone. Every call's exit is recorded, with its own enter."""
+    mcp.call_tool("debug_trace", {"add": ["outer", "inner"]})
+    r = mcp.launch("thread_churn", args=["50", "8"])
+    sid = r["sessionId"]
+    st = mcp.wait_ended(sid)
+    assert st["status"] == "exited" and st["exitCode"] == 0, st
+    assert [e["text"] for e in mcp.all_events(sid, eventType="stdout")] == ["done 4000"]
+    assert st["eventCounts"]["function_enter"] == 8000, st["eventCounts"]
+    assert st["eventCounts"]["function_exit"] == 8000, st["eventCounts"]
