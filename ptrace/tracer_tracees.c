@@ -196,6 +196,11 @@ void tr_image_drop(struct tracer *t, pid_t pid)
 /* PTRACE_EVENT_EXIT of tid: the thread runs no more code; it resumes to end. */
 void tr_on_exit_event(struct tracer *t, pid_t tid)
 {
+    /* What it wrote is read now, before anyone can see it gone: a parent's waitpid
+     * returns once the tracer has reaped the child, and the parent's next line could
+     * otherwise be read in the same turn as the child's last one, and stamped first. */
+    if (t->spec.drain_output)
+        t->spec.drain_output(t->spec.arg);
     crash_on_exit_event(t->crash, tid);
     struct tthread *th = tr_thread_of(t, tid);
     struct space *sp = th ? tr_space_of_process(t, th->tgid) : NULL;
