@@ -35,8 +35,14 @@ CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -I. -pthre
              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
 LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -liberty -lm -pthread $(LDLIBS)
 
-LIB_SRC := $(wildcard base/*.c core/*.c core/testrun/*.c dwarf/*.c ptrace/*.c store/*.c mcp/*.c cli/*.c)
-LIB_SRC := $(filter-out cli/strobectl.c,$(LIB_SRC)) $(wildcard ptrace/*.S)
+# The library is every C and assembler file below the product's folders, which are
+# README.md's Layout table less the folders of tools around it (scripts/check-layers.sh
+# --folders reads the table: a new collector's folder builds once it has its row).
+# The recorder (ptrace/hooks/fastrec/) runs inside the target and is built apart.
+TOOL_DIRS := tests bench fuzz man
+LIB_DIRS := $(filter-out $(TOOL_DIRS),$(shell scripts/check-layers.sh --folders))
+LIB_SRC := $(shell find $(LIB_DIRS) -path '*/fastrec' -prune -o \( -name '*.c' -o -name '*.S' \) -print | LC_ALL=C sort)
+LIB_SRC := $(filter-out cli/strobectl.c,$(LIB_SRC))
 LIB_OBJ := $(patsubst %,$(B)/obj/%.o,$(basename $(LIB_SRC)))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
@@ -94,7 +100,7 @@ $(B)/obj/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -I$(B) -MMD -MP -c $< -o $@
 
-# The fast path's recorder (ptrace/fastrec/): code that runs inside the traced
+# The fast path's recorder (ptrace/hooks/fastrec/): code that runs inside the traced
 # process, copied there as a flat image. Its flags are its own, never $(OPT): no
 # sanitizer, no stack protector, no xmm register, no call to anything (the loop
 # patterns would become memcpy calls), no jump tables; gcc whatever CC is (FUZZ=1
@@ -106,7 +112,7 @@ BLOBFLAGS := -std=gnu11 -Wall -Wextra -Werror -O2 -I. -ffreestanding -fPIC \
              -fno-stack-protector -mgeneral-regs-only -fno-asynchronous-unwind-tables \
              -fno-unwind-tables -fno-builtin -nostdlib -fno-tree-loop-distribute-patterns \
              -fno-jump-tables -fvisibility=hidden
-$(B)/fastrec/recorder.o: ptrace/fastrec/recorder.c ptrace/fast_abi.h
+$(B)/fastrec/recorder.o: ptrace/hooks/fastrec/recorder.c ptrace/hooks/fast_abi.h
 	@mkdir -p $(dir $@)
 	$(BLOBCC) $(BLOBFLAGS) -c $< -o $@
 	@if nm -u $@ | grep -q .; then \
@@ -114,8 +120,8 @@ $(B)/fastrec/recorder.o: ptrace/fastrec/recorder.c ptrace/fast_abi.h
 	@if readelf -rW $@ | awk '/^[0-9a-f]+ /' | grep -vE 'R_X86_64_(PC32|PLT32) '; then \
 	    echo "fastrec: the recorder has a relocation that is not PC-relative"; \
 	    rm -f $@; exit 1; fi
-$(B)/fastrec/recorder.elf: $(B)/fastrec/recorder.o ptrace/fastrec/recorder.ld
-	$(BLOBCC) -nostdlib -static -Wl,--build-id=none -Wl,-T,ptrace/fastrec/recorder.ld \
+$(B)/fastrec/recorder.elf: $(B)/fastrec/recorder.o ptrace/hooks/fastrec/recorder.ld
+	$(BLOBCC) -nostdlib -static -Wl,--build-id=none -Wl,-T,ptrace/hooks/fastrec/recorder.ld \
 	    -o $@ $<
 	@if ! readelf -rW $@ | grep -q 'no relocations'; then \
 	    echo "fastrec: the recorder image has relocations"; rm -f $@; exit 1; fi
@@ -128,7 +134,7 @@ $(B)/fastrec/fastrec_offsets.h: $(B)/fastrec/recorder.elf
 	    END { if (e == "" || x == "") exit 1; \
 	          print "#define FASTREC_ENTER_OFF 0x" e; print "#define FASTREC_EXIT_OFF 0x" x }' \
 	    > $@.tmp && mv $@.tmp $@
-$(B)/obj/ptrace/fastrec_blob.o: $(B)/fastrec/recorder.bin $(B)/fastrec/fastrec_offsets.h
+$(B)/obj/ptrace/hooks/fastrec_blob.o: $(B)/fastrec/recorder.bin $(B)/fastrec/fastrec_offsets.h
 
 $(B)/libstrobe.a: $(LIB_OBJ)
 	@rm -f $@

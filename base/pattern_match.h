@@ -4,7 +4,7 @@
  * shared by the engine and every collector: syntax checking and the pending set
  * stay in core/patterns.h, and what a pattern selects among a program's functions
  * (@usercode, @file:, aliases) belongs to the collector that knows those functions
- * (ptrace/match.h for native code).
+ * (ptrace/proc/match.h for native code).
  *
  * Names are qualified names without a parameter list: "auth::User::validate",
  * "std::vector<a::b>::push_back", "myapp::parser::parse" (Rust), "main" (C).

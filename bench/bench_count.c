@@ -1,6 +1,6 @@
 /*
  * bench_count.c - the cost of exact counting: a traced call once its function is
- * sampled and counted by the counting jump (ptrace/hooks.h), against the same call
+ * sampled and counted by the counting jump (ptrace/hooks/hooks.h), against the same call
  * untraced, on tests/fixtures/bench_calls.c (which times its own loop).
  *
  *   bench_count FIXTURE [N [REPS]]   (N calls per run, default 10,000,000; REPS

@@ -1,6 +1,6 @@
 /*
  * bench_fast.c - the cost of one call traced through the fast path (trace.mode
- * "fast", ptrace/hooks.h), side by side in one run with the same call untraced,
+ * "fast", ptrace/hooks/hooks.h), side by side in one run with the same call untraced,
  * traced with int3 breakpoints and recorded by uftrace, on
  * tests/fixtures/bench_calls.c (which times its own loop of traced_fn calls):
  *

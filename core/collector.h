@@ -155,7 +155,7 @@ struct trace_result {
 
 /* ---- counts: every traced function's calls, exact ------------------------------
  * Calls are counted even when their events are not recorded (sampling); see
- * ptrace/hooks.h. The tracer's time is the overhead it adds to the program. */
+ * ptrace/hooks/hooks.h. The tracer's time is the overhead it adds to the program. */
 #define COUNTS_MAX 64
 
 struct collector_fn_count {

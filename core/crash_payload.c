@@ -1,6 +1,6 @@
 /*
  * crash_payload.c - the crash event's read forms. The schema, and why its writer
- * lives in ptrace/crash.c, are in crash_payload.h.
+ * lives in ptrace/tracer/crash.c, are in crash_payload.h.
  */
 #include "core/crash_payload.h"
 

@@ -4,7 +4,7 @@
  * summary and verbose; the brief form of the events that led to a crash; the
  * runtime's account joined from stderr).
  *
- * Decision: the writer stays in ptrace/crash.c, which builds the `data` JSON in one
+ * Decision: the writer stays in ptrace/tracer/crash.c, which builds the `data` JSON in one
  * pass while the crashing thread is stopped and may include only base/, dwarf/ and
  * core/collector.h. It writes exactly the fields listed below; a field added there
  * is listed here first, and every reader goes through this module (mcp/tool_query.c
@@ -16,7 +16,7 @@
  * thread_name, text (the one-line headline, e.g. "SIGSEGV (SEGV_MAPERR) at address
  * 0x0 in read_field (crash_null.c:54)").
  *
- * Its data object, as ptrace/crash.c writes it (members in this order):
+ * Its data object, as ptrace/tracer/crash.c writes it (members in this order):
  *   kind            "signal" | "assertion" | "uncaught_exception" | "panic" |
  *                   "sanitizer"
  *   signal, signalNumber, signalCode, faultAddress (hex string), sender,

@@ -31,7 +31,7 @@ struct settings {
     int64_t pin_cpu;                  /* trace.pinCpu, 0 or 1 */
     int64_t trace_mode;               /* trace.mode: "fast" (TRACE_MODE_FAST, the
                                          default: the in-process recorder,
-                                         ptrace/hooks.h "Fast path",
+                                         ptrace/hooks/hooks.h "Fast path",
                                          docs/FASTPATH.md) or "int3"
                                          (TRACE_MODE_INT3: two ptrace stops per
                                          call) */

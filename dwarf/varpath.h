@@ -2,7 +2,7 @@
  * varpath.h - the C expression that names a byte inside a variable: given the
  * variable's type and an offset into it, the member path down to the object at that
  * offset (".lock", "[3]", ".shards[2].mu"), by DWARF type alone. Pure: no file, no
- * process. The stacks snapshot (ptrace/stacks.c) names what a blocked thread waits
+ * process. The stacks snapshot (ptrace/inspect/stacks.c) names what a blocked thread waits
  * on with it, from a global (dw_global_at, globals.h) or a pointer in its frame.
  */
 #ifndef STROBE_VARPATH_H

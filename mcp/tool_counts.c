@@ -4,7 +4,7 @@
  *
  * The counts come from the collector (core/collector.h, collector_counts): every
  * call of a traced function is counted even while its events are only a sample
- * (ptrace/hooks.h), so the store's count of recorded events is a lower bound and
+ * (ptrace/hooks/hooks.h), so the store's count of recorded events is a lower bound and
  * these replace it where the session's target is still held.
  */
 #include <stdio.h>

@@ -17,14 +17,14 @@
 #include "dwarf/dwarf.h"
 #include "dwarf/elfinfo.h"
 #include "dwarf/frame.h"
-#include "ptrace/debugger.h"
-#include "ptrace/ifunc.h"
-#include "ptrace/memory.h"
+#include "ptrace/debugger/debugger.h"
+#include "ptrace/proc/ifunc.h"
+#include "ptrace/inspect/memory.h"
 #include "ptrace/resolve.h"
-#include "ptrace/stacks.h"
-#include "ptrace/tracer.h"
-#include "ptrace/watchset.h"
-#include "ptrace/twatch.h"
+#include "ptrace/inspect/stacks.h"
+#include "ptrace/tracer/tracer.h"
+#include "ptrace/debugger/watchset.h"
+#include "ptrace/vars/twatch.h"
 
 struct collector_target {
     struct tracer *tracer;

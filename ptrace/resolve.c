@@ -22,12 +22,12 @@
 #include "base/pattern_match.h"
 #include "base/u64map.h"
 #include "dwarf/dwarf.h"
-#include "ptrace/hooks.h"
-#include "ptrace/ifunc.h"
-#include "ptrace/match.h"
+#include "ptrace/hooks/hooks.h"
+#include "ptrace/proc/ifunc.h"
+#include "ptrace/proc/match.h"
 #include "ptrace/pattern_why.h"
-#include "ptrace/procmem.h"
-#include "ptrace/tracer.h"
+#include "ptrace/proc/procmem.h"
+#include "ptrace/tracer/tracer.h"
 
 struct trace {
     pthread_mutex_t update_lock;

@@ -1,23 +1,34 @@
 #!/bin/sh
 # The layering rule, checked: every `#include "dir/file.h"` of a project file must be
-# an edge that README.md's "Layout" table allows in its "may include" column (a
-# folder name allows the whole folder; dir/file.h allows that one header). A file
-# may always include its own folder, and the table itself must allow no cycle
-# between folders. The composition root (strobe.c), tests/ and
-# bench/ may include anything. It also fails when an mcp/ file calls a store_*
-# function: tool handlers reach the database through the engine (core/timeline.h).
+# an edge that README.md's "Layout" table allows in its "may include" column.
 #
-#   scripts/check-layers.sh        exits 1 and names each forbidden edge
+# A row of the table is a folder (`core/`) or a room of one (`ptrace/hooks/`); a
+# file belongs to the deepest row its path is under. An entry of "may include"
+# allows that folder or room and every room below it (`ptrace` allows all of
+# ptrace/), or one header (`core/collector.h`). A file may always include its own
+# room. The table itself must allow no cycle between rows, every folder that holds
+# C files must sit under a row, and no folder of the product holds more than 30 C
+# files (a folder that grows past that gets rooms). The composition root (strobe.c),
+# tests/ and bench/ may include anything. It also fails when an mcp/ file calls a
+# store_* function: tool handlers reach the database through the engine
+# (core/timeline.h).
+#
+#   scripts/check-layers.sh            exits 1 and names each forbidden edge
+#   scripts/check-layers.sh --rules    prints the table as "row:allowed ..." lines
+#   scripts/check-layers.sh --folders  prints the table's top-level folders
+#
+# --rules and --folders are how the Makefile and scripts/check-calls.py read the
+# table: this script is its one parser.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
 
-# "| base/ | owns ... | (nothing) |" -> "base: ..." lines, one per folder.
+# "| ptrace/hooks/ | owns ... | base, ptrace/proc |" -> "ptrace/hooks:base ptrace/proc"
 rules=$(awk -F'|' '
     /^## Layout/ { in_layout = 1; next }
     /^## / { in_layout = 0 }
-    in_layout && $2 ~ /^ *[a-z]+\/ *$/ {
-        dir = $2; gsub(/[ \/`]/, "", dir)
+    in_layout && $2 ~ /^ *[a-z]+(\/[a-z]+)*\/ *$/ {
+        dir = $2; gsub(/[ `]/, "", dir); sub(/\/$/, "", dir)
         allow = $4; gsub(/`|\([^)]*\)/, "", allow); gsub(/,/, " ", allow)
         gsub(/^ +| +$/, "", allow); gsub(/ +/, " ", allow)
         print dir ":" allow
@@ -26,6 +37,33 @@ if [ -z "$rules" ]; then
     echo "check-layers: README.md has no Layout table with a 'may include' column" >&2
     exit 2
 fi
+case "${1:-}" in
+--rules) printf '%s\n' "$rules"; exit 0 ;;
+--folders) printf '%s\n' "$rules" | sed -n 's/^\([a-z]*\):.*/\1/p'; exit 0 ;;
+"") ;;
+*) echo "usage: $0 [--rules | --folders]" >&2; exit 64 ;;
+esac
+rows=$(printf '%s\n' "$rules" | sed 's/:.*//')
+
+# room_of PATH: the deepest row PATH is under (empty when none).
+room_of() {
+    best=""
+    for r in $rows; do
+        case "$1" in
+        "$r"/*) [ ${#r} -gt ${#best} ] && best=$r ;;
+        esac
+    done
+    printf '%s' "$best"
+}
+
+# allows ALLOWED ROOM HEADER: whether one of ALLOWED admits HEADER of ROOM.
+allows() {
+    for a in $1; do
+        case "$2" in "$a" | "$a"/*) return 0 ;; esac
+        [ "$a" = "$3" ] && return 0
+    done
+    return 1
+}
 
 # The C files of the project: the ones git tracks in a checkout; without git (a
 # source tarball, a machine without it) every .c and .h below the folders, minus
@@ -42,10 +80,21 @@ if [ -z "$files" ]; then
 fi
 
 status=0
-# The table itself must be a DAG of folders (dir/file.h counts as its folder): an
-# allowed edge both ways would make a cycle the include check could not see.
+# The table itself must be a DAG of rows: an allowed edge both ways would make a
+# cycle the include check could not see. An entry stands for every row it admits
+# (one header counts as its row).
 edges=$(printf '%s\n' "$rules" | while IFS=: read -r dir allow; do
-    for a in $allow; do printf '%s %s\n' "$dir" "${a%%/*}"; done
+    for a in $allow; do
+        hit=0
+        for r in $rows; do
+            case "$r" in
+            "$a" | "$a"/*) [ "$r" != "$dir" ] && printf '%s %s\n' "$dir" "$r"; hit=1 ;;
+            esac
+        done
+        if [ $hit = 0 ]; then
+            t=$(room_of "$a"); printf '%s %s\n' "$dir" "${t:-${a%%/*}}"
+        fi
+    done
 done)
 if [ -n "$edges" ] && ! printf '%s\n' "$edges" | tsort >/dev/null 2>&1; then
     echo "check-layers: README.md's Layout table allows a cycle between folders:" >&2
@@ -54,30 +103,36 @@ if [ -n "$edges" ] && ! printf '%s\n' "$edges" | tsort >/dev/null 2>&1; then
 fi
 
 for f in $files; do
-    dir=${f%%/*}
     case "$f" in
     */*) ;;
     *) continue ;;                      # strobe.c: the composition root
     esac
-    case "$dir" in tests|bench) continue ;; esac
-    allow=$(printf '%s\n' "$rules" | sed -n "s/^$dir://p")
-    if ! printf '%s\n' "$rules" | grep -q "^$dir:"; then
-        echo "check-layers: $f: folder $dir/ is not in README.md's Layout table" >&2
+    case "${f%%/*}" in tests|bench) continue ;; esac
+    room=$(room_of "$f")
+    if [ -z "$room" ]; then
+        echo "check-layers: $f: folder ${f%%/*}/ is not in README.md's Layout table" >&2
         status=1
         continue
     fi
+    allow=$(printf '%s\n' "$rules" | sed -n "s#^$room:##p")
     for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
-        idir=${inc%%/*}
-        [ "$idir" = "$dir" ] && continue
-        ok=0
-        for a in $allow; do
-            if [ "$a" = "$idir" ] || [ "$a" = "$inc" ]; then ok=1; break; fi
-        done
-        if [ $ok = 0 ]; then
-            echo "check-layers: $f includes $inc: $dir/ may include only: ${allow:-nothing}" >&2
+        case "$inc" in */*) ;; *) continue ;; esac   # a generated header beside the file
+        iroom=$(room_of "$inc")
+        [ -z "$iroom" ] && iroom=${inc%%/*}
+        [ "$iroom" = "$room" ] && continue
+        if ! allows "$allow" "$iroom" "$inc"; then
+            echo "check-layers: $f includes $inc: $room/ may include only: ${allow:-nothing}" >&2
             status=1
         fi
     done
+done
+
+# A folder of more than 30 C files is one nobody holds in their head.
+big=$(printf '%s\n' "$files" | grep '\.c$' | grep -vE '^(tests|bench|fuzz)/' |
+      sed -n 's#/[^/]*$##p' | sort | uniq -c | awk '$1 > 30 { print $2 }')
+for b in $big; do
+    echo "check-layers: $b/ holds more than 30 C files: give it rooms" >&2
+    status=1
 done
 
 for f in $(printf '%s\n' "$files" | grep '^mcp/'); do

@@ -270,7 +270,7 @@ int store_purge_expired(struct store *s, const struct store_retention *policy,
 /* Records one run's durations (names[i] took ms[i]) at unix time at_ms, dropping
  * each test's older entries. 0 or -1. */
 /* The exact calls of a session's traced functions (every call, recorded or not:
- * ptrace/hooks.h), saved once its tracer is done (store/calls.c). sampled: its
+ * ptrace/hooks/hooks.h), saved once its tracer is done (store/calls.c). sampled: its
  * events are a sample since sampled_since_ns (ns since the session started); lost:
  * "" when calls is exact, else where calls went uncounted. */
 struct store_fn_calls {

@@ -1,4 +1,4 @@
-"""The in-process fast path (issue 15; ptrace/hooks.h "Fast path"): with trace.mode
+"""The in-process fast path (issue 15; ptrace/hooks/hooks.h "Fast path"): with trace.mode
 "fast" a traced function's calls are recorded by a recorder inside the program, with
 no ptrace stop, and give the same events as the int3 path: arguments (integer,
 floating point, strings), return values, recursion, threads, a longjmp; exact counts

@@ -1,4 +1,4 @@
-"""Code patching under running threads (ptrace/tracer_hold.c: every code write happens
+"""Code patching under running threads (ptrace/tracer/tracer_hold.c: every code write happens
 with every thread of the image stopped). patch_torture runs 16 threads calling
 pt_leaf (a leaf), pt_rip (first instruction RIP-relative, relocated) and pt_rec
 (recursive) in tight loops; trace patterns are added and removed on them 1,000

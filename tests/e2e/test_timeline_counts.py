@@ -1,4 +1,4 @@
-"""Exact counts and honest sampling (issue 13, items 1 and 5; ptrace/hooks.h "Hot
+"""Exact counts and honest sampling (issue 13, items 1 and 5; ptrace/hooks/hooks.h "Hot
 functions"): an ordinary burst is recorded whole; a function called millions of times
 is sampled and still counted exactly (the counting jump), in status after the program
 ended and in the `sampling` indicator of query answers; sample windows keep coming

@@ -19,9 +19,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ptrace/fast_abi.h"
-#include "ptrace/fastcode.h"
-#include "ptrace/fastrec.h"
+#include "ptrace/hooks/fast_abi.h"
+#include "ptrace/hooks/fastcode.h"
+#include "ptrace/hooks/fastrec.h"
 
 #define FH_CODE_SIZE (1u << 20)
 #define FH_RET_OFF 0x1000u  /* the return trampoline, after the blob */

@@ -1,10 +1,10 @@
 /*
- * test_bptab.c - unit tests of the breakpoint table (ptrace/bptab.c) against real
+ * test_bptab.c - unit tests of the breakpoint table (ptrace/patch/bptab.c) against real
  * processes: forked children of the test, blocked on a pipe, whose copy of a byte
  * array stands in for code (the table writes through /proc/PID/mem, which a parent
  * may open on its children). The single-step (step_insn) on a seized child running
  * two instructions of this file: a step after our own interrupt, a step that
- * faults, signals that come first. Then the tracer (ptrace/tracer.c): a stop
+ * faults, signals that come first. Then the tracer (ptrace/tracer/tracer.c): a stop
  * handler keeps the threads that hit a breakpoint stopped until
  * tracer_resume_thread(); a trap no handler claims runs the program's instruction;
  * a thread other than the main one execs while commands stop the program.
@@ -28,9 +28,9 @@
 #include <unistd.h>
 
 #include "dwarf/elfinfo.h"
-#include "ptrace/bptab.h"
-#include "ptrace/procmem.h"
-#include "ptrace/tracer.h"
+#include "ptrace/patch/bptab.h"
+#include "ptrace/proc/procmem.h"
+#include "ptrace/tracer/tracer.h"
 #include "fixtures.h"
 
 static uint8_t code[16] = {0x55, 0x48, 0x89, 0xe5, 0xcc, 0x90, 0x90, 0xc3};

@@ -1,5 +1,5 @@
 /*
- * test_capprog.c - unit tests of ptrace/capprog.c: capture programs learned from the
+ * test_capprog.c - unit tests of ptrace/hooks/capprog.c: capture programs learned from the
  * reads a decoder makes, replayed against memory, and served from a call's copies.
  * Memory is a buffer here, at a made-up address.
  */
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "ptrace/capprog.h"
+#include "ptrace/hooks/capprog.h"
 
 #define BASE 0x10000u
 static uint8_t mem[8192];

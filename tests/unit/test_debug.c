@@ -1,6 +1,6 @@
 /*
  * test_debug.c - the parts of stop-and-step that need no program: the pause
- * registry (ptrace/pauses.h), staged breakpoints and their ids, limits and errors
+ * registry (ptrace/debugger/pauses.h), staged breakpoints and their ids, limits and errors
  * (core/debug.h), and the breakpoint info a collector starts from
  * (collector_bp_info_init).
  */
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "core/debug.h"
-#include "ptrace/pauses.h"
+#include "ptrace/debugger/pauses.h"
 
 static int changes;
 

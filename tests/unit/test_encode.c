@@ -1,5 +1,5 @@
 /*
- * test_encode.c - ptrace/encode.c on hand-built types: every integer size and
+ * test_encode.c - ptrace/vars/encode.c on hand-built types: every integer size and
  * signedness at its exact bounds and one past them, hex and decimal, bool, float,
  * double and long double (NaN, infinities, overflow), chars as strings and numbers,
  * enums by name and number, pointers, char arrays that fit and do not, and the
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ptrace/encode.h"
+#include "ptrace/vars/encode.h"
 
 static const struct dw_type t_bool = {.kind = DWT_BOOL, .name = "_Bool", .size = 1};
 static const struct dw_type t_char = {.kind = DWT_CHAR, .name = "char", .size = 1};

@@ -1,6 +1,6 @@
 /*
- * test_fastrec.c - unit tests of the fast path's recorder blob (ptrace/fastrec/) and
- * trampolines (ptrace/fastcode.c), run for real in this process: functions of this
+ * test_fastrec.c - unit tests of the fast path's recorder blob (ptrace/hooks/fastrec/) and
+ * trampolines (ptrace/hooks/fastcode.c), run for real in this process: functions of this
  * binary are patched with entry jumps (tests/unit/fast_harness.h), called, and the
  * records they leave in the area are read as the daemon drains them.
  */

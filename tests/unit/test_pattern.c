@@ -1,5 +1,5 @@
 /*
- * test_pattern.c - base/pattern_match.c and ptrace/match.c: every row of spec 003's
+ * test_pattern.c - base/pattern_match.c and ptrace/proc/match.c: every row of spec 003's
  * pattern table with its matches and non-matches, "::" inside template arguments and
  * other brackets, operator names, C names, Rust paths, @usercode and @file:, and the
  * "did you mean" suggestions.
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "base/pattern_match.h"
-#include "ptrace/match.h"
+#include "ptrace/proc/match.h"
 
 #define MATCH(p, n) assert_true(pattern_match_name(p, n))
 #define NO_MATCH(p, n) assert_false(pattern_match_name(p, n))

@@ -1,6 +1,6 @@
 /*
- * test_reloc.c - unit tests of displaced-instruction relocation (ptrace/reloc.c), of
- * the fast path's entry jump built on it (ptrace/fastcode.c; test_fastrec.c runs it)
+ * test_reloc.c - unit tests of displaced-instruction relocation (ptrace/patch/reloc.c), of
+ * the fast path's entry jump built on it (ptrace/hooks/fastcode.c; test_fastrec.c runs it)
  * and of the tracer's hash map (base/u64map.c).
  */
 #include <setjmp.h>
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "base/u64map.h"
-#include "ptrace/fastcode.h"
-#include "ptrace/reloc.h"
+#include "ptrace/hooks/fastcode.h"
+#include "ptrace/patch/reloc.h"
 
 static const uint64_t AT = 0x401000, SLOT = 0x500000;
 

@@ -1,5 +1,5 @@
 /*
- * test_symbolize.c - ptrace/symbolize.c: frames in the vDSO are named "[vdso]" (no
+ * test_symbolize.c - ptrace/proc/symbolize.c: frames in the vDSO are named "[vdso]" (no
  * file holds them). A busy thread that reads the clock sits there most of the time,
  * and two unnamed frames at the top of every sample made the stuck detector compare
  * empty stacks and call a working test an infinite loop.
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "ptrace/symbolize.h"
+#include "ptrace/proc/symbolize.h"
 
 static void test_vdso_frames_are_named(void **state)
 {

@@ -3,7 +3,7 @@
  * and fake memory: function pointers by symbol, opaque structs of system headers
  * (with their useful fields), large structs at depth 1, references across calls;
  * the argument budget shared by dwarf/abi.h; the one-line renderings of
- * dwarf/value_short.h; and ptrace/fnsym.h naming this process's own code.
+ * dwarf/value_short.h; and ptrace/proc/fnsym.h naming this process's own code.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +20,7 @@
 #include "dwarf/abi.h"
 #include "dwarf/value.h"
 #include "dwarf/value_short.h"
-#include "ptrace/fnsym.h"
+#include "ptrace/proc/fnsym.h"
 
 #define MEM_BASE 0x10000u
 #define FAKE_MEM_BASE MEM_BASE
@@ -82,7 +82,7 @@ static __attribute__((noinline)) int fnsym_target(int v)
     return v * 3 + 1;
 }
 
-/* ptrace/fnsym.h on this very process: its own function and libc's. */
+/* ptrace/proc/fnsym.h on this very process: its own function and libc's. */
 static void test_fnsym_names_code(void **state)
 {
     (void)state;

@@ -109,7 +109,7 @@ static void test_client_decode_cost(void **state)
     poke64(c + member(client, "next")->offset, c);
     poke64(c + member(client, "querybuf")->offset, query);
     poke(query, "*3\r\n$3\r\nSET\r\n", 14);
-    /* As the tracer's hooks decode arguments by default (ptrace/hooks.c). */
+    /* As the tracer's hooks decode arguments by default (ptrace/hooks/hooks.c). */
     struct value_opts o = {.max_depth = 3, .max_string = 1024, .max_array = 100};
     int64_t ns[100];
     struct strbuf sb = {0};

@@ -1,5 +1,5 @@
 /*
- * test_varres.c - variables by name: the expression parser (ptrace/varres.c), the
+ * test_varres.c - variables by name: the expression parser (ptrace/vars/varres.c), the
  * global and static lookup of dwarf/globals.c on the fixtures globals_all,
  * libglobals.so and globals_cpp (C globals, a function static, C++ namespace
  * variables, class statics, constants, thread-locals, an optimized-out static, near
@@ -23,8 +23,8 @@
 
 #include "dwarf/frame.h"
 #include "dwarf/globals.h"
-#include "ptrace/procmem.h"
-#include "ptrace/varres.h"
+#include "ptrace/proc/procmem.h"
+#include "ptrace/vars/varres.h"
 
 /* ---- the parser ---- */
 

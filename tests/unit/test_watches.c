@@ -2,7 +2,7 @@
  * test_watches.c - the pure parts of memory polls and trace watches: a poll's
  * sample count and snapshot shape (core/poll.h), watch labels and checks
  * (core/collector.h, core/trace_watches.h), `on` scoping and hint formatting
- * (ptrace/twatch.h), debug_memory's address parsing (mcp/mem_targets.h).
+ * (ptrace/vars/twatch.h), debug_memory's address parsing (mcp/mem_targets.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,8 +18,8 @@
 #include "core/trace_watches.h"
 #include "mcp/mem_targets.h"
 #include "dwarf/value.h"
-#include "ptrace/twatch.h"
-#include "ptrace/varres.h"
+#include "ptrace/vars/twatch.h"
+#include "ptrace/vars/varres.h"
 
 static void test_expected_samples(void **state)
 {

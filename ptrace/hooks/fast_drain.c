@@ -1,0 +1,402 @@
+/*
+ * fast_drain.c - the fast path's records turned into events (the drain, on the
+ * tracer thread: the same function_enter and function_exit events the int3 path
+ * makes, hooks_trap.c), and the capture programs behind the memory those events
+ * show (capprog.h): learned from a function's first call at the recorder's stop,
+ * extended by the drain when an event reads past its copies, written into every
+ * process of the image.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/user.h>
+
+#include "base/ring.h"
+#include "base/u64map.h"
+#include "dwarf/abi.h"
+#include "ptrace/hooks/capprog.h"
+#include "ptrace/hooks/fast_abi.h"
+#include "ptrace/hooks/fastpath_internal.h"
+#include "ptrace/hooks/fastrec.h"
+#include "ptrace/hooks/hooks_internal.h"
+#include "ptrace/proc/procmem.h"
+
+#define DRAIN_MAX_RECORDS 16384      /* per drain: the tracer has other work */
+
+/* ---- capture programs (capprog.h) ------------------------------------------------- */
+
+static uint64_t prog_addr(const struct fastpath *fp, uint32_t id)
+{
+    return fp->area + FAST_PROGS_OFF + (uint64_t)id * sizeof(struct fast_prog);
+}
+
+struct prog_write {
+    uint64_t items, count; /* where in the area */
+    const struct capprog *cp;
+};
+
+/* The items first, then their count: a thread reading the count sees items written. */
+static void write_prog_in(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    const struct process *p = value;
+    const struct prog_write *pw = arg;
+    if (p->fast_ok &&
+        procmem_write(p->memfd, pw->items, pw->cp->item, pw->cp->n * sizeof *pw->cp->item))
+        procmem_write(p->memfd, pw->count, &pw->cp->n, sizeof pw->cp->n);
+}
+
+/* Writes side exit (or enter) of k's program into every process of the image. */
+static void write_prog(struct hooks *h, const struct hook *k, bool exit)
+{
+    uint64_t at = prog_addr(h->fast, k->fast_id);
+    struct prog_write pw = {
+        at + (exit ? offsetof(struct fast_prog, exit) : offsetof(struct fast_prog, enter)),
+        at + (exit ? offsetof(struct fast_prog, n_exit) : offsetof(struct fast_prog, n_enter)),
+        &h->fast->progs[k->fast_id][exit]};
+    u64map_each(&h->procs, write_prog_in, &pw);
+}
+
+/* Reads memory for the decoding of one call (capprog.h): from its copies first,
+ * the rest live, learned. */
+static bool read_call(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    const struct call_reader *r = ctx;
+    long n = capcall_copied(r->cc, addr, buf, len);
+    if (n < 0)
+        return false; /* unreadable at the call */
+    if ((size_t)n == len)
+        return true;
+    bool ok = procmem_read(r->memfd, addr + (uint64_t)n, (char *)buf + n, len - (size_t)n);
+    capcall_learn(r->cc, addr + (uint64_t)n, len - (size_t)n, ok ? (char *)buf + n : NULL);
+    return ok;
+}
+
+/* The registers a side's FAST_SRC_REG items name. */
+static uint32_t side_regs(const struct abi_regs *a, bool exit, uint64_t *regs)
+{
+    if (exit) {
+        regs[0] = a->rax;
+        regs[1] = a->rdx;
+        return 2;
+    }
+    const uint64_t in[6] = {a->rdi, a->rsi, a->rdx, a->rcx, a->r8, a->r9};
+    memcpy(regs, in, sizeof in);
+    return 6;
+}
+
+void hk_fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
+                         uint64_t stack, int memfd, struct hk_mem *mem)
+{
+    struct fastpath *fp = h->fast;
+    uint64_t regs[6];
+    uint32_t n = side_regs(a, exit, regs);
+    capcall_begin(fp->cc, &fp->progs[k->fast_id][exit], regs, n, stack);
+    capcall_run(fp->cc, procmem_read_ctx, &memfd);
+    fp->reader = (struct call_reader){fp->cc, memfd};
+    *mem = (struct hk_mem){read_call, &fp->reader, k};
+}
+
+void hk_fast_learn_end(struct hooks *h, struct hook *k, bool exit)
+{
+    if (h->fast->cc->changed)
+        write_prog(h, k, exit);
+    if (exit)
+        k->fast_learned_exit = true;
+    else
+        k->fast_learned = true;
+    hk_fast_update_flags(h, k); /* its first call's stop is over */
+}
+
+void hk_fast_on_stop(struct hooks *h, struct thread *t, const struct user_regs_struct *r)
+{
+    struct fastpath *fp = h->fast;
+    if (!fp)
+        return;
+    /* Only a stop delivered just past the recorder's own syscall carries its
+     * registers: one that was blocked, or a thread stepped out of the recorder
+     * meanwhile (a stacks snapshot), is late and has nothing left to do. */
+    uint64_t off = r->rip - 2 - fp->code;
+    struct hook *k = r->r12 < fp->n_fns ? fp->fns[r->r12] : NULL;
+    if (!hk_fast_in_code(h, r->rip - 2) || off + 1 >= fastrec_blob_len ||
+        fastrec_blob[off] != 0x0F || fastrec_blob[off + 1] != 0x05 || !k)
+        return;
+    if (k->role == HOOK_DRAIN)
+        hk_fast_drain_point(h);
+    if (k->role != HOOK_TRACE)
+        return; /* HOOK_OUTPUT: the tracer read the output before this */
+    struct abi_regs a;
+    memset(&a, 0, sizeof a);
+    a.rsp = r->r13;
+    if (r->r8 == FAST_TRAP_ENTER) {
+        struct fast_saved s;
+        if (!procmem_read(t->memfd, r->r9, &s, sizeof s))
+            return;
+        a.rdi = s.rdi;
+        a.rsi = s.rsi;
+        a.rdx = s.rdx;
+        a.rcx = s.rcx;
+        a.r8 = s.r8;
+        a.r9 = s.r9;
+        a.rax = s.rax;
+        memcpy(a.xmm, s.xmm, sizeof a.xmm);
+        hk_call_learn(h, t, k, &a, false);
+    } else if (r->r8 == FAST_TRAP_EXIT) {
+        struct fast_ret_saved s;
+        if (!procmem_read(t->memfd, r->r9, &s, sizeof s))
+            return;
+        a.rax = s.rax;
+        a.rdx = s.rdx;
+        memcpy(a.xmm[0], s.xmm0, sizeof a.xmm[0]);
+        memcpy(a.xmm[1], s.xmm1, sizeof a.xmm[1]);
+        hk_call_learn(h, t, k, &a, true);
+    }
+}
+
+/* ---- the drain ---------------------------------------------------------------------- */
+
+/* Starts the decoding of a record of function fn (its side exit or enter) whose
+ * reservation's other records are more[0..n_more): the copies its DATA records
+ * carry. */
+static struct hk_mem record_reader(struct hooks *h, struct process *p, struct hook *k,
+                                   bool exit, const struct abi_regs *a, uint64_t stack,
+                                   const struct fast_record *more, int n_more)
+{
+    struct fastpath *fp = h->fast;
+    uint64_t regs[6];
+    uint32_t n = side_regs(a, exit, regs);
+    capcall_begin(fp->cc, &fp->progs[k->fast_id][exit], regs, n, stack);
+    for (int i = 0; i < n_more; i++) {
+        const struct fast_data_record *d = (const struct fast_data_record *)&more[i];
+        if (d->kind == FAST_REC_DATA)
+            capcall_add_copy(fp->cc, d->item, d->addr, d->data,
+                             d->len < FAST_DATA_BYTES ? d->len : FAST_DATA_BYTES, d->want);
+    }
+    fp->reader = (struct call_reader){fp->cc, p->memfd};
+    return (struct hk_mem){read_call, &fp->reader, k};
+}
+
+/* The thread of a record of p. A thread's exit drains the rings, but a drain stops
+ * at a reservation another thread is still writing: records of a thread that has
+ * exited (and been forgotten) can come later. It is made again for them, and
+ * forgotten once its frames are (record_done). */
+static struct thread *record_thread(struct hooks *h, const struct process *p, int32_t tid)
+{
+    if (tid <= 0)
+        return NULL;
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    if (t)
+        return t;
+    bool alive = procmem_tgid(tid) == p->tgid;
+    t = hk_thread_in(h, tid, p->tgid);
+    if (t)
+        t->gone = !alive;
+    return t;
+}
+
+static void record_done(struct hooks *h, struct thread *t)
+{
+    if (t->gone && t->depth == 0)
+        hk_thread_forget(h, t);
+}
+
+/* The function (*k) and thread of record r of p; NULL when either is unknown. */
+static struct thread *record_owner(struct hooks *h, const struct process *p,
+                                   const struct fast_record *r, struct hook **k)
+{
+    struct fastpath *fp = h->fast;
+    *k = r->fn < fp->n_fns ? fp->fns[r->fn] : NULL;
+    return *k ? record_thread(h, p, r->tid) : NULL;
+}
+
+/* An enter record; unrecorded: no room for its event (a complete drain), followed
+ * as a silent frame and counted as ring-full. */
+static void on_enter_record(struct hooks *h, struct process *p, const struct fast_record *r,
+                            const struct fast_record *more, int n_more, bool unrecorded)
+{
+    struct fastpath *fp = h->fast;
+    struct hook *k;
+    struct thread *t = record_owner(h, p, r, &k);
+    if (!t)
+        return;
+    struct abi_regs a = {.rdi = r->regs[0]};
+    a.rsi = r->regs[1];
+    a.rdx = r->regs[2];
+    a.rcx = r->regs[3];
+    a.r8 = r->regs[4];
+    a.r9 = r->regs[5];
+    a.rsp = r->rsp;
+    /* Its FAST_REC_XMM record (no header) is there when its flags have FAST_FN_FP,
+     * which is k->needs_fp for good; its program's DATA records follow. */
+    if (n_more > 0 && k->needs_fp) {
+        memcpy(a.xmm, &more[0], sizeof a.xmm);
+        more++;
+        n_more--;
+    }
+    if (unrecorded && k->role == HOOK_TRACE)
+        k->ring_full_folded++;
+    struct hk_call c = {.regs = &a, .ret = r->ret, .tail = (r->flags & FAST_F_TAIL) != 0,
+                        .push = !(r->flags & FAST_F_NO_EXIT), .fast = true,
+                        .silent = unrecorded || k->role != HOOK_TRACE,
+                        .now = fast_tsc_to_ns(fp, r->tsc)};
+    c.mem = record_reader(h, p, k, false, &a, r->rsp, more, n_more);
+    hk_call_entered(h, t, k, &c);
+    record_done(h, t);
+    if (fp->cc->changed)
+        write_prog(h, k, false);
+}
+
+static void on_exit_record(struct hooks *h, struct process *p, const struct fast_record *r,
+                           const struct fast_record *more, int n_more)
+{
+    struct fastpath *fp = h->fast;
+    struct hook *k;
+    struct thread *t = record_owner(h, p, r, &k);
+    if (!t)
+        return;
+    struct abi_regs a = {.rax = r->regs[0], .rdx = r->regs[1]};
+    memcpy(a.xmm[0], &r->regs[2], 8);
+    memcpy(a.xmm[1], &r->regs[3], 8);
+    a.rsp = r->rsp + 8;
+    struct hk_mem mem = record_reader(h, p, k, true, &a, r->rsp, more, n_more);
+    hk_call_returned(h, t, r->rsp, &a, fast_tsc_to_ns(fp, r->tsc), &mem);
+    record_done(h, t);
+    if (fp->cc->changed)
+        write_prog(h, k, true);
+}
+
+bool fast_read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
+                       size_t n, struct fast_record *buf)
+{
+    size_t at = (size_t)(idx & (FAST_RING_RECORDS - 1));
+    size_t first = n < FAST_RING_RECORDS - at ? n : FAST_RING_RECORDS - at;
+    uint64_t ring = fp->area + FAST_RING_OFF;
+    return procmem_read(p->memfd, ring + at * FAST_RECORD_SIZE, buf, first * FAST_RECORD_SIZE) &&
+           (first == n || procmem_read(p->memfd, ring, buf + first,
+                                       (n - first) * FAST_RECORD_SIZE));
+}
+
+/* Whether the session's event ring has room for a batch: the drain never waits for
+ * the store (the tracer would stop serving), it leaves the records in the target's
+ * ring, where a full ring is counted per function (fast_fn.lost). */
+static bool sink_has_room(const struct hooks *h)
+{
+    const struct ring *r = h->cfg.sink.ring;
+    return !r || ring_used(r) <= 2 * ring_max_record(r); /* half of its capacity */
+}
+
+/* Reads the records of p from its tail on, stopping at a reservation still being
+ * written; false when its memory cannot be read (the process is gone).
+ *
+ * A periodic drain reads up to DRAIN_MAX_RECORDS and stops when the event ring is
+ * half full: the rest waits in the target's ring. A complete one (before a trap is
+ * handled, a stack unwound, a thread let go) reads everything: the shadow stacks
+ * must match the threads' real stacks before an int3's frame is pushed or a
+ * stack is read (an enter drained after an int3 frame of the same thread would
+ * take that frame for a stale one). Its enters that find no room in the event ring
+ * are not recorded but still followed (silent frames, counted as ring-full). */
+static bool drain_process(struct hooks *h, struct process *p, bool complete)
+{
+    struct fastpath *fp = h->fast;
+    uint64_t head;
+    if (!procmem_read(p->memfd, fp->area + offsetof(struct fast_area, head), &head, sizeof head))
+        return false;
+    uint64_t start = p->fast_tail;
+    p->fast_head = head;
+    while (p->fast_tail < head &&
+           (complete || (p->fast_tail - start < DRAIN_MAX_RECORDS && sink_has_room(h)))) {
+        uint64_t idx = p->fast_tail;
+        size_t n = head - idx < DRAIN_BATCH ? (size_t)(head - idx) : DRAIN_BATCH;
+        if (!fast_read_records(fp, p, idx, n, fp->buf))
+            return false;
+        size_t i = 0;
+        bool room = true;
+        while (i < n && (complete || i % 64 || (room = sink_has_room(h)))) {
+            const struct fast_record *r = &fp->buf[i];
+            if (r->commit != (uint32_t)(idx + i + 1) || !r->nrec || i + r->nrec > n)
+                break; /* being written, or read whole by the next batch */
+            if (complete && i % 64 == 0)
+                room = sink_has_room(h);
+            if (r->kind == FAST_REC_ENTER)
+                on_enter_record(h, p, r, r + 1, r->nrec - 1, !room);
+            else if (r->kind == FAST_REC_EXIT)
+                on_exit_record(h, p, r, r + 1, r->nrec - 1);
+            i += r->nrec;
+        }
+        if (i == 0)
+            break;
+        p->fast_tail = idx + i;
+    }
+    if (p->fast_tail != start)
+        procmem_write(p->memfd, fp->area + offsetof(struct fast_area, tail), &p->fast_tail,
+                      sizeof p->fast_tail);
+    fast_write_live(fp, p);
+    return true;
+}
+
+struct drain_walk {
+    struct hooks *h;
+    bool complete;
+};
+
+static void drain_in(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    struct process *p = value;
+    struct drain_walk *w = arg;
+    if (p->fast_ok && !drain_process(w->h, p, w->complete))
+        p->fast_ok = false;
+}
+
+/* Hot functions, from the recorder's exact counters (its main process's) every
+ * HOT_WINDOW_NS: a function called more than trace.hotCallsPerSecond once it has
+ * recorded trace.sampleAfter calls goes quiet (its recorder only counts from the
+ * next tick on). The drained records cannot tell: when the store is behind, most
+ * calls never become records. */
+static void check_hot(struct hooks *h, int64_t now)
+{
+    struct fastpath *fp = h->fast;
+    struct process *p = u64map_get(&h->procs, (uint64_t)h->cfg.pid);
+    int64_t span = now - fp->hot_checked;
+    if (span < HOT_WINDOW_NS || !p || !p->fast_ok || !fp->n_fns)
+        return;
+    struct fast_fn *fns = malloc(fp->n_fns * sizeof *fns);
+    if (fns && procmem_read(p->memfd, fast_fn_addr(fp, 0), fns, fp->n_fns * sizeof *fns)) {
+        for (uint32_t i = 0; i < fp->n_fns; i++) {
+            struct hook *k = fp->fns[i];
+            uint64_t calls = fns[i].calls - k->fast_calls_seen;
+            k->fast_calls_seen = fns[i].calls;
+            if (fp->hot_checked && !k->quiet && k->wanted && k->role == HOOK_TRACE &&
+                (int64_t)k->recorded >= h->cfg.tuning.sample_after &&
+                (double)calls * 1e9 / (double)span > (double)h->cfg.tuning.hot_calls_per_second)
+                hk_go_quiet(h, k, now);
+        }
+        fp->hot_checked = now;
+    }
+    free(fns);
+}
+
+static void drain(struct hooks *h, bool complete)
+{
+    if (!h->fast)
+        return;
+    fast_clock_pair(&h->fast->tsc1, &h->fast->ns1);
+    struct drain_walk w = {h, complete};
+    u64map_each(&h->procs, drain_in, &w);
+    check_hot(h, h->fast->ns1);
+}
+
+void hk_fast_drain(struct hooks *h)
+{
+    drain(h, true);
+}
+
+bool hooks_fast_active(const struct hooks *h)
+{
+    return h->fast && h->fast->n_fns > 0;
+}
+
+void hooks_fast_drain(struct hooks *h)
+{
+    drain(h, false);
+}

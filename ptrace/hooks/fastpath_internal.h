@@ -1,0 +1,59 @@
+/*
+ * fastpath_internal.h - the daemon's fast-path state, shared by its two files and by
+ * nothing else (the rest of ptrace/ knows the fast path through hooks_internal.h):
+ *
+ *   fastpath.c    the area and the recorder mapped into the image, a function's
+ *                 entry jump and recording flags, forks, thread exits, ring-full
+ *                 counts
+ *   fast_drain.c  the drain (records to events) and the capture programs, learned
+ *                 at the recorder's stops and extended by the drain
+ */
+#ifndef STROBE_FASTPATH_INTERNAL_H
+#define STROBE_FASTPATH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptrace/hooks/fast_abi.h"
+#include "ptrace/hooks/hooks_internal.h"
+
+#define DRAIN_BATCH 512              /* records read per pread */
+
+/* The reader of the call being decoded (read_call). */
+struct call_reader {
+    struct capcall *cc;
+    int memfd;
+};
+
+struct fastpath {
+    uint64_t area;           /* the area's address (the same in every process) */
+    uint64_t code;           /* the recorder's code */
+    uint64_t enter, ret_tramp;
+    struct hook **fns;       /* fn id -> hook */
+    struct capprog (*progs)[2]; /* fn id -> its capture program: enter, exit */
+    uint32_t n_fns;
+    struct capcall *cc;      /* the call being decoded (one at a time) */
+    struct call_reader reader;
+    int64_t hot_checked;     /* when the calls counters were last read */
+    /* rdtsc -> CLOCK_MONOTONIC: through (tsc0, ns0) and (tsc1, ns1). */
+    uint64_t tsc0, tsc1;
+    int64_t ns0, ns1;
+    struct fast_record *buf; /* DRAIN_BATCH records */
+};
+
+/* rdtsc and CLOCK_MONOTONIC read as close together as they can be. */
+void fast_clock_pair(uint64_t *tsc, int64_t *ns);
+/* A record's rdtsc as CLOCK_MONOTONIC, on the line through the area's creation and
+ * the latest drain. */
+int64_t fast_tsc_to_ns(const struct fastpath *fp, uint64_t tsc);
+/* Tells p's recorder the daemon is live (fast_area.live). */
+void fast_write_live(const struct fastpath *fp, const struct process *p);
+/* The address of function id's struct fast_fn in the area. */
+uint64_t fast_fn_addr(const struct fastpath *fp, uint32_t id);
+/* Reads n records of p's ring from index idx on into buf, in one or two pieces
+ * (across the ring's end). */
+bool fast_read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
+                       size_t n, struct fast_record *buf);
+
+#endif

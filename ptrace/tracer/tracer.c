@@ -1,0 +1,397 @@
+/*
+ * tracer.c - the per-session tracer thread: its start and end, the wait loop, the
+ * handling of each stop it reports, and the stop handlers every session has (the
+ * entry point, Rust's panic hook, the trace hooks). See tracer.h; what the tracer's
+ * other files own, and the state they share, is in tracer_internal.h.
+ *
+ * The loop waits with __WALL | __WNOTHREAD, so a tracer only ever reaps its own
+ * tracees even though several sessions run tracer threads in the same daemon.
+ * Stops it does not own a reason for are resumed as ptrace(2) prescribes:
+ * event stops and our own seize stops resume with no signal, signal-delivery stops
+ * deliver the signal, group-stops are kept with PTRACE_LISTEN so job control works.
+ *
+ * Address spaces: the main image (the program and the processes it forks) and each
+ * child that exec'd another program is a `space`: a breakpoint table (bptab.h),
+ * its hooks, its entry breakpoint. A SIGTRAP is looked up in the table of the
+ * thread's space and handed to the stop handlers of the owners holding the address,
+ * in owner order (bptab.h): traps.c owns that dispatch, and the parking, resuming
+ * and single-stepping of threads for the debugger.
+ *
+ * Threads: every tracee thread has a state. Running; stopped while the loop
+ * handles its stop; held (stopped by tr_hold() so that code can be patched, with the
+ * stop it reported, which tr_release() handles afterwards like any other); parked
+ * (a handler or the debugger keeps it stopped until tracer_resume_thread()); being
+ * stepped (PTRACE_SINGLESTEP: events and signals resume it stepping).
+ */
+#include "ptrace/tracer/tracer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/u64map.h"
+#include "ptrace/patch/bptab.h"
+#include "ptrace/tracer/crash.h"
+#include "ptrace/hooks/hooks.h"
+#include "ptrace/watch/hwwatch.h"
+#include "ptrace/tracer/tracer_internal.h"
+
+static void kick_handler(int sig) { (void)sig; }
+
+static void install_kick_handler(void)
+{
+    struct sigaction sa = {.sa_handler = kick_handler}; /* no SA_RESTART: waitpid -> EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIG_KICK, &sa, NULL);
+}
+
+/* ---- stop handlers ------------------------------------------------------------------ */
+
+/* The entry breakpoint of the main process or of an exec'd child: it goes (the
+ * thread resumes on the entry point's own instruction, or on another owner's int3
+ * there), then what the session wants is armed, with the image's threads held. */
+static enum bp_verdict entry_stop(struct tracer *t, pid_t tid, struct tracer_stop *st,
+                                  void *arg)
+{
+    (void)arg;
+    struct space *sp = tr_space_by_pid(t, tid);
+    if (!sp || !sp->entry || sp->entry != st->addr)
+        return BP_PASS;
+    bptab_remove(sp->bp, sp->entry, BP_ENTRY);
+    sp->entry = 0;
+    st->regs->rip = st->addr;
+    ptrace(PTRACE_SETREGS, tid, 0, st->regs);
+    bool is_main = sp == &t->main;
+    struct held hd;
+    tr_hold(t, sp, tid, &hd);
+    sp = tr_space_by_pid(t, tid);
+    if (sp && is_main && t->spec.on_entry)
+        t->spec.on_entry(t->spec.arg, t);
+    else if (sp && !is_main && t->spec.on_image_entry)
+        t->spec.on_image_entry(t->spec.arg, t, tid, sp->hooks);
+    tr_release(t, &hd);
+    ptrace(PTRACE_CONT, tid, 0, 0);
+    return BP_RESUMED;
+}
+
+static enum bp_verdict panic_stop(struct tracer *t, pid_t tid, struct tracer_stop *st,
+                                  void *arg)
+{
+    (void)arg;
+    return crash_on_trap(t->crash, tid, st->regs, st->owners);
+}
+
+static enum bp_verdict hook_stop(struct tracer *t, pid_t tid, struct tracer_stop *st,
+                                 void *arg)
+{
+    (void)t;
+    (void)arg;
+    return st->hooks ? hooks_on_trap(st->hooks, tid, st->regs, st->woke_ns) : BP_PASS;
+}
+
+/* ---- a stop ----------------------------------------------------------------------- */
+
+static bool is_stop_signal(int sig)
+{
+    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+void tr_handle_stop(struct tracer *t, pid_t pid, int status)
+{
+    int sig = WSTOPSIG(status);
+    int event = status >> 16;
+    if (event == PTRACE_EVENT_STOP) {
+        /* A group-stop keeps the process stopped (job control); the initial stop of
+         * an auto-attached thread or child, and our interrupts, just resume. */
+        if (is_stop_signal(sig))
+            ptrace(PTRACE_LISTEN, pid, 0, 0);
+        else
+            tr_cont(t, pid, 0);
+        return;
+    }
+    if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
+        event == PTRACE_EVENT_CLONE) {
+        struct tthread *waiting = tr_on_new_tracee(t, pid, event);
+        if (waiting)
+            tr_resume_claimed(t, waiting);
+    }
+    struct tthread *th = event ? tr_thread_of(t, pid) : NULL;
+    if (event == PTRACE_EVENT_VFORK_DONE && th)
+        th->in_vfork = false;
+    if (event == PTRACE_EVENT_EXEC)
+        tr_on_exec(t, pid);
+    if (event == PTRACE_EVENT_EXIT) {
+        tr_on_exit_event(t, pid);
+        return;
+    }
+    if (event != 0) {
+        tr_cont(t, pid, 0);
+        return;
+    }
+    struct tthread *tt = sig == SIGTRAP ? tr_thread_of(t, pid) : NULL;
+    if ((sig == SIGTRAP || sig == HOOKS_RECORDER_SIGNAL) && t->spec.drain_output)
+        t->spec.drain_output(t->spec.arg);
+    if (sig == HOOKS_RECORDER_SIGNAL && tr_recorder_stop(t, pid)) {
+        tr_cont(t, pid, 0); /* a thread being stepped steps on */
+        return;
+    }
+    /* A data watchpoint's trap (si_code TRAP_HWBKPT, DR6 B0-B3), never an int3's:
+     * recorded, and the thread runs on with no signal (a single-step's trap may
+     * carry one too: the step goes on below). */
+    bool watch_hit = tt && t->hw && hwwatch_on_trap(t->hw, pid, tt->tgid);
+    if (tt && tt->stepping && tr_step_trapped(t, pid, tt))
+        return;
+    if (watch_hit) {
+        ptrace(PTRACE_CONT, pid, 0, 0);
+        return;
+    }
+    if (sig == SIGTRAP && tr_dispatch_trap(t, pid))
+        return;
+    /* A crash is recorded before its signal is delivered: the program's own
+     * handler, or the default action, still follows (a thread being stepped steps
+     * into the handler). */
+    crash_on_signal(t->crash, pid, sig);
+    tr_cont(t, pid, sig);
+}
+
+/* The loop's handling of one stop of tid, with its thread state kept. */
+void tr_on_stop(struct tracer *t, pid_t tid, int status)
+{
+    if (tr_first_stop(t, tid, status))
+        return;
+    struct tthread *th = tr_thread_of(t, tid);
+    if (th)
+        th->state = TS_STOPPED;
+    /* Debug registers before the thread runs again: a new thread or child has
+     * none. Not at an exec stop: the exec cleared them, and the new image has
+     * no watches (hwwatch_on_exec). */
+    if (th && (status >> 16) != PTRACE_EVENT_EXEC)
+        hwwatch_on_stop(t->hw, tid, th->tgid);
+    tr_handle_stop(t, tid, status);
+    th = u64map_get(&t->threads, (uint64_t)tid);
+    if (th && th->state == TS_STOPPED)
+        th->state = TS_RUNNING;
+}
+
+/* ---- the thread --------------------------------------------------------------------- */
+
+static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
+{
+    struct tracer *t = arg;
+    struct space *sp = tr_space_of(t, tid);
+    if (sp && sp->hooks)
+        hooks_prepare_unwind(sp->hooks, tid, pc);
+}
+
+/* A watchpoint hit's unwind: the thread runs on, so its traced frames get their
+ * trampolines back afterwards (unwind_end). */
+static void watch_unwind(void *arg, pid_t tid, uint64_t *pc, bool end)
+{
+    struct tracer *t = arg;
+    struct space *sp = tr_space_of(t, tid);
+    if (!sp || !sp->hooks)
+        return;
+    if (end)
+        hooks_unwind_end(sp->hooks, tid);
+    else
+        hooks_unwind_begin(sp->hooks, tid, pc);
+}
+
+static struct crash *make_crash(struct tracer *t)
+{
+    if (!t->spec.sink.ring)
+        return NULL;
+    struct crash_config cfg = {
+        .sink = t->spec.sink,
+        .settle_output = t->spec.settle_output, .arg = t->spec.arg,
+        .prepare_unwind = prepare_unwind, .prepare_arg = t,
+    };
+    struct crash *c = crash_new(&cfg);
+    if (c)
+        crash_on_exec(c, t->main_pid, t->main.bp);
+    return c;
+}
+
+static void free_thread(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    (void)arg;
+    free(value);
+}
+
+static void *tracer_main(void *arg)
+{
+    struct tracer *t = arg;
+    t->thread_tid = (pid_t)syscall(SYS_gettid);
+    int rc = tr_launch(t);
+    if (rc == 0) {
+        t->main_alive = true;
+        tr_thread_add(t, t->main_pid, t->main_pid);
+        tr_space_init(t, &t->main, t->main_pid);
+        if (t->main.bp && t->spec.on_entry && t->spec.stop_at_entry)
+            tr_arm_entry_breakpoint(&t->main);
+        t->crash = make_crash(t);
+        if (t->spec.sink.ring) {
+            struct hwwatch_config hc = {.sink = t->spec.sink, .unwind = watch_unwind,
+                                        .unwind_arg = t};
+            t->hw = hwwatch_new(&hc);
+        }
+        tracer_add_stop_handler(t, "entry", BP_ENTRY, entry_stop, NULL);
+        tracer_add_stop_handler(t, "panic", BP_PANIC, panic_stop, NULL);
+        tracer_add_stop_handler(t, "hooks", BP_TRACE_HOOK, hook_stop, NULL);
+        if (t->spec.on_start && t->main.bp)
+            t->spec.on_start(t->spec.arg, t);
+        tr_rearm_timer_create(t);
+    }
+    sem_post(&t->started);
+    if (rc != 0)
+        return NULL;
+    ptrace(PTRACE_CONT, t->main_pid, 0, 0);
+
+    for (;;) {
+        int status;
+        pid_t pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+        if (pid < 0) {
+            if (errno == EINTR) {
+                tr_tick(t, mono_ns());
+                tr_run_command(t);
+                tr_fast_timer(t);
+                continue;
+            }
+            if (errno != ECHILD)
+                log_error("tracer of pid %d: waitpid: %s", t->main_pid, strerror(errno));
+            break;
+        }
+        if (WIFSTOPPED(status)) {
+            t->woke_ns = mono_ns();
+            tr_on_stop(t, pid, status);
+        } else {
+            tr_reap(t, pid, status);
+        }
+        if (t->throttle_due) {
+            t->throttle_due = false;
+            tr_tick(t, 0);
+        }
+        tr_run_command(t);
+        tr_fast_timer(t);
+    }
+    if (t->spec.on_finish && t->main.hooks)
+        t->spec.on_finish(t->spec.arg, t->main.hooks); /* before tracer_call refuses */
+    pthread_mutex_lock(&t->lock);
+    t->finished = true;
+    pthread_cond_broadcast(&t->cmd_done);
+    pthread_mutex_unlock(&t->lock);
+    tr_rearm_timer_delete(t);
+    tr_space_free(&t->main);
+    while (t->n_images)
+        tr_image_drop(t, t->images[0].pid);
+    crash_free(t->crash);
+    t->crash = NULL;
+    hwwatch_free(t->hw);
+    t->hw = NULL;
+    u64map_each(&t->threads, free_thread, NULL);
+    u64map_free(&t->threads);
+    return NULL;
+}
+
+struct hooks *tracer_hooks(struct tracer *t) { return t->main.hooks; }
+
+struct bptab *tracer_bptab(struct tracer *t) { return t->main.bp; }
+struct hwwatch *tracer_hwwatch(struct tracer *t) { return t->hw; }
+pid_t tracer_pid(const struct tracer *t) { return t->main_pid; }
+
+static void set_fast_in(pid_t pid, struct hooks *h, void *arg)
+{
+    hooks_set_fast(h, pid, *(bool *)arg);
+}
+
+void tracer_set_fast(struct tracer *t, bool fast)
+{
+    t->spec.tuning.fast = fast; /* what make_hooks gives an image that execs later */
+    if (t->main.hooks)
+        hooks_set_fast(t->main.hooks, t->main_pid, fast);
+    tracer_each_image(t, set_fast_in, &fast); /* the children that exec'd */
+}
+
+/* A stop round trip costs 11 us when tracer and target share a CPU and 45-78 us
+ * when they do not (design.md, bench_trace). With a CPU idle, the scheduler wakes
+ * the target on it every time, so "share" has to be forced: the tracer thread and
+ * the target's main thread are pinned to the CPU the tracer runs on. Threads and
+ * processes the target creates get the original affinity back, so a parallel
+ * program still runs in parallel. */
+void tracer_pin(struct tracer *t)
+{
+    if (t->pinned || !t->spec.tuning.pin_cpu || t->spec.tuning.fast ||
+        sched_getaffinity(0, sizeof t->original_cpus, &t->original_cpus) != 0 ||
+        CPU_COUNT(&t->original_cpus) < 2)
+        return;
+    int cpu = sched_getcpu();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) == 0 &&
+        sched_setaffinity(t->main_pid, sizeof one, &one) == 0)
+        t->pinned = true;
+}
+
+int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid,
+                 struct strobe_error *e)
+{
+    struct tracer *t = calloc(1, sizeof *t);
+    if (!t)
+        return err_set(e, ERR_INTERNAL, "out of memory starting a tracer");
+    t->spec = *spec;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_kick_handler);
+    sem_init(&t->started, 0, 0);
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->cmd_done, NULL);
+    if (pthread_create(&t->thread, NULL, tracer_main, t) != 0) {
+        sem_destroy(&t->started);
+        pthread_mutex_destroy(&t->lock);
+        free(t);
+        return err_set(e, ERR_INTERNAL, "cannot create the tracer thread");
+    }
+    while (sem_wait(&t->started) != 0 && errno == EINTR)
+        ;
+    if (t->start_failed) {
+        if (e)
+            *e = t->start_error;
+        tracer_join(t);
+        return -1;
+    }
+    *pid = t->main_pid;
+    *out = t;
+    return 0;
+}
+
+bool tracer_finished(struct tracer *t)
+{
+    pthread_mutex_lock(&t->lock);
+    bool done = t->finished;
+    pthread_mutex_unlock(&t->lock);
+    return done;
+}
+
+void tracer_join(struct tracer *t)
+{
+    if (!t)
+        return;
+    pthread_join(t->thread, NULL);
+    sem_destroy(&t->started);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->cmd_done);
+    free(t);
+}
