@@ -18,6 +18,7 @@
 #include "core/daemon.h"
 #include "mcp/server.h"
 #include "ptrace/native.h"
+#include "testrun/testrun.h"
 
 static int usage(FILE *f, int status)
 {
@@ -75,7 +76,8 @@ int main(int argc, char **argv)
             return 70;
         }
         static const struct daemon_protocol mcp = {.serve = mcp_serve, .refuse = mcp_refuse};
-        return daemon_run(idle, &mcp);
+        static const struct daemon_service *const services[] = {&testrun_service};
+        return daemon_run(idle, &mcp, services, 1);
     }
     fprintf(stderr, "strobe: unknown command '%s'\n", cmd);
     return usage(stderr, 64);

@@ -38,7 +38,6 @@
 #include "core/collector.h"
 #include "core/poll.h"
 #include "core/session.h"
-#include "core/testrun/testrun.h"
 
 struct client {
     pthread_t thread;
@@ -55,6 +54,8 @@ struct client {
 static struct {
     struct store *store;
     const struct daemon_protocol *protocol;
+    const struct daemon_service *const *services;
+    int n_services;
     _Atomic int64_t last_activity_s;
     pthread_mutex_t lock; /* guards clients, n_clients */
     struct client *clients;
@@ -360,6 +361,15 @@ static int take_lock(const char *path, char *why, size_t whylen)
     return fd;
 }
 
+/* Work the services still do (the serve loop only). */
+static int services_busy(void)
+{
+    int n = 0;
+    for (int i = 0; i < d.n_services; i++)
+        n += d.services[i]->busy();
+    return n;
+}
+
 static int get_paths(char paths[][PATH_MAX])
 {
     char err[512];
@@ -389,16 +399,17 @@ static void serve_loop(int lfd, int sfd, int idle_timeout_s)
         if (pfd[0].revents & POLLIN)
             accept_client(lfd);
         int clients = reap_clients(false);
-        if (clients == 0 && sessions_running() == 0 && testruns_running() == 0 &&
+        if (clients == 0 && sessions_running() == 0 && services_busy() == 0 &&
             now_s() - atomic_load(&d.last_activity_s) >= idle_timeout_s) {
-            log_info("idle for %d s with no client, running session or test run: exiting",
-                     idle_timeout_s);
+            log_info("idle for %d s with no client, running session or busy service: "
+                     "exiting", idle_timeout_s);
             break;
         }
     }
 }
 
-int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol)
+int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol,
+               const struct daemon_service *const *services, int n_services)
 {
     /* Everything the daemon creates (database, WAL, log) is private to the user. */
     umask(077);
@@ -445,13 +456,13 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol)
     if (orphans > 0)
         log_info("marked %d session(s) of a previous daemon as stopped", orphans);
     sessions_init(d.store, paths[STROBE_SETTINGS]);
-    char tests_dir[PATH_MAX];
-    if (strobe_private_dir(NULL, "tests", tests_dir, sizeof tests_dir, home_err,
-                           sizeof home_err) != 0) {
-        log_error("%s", home_err);
-        tests_dir[0] = '\0';
-    }
-    testruns_init(d.store, tests_dir);
+    char home[PATH_MAX];
+    if (strobe_home(home, sizeof home, home_err, sizeof home_err) != 0)
+        home[0] = '\0';
+    d.services = services;
+    d.n_services = n_services;
+    for (int i = 0; i < n_services; i++)
+        services[i]->init(d.store, home[0] ? home : NULL);
     retention_check();
     retention_start();
     d.protocol = protocol;
@@ -474,7 +485,8 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol)
     reap_clients(true);
     retention_stop();
     polls_shutdown();
-    testruns_shutdown();
+    for (int i = n_services - 1; i >= 0; i--)
+        services[i]->shutdown();
     sessions_shutdown();
     store_close(d.store);
     collectors_shutdown();

@@ -27,7 +27,7 @@
 #include "base/event.h"
 #include "base/ring.h"
 #include "core/session.h"
-#include "core/testrun/testrun.h"
+#include "testrun/testrun.h"
 #include "mcp/server.h"
 #include "store/store.h"
 

@@ -1,6 +1,6 @@
 /*
  * tool_test.c - debug_test (action "run" and "status") and its spec-003 alias
- * debug_test_status: a test run started in the background (core/testrun/testrun.h)
+ * debug_test_status: a test run started in the background (testrun/testrun.h)
  * and its progress or outcome, shaped for an agent.
  *
  * The outcome fits TEST_BUDGET: the summary and the build errors first, then
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/testrun/testrun.h"
+#include "testrun/testrun.h"
 #include "mcp/args.h"
 #include "mcp/budget.h"
 #include "mcp/tools.h"

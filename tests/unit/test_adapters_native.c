@@ -1,6 +1,6 @@
 /*
  * test_adapters_native.c - unit tests of the cargo, GoogleTest and go test adapters
- * (core/testrun/adapter_{cargo,gtest,go}.c): detection, the commands they build,
+ * (testrun/adapter_{cargo,gtest,go}.c): detection, the commands they build,
  * their live progress, and parse() on output recorded from the fixture projects
  * under tests/fixtures/testproj/ (tests/unit/data/testrun/record_native.sh made the
  * recordings). Runs from the repository root, as make does.
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/testrun/adapter.h"
+#include "testrun/adapter.h"
 #include "tests/unit/tmpdir.h"
 
 #define DATA "tests/unit/data/testrun/"

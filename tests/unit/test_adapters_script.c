@@ -1,6 +1,6 @@
 /*
  * test_adapters_script.c - unit tests of the unittest, jest, vitest and mocha
- * adapters (core/testrun/adapter_*.c, jsproj.c): detection on the fixture projects
+ * adapters (testrun/adapter_*.c, jsproj.c): detection on the fixture projects
  * and on scratch ones, the commands they build, and parse() and the live parser
  * fed with output recorded from real runs of tests/fixtures/testproj/{unittest,js}
  * (tests/unit/data/testrun/, absolute paths rewritten to /src/testproj).
@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/testrun/adapter.h"
+#include "testrun/adapter.h"
 #include "tmpdir.h"
 
 /* ---- the runner's progress calls, recorded ---------------------------------- */

@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "base/strbuf.h"
-#include "core/testrun/adapter.h"
-#include "core/testrun/junit.h"
-#include "core/testrun/xml.h"
+#include "testrun/adapter.h"
+#include "testrun/junit.h"
+#include "testrun/xml.h"
 
 /* ---- the runner's progress calls, logged ----------------------------------------- */
 

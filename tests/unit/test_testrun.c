@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "core/testrun/adapter.h"
-#include "core/testrun/proc.h"
-#include "core/testrun/stuck.h"
-#include "core/testrun/tsuggest.h"
+#include "testrun/adapter.h"
+#include "testrun/proc.h"
+#include "testrun/stuck.h"
+#include "testrun/tsuggest.h"
 #include "store/store.h"
 #include "tests/unit/tmpdir.h"
 
