@@ -25,156 +25,7 @@
 
 /* ---- capture programs (capprog.h) ------------------------------------------------- */
 
-static uint64_t prog_addr(const struct fastpath *fp, uint32_t id)
-{
-    return fp->area + FAST_PROGS_OFF + (uint64_t)id * sizeof(struct fast_prog);
-}
-
-struct prog_write {
-    uint64_t items, count; /* where in the area */
-    const struct capprog *cp;
-};
-
-/* The items first, then their count: a thread reading the count sees items written. */
-static void write_prog_in(uint64_t key, void *value, void *arg)
-{
-    (void)key;
-    const struct process *p = value;
-    const struct prog_write *pw = arg;
-    if (p->fast_ok &&
-        procmem_write(p->memfd, pw->items, pw->cp->item, pw->cp->n * sizeof *pw->cp->item))
-        procmem_write(p->memfd, pw->count, &pw->cp->n, sizeof pw->cp->n);
-}
-
-/* Writes side exit (or enter) of k's program into every process of the image. */
-static void write_prog(struct hooks *h, const struct hook *k, bool exit)
-{
-    uint64_t at = prog_addr(h->fast, k->fast_id);
-    struct prog_write pw = {
-        at + (exit ? offsetof(struct fast_prog, exit) : offsetof(struct fast_prog, enter)),
-        at + (exit ? offsetof(struct fast_prog, n_exit) : offsetof(struct fast_prog, n_enter)),
-        &h->fast->progs[k->fast_id][exit]};
-    u64map_each(&h->procs, write_prog_in, &pw);
-}
-
-/* Reads memory for the decoding of one call (capprog.h): from its copies first,
- * the rest live, learned. */
-static bool read_call(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-    const struct call_reader *r = ctx;
-    long n = capcall_copied(r->cc, addr, buf, len);
-    if (n < 0)
-        return false; /* unreadable at the call */
-    if ((size_t)n == len)
-        return true;
-    bool ok = procmem_read(r->memfd, addr + (uint64_t)n, (char *)buf + n, len - (size_t)n);
-    capcall_learn(r->cc, addr + (uint64_t)n, len - (size_t)n, ok ? (char *)buf + n : NULL);
-    return ok;
-}
-
-/* The registers a side's FAST_SRC_REG items name. */
-static uint32_t side_regs(const struct abi_regs *a, bool exit, uint64_t *regs)
-{
-    if (exit) {
-        regs[0] = a->rax;
-        regs[1] = a->rdx;
-        return 2;
-    }
-    const uint64_t in[6] = {a->rdi, a->rsi, a->rdx, a->rcx, a->r8, a->r9};
-    memcpy(regs, in, sizeof in);
-    return 6;
-}
-
-void hk_fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
-                         uint64_t stack, int memfd, struct hk_mem *mem)
-{
-    struct fastpath *fp = h->fast;
-    uint64_t regs[6];
-    uint32_t n = side_regs(a, exit, regs);
-    capcall_begin(fp->cc, &fp->progs[k->fast_id][exit], regs, n, stack);
-    capcall_run(fp->cc, procmem_read_ctx, &memfd);
-    fp->reader = (struct call_reader){fp->cc, memfd};
-    *mem = (struct hk_mem){read_call, &fp->reader, k};
-}
-
-void hk_fast_learn_end(struct hooks *h, struct hook *k, bool exit)
-{
-    if (h->fast->cc->changed)
-        write_prog(h, k, exit);
-    if (exit)
-        k->fast_learned_exit = true;
-    else
-        k->fast_learned = true;
-    hk_fast_update_flags(h, k); /* its first call's stop is over */
-}
-
-void hk_fast_on_stop(struct hooks *h, struct thread *t, const struct user_regs_struct *r)
-{
-    struct fastpath *fp = h->fast;
-    if (!fp)
-        return;
-    /* Only a stop delivered just past the recorder's own syscall carries its
-     * registers: one that was blocked, or a thread stepped out of the recorder
-     * meanwhile (a stacks snapshot), is late and has nothing left to do. */
-    uint64_t off = r->rip - 2 - fp->code;
-    struct hook *k = r->r12 < fp->n_fns ? fp->fns[r->r12] : NULL;
-    if (!hk_fast_in_code(h, r->rip - 2) || off + 1 >= fastrec_blob_len ||
-        fastrec_blob[off] != 0x0F || fastrec_blob[off + 1] != 0x05 || !k)
-        return;
-    if (k->role == HOOK_DRAIN)
-        hk_fast_drain_point(h);
-    if (k->role != HOOK_TRACE)
-        return; /* HOOK_OUTPUT: the tracer read the output before this */
-    struct abi_regs a;
-    memset(&a, 0, sizeof a);
-    a.rsp = r->r13;
-    if (r->r8 == FAST_TRAP_ENTER) {
-        struct fast_saved s;
-        if (!procmem_read(t->memfd, r->r9, &s, sizeof s))
-            return;
-        a.rdi = s.rdi;
-        a.rsi = s.rsi;
-        a.rdx = s.rdx;
-        a.rcx = s.rcx;
-        a.r8 = s.r8;
-        a.r9 = s.r9;
-        a.rax = s.rax;
-        memcpy(a.xmm, s.xmm, sizeof a.xmm);
-        hk_call_learn(h, t, k, &a, false);
-    } else if (r->r8 == FAST_TRAP_EXIT) {
-        struct fast_ret_saved s;
-        if (!procmem_read(t->memfd, r->r9, &s, sizeof s))
-            return;
-        a.rax = s.rax;
-        a.rdx = s.rdx;
-        memcpy(a.xmm[0], s.xmm0, sizeof a.xmm[0]);
-        memcpy(a.xmm[1], s.xmm1, sizeof a.xmm[1]);
-        hk_call_learn(h, t, k, &a, true);
-    }
-}
-
 /* ---- the drain ---------------------------------------------------------------------- */
-
-/* Starts the decoding of a record of function fn (its side exit or enter) whose
- * reservation's other records are more[0..n_more): the copies its DATA records
- * carry. */
-static struct hk_mem record_reader(struct hooks *h, struct process *p, struct hook *k,
-                                   bool exit, const struct abi_regs *a, uint64_t stack,
-                                   const struct fast_record *more, int n_more)
-{
-    struct fastpath *fp = h->fast;
-    uint64_t regs[6];
-    uint32_t n = side_regs(a, exit, regs);
-    capcall_begin(fp->cc, &fp->progs[k->fast_id][exit], regs, n, stack);
-    for (int i = 0; i < n_more; i++) {
-        const struct fast_data_record *d = (const struct fast_data_record *)&more[i];
-        if (d->kind == FAST_REC_DATA)
-            capcall_add_copy(fp->cc, d->item, d->addr, d->data,
-                             d->len < FAST_DATA_BYTES ? d->len : FAST_DATA_BYTES, d->want);
-    }
-    fp->reader = (struct call_reader){fp->cc, p->memfd};
-    return (struct hk_mem){read_call, &fp->reader, k};
-}
 
 /* The thread of a record of p. A thread's exit drains the rings, but a drain stops
  * at a reservation another thread is still writing: records of a thread that has
@@ -239,11 +90,11 @@ static void on_enter_record(struct hooks *h, struct process *p, const struct fas
                         .push = !(r->flags & FAST_F_NO_EXIT), .fast = true,
                         .silent = unrecorded || k->role != HOOK_TRACE,
                         .now = fast_tsc_to_ns(fp, r->tsc)};
-    c.mem = record_reader(h, p, k, false, &a, r->rsp, more, n_more);
+    c.mem = hk_fast_record_reader(h, p, k, false, &a, r->rsp, more, n_more);
     hk_call_entered(h, t, k, &c);
     record_done(h, t);
     if (fp->cc->changed)
-        write_prog(h, k, false);
+        hk_fast_write_prog(h, k, false);
 }
 
 static void on_exit_record(struct hooks *h, struct process *p, const struct fast_record *r,
@@ -258,22 +109,11 @@ static void on_exit_record(struct hooks *h, struct process *p, const struct fast
     memcpy(a.xmm[0], &r->regs[2], 8);
     memcpy(a.xmm[1], &r->regs[3], 8);
     a.rsp = r->rsp + 8;
-    struct hk_mem mem = record_reader(h, p, k, true, &a, r->rsp, more, n_more);
+    struct hk_mem mem = hk_fast_record_reader(h, p, k, true, &a, r->rsp, more, n_more);
     hk_call_returned(h, t, r->rsp, &a, fast_tsc_to_ns(fp, r->tsc), &mem);
     record_done(h, t);
     if (fp->cc->changed)
-        write_prog(h, k, true);
-}
-
-bool fast_read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
-                       size_t n, struct fast_record *buf)
-{
-    size_t at = (size_t)(idx & (FAST_RING_RECORDS - 1));
-    size_t first = n < FAST_RING_RECORDS - at ? n : FAST_RING_RECORDS - at;
-    uint64_t ring = fp->area + FAST_RING_OFF;
-    return procmem_read(p->memfd, ring + at * FAST_RECORD_SIZE, buf, first * FAST_RECORD_SIZE) &&
-           (first == n || procmem_read(p->memfd, ring, buf + first,
-                                       (n - first) * FAST_RECORD_SIZE));
+        hk_fast_write_prog(h, k, true);
 }
 
 /* Whether the session's event ring has room for a batch: the drain never waits for
@@ -399,4 +239,18 @@ bool hooks_fast_active(const struct hooks *h)
 void hooks_fast_drain(struct hooks *h)
 {
     drain(h, false);
+}
+
+static void name_stale(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    (void)arg;
+    struct thread *t = value;
+    t->name_read_ns = 0;
+}
+
+void hk_fast_drain_point(struct hooks *h)
+{
+    hk_fast_drain(h);
+    u64map_each(&h->threads, name_stale, NULL);
 }

@@ -65,20 +65,6 @@ static bool is_libc(const char *path)
     return strncmp(base ? base + 1 : path, "libc.so", 7) == 0;
 }
 
-static void name_stale(uint64_t key, void *value, void *arg)
-{
-    (void)key;
-    (void)arg;
-    struct thread *t = value;
-    t->name_read_ns = 0;
-}
-
-void hk_fast_drain_point(struct hooks *h)
-{
-    hk_fast_drain(h);
-    u64map_each(&h->threads, name_stale, NULL);
-}
-
 void hk_fast_hook_libc(struct hooks *h, pid_t stopped_tid)
 {
     if (h->libc_hooked)

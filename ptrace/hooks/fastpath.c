@@ -269,8 +269,6 @@ bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
     if (!h->fast && !h->fast_why[0] && main) { /* one attempt per image */
         h->fast = fastpath_create(h, stopped_tid, memfd, h->fast_why, sizeof h->fast_why);
         main->fast_ok = h->fast != NULL;
-        if (h->fast)
-            hk_fast_hook_libc(h, stopped_tid);
     }
     struct fastpath *fp = h->fast;
     if (!fp || !main) {
@@ -478,7 +476,6 @@ void hk_fast_on_thread_exit(struct hooks *h, struct thread *t)
     struct user_regs_struct r;
     if (!fp || !p || !p->fast_ok || ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0 || !r.fs_base)
         return;
-    hk_fast_drain(h);
     snapshot_lost(fp, p);
     /* Its slot keeps its key (a later thread on the same TCB finds it) and forgets
      * its tid and frames. */
@@ -499,4 +496,31 @@ void hk_fast_on_thread_exit(struct hooks *h, struct thread *t)
         }
         return;
     }
+}
+
+bool fast_read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
+                       size_t n, struct fast_record *buf)
+{
+    size_t at = (size_t)(idx & (FAST_RING_RECORDS - 1));
+    size_t first = n < FAST_RING_RECORDS - at ? n : FAST_RING_RECORDS - at;
+    uint64_t ring = fp->area + FAST_RING_OFF;
+    return procmem_read(p->memfd, ring + at * FAST_RECORD_SIZE, buf, first * FAST_RECORD_SIZE) &&
+           (first == n || procmem_read(p->memfd, ring, buf + first,
+                                       (n - first) * FAST_RECORD_SIZE));
+}
+
+struct hook *hk_fast_stop_hook(const struct hooks *h, const struct user_regs_struct *r)
+{
+    const struct fastpath *fp = h->fast;
+    if (!fp)
+        return NULL;
+    /* Only a stop delivered just past the recorder's own syscall carries its
+     * registers: one that was blocked, or a thread stepped out of the recorder
+     * meanwhile (a stacks snapshot), is late and has nothing left to do. */
+    uint64_t off = r->rip - 2 - fp->code;
+    struct hook *k = r->r12 < fp->n_fns ? fp->fns[r->r12] : NULL;
+    if (!hk_fast_in_code(h, r->rip - 2) || off + 1 >= fastrec_blob_len ||
+        fastrec_blob[off] != 0x0F || fastrec_blob[off + 1] != 0x05)
+        return NULL;
+    return k;
 }

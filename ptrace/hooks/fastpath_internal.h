@@ -1,12 +1,14 @@
 /*
- * fastpath_internal.h - the daemon's fast-path state, shared by its two files and by
- * nothing else (the rest of ptrace/ knows the fast path through hooks_internal.h):
+ * fastpath_internal.h - the daemon's fast-path state, shared by its three files and
+ * by nothing else (the rest of ptrace/ knows the fast path through
+ * hooks_internal.h):
  *
  *   fastpath.c    the area and the recorder mapped into the image, a function's
  *                 entry jump and recording flags, forks, thread exits, ring-full
- *                 counts
- *   fast_drain.c  the drain (records to events) and the capture programs, learned
- *                 at the recorder's stops and extended by the drain
+ *                 counts, the ring's records read
+ *   fast_learn.c  the capture programs, learned at a live decoding (an int3, the
+ *                 recorder's stops) and extended by the drain
+ *   fast_drain.c  the drain: records to events
  */
 #ifndef STROBE_FASTPATH_INTERNAL_H
 #define STROBE_FASTPATH_INTERNAL_H
@@ -55,5 +57,15 @@ uint64_t fast_fn_addr(const struct fastpath *fp, uint32_t id);
  * (across the ring's end). */
 bool fast_read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
                        size_t n, struct fast_record *buf);
+
+/* (fast_learn.c) Writes side exit (or enter) of k's capture program into every
+ * process of the image. */
+void hk_fast_write_prog(struct hooks *h, const struct hook *k, bool exit);
+/* (fast_learn.c) The reader of a record of k's call in p (its side exit or enter,
+ * registers a, the return address's slot stack) whose reservation's DATA records
+ * more[0..n_more) carry its copies: the rest is read live, and learned. */
+struct hk_mem hk_fast_record_reader(struct hooks *h, struct process *p, struct hook *k,
+                                    bool exit, const struct abi_regs *a, uint64_t stack,
+                                    const struct fast_record *more, int n_more);
 
 #endif

@@ -26,68 +26,6 @@
 
 /* ---- processes and threads ------------------------------------------------- */
 
-struct process *hk_process_get(struct hooks *h, pid_t tgid)
-{
-    struct process *p = u64map_get(&h->procs, (uint64_t)tgid);
-    if (p)
-        return p;
-    p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    p->tgid = tgid;
-    p->memfd = procmem_open(tgid);
-    if (p->memfd < 0 || u64map_put(&h->procs, (uint64_t)tgid, p) != 0) {
-        if (p->memfd >= 0)
-            close(p->memfd);
-        free(p);
-        return NULL;
-    }
-    return p;
-}
-
-static struct thread *thread_new(struct hooks *h, pid_t tid, pid_t tgid)
-{
-    struct process *p = hk_process_get(h, tgid);
-    struct thread *t = p ? calloc(1, sizeof *t) : NULL;
-    if (!t)
-        return NULL;
-    t->tid = tid;
-    t->tgid = tgid;
-    t->memfd = p->memfd;
-    if (u64map_put(&h->threads, (uint64_t)tid, t) != 0) {
-        free(t);
-        return NULL;
-    }
-    return t;
-}
-
-struct thread *hk_thread_get(struct hooks *h, pid_t tid)
-{
-    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
-    return t ? t : thread_new(h, tid, procmem_tgid(tid));
-}
-
-struct thread *hk_thread_in(struct hooks *h, pid_t tid, pid_t tgid)
-{
-    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
-    return t ? t : thread_new(h, tid, tgid);
-}
-
-struct frame *hk_frame_push(struct thread *t)
-{
-    if (t->depth == t->cap) {
-        if (t->cap >= MAX_FRAMES)
-            return NULL;
-        int cap = t->cap ? t->cap * 2 : 32;
-        struct frame *f = realloc(t->frames, (size_t)cap * sizeof *f);
-        if (!f)
-            return NULL;
-        t->frames = f;
-        t->cap = cap;
-    }
-    return &t->frames[t->depth++];
-}
-
 /* ---- bookkeeping ------------------------------------------------------------------- */
 
 void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process,
@@ -101,7 +39,7 @@ void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new
         child = NULL;
     }
     if (!child)
-        child = thread_new(h, child_tid, tgid);
+        child = hk_thread_new(h, child_tid, tgid);
     struct process *cp = new_process ? u64map_get(&h->procs, (uint64_t)tgid) : NULL;
     if (cp && parent) {
         cp->forked = true;
@@ -121,18 +59,6 @@ void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new
             child->cap = parent->cap;
         }
     }
-}
-
-static void thread_free(struct thread *t)
-{
-    free(t->frames);
-    free(t);
-}
-
-void hk_thread_forget(struct hooks *h, struct thread *t)
-{
-    u64map_del(&h->threads, (uint64_t)t->tid);
-    thread_free(t);
 }
 
 struct forget_state {
@@ -173,12 +99,27 @@ void hooks_on_exit(struct hooks *h, pid_t tid)
         struct forget_state st = {.tgid = t->tgid};
         u64map_each(&h->threads, collect_gone_of, &st); /* their process goes */
         for (int i = 0; i < st.n; i++)
-            thread_free(u64map_del(&h->threads, (uint64_t)st.tids[i]));
+            hk_thread_free(u64map_del(&h->threads, (uint64_t)st.tids[i]));
         p = u64map_del(&h->procs, (uint64_t)t->tgid);
         if (p)
             hk_process_free(h, p);
     }
-    thread_free(t);
+    hk_thread_free(t);
+}
+
+/* A thread stops to exit: the fast path's records are drained while its slot
+ * still names it, then the slot forgets it; its process's counters are read while
+ * they are there. */
+void hooks_on_exit_event(struct hooks *h, pid_t tid)
+{
+    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
+    if (t && h->fast) {
+        hk_fast_drain(h);
+        hk_fast_on_thread_exit(h, t);
+    }
+    struct process *p = t ? u64map_get(&h->procs, (uint64_t)t->tgid) : NULL;
+    if (p)
+        hk_count_read_last(h, p);
 }
 
 bool hooks_owns_thread(const struct hooks *h, pid_t tid)
@@ -189,7 +130,7 @@ bool hooks_owns_thread(const struct hooks *h, pid_t tid)
 void hooks_adopt(struct hooks *h, pid_t pid)
 {
     if (!u64map_get(&h->threads, (uint64_t)pid))
-        thread_new(h, pid, pid);
+        hk_thread_new(h, pid, pid);
 }
 
 
@@ -283,7 +224,7 @@ static void free_thread(uint64_t key, void *value, void *arg)
 {
     (void)key;
     (void)arg;
-    thread_free(value);
+    hk_thread_free(value);
 }
 
 static void free_process(uint64_t key, void *value, void *arg)

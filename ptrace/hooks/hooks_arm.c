@@ -1,5 +1,6 @@
 /*
- * hooks_arm.c - scratch areas, and the arming and disarming of hooks (hooks.h).
+ * hooks_arm.c - the arming and disarming of hooks (hooks.h), in the scratch areas
+ * of hooks_areas.c.
  *
  * Scratch areas: 1 MiB mapped near a module (so rel32 and RIP-relative fix-ups
  * reach), each with a 64 KiB writable block beside it for the counting jumps'
@@ -15,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 
 #include "base/u64map.h"
 #include "dwarf/abi.h"
@@ -25,133 +24,6 @@
 #include "ptrace/patch/inject.h"
 #include "ptrace/proc/procmem.h"
 #include "ptrace/patch/reloc.h"
-
-/* ---- scratch areas ----------------------------------------------------------- */
-
-static bool reaches(uint64_t a, uint64_t b)
-{
-    uint64_t d = a > b ? a - b : b - a;
-    return d < (1ULL << 31) - SCRATCH_SIZE;
-}
-
-/* How many scratch areas process p has (the main process has them all). */
-size_t hk_areas_in(const struct hooks *h, const struct process *p)
-{
-    return p && p->forked ? p->n_areas : h->n_areas;
-}
-
-/* Whether addr lies in one of the first n scratch areas. */
-bool hk_in_areas(const struct hooks *h, size_t n, uint64_t addr)
-{
-    for (size_t i = 0; i < n && i < h->n_areas; i++)
-        if (addr >= h->areas[i].base && addr < h->areas[i].base + SCRATCH_SIZE)
-            return true;
-    return false;
-}
-
-/* The return trampoline for a hook at addr in a process with the first n areas:
- * the area near addr, else any (a return address reaches anywhere); 0 if none. */
-uint64_t hk_trampoline_for(const struct hooks *h, size_t n, uint64_t addr)
-{
-    for (size_t i = 0; i < n && i < h->n_areas; i++)
-        if (reaches(h->areas[i].base, addr))
-            return h->areas[i].base;
-    return n && h->n_areas ? h->areas[0].base : 0;
-}
-
-size_t hk_areas_of_thread(const struct hooks *h, const struct thread *t)
-{
-    return hk_areas_in(h, u64map_get(&h->procs, (uint64_t)t->tgid));
-}
-
-static uint64_t map_counters(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t base);
-
-/* A free slot of size bytes (a multiple of RELOC_SLOT_SIZE) near [lo, hi), mapping
- * a new area through stopped_tid if needed (0: only in the areas there are). */
-uint64_t hk_slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo,
-                          uint64_t hi, uint64_t size)
-{
-    for (size_t i = 0; i < h->n_areas; i++) {
-        struct scratch *s = &h->areas[i];
-        if (reaches(s->base, lo) && reaches(s->base, hi) && s->used + size <= SCRATCH_SIZE) {
-            uint64_t slot = s->base + s->used;
-            s->used += size;
-            return slot;
-        }
-    }
-    if (!stopped_tid)
-        return 0;
-    uint64_t want = procmem_free_near(h->cfg.pid, lo, hi, SCRATCH_SIZE);
-    struct step_signals kept = {0};
-    uint64_t base = want ? inject_mmap_exec(stopped_tid, memfd, want, SCRATCH_SIZE, &kept)
-                         : 0;
-    step_signals_resend(stopped_tid, &kept); /* delivered again; nothing is lost */
-    if (!base)
-        return 0;
-    struct scratch *areas = realloc(h->areas, (h->n_areas + 1) * sizeof *areas);
-    if (!areas)
-        return 0;
-    h->areas = areas;
-    /* The trampoline's int3: in this process alone, children forked before may
-     * have their own data there. */
-    if (!bptab_insert_only(h->cfg.bp, base, BP_TRACE_HOOK, h->cfg.pid))
-        return 0;
-    h->areas[h->n_areas++] = (struct scratch){base, 2 * RELOC_SLOT_SIZE,
-                                              map_counters(h, stopped_tid, memfd, base), 0};
-    return base + RELOC_SLOT_SIZE;
-}
-
-/* The counting jumps' counter block of a new scratch area at base, mapped beside
- * it in the same stop: 0 if it cannot be (those functions then count on their int3). */
-static uint64_t map_counters(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t base)
-{
-    uint64_t want = procmem_free_near(h->cfg.pid, base, base + SCRATCH_SIZE, COUNTERS_SIZE);
-    long args[6] = {(long)want, COUNTERS_SIZE, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0};
-    struct step_signals kept = {0};
-    long r = want ? inject_syscall(stopped_tid, memfd, SYS_mmap, args, &kept) : -1;
-    step_signals_resend(stopped_tid, &kept);
-    if (r < 0 && r > -4096)
-        return 0;
-    return reaches((uint64_t)r, base) ? (uint64_t)r : 0;
-}
-
-/* A counter for a counting jump whose trampoline is at tramp, 0 if none is left. */
-uint64_t hk_counter_near(struct hooks *h, uint64_t tramp)
-{
-    for (size_t i = 0; i < h->n_areas; i++) {
-        struct scratch *s = &h->areas[i];
-        if (tramp >= s->base && tramp < s->base + SCRATCH_SIZE && s->counters &&
-            s->counters_used + 8 <= COUNTERS_SIZE) {
-            s->counters_used += 8;
-            return s->counters + s->counters_used - 8;
-        }
-    }
-    return 0;
-}
-
-/* ---- arming ------------------------------------------------------------------ */
-
-/* Puts hook k's int3 (arm) or takes it out, through the image's breakpoint table,
- * which writes every process of the image: forked children's memory is a copy, so
- * patterns changed after the fork reach them only this way. */
-static bool patch(struct hooks *h, struct hook *k, bool arm)
-{
-    return arm ? bptab_insert(h->cfg.bp, k->addr, BP_TRACE_HOOK)
-               : bptab_remove(h->cfg.bp, k->addr, BP_TRACE_HOOK);
-}
-
-bool hk_write_int3(struct hooks *h, struct hook *k)
-{
-    k->armed = patch(h, k, true);
-    return k->armed;
-}
-
-void hk_restore_orig(struct hooks *h, struct hook *k)
-{
-    if (k->armed && patch(h, k, false))
-        k->armed = false;
-}
 
 static bool type_is_float(const struct dw_type *t)
 {
@@ -165,34 +37,6 @@ static bool needs_fp(const struct dw_function *fn)
     for (size_t i = 0; i < fn->n_params && !fp; i++)
         fp = type_is_float(fn->params[i].type) || fn->params[i].type->kind == DWT_STRUCT;
     return fp;
-}
-
-struct scratch_copy {
-    const struct hooks *h;
-    uint64_t addr;
-    const uint8_t *bytes;
-    size_t len;
-};
-
-static void copy_scratch(uint64_t key, void *value, void *arg)
-{
-    (void)key;
-    const struct process *p = value;
-    const struct scratch_copy *sc = arg;
-    if (p->forked && hk_in_areas(sc->h, p->n_areas, sc->addr))
-        procmem_write(p->memfd, sc->addr, sc->bytes, sc->len);
-}
-
-/* Writes bytes into scratch memory at addr in the main process (memfd) and in the
- * forked children that have its area: they jump there too. */
-bool hk_write_scratch(struct hooks *h, int memfd, uint64_t addr, const uint8_t *bytes,
-                          size_t len)
-{
-    if (!procmem_write(memfd, addr, bytes, len))
-        return false;
-    struct scratch_copy sc = {h, addr, bytes, len};
-    u64map_each(&h->procs, copy_scratch, &sc);
-    return true;
 }
 
 static bool write_slot(struct hooks *h, int memfd, const struct hook *k)
@@ -217,6 +61,10 @@ static void arm_fast(struct hooks *h, struct hook *k, pid_t stopped_tid, int mem
     if (!k->cj_planned) {
         k->cj_planned = true;
         k->cj_ok = hk_fast_plan(h, k, stopped_tid, memfd);
+        /* Once the image records through the fast path, libc's output and renaming
+         * functions drain it (fast_output.c; once per image, whatever k was). */
+        if (h->fast)
+            hk_fast_hook_libc(h, stopped_tid);
     }
     if (k->cj_ok && k->fast && !hk_try_jump(h, k))
         h->disarm_pending = true;

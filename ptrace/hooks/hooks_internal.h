@@ -1,8 +1,23 @@
 /*
- * hooks_internal.h - the state the files of the hooks share (hooks.c, hooks_arm.c,
- * hooks_trap.c, hooks_unwind.c, sampling.c): hooks, their threads and processes,
- * scratch areas, and the helpers they call across files. Nothing else includes
- * it; the interface is hooks.h.
+ * hooks_internal.h - the state the files of the hooks share: hooks, their threads
+ * and processes, scratch areas, and the helpers they call across files. Nothing
+ * outside ptrace/hooks/ includes it; the interface is hooks.h.
+ *
+ * The files call one way, each only the ones listed below it (the one loop is
+ * hooks_arm.c and fast_output.c: arming the fast path arms libc's output hooks):
+ *
+ *   hooks.c                      the interface: life cycle, threads, statistics
+ *   hooks_trap.c                 the int3 traps and the recorder's stops
+ *   hooks_unwind.c               real return addresses lent to unwinders; adoption
+ *   hooks_arm.c, fast_output.c   arming; libc's output and renaming hooks
+ *   fast_drain.c                 the fast path's records turned into events
+ *   hooks_calls.c                a call's events and frames, however it was seen
+ *   fast_learn.c                 capture programs, learned and written
+ *   sampling.c                   hot functions, the overhead budget, exact counts
+ *   fastpath.c                   the fast path's area, ring and recorder
+ *   hooks_areas.c                scratch areas, slots, int3 writes
+ *   hooks_state.c                processes, threads, frames, names
+ *   fastcode.c, capprog.c        code generation, capture programs (pure)
  */
 #ifndef STROBE_HOOKS_INTERNAL_H
 #define STROBE_HOOKS_INTERNAL_H
@@ -182,10 +197,14 @@ struct hooks {
     int n_recent, recent_next;
 };
 
-/* ---- hooks.c ---- */
+/* ---- hooks_state.c ---- */
 
 /* The process tgid's record, made (its memory opened) on first use; NULL on error. */
 struct process *hk_process_get(struct hooks *h, pid_t tgid);
+/* Thread tid of process tgid's new record; NULL on error. */
+struct thread *hk_thread_new(struct hooks *h, pid_t tid, pid_t tgid);
+/* Frees t's record (its map entry is the caller's). */
+void hk_thread_free(struct thread *t);
 /* Thread tid's record, made (with its process's) on first use; NULL on error. */
 struct thread *hk_thread_get(struct hooks *h, pid_t tid);
 /* Thread tid of process tgid, known or not, alive or not (a fast-path record of a
@@ -196,8 +215,12 @@ void hk_thread_forget(struct hooks *h, struct thread *t);
 /* A new frame on top of t's shadow stack (t->depth counts it), NULL when the stack
  * is MAX_FRAMES deep or memory ran out. */
 struct frame *hk_frame_push(struct thread *t);
+/* k's function as events name it: the name its pattern used (the public alias), and
+ * the symbol or linkage name behind it when that differs (NULL: none). */
+const char *hk_function_name(const struct hook *k);
+const char *hk_function_raw(const struct hook *k);
 
-/* ---- hooks_arm.c ---- */
+/* ---- hooks_areas.c ---- */
 
 /* How many scratch areas process p has (the main process has them all). */
 size_t hk_areas_in(const struct hooks *h, const struct process *p);
@@ -223,9 +246,12 @@ bool hk_write_scratch(struct hooks *h, int memfd, uint64_t addr, const uint8_t *
 bool hk_write_int3(struct hooks *h, struct hook *k);
 void hk_restore_orig(struct hooks *h, struct hook *k);
 
-/* ---- hooks_trap.c ---- */
+/* Whether addr is the int3 of a scratch area's return trampoline (the int3 path's
+ * function exits). */
+bool hk_is_return_trampoline(const struct hooks *h, uint64_t addr);
 
-/* A call of a traced function, as the int3 trap or a fast-path record saw it. */
+/* ---- hooks_calls.c ---- */
+
 /* How the memory of one call is read while its event is made: live (the int3 path),
  * live and learned (a fast-path function at its int3: fast_drain.c), or from the
  * copies its records carry (a fast-path record). k: the function whose call it
@@ -236,6 +262,7 @@ struct hk_mem {
     const struct hook *k;
 };
 
+/* A call of a traced function, as the int3 trap or a fast-path record saw it. */
 struct hk_call {
     const struct abi_regs *regs; /* at entry (rsp: the return address's slot) */
     uint64_t ret;                /* the real return address, 0: unknown */
@@ -263,17 +290,16 @@ struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
  * learned for a fast-path function). */
 uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
                           const struct abi_regs *a, int64_t now, const struct hk_mem *mem);
-/* Whether addr is the int3 of a scratch area's return trampoline (the int3 path's
- * function exits). */
-bool hk_is_return_trampoline(const struct hooks *h, uint64_t addr);
 /* The return trampoline frame f of t returns through. */
 uint64_t hk_frame_trampoline(const struct hooks *h, const struct thread *t,
                              const struct frame *f);
-
-/* k's function as events name it: the name its pattern used (the public alias), and
- * the symbol or linkage name behind it when that differs (NULL: none). */
-const char *hk_function_name(const struct hook *k);
-const char *hk_function_raw(const struct hook *k);
+/* Frames of t whose return-address slot is at or below rsp, entered by now, are
+ * gone from the real stack (a longjmp, an exception): their exits are reported as
+ * unwound and they are popped. */
+void hk_call_unwind_to(struct hooks *h, struct thread *t, uint64_t rsp, int64_t now);
+/* Whether the events of k made from live memory teach its capture program (a
+ * fast-path function's calls at its int3, before its jump or after a sample). */
+bool hk_call_learns(const struct hooks *h, const struct hook *k);
 
 /* ---- hooks_unwind.c ---- */
 
@@ -301,6 +327,8 @@ void hk_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int6
 void hk_unjump(struct hooks *h, struct hook *k);
 /* A forked child p: its counters start as copies of its parent's. */
 void hk_count_baselines(struct hooks *h, struct process *p);
+/* Thread of p stops to exit: p's counters are read while they are there. */
+void hk_count_read_last(struct hooks *h, struct process *p);
 /* Frees process p, its counters' calls folded into the hooks' totals first. */
 void hk_process_free(struct hooks *h, struct process *p);
 /* Whether thread tid, at a + 1, is stopped by the trap of the int3 at a (a kernel
@@ -311,7 +339,7 @@ bool hk_int3_trap_pending(pid_t tid, uint64_t a);
  * thread is in the way (retry soon). */
 bool hk_try_jump(struct hooks *h, struct hook *k);
 
-/* ---- fastpath.c and fast_drain.c (fastpath_internal.h) ---- */
+/* ---- fastpath.c, fast_learn.c and fast_drain.c (fastpath_internal.h) ---- */
 
 /* Plans k's fast-path entry (mapping the area and the recorder into the main
  * process through stopped_tid the first time): its id, fast_fn and trampoline;
@@ -325,11 +353,10 @@ bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
 void hk_fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
                          uint64_t stack, int memfd, struct hk_mem *mem);
 void hk_fast_learn_end(struct hooks *h, struct hook *k, bool exit);
-/* Thread t (regs r) stopped for the recorder's FAST_STOP_SIGNAL (fast_abi.h): at a
- * FAST_FN_TRAP_ENTER or _EXIT, k's call is decoded from live memory and its program
- * learned; at a HOOK_DRAIN entry the rings are drained. A late signal does
- * nothing. The thread resumes where it stopped, without the signal. */
-void hk_fast_on_stop(struct hooks *h, struct thread *t, const struct user_regs_struct *r);
+/* The function whose call stopped thread regs r for the recorder's
+ * FAST_STOP_SIGNAL (fast_abi.h: r12 its id, r8 the side, r9 the saved registers,
+ * r13 the stack); NULL for a late stop, which has nothing left to do. */
+struct hook *hk_fast_stop_hook(const struct hooks *h, const struct user_regs_struct *r);
 /* Writes k's recording flags (quiet: count only) into every process's area. */
 void hk_fast_update_flags(struct hooks *h, struct hook *k);
 /* Turns every record written since the last drain into events, in every process
@@ -346,7 +373,7 @@ void hk_fast_on_fork(struct hooks *h, struct process *parent, struct process *ch
 /* Calls of k the fast path could not record for want of room in a ring, over the
  * processes (live and ended). */
 uint64_t hk_fast_ring_full(struct hooks *h, struct hook *k);
-/* Thread t stops to exit: its records are drained, its process's ring-full counts
+/* Thread t stops to exit, its records drained: its process's ring-full counts are
  * kept (hk_fast_process_free folds them) and its slot forgets it. */
 void hk_fast_process_free(struct hooks *h, struct process *p);
 void hk_fast_on_thread_exit(struct hooks *h, struct thread *t);

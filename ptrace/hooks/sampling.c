@@ -405,15 +405,10 @@ void hk_count_baselines(struct hooks *h, struct process *p)
     count_walk(&w);
 }
 
-void hooks_on_exit_event(struct hooks *h, pid_t tid)
+void hk_count_read_last(struct hooks *h, struct process *p)
 {
-    struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
-    if (t)
-        hk_fast_on_thread_exit(h, t);
-    struct process *p = t ? u64map_get(&h->procs, (uint64_t)t->tgid) : NULL;
     struct count_walk w = {h, NULL, p, READ_LAST, 0};
-    if (p)
-        count_walk(&w);
+    count_walk(&w);
 }
 
 /* A process goes: what its counters counted joins the hooks' totals. */

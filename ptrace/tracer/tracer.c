@@ -2,7 +2,8 @@
  * tracer.c - the per-session tracer thread: its start and end, the wait loop, the
  * handling of each stop it reports, and the stop handlers every session has (the
  * entry point, Rust's panic hook, the trace hooks). See tracer.h; what the tracer's
- * other files own, and the state they share, is in tracer_internal.h.
+ * other files own (stops.c: what one stop means), and the state they share, is in
+ * tracer_internal.h.
  *
  * The loop waits with __WALL | __WNOTHREAD, so a tracer only ever reaps its own
  * tracees even though several sessions run tracer threads in the same daemon.
@@ -101,90 +102,6 @@ static enum bp_verdict hook_stop(struct tracer *t, pid_t tid, struct tracer_stop
     return st->hooks ? hooks_on_trap(st->hooks, tid, st->regs, st->woke_ns) : BP_PASS;
 }
 
-/* ---- a stop ----------------------------------------------------------------------- */
-
-static bool is_stop_signal(int sig)
-{
-    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
-void tr_handle_stop(struct tracer *t, pid_t pid, int status)
-{
-    int sig = WSTOPSIG(status);
-    int event = status >> 16;
-    if (event == PTRACE_EVENT_STOP) {
-        /* A group-stop keeps the process stopped (job control); the initial stop of
-         * an auto-attached thread or child, and our interrupts, just resume. */
-        if (is_stop_signal(sig))
-            ptrace(PTRACE_LISTEN, pid, 0, 0);
-        else
-            tr_cont(t, pid, 0);
-        return;
-    }
-    if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
-        event == PTRACE_EVENT_CLONE) {
-        struct tthread *waiting = tr_on_new_tracee(t, pid, event);
-        if (waiting)
-            tr_resume_claimed(t, waiting);
-    }
-    struct tthread *th = event ? tr_thread_of(t, pid) : NULL;
-    if (event == PTRACE_EVENT_VFORK_DONE && th)
-        th->in_vfork = false;
-    if (event == PTRACE_EVENT_EXEC)
-        tr_on_exec(t, pid);
-    if (event == PTRACE_EVENT_EXIT) {
-        tr_on_exit_event(t, pid);
-        return;
-    }
-    if (event != 0) {
-        tr_cont(t, pid, 0);
-        return;
-    }
-    struct tthread *tt = sig == SIGTRAP ? tr_thread_of(t, pid) : NULL;
-    if ((sig == SIGTRAP || sig == HOOKS_RECORDER_SIGNAL) && t->spec.drain_output)
-        t->spec.drain_output(t->spec.arg);
-    if (sig == HOOKS_RECORDER_SIGNAL && tr_recorder_stop(t, pid)) {
-        tr_cont(t, pid, 0); /* a thread being stepped steps on */
-        return;
-    }
-    /* A data watchpoint's trap (si_code TRAP_HWBKPT, DR6 B0-B3), never an int3's:
-     * recorded, and the thread runs on with no signal (a single-step's trap may
-     * carry one too: the step goes on below). */
-    bool watch_hit = tt && t->hw && hwwatch_on_trap(t->hw, pid, tt->tgid);
-    if (tt && tt->stepping && tr_step_trapped(t, pid, tt))
-        return;
-    if (watch_hit) {
-        ptrace(PTRACE_CONT, pid, 0, 0);
-        return;
-    }
-    if (sig == SIGTRAP && tr_dispatch_trap(t, pid))
-        return;
-    /* A crash is recorded before its signal is delivered: the program's own
-     * handler, or the default action, still follows (a thread being stepped steps
-     * into the handler). */
-    crash_on_signal(t->crash, pid, sig);
-    tr_cont(t, pid, sig);
-}
-
-/* The loop's handling of one stop of tid, with its thread state kept. */
-void tr_on_stop(struct tracer *t, pid_t tid, int status)
-{
-    if (tr_first_stop(t, tid, status))
-        return;
-    struct tthread *th = tr_thread_of(t, tid);
-    if (th)
-        th->state = TS_STOPPED;
-    /* Debug registers before the thread runs again: a new thread or child has
-     * none. Not at an exec stop: the exec cleared them, and the new image has
-     * no watches (hwwatch_on_exec). */
-    if (th && (status >> 16) != PTRACE_EVENT_EXEC)
-        hwwatch_on_stop(t->hw, tid, th->tgid);
-    tr_handle_stop(t, tid, status);
-    th = u64map_get(&t->threads, (uint64_t)tid);
-    if (th && th->state == TS_STOPPED)
-        th->state = TS_RUNNING;
-}
-
 /* ---- the thread --------------------------------------------------------------------- */
 
 static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
@@ -276,7 +193,7 @@ static void *tracer_main(void *arg)
         }
         if (WIFSTOPPED(status)) {
             t->woke_ns = mono_ns();
-            tr_on_stop(t, pid, status);
+            stops_on(t, pid, status);
         } else {
             tr_reap(t, pid, status);
         }

@@ -32,19 +32,6 @@ struct hold_scan {
     struct held *hd;
 };
 
-void tr_held_add(struct held *hd, pid_t tid)
-{
-    if (hd->n == hd->cap) {
-        size_t cap = hd->cap ? 2 * hd->cap : 16;
-        pid_t *p = realloc(hd->tids, cap * sizeof *p);
-        if (!p)
-            return;
-        hd->tids = p;
-        hd->cap = cap;
-    }
-    hd->tids[hd->n++] = tid;
-}
-
 static void scan_running(uint64_t key, void *value, void *arg)
 {
     (void)key;
@@ -194,7 +181,7 @@ void tr_release(struct tracer *t, struct held *hd)
             hwwatch_on_stop(t->hw, th->tid, th->tgid);
             tr_cont(t, th->tid, 0);
         } else {
-            tr_on_stop(t, th->tid, status);
+            stops_on(t, th->tid, status);
         }
     }
     free(hd->tids);

@@ -120,12 +120,12 @@ struct tracer {
     bool pinned;             /* tracer and main thread share a CPU (tracer_pin) */
 };
 
-/* ---- tracer.c ---- */
+/* ---- stops.c ---- */
 
 /* The loop's handling of one stop of tid, with its thread state kept. */
-void tr_on_stop(struct tracer *t, pid_t tid, int status);
+void stops_on(struct tracer *t, pid_t tid, int status);
 /* What one stop of pid means (an event, a trap, a signal), and its resumption. */
-void tr_handle_stop(struct tracer *t, pid_t pid, int status);
+void stops_handle(struct tracer *t, pid_t pid, int status);
 
 /* ---- tracer_launch.c ---- */
 
@@ -177,10 +177,11 @@ struct tthread *tr_on_new_tracee(struct tracer *t, pid_t pid, int event);
 void tr_resume_claimed(struct tracer *t, struct tthread *th);
 /* A tracee is gone. */
 void tr_reap(struct tracer *t, pid_t pid, int status);
+/* Appends tid to hd (a thread list of the tracer's: held, parked, unclaimed). */
+void tr_held_add(struct held *hd, pid_t tid);
 
 /* ---- tracer_hold.c ---- */
 
-void tr_held_add(struct held *hd, pid_t tid);
 /* Stops every running thread of sp but except (their stops kept for tr_release),
  * and lets them run again. */
 void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd);

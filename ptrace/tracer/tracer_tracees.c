@@ -75,6 +75,21 @@ void tracer_kill(struct tracer *t)
 
 /* ---- threads ------------------------------------------------------------------- */
 
+/* A tid list of tr_hold's, traps' parked threads and unclaimed tracees: kept here,
+ * below every file that fills one. */
+void tr_held_add(struct held *hd, pid_t tid)
+{
+    if (hd->n == hd->cap) {
+        size_t cap = hd->cap ? 2 * hd->cap : 16;
+        pid_t *p = realloc(hd->tids, cap * sizeof *p);
+        if (!p)
+            return;
+        hd->tids = p;
+        hd->cap = cap;
+    }
+    hd->tids[hd->n++] = tid;
+}
+
 struct tthread *tr_thread_add(struct tracer *t, pid_t tid, pid_t tgid)
 {
     struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);

@@ -82,7 +82,7 @@ static void step_past(struct tracer *t, pid_t tid, uint64_t addr)
      * a crash and delivered; pc is still on the int3, which traps again if the
      * program's handler returns). */
     if (WIFSTOPPED(status))
-        tr_handle_stop(t, tid, status);
+        stops_handle(t, tid, status);
     else
         tr_reap(t, tid, status);
 }
@@ -211,7 +211,7 @@ int tracer_resume_thread(struct tracer *t, pid_t tid)
         /* Parked by tracer_park_all with a stop of its own pending: handled now. */
         int status = th->pending;
         th->pending = -1;
-        tr_on_stop(t, tid, status);
+        stops_on(t, tid, status);
         return 0;
     }
     return resume_here(t, tid, th);
@@ -336,7 +336,7 @@ int tracer_step(struct tracer *t, pid_t tid)
         th = u64map_get(&t->threads, (uint64_t)tid);
         if (th)
             th->stepping = true;
-        tr_handle_stop(t, tid, status);
+        stops_handle(t, tid, status);
         return 0;
     }
     if (ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 && t->debugger.stepped)
