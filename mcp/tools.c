@@ -5,10 +5,7 @@
  */
 #include "mcp/tools.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-#include "core/timeline.h"
 
 /*
  * The tools. To add one:
@@ -401,19 +398,4 @@ cJSON *tools_list(void)
         cJSON_AddItemToArray(arr, t);
     }
     return res;
-}
-
-size_t tool_json_size(const cJSON *o)
-{
-    char *s = cJSON_PrintUnformatted(o);
-    size_t n = s ? strlen(s) : 0;
-    free(s);
-    return n;
-}
-
-struct timeline_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e)
-{
-    if (!ctx->reader)
-        ctx->reader = timeline_reader_open(ctx->store, e);
-    return ctx->reader;
 }

@@ -10,15 +10,7 @@
 
 #include "base/error.h"
 #include "core/collector.h"
-#include "core/debug.h"
-
-struct store; /* the daemon's database: opaque here, handed to the engine */
-
-struct tool_ctx {
-    struct store *store;
-    struct timeline_reader *reader; /* this connection's, opened on first use */
-    struct debug_conn conn;         /* who asks (core/debug.h: pauses it controls) */
-};
+#include "mcp/tool_ctx.h"
 
 typedef cJSON *(*tool_fn)(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 
@@ -35,13 +27,6 @@ const struct tool_def *tools_find(const char *name);
 cJSON *tools_list(void);
 /* "debug_launch, debug_trace, ..." for error messages. */
 const char *tools_names(void);
-
-/* The bytes of o as compact JSON: what an answer's budget counts. */
-size_t tool_json_size(const cJSON *o);
-
-/* The timeline reader of ctx (core/timeline.h), opened on first use; NULL with e
- * set on failure. */
-struct timeline_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e);
 
 cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_session(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
