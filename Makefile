@@ -36,7 +36,7 @@ CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror $(OPT) -g -I. -pthre
 LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -liberty -lm -pthread $(LDLIBS)
 
 LIB_SRC := $(wildcard base/*.c core/*.c core/testrun/*.c dwarf/*.c ptrace/*.c store/*.c mcp/*.c cli/*.c)
-LIB_SRC := $(filter-out cli/strobectl.c,$(LIB_SRC)) $(wildcard ptrace/*.S)
+LIB_SRC := $(filter-out cli/strobectl.c,$(LIB_SRC)) $(wildcard ptrace/*.S mcp/*.S)
 LIB_OBJ := $(patsubst %,$(B)/obj/%.o,$(basename $(LIB_SRC)))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
@@ -129,6 +129,10 @@ $(B)/fastrec/fastrec_offsets.h: $(B)/fastrec/recorder.elf
 	          print "#define FASTREC_ENTER_OFF 0x" e; print "#define FASTREC_EXIT_OFF 0x" x }' \
 	    > $@.tmp && mv $@.tmp $@
 $(B)/obj/ptrace/fastrec_blob.o: $(B)/fastrec/recorder.bin $(B)/fastrec/fastrec_offsets.h
+
+# The MCP tool catalog, data built into the binary (.incbin, which the compiler's
+# dependency lists do not see).
+$(B)/obj/mcp/tools_json.o: mcp/tools.json
 
 $(B)/libstrobe.a: $(LIB_OBJ)
 	@rm -f $@
