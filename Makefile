@@ -136,6 +136,10 @@ $(B)/fastrec/fastrec_offsets.h: $(B)/fastrec/recorder.elf
 	    > $@.tmp && mv $@.tmp $@
 $(B)/obj/ptrace/hooks/fastrec_blob.o: $(B)/fastrec/recorder.bin $(B)/fastrec/fastrec_offsets.h
 
+# The MCP tool catalog, data built into the binary (.incbin, which the compiler's
+# dependency lists do not see).
+$(B)/obj/mcp/tools_json.o: mcp/tools.json
+
 $(B)/libstrobe.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

@@ -17,6 +17,7 @@
 #include "core/collector.h"
 #include "core/daemon.h"
 #include "mcp/server.h"
+#include "mcp/tools.h"
 #include "ptrace/native.h"
 #include "testrun/testrun.h"
 
@@ -70,6 +71,11 @@ int main(int argc, char **argv)
                 return usage(stderr, 64);
             }
             idle = (int)n;
+        }
+        const char *broken = tools_catalog_error();
+        if (broken) {
+            fprintf(stderr, "strobe: broken build: mcp/tools.json: %s\n", broken);
+            return 70;
         }
         if (collector_register(&native_collector) != 0) {
             fprintf(stderr, "strobe: cannot register the native collector\n");

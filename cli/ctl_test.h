@@ -1,7 +1,7 @@
 /*
  * ctl_test.h - strobectl's `test` command: argv to the arguments of debug_test
  * (action "run", or "status" of a run by its id) as its input schema names them
- * (mcp/tools.c).
+ * (mcp/tools.json).
  * No I/O; its row of the verb table is ctl_test_verbs (cli/ctl_verbs.h),
  * strobectl.c polls the run to its end and cli/render_test.h prints it,
  * man/strobectl.1 documents the verb.

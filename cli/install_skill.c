@@ -1,6 +1,6 @@
 /*
  * install_skill.c - the text of the strobe instructions for coding agents. It
- * states what mcp/tools.c and man/strobe-tools.7 enforce; when a limit changes
+ * states what mcp/tools.json and man/strobe-tools.7 enforce; when a limit changes
  * there, change it here too.
  */
 #include "cli/install_skill.h"

@@ -18,7 +18,6 @@
 
 #include "core/session.h"
 #include "core/settings.h"
-#include "mcp/tools.h"
 
 /* A cut node's path is named in the sentence up to this many of them. */
 #define CUTS_NAMED 4
@@ -31,6 +30,14 @@ size_t tool_answer_budget(void)
     struct settings s;
     sessions_settings(NULL, &s);
     return (size_t)s.answers_max_bytes;
+}
+
+size_t tool_json_size(const cJSON *o)
+{
+    char *s = cJSON_PrintUnformatted(o);
+    size_t n = s ? strlen(s) : 0;
+    free(s);
+    return n;
 }
 
 struct heaviest {

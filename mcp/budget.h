@@ -13,6 +13,9 @@
 /* answers.maxBytes as the settings say now (re-read at each call). */
 size_t tool_answer_budget(void);
 
+/* The bytes of o as compact JSON: what an answer's budget counts. */
+size_t tool_json_size(const cJSON *o);
+
 /* Cuts answer, a tool's result object, until its compact JSON fits budget bytes:
  * the largest part first (an array or object loses its last members, a long
  * string its tail), and says what was cut in answer.truncated (a sentence, added

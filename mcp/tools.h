@@ -1,7 +1,8 @@
 /*
- * tools.h - the MCP tool catalog (names, descriptions, input schemas) and the
- * handlers behind it. A handler validates its arguments, calls the engine (core/)
- * and formats the answer; it returns the result object, or NULL with e set.
+ * tools.h - the MCP tool catalog (names, descriptions, input schemas: the data in
+ * mcp/tools.json) and the handlers behind it. A handler validates its arguments,
+ * calls the engine (core/) and formats the answer; it returns the result object,
+ * or NULL with e set.
  */
 #ifndef STROBE_TOOLS_H
 #define STROBE_TOOLS_H
@@ -10,38 +11,34 @@
 
 #include "base/error.h"
 #include "core/collector.h"
-#include "core/debug.h"
-
-struct store; /* the daemon's database: opaque here, handed to the engine */
-
-struct tool_ctx {
-    struct store *store;
-    struct timeline_reader *reader; /* this connection's, opened on first use */
-    struct debug_conn conn;         /* who asks (core/debug.h: pauses it controls) */
-};
+#include "mcp/tool_ctx.h"
 
 typedef cJSON *(*tool_fn)(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 
+/* A row of the handler table: the catalog's tool name and its handler. */
 struct tool_def {
     const char *name;
-    const char *description;
-    const char *input_schema; /* JSON text */
     tool_fn fn;
 };
 
 /* NULL when no tool has that name. */
 const struct tool_def *tools_find(const char *name);
-/* The tools/list result: {"tools": [...]}. */
+/* The tools/list result: {"tools": [...]}, the catalog as it is. */
 cJSON *tools_list(void);
-/* "debug_launch, debug_trace, ..." for error messages. */
+/* "debug_launch, debug_trace, ..." (the catalog's names, in its order) for error
+ * messages. */
 const char *tools_names(void);
+/* NULL when the catalog built into the binary passes tools_catalog_parse, else why
+ * not: a broken build (the daemon does not start with it). */
+const char *tools_catalog_error(void);
 
-/* The bytes of o as compact JSON: what an answer's budget counts. */
-size_t tool_json_size(const cJSON *o);
-
-/* The timeline reader of ctx (core/timeline.h), opened on first use; NULL with e
- * set on failure. */
-struct timeline_reader *tool_reader(struct tool_ctx *ctx, struct strobe_error *e);
+/* mcp/tools.json as built into the binary (mcp/tools_json.S), NUL-terminated. */
+extern const char tools_json[];
+/* text parsed as a catalog: a JSON array of tools, each with a name and a
+ * description (strings) and an inputSchema (an object), naming every handler of
+ * the table in mcp/tools.c once and no other tool. NULL with why set when it is
+ * not (exposed for tests). */
+cJSON *tools_catalog_parse(const char *text, char *why, size_t cap);
 
 cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);
 cJSON *tool_debug_session(struct tool_ctx *ctx, const cJSON *args, struct strobe_error *e);

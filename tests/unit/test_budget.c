@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "mcp/budget.h"
-#include "mcp/tools.h"
 
 /* {"sessionId": "s", "events": [n items of ~200 bytes]} */
 static cJSON *answer_with_events(int n)

@@ -124,26 +124,110 @@ static void test_lifecycle(void **state)
     mcp_conn_free(c);
 }
 
+/* tools/list shows mcp/tools.json as it is, byte for byte, in the shape it had when
+ * the catalog was C strings: the names below in this order, each tool {name,
+ * description, inputSchema}, each schema an object schema that refuses unknown
+ * fields (as args_only does) and requires only fields it has; the unknown-tool
+ * error names the same tools. */
 static void test_tools_list(void **state)
 {
     (void)state;
+    if (tools_catalog_error())
+        fail_msg("mcp/tools.json: %s", tools_catalog_error());
     struct mcp_conn *c = initialized();
     cJSON *r = call(c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
-    const cJSON *tools = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "tools");
+    const cJSON *res = cJSON_GetObjectItem(r, "result");
+    cJSON *data = cJSON_Parse(tools_json);
+    char *shown = cJSON_PrintUnformatted(res), *listed = cJSON_PrintUnformatted(data);
+    assert_int_equal(strncmp(shown, "{\"tools\":", 9), 0);
+    assert_int_equal(strlen(shown), 9 + strlen(listed) + 1);
+    assert_memory_equal(shown + 9, listed, strlen(listed));
+    free(shown);
+    free(listed);
+    cJSON_Delete(data);
+
+    const cJSON *tools = cJSON_GetObjectItem(res, "tools");
     const char *names[] = {"debug_launch", "debug_trace", "debug_query", "debug_session",
                            "debug_memory", "debug_breakpoint", "debug_continue", "debug_test",
                            "debug_test_status"};
     int n = (int)(sizeof names / sizeof *names);
     assert_int_equal(cJSON_GetArraySize(tools), n);
+    char joined[512] = "";
     for (int i = 0; i < n; i++) {
         const cJSON *t = cJSON_GetArrayItem(tools, i);
+        assert_int_equal(cJSON_GetArraySize(t), 3);
+        assert_string_equal(t->child->string, "name");
+        assert_string_equal(t->child->next->string, "description");
+        assert_string_equal(t->child->next->next->string, "inputSchema");
         assert_string_equal(cJSON_GetObjectItem(t, "name")->valuestring, names[i]);
         assert_true(strlen(cJSON_GetObjectItem(t, "description")->valuestring) > 80);
         const cJSON *schema = cJSON_GetObjectItem(t, "inputSchema");
         assert_string_equal(cJSON_GetObjectItem(schema, "type")->valuestring, "object");
+        assert_true(cJSON_IsFalse(cJSON_GetObjectItem(schema, "additionalProperties")));
+        const cJSON *props = cJSON_GetObjectItem(schema, "properties"), *req;
+        cJSON_ArrayForEach(req, cJSON_GetObjectItem(schema, "required"))
+            assert_non_null(cJSON_GetObjectItem(props, req->valuestring));
+        assert_non_null(tools_find(names[i]));
+        snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s",
+                 i ? ", " : "", names[i]);
     }
+    assert_string_equal(tools_names(), joined);
+    assert_null(tools_find("debug_nope"));
     cJSON_Delete(r);
     mcp_conn_free(c);
+}
+
+/* The built-in catalog with edit applied to its parsed tree, checked by
+ * tools_catalog_parse: NULL, or why not. */
+static char *check_edited(void (*edit)(cJSON *tools))
+{
+    static char why[256];
+    cJSON *tools = cJSON_Parse(tools_json);
+    edit(tools);
+    char *text = cJSON_PrintUnformatted(tools);
+    cJSON_Delete(tools);
+    why[0] = '\0';
+    cJSON *parsed = tools_catalog_parse(text, why, sizeof why);
+    free(text);
+    if (parsed) {
+        cJSON_Delete(parsed);
+        return NULL;
+    }
+    return why;
+}
+
+static void edit_none(cJSON *tools) { (void)tools; }
+static void edit_drop_last(cJSON *tools) { cJSON_DeleteItemFromArray(tools, 8); }
+static void edit_rename(cJSON *tools)
+{
+    cJSON_SetValuestring(cJSON_GetObjectItem(cJSON_GetArrayItem(tools, 2), "name"),
+                         "debug_nope");
+}
+static void edit_twice(cJSON *tools)
+{
+    cJSON_AddItemToArray(tools, cJSON_Duplicate(cJSON_GetArrayItem(tools, 0), true));
+}
+static void edit_no_schema(cJSON *tools)
+{
+    cJSON_DeleteItemFromObject(cJSON_GetArrayItem(tools, 1), "inputSchema");
+}
+
+/* A catalog that disagrees with the handler table is refused, and says how. */
+static void test_catalog_check(void **state)
+{
+    (void)state;
+    const char *why_not = check_edited(edit_none);
+    if (why_not)
+        fail_msg("the catalog itself: %s", why_not);
+    assert_non_null(strstr(check_edited(edit_drop_last),
+                           "the handler of debug_test_status has no entry"));
+    assert_non_null(strstr(check_edited(edit_rename), "debug_nope has no handler"));
+    assert_non_null(strstr(check_edited(edit_twice), "lists debug_launch twice"));
+    assert_non_null(strstr(check_edited(edit_no_schema), "tool 1 of the catalog needs"));
+    char why[256];
+    assert_null(tools_catalog_parse("{\"tools\":[]}", why, sizeof why));
+    assert_non_null(strstr(why, "not parse as a JSON array"));
+    assert_null(tools_catalog_parse("[{\"name\":", why, sizeof why));
 }
 
 static void test_tool_call_errors(void **state)
@@ -336,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_framing_errors),
         cmocka_unit_test(test_lifecycle),
         cmocka_unit_test(test_tools_list),
+        cmocka_unit_test(test_catalog_check),
         cmocka_unit_test(test_tool_call_errors),
         cmocka_unit_test(test_trace_pending_mode),
         cmocka_unit_test(test_stacks_budget),
