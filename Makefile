@@ -71,8 +71,9 @@ fuzz:
 	@scripts/deps.sh fuzz
 	@$(MAKE) --no-print-directory FUZZ=1 build-fuzz
 
-# The whole test suite, one step after the other: the layering rule, both builds'
-# unit and end-to-end suites, then the daemon under valgrind. Each step builds what
+# The whole test suite, one step after the other: the layering rule (the includes,
+# then, once built, the calls), both builds' unit and end-to-end suites, then the
+# daemon under valgrind. Each step builds what
 # it needs with one job per CPU unless make was given a -j of its own (the suites
 # themselves run one after the other: they share the machine's CPUs).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
@@ -81,6 +82,7 @@ check:
 	@scripts/deps.sh check
 	@scripts/check-layers.sh
 	@$(MAKE) --no-print-directory $(PAR) build-unit
+	@scripts/check-calls.py build
 	@$(MAKE) --no-print-directory $(PAR) build-e2e
 	@$(MAKE) --no-print-directory $(PAR) SAN=1 build-unit
 	@$(MAKE) --no-print-directory $(PAR) SAN=1 build-e2e
@@ -88,6 +90,8 @@ check:
 
 layers:
 	@scripts/check-layers.sh
+	@$(MAKE) --no-print-directory $(PAR) build-all
+	@scripts/check-calls.py build
 
 build-all: $(B)/strobe $(B)/strobectl
 

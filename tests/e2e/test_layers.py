@@ -121,3 +121,149 @@ def test_readme_without_table(tree):
     r = check(tree)
     assert r.returncode == 2
     assert "no Layout table" in r.stderr
+
+
+# ---- rooms: a row of the table may be a subfolder ---------------------------------
+
+ROOMS = README.replace(
+    "| ptrace/ | collector | base, core/collector.h |",
+    "| ptrace/ | collector | base, core/collector.h, ptrace/low, ptrace/high |\n"
+    "| ptrace/low/ | below | base |\n"
+    "| ptrace/high/ | above | base, ptrace/low |")
+
+
+@pytest.fixture
+def rooms(tree):
+    write(tree, "README.md", ROOMS)
+    write(tree, "ptrace/low/mem.h", "int mem_read(void);\n")
+    write(tree, "ptrace/low/mem.c", '#include "ptrace/low/mem.h"\nint mem_read(void) { return 1; }\n')
+    write(tree, "ptrace/high/trap.c", '#include "ptrace/low/mem.h"\n'
+                                      'int trap(void) { return mem_read(); }\n')
+    return tree
+
+
+def test_rooms_that_follow_the_table_pass(rooms):
+    r = check(rooms)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("path,text,said", [
+    # a room includes the room above it
+    ("ptrace/low/up.c", '#include "ptrace/high/trap.h"\n',
+     "ptrace/low/up.c includes ptrace/high/trap.h: ptrace/low/ may include only: base"),
+    # a room includes its folder's own files without the row allowing it
+    ("ptrace/low/native.c", '#include "ptrace/native.h"\n',
+     "ptrace/low/native.c includes ptrace/native.h: ptrace/low/ may include only: base"),
+    # the rest of the product sees no room the table does not open to it
+    ("core/trap.c", '#include "ptrace/low/mem.h"\n',
+     "core/trap.c includes ptrace/low/mem.h: core/ may include only: base"),
+])
+def test_room_violation_is_named(rooms, path, text, said):
+    write(rooms, path, text)
+    r = check(rooms)
+    assert r.returncode == 1
+    assert said in r.stderr
+
+
+def test_table_that_allows_a_cycle_between_rooms(rooms):
+    write(rooms, "README.md", ROOMS.replace("| ptrace/low/ | below | base |",
+                                            "| ptrace/low/ | below | base, ptrace/high |"))
+    r = check(rooms)
+    assert r.returncode == 1
+    assert "allows a cycle" in r.stderr
+
+
+def test_folder_of_more_than_30_c_files(rooms):
+    for i in range(30):
+        write(rooms, "core/f%02d.c" % i, "int f%02d;\n" % i)
+    assert check(rooms).returncode == 0  # 30 is fine (core/ had none)
+    write(rooms, "core/f30.c", "int f30;\n")
+    r = check(rooms)
+    assert r.returncode == 1
+    assert "core/ holds more than 30 C files: give it rooms" in r.stderr
+
+
+def test_folders_and_rules_are_the_tables(rooms):
+    r = subprocess.run([os.path.join(rooms, "scripts", "check-layers.sh"), "--folders"],
+                       capture_output=True, text=True, check=True)
+    assert r.stdout.split() == ["base", "core", "ptrace", "mcp"]
+    r = subprocess.run([os.path.join(rooms, "scripts", "check-layers.sh"), "--rules"],
+                       capture_output=True, text=True, check=True)
+    assert "ptrace/high:base ptrace/low" in r.stdout.splitlines()
+
+
+# ---- calls (scripts/check-calls.py) on objects compiled here ------------------------
+
+def build_objects(d):
+    """Compiles every .c below d (but strobe.c) into d/build/obj, as the Makefile does."""
+    for dirpath, _, names in os.walk(d):
+        for name in names:
+            src = os.path.relpath(os.path.join(dirpath, name), d)
+            if not src.endswith(".c") or "/" not in src or src.startswith("build/"):
+                continue
+            obj = os.path.join(d, "build", "obj", src[:-2] + ".o")
+            os.makedirs(os.path.dirname(obj), exist_ok=True)
+            subprocess.run(["cc", "-c", "-I", d, "-o", obj, os.path.join(d, src)], check=True)
+
+
+def calls(d):
+    shutil.copy(os.path.join(ROOT, "scripts", "check-calls.py"), os.path.join(d, "scripts"))
+    build_objects(d)
+    return subprocess.run([os.path.join(d, "scripts", "check-calls.py"),
+                           os.path.join(d, "build")], capture_output=True, text=True)
+
+
+def test_calls_that_run_one_way_pass(rooms):
+    r = calls(rooms)
+    assert r.returncode == 0, r.stderr
+    assert "calls run one way" in r.stdout
+
+
+def test_call_up_a_room_is_named(rooms):
+    # declared by hand: no include of the room above, only the call
+    write(rooms, "ptrace/low/up.c", "int trap(void);\nint up(void) { return trap(); }\n")
+    r = calls(rooms)
+    assert r.returncode == 1
+    assert "ptrace/low/up calls ptrace/high/trap (trap): ptrace/low/ may not call " \
+           "ptrace/high/" in r.stderr
+
+
+def test_call_allowed_by_one_header_is_only_what_it_declares(rooms):
+    write(rooms, "core/collector.h", "int collector_launch(void);\n")
+    write(rooms, "core/collector.c", "int collector_launch(void) { return 0; }\n"
+                                     "int session_x(void) { return 1; }\n")
+    write(rooms, "ptrace/native.c", "int collector_launch(void);\n"
+                                    "int n(void) { return collector_launch(); }\n")
+    assert calls(rooms).returncode == 0
+    write(rooms, "ptrace/native.c", "int session_x(void);\n"
+                                    "int n(void) { return session_x(); }\n")
+    r = calls(rooms)
+    assert r.returncode == 1
+    assert "ptrace/native calls core/collector (session_x)" in r.stderr
+
+
+def test_loop_of_more_than_three_files_in_a_room(rooms):
+    def ring(n):
+        for i in range(n):
+            write(rooms, "ptrace/high/r%d.c" % i,
+                  "int r%d(int k);\nint r%d(int k) { return k ? r%d(k - 1) : 0; }\n"
+                  % ((i + 1) % n, i, (i + 1) % n))
+    ring(3)
+    assert calls(rooms).returncode == 0  # three files may call each other
+    for i in range(3):
+        os.remove(os.path.join(rooms, "ptrace/high/r%d.c" % i))
+    shutil.rmtree(os.path.join(rooms, "build"))
+    ring(4)
+    r = calls(rooms)
+    assert r.returncode == 1
+    assert "4 files of ptrace/high/ call each other in a loop (at most 3): " \
+           "ptrace/high/r0 ptrace/high/r1 ptrace/high/r2 ptrace/high/r3" in r.stderr
+
+
+def test_calls_without_objects_is_an_error(rooms):
+    shutil.copy(os.path.join(ROOT, "scripts", "check-calls.py"), os.path.join(rooms, "scripts"))
+    os.makedirs(os.path.join(rooms, "build", "obj"))
+    r = subprocess.run([os.path.join(rooms, "scripts", "check-calls.py"),
+                        os.path.join(rooms, "build")], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "no objects" in r.stderr
