@@ -170,7 +170,7 @@ static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_
         break;
     }
     /* The tracer steps the original instruction with the other threads stopped
-     * (bptab.h, step_over). */
+     * (bptab.h, bptab_step_over). */
     h->single_step_hits++;
     regs->rip = at;
     return ptrace(PTRACE_SETREGS, tid, 0, regs) == 0 ? BP_STEP_OVER : BP_PASS;

@@ -1,5 +1,5 @@
 /*
- * bptab.c - the breakpoint table and the single-step primitive. See bptab.h.
+ * bptab.c - the breakpoint table. See bptab.h.
  *
  * Entries are kept after their last reference goes (total == 0): a thread that
  * trapped on an int3 just before it was removed reports the trap afterwards, and
@@ -8,21 +8,14 @@
  */
 #include "ptrace/patch/bptab.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/u64map.h"
-#include "ptrace/watch/hwwatch.h"
 #include "ptrace/proc/procmem.h"
 
 #define INT3 0xCC
-#define STEP_TRIES 8
 
 struct bp {
     uint8_t orig;
@@ -333,70 +326,7 @@ bool bptab_read(const struct bptab *b, int memfd, uint64_t addr, void *buf, size
     return true;
 }
 
-/* Whether the signal tid stopped with was raised by the instruction it ran (a
- * step's trap or a fault: si_code > 0 on a synchronous signal), not sent to it. */
-static bool caused_by_insn(pid_t tid, int sig)
-{
-    if (sig != SIGTRAP && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL)
-        return false;
-    siginfo_t si;
-    return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_code > 0;
-}
-
-int step_insn(pid_t tid, struct step_signals *kept)
-{
-    kept->n = 0;
-    int status = -1;
-    for (int tries = 0; tries < STEP_TRIES; tries++) {
-        if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) != 0)
-            return -1;
-        pid_t w;
-        do
-            w = waitpid(tid, &status, __WALL);
-        while (w < 0 && errno == EINTR);
-        if (w != tid)
-            return -1;
-        if (!WIFSTOPPED(status))
-            return status;
-        int event = status >> 16, sig = WSTOPSIG(status);
-        /* Our own interrupt, queued while tid was stopped already: reported before
-         * the instruction runs (or, if it ran, before the step's own trap, which
-         * is then reported at once). */
-        if (event == PTRACE_EVENT_STOP && sig == SIGTRAP)
-            continue;
-        /* A data watchpoint's SIGTRAP queued before the step (hwwatch.h): nothing
-         * ran; its hit was recorded when the thread was held. */
-        if (event == 0 && sig == SIGTRAP && hwwatch_queued_trap(tid))
-            continue;
-        if (event != 0 || caused_by_insn(tid, sig))
-            return status;
-        /* A signal got in before the instruction ran: kept for later. The last
-         * try's signal is the returned stop itself. */
-        if (tries + 1 < STEP_TRIES && kept->n < STEP_MAX_SIGNALS) {
-            siginfo_t *si = &kept->info[kept->n++];
-            if (ptrace(PTRACE_GETSIGINFO, tid, 0, si) != 0) {
-                memset(si, 0, sizeof *si);
-                si->si_signo = sig;
-                si->si_code = SI_TKILL;
-            }
-        }
-    }
-    return status;
-}
-
-void step_signals_resend(pid_t tid, const struct step_signals *kept)
-{
-    pid_t tgid = procmem_tgid(tid);
-    for (int i = 0; i < kept->n; i++) {
-        const siginfo_t *si = &kept->info[i];
-        siginfo_t copy = *si;
-        if (si->si_code >= 0 || si->si_code == SI_TKILL ||
-            syscall(SYS_rt_tgsigqueueinfo, tgid, tid, si->si_signo, &copy) != 0)
-            syscall(SYS_tgkill, tgid, tid, si->si_signo);
-    }
-}
-
-int step_over(struct bptab *b, pid_t tid, uint64_t addr, struct step_signals *kept)
+int bptab_step_over(struct bptab *b, pid_t tid, uint64_t addr, struct step_signals *kept)
 {
     kept->n = 0;
     struct bp *e = u64map_get(&b->bps, addr);

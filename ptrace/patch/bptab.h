@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ptrace/patch/step.h"
+
 /* Who holds a breakpoint. The order is the order in which the tracer asks the
  * owners of a trap (traps.c): the owners that may stop a thread come before the
  * trace hooks, which always resume it; a thread resumed from a pause on an address
@@ -108,35 +110,11 @@ void bptab_mask(const struct bptab *b, uint64_t addr, void *buf, size_t len);
 /* procmem_read through the table: the program's bytes, not ours. */
 bool bptab_read(const struct bptab *b, int memfd, uint64_t addr, void *buf, size_t len);
 
-/* Signals that arrived while an instruction was being stepped: not delivered then,
- * kept in order for the caller to send again (step_signals_resend). */
-#define STEP_MAX_SIGNALS 8
-struct step_signals {
-    siginfo_t info[STEP_MAX_SIGNALS];
-    int n;
-};
-
-/* The one single-step of ptrace/: runs the instruction at tid's pc (tid stopped).
- * Returns the wait status of the stop that ended it, or -1 if ptrace or waitpid
- * failed (tid is gone). The stop is a SIGTRAP stop when the instruction ran; a
- * fault signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL) the instruction itself caused,
- * which is then the program's to handle; an event or the thread's end; or, when
- * signals kept arriving first, the last of them, undelivered. Signals sent to tid
- * before the instruction ran are not delivered: they are left in *kept. An
- * interrupt stop (PTRACE_INTERRUPT of a thread that was stopped already) means
- * nothing ran yet: the step is retried. */
-int step_insn(pid_t tid, struct step_signals *kept);
-/* Sends the signals step_insn kept to tid again, in the order they came, with the
- * siginfo they had where the kernel lets a tracer forge it (a queued signal's: the
- * fast path's recorder stop stays recognisable), else as a tgkill; each is
- * delivered, as any signal, once tid runs. */
-void step_signals_resend(pid_t tid, const struct step_signals *kept);
-
 /* Runs the program's instruction under the breakpoint at addr, where tid's pc is:
  * the original byte goes back in tid's process alone, step_insn runs it, and the
  * int3 returns if anyone still holds addr. The caller has stopped every other
  * thread of the address space (no thread may run past addr meanwhile). Returns
  * what step_insn returned. */
-int step_over(struct bptab *b, pid_t tid, uint64_t addr, struct step_signals *kept);
+int bptab_step_over(struct bptab *b, pid_t tid, uint64_t addr, struct step_signals *kept);
 
 #endif

@@ -25,6 +25,7 @@
 #include "base/log.h"
 #include "base/u64map.h"
 #include "ptrace/patch/bptab.h"
+#include "ptrace/patch/step.h"
 #include "ptrace/tracer/crash.h"
 #include "ptrace/hooks/hooks.h"
 #include "ptrace/watch/hwwatch.h"
@@ -126,8 +127,10 @@ static void thread_drop(struct tracer *t, pid_t tid)
 void tr_cont(struct tracer *t, pid_t tid, int sig)
 {
     struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-    bool step = th && th->stepping;
-    ptrace(step ? PTRACE_SINGLESTEP : PTRACE_CONT, tid, 0, (void *)(uintptr_t)sig);
+    if (th && th->stepping)
+        step_resume(tid, sig);
+    else
+        ptrace(PTRACE_CONT, tid, 0, (void *)(uintptr_t)sig);
 }
 
 /* ---- address spaces -------------------------------------------------------------- */

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 
 #include "ptrace/patch/bptab.h"
+#include "ptrace/patch/step.h"
 #include "ptrace/hooks/hooks.h"
 #include "ptrace/watch/hwwatch.h"
 #include "ptrace/tracer/tracer_internal.h"
@@ -48,7 +49,7 @@ static void step_past(struct tracer *t, pid_t tid, uint64_t addr)
     tr_hold(t, sp, tid, &hd);
     sp = tr_space_by_pid(t, space_pid);
     struct step_signals kept = {0};
-    int status = sp ? step_over(sp->bp, tid, addr, &kept) : -1;
+    int status = sp ? bptab_step_over(sp->bp, tid, addr, &kept) : -1;
     /* The stepped instruction may have written a watched address: the step's one
      * SIGTRAP then stands for both (DR6.BS and Bn). */
     if (status != -1 && WIFSTOPPED(status)) {
@@ -305,17 +306,17 @@ int tracer_step(struct tracer *t, pid_t tid)
     if (!bptab_lookup(sp->bp, regs.rip)) {
         th->state = TS_RUNNING;
         th->stepping = true;
-        return ptrace(PTRACE_SINGLESTEP, tid, 0, 0) == 0 ? 0 : -1;
+        return step_resume(tid, 0);
     }
     /* An int3 of ours under the pc: the program's instruction is stepped with the
-     * image's other threads held (step_over), and the step ends here. */
+     * image's other threads held (bptab_step_over), and the step ends here. */
     pid_t space_pid = sp->pid;
     struct held hd;
     th->state = TS_STOPPED;
     tr_hold(t, sp, tid, &hd);
     sp = tr_space_by_pid(t, space_pid);
     struct step_signals kept = {0};
-    int status = sp ? step_over(sp->bp, tid, regs.rip, &kept) : -1;
+    int status = sp ? bptab_step_over(sp->bp, tid, regs.rip, &kept) : -1;
     if (status != -1 && WIFSTOPPED(status))
         hwwatch_after_step(t->hw, tid, th->tgid);
     tr_release(t, &hd);
