@@ -200,17 +200,17 @@ struct hooks *hooks_new(const struct hooks_config *cfg)
         return NULL;
     h->cfg = *cfg;
     h->seq = cfg->seq ? cfg->seq : &h->own_seq;
-    h->vopts = (struct value_opts){.max_depth = 3, .max_string = 1024, .max_array = 100};
-    h->fnsym = fnsym_new();
-    h->vopts.symbolize = h->fnsym ? fnsym_name : NULL;
-    h->vopts.symbolize_ctx = h->fnsym;
+    h->render.vopts = (struct value_opts){.max_depth = 3, .max_string = 1024, .max_array = 100};
+    h->render.fnsym = fnsym_new();
+    h->render.vopts.symbolize = h->render.fnsym ? fnsym_name : NULL;
+    h->render.vopts.symbolize_ctx = h->render.fnsym;
     return h;
 }
 
 void hooks_set_depth(struct hooks *h, int depth, bool asked)
 {
-    h->vopts.max_depth = depth < 1 ? 1 : depth > 10 ? 10 : depth;
-    h->vopts.depth_asked = asked;
+    h->render.vopts.max_depth = depth < 1 ? 1 : depth > 10 ? 10 : depth;
+    h->render.vopts.depth_asked = asked;
 }
 
 static void free_hook(uint64_t key, void *value, void *arg)
@@ -251,13 +251,13 @@ void hooks_free(struct hooks *h)
     u64map_free(&h->procs);
     free(h->areas);
     hk_fast_free(h);
-    sb_free(&h->args);
-    sb_free(&h->ret);
-    sb_free(&h->data);
-    sb_free(&h->brief);
-    sb_free(&h->brief_obj);
-    sb_free(&h->brief_text);
-    fnsym_free(h->fnsym);
-    sb_free(&h->site);
+    sb_free(&h->render.args);
+    sb_free(&h->render.ret);
+    sb_free(&h->render.data);
+    sb_free(&h->render.brief);
+    sb_free(&h->render.brief_obj);
+    sb_free(&h->render.brief_text);
+    fnsym_free(h->render.fnsym);
+    sb_free(&h->render.site);
     free(h);
 }

@@ -46,29 +46,29 @@ static const char *watch_data(struct hooks *h, struct thread *t, struct hook *k,
 {
     if (!h->cfg.watches)
         return fallback;
-    h->data.len = 0;
-    if (h->data.buf)
-        h->data.buf[0] = '\0';
-    sb_puts(&h->data, "{");
+    h->render.data.len = 0;
+    if (h->render.data.buf)
+        h->render.data.buf[0] = '\0';
+    sb_puts(&h->render.data, "{");
     if (fixed) {
-        sb_puts(&h->data, fixed);
-        sb_puts(&h->data, ",");
+        sb_puts(&h->render.data, fixed);
+        sb_puts(&h->render.data, ",");
     }
     if (!twatch_render(h->cfg.watches, k->fn, &k->wcache, t->tgid, t->memfd, mem->rd,
-                       mem->ctx, &h->data))
+                       mem->ctx, &h->render.data))
         return fallback;
-    sb_puts(&h->data, "}");
-    return h->data.oom ? fallback : h->data.buf;
+    sb_puts(&h->render.data, "}");
+    return h->render.data.oom ? fallback : h->render.data.buf;
 }
 
 /* The short rendering of value JSON (value_short.h) as the data member key, after
- * the members fixed (without braces; NULL: none), in h->brief (the member text) and
- * h->brief_obj (an object of them); false when memory ran out. The rendering is
- * built in h->brief_text, emptied here: a traced call allocates nothing for it. */
+ * the members fixed (without braces; NULL: none), in h->render.brief (the member text) and
+ * h->render.brief_obj (an object of them); false when memory ran out. The rendering is
+ * built in h->render.brief_text, emptied here: a traced call allocates nothing for it. */
 static bool brief_member(struct hooks *h, const char *fixed, const char *key,
                          const char *json, bool args)
 {
-    struct strbuf *text = &h->brief_text;
+    struct strbuf *text = &h->render.brief_text;
     text->len = 0;
     text->oom = false; /* as a new buffer would be: one failed call spoils no other */
     if (text->buf)
@@ -77,15 +77,15 @@ static bool brief_member(struct hooks *h, const char *fixed, const char *key,
         value_short_args(text, json, VALUE_SHORT_LIMIT);
     else
         value_short(text, json, VALUE_SHORT_LIMIT);
-    h->brief.len = h->brief_obj.len = 0;
+    h->render.brief.len = h->render.brief_obj.len = 0;
     if (fixed)
-        sb_printf(&h->brief, "%s,", fixed);
-    sb_printf(&h->brief, "\"%s\":", key);
-    sb_json_string(&h->brief, text->buf ? text->buf : "");
-    sb_puts(&h->brief_obj, "{");
-    sb_puts(&h->brief_obj, h->brief.buf ? h->brief.buf : "");
-    sb_puts(&h->brief_obj, "}");
-    return !text->oom && !h->brief.oom && !h->brief_obj.oom;
+        sb_printf(&h->render.brief, "%s,", fixed);
+    sb_printf(&h->render.brief, "\"%s\":", key);
+    sb_json_string(&h->render.brief, text->buf ? text->buf : "");
+    sb_puts(&h->render.brief_obj, "{");
+    sb_puts(&h->render.brief_obj, h->render.brief.buf ? h->render.brief.buf : "");
+    sb_puts(&h->render.brief_obj, "}");
+    return !text->oom && !h->render.brief.oom && !h->render.brief_obj.oom;
 }
 
 /* An enter event's data: its call site (callsite.h), the arguments' short rendering
@@ -96,14 +96,14 @@ static const char *enter_data(struct hooks *h, struct thread *t, struct hook *k,
     struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
     const char *fixed = p && ret ? callsite_members(&p->sites, t->tgid, ret) : NULL;
     if (args && k->fn->n_params > 0 && brief_member(h, fixed, "argsShort", args, true))
-        return watch_data(h, t, k, mem, h->brief.buf, h->brief_obj.buf);
+        return watch_data(h, t, k, mem, h->render.brief.buf, h->render.brief_obj.buf);
     if (!fixed)
         return watch_data(h, t, k, mem, NULL, NULL);
-    h->site.len = 0;
-    if (h->site.buf)
-        h->site.buf[0] = '\0';
-    sb_printf(&h->site, "{%s}", fixed);
-    return watch_data(h, t, k, mem, fixed, h->site.oom ? NULL : h->site.buf);
+    h->render.site.len = 0;
+    if (h->render.site.buf)
+        h->render.site.buf[0] = '\0';
+    sb_printf(&h->render.site, "{%s}", fixed);
+    return watch_data(h, t, k, mem, fixed, h->render.site.oom ? NULL : h->render.site.buf);
 }
 
 /* Whether the events of k made from live memory teach its capture program: a
@@ -139,19 +139,19 @@ static void emit_exit_read(struct hooks *h, struct thread *t, const struct frame
     const char *fixed = members[unwound][f->in_progress];
     ev.data = objects[unwound][f->in_progress];
     if (!unwound) {
-        h->ret.len = 0;
-        if (h->ret.buf)
-            h->ret.buf[0] = '\0';
+        h->render.ret.len = 0;
+        if (h->render.ret.buf)
+            h->render.ret.buf[0] = '\0';
         /* An adopted frame's struct-return address is rax at the return (SysV). */
         uint64_t hidden = f->in_progress ? a->rax : f->hidden_ret;
-        fnsym_use(h->fnsym, t->tgid);
-        abi_return_json(&h->ret, f->hook->fn->return_type, a, hidden, mem->rd, mem->ctx,
-                        &h->vopts);
-        ev.return_value = h->ret.oom ? NULL : h->ret.buf;
+        fnsym_use(h->render.fnsym, t->tgid);
+        abi_return_json(&h->render.ret, f->hook->fn->return_type, a, hidden, mem->rd, mem->ctx,
+                        &h->render.vopts);
+        ev.return_value = h->render.ret.oom ? NULL : h->render.ret.buf;
         if (ev.return_value && f->hook->fn->return_type &&
             brief_member(h, fixed, "retShort", ev.return_value, false)) {
-            ev.data = h->brief_obj.buf;
-            fixed = h->brief.buf;
+            ev.data = h->render.brief_obj.buf;
+            fixed = h->render.brief.buf;
         }
     }
     ev.data = watch_data(h, t, f->hook, mem, fixed, ev.data);
@@ -233,11 +233,11 @@ struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
     k->recorded++;
     hk_throttle_if_hot(h, k, c->now);
     procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, c->now);
-    h->args.len = 0;
-    if (h->args.buf)
-        h->args.buf[0] = '\0';
-    fnsym_use(h->fnsym, t->tgid);
-    abi_args_json(&h->args, k->fn, c->regs, c->mem.rd, c->mem.ctx, &h->vopts);
+    h->render.args.len = 0;
+    if (h->render.args.buf)
+        h->render.args.buf[0] = '\0';
+    fnsym_use(h->render.fnsym, t->tgid);
+    abi_args_json(&h->render.args, k->fn, c->regs, c->mem.rd, c->mem.ctx, &h->render.vopts);
     uint64_t ret = call_ret(t, c);
     hk_call_unwind_to(h, t, c->regs->rsp, c->now);
     struct event ev = event_sink_init(&h->cfg.sink, EV_FUNCTION_ENTER, c->now);
@@ -245,7 +245,7 @@ struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
     ev.seq = ++*h->seq;
     if (t->depth > 0)
         ev.parent_seq = t->frames[t->depth - 1].seq;
-    ev.arguments = h->args.oom ? NULL : h->args.buf;
+    ev.arguments = h->render.args.oom ? NULL : h->render.args.buf;
     ev.data = enter_data(h, t, k, &c->mem, ret, ev.arguments);
     push_event(h, &ev);
     struct frame *f;
@@ -261,12 +261,13 @@ void hk_call_learn(struct hooks *h, struct thread *t, struct hook *k, const stru
 {
     struct hk_mem mem;
     hk_fast_learn_begin(h, k, exit, a, a->rsp, t->memfd, &mem);
-    fnsym_use(h->fnsym, t->tgid);
-    h->args.len = h->ret.len = 0;
+    fnsym_use(h->render.fnsym, t->tgid);
+    h->render.args.len = h->render.ret.len = 0;
     if (exit)
-        abi_return_json(&h->ret, k->fn->return_type, a, a->rax, mem.rd, mem.ctx, &h->vopts);
+        abi_return_json(&h->render.ret, k->fn->return_type, a, a->rax, mem.rd, mem.ctx,
+                        &h->render.vopts);
     else
-        abi_args_json(&h->args, k->fn, a, mem.rd, mem.ctx, &h->vopts);
+        abi_args_json(&h->render.args, k->fn, a, mem.rd, mem.ctx, &h->render.vopts);
     watch_data(h, t, k, &mem, NULL, NULL);
     hk_fast_learn_end(h, k, exit);
 }

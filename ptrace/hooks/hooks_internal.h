@@ -163,31 +163,21 @@ struct process {
     struct callsites *sites; /* call sites of traced calls (callsite.h) */
 };
 
-struct hooks {
-    struct hooks_config cfg;
-    struct fastpath *fast;   /* the fast path's area and recorder (NULL: none yet) */
-    char fast_why[96];       /* why the image has no fast path ("": none tried yet) */
-    bool libc_hooked;        /* HOOK_OUTPUT and HOOK_DRAIN armed (fast_output.c) */
+/* What events are rendered with: the value options, the buffers an event's
+ * arguments, return value, data and call site are written into (reused from one
+ * event to the next), and the names of function pointers (hooks_calls.c). */
+struct hk_render {
     struct value_opts vopts;
-    struct u64map by_addr;   /* runtime address -> struct hook */
-    struct u64map threads;   /* tid -> struct thread */
-    struct u64map procs;     /* tgid -> struct process */
-    struct scratch *areas;
-    size_t n_areas;
-    int64_t own_seq;
-    int64_t *seq;            /* cfg.seq, or own_seq */
-    uint64_t hits, single_step_hits;
-    /* A hot function was throttled and still has its int3 (hooks_tick removes it);
-     * next_rearm: the earliest back-off end, 0 if none is throttled. */
-    bool disarm_pending;
-    int64_t next_rearm;
     struct strbuf args, ret, data, site;
     struct strbuf brief, brief_obj; /* argsShort/retShort: as members, as an object */
     struct strbuf brief_text;       /* ... and the short rendering they are made of */
     struct fnsym *fnsym;            /* names function pointers in arguments */
-    /* The traced threads' time stopped at traps (busy: wake-up to resume plus the
-     * round trip) and running between them (run): the session's totals, the current
-     * window's (HOT_WINDOW_NS of wall time), and the last second's windows. */
+};
+
+/* The traced threads' time stopped at traps (busy: wake-up to resume plus the round
+ * trip) and running between them (run): the session's totals, the current window's
+ * (HOT_WINDOW_NS of wall time), and the last second's windows (sampling.c). */
+struct hk_overhead {
     int64_t busy_total, run_total, win_start, win_busy, win_run;
     /* The kernel's share of a trap: the shortest time seen from resuming a thread
      * to waking up for its next trap (a trap, a wake-up, a resume with almost no
@@ -195,6 +185,31 @@ struct hooks {
     int64_t round_trip;
     struct overhead_window recent[OVERHEAD_WINDOWS];
     int n_recent, recent_next;
+};
+
+struct hooks {
+    struct hooks_config cfg;
+    /* What is hooked, and where (hooks_state.c, hooks_areas.c). */
+    struct u64map by_addr;   /* runtime address -> struct hook */
+    struct u64map threads;   /* tid -> struct thread */
+    struct u64map procs;     /* tgid -> struct process */
+    struct scratch *areas;
+    size_t n_areas;
+    /* The fast path (fastpath.c, fast_output.c). */
+    struct fastpath *fast;   /* the fast path's area and recorder (NULL: none yet) */
+    char fast_why[96];       /* why the image has no fast path ("": none tried yet) */
+    bool libc_hooked;        /* HOOK_OUTPUT and HOOK_DRAIN armed (fast_output.c) */
+    /* Events (hooks_calls.c). */
+    int64_t own_seq;
+    int64_t *seq;            /* cfg.seq, or own_seq */
+    struct hk_render render;
+    /* Hits, sampling and the overhead budget (hooks_trap.c, sampling.c). A hot
+     * function was throttled and still has its int3 (hooks_tick removes it);
+     * next_rearm: the earliest back-off end, 0 if none is throttled. */
+    uint64_t hits, single_step_hits;
+    bool disarm_pending;
+    int64_t next_rearm;
+    struct hk_overhead overhead;
 };
 
 /* ---- hooks_state.c ---- */

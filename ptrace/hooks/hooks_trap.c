@@ -245,10 +245,10 @@ enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struc
     if (!woke_ns || woke_ns >= now)
         return v; /* handled late (after a hold): its time is not known */
     int64_t gap = t->resumed_at && woke_ns > t->resumed_at ? woke_ns - t->resumed_at : 0;
-    if (gap && (!h->round_trip || gap < h->round_trip))
-        h->round_trip = gap;
+    if (gap && (!h->overhead.round_trip || gap < h->overhead.round_trip))
+        h->overhead.round_trip = gap;
     t->resumed_at = now;
-    hk_account(h, k, now, now - woke_ns + h->round_trip,
-            gap > h->round_trip ? gap - h->round_trip : 0);
+    hk_account(h, k, now, now - woke_ns + h->overhead.round_trip,
+            gap > h->overhead.round_trip ? gap - h->overhead.round_trip : 0);
     return v;
 }

@@ -91,29 +91,30 @@ static void find_costliest(uint64_t key, void *value, void *arg)
  * tracer share above the budget samples the function that cost the most in it. */
 void hk_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int64_t run)
 {
-    if (!h->win_start)
-        h->win_start = now;
-    h->busy_total += busy;
-    h->run_total += run;
-    h->win_busy += busy;
-    h->win_run += run;
+    struct hk_overhead *o = &h->overhead;
+    if (!o->win_start)
+        o->win_start = now;
+    o->busy_total += busy;
+    o->run_total += run;
+    o->win_busy += busy;
+    o->win_run += run;
     if (k)
         k->window_cost += busy;
-    if (now - h->win_start < HOT_WINDOW_NS)
+    if (now - o->win_start < HOT_WINDOW_NS)
         return;
-    h->recent[h->recent_next] = (struct overhead_window){h->win_busy, h->win_run};
-    h->recent_next = (h->recent_next + 1) % OVERHEAD_WINDOWS;
-    if (h->n_recent < OVERHEAD_WINDOWS)
-        h->n_recent++;
+    o->recent[o->recent_next] = (struct overhead_window){o->win_busy, o->win_run};
+    o->recent_next = (o->recent_next + 1) % OVERHEAD_WINDOWS;
+    if (o->n_recent < OVERHEAD_WINDOWS)
+        o->n_recent++;
     int64_t budget = h->cfg.tuning.overhead_budget_percent;
-    if (budget > 0 && budget < 100 && h->win_busy * 100 > budget * (h->win_busy + h->win_run)) {
+    if (budget > 0 && budget < 100 && o->win_busy * 100 > budget * (o->win_busy + o->win_run)) {
         struct costliest c = {h, NULL};
         u64map_each(&h->by_addr, find_costliest, &c);
         if (c.k)
             hk_go_quiet(h, c.k, now);
     }
-    h->win_start = now;
-    h->win_busy = h->win_run = 0;
+    o->win_start = now;
+    o->win_busy = o->win_run = 0;
     u64map_each(&h->by_addr, reset_window_cost, NULL);
 }
 
@@ -470,13 +471,13 @@ size_t hooks_counts(struct hooks *h, struct hooks_count *rows, size_t max)
 
 void hooks_overhead(const struct hooks *h, struct hooks_overhead *out)
 {
-    out->busy_ns = h->busy_total;
-    out->run_ns = h->run_total;
-    out->last_second_busy_ns = h->win_busy;
-    out->last_second_run_ns = h->win_run;
-    for (int i = 0; i < h->n_recent; i++) {
-        out->last_second_busy_ns += h->recent[i].busy_ns;
-        out->last_second_run_ns += h->recent[i].run_ns;
+    out->busy_ns = h->overhead.busy_total;
+    out->run_ns = h->overhead.run_total;
+    out->last_second_busy_ns = h->overhead.win_busy;
+    out->last_second_run_ns = h->overhead.win_run;
+    for (int i = 0; i < h->overhead.n_recent; i++) {
+        out->last_second_busy_ns += h->overhead.recent[i].busy_ns;
+        out->last_second_run_ns += h->overhead.recent[i].run_ns;
     }
 }
 
