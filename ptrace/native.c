@@ -80,7 +80,7 @@ static void on_entry(void *arg, struct tracer *t)
         twatch_rebind(ct->watches, tracer_pid(t));
     ct->exec_rebind = false;
     debugger_on_entry(ct->debugger, t);
-    trace_on_entry(ct->trace, t);
+    resolve_on_entry(ct->trace, t);
 }
 
 static void on_start(void *arg, struct tracer *t)
@@ -94,20 +94,20 @@ static void on_main_exec(void *arg)
     struct collector_target *ct = arg;
     ct->exec_rebind = true;
     debugger_main_exec(ct->debugger);
-    trace_main_exec(ct->trace);
+    resolve_main_exec(ct->trace);
 }
 
 static void on_image_entry(void *arg, struct tracer *t, pid_t pid, struct hooks *h)
 {
     (void)t;
     struct collector_target *ct = arg;
-    trace_on_image(ct->trace, pid, h);
+    resolve_on_image(ct->trace, pid, h);
 }
 
 static void on_main_exit(void *arg, int wait_status)
 {
     struct collector_target *ct = arg;
-    trace_entry_passed(ct->trace);
+    resolve_entry_passed(ct->trace);
     twatch_apply_staged(ct->watches, 0); /* ended before its entry point */
     debugger_entry_passed(ct->debugger);
     ct->events.main_exit(ct->events.arg, wait_status);
@@ -197,7 +197,7 @@ static void target_free(struct collector_target *ct)
 {
     free(ct->final);
     pthread_mutex_destroy(&ct->final_lock);
-    trace_free(ct->trace);
+    resolve_free(ct->trace);
     twatch_set_free(ct->watches);
     debugger_free(ct->debugger);
     free(ct);
@@ -209,10 +209,10 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
     struct collector_target *ct = calloc(1, sizeof *ct);
     if (ct)
         pthread_mutex_init(&ct->final_lock, NULL);
-    if (!ct || !(ct->trace = trace_new(req->project_root)) ||
+    if (!ct || !(ct->trace = resolve_new(req->project_root)) ||
         !(ct->watches = twatch_set_new(req->project_root))) {
         if (ct)
-            trace_free(ct->trace);
+            resolve_free(ct->trace);
         free(ct);
         return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
     }
@@ -224,8 +224,8 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
     }
     int n_staged = debugger_stage(ct->debugger, req->breakpoints, req->n_breakpoints);
-    int n_preloaded = trace_preload(ct->trace, req->patterns, req->n_patterns, req->depth,
-                                    req->depth_asked);
+    int n_preloaded = resolve_preload(ct->trace, req->patterns, req->n_patterns, req->depth,
+                                      req->depth_asked);
     if (twatch_stage(ct->watches, req->watches, req->n_watches) != 0) {
         target_free(ct);
         return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
@@ -258,12 +258,12 @@ static int native_set_patterns(struct collector_target *ct, const char *const *a
                                const char *const *remove, int n_remove, int depth,
                                struct trace_result *res, struct strobe_error *e)
 {
-    return trace_update(ct->trace, ct->tracer, add, n_add, remove, n_remove, depth, res, e);
+    return resolve_update(ct->trace, ct->tracer, add, n_add, remove, n_remove, depth, res, e);
 }
 
 static void native_describe(struct collector_target *ct, struct trace_result *res)
 {
-    trace_describe(ct->trace, res);
+    resolve_describe(ct->trace, res);
 }
 
 static void native_kill(struct collector_target *ct)

@@ -47,7 +47,7 @@ struct trace {
     atomic_bool image_replaced; /* the main process exec'd: hooked is stale */
 };
 
-struct trace *trace_new(const char *project_root)
+struct trace *resolve_new(const char *project_root)
 {
     struct trace *tr = calloc(1, sizeof *tr);
     if (!tr)
@@ -61,7 +61,7 @@ struct trace *trace_new(const char *project_root)
     return tr;
 }
 
-void trace_free(struct trace *tr)
+void resolve_free(struct trace *tr)
 {
     if (!tr)
         return;
@@ -103,8 +103,8 @@ static void remove_pattern(struct trace *tr, const char *p)
         }
 }
 
-int trace_preload(struct trace *tr, const char *const *patterns, int n, int depth,
-                  bool depth_asked)
+int resolve_preload(struct trace *tr, const char *const *patterns, int n, int depth,
+                    bool depth_asked)
 {
     tr->depth = depth;
     tr->depth_asked = depth_asked;
@@ -167,7 +167,7 @@ static void match_module(const struct trace *tr, struct plan *p, const struct mo
         for (int k = 0; k < tr->n_patterns; k++) {
             const char *pat = tr->patterns[k];
             if ((!user_module && !is_exact(pat)) ||
-                !pattern_match_function(pat, f, tr->project_root))
+                !match_function(pat, f, tr->project_root))
                 continue;
             if (!hit)
                 hit = pat;
@@ -193,12 +193,12 @@ static void match_module(const struct trace *tr, struct plan *p, const struct mo
             u64map_put(&p->wanted, addr, (void *)fn);
             if (!u64map_get(&tr->hooked, addr))
                 push_target(p, &(struct hook_target){addr, fn, m->start, m->end, HOOK_TRACE,
-                                                     pattern_public_name(hit, f)});
+                                                     match_public_name(hit, f)});
         }
         for (int k = 0; k < tr->n_patterns; k++)
             if (k < 64 ? (hits >> k) & 1
                        : (user_module || is_exact(tr->patterns[k])) &&
-                             pattern_match_function(tr->patterns[k], f, tr->project_root))
+                             match_function(tr->patterns[k], f, tr->project_root))
                 p->pat_armed[k]++;
     }
 }
@@ -557,9 +557,9 @@ static int update_locked(struct trace *tr, struct tracer *t, struct trace_result
     return rc;
 }
 
-int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int n_add,
-                 const char *const *remove, int n_remove, int depth,
-                 struct trace_result *res, struct strobe_error *e)
+int resolve_update(struct trace *tr, struct tracer *t, const char *const *add, int n_add,
+                   const char *const *remove, int n_remove, int depth,
+                   struct trace_result *res, struct strobe_error *e)
 {
     memset(res, 0, sizeof *res);
     wait_for_entry(tr);
@@ -591,7 +591,7 @@ int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int
     return rc;
 }
 
-void trace_describe(struct trace *tr, struct trace_result *res)
+void resolve_describe(struct trace *tr, struct trace_result *res)
 {
     memset(res, 0, sizeof *res);
     wait_for_entry(tr);
@@ -613,7 +613,7 @@ void trace_describe(struct trace *tr, struct trace_result *res)
     snprintf(res->status, sizeof res->status, "The process has exited: nothing is hooked.");
 }
 
-void trace_entry_passed(struct trace *tr)
+void resolve_entry_passed(struct trace *tr)
 {
     pthread_mutex_lock(&tr->entry_lock);
     tr->entry_pending = false;
@@ -621,7 +621,7 @@ void trace_entry_passed(struct trace *tr)
     pthread_mutex_unlock(&tr->entry_lock);
 }
 
-void trace_on_entry(void *arg, struct tracer *t)
+void resolve_on_entry(void *arg, struct tracer *t)
 {
     struct trace *tr = arg;
     pthread_mutex_lock(&tr->entry_lock);
@@ -642,15 +642,15 @@ void trace_on_entry(void *arg, struct tracer *t)
     if (update_locked(tr, t, NULL, &e) != 0)
         log_warn("arming pending patterns at the entry point: %s", e.msg);
     pthread_mutex_unlock(&tr->update_lock);
-    trace_entry_passed(tr);
+    resolve_entry_passed(tr);
 }
 
-void trace_main_exec(struct trace *tr)
+void resolve_main_exec(struct trace *tr)
 {
     atomic_store(&tr->image_replaced, true);
 }
 
-void trace_on_image(struct trace *tr, pid_t pid, struct hooks *h)
+void resolve_on_image(struct trace *tr, pid_t pid, struct hooks *h)
 {
     struct trace *snap = snapshot(tr);
     if (!snap)

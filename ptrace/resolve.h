@@ -34,38 +34,38 @@ struct tracer;
 
 #define TRACE_MAX_HOOKS 20000
 
-struct trace *trace_new(const char *project_root);
-void trace_free(struct trace *tr);
+struct trace *resolve_new(const char *project_root);
+void resolve_free(struct trace *tr);
 
 /* Adds and removes patterns (already syntax-checked), sets the serialization
  * depth (0 = unchanged), and brings the hooks of the running target in line. */
-int trace_update(struct trace *tr, struct tracer *t, const char *const *add, int n_add,
-                 const char *const *remove, int n_remove, int depth,
-                 struct trace_result *res, struct strobe_error *e);
+int resolve_update(struct trace *tr, struct tracer *t, const char *const *add, int n_add,
+                   const char *const *remove, int n_remove, int depth,
+                   struct trace_result *res, struct strobe_error *e);
 
 /* The patterns and what each did when last applied (per_pattern, warnings), once
  * preloaded ones are armed; hooked is 0 and status says the process has ended (the
  * one other use: debug_launch reads per_pattern of the patterns armed at entry). */
-void trace_describe(struct trace *tr, struct trace_result *res);
+void resolve_describe(struct trace *tr, struct trace_result *res);
 
 /* Stages patterns and the serialization depth before the target runs (pending
  * patterns at launch). Returns the number of patterns. */
-int trace_preload(struct trace *tr, const char *const *patterns, int n, int depth,
-                  bool depth_asked);
+int resolve_preload(struct trace *tr, const char *const *patterns, int n, int depth,
+                    bool depth_asked);
 /* tracer_spec.on_entry for a session with preloaded patterns: arms them. */
-void trace_on_entry(void *trace, struct tracer *t);
+void resolve_on_entry(void *trace, struct tracer *t);
 /* The program will never reach its entry point (it died first): updates stop
  * waiting for the preloaded patterns. */
-void trace_entry_passed(struct trace *tr);
+void resolve_entry_passed(struct trace *tr);
 
 /* Tracer thread: the main process exec'd another program; what was armed is gone
- * (trace_on_entry arms the patterns again at its entry point). */
-void trace_main_exec(struct trace *tr);
+ * (resolve_on_entry arms the patterns again at its entry point). */
+void resolve_main_exec(struct trace *tr);
 
 /* Tracer thread: child process pid exec'd another program and stands at its entry
  * point; arms the session's current patterns in it through h. Later updates reach
- * it too (trace_update brings every such image to the new patterns). */
+ * it too (resolve_update brings every such image to the new patterns). */
 struct hooks;
-void trace_on_image(struct trace *tr, pid_t pid, struct hooks *h);
+void resolve_on_image(struct trace *tr, pid_t pid, struct hooks *h);
 
 #endif

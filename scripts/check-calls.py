@@ -12,6 +12,11 @@ parser): since the table is a DAG, no call runs back up. Inside a room, a loop o
 files (a strongly connected component of the call graph) is a room nobody can read
 one file at a time: more than MAX_LOOP files in one fails.
 
+In the folders of NAMED, a name also tells its file: every function a file exports
+is named after the file (`stepper_start` in stepper.c), or after a header of its
+room that declares it (`hooks_arm` in hooks_arm.c, `hooks_tick` in sampling.c:
+the room's interface, hooks.h, spread over its files).
+
     scripts/check-calls.py BUILD_DIR     exits 1 and names each upward call and loop
 
 Calls through function pointers (the collector table, a daemon service, a command
@@ -24,6 +29,7 @@ import subprocess
 import sys
 
 MAX_LOOP = 3
+NAMED = ("ptrace",)  # the folders whose files name what they export
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -70,8 +76,9 @@ def allows(allowed, room, table, symbols):
 
 
 def call_graph(build):
-    """{file: {file it calls: [symbols]}} for the library's objects, by source path."""
-    defined, used = {}, collections.defaultdict(set)
+    """({file: {file it calls: [symbols]}}, files, {file: [functions it exports]}) for
+    the library's objects, by source path."""
+    defined, used, exported = {}, collections.defaultdict(set), collections.defaultdict(list)
     objdir = os.path.join(build, "obj")
     for dirpath, _, names in os.walk(objdir):
         for name in names:
@@ -86,6 +93,8 @@ def call_graph(build):
                 f = line.split()
                 if len(f) == 3 and f[1] in "TDBRCVW":
                     defined[f[2]] = src
+                    if f[1] == "T":
+                        exported[src].append(f[2])
                 elif len(f) == 2 and f[0] == "U":
                     used[src].add(f[1])
     graph = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -94,7 +103,23 @@ def call_graph(build):
             d = defined.get(s)
             if d and d != src:
                 graph[src][d].append(s)
-    return graph, set(defined.values()) | set(used)
+    return graph, set(defined.values()) | set(used), exported
+
+
+def misnamed(src, functions):
+    """The functions file src exports under a name that tells neither it nor a header
+    of its room declaring them."""
+    folder, name = os.path.split(src)
+    headers = [h[:-2] for h in os.listdir(os.path.join(ROOT, folder)) if h.endswith(".h")]
+    out = []
+    for fn in sorted(functions):
+        if fn == name or fn.startswith(name + "_"):
+            continue
+        if any((fn == h or fn.startswith(h + "_")) and declares(os.path.join(folder, h + ".h"), fn)
+               for h in headers):
+            continue
+        out.append(fn)
+    return out
 
 
 def loops(nodes, graph):
@@ -145,7 +170,7 @@ def main():
               file=sys.stderr)
         return 64
     table = rules()
-    graph, files = call_graph(sys.argv[1])
+    graph, files, exported = call_graph(sys.argv[1])
     if not files:
         print("check-calls: no objects under %s/obj" % sys.argv[1], file=sys.stderr)
         return 2
@@ -168,9 +193,17 @@ def main():
                 print("check-calls: %d files of %s/ call each other in a loop (at most %d): %s"
                       % (len(comp), room, MAX_LOOP, " ".join(comp)), file=sys.stderr)
                 status = 1
+    for src in sorted(exported):
+        if src.split("/")[0] not in NAMED:
+            continue
+        wrong = misnamed(src, exported[src])
+        if wrong:
+            print("check-calls: %s.c exports names that tell neither it nor a header of its "
+                  "room: %s" % (src, " ".join(wrong)), file=sys.stderr)
+            status = 1
     if status == 0:
-        print("check-calls: calls run one way between rooms; no loop of more than %d files"
-              % MAX_LOOP)
+        print("check-calls: calls run one way between rooms; no loop of more than %d files; "
+              "names tell their files in %s" % (MAX_LOOP, ", ".join(f + "/" for f in NAMED)))
     return status
 
 

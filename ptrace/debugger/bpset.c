@@ -86,7 +86,7 @@ static void locs_free(struct bp_loc *locs, size_t n)
     free(locs);
 }
 
-void bp_resolved_free(struct bp_resolved *r)
+void bpset_resolved_free(struct bp_resolved *r)
 {
     if (!r)
         return;
@@ -107,7 +107,7 @@ void bpset_free(struct bpset *s)
     if (!s)
         return;
     for (int i = 0; i < s->n; i++) {
-        bp_resolved_free(s->bps[i]->r);
+        bpset_resolved_free(s->bps[i]->r);
         free(s->bps[i]);
     }
     pthread_mutex_destroy(&s->lock);
@@ -247,7 +247,7 @@ static int resolve_function(struct bpset *s, struct bp_resolved *r, const struct
         for (size_t k = 0; ix && k < ix->n_functions; k++) {
             const struct dw_function *f = &ix->functions[k];
             uint64_t impl = 0;
-            if (!pattern_match_function(r->function, f, s->project_root) ||
+            if (!match_function(r->function, f, s->project_root) ||
                 (f->ifunc_slot && !ifunc_impl(ix, f, m->bias, m->start, m->end, memfd, &impl)))
                 continue;
             matched++;
@@ -412,7 +412,7 @@ static struct bp_resolved *resolve(struct bpset *s, pid_t pid,
         goto fail;
     return r;
 fail:
-    bp_resolved_free(r);
+    bpset_resolved_free(r);
     return NULL;
 }
 
@@ -478,14 +478,14 @@ int bpset_arm(struct bpset *s, struct tracer *t, struct bp_resolved *r,
 {
     struct ubp *b = calloc(1, sizeof *b);
     if (!b) {
-        bp_resolved_free(r);
+        bpset_resolved_free(r);
         return err_set(e, ERR_INTERNAL, "out of memory");
     }
     b->r = r;
     insert_all(t, r);
     if (r->n_locs == 0) {
         free(b);
-        bp_resolved_free(r);
+        bpset_resolved_free(r);
         return err_set(e, ERR_INTERNAL, "None of the breakpoint's addresses could take an "
                        "int3 (the program has its own there).");
     }
@@ -516,7 +516,7 @@ int bpset_disarm(struct bpset *s, struct tracer *t, int id, struct strobe_error 
         return err_set(e, ERR_BREAKPOINT_NOT_FOUND, "There is no breakpoint %d.", id);
     if (t)
         remove_all(t, b->r);
-    bp_resolved_free(b->r);
+    bpset_resolved_free(b->r);
     free(b);
     return 0;
 }
@@ -556,7 +556,7 @@ void bpset_rebind(struct bpset *s, struct tracer *t)
                      "exec'd: %.400s", e.msg);
         }
         pthread_mutex_unlock(&s->lock);
-        bp_resolved_free(fresh);
+        bpset_resolved_free(fresh);
     }
 }
 

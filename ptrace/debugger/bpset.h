@@ -47,7 +47,7 @@ void bpset_free(struct bpset *s);
  * LIMIT_EXCEEDED. */
 struct bp_resolved *bpset_resolve(struct bpset *s, pid_t pid,
                                   const struct collector_breakpoint *req, struct strobe_error *e);
-void bp_resolved_free(struct bp_resolved *r);
+void bpset_resolved_free(struct bp_resolved *r);
 
 /* Tracer thread, every thread of the image held: arms r (taking it over) and fills
  * info. -1 with e when none of its addresses could take an int3. */

@@ -373,7 +373,7 @@ int debugger_breakpoint_set(struct debugger *d, struct tracer *t,
         return -1;
     struct arm_call c = {d, r, out, e, 0, -1};
     if (tracer_call(t, arm_fn, &c, e) != 0) {
-        bp_resolved_free(c.r);
+        bpset_resolved_free(c.r);
         return -1;
     }
     return c.rc;

@@ -14,7 +14,7 @@ static uint32_t records_of(uint32_t len)
     return (len + FAST_DATA_BYTES - 1) / FAST_DATA_BYTES;
 }
 
-void capcall_begin(struct capcall *cc, struct capprog *prog, const uint64_t *regs,
+void capprog_begin(struct capcall *cc, struct capprog *prog, const uint64_t *regs,
                    uint32_t n_regs, uint64_t stack)
 {
     cc->prog = prog;
@@ -26,7 +26,7 @@ void capcall_begin(struct capcall *cc, struct capprog *prog, const uint64_t *reg
         cc->copy[i].have = false;
 }
 
-void capcall_add_copy(struct capcall *cc, uint32_t item, uint64_t addr, const void *bytes,
+void capprog_add_copy(struct capcall *cc, uint32_t item, uint64_t addr, const void *bytes,
                       uint32_t len, uint32_t want)
 {
     if (item >= cc->prog->n)
@@ -46,7 +46,7 @@ void capcall_add_copy(struct capcall *cc, uint32_t item, uint64_t addr, const vo
     c->len += len;
 }
 
-long capcall_copied(const struct capcall *cc, uint64_t addr, void *buf, size_t len)
+long capprog_copied(const struct capcall *cc, uint64_t addr, void *buf, size_t len)
 {
     for (uint32_t i = 0; i < cc->prog->n; i++) {
         const struct capcopy *c = &cc->copy[i];
@@ -146,7 +146,7 @@ static uint64_t copy_word(const struct capcall *cc, uint32_t i, uint32_t at)
     return v;
 }
 
-void capcall_run(struct capcall *cc, mem_read_fn rd, void *ctx)
+void capprog_run(struct capcall *cc, mem_read_fn rd, void *ctx)
 {
     const struct capprog *p = cc->prog;
     for (uint32_t i = 0; i < p->n; i++) {
@@ -177,7 +177,7 @@ static bool same_source(const struct fast_cap *a, const struct fast_cap *b)
     return a->src == b->src && a->idx == b->idx && a->at == b->at && a->off == b->off;
 }
 
-void capcall_learn(struct capcall *cc, uint64_t addr, size_t len, const void *bytes)
+void capprog_learn(struct capcall *cc, uint64_t addr, size_t len, const void *bytes)
 {
     struct capprog *p = cc->prog;
     if (!len || len > FAST_ITEM_MAX)

@@ -59,27 +59,27 @@ struct capcall {
 };
 
 /* Starts decoding a call of prog's side with these source values. */
-void capcall_begin(struct capcall *cc, struct capprog *prog, const uint64_t *regs,
+void capprog_begin(struct capcall *cc, struct capprog *prog, const uint64_t *regs,
                    uint32_t n_regs, uint64_t stack);
 
 /* The record copy of item i, which asked for want bytes: len bytes copied at addr (a
  * long item's records come one after the other, each at the address after the
  * previous one's). */
-void capcall_add_copy(struct capcall *cc, uint32_t item, uint64_t addr, const void *bytes,
+void capprog_add_copy(struct capcall *cc, uint32_t item, uint64_t addr, const void *bytes,
                       uint32_t len, uint32_t want);
 
 /* Runs the program against live memory, as the recorder would at this call (a
  * call decoded from live memory: its program may have items already). */
-void capcall_run(struct capcall *cc, mem_read_fn rd, void *ctx);
+void capprog_run(struct capcall *cc, mem_read_fn rd, void *ctx);
 
 /* Serves a read of len bytes at addr from the copies: the bytes served from the
  * start of the read (0: none covers it), or -1 when the read falls where an item
  * found the memory unreadable at the call. */
-long capcall_copied(const struct capcall *cc, uint64_t addr, void *buf, size_t len);
+long capprog_copied(const struct capcall *cc, uint64_t addr, void *buf, size_t len);
 
 /* Learns a read the copies did not serve: len bytes at addr, read live (bytes; NULL
  * when unreadable). Extends an item whose copy it continues, or adds one (while
  * the program has room: items and FAST_CALL_DATA_RECORDS). */
-void capcall_learn(struct capcall *cc, uint64_t addr, size_t len, const void *bytes);
+void capprog_learn(struct capcall *cc, uint64_t addr, size_t len, const void *bytes);
 
 #endif

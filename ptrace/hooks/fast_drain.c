@@ -39,7 +39,7 @@ static struct thread *record_thread(struct hooks *h, const struct process *p, in
     if (t)
         return t;
     bool alive = procmem_tgid(tid) == p->tgid;
-    t = hk_thread_in(h, tid, p->tgid);
+    t = hooks_state_thread_in(h, tid, p->tgid);
     if (t)
         t->gone = !alive;
     return t;
@@ -48,7 +48,7 @@ static struct thread *record_thread(struct hooks *h, const struct process *p, in
 static void record_done(struct hooks *h, struct thread *t)
 {
     if (t->gone && t->depth == 0)
-        hk_thread_forget(h, t);
+        hooks_state_thread_forget(h, t);
 }
 
 /* The function (*k) and thread of record r of p; NULL when either is unknown. */
@@ -89,12 +89,12 @@ static void on_enter_record(struct hooks *h, struct process *p, const struct fas
     struct hk_call c = {.regs = &a, .ret = r->ret, .tail = (r->flags & FAST_F_TAIL) != 0,
                         .push = !(r->flags & FAST_F_NO_EXIT), .fast = true,
                         .silent = unrecorded || k->role != HOOK_TRACE,
-                        .now = fast_tsc_to_ns(fp, r->tsc)};
-    c.mem = hk_fast_record_reader(h, p, k, false, &a, r->rsp, more, n_more);
-    hk_call_entered(h, t, k, &c);
+                        .now = fastpath_tsc_to_ns(fp, r->tsc)};
+    c.mem = fast_learn_record_reader(h, p, k, false, &a, r->rsp, more, n_more);
+    hooks_calls_entered(h, t, k, &c);
     record_done(h, t);
     if (fp->cc->changed)
-        hk_fast_write_prog(h, k, false);
+        fast_learn_write_prog(h, k, false);
 }
 
 static void on_exit_record(struct hooks *h, struct process *p, const struct fast_record *r,
@@ -109,11 +109,11 @@ static void on_exit_record(struct hooks *h, struct process *p, const struct fast
     memcpy(a.xmm[0], &r->regs[2], 8);
     memcpy(a.xmm[1], &r->regs[3], 8);
     a.rsp = r->rsp + 8;
-    struct hk_mem mem = hk_fast_record_reader(h, p, k, true, &a, r->rsp, more, n_more);
-    hk_call_returned(h, t, r->rsp, &a, fast_tsc_to_ns(fp, r->tsc), &mem);
+    struct hk_mem mem = fast_learn_record_reader(h, p, k, true, &a, r->rsp, more, n_more);
+    hooks_calls_returned(h, t, r->rsp, &a, fastpath_tsc_to_ns(fp, r->tsc), &mem);
     record_done(h, t);
     if (fp->cc->changed)
-        hk_fast_write_prog(h, k, true);
+        fast_learn_write_prog(h, k, true);
 }
 
 /* Whether the session's event ring has room for a batch: the drain never waits for
@@ -147,7 +147,7 @@ static bool drain_process(struct hooks *h, struct process *p, bool complete)
            (complete || (p->fast_tail - start < DRAIN_MAX_RECORDS && sink_has_room(h)))) {
         uint64_t idx = p->fast_tail;
         size_t n = head - idx < DRAIN_BATCH ? (size_t)(head - idx) : DRAIN_BATCH;
-        if (!fast_read_records(fp, p, idx, n, fp->buf))
+        if (!fastpath_read_records(fp, p, idx, n, fp->buf))
             return false;
         size_t i = 0;
         bool room = true;
@@ -170,7 +170,7 @@ static bool drain_process(struct hooks *h, struct process *p, bool complete)
     if (p->fast_tail != start)
         procmem_write(p->memfd, fp->area + offsetof(struct fast_area, tail), &p->fast_tail,
                       sizeof p->fast_tail);
-    fast_write_live(fp, p);
+    fastpath_write_live(fp, p);
     return true;
 }
 
@@ -201,7 +201,7 @@ static void check_hot(struct hooks *h, int64_t now)
     if (span < HOT_WINDOW_NS || !p || !p->fast_ok || !fp->n_fns)
         return;
     struct fast_fn *fns = malloc(fp->n_fns * sizeof *fns);
-    if (fns && procmem_read(p->memfd, fast_fn_addr(fp, 0), fns, fp->n_fns * sizeof *fns)) {
+    if (fns && procmem_read(p->memfd, fastpath_fn_addr(fp, 0), fns, fp->n_fns * sizeof *fns)) {
         for (uint32_t i = 0; i < fp->n_fns; i++) {
             struct hook *k = fp->fns[i];
             uint64_t calls = fns[i].calls - k->fast_calls_seen;
@@ -209,7 +209,7 @@ static void check_hot(struct hooks *h, int64_t now)
             if (fp->hot_checked && !k->quiet && k->wanted && k->role == HOOK_TRACE &&
                 (int64_t)k->recorded >= h->cfg.tuning.sample_after &&
                 (double)calls * 1e9 / (double)span > (double)h->cfg.tuning.hot_calls_per_second)
-                hk_go_quiet(h, k, now);
+                sampling_go_quiet(h, k, now);
         }
         fp->hot_checked = now;
     }
@@ -220,13 +220,13 @@ static void drain(struct hooks *h, bool complete)
 {
     if (!h->fast)
         return;
-    fast_clock_pair(&h->fast->tsc1, &h->fast->ns1);
+    fastpath_clock_pair(&h->fast->tsc1, &h->fast->ns1);
     struct drain_walk w = {h, complete};
     u64map_each(&h->procs, drain_in, &w);
     check_hot(h, h->fast->ns1);
 }
 
-void hk_fast_drain(struct hooks *h)
+void fast_drain_complete(struct hooks *h)
 {
     drain(h, true);
 }
@@ -249,8 +249,8 @@ static void name_stale(uint64_t key, void *value, void *arg)
     t->name_read_ns = 0;
 }
 
-void hk_fast_drain_point(struct hooks *h)
+void fast_drain_point(struct hooks *h)
 {
-    hk_fast_drain(h);
+    fast_drain_complete(h);
     u64map_each(&h->threads, name_stale, NULL);
 }

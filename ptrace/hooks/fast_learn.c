@@ -36,7 +36,7 @@ static void write_prog_in(uint64_t key, void *value, void *arg)
         procmem_write(p->memfd, pw->count, &pw->cp->n, sizeof pw->cp->n);
 }
 
-void hk_fast_write_prog(struct hooks *h, const struct hook *k, bool exit)
+void fast_learn_write_prog(struct hooks *h, const struct hook *k, bool exit)
 {
     uint64_t at = prog_addr(h->fast, k->fast_id);
     struct prog_write pw = {
@@ -51,13 +51,13 @@ void hk_fast_write_prog(struct hooks *h, const struct hook *k, bool exit)
 static bool read_call(void *ctx, uint64_t addr, void *buf, size_t len)
 {
     const struct call_reader *r = ctx;
-    long n = capcall_copied(r->cc, addr, buf, len);
+    long n = capprog_copied(r->cc, addr, buf, len);
     if (n < 0)
         return false; /* unreadable at the call */
     if ((size_t)n == len)
         return true;
     bool ok = procmem_read(r->memfd, addr + (uint64_t)n, (char *)buf + n, len - (size_t)n);
-    capcall_learn(r->cc, addr + (uint64_t)n, len - (size_t)n, ok ? (char *)buf + n : NULL);
+    capprog_learn(r->cc, addr + (uint64_t)n, len - (size_t)n, ok ? (char *)buf + n : NULL);
     return ok;
 }
 
@@ -74,41 +74,41 @@ static uint32_t side_regs(const struct abi_regs *a, bool exit, uint64_t *regs)
     return 6;
 }
 
-void hk_fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
-                         uint64_t stack, int memfd, struct hk_mem *mem)
+void fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
+                      uint64_t stack, int memfd, struct hk_mem *mem)
 {
     struct fastpath *fp = h->fast;
     uint64_t regs[6];
     uint32_t n = side_regs(a, exit, regs);
-    capcall_begin(fp->cc, &fp->progs[k->fast_id][exit], regs, n, stack);
-    capcall_run(fp->cc, procmem_read_ctx, &memfd);
+    capprog_begin(fp->cc, &fp->progs[k->fast_id][exit], regs, n, stack);
+    capprog_run(fp->cc, procmem_read_ctx, &memfd);
     fp->reader = (struct call_reader){fp->cc, memfd};
     *mem = (struct hk_mem){read_call, &fp->reader, k};
 }
 
-void hk_fast_learn_end(struct hooks *h, struct hook *k, bool exit)
+void fast_learn_end(struct hooks *h, struct hook *k, bool exit)
 {
     if (h->fast->cc->changed)
-        hk_fast_write_prog(h, k, exit);
+        fast_learn_write_prog(h, k, exit);
     if (exit)
         k->fast_learned_exit = true;
     else
         k->fast_learned = true;
-    hk_fast_update_flags(h, k); /* its first call's stop is over */
+    fastpath_update_flags(h, k); /* its first call's stop is over */
 }
 
-struct hk_mem hk_fast_record_reader(struct hooks *h, struct process *p, struct hook *k,
-                                    bool exit, const struct abi_regs *a, uint64_t stack,
-                                    const struct fast_record *more, int n_more)
+struct hk_mem fast_learn_record_reader(struct hooks *h, struct process *p, struct hook *k,
+                                       bool exit, const struct abi_regs *a, uint64_t stack,
+                                       const struct fast_record *more, int n_more)
 {
     struct fastpath *fp = h->fast;
     uint64_t regs[6];
     uint32_t n = side_regs(a, exit, regs);
-    capcall_begin(fp->cc, &fp->progs[k->fast_id][exit], regs, n, stack);
+    capprog_begin(fp->cc, &fp->progs[k->fast_id][exit], regs, n, stack);
     for (int i = 0; i < n_more; i++) {
         const struct fast_data_record *d = (const struct fast_data_record *)&more[i];
         if (d->kind == FAST_REC_DATA)
-            capcall_add_copy(fp->cc, d->item, d->addr, d->data,
+            capprog_add_copy(fp->cc, d->item, d->addr, d->data,
                              d->len < FAST_DATA_BYTES ? d->len : FAST_DATA_BYTES, d->want);
     }
     fp->reader = (struct call_reader){fp->cc, p->memfd};

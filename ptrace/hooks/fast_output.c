@@ -65,7 +65,7 @@ static bool is_libc(const char *path)
     return strncmp(base ? base + 1 : path, "libc.so", 7) == 0;
 }
 
-void hk_fast_hook_libc(struct hooks *h, pid_t stopped_tid)
+void fast_output_hook_libc(struct hooks *h, pid_t stopped_tid)
 {
     if (h->libc_hooked)
         return;

@@ -113,8 +113,8 @@ static size_t entry_code(uint8_t *out, uint64_t area, uint64_t enter_addr, uint3
     return e.n;
 }
 
-bool fastjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
-                   uint64_t area, uint64_t enter_addr, uint32_t fn, struct fastjump *out)
+bool fastcode_jump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
+                        uint64_t area, uint64_t enter_addr, uint32_t fn, struct fastjump *out)
 {
     memset(out, 0, sizeof *out);
     struct entryjump ej = {.tramp = out->tramp, .cap = FASTJUMP_SLOT_SIZE};

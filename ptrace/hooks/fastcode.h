@@ -67,9 +67,9 @@ struct fastjump {
 /* Plans the entry jump of function fn (its index in the area's fast_fn table) whose
  * whole code is code[0..len), at address at, to a trampoline at tramp_at (within
  * rel32 reach) that calls fast_enter at enter_addr (any address) with the area at
- * area. False (and why) on the refusals of countjump_plan (reloc.h). */
-bool fastjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
-                   uint64_t area, uint64_t enter_addr, uint32_t fn, struct fastjump *out);
+ * area. False (and why) on the refusals of reloc_countjump_plan (reloc.h). */
+bool fastcode_jump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
+                        uint64_t area, uint64_t enter_addr, uint32_t fn, struct fastjump *out);
 
 /* Writes the return trampoline, which calls fast_exit at exit_addr with the area at
  * area, into out[0..cap): its length (FASTCODE_RETURN_LEN), or 0 when cap is too

@@ -47,7 +47,7 @@
 
 /* ---- time ------------------------------------------------------------------------ */
 
-void fast_clock_pair(uint64_t *tsc, int64_t *ns)
+void fastpath_clock_pair(uint64_t *tsc, int64_t *ns)
 {
     /* The pair read closest together of three: a preemption between the two reads
      * would skew the line. */
@@ -69,7 +69,7 @@ static double ns_per_tick(const struct fastpath *fp)
     return (double)(fp->ns1 - fp->ns0) / (double)(fp->tsc1 - fp->tsc0);
 }
 
-int64_t fast_tsc_to_ns(const struct fastpath *fp, uint64_t tsc)
+int64_t fastpath_tsc_to_ns(const struct fastpath *fp, uint64_t tsc)
 {
     return fp->ns1 + (int64_t)(((double)(int64_t)(tsc - fp->tsc1)) * ns_per_tick(fp));
 }
@@ -120,7 +120,7 @@ static void inject_populate(pid_t tid, int memfd, uint64_t addr, uint64_t size)
         log_info("fast path: the ring's pages were not populated (%ld)", r);
 }
 
-void fast_write_live(const struct fastpath *fp, const struct process *p)
+void fastpath_write_live(const struct fastpath *fp, const struct process *p)
 {
     uint64_t now = __rdtsc();
     procmem_write(p->memfd, fp->area + offsetof(struct fast_area, live), &now, sizeof now);
@@ -162,9 +162,9 @@ static struct fastpath *fastpath_create(struct hooks *h, pid_t stopped_tid, int 
     }
     /* A first line through two points 2 ms apart: close enough to time the first
      * records and the daemon's death; the drains refine it. */
-    fast_clock_pair(&fp->tsc0, &fp->ns0);
+    fastpath_clock_pair(&fp->tsc0, &fp->ns0);
     do
-        fast_clock_pair(&fp->tsc1, &fp->ns1);
+        fastpath_clock_pair(&fp->tsc1, &fp->ns1);
     while (fp->ns1 - fp->ns0 < 2000000);
     struct fast_area hdr = {.version = FAST_ABI_VERSION, .ring_records = FAST_RING_RECORDS,
                             .pid = h->cfg.pid, .ret_tramp = fp->ret_tramp,
@@ -185,7 +185,7 @@ static struct fastpath *fastpath_create(struct hooks *h, pid_t stopped_tid, int 
     return fp;
 }
 
-void hk_fast_free(struct hooks *h)
+void fastpath_free(struct hooks *h)
 {
     if (!h->fast)
         return;
@@ -197,12 +197,12 @@ void hk_fast_free(struct hooks *h)
     h->fast = NULL;
 }
 
-uint64_t hk_fast_ret_tramp(const struct hooks *h)
+uint64_t fastpath_ret_tramp(const struct hooks *h)
 {
     return h->fast ? h->fast->ret_tramp : 0;
 }
 
-uint64_t fast_fn_addr(const struct fastpath *fp, uint32_t id)
+uint64_t fastpath_fn_addr(const struct fastpath *fp, uint32_t id)
 {
     return fp->area + FAST_FNS_OFF + (uint64_t)id * sizeof(struct fast_fn);
 }
@@ -247,25 +247,25 @@ static void write_flags_in(uint64_t key, void *value, void *arg)
         /* Live now: arming a function can take the tracer longer than a drain
          * period (DWARF loading, under valgrind seconds), and the program runs its
          * first calls right after. */
-        fast_write_live(fw->fp, p);
+        fastpath_write_live(fw->fp, p);
     }
 }
 
-void hk_fast_update_flags(struct hooks *h, struct hook *k)
+void fastpath_update_flags(struct hooks *h, struct hook *k)
 {
     if (!h->fast || !k->fast || fn_flags(h, k) == k->fast_flags)
         return;
     k->fast_flags = fn_flags(h, k);
-    struct flag_write fw = {h->fast, fast_fn_addr(h->fast, k->fast_id) +
+    struct flag_write fw = {h->fast, fastpath_fn_addr(h->fast, k->fast_id) +
                                      offsetof(struct fast_fn, flags), k->fast_flags};
     u64map_each(&h->procs, write_flags_in, &fw);
 }
 
 /* Plans k's fast-path entry: an id, its fast_fn entry, its trampoline written near
  * it. False (k->cj.why) when it cannot take one: it stays on its int3. */
-bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
+bool fastpath_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
 {
-    struct process *main = hk_process_get(h, h->cfg.pid);
+    struct process *main = hooks_state_process(h, h->cfg.pid);
     if (!h->fast && !h->fast_why[0] && main) { /* one attempt per image */
         h->fast = fastpath_create(h, stopped_tid, memfd, h->fast_why, sizeof h->fast_why);
         main->fast_ok = h->fast != NULL;
@@ -292,10 +292,10 @@ bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
                  : "out of memory");
     else if (!bptab_read(h->cfg.bp, memfd, k->addr, code, len))
         snprintf(k->cj.why, sizeof k->cj.why, "its code cannot be read");
-    else if (!(tramp = hk_slot_near(h, stopped_tid, memfd, k->addr, k->addr + len,
-                                    FASTJUMP_SLOT_SIZE)))
+    else if (!(tramp = hooks_areas_slot_near(h, stopped_tid, memfd, k->addr, k->addr + len,
+                                             FASTJUMP_SLOT_SIZE)))
         snprintf(k->cj.why, sizeof k->cj.why, "no scratch memory near it");
-    else if (!fastjump_plan(code, len, k->addr, tramp, fp->area, fp->enter, fp->n_fns, &fj))
+    else if (!fastcode_jump_plan(code, len, k->addr, tramp, fp->area, fp->enter, fp->n_fns, &fj))
         snprintf(k->cj.why, sizeof k->cj.why, "%s", fj.why);
     else
         ok = true;
@@ -321,8 +321,8 @@ bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
     memset(&progs[fp->n_fns], 0, sizeof progs[fp->n_fns]);
     progs[fp->n_fns][0].max = FAST_ENTER_ITEMS;
     progs[fp->n_fns][1].max = FAST_EXIT_ITEMS;
-    if (!procmem_write(memfd, fast_fn_addr(fp, k->fast_id), &entry, sizeof entry) ||
-        !hk_write_scratch(h, memfd, tramp, fj.tramp, fj.tramp_len)) {
+    if (!procmem_write(memfd, fastpath_fn_addr(fp, k->fast_id), &entry, sizeof entry) ||
+        !hooks_areas_write_scratch(h, memfd, tramp, fj.tramp, fj.tramp_len)) {
         k->fast = false;
         snprintf(k->cj.why, sizeof k->cj.why, "its trampoline could not be written");
         return false;
@@ -333,19 +333,19 @@ bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd)
     k->fast_resume = fj.resume;
     k->cj.tramp_len = (uint8_t)(fj.tramp_len > 255 ? 255 : fj.tramp_len);
     k->tramp = tramp;
-    k->counter = fast_fn_addr(fp, k->fast_id) + offsetof(struct fast_fn, calls);
+    k->counter = fastpath_fn_addr(fp, k->fast_id) + offsetof(struct fast_fn, calls);
     return true;
 }
 
-bool hk_fast_in_code(const struct hooks *h, uint64_t pc)
+bool fastpath_in_code(const struct hooks *h, uint64_t pc)
 {
     return h->fast && pc >= h->fast->code && pc < h->fast->code + CODE_SIZE;
 }
 
 /* ---- fork and thread exit ----------------------------------------------------------- */
 
-void hk_fast_on_fork(struct hooks *h, struct process *parent, struct process *child,
-                     pid_t parent_tid, pid_t child_pid)
+void fastpath_on_fork(struct hooks *h, struct process *parent, struct process *child,
+                      pid_t parent_tid, pid_t child_pid)
 {
     struct fastpath *fp = h->fast;
     child->fast_ok = false;
@@ -393,7 +393,7 @@ static uint64_t lost_in(const struct fastpath *fp, const struct process *p,
                         const struct hook *k)
 {
     uint64_t lost = 0;
-    if (p->fast_ok && procmem_read(p->memfd, fast_fn_addr(fp, k->fast_id) +
+    if (p->fast_ok && procmem_read(p->memfd, fastpath_fn_addr(fp, k->fast_id) +
                                    offsetof(struct fast_fn, lost), &lost, sizeof lost))
         return lost;
     return k->fast_id < p->n_fast_lost ? p->fast_lost[k->fast_id] : 0;
@@ -407,7 +407,7 @@ static void count_unread(const struct fastpath *fp, const struct process *p, uin
     while (idx < p->fast_head) {
         size_t n = p->fast_head - idx < DRAIN_BATCH ? (size_t)(p->fast_head - idx)
                                                     : DRAIN_BATCH;
-        if (!fast_read_records(fp, p, idx, n, fp->buf))
+        if (!fastpath_read_records(fp, p, idx, n, fp->buf))
             return;
         size_t i = 0;
         while (i < n) {
@@ -430,7 +430,7 @@ static void snapshot_lost(const struct fastpath *fp, struct process *p)
     uint64_t *lost = fns ? realloc(p->fast_lost, fp->n_fns * sizeof *lost) : NULL;
     if (lost) {
         p->fast_lost = lost;
-        if (procmem_read(p->memfd, fast_fn_addr(fp, 0), fns, fp->n_fns * sizeof *fns)) {
+        if (procmem_read(p->memfd, fastpath_fn_addr(fp, 0), fns, fp->n_fns * sizeof *fns)) {
             for (uint32_t i = 0; i < fp->n_fns; i++)
                 lost[i] = fns[i].lost;
             p->n_fast_lost = fp->n_fns;
@@ -440,7 +440,7 @@ static void snapshot_lost(const struct fastpath *fp, struct process *p)
     free(fns);
 }
 
-void hk_fast_process_free(struct hooks *h, struct process *p)
+void fastpath_process_free(struct hooks *h, struct process *p)
 {
     for (uint32_t i = 0; h->fast && i < p->n_fast_lost && i < h->fast->n_fns; i++)
         h->fast->fns[i]->ring_full_folded += p->fast_lost[i];
@@ -460,7 +460,7 @@ static void sum_lost(uint64_t key, void *value, void *arg)
     ls->sum += lost_in(ls->fp, value, ls->k);
 }
 
-uint64_t hk_fast_ring_full(struct hooks *h, struct hook *k)
+uint64_t fastpath_ring_full(struct hooks *h, struct hook *k)
 {
     if (!h->fast || !k->fast)
         return 0;
@@ -469,7 +469,7 @@ uint64_t hk_fast_ring_full(struct hooks *h, struct hook *k)
     return ls.sum;
 }
 
-void hk_fast_on_thread_exit(struct hooks *h, struct thread *t)
+void fastpath_on_thread_exit(struct hooks *h, struct thread *t)
 {
     struct fastpath *fp = h->fast;
     struct process *p = u64map_get(&h->procs, (uint64_t)t->tgid);
@@ -498,8 +498,8 @@ void hk_fast_on_thread_exit(struct hooks *h, struct thread *t)
     }
 }
 
-bool fast_read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
-                       size_t n, struct fast_record *buf)
+bool fastpath_read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
+                           size_t n, struct fast_record *buf)
 {
     size_t at = (size_t)(idx & (FAST_RING_RECORDS - 1));
     size_t first = n < FAST_RING_RECORDS - at ? n : FAST_RING_RECORDS - at;
@@ -509,7 +509,7 @@ bool fast_read_records(const struct fastpath *fp, const struct process *p, uint6
                                        (n - first) * FAST_RECORD_SIZE));
 }
 
-struct hook *hk_fast_stop_hook(const struct hooks *h, const struct user_regs_struct *r)
+struct hook *fastpath_stop_hook(const struct hooks *h, const struct user_regs_struct *r)
 {
     const struct fastpath *fp = h->fast;
     if (!fp)
@@ -519,7 +519,7 @@ struct hook *hk_fast_stop_hook(const struct hooks *h, const struct user_regs_str
      * meanwhile (a stacks snapshot), is late and has nothing left to do. */
     uint64_t off = r->rip - 2 - fp->code;
     struct hook *k = r->r12 < fp->n_fns ? fp->fns[r->r12] : NULL;
-    if (!hk_fast_in_code(h, r->rip - 2) || off + 1 >= fastrec_blob_len ||
+    if (!fastpath_in_code(h, r->rip - 2) || off + 1 >= fastrec_blob_len ||
         fastrec_blob[off] != 0x0F || fastrec_blob[off + 1] != 0x05)
         return NULL;
     return k;

@@ -45,27 +45,27 @@ struct fastpath {
 };
 
 /* rdtsc and CLOCK_MONOTONIC read as close together as they can be. */
-void fast_clock_pair(uint64_t *tsc, int64_t *ns);
+void fastpath_clock_pair(uint64_t *tsc, int64_t *ns);
 /* A record's rdtsc as CLOCK_MONOTONIC, on the line through the area's creation and
  * the latest drain. */
-int64_t fast_tsc_to_ns(const struct fastpath *fp, uint64_t tsc);
+int64_t fastpath_tsc_to_ns(const struct fastpath *fp, uint64_t tsc);
 /* Tells p's recorder the daemon is live (fast_area.live). */
-void fast_write_live(const struct fastpath *fp, const struct process *p);
+void fastpath_write_live(const struct fastpath *fp, const struct process *p);
 /* The address of function id's struct fast_fn in the area. */
-uint64_t fast_fn_addr(const struct fastpath *fp, uint32_t id);
+uint64_t fastpath_fn_addr(const struct fastpath *fp, uint32_t id);
 /* Reads n records of p's ring from index idx on into buf, in one or two pieces
  * (across the ring's end). */
-bool fast_read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
-                       size_t n, struct fast_record *buf);
+bool fastpath_read_records(const struct fastpath *fp, const struct process *p, uint64_t idx,
+                           size_t n, struct fast_record *buf);
 
 /* (fast_learn.c) Writes side exit (or enter) of k's capture program into every
  * process of the image. */
-void hk_fast_write_prog(struct hooks *h, const struct hook *k, bool exit);
+void fast_learn_write_prog(struct hooks *h, const struct hook *k, bool exit);
 /* (fast_learn.c) The reader of a record of k's call in p (its side exit or enter,
  * registers a, the return address's slot stack) whose reservation's DATA records
  * more[0..n_more) carry its copies: the rest is read live, and learned. */
-struct hk_mem hk_fast_record_reader(struct hooks *h, struct process *p, struct hook *k,
-                                    bool exit, const struct abi_regs *a, uint64_t stack,
-                                    const struct fast_record *more, int n_more);
+struct hk_mem fast_learn_record_reader(struct hooks *h, struct process *p, struct hook *k,
+                                       bool exit, const struct abi_regs *a, uint64_t stack,
+                                       const struct fast_record *more, int n_more);
 
 #endif

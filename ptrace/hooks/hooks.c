@@ -31,24 +31,24 @@
 void hooks_on_clone(struct hooks *h, pid_t parent_tid, pid_t child_tid, bool new_process,
                     bool shares_memory)
 {
-    struct thread *parent = hk_thread_get(h, parent_tid);
+    struct thread *parent = hooks_state_thread(h, parent_tid);
     pid_t tgid = new_process ? child_tid : (parent ? parent->tgid : procmem_tgid(child_tid));
     struct thread *child = u64map_get(&h->threads, (uint64_t)child_tid);
     if (child && child->gone) { /* a tid used again: the old thread's frames are not its */
-        hk_thread_forget(h, child);
+        hooks_state_thread_forget(h, child);
         child = NULL;
     }
     if (!child)
-        child = hk_thread_new(h, child_tid, tgid);
+        child = hooks_state_thread_new(h, child_tid, tgid);
     struct process *cp = new_process ? u64map_get(&h->procs, (uint64_t)tgid) : NULL;
     if (cp && parent) {
         cp->forked = true;
-        cp->n_areas = hk_areas_in(h, u64map_get(&h->procs, (uint64_t)parent->tgid));
-        hk_count_baselines(h, cp); /* its counters start as copies of the parent's */
+        cp->n_areas = hooks_areas_in(h, u64map_get(&h->procs, (uint64_t)parent->tgid));
+        sampling_count_baselines(h, cp); /* its counters start as copies of the parent's */
         /* A vfork child records into its parent's ring, as its parent's thread. */
         if (!shares_memory)
-            hk_fast_on_fork(h, u64map_get(&h->procs, (uint64_t)parent->tgid), cp, parent_tid,
-                            child_tid);
+            fastpath_on_fork(h, u64map_get(&h->procs, (uint64_t)parent->tgid), cp, parent_tid,
+                             child_tid);
     }
     /* A forked child's stack is a copy: so are its trampolines and frames. */
     if (new_process && parent && child && parent->depth > 0) {
@@ -99,12 +99,12 @@ void hooks_on_exit(struct hooks *h, pid_t tid)
         struct forget_state st = {.tgid = t->tgid};
         u64map_each(&h->threads, collect_gone_of, &st); /* their process goes */
         for (int i = 0; i < st.n; i++)
-            hk_thread_free(u64map_del(&h->threads, (uint64_t)st.tids[i]));
+            hooks_state_thread_free(u64map_del(&h->threads, (uint64_t)st.tids[i]));
         p = u64map_del(&h->procs, (uint64_t)t->tgid);
         if (p)
-            hk_process_free(h, p);
+            sampling_process_free(h, p);
     }
-    hk_thread_free(t);
+    hooks_state_thread_free(t);
 }
 
 /* A thread stops to exit: the fast path's records are drained while its slot
@@ -114,12 +114,12 @@ void hooks_on_exit_event(struct hooks *h, pid_t tid)
 {
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
     if (t && h->fast) {
-        hk_fast_drain(h);
-        hk_fast_on_thread_exit(h, t);
+        fast_drain_complete(h);
+        fastpath_on_thread_exit(h, t);
     }
     struct process *p = t ? u64map_get(&h->procs, (uint64_t)t->tgid) : NULL;
     if (p)
-        hk_count_read_last(h, p);
+        sampling_count_read_last(h, p);
 }
 
 bool hooks_owns_thread(const struct hooks *h, pid_t tid)
@@ -130,7 +130,7 @@ bool hooks_owns_thread(const struct hooks *h, pid_t tid)
 void hooks_adopt(struct hooks *h, pid_t pid)
 {
     if (!u64map_get(&h->threads, (uint64_t)pid))
-        hk_thread_new(h, pid, pid);
+        hooks_state_thread_new(h, pid, pid);
 }
 
 
@@ -168,7 +168,7 @@ static void count_hook(uint64_t key, void *value, void *arg)
         else if (s->h->cfg.tuning.fast && k->cj_planned && !k->fast) {
             if (!s->out->fast_fallback++)
                 snprintf(s->out->fast_why, sizeof s->out->fast_why, "%s: %s",
-                         hk_function_name(k), k->cj.why);
+                         hooks_state_function_name(k), k->cj.why);
         }
     }
     if (s->names && k->sampled && s->n < s->max)
@@ -224,7 +224,7 @@ static void free_thread(uint64_t key, void *value, void *arg)
 {
     (void)key;
     (void)arg;
-    hk_thread_free(value);
+    hooks_state_thread_free(value);
 }
 
 static void free_process(uint64_t key, void *value, void *arg)
@@ -233,7 +233,7 @@ static void free_process(uint64_t key, void *value, void *arg)
     (void)arg;
     struct process *p = value;
     close(p->memfd);
-    callsites_free(p->sites);
+    callsite_free_all(p->sites);
     free(p->counts);
     free(p->fast_lost);
     free(p);
@@ -250,7 +250,7 @@ void hooks_free(struct hooks *h)
     u64map_free(&h->threads);
     u64map_free(&h->procs);
     free(h->areas);
-    hk_fast_free(h);
+    fastpath_free(h);
     sb_free(&h->render.args);
     sb_free(&h->render.ret);
     sb_free(&h->render.data);

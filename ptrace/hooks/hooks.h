@@ -141,7 +141,7 @@ struct hook_target {
     const struct dw_function *fn;
     uint64_t module_lo, module_hi; /* the module's mapped extent: scratch goes near */
     enum hook_role role;
-    /* The function's name in its events (pattern_public_name: the alias the pattern
+    /* The function's name in its events (match_public_name: the alias the pattern
      * used); NULL: fn->name. fn's own name is then the event's functionRaw. */
     const char *name;
 };

@@ -26,13 +26,13 @@ static bool reaches(uint64_t a, uint64_t b)
 }
 
 /* How many scratch areas process p has (the main process has them all). */
-size_t hk_areas_in(const struct hooks *h, const struct process *p)
+size_t hooks_areas_in(const struct hooks *h, const struct process *p)
 {
     return p && p->forked ? p->n_areas : h->n_areas;
 }
 
 /* Whether addr lies in one of the first n scratch areas. */
-bool hk_in_areas(const struct hooks *h, size_t n, uint64_t addr)
+bool hooks_areas_contain(const struct hooks *h, size_t n, uint64_t addr)
 {
     for (size_t i = 0; i < n && i < h->n_areas; i++)
         if (addr >= h->areas[i].base && addr < h->areas[i].base + SCRATCH_SIZE)
@@ -42,7 +42,7 @@ bool hk_in_areas(const struct hooks *h, size_t n, uint64_t addr)
 
 /* The return trampoline for a hook at addr in a process with the first n areas:
  * the area near addr, else any (a return address reaches anywhere); 0 if none. */
-uint64_t hk_trampoline_for(const struct hooks *h, size_t n, uint64_t addr)
+uint64_t hooks_areas_trampoline_for(const struct hooks *h, size_t n, uint64_t addr)
 {
     for (size_t i = 0; i < n && i < h->n_areas; i++)
         if (reaches(h->areas[i].base, addr))
@@ -50,15 +50,15 @@ uint64_t hk_trampoline_for(const struct hooks *h, size_t n, uint64_t addr)
     return n && h->n_areas ? h->areas[0].base : 0;
 }
 
-size_t hk_areas_of_thread(const struct hooks *h, const struct thread *t)
+size_t hooks_areas_of_thread(const struct hooks *h, const struct thread *t)
 {
-    return hk_areas_in(h, u64map_get(&h->procs, (uint64_t)t->tgid));
+    return hooks_areas_in(h, u64map_get(&h->procs, (uint64_t)t->tgid));
 }
 
 /* A free slot of size bytes (a multiple of RELOC_SLOT_SIZE) near [lo, hi), mapping
  * a new area through stopped_tid if needed (0: only in the areas there are). */
-uint64_t hk_slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo,
-                          uint64_t hi, uint64_t size)
+uint64_t hooks_areas_slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo,
+                               uint64_t hi, uint64_t size)
 {
     for (size_t i = 0; i < h->n_areas; i++) {
         struct scratch *s = &h->areas[i];
@@ -106,7 +106,7 @@ static uint64_t map_counters(struct hooks *h, pid_t stopped_tid, int memfd, uint
 }
 
 /* A counter for a counting jump whose trampoline is at tramp, 0 if none is left. */
-uint64_t hk_counter_near(struct hooks *h, uint64_t tramp)
+uint64_t hooks_areas_counter_near(struct hooks *h, uint64_t tramp)
 {
     for (size_t i = 0; i < h->n_areas; i++) {
         struct scratch *s = &h->areas[i];
@@ -128,13 +128,13 @@ static bool patch(struct hooks *h, struct hook *k, bool arm)
                : bptab_remove(h->cfg.bp, k->addr, BP_TRACE_HOOK);
 }
 
-bool hk_write_int3(struct hooks *h, struct hook *k)
+bool hooks_areas_write_int3(struct hooks *h, struct hook *k)
 {
     k->armed = patch(h, k, true);
     return k->armed;
 }
 
-void hk_restore_orig(struct hooks *h, struct hook *k)
+void hooks_areas_restore_orig(struct hooks *h, struct hook *k)
 {
     if (k->armed && patch(h, k, false))
         k->armed = false;
@@ -152,14 +152,14 @@ static void copy_scratch(uint64_t key, void *value, void *arg)
     (void)key;
     const struct process *p = value;
     const struct scratch_copy *sc = arg;
-    if (p->forked && hk_in_areas(sc->h, p->n_areas, sc->addr))
+    if (p->forked && hooks_areas_contain(sc->h, p->n_areas, sc->addr))
         procmem_write(p->memfd, sc->addr, sc->bytes, sc->len);
 }
 
 /* Writes bytes into scratch memory at addr in the main process (memfd) and in the
  * forked children that have its area: they jump there too. */
-bool hk_write_scratch(struct hooks *h, int memfd, uint64_t addr, const uint8_t *bytes,
-                          size_t len)
+bool hooks_areas_write_scratch(struct hooks *h, int memfd, uint64_t addr, const uint8_t *bytes,
+                               size_t len)
 {
     if (!procmem_write(memfd, addr, bytes, len))
         return false;
@@ -168,7 +168,7 @@ bool hk_write_scratch(struct hooks *h, int memfd, uint64_t addr, const uint8_t *
     return true;
 }
 
-bool hk_is_return_trampoline(const struct hooks *h, uint64_t addr)
+bool hooks_areas_is_return_trampoline(const struct hooks *h, uint64_t addr)
 {
     for (size_t i = 0; i < h->n_areas; i++)
         if (h->areas[i].base == addr)

@@ -41,7 +41,7 @@ static bool needs_fp(const struct dw_function *fn)
 
 static bool write_slot(struct hooks *h, int memfd, const struct hook *k)
 {
-    return hk_write_scratch(h, memfd, k->slot, k->rel.slot, k->rel.slot_len);
+    return hooks_areas_write_scratch(h, memfd, k->slot, k->rel.slot, k->rel.slot_len);
 }
 
 static void fail(struct hooks_report *rep, const char *fmt, const char *name)
@@ -60,13 +60,13 @@ static void arm_fast(struct hooks *h, struct hook *k, pid_t stopped_tid, int mem
         return;
     if (!k->cj_planned) {
         k->cj_planned = true;
-        k->cj_ok = hk_fast_plan(h, k, stopped_tid, memfd);
+        k->cj_ok = fastpath_plan(h, k, stopped_tid, memfd);
         /* Once the image records through the fast path, libc's output and renaming
          * functions drain it (fast_output.c; once per image, whatever k was). */
         if (h->fast)
-            hk_fast_hook_libc(h, stopped_tid);
+            fast_output_hook_libc(h, stopped_tid);
     }
-    if (k->cj_ok && k->fast && !hk_try_jump(h, k))
+    if (k->cj_ok && k->fast && !sampling_try_jump(h, k))
         h->disarm_pending = true;
 }
 
@@ -87,13 +87,13 @@ static void change_mode(uint64_t key, void *value, void *arg)
         k->jump_blocked = false;
         arm_fast(mc->h, k, mc->stopped_tid, mc->memfd);
     } else if (k->fast && k->jumped) {
-        hk_unjump(mc->h, k); /* its int3 back; frames it pushed still return */
+        sampling_unjump(mc->h, k); /* its int3 back; frames it pushed still return */
     }
 }
 
 void hooks_set_fast(struct hooks *h, pid_t stopped_tid, bool fast)
 {
-    struct process *p = hk_process_get(h, h->cfg.pid);
+    struct process *p = hooks_state_process(h, h->cfg.pid);
     if (!p || h->cfg.tuning.fast == fast)
         return;
     h->cfg.tuning.fast = fast;
@@ -108,7 +108,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
     if (k) {
         k->wanted = true;
         k->name = t->name;
-        if (!k->armed && !k->jumped && hk_write_int3(h, k)) {
+        if (!k->armed && !k->jumped && hooks_areas_write_int3(h, k)) {
             rep->armed++;
             k->jump_blocked = false;
             arm_fast(h, k, stopped_tid, memfd);
@@ -125,8 +125,8 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
         fail(rep, "%s already starts with a breakpoint", t->fn->name);
         return;
     }
-    uint64_t slot = hk_slot_near(h, stopped_tid, memfd, t->module_lo, t->module_hi,
-                                 RELOC_SLOT_SIZE);
+    uint64_t slot = hooks_areas_slot_near(h, stopped_tid, memfd, t->module_lo, t->module_hi,
+                                          RELOC_SLOT_SIZE);
     if (!slot) {
         fail(rep, "no scratch memory near %s", t->fn->name);
         return;
@@ -150,7 +150,7 @@ static void arm_one(struct hooks *h, pid_t stopped_tid, int memfd, const struct 
         fail(rep, "cannot write the scratch slot of %s", t->fn->name);
         return;
     }
-    if (u64map_put(&h->by_addr, t->addr, k) != 0 || !hk_write_int3(h, k)) {
+    if (u64map_put(&h->by_addr, t->addr, k) != 0 || !hooks_areas_write_int3(h, k)) {
         u64map_del(&h->by_addr, t->addr);
         free(k);
         fail(rep, "cannot write the breakpoint of %s", t->fn->name);
@@ -165,7 +165,7 @@ void hooks_arm(struct hooks *h, pid_t stopped_tid, const struct hook_target *t, 
                struct hooks_report *rep)
 {
     memset(rep, 0, sizeof *rep);
-    struct process *p = hk_process_get(h, h->cfg.pid);
+    struct process *p = hooks_state_process(h, h->cfg.pid);
     if (!p) {
         rep->failed = n;
         snprintf(rep->first_failure, sizeof rep->first_failure,
@@ -179,7 +179,7 @@ void hooks_arm(struct hooks *h, pid_t stopped_tid, const struct hook_target *t, 
 
 void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n)
 {
-    struct process *p = hk_process_get(h, h->cfg.pid);
+    struct process *p = hooks_state_process(h, h->cfg.pid);
     for (size_t i = 0; i < n && p; i++) {
         struct hook *k = u64map_get(&h->by_addr, addrs[i]);
         if (!k || k->role != HOOK_TRACE)
@@ -187,8 +187,8 @@ void hooks_disarm(struct hooks *h, const uint64_t *addrs, size_t n)
         k->wanted = false;
         k->rearm_at = 0;
         k->quiet = false;
-        hk_unjump(h, k); /* its counter stays readable in its trampoline */
-        hk_restore_orig(h, k);
+        sampling_unjump(h, k); /* its counter stays readable in its trampoline */
+        hooks_areas_restore_orig(h, k);
     }
 }
 

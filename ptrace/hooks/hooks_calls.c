@@ -31,8 +31,8 @@ static void fill_location(struct event *ev, const struct hook *k, const struct t
     ev->pid = t->tgid;
     ev->tid = t->tid;
     ev->thread_name = t->name[0] ? t->name : NULL;
-    ev->function = hk_function_name(k);
-    ev->function_raw = hk_function_raw(k);
+    ev->function = hooks_state_function_name(k);
+    ev->function_raw = hooks_state_function_raw(k);
     ev->source_file = k->fn->decl_file;
     ev->line = k->fn->decl_line;
     ev->sampled = k->sampled;
@@ -108,7 +108,7 @@ static const char *enter_data(struct hooks *h, struct thread *t, struct hook *k,
 
 /* Whether the events of k made from live memory teach its capture program: a
  * fast-path function (its calls at its int3, before its jump or after a sample). */
-bool hk_call_learns(const struct hooks *h, const struct hook *k)
+bool hooks_calls_learns(const struct hooks *h, const struct hook *k)
 {
     return k->role == HOOK_TRACE && k->fast && h->fast && h->cfg.tuning.fast;
 }
@@ -167,11 +167,11 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
 {
     if (mem && mem->k == f->hook) {
         emit_exit_read(h, t, f, a, kind, now, mem);
-    } else if (!mem && a && kind == EXIT_RETURN && !f->silent && hk_call_learns(h, f->hook)) {
+    } else if (!mem && a && kind == EXIT_RETURN && !f->silent && hooks_calls_learns(h, f->hook)) {
         struct hk_mem learn;
-        hk_fast_learn_begin(h, f->hook, true, a, f->rsp, t->memfd, &learn);
+        fast_learn_begin(h, f->hook, true, a, f->rsp, t->memfd, &learn);
         emit_exit_read(h, t, f, a, kind, now, &learn);
-        hk_fast_learn_end(h, f->hook, true);
+        fast_learn_end(h, f->hook, true);
     } else {
         struct hk_mem live = {procmem_read_ctx, &t->memfd, f->hook};
         emit_exit_read(h, t, f, a, kind, now, &live);
@@ -182,7 +182,7 @@ static void emit_exit(struct hooks *h, struct thread *t, const struct frame *f,
  * at time now are gone from the real stack: a longjmp or an exception unwound them.
  * A frame entered after now is not (an int3's, pushed before a fast-path record of
  * an earlier call was drained: records wait behind one still being written). */
-void hk_call_unwind_to(struct hooks *h, struct thread *t, uint64_t rsp, int64_t now)
+void hooks_calls_unwind_to(struct hooks *h, struct thread *t, uint64_t rsp, int64_t now)
 {
     while (t->depth > 0 && t->frames[t->depth - 1].rsp <= rsp &&
            t->frames[t->depth - 1].t_enter <= now) {
@@ -193,11 +193,11 @@ void hk_call_unwind_to(struct hooks *h, struct thread *t, uint64_t rsp, int64_t 
     }
 }
 
-uint64_t hk_frame_trampoline(const struct hooks *h, const struct thread *t,
-                             const struct frame *f)
+uint64_t hooks_calls_frame_trampoline(const struct hooks *h, const struct thread *t,
+                                      const struct frame *f)
 {
-    return f->fast ? hk_fast_ret_tramp(h)
-                   : hk_trampoline_for(h, hk_areas_of_thread(h, t), f->hook->addr);
+    return f->fast ? fastpath_ret_tramp(h)
+                   : hooks_areas_trampoline_for(h, hooks_areas_of_thread(h, t), f->hook->addr);
 }
 
 /* Call c's real return address: its caller's, when it is a tail call (the caller's
@@ -216,22 +216,22 @@ static struct frame *silent_call(struct hooks *h, struct thread *t, struct hook 
                                  const struct hk_call *c)
 {
     uint64_t ret = call_ret(t, c);
-    hk_call_unwind_to(h, t, c->regs->rsp, c->now);
+    hooks_calls_unwind_to(h, t, c->regs->rsp, c->now);
     struct frame *f;
-    if (!c->push || !ret || !(f = hk_frame_push(t)))
+    if (!c->push || !ret || !(f = hooks_state_frame_push(t)))
         return NULL;
     *f = (struct frame){.ret = ret, .rsp = c->regs->rsp, .t_enter = c->now, .hook = k,
                         .fast = c->fast, .silent = true};
     return f;
 }
 
-struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
-                              const struct hk_call *c)
+struct frame *hooks_calls_entered(struct hooks *h, struct thread *t, struct hook *k,
+                                  const struct hk_call *c)
 {
     if (k->quiet || c->silent)
         return silent_call(h, t, k, c);
     k->recorded++;
-    hk_throttle_if_hot(h, k, c->now);
+    sampling_throttle_if_hot(h, k, c->now);
     procmem_thread_name_cached(t->tid, t->name, sizeof t->name, &t->name_read_ns, c->now);
     h->render.args.len = 0;
     if (h->render.args.buf)
@@ -239,7 +239,7 @@ struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
     fnsym_use(h->render.fnsym, t->tgid);
     abi_args_json(&h->render.args, k->fn, c->regs, c->mem.rd, c->mem.ctx, &h->render.vopts);
     uint64_t ret = call_ret(t, c);
-    hk_call_unwind_to(h, t, c->regs->rsp, c->now);
+    hooks_calls_unwind_to(h, t, c->regs->rsp, c->now);
     struct event ev = event_sink_init(&h->cfg.sink, EV_FUNCTION_ENTER, c->now);
     fill_location(&ev, k, t);
     ev.seq = ++*h->seq;
@@ -249,18 +249,18 @@ struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
     ev.data = enter_data(h, t, k, &c->mem, ret, ev.arguments);
     push_event(h, &ev);
     struct frame *f;
-    if (!c->push || !ret || !(f = hk_frame_push(t)))
+    if (!c->push || !ret || !(f = hooks_state_frame_push(t)))
         return NULL; /* no exit event for this call; the entry stands */
     *f = (struct frame){.ret = ret, .rsp = c->regs->rsp, .hidden_ret = c->regs->rdi,
                         .seq = ev.seq, .t_enter = c->now, .hook = k, .fast = c->fast};
     return f;
 }
 
-void hk_call_learn(struct hooks *h, struct thread *t, struct hook *k, const struct abi_regs *a,
-                   bool exit)
+void hooks_calls_learn(struct hooks *h, struct thread *t, struct hook *k, const struct abi_regs *a,
+                       bool exit)
 {
     struct hk_mem mem;
-    hk_fast_learn_begin(h, k, exit, a, a->rsp, t->memfd, &mem);
+    fast_learn_begin(h, k, exit, a, a->rsp, t->memfd, &mem);
     fnsym_use(h->render.fnsym, t->tgid);
     h->render.args.len = h->render.ret.len = 0;
     if (exit)
@@ -269,10 +269,10 @@ void hk_call_learn(struct hooks *h, struct thread *t, struct hook *k, const stru
     else
         abi_args_json(&h->render.args, k->fn, a, mem.rd, mem.ctx, &h->render.vopts);
     watch_data(h, t, k, &mem, NULL, NULL);
-    hk_fast_learn_end(h, k, exit);
+    fast_learn_end(h, k, exit);
 }
 
-/* hk_call_returned on frames all entered before now. */
+/* hooks_calls_returned on frames all entered before now. */
 static uint64_t call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
                               const struct abi_regs *a, int64_t now, const struct hk_mem *mem)
 {
@@ -312,8 +312,8 @@ static uint64_t call_returned(struct hooks *h, struct thread *t, uint64_t entry_
     return t->frames[bottom].ret;
 }
 
-uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
-                          const struct abi_regs *a, int64_t now, const struct hk_mem *mem)
+uint64_t hooks_calls_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
+                              const struct abi_regs *a, int64_t now, const struct hk_mem *mem)
 {
     /* Frames entered after now (int3 frames pushed before this fast-path record was
      * drained) are on top: they stay, and the return is matched below them. */

@@ -215,55 +215,55 @@ struct hooks {
 /* ---- hooks_state.c ---- */
 
 /* The process tgid's record, made (its memory opened) on first use; NULL on error. */
-struct process *hk_process_get(struct hooks *h, pid_t tgid);
+struct process *hooks_state_process(struct hooks *h, pid_t tgid);
 /* Thread tid of process tgid's new record; NULL on error. */
-struct thread *hk_thread_new(struct hooks *h, pid_t tid, pid_t tgid);
+struct thread *hooks_state_thread_new(struct hooks *h, pid_t tid, pid_t tgid);
 /* Frees t's record (its map entry is the caller's). */
-void hk_thread_free(struct thread *t);
+void hooks_state_thread_free(struct thread *t);
 /* Thread tid's record, made (with its process's) on first use; NULL on error. */
-struct thread *hk_thread_get(struct hooks *h, pid_t tid);
+struct thread *hooks_state_thread(struct hooks *h, pid_t tid);
 /* Thread tid of process tgid, known or not, alive or not (a fast-path record of a
  * thread that has exited); NULL on ENOMEM. */
-struct thread *hk_thread_in(struct hooks *h, pid_t tid, pid_t tgid);
+struct thread *hooks_state_thread_in(struct hooks *h, pid_t tid, pid_t tgid);
 /* Forgets thread t (a gone thread's record: its process stays). */
-void hk_thread_forget(struct hooks *h, struct thread *t);
+void hooks_state_thread_forget(struct hooks *h, struct thread *t);
 /* A new frame on top of t's shadow stack (t->depth counts it), NULL when the stack
  * is MAX_FRAMES deep or memory ran out. */
-struct frame *hk_frame_push(struct thread *t);
+struct frame *hooks_state_frame_push(struct thread *t);
 /* k's function as events name it: the name its pattern used (the public alias), and
  * the symbol or linkage name behind it when that differs (NULL: none). */
-const char *hk_function_name(const struct hook *k);
-const char *hk_function_raw(const struct hook *k);
+const char *hooks_state_function_name(const struct hook *k);
+const char *hooks_state_function_raw(const struct hook *k);
 
 /* ---- hooks_areas.c ---- */
 
 /* How many scratch areas process p has (the main process has them all). */
-size_t hk_areas_in(const struct hooks *h, const struct process *p);
+size_t hooks_areas_in(const struct hooks *h, const struct process *p);
 /* Whether addr lies in one of the first n scratch areas. */
-bool hk_in_areas(const struct hooks *h, size_t n, uint64_t addr);
+bool hooks_areas_contain(const struct hooks *h, size_t n, uint64_t addr);
 /* How many scratch areas the process of thread t has. */
-size_t hk_areas_of_thread(const struct hooks *h, const struct thread *t);
+size_t hooks_areas_of_thread(const struct hooks *h, const struct thread *t);
 /* The return trampoline for a hook at addr in a process with the first n areas:
  * the area near addr, else any (a return address reaches anywhere); 0 if none. */
-uint64_t hk_trampoline_for(const struct hooks *h, size_t n, uint64_t addr);
+uint64_t hooks_areas_trampoline_for(const struct hooks *h, size_t n, uint64_t addr);
 /* A free slot of size bytes (a multiple of RELOC_SLOT_SIZE) near [lo, hi), mapping
  * a new area through stopped_tid if needed (0: only in the areas there are). */
-uint64_t hk_slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo, uint64_t hi,
-                      uint64_t size);
+uint64_t hooks_areas_slot_near(struct hooks *h, pid_t stopped_tid, int memfd, uint64_t lo,
+                               uint64_t hi, uint64_t size);
 /* A counter (8 bytes, zero) for a counting jump whose trampoline is at tramp, in the
  * writable block of its scratch area; 0 if none is left. */
-uint64_t hk_counter_near(struct hooks *h, uint64_t tramp);
+uint64_t hooks_areas_counter_near(struct hooks *h, uint64_t tramp);
 /* Writes bytes into scratch memory at addr in the main process (memfd) and in the
  * forked children that have its area. */
-bool hk_write_scratch(struct hooks *h, int memfd, uint64_t addr, const uint8_t *bytes,
-                      size_t len);
+bool hooks_areas_write_scratch(struct hooks *h, int memfd, uint64_t addr, const uint8_t *bytes,
+                               size_t len);
 /* Puts hook k's int3 in (k->armed) or takes it out, through the breakpoint table. */
-bool hk_write_int3(struct hooks *h, struct hook *k);
-void hk_restore_orig(struct hooks *h, struct hook *k);
+bool hooks_areas_write_int3(struct hooks *h, struct hook *k);
+void hooks_areas_restore_orig(struct hooks *h, struct hook *k);
 
 /* Whether addr is the int3 of a scratch area's return trampoline (the int3 path's
  * function exits). */
-bool hk_is_return_trampoline(const struct hooks *h, uint64_t addr);
+bool hooks_areas_is_return_trampoline(const struct hooks *h, uint64_t addr);
 
 /* ---- hooks_calls.c ---- */
 
@@ -290,119 +290,120 @@ struct hk_call {
 };
 /* Decodes call a of k by t (its entry, or its exit when exit) as its event would,
  * from live memory, recording nothing: the reads teach k's capture program
- * (hk_fast_learn_begin). */
-void hk_call_learn(struct hooks *h, struct thread *t, struct hook *k, const struct abi_regs *a,
-                   bool exit);
+ * (fast_learn_begin). */
+void hooks_calls_learn(struct hooks *h, struct thread *t, struct hook *k, const struct abi_regs *a,
+                       bool exit);
 /* Records the function_enter event of call c of k by t and, when c->push, pushes its
  * frame; returns the frame (NULL: none pushed). The caller swaps the return address
  * (the int3 path) or the recorder did (the fast path). */
-struct frame *hk_call_entered(struct hooks *h, struct thread *t, struct hook *k,
-                              const struct hk_call *c);
+struct frame *hooks_calls_entered(struct hooks *h, struct thread *t, struct hook *k,
+                                  const struct hk_call *c);
 /* The frame of t whose return address lived at entry_rsp returned at time now with
  * the return registers a: reports its exit (and the frames above it as unwound, the
  * tail callers sharing its slot as returned) and pops them; returns the real return
  * address, 0 when no frame of t matches. mem: how its memory is read (NULL: live,
  * learned for a fast-path function). */
-uint64_t hk_call_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
-                          const struct abi_regs *a, int64_t now, const struct hk_mem *mem);
+uint64_t hooks_calls_returned(struct hooks *h, struct thread *t, uint64_t entry_rsp,
+                              const struct abi_regs *a, int64_t now, const struct hk_mem *mem);
 /* The return trampoline frame f of t returns through. */
-uint64_t hk_frame_trampoline(const struct hooks *h, const struct thread *t,
-                             const struct frame *f);
+uint64_t hooks_calls_frame_trampoline(const struct hooks *h, const struct thread *t,
+                                      const struct frame *f);
 /* Frames of t whose return-address slot is at or below rsp, entered by now, are
  * gone from the real stack (a longjmp, an exception): their exits are reported as
  * unwound and they are popped. */
-void hk_call_unwind_to(struct hooks *h, struct thread *t, uint64_t rsp, int64_t now);
+void hooks_calls_unwind_to(struct hooks *h, struct thread *t, uint64_t rsp, int64_t now);
 /* Whether the events of k made from live memory teach its capture program (a
  * fast-path function's calls at its int3, before its jump or after a sample). */
-bool hk_call_learns(const struct hooks *h, const struct hook *k);
+bool hooks_calls_learns(const struct hooks *h, const struct hook *k);
 
 /* ---- hooks_unwind.c ---- */
 
 /* Puts the real return addresses of t's frames back on its stack for good (a C++
  * throw, a crash report): those frames will not report a normal exit. */
-void hk_detach_frames(struct hooks *h, struct thread *t);
+void hooks_unwind_detach_frames(struct hooks *h, struct thread *t);
 /* Writes to into frame f's return-address slot when it holds from (false: it does
  * not, or the write failed). Every write of a return address by the daemon goes
  * through it: a frame the daemon still keeps may have ended (its exit not read
  * yet), and its slot then belongs to another call. */
-bool hk_swap_slot(const struct thread *t, const struct frame *f, uint64_t from, uint64_t to);
+bool hooks_unwind_swap_slot(const struct thread *t, const struct frame *f, uint64_t from,
+                            uint64_t to);
 
 /* ---- sampling.c ---- */
 
 /* After a recorded call of k at now: ends a full sample window, or starts sampling
  * when k has used its recording budget and is hot. */
-void hk_throttle_if_hot(struct hooks *h, struct hook *k, int64_t now);
+void sampling_throttle_if_hot(struct hooks *h, struct hook *k, int64_t now);
 /* Sampling of k starts (or a sample window ends) at now: its calls are counted, not
  * recorded, until its back-off ends with the next sample window. */
-void hk_go_quiet(struct hooks *h, struct hook *k, int64_t now);
+void sampling_go_quiet(struct hooks *h, struct hook *k, int64_t now);
 /* A trap that kept its thread stopped busy ns after it ran run ns of its own,
  * charged to k (NULL: none); enforces the overhead budget at each window's end. */
-void hk_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int64_t run);
+void sampling_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int64_t run);
 /* Takes k's counting jump out (its int3 back if it is still traced). */
-void hk_unjump(struct hooks *h, struct hook *k);
+void sampling_unjump(struct hooks *h, struct hook *k);
 /* A forked child p: its counters start as copies of its parent's. */
-void hk_count_baselines(struct hooks *h, struct process *p);
+void sampling_count_baselines(struct hooks *h, struct process *p);
 /* Thread of p stops to exit: p's counters are read while they are there. */
-void hk_count_read_last(struct hooks *h, struct process *p);
+void sampling_count_read_last(struct hooks *h, struct process *p);
 /* Frees process p, its counters' calls folded into the hooks' totals first. */
-void hk_process_free(struct hooks *h, struct process *p);
+void sampling_process_free(struct hooks *h, struct process *p);
 /* Whether thread tid, at a + 1, is stopped by the trap of the int3 at a (a kernel
  * SIGTRAP, not yet handled: the tracer rewinds it onto a if the int3 has gone);
  * otherwise it came back from a relocated instruction. */
-bool hk_int3_trap_pending(pid_t tid, uint64_t a);
+bool sampling_int3_trap_pending(pid_t tid, uint64_t a);
 /* Puts k's planned jump (counting or fast) in place of its int3; false when a
  * thread is in the way (retry soon). */
-bool hk_try_jump(struct hooks *h, struct hook *k);
+bool sampling_try_jump(struct hooks *h, struct hook *k);
 
 /* ---- fastpath.c, fast_learn.c and fast_drain.c (fastpath_internal.h) ---- */
 
 /* Plans k's fast-path entry (mapping the area and the recorder into the main
  * process through stopped_tid the first time): its id, fast_fn and trampoline;
  * false (k->cj.why) when it cannot take one. */
-bool hk_fast_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd);
+bool fastpath_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd);
 /* The decoding of an event of fast-path function k from live memory, at an int3 or
  * a recorder stop (its entry: a the registers at entry, stack the return address's
  * slot; or its exit: a the return registers, stack the frame's slot): *mem reads
- * live and learns k's capture program; hk_fast_learn_end writes what was learned
+ * live and learns k's capture program; fast_learn_end writes what was learned
  * to the areas and clears k's stop at that side. */
-void hk_fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
-                         uint64_t stack, int memfd, struct hk_mem *mem);
-void hk_fast_learn_end(struct hooks *h, struct hook *k, bool exit);
+void fast_learn_begin(struct hooks *h, struct hook *k, bool exit, const struct abi_regs *a,
+                      uint64_t stack, int memfd, struct hk_mem *mem);
+void fast_learn_end(struct hooks *h, struct hook *k, bool exit);
 /* The function whose call stopped thread regs r for the recorder's
  * FAST_STOP_SIGNAL (fast_abi.h: r12 its id, r8 the side, r9 the saved registers,
  * r13 the stack); NULL for a late stop, which has nothing left to do. */
-struct hook *hk_fast_stop_hook(const struct hooks *h, const struct user_regs_struct *r);
+struct hook *fastpath_stop_hook(const struct hooks *h, const struct user_regs_struct *r);
 /* Writes k's recording flags (quiet: count only) into every process's area. */
-void hk_fast_update_flags(struct hooks *h, struct hook *k);
+void fastpath_update_flags(struct hooks *h, struct hook *k);
 /* Turns every record written since the last drain into events, in every process
  * (a complete drain: fast_drain.c's drain_process). */
-void hk_fast_drain(struct hooks *h);
+void fast_drain_complete(struct hooks *h);
 /* Whether pc is in the recorder or its return trampoline. */
-bool hk_fast_in_code(const struct hooks *h, uint64_t pc);
+bool fastpath_in_code(const struct hooks *h, uint64_t pc);
 /* The recorder's return trampoline, 0 when there is no fast path. */
-uint64_t hk_fast_ret_tramp(const struct hooks *h);
+uint64_t fastpath_ret_tramp(const struct hooks *h);
 /* A forked child's copy of the area becomes its own (parent_tid: the forking
  * thread, stopped). */
-void hk_fast_on_fork(struct hooks *h, struct process *parent, struct process *child,
-                     pid_t parent_tid, pid_t child_pid);
+void fastpath_on_fork(struct hooks *h, struct process *parent, struct process *child,
+                      pid_t parent_tid, pid_t child_pid);
 /* Calls of k the fast path could not record for want of room in a ring, over the
  * processes (live and ended). */
-uint64_t hk_fast_ring_full(struct hooks *h, struct hook *k);
+uint64_t fastpath_ring_full(struct hooks *h, struct hook *k);
 /* Thread t stops to exit, its records drained: its process's ring-full counts are
- * kept (hk_fast_process_free folds them) and its slot forgets it. */
-void hk_fast_process_free(struct hooks *h, struct process *p);
-void hk_fast_on_thread_exit(struct hooks *h, struct thread *t);
-void hk_fast_free(struct hooks *h);
+ * kept (fastpath_process_free folds them) and its slot forgets it. */
+void fastpath_process_free(struct hooks *h, struct process *p);
+void fastpath_on_thread_exit(struct hooks *h, struct thread *t);
+void fastpath_free(struct hooks *h);
 
 /* ---- fast_output.c ---- */
 
 /* Once per image, when the fast path starts recording: HOOK_DRAIN on libc's
  * pthread_setname_np, prctl and execs and, with the output ordered, HOOK_OUTPUT on
  * its write and writev (main process stopped through stopped_tid). */
-void hk_fast_hook_libc(struct hooks *h, pid_t stopped_tid);
+void fast_output_hook_libc(struct hooks *h, pid_t stopped_tid);
 /* A thread is about to be renamed, or a process to exec (HOOK_DRAIN): the records
  * written so far are drained while their memory is there, and every thread's name
  * is read again at its next event. */
-void hk_fast_drain_point(struct hooks *h);
+void fast_drain_point(struct hooks *h);
 
 #endif

@@ -12,7 +12,7 @@
 #include "ptrace/hooks/hooks_internal.h"
 #include "ptrace/proc/procmem.h"
 
-struct process *hk_process_get(struct hooks *h, pid_t tgid)
+struct process *hooks_state_process(struct hooks *h, pid_t tgid)
 {
     struct process *p = u64map_get(&h->procs, (uint64_t)tgid);
     if (p)
@@ -31,9 +31,9 @@ struct process *hk_process_get(struct hooks *h, pid_t tgid)
     return p;
 }
 
-struct thread *hk_thread_new(struct hooks *h, pid_t tid, pid_t tgid)
+struct thread *hooks_state_thread_new(struct hooks *h, pid_t tid, pid_t tgid)
 {
-    struct process *p = hk_process_get(h, tgid);
+    struct process *p = hooks_state_process(h, tgid);
     struct thread *t = p ? calloc(1, sizeof *t) : NULL;
     if (!t)
         return NULL;
@@ -47,19 +47,19 @@ struct thread *hk_thread_new(struct hooks *h, pid_t tid, pid_t tgid)
     return t;
 }
 
-struct thread *hk_thread_get(struct hooks *h, pid_t tid)
+struct thread *hooks_state_thread(struct hooks *h, pid_t tid)
 {
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
-    return t ? t : hk_thread_new(h, tid, procmem_tgid(tid));
+    return t ? t : hooks_state_thread_new(h, tid, procmem_tgid(tid));
 }
 
-struct thread *hk_thread_in(struct hooks *h, pid_t tid, pid_t tgid)
+struct thread *hooks_state_thread_in(struct hooks *h, pid_t tid, pid_t tgid)
 {
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
-    return t ? t : hk_thread_new(h, tid, tgid);
+    return t ? t : hooks_state_thread_new(h, tid, tgid);
 }
 
-struct frame *hk_frame_push(struct thread *t)
+struct frame *hooks_state_frame_push(struct thread *t)
 {
     if (t->depth == t->cap) {
         if (t->cap >= MAX_FRAMES)
@@ -74,24 +74,24 @@ struct frame *hk_frame_push(struct thread *t)
     return &t->frames[t->depth++];
 }
 
-void hk_thread_free(struct thread *t)
+void hooks_state_thread_free(struct thread *t)
 {
     free(t->frames);
     free(t);
 }
 
-void hk_thread_forget(struct hooks *h, struct thread *t)
+void hooks_state_thread_forget(struct hooks *h, struct thread *t)
 {
     u64map_del(&h->threads, (uint64_t)t->tid);
-    hk_thread_free(t);
+    hooks_state_thread_free(t);
 }
 
-const char *hk_function_name(const struct hook *k)
+const char *hooks_state_function_name(const struct hook *k)
 {
     return k->name ? k->name : k->fn->name;
 }
 
-const char *hk_function_raw(const struct hook *k)
+const char *hooks_state_function_raw(const struct hook *k)
 {
     return k->fn->linkage_name ? k->fn->linkage_name
          : k->name && strcmp(k->name, k->fn->name) != 0 ? k->fn->name : NULL;

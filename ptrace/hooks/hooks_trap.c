@@ -49,10 +49,11 @@ static void abi_regs_from(struct abi_regs *a, const struct user_regs_struct *r, 
 static void on_catch(struct hooks *h, struct thread *t, const struct user_regs_struct *regs,
                      int64_t now)
 {
-    hk_call_unwind_to(h, t, regs->rsp, now);
+    hooks_calls_unwind_to(h, t, regs->rsp, now);
     for (int i = 0; i < t->depth; i++) {
         struct frame *f = &t->frames[i];
-        if (f->detached && hk_swap_slot(t, f, f->ret, hk_frame_trampoline(h, t, f)))
+        if (f->detached &&
+            hooks_unwind_swap_slot(t, f, f->ret, hooks_calls_frame_trampoline(h, t, f)))
             f->detached = false;
     }
 }
@@ -63,7 +64,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     int64_t now = mono_ns();
     h->hits++;
     if (k->role == HOOK_THROW) {
-        hk_detach_frames(h, t);
+        hooks_unwind_detach_frames(h, t);
         return;
     }
     if (k->role == HOOK_CATCH) {
@@ -71,7 +72,7 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
         return;
     }
     if (k->role == HOOK_DRAIN) {
-        hk_fast_drain_point(h);
+        fast_drain_point(h);
         return;
     }
     k->calls++;
@@ -86,20 +87,20 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     uint64_t ret = 0;
     bool have_ret = procmem_read(t->memfd, regs->rsp, &ret, sizeof ret);
     bool tail_call = have_ret &&
-                     (hk_is_return_trampoline(h, ret) || ret == hk_fast_ret_tramp(h)) &&
+                     (hooks_areas_is_return_trampoline(h, ret) || ret == fastpath_ret_tramp(h)) &&
                      t->depth > 0 &&
                      t->frames[t->depth - 1].rsp == regs->rsp;
-    uint64_t tramp = hk_trampoline_for(h, hk_areas_of_thread(h, t), k->addr);
+    uint64_t tramp = hooks_areas_trampoline_for(h, hooks_areas_of_thread(h, t), k->addr);
     struct hk_call c = {.regs = &a, .ret = have_ret ? ret : 0, .tail = tail_call,
                         .push = (h->cfg.tuning.capture_exits || output) && tramp,
                         .silent = output, .mem = {procmem_read_ctx, &t->memfd, k},
                         .now = now};
-    bool learn = hk_call_learns(h, k);
+    bool learn = hooks_calls_learns(h, k);
     if (learn)
-        hk_fast_learn_begin(h, k, false, &a, regs->rsp, t->memfd, &c.mem);
-    struct frame *f = hk_call_entered(h, t, k, &c);
+        fast_learn_begin(h, k, false, &a, regs->rsp, t->memfd, &c.mem);
+    struct frame *f = hooks_calls_entered(h, t, k, &c);
     if (learn)
-        hk_fast_learn_end(h, k, false);
+        fast_learn_end(h, k, false);
     if (f && !tail_call && !procmem_write(t->memfd, regs->rsp, &tramp, sizeof tramp))
         t->depth--;
 }
@@ -112,7 +113,7 @@ static bool on_return(struct hooks *h, struct thread *t, struct user_regs_struct
         fp = t->frames[i].hook->needs_fp;
     struct abi_regs a;
     abi_regs_from(&a, regs, t->tid, fp);
-    uint64_t ret = hk_call_returned(h, t, regs->rsp - 8, &a, mono_ns(), NULL);
+    uint64_t ret = hooks_calls_returned(h, t, regs->rsp - 8, &a, mono_ns(), NULL);
     if (!ret)
         return false;
     regs->rip = ret;
@@ -130,7 +131,7 @@ static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_
 {
     pid_t tid = t->tid;
     uint64_t at = regs->rip - 1;
-    if (hk_is_return_trampoline(h, at)) {
+    if (hooks_areas_is_return_trampoline(h, at)) {
         if (!on_return(h, t, regs))
             return BP_PASS;
         return resume(tid, regs);
@@ -143,7 +144,7 @@ static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_
     /* Once a jump is planned, the int3 resumes through its trampoline, past the
      * count or the recording: no thread comes back inside the bytes the jump will
      * replace, which would keep the jump out for good under a hot loop. */
-    if (k->cj_ok && hk_in_areas(h, hk_areas_in(h, p), k->tramp)) {
+    if (k->cj_ok && hooks_areas_contain(h, hooks_areas_in(h, p), k->tramp)) {
         regs->rip = k->tramp + (k->fast ? k->fast_resume : COUNTJUMP_COUNT_LEN);
         return resume(tid, regs);
     }
@@ -151,7 +152,7 @@ static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_
     case RELOC_OUT_OF_LINE:
         /* A child forked before this slot's area was mapped has no copy of it:
          * it steps the original instruction instead. */
-        if (!hk_in_areas(h, hk_areas_in(h, p), k->slot))
+        if (!hooks_areas_contain(h, hooks_areas_in(h, p), k->slot))
             break;
         regs->rip = k->slot;
         return resume(tid, regs);
@@ -182,11 +183,11 @@ static enum bp_verdict trap(struct hooks *h, struct thread *t, struct user_regs_
  * nothing. The thread resumes where it stopped, without the signal. */
 static void on_recorder_stop(struct hooks *h, struct thread *t, const struct user_regs_struct *r)
 {
-    struct hook *k = hk_fast_stop_hook(h, r);
+    struct hook *k = fastpath_stop_hook(h, r);
     if (!k)
         return;
     if (k->role == HOOK_DRAIN)
-        hk_fast_drain_point(h);
+        fast_drain_point(h);
     if (k->role != HOOK_TRACE)
         return; /* HOOK_OUTPUT: the tracer read the output before this */
     struct abi_regs a;
@@ -204,7 +205,7 @@ static void on_recorder_stop(struct hooks *h, struct thread *t, const struct use
         a.r9 = s.r9;
         a.rax = s.rax;
         memcpy(a.xmm, s.xmm, sizeof a.xmm);
-        hk_call_learn(h, t, k, &a, false);
+        hooks_calls_learn(h, t, k, &a, false);
     } else if (r->r8 == FAST_TRAP_EXIT) {
         struct fast_ret_saved s;
         if (!procmem_read(t->memfd, r->r9, &s, sizeof s))
@@ -213,7 +214,7 @@ static void on_recorder_stop(struct hooks *h, struct thread *t, const struct use
         a.rdx = s.rdx;
         memcpy(a.xmm[0], s.xmm0, sizeof a.xmm[0]);
         memcpy(a.xmm[1], s.xmm1, sizeof a.xmm[1]);
-        hk_call_learn(h, t, k, &a, true);
+        hooks_calls_learn(h, t, k, &a, true);
     }
 }
 
@@ -224,7 +225,7 @@ bool hooks_on_recorder_stop(struct hooks *h, pid_t tid, const siginfo_t *si,
     if (si->si_signo != FAST_STOP_SIGNAL || si->si_code != FAST_STOP_CODE ||
         si->si_errno != FAST_STOP_MAGIC)
         return false;
-    struct thread *t = hk_thread_get(h, tid);
+    struct thread *t = hooks_state_thread(h, tid);
     if (t)
         on_recorder_stop(h, t, regs);
     return true;
@@ -233,12 +234,12 @@ bool hooks_on_recorder_stop(struct hooks *h, pid_t tid, const siginfo_t *si,
 enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struct *regs,
                               int64_t woke_ns)
 {
-    struct thread *t = hk_thread_get(h, tid);
+    struct thread *t = hooks_state_thread(h, tid);
     if (!t)
         return BP_PASS;
-    hk_fast_drain(h); /* the fast path's calls before this one, frames included */
+    fast_drain_complete(h); /* the fast path's calls before this one, frames included */
     struct hook *k = u64map_get(&h->by_addr, regs->rip - 1);
-    if (!k && t->depth > 0 && hk_is_return_trampoline(h, regs->rip - 1))
+    if (!k && t->depth > 0 && hooks_areas_is_return_trampoline(h, regs->rip - 1))
         k = t->frames[t->depth - 1].hook;
     enum bp_verdict v = trap(h, t, regs);
     int64_t now = mono_ns();
@@ -248,7 +249,7 @@ enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struc
     if (gap && (!h->overhead.round_trip || gap < h->overhead.round_trip))
         h->overhead.round_trip = gap;
     t->resumed_at = now;
-    hk_account(h, k, now, now - woke_ns + h->overhead.round_trip,
-            gap > h->overhead.round_trip ? gap - h->overhead.round_trip : 0);
+    sampling_account(h, k, now, now - woke_ns + h->overhead.round_trip,
+                     gap > h->overhead.round_trip ? gap - h->overhead.round_trip : 0);
     return v;
 }

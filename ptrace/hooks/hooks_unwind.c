@@ -26,7 +26,8 @@
 /* Writes to into frame f's return-address slot only if it holds from: a frame the
  * shadow stack keeps after its call ended (its exit not known yet, the fast path's
  * records still unread) has a slot that belongs to another call now. */
-bool hk_swap_slot(const struct thread *t, const struct frame *f, uint64_t from, uint64_t to)
+bool hooks_unwind_swap_slot(const struct thread *t, const struct frame *f, uint64_t from,
+                            uint64_t to)
 {
     uint64_t now;
     return from && procmem_read(t->memfd, f->rsp, &now, sizeof now) && now == from &&
@@ -35,11 +36,12 @@ bool hk_swap_slot(const struct thread *t, const struct frame *f, uint64_t from, 
 
 /* The throwing thread's real return addresses go back on its stack before the
  * unwinder reads them; those frames will not report a normal exit. */
-void hk_detach_frames(struct hooks *h, struct thread *t)
+void hooks_unwind_detach_frames(struct hooks *h, struct thread *t)
 {
     for (int i = 0; i < t->depth; i++) {
         struct frame *f = &t->frames[i];
-        if (!f->detached && hk_swap_slot(t, f, hk_frame_trampoline(h, t, f), f->ret))
+        if (!f->detached &&
+            hooks_unwind_swap_slot(t, f, hooks_calls_frame_trampoline(h, t, f), f->ret))
             f->detached = true;
     }
 }
@@ -64,7 +66,7 @@ static void find_slot(uint64_t key, void *value, void *arg)
  * own address, where the instruction came from. */
 static void function_pc(struct hooks *h, uint64_t *pc)
 {
-    if (!hk_in_areas(h, h->n_areas, *pc))
+    if (!hooks_areas_contain(h, h->n_areas, *pc))
         return;
     struct slot_lookup sl = {*pc, 0};
     u64map_each(&h->by_addr, find_slot, &sl);
@@ -74,10 +76,10 @@ static void function_pc(struct hooks *h, uint64_t *pc)
 
 void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
 {
-    hk_fast_drain(h);
+    fast_drain_complete(h);
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
     if (t)
-        hk_detach_frames(h, t);
+        hooks_unwind_detach_frames(h, t);
     function_pc(h, pc);
 }
 
@@ -88,13 +90,14 @@ void hooks_prepare_unwind(struct hooks *h, pid_t tid, uint64_t *pc)
 static void trap_pc(const struct hooks *h, pid_t tid, uint64_t *pc)
 {
     const struct hook *k = u64map_get(&h->by_addr, *pc - 1);
-    if (k && hk_int3_trap_pending(tid, *pc - 1)) { /* armed, or jumped since */
+    if (k && sampling_int3_trap_pending(tid, *pc - 1)) { /* armed, or jumped since */
         *pc -= 1;
         return;
     }
     const struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
     struct user_regs_struct r;
-    if (!t || !hk_is_return_trampoline(h, *pc - 1) || !hk_int3_trap_pending(tid, *pc - 1) ||
+    if (!t || !hooks_areas_is_return_trampoline(h, *pc - 1) ||
+        !sampling_int3_trap_pending(tid, *pc - 1) ||
         ptrace(PTRACE_GETREGS, tid, 0, &r) != 0)
         return;
     for (int i = t->depth - 1; i >= 0; i--)
@@ -106,11 +109,12 @@ static void trap_pc(const struct hooks *h, pid_t tid, uint64_t *pc)
 
 void hooks_unwind_begin(struct hooks *h, pid_t tid, uint64_t *pc)
 {
-    hk_fast_drain(h);
+    fast_drain_complete(h);
     struct thread *t = u64map_get(&h->threads, (uint64_t)tid);
     for (int i = 0; t && i < t->depth; i++) {
         struct frame *f = &t->frames[i];
-        if (!f->detached && hk_swap_slot(t, f, hk_frame_trampoline(h, t, f), f->ret))
+        if (!f->detached &&
+            hooks_unwind_swap_slot(t, f, hooks_calls_frame_trampoline(h, t, f), f->ret))
             f->detached = f->lent = true;
     }
     trap_pc(h, tid, pc);
@@ -124,7 +128,7 @@ void hooks_unwind_end(struct hooks *h, pid_t tid)
         struct frame *f = &t->frames[i];
         if (!f->lent)
             continue;
-        if (hk_swap_slot(t, f, f->ret, hk_frame_trampoline(h, t, f)))
+        if (hooks_unwind_swap_slot(t, f, f->ret, hooks_calls_frame_trampoline(h, t, f)))
             f->detached = false;
         f->lent = false;
     }
@@ -173,9 +177,9 @@ static void check_hook_code(uint64_t key, void *value, void *arg)
 
 static bool in_hooks_code(const struct hooks *h, uint64_t pc)
 {
-    if (hk_fast_in_code(h, pc))
+    if (fastpath_in_code(h, pc))
         return true;
-    if (!hk_in_areas(h, h->n_areas, pc))
+    if (!hooks_areas_contain(h, h->n_areas, pc))
         return false;
     struct in_code c = {pc, false};
     u64map_each(&h->by_addr, check_hook_code, &c);
@@ -220,11 +224,11 @@ static struct hook *new_hook_at(const struct hooks *h, const uint64_t *addrs, si
 static bool adopt_one(struct hooks *h, struct thread *t, struct hook *k, uint64_t slot,
                       uint64_t ret, int64_t now)
 {
-    uint64_t tramp = hk_trampoline_for(h, hk_areas_of_thread(h, t), k->addr);
+    uint64_t tramp = hooks_areas_trampoline_for(h, hooks_areas_of_thread(h, t), k->addr);
     int at = 0;
     while (at < t->depth && t->frames[at].rsp > slot)
         at++;
-    if (!tramp || !hk_frame_push(t))
+    if (!tramp || !hooks_state_frame_push(t))
         return false;
     memmove(&t->frames[at + 1], &t->frames[at], (size_t)(t->depth - 1 - at) * sizeof *t->frames);
     t->frames[at] = (struct frame){.ret = ret, .rsp = slot, .t_enter = now, .hook = k,
@@ -239,7 +243,7 @@ static bool adopt_one(struct hooks *h, struct thread *t, struct hook *k, uint64_
 void hooks_adopt_frames(struct hooks *h, pid_t tid, const uint64_t *addrs, size_t n,
                         struct hooks_adopt_report *rep)
 {
-    struct thread *t = hk_thread_get(h, tid);
+    struct thread *t = hooks_state_thread(h, tid);
     struct user_regs_struct regs;
     if (t && n)
         hooks_leave_trampolines(h, tid);

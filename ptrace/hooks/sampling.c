@@ -22,7 +22,7 @@
 /* Sampling starts (or a sample window ends): calls are counted, not recorded, until
  * the back-off (200 ms, doubling up to 5 s) ends with the next sample window; the
  * tracer puts the counting jump in place at its next tick (hooks_tick). */
-void hk_go_quiet(struct hooks *h, struct hook *k, int64_t now)
+void sampling_go_quiet(struct hooks *h, struct hook *k, int64_t now)
 {
     k->quiet = true;
     k->sample_left = 0;
@@ -41,7 +41,7 @@ void hk_go_quiet(struct hooks *h, struct hook *k, int64_t now)
 
 /* After a recorded call of k: ends a full sample window, or starts sampling when k
  * has used its recording budget (trace.sampleAfter) and is hot. */
-void hk_throttle_if_hot(struct hooks *h, struct hook *k, int64_t now)
+void sampling_throttle_if_hot(struct hooks *h, struct hook *k, int64_t now)
 {
     if (now - k->window_start > HOT_WINDOW_NS) {
         k->window_start = now;
@@ -54,13 +54,13 @@ void hk_throttle_if_hot(struct hooks *h, struct hook *k, int64_t now)
         if (now > k->sample_until)
             k->sample_left = 0;
         else if (--k->sample_left == 0)
-            hk_go_quiet(h, k, now);
+            sampling_go_quiet(h, k, now);
         return;
     }
     int64_t limit = h->cfg.tuning.hot_calls_per_second * HOT_WINDOW_NS / 1000000000LL;
     if ((int64_t)k->recorded >= h->cfg.tuning.sample_after &&
         k->window_hits > (limit > 0 ? limit : 1))
-        hk_go_quiet(h, k, now);
+        sampling_go_quiet(h, k, now);
 }
 
 static void reset_window_cost(uint64_t key, void *value, void *arg)
@@ -89,7 +89,7 @@ static void find_costliest(uint64_t key, void *value, void *arg)
 /* Accounts a trap that kept its thread stopped busy ns after it ran run ns of its
  * own since the last one, charged to k (NULL: none). At the end of each window, a
  * tracer share above the budget samples the function that cost the most in it. */
-void hk_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int64_t run)
+void sampling_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int64_t run)
 {
     struct hk_overhead *o = &h->overhead;
     if (!o->win_start)
@@ -111,7 +111,7 @@ void hk_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int6
         struct costliest c = {h, NULL};
         u64map_each(&h->by_addr, find_costliest, &c);
         if (c.k)
-            hk_go_quiet(h, c.k, now);
+            sampling_go_quiet(h, c.k, now);
     }
     o->win_start = now;
     o->win_busy = o->win_run = 0;
@@ -122,14 +122,14 @@ void hk_account(struct hooks *h, struct hook *k, int64_t now, int64_t busy, int6
 
 /* Takes k's jump out: the program's bytes come back, and k's int3 if it is still
  * traced. Its trampoline stays, counter included (counts stay readable). */
-void hk_unjump(struct hooks *h, struct hook *k)
+void sampling_unjump(struct hooks *h, struct hook *k)
 {
     if (!k->jumped)
         return;
     bptab_unpatch(h->cfg.bp, k->addr);
     k->jumped = false;
     if (k->wanted)
-        hk_write_int3(h, k);
+        hooks_areas_write_int3(h, k);
 }
 
 /* An int3 is wanted inside k's jump (a user breakpoint): k goes back to its int3,
@@ -142,7 +142,7 @@ static void evict_jump(void *arg, uint64_t addr)
         bptab_unpatch(h->cfg.bp, addr);
         return;
     }
-    hk_unjump(h, k);
+    sampling_unjump(h, k);
     k->jump_blocked = true;
 }
 
@@ -153,7 +153,7 @@ static bool plan_jump(struct hooks *h, struct hook *k)
     if (k->cj_planned)
         return k->cj_ok;
     k->cj_planned = true;
-    struct process *p = hk_process_get(h, h->cfg.pid);
+    struct process *p = hooks_state_process(h, h->cfg.pid);
     uint64_t len = k->fn->end > k->fn->entry ? k->fn->end - k->fn->entry : 0;
     uint8_t *code = len && len <= MAX_FUNCTION_BYTES ? malloc(len) : NULL;
     uint64_t tramp = 0, counter = 0;
@@ -163,12 +163,12 @@ static bool plan_jump(struct hooks *h, struct hook *k)
                  : "out of memory");
     else if (!p || !bptab_read(h->cfg.bp, p->memfd, k->addr, code, len))
         snprintf(k->cj.why, sizeof k->cj.why, "its code cannot be read");
-    else if (!(tramp = hk_slot_near(h, 0, p->memfd, k->addr, k->addr + len,
-                                    COUNTJUMP_SLOT_SIZE)) ||
-             !(counter = hk_counter_near(h, tramp)))
+    else if (!(tramp = hooks_areas_slot_near(h, 0, p->memfd, k->addr, k->addr + len,
+                                             COUNTJUMP_SLOT_SIZE)) ||
+             !(counter = hooks_areas_counter_near(h, tramp)))
         snprintf(k->cj.why, sizeof k->cj.why, "no scratch memory near it");
-    else if (countjump_plan(code, len, k->addr, tramp, counter, &k->cj) &&
-             hk_write_scratch(h, p->memfd, tramp, k->cj.tramp, k->cj.tramp_len)) {
+    else if (reloc_countjump_plan(code, len, k->addr, tramp, counter, &k->cj) &&
+             hooks_areas_write_scratch(h, p->memfd, tramp, k->cj.tramp, k->cj.tramp_len)) {
         k->tramp = tramp;
         k->counter = counter;
     }
@@ -184,7 +184,7 @@ struct jump_check {
     bool missing;   /* a process lacks the trampoline's area */
 };
 
-bool hk_int3_trap_pending(pid_t tid, uint64_t a)
+bool sampling_int3_trap_pending(pid_t tid, uint64_t a)
 {
     siginfo_t si;
     struct user_regs_struct r;
@@ -206,7 +206,7 @@ static void check_thread(uint64_t key, void *value, void *arg)
         return;
     uint64_t a = c->k->addr;
     c->blocked =
-        (r.rip > a && r.rip < a + c->k->cj.displaced && !hk_int3_trap_pending(t->tid, a)) ||
+        (r.rip > a && r.rip < a + c->k->cj.displaced && !sampling_int3_trap_pending(t->tid, a)) ||
         (r.rip >= c->k->slot && r.rip < c->k->slot + RELOC_SLOT_SIZE);
 }
 
@@ -214,14 +214,14 @@ static void check_process(uint64_t key, void *value, void *arg)
 {
     (void)key;
     struct jump_check *c = arg;
-    if (!hk_in_areas(c->h, hk_areas_in(c->h, value), c->k->tramp))
+    if (!hooks_areas_contain(c->h, hooks_areas_in(c->h, value), c->k->tramp))
         c->missing = true;
 }
 
 /* Puts k's planned jump (the counting jump, or the fast path's) in place of its
  * int3. False when a thread is in the way (the caller retries soon); otherwise k
  * jumps, or stays on its int3. */
-bool hk_try_jump(struct hooks *h, struct hook *k)
+bool sampling_try_jump(struct hooks *h, struct hook *k)
 {
     if (!k->armed || k->jump_blocked || !plan_jump(h, k))
         return true;
@@ -232,14 +232,14 @@ bool hk_try_jump(struct hooks *h, struct hook *k)
     u64map_each(&h->threads, check_thread, &c);
     if (c.blocked)
         return false;
-    hk_restore_orig(h, k);
+    hooks_areas_restore_orig(h, k);
     if (k->armed)
         return true;
     if (bptab_patch(h->cfg.bp, k->addr, k->cj.patch, COUNTJUMP_LEN, evict_jump, h)) {
         k->jumped = true;
         return true;
     }
-    hk_write_int3(h, k); /* another owner's int3 in the way: count on ours */
+    hooks_areas_write_int3(h, k); /* another owner's int3 in the way: count on ours */
     k->jump_blocked = true;
     return true;
 }
@@ -260,7 +260,7 @@ static void due(struct tick_state *s, int64_t at)
  * window when its back-off ends. */
 static void tick_fast(struct tick_state *s, struct hook *k)
 {
-    if (k->armed && !k->jumped && !k->jump_blocked && !hk_try_jump(s->h, k))
+    if (k->armed && !k->jumped && !k->jump_blocked && !sampling_try_jump(s->h, k))
         due(s, s->now + JUMP_RETRY_MS * 1000000LL);
     if (k->rearm_at && k->rearm_at <= s->now) {
         k->rearm_at = 0;
@@ -270,7 +270,7 @@ static void tick_fast(struct tick_state *s, struct hook *k)
     } else if (k->rearm_at) {
         due(s, k->rearm_at);
     }
-    hk_fast_update_flags(s->h, k);
+    fastpath_update_flags(s->h, k);
 }
 
 /* A quiet function gets its jump; one whose back-off ended gets its int3 back for
@@ -289,14 +289,14 @@ static void tick_hook(uint64_t key, void *value, void *arg)
     if (k->rearm_at <= s->now) {
         k->rearm_at = 0;
         k->jump_blocked = false;
-        hk_unjump(s->h, k);
+        sampling_unjump(s->h, k);
         k->quiet = false;
         k->sample_left = SAMPLE_CALLS;
         k->sample_until = s->now + SAMPLE_WINDOW_NS;
         return;
     }
     due(s, k->rearm_at);
-    if (k->quiet && !k->jumped && !k->fast && !hk_try_jump(s->h, k))
+    if (k->quiet && !k->jumped && !k->fast && !sampling_try_jump(s->h, k))
         due(s, s->now + JUMP_RETRY_MS * 1000000LL);
 }
 
@@ -344,7 +344,7 @@ struct count_walk {
 /* One counter (k's in p) for the operation of w. */
 static void count_one(struct count_walk *w, struct process *p, struct hook *k)
 {
-    if (!k->tramp || !hk_in_areas(w->h, hk_areas_in(w->h, p), k->tramp))
+    if (!k->tramp || !hooks_areas_contain(w->h, hooks_areas_in(w->h, p), k->tramp))
         return;
     struct pcount *pc = pcount_of(p, k->addr);
     uint64_t v;
@@ -400,26 +400,26 @@ static uint64_t total_calls(struct hooks *h, struct hook *k)
     return k->calls + k->folded + w.sum;
 }
 
-void hk_count_baselines(struct hooks *h, struct process *p)
+void sampling_count_baselines(struct hooks *h, struct process *p)
 {
     struct count_walk w = {h, NULL, p, SET_BASELINE, 0};
     count_walk(&w);
 }
 
-void hk_count_read_last(struct hooks *h, struct process *p)
+void sampling_count_read_last(struct hooks *h, struct process *p)
 {
     struct count_walk w = {h, NULL, p, READ_LAST, 0};
     count_walk(&w);
 }
 
 /* A process goes: what its counters counted joins the hooks' totals. */
-void hk_process_free(struct hooks *h, struct process *p)
+void sampling_process_free(struct hooks *h, struct process *p)
 {
     struct count_walk w = {h, NULL, p, FOLD, 0};
     count_walk(&w);
-    hk_fast_process_free(h, p);
+    fastpath_process_free(h, p);
     close(p->memfd);
-    callsites_free(p->sites);
+    callsite_free_all(p->sites);
     free(p->counts);
     free(p);
 }
@@ -440,13 +440,13 @@ static void collect_count(uint64_t key, void *value, void *arg)
     uint64_t calls = total_calls(s->h, k);
     if (!calls)
         return;
-    uint64_t ring_full = hk_fast_ring_full(s->h, k);
+    uint64_t ring_full = fastpath_ring_full(s->h, k);
     if (ring_full && !k->sampled) { /* its events are a sample: said, never silent */
         k->sampled = true;
         k->sampled_since = mono_ns();
     }
     s->rows[s->n++] = (struct hooks_count){
-        .function = hk_function_name(k), .function_raw = hk_function_raw(k),
+        .function = hooks_state_function_name(k), .function_raw = hooks_state_function_raw(k),
         .calls = calls, .recorded = k->recorded,
         .sampled = k->sampled, .sampled_since = k->sampled_since - s->h->cfg.sink.t0_ns,
         .lost = k->lost[0] ? k->lost : NULL,

@@ -239,17 +239,17 @@ static void name_wait(struct snapshot *s, struct collector_thread *th,
     enum { NAME_FRAMES = 8 };
     if ((th->wait != WAIT_MUTEX && th->wait != WAIT_CONDVAR) || !th->wait_address)
         return;
-    th->wait_variable = module_global_at(&s->ms, th->wait_address);
+    th->wait_variable = symbolize_module_global_at(&s->ms, th->wait_address);
     size_t first = th->own_frame >= 0 ? (size_t)th->own_frame : 0;
     for (size_t i = first, tried = 0; !th->wait_variable && i < sy->n && tried < NAME_FRAMES;
          i++) {
         const struct shown_frame *f = &sy->frames[i];
-        if (!f->file || !f->mod || is_runtime_frame(f))
+        if (!f->file || !f->mod || symbolize_is_runtime_frame(f))
             continue;
         tried++;
         struct dw_regs regs;
         struct strbuf sb = {0};
-        unwind_frame_regs(&uw->frames[f->phys], &regs);
+        symbolize_frame_regs(&uw->frames[f->phys], &regs);
         if (dw_frame_var_at(f->mod->path, f->lookup_pc, f->mod->bias, &regs,
                             procmem_read_ctx, &s->memfd, th->wait_address, &sb) && !sb.oom)
             th->wait_variable = sb_take(&sb);
@@ -262,8 +262,9 @@ static void name_wait(struct snapshot *s, struct collector_thread *th,
 static void fill_frames(struct snapshot *s, struct collector_thread *th,
                         const struct unwind_result *uw, const struct symbolized *sy)
 {
-    size_t own = symbolized_own_frame(sy);
-    bool has_own = own < sy->n && sy->frames[own].file && !is_runtime_frame(&sy->frames[own]);
+    size_t own = symbolize_own_frame(sy);
+    bool has_own = own < sy->n && sy->frames[own].file &&
+                   !symbolize_is_runtime_frame(&sy->frames[own]);
     size_t n = sy->n < STACKS_MAX_FRAMES ? sy->n : STACKS_MAX_FRAMES;
     th->frames = calloc(n ? n : 1, sizeof *th->frames);
     if (!th->frames) {
@@ -280,7 +281,7 @@ static void fill_frames(struct snapshot *s, struct collector_thread *th,
     for (size_t i = 0; i < n; i++) {
         const struct shown_frame *f = &sy->frames[i];
         struct collector_frame *cf = &th->frames[th->n_frames++];
-        const char *pub = symbolized_public_name(f);
+        const char *pub = symbolize_public_name(f);
         cf->function = dup_or_null(pub);
         cf->function_raw = pub != f->function ? dup_or_null(f->function) : NULL;
         cf->file = dup_or_null(f->file);
@@ -291,11 +292,11 @@ static void fill_frames(struct snapshot *s, struct collector_thread *th,
         /* The own frame's arguments come with its locals: what a hang's reader
          * wants first (gdb's bt shows them). */
         bool args = (s->req->arguments || locals) && f->file && f->mod &&
-                    f->outermost_site && !f->inlined && !is_runtime_frame(f);
+                    f->outermost_site && !f->inlined && !symbolize_is_runtime_frame(f);
         if (!args && !locals)
             continue;
         struct dw_regs regs;
-        unwind_frame_regs(&uw->frames[f->phys], &regs);
+        symbolize_frame_regs(&uw->frames[f->phys], &regs);
         snprintf(where, sizeof where, "frame %zu", i);
         refs.where = where;
         struct strbuf params = {0}, vars = {0};
@@ -389,7 +390,7 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
             name_wait(s, th, &uw, &sy);
         }
     }
-    symbolized_free(&sy);
+    symbolize_free(&sy);
     if (unwound)
         unwind_result_free(&uw);
 }

@@ -315,8 +315,8 @@ const char *reloc_entry_jump(const uint8_t *code, size_t len, uint64_t at, uint6
     return why;
 }
 
-bool countjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
-                    uint64_t counter_at, struct countjump *out)
+bool reloc_countjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
+                          uint64_t counter_at, struct countjump *out)
 {
     static const uint8_t lock_incq[4] = {0xF0, 0x48, 0xFF, 0x05}; /* [rip+disp32] */
     memset(out, 0, sizeof *out);

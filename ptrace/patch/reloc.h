@@ -72,8 +72,8 @@ struct countjump {
  * why) when the function cannot take it: a branch, call or return among the
  * displaced instructions, a direct branch anywhere in it to bytes 1..4 of the jump,
  * code capstone cannot decode, targets out of rel32 reach. */
-bool countjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
-                    uint64_t counter_at, struct countjump *out);
+bool reloc_countjump_plan(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
+                          uint64_t counter_at, struct countjump *out);
 
 /* What every entry jump shares (the counting jump above, the fast path's in
  * ptrace/hooks/fastcode.h): a trampoline whose own code is tramp[0..off), written by the
@@ -89,7 +89,7 @@ struct entryjump {
 
 /* Fills tramp[off..] and the rest of ej for the function whose whole code is
  * code[0..len) at address at, its trampoline at tramp_at. NULL, or why the function
- * cannot take the jump (the refusals of countjump_plan). */
+ * cannot take the jump (the refusals of reloc_countjump_plan). */
 const char *reloc_entry_jump(const uint8_t *code, size_t len, uint64_t at, uint64_t tramp_at,
                              struct entryjump *ej);
 

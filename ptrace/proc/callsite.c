@@ -42,13 +42,13 @@ static void json_escaped(struct strbuf *sb, const char *s)
 
 static const struct module *module_for(struct callsites *cs, pid_t tgid, uint64_t pc)
 {
-    const struct module *m = cs->ms_read ? module_of(&cs->ms, pc) : NULL;
+    const struct module *m = cs->ms_read ? symbolize_module_of(&cs->ms, pc) : NULL;
     if (m)
         return m;
     free(cs->ms.m);
     cs->ms = (struct modules){0};
     cs->ms_read = procmem_modules(tgid, &cs->ms.m, &cs->ms.n) == 0;
-    return cs->ms_read ? module_of(&cs->ms, pc) : NULL;
+    return cs->ms_read ? symbolize_module_of(&cs->ms, pc) : NULL;
 }
 
 static char *resolve(struct callsites *cs, pid_t tgid, uint64_t ret)
@@ -102,7 +102,7 @@ static void free_text(uint64_t key, void *value, void *arg)
         free(value);
 }
 
-void callsites_free(struct callsites *cs)
+void callsite_free_all(struct callsites *cs)
 {
     if (!cs)
         return;

@@ -19,6 +19,6 @@ struct callsites;
  * as *cs. */
 const char *callsite_members(struct callsites **cs, pid_t tgid, uint64_t ret);
 /* NULL is fine. */
-void callsites_free(struct callsites *cs);
+void callsite_free_all(struct callsites *cs);
 
 #endif

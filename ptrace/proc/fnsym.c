@@ -88,7 +88,7 @@ static bool name_in(const struct module *m, const struct dw_index *ix, uint64_t 
 
 bool fnsym_name_in_modules(void *ctx, uint64_t addr, char *out, size_t cap)
 {
-    const struct module *m = module_of(ctx, addr);
+    const struct module *m = symbolize_module_of(ctx, addr);
     char err[256];
     return m && name_in(m, dw_index_get(m->path, err, sizeof err), addr, out, cap);
 }
@@ -98,9 +98,10 @@ bool fnsym_name(void *ctx, uint64_t addr, char *out, size_t cap)
     struct fnsym *f = ctx;
     if (!f->tgid)
         return false;
-    if (!f->loaded_at || (!module_of(&f->ms, addr) && mono_ns() - f->loaded_at > RELOAD_MIN_NS))
+    if (!f->loaded_at ||
+        (!symbolize_module_of(&f->ms, addr) && mono_ns() - f->loaded_at > RELOAD_MIN_NS))
         reload(f);
-    const struct module *m = module_of(&f->ms, addr);
+    const struct module *m = symbolize_module_of(&f->ms, addr);
     if (!m)
         return false;
     size_t i = (size_t)(m - f->ms.m);

@@ -22,7 +22,7 @@ static size_t leading_underscores(const char *s)
     return strspn(s, "_");
 }
 
-const char *pattern_public_name(const char *pattern, const struct dw_function *f)
+const char *match_public_name(const char *pattern, const struct dw_function *f)
 {
     bool by_name = pattern && pattern[0] != '@' &&
                    !(f->linkage_name && strcmp(pattern, f->linkage_name) == 0);
@@ -40,8 +40,8 @@ const char *pattern_public_name(const char *pattern, const struct dw_function *f
     return best;
 }
 
-bool pattern_match_function(const char *pattern, const struct dw_function *f,
-                            const char *project_root)
+bool match_function(const char *pattern, const struct dw_function *f,
+                    const char *project_root)
 {
     if (strcmp(pattern, "@usercode") == 0)
         return under_root(f->decl_file, project_root);

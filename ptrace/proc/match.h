@@ -17,13 +17,13 @@
  * - "@file:NAME": f->decl_file contains NAME.
  * - otherwise pattern_match_name on f->name or on one of f->aliases, or the pattern
  *   equals f->linkage_name. */
-bool pattern_match_function(const char *pattern, const struct dw_function *f,
-                            const char *project_root);
+bool match_function(const char *pattern, const struct dw_function *f,
+                    const char *project_root);
 
 /* The name a hit of pattern on f is reported by: of f's name and its aliases, those
  * the pattern matches (every one for NULL, "@..." patterns and a linkage name), the
  * one with the fewest leading underscores, f->name on a tie: `pthread_mutex_lock`
  * rather than glibc's `___pthread_mutex_lock` at the same address. */
-const char *pattern_public_name(const char *pattern, const struct dw_function *f);
+const char *match_public_name(const char *pattern, const struct dw_function *f);
 
 #endif

@@ -33,7 +33,7 @@ void symbolize_preload(pid_t pid)
     free(ms.m);
 }
 
-const struct module *module_of(const struct modules *ms, uint64_t pc)
+const struct module *symbolize_module_of(const struct modules *ms, uint64_t pc)
 {
     for (size_t i = 0; i < ms->n; i++)
         if (pc >= ms->m[i].start && pc < ms->m[i].end)
@@ -41,7 +41,7 @@ const struct module *module_of(const struct modules *ms, uint64_t pc)
     return NULL;
 }
 
-char *module_global_at(const struct modules *ms, uint64_t addr)
+char *symbolize_module_global_at(const struct modules *ms, uint64_t addr)
 {
     const struct module *m = NULL;
     for (size_t i = 0; i < ms->n; i++)
@@ -65,7 +65,7 @@ static bool is_system_path(const char *path)
            strncmp(path, "/lib64/", 7) == 0 || strncmp(path, "/usr/lib64/", 11) == 0;
 }
 
-bool is_runtime_frame(const struct shown_frame *f)
+bool symbolize_is_runtime_frame(const struct shown_frame *f)
 {
     static const char *const prefixes[] = {
         "std::", "core::", "alloc::", "__rustc::", "rust_", "__rust_", "__asan", "__lsan",
@@ -93,7 +93,7 @@ void symbolize(const struct unwind_result *uw, const struct modules *ms,
     for (size_t i = 0; i < uw->n; i++) {
         /* A caller's pc is a return address: the call is the byte before. */
         uint64_t pc = uw->frames[i].pc - (i > 0 ? 1 : 0);
-        const struct module *m = module_of(ms, pc);
+        const struct module *m = symbolize_module_of(ms, pc);
         uint64_t lpc = m ? pc - m->bias : pc;
         struct dw_site *sites = out->sites + out->n_sites;
         size_t ns = m ? dw_frame_sites(m->path, lpc, sites, MAX_SITES) : 0;
@@ -119,7 +119,7 @@ void symbolize(const struct unwind_result *uw, const struct modules *ms,
     }
 }
 
-const char *symbolized_public_name(const struct shown_frame *f)
+const char *symbolize_public_name(const struct shown_frame *f)
 {
     if (!f->function || f->function[0] != '_' || !f->outermost_site || !f->mod)
         return f->function;
@@ -131,11 +131,11 @@ const char *symbolized_public_name(const struct shown_frame *f)
     bool same = strcmp(fn->name, f->function) == 0;
     for (size_t i = 0; i < fn->n_aliases && !same; i++)
         same = strcmp(fn->aliases[i], f->function) == 0;
-    const char *pub = same ? pattern_public_name(NULL, fn) : f->function;
+    const char *pub = same ? match_public_name(NULL, fn) : f->function;
     return strspn(pub, "_") < strspn(f->function, "_") ? pub : f->function;
 }
 
-void symbolized_free(struct symbolized *s)
+void symbolize_free(struct symbolized *s)
 {
     if (s->sites)
         dw_sites_free(s->sites, s->n_sites);
@@ -143,10 +143,10 @@ void symbolized_free(struct symbolized *s)
     free(s->frames);
 }
 
-size_t symbolized_own_frame(const struct symbolized *s)
+size_t symbolize_own_frame(const struct symbolized *s)
 {
     for (size_t i = 0; i < s->n; i++)
-        if (s->frames[i].file && s->frames[i].line && !is_runtime_frame(&s->frames[i]))
+        if (s->frames[i].file && s->frames[i].line && !symbolize_is_runtime_frame(&s->frames[i]))
             return i;
     for (size_t i = 0; i < s->n; i++)
         if (s->frames[i].file && s->frames[i].line)
@@ -154,7 +154,7 @@ size_t symbolized_own_frame(const struct symbolized *s)
     return 0;
 }
 
-bool any_frame_named(const struct symbolized *s, const char *const *names, size_t n)
+bool symbolize_any_frame_named(const struct symbolized *s, const char *const *names, size_t n)
 {
     for (size_t i = 0; i < s->n; i++)
         for (size_t k = 0; s->frames[i].function && k < n; k++)
@@ -163,7 +163,7 @@ bool any_frame_named(const struct symbolized *s, const char *const *names, size_
     return false;
 }
 
-void unwind_frame_regs(const struct unwind_frame *f, struct dw_regs *r)
+void symbolize_frame_regs(const struct unwind_frame *f, struct dw_regs *r)
 {
     memset(r, 0, sizeof *r);
     memcpy(r->val, f->regs, sizeof r->val);

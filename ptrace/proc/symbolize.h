@@ -16,7 +16,7 @@
 #include "ptrace/proc/procmem.h"
 #include "ptrace/proc/unwind.h"
 
-/* The modules of a process (procmem_modules), for module_of; and its vDSO's mapping
+/* The modules of a process (procmem_modules), for symbolize_module_of; and its vDSO's mapping
  * (procmem_vdso; 0 when not read), whose frames symbolize() names "[vdso]": it is no
  * file, and a thread that reads the clock in a loop is there most of the time. */
 struct modules {
@@ -50,28 +50,28 @@ struct symbolized {
 void symbolize_preload(pid_t pid);
 
 /* The module holding pc, or NULL. */
-const struct module *module_of(const struct modules *ms, uint64_t pc);
+const struct module *symbolize_module_of(const struct modules *ms, uint64_t pc);
 /* The variable at a runtime data address as C names it ("g_report.requests",
  * "g_table.slots[3].key"): a global or static of the module mapped nearest below addr
  * (a .bss runs past the file's mappings) with its member path; malloc'd, or NULL
  * when none holds it. */
-char *module_global_at(const struct modules *ms, uint64_t addr);
+char *symbolize_module_global_at(const struct modules *ms, uint64_t addr);
 /* Names every frame of uw; out->n stays 0 when memory runs out. */
 void symbolize(const struct unwind_result *uw, const struct modules *ms,
                struct symbolized *out);
-void symbolized_free(struct symbolized *s);
+void symbolize_free(struct symbolized *s);
 /* The public name of f's function when f->function is an internal symbol of it
  * (leading underscores) with a plainer alias at the same address (match.h,
- * pattern_public_name); else f->function. */
-const char *symbolized_public_name(const struct shown_frame *f);
+ * match_public_name); else f->function. */
+const char *symbolize_public_name(const struct shown_frame *f);
 /* Frames of language runtimes and system libraries, never "the program's frame". */
-bool is_runtime_frame(const struct shown_frame *f);
+bool symbolize_is_runtime_frame(const struct shown_frame *f);
 /* The innermost frame of the program's own code with a source line; else the
  * innermost with one; else 0. */
-size_t symbolized_own_frame(const struct symbolized *s);
+size_t symbolize_own_frame(const struct symbolized *s);
 /* Whether a frame's function starts with one of the n names. */
-bool any_frame_named(const struct symbolized *s, const char *const *names, size_t n);
+bool symbolize_any_frame_named(const struct symbolized *s, const char *const *names, size_t n);
 /* The registers of an unwound frame, as dwarf/frame.h reads variables with them. */
-void unwind_frame_regs(const struct unwind_frame *f, struct dw_regs *r);
+void symbolize_frame_regs(const struct unwind_frame *f, struct dw_regs *r);
 
 #endif

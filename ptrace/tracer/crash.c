@@ -293,7 +293,7 @@ static void write_frames(struct strbuf *sb, const struct unwind_result *uw,
         if (omitted && f->phys == uw->head && (i == 0 || s->frames[i - 1].phys != f->phys))
             sb_printf(sb, ",{\"omittedFrames\":%zu}", omitted);
         sb_printf(sb, "%s{\"index\":%zu,\"function\":", i ? "," : "", shown_index(uw, s, i));
-        const char *pub = symbolized_public_name(f);
+        const char *pub = symbolize_public_name(f);
         if (pub)
             sb_json_string(sb, pub);
         else
@@ -322,10 +322,10 @@ static void write_frames(struct strbuf *sb, const struct unwind_result *uw,
          * names and lines but not their arguments: noise for the reader. */
         bool want_vars = f->file && f->mod && (i == crash_idx ||
                          (f->outermost_site && !f->inlined && with_args < FRAMES_WITH_ARGS &&
-                          !is_runtime_frame(f)));
+                          !symbolize_is_runtime_frame(f)));
         if (want_vars) {
             struct dw_regs regs;
-            unwind_frame_regs(uf, &regs);
+            symbolize_frame_regs(uf, &regs);
             struct strbuf params = {0}, vars = {0};
             snprintf(where, sizeof where, "frame %zu", shown_index(uw, s, i));
             refs.where = where;
@@ -382,9 +382,9 @@ static enum crash_kind classify_abort(const struct symbolized *sy, const struct 
                                         "std::panicking::rust_panic"};
     if (abort_message(ms, memfd, abort_msg, cap) && failure_parse_assertion(abort_msg, as))
         return KIND_ASSERTION;
-    if (any_frame_named(sy, terminate, 3))
+    if (symbolize_any_frame_named(sy, terminate, 3))
         return KIND_EXCEPTION;
-    if (any_frame_named(sy, panic, 3))
+    if (symbolize_any_frame_named(sy, panic, 3))
         return KIND_PANIC;
     return KIND_SIGNAL;
 }
@@ -482,7 +482,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
         symbolize(&uw, &ms, &sy);
     if (pc != regs.rip)
         ptrace(PTRACE_SETREGS, tid, 0, &regs);
-    size_t ci = symbolized_own_frame(&sy);
+    size_t ci = symbolize_own_frame(&sy);
     char abort_msg[ABORT_MSG_MAX] = "";
     struct assertion_info as;
     if (sig == SIGABRT)
@@ -545,7 +545,7 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     sb_free(&d);
     sb_free(&locals);
     sb_free(&headline);
-    symbolized_free(&sy);
+    symbolize_free(&sy);
     if (unwound)
         unwind_result_free(&uw);
     free(ms.m);
@@ -607,7 +607,7 @@ void crash_on_exit_event(struct crash *c, pid_t tid)
     struct modules ms = {0};
     if (procmem_modules(procmem_tgid(tid), &ms.m, &ms.n) != 0)
         return;
-    bool dying_in_runtime = is_sanitizer_runtime(module_of(&ms, regs.rip));
+    bool dying_in_runtime = is_sanitizer_runtime(symbolize_module_of(&ms, regs.rip));
     free(ms.m);
     if (dying_in_runtime)
         capture(c, tid, KIND_SANITIZER, NULL);

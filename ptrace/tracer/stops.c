@@ -5,7 +5,7 @@
  * trap (traps.c), an int3 (traps.c asks its owners), or a signal, which is recorded
  * as a crash when it is fatal and then delivered.
  *
- * tr_hold and the single-step waits (tracer_hold.c, traps.c) collect other threads'
+ * tracer_hold and the single-step waits (tracer_hold.c, traps.c) collect other threads'
  * stops while they wait and hand them here, which is why these three files call one
  * another; the rest of the room calls down into them.
  */
@@ -36,60 +36,60 @@ void stops_handle(struct tracer *t, pid_t pid, int status)
         if (is_stop_signal(sig))
             ptrace(PTRACE_LISTEN, pid, 0, 0);
         else
-            tr_cont(t, pid, 0);
+            tracer_tracees_cont(t, pid, 0);
         return;
     }
     if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
         event == PTRACE_EVENT_CLONE) {
-        struct tthread *waiting = tr_on_new_tracee(t, pid, event);
+        struct tthread *waiting = tracer_tracees_on_new(t, pid, event);
         if (waiting)
-            tr_resume_claimed(t, waiting);
+            tracer_tracees_resume_claimed(t, waiting);
     }
-    struct tthread *th = event ? tr_thread_of(t, pid) : NULL;
+    struct tthread *th = event ? tracer_tracees_thread_of(t, pid) : NULL;
     if (event == PTRACE_EVENT_VFORK_DONE && th)
         th->in_vfork = false;
     if (event == PTRACE_EVENT_EXEC)
-        tr_on_exec(t, pid);
+        tracer_tracees_on_exec(t, pid);
     if (event == PTRACE_EVENT_EXIT) {
-        tr_on_exit_event(t, pid);
+        tracer_tracees_on_exit_event(t, pid);
         return;
     }
     if (event != 0) {
-        tr_cont(t, pid, 0);
+        tracer_tracees_cont(t, pid, 0);
         return;
     }
-    struct tthread *tt = sig == SIGTRAP ? tr_thread_of(t, pid) : NULL;
+    struct tthread *tt = sig == SIGTRAP ? tracer_tracees_thread_of(t, pid) : NULL;
     if ((sig == SIGTRAP || sig == HOOKS_RECORDER_SIGNAL) && t->spec.drain_output)
         t->spec.drain_output(t->spec.arg);
-    if (sig == HOOKS_RECORDER_SIGNAL && tr_recorder_stop(t, pid)) {
-        tr_cont(t, pid, 0); /* a thread being stepped steps on */
+    if (sig == HOOKS_RECORDER_SIGNAL && traps_recorder_stop(t, pid)) {
+        tracer_tracees_cont(t, pid, 0); /* a thread being stepped steps on */
         return;
     }
     /* A data watchpoint's trap (si_code TRAP_HWBKPT, DR6 B0-B3), never an int3's:
      * recorded, and the thread runs on with no signal (a single-step's trap may
      * carry one too: the step goes on below). */
     bool watch_hit = tt && t->hw && hwwatch_on_trap(t->hw, pid, tt->tgid);
-    if (tt && tt->stepping && tr_step_trapped(t, pid, tt))
+    if (tt && tt->stepping && traps_step_trapped(t, pid, tt))
         return;
     if (watch_hit) {
         ptrace(PTRACE_CONT, pid, 0, 0);
         return;
     }
-    if (sig == SIGTRAP && tr_dispatch_trap(t, pid))
+    if (sig == SIGTRAP && traps_dispatch(t, pid))
         return;
     /* A crash is recorded before its signal is delivered: the program's own
      * handler, or the default action, still follows (a thread being stepped steps
      * into the handler). */
     crash_on_signal(t->crash, pid, sig);
-    tr_cont(t, pid, sig);
+    tracer_tracees_cont(t, pid, sig);
 }
 
 /* The loop's handling of one stop of tid, with its thread state kept. */
 void stops_on(struct tracer *t, pid_t tid, int status)
 {
-    if (tr_first_stop(t, tid, status))
+    if (tracer_tracees_first_stop(t, tid, status))
         return;
-    struct tthread *th = tr_thread_of(t, tid);
+    struct tthread *th = tracer_tracees_thread_of(t, tid);
     if (th)
         th->state = TS_STOPPED;
     /* Debug registers before the thread runs again: a new thread or child has

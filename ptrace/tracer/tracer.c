@@ -19,8 +19,8 @@
  * and single-stepping of threads for the debugger.
  *
  * Threads: every tracee thread has a state. Running; stopped while the loop
- * handles its stop; held (stopped by tr_hold() so that code can be patched, with the
- * stop it reported, which tr_release() handles afterwards like any other); parked
+ * handles its stop; held (stopped by tracer_hold() so that code can be patched, with the
+ * stop it reported, which tracer_hold_release() handles afterwards like any other); parked
  * (a handler or the debugger keeps it stopped until tracer_resume_thread()); being
  * stepped (PTRACE_SINGLESTEP: events and signals resume it stepping).
  */
@@ -67,7 +67,7 @@ static enum bp_verdict entry_stop(struct tracer *t, pid_t tid, struct tracer_sto
                                   void *arg)
 {
     (void)arg;
-    struct space *sp = tr_space_by_pid(t, tid);
+    struct space *sp = tracer_tracees_space_by_pid(t, tid);
     if (!sp || !sp->entry || sp->entry != st->addr)
         return BP_PASS;
     bptab_remove(sp->bp, sp->entry, BP_ENTRY);
@@ -76,13 +76,13 @@ static enum bp_verdict entry_stop(struct tracer *t, pid_t tid, struct tracer_sto
     ptrace(PTRACE_SETREGS, tid, 0, st->regs);
     bool is_main = sp == &t->main;
     struct held hd;
-    tr_hold(t, sp, tid, &hd);
-    sp = tr_space_by_pid(t, tid);
+    tracer_hold(t, sp, tid, &hd);
+    sp = tracer_tracees_space_by_pid(t, tid);
     if (sp && is_main && t->spec.on_entry)
         t->spec.on_entry(t->spec.arg, t);
     else if (sp && !is_main && t->spec.on_image_entry)
         t->spec.on_image_entry(t->spec.arg, t, tid, sp->hooks);
-    tr_release(t, &hd);
+    tracer_hold_release(t, &hd);
     ptrace(PTRACE_CONT, tid, 0, 0);
     return BP_RESUMED;
 }
@@ -107,7 +107,7 @@ static enum bp_verdict hook_stop(struct tracer *t, pid_t tid, struct tracer_stop
 static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
 {
     struct tracer *t = arg;
-    struct space *sp = tr_space_of(t, tid);
+    struct space *sp = tracer_tracees_space_of(t, tid);
     if (sp && sp->hooks)
         hooks_prepare_unwind(sp->hooks, tid, pc);
 }
@@ -117,7 +117,7 @@ static void prepare_unwind(void *arg, pid_t tid, uint64_t *pc)
 static void watch_unwind(void *arg, pid_t tid, uint64_t *pc, bool end)
 {
     struct tracer *t = arg;
-    struct space *sp = tr_space_of(t, tid);
+    struct space *sp = tracer_tracees_space_of(t, tid);
     if (!sp || !sp->hooks)
         return;
     if (end)
@@ -152,13 +152,13 @@ static void *tracer_main(void *arg)
 {
     struct tracer *t = arg;
     t->thread_tid = (pid_t)syscall(SYS_gettid);
-    int rc = tr_launch(t);
+    int rc = tracer_launch(t);
     if (rc == 0) {
         t->main_alive = true;
-        tr_thread_add(t, t->main_pid, t->main_pid);
-        tr_space_init(t, &t->main, t->main_pid);
+        tracer_tracees_thread_add(t, t->main_pid, t->main_pid);
+        tracer_tracees_space_init(t, &t->main, t->main_pid);
         if (t->main.bp && t->spec.on_entry && t->spec.stop_at_entry)
-            tr_arm_entry_breakpoint(&t->main);
+            tracer_tracees_arm_entry(&t->main);
         t->crash = make_crash(t);
         if (t->spec.sink.ring) {
             struct hwwatch_config hc = {.sink = t->spec.sink, .unwind = watch_unwind,
@@ -170,7 +170,7 @@ static void *tracer_main(void *arg)
         tracer_add_stop_handler(t, "hooks", BP_TRACE_HOOK, hook_stop, NULL);
         if (t->spec.on_start && t->main.bp)
             t->spec.on_start(t->spec.arg, t);
-        tr_rearm_timer_create(t);
+        tracer_throttle_timer_create(t);
     }
     sem_post(&t->started);
     if (rc != 0)
@@ -182,9 +182,9 @@ static void *tracer_main(void *arg)
         pid_t pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
         if (pid < 0) {
             if (errno == EINTR) {
-                tr_tick(t, mono_ns());
-                tr_run_command(t);
-                tr_fast_timer(t);
+                tracer_throttle_tick(t, mono_ns());
+                tracer_commands_run(t);
+                tracer_throttle_fast_timer(t);
                 continue;
             }
             if (errno != ECHILD)
@@ -195,14 +195,14 @@ static void *tracer_main(void *arg)
             t->woke_ns = mono_ns();
             stops_on(t, pid, status);
         } else {
-            tr_reap(t, pid, status);
+            tracer_tracees_reap(t, pid, status);
         }
         if (t->throttle_due) {
             t->throttle_due = false;
-            tr_tick(t, 0);
+            tracer_throttle_tick(t, 0);
         }
-        tr_run_command(t);
-        tr_fast_timer(t);
+        tracer_commands_run(t);
+        tracer_throttle_fast_timer(t);
     }
     if (t->spec.on_finish && t->main.hooks)
         t->spec.on_finish(t->spec.arg, t->main.hooks); /* before tracer_call refuses */
@@ -210,10 +210,10 @@ static void *tracer_main(void *arg)
     t->finished = true;
     pthread_cond_broadcast(&t->cmd_done);
     pthread_mutex_unlock(&t->lock);
-    tr_rearm_timer_delete(t);
-    tr_space_free(&t->main);
+    tracer_throttle_timer_delete(t);
+    tracer_tracees_space_free(&t->main);
     while (t->n_images)
-        tr_image_drop(t, t->images[0].pid);
+        tracer_tracees_image_drop(t, t->images[0].pid);
     crash_free(t->crash);
     t->crash = NULL;
     hwwatch_free(t->hw);

@@ -19,7 +19,7 @@
 #include "ptrace/tracer/tracer_internal.h"
 
 /* Runs the pending command with every thread of the main image held. */
-void tr_run_command(struct tracer *t)
+void tracer_commands_run(struct tracer *t)
 {
     pthread_mutex_lock(&t->lock);
     bool pending = t->cmd_pending;
@@ -32,12 +32,12 @@ void tr_run_command(struct tracer *t)
         ran = true;
     } else if (t->main_alive) {
         struct held hd;
-        tr_hold(t, &t->main, 0, &hd);
+        tracer_hold(t, &t->main, 0, &hd);
         if (t->main_alive) {
             t->cmd_fn(t, t->cmd_arg);
             ran = true;
         }
-        tr_release(t, &hd);
+        tracer_hold_release(t, &hd);
     }
     pthread_mutex_lock(&t->lock);
     t->cmd_pending = false;
@@ -105,15 +105,15 @@ void tracer_each_image(struct tracer *t, void (*fn)(pid_t pid, struct hooks *h, 
     for (int i = 0; i < n; i++)
         pids[i] = t->images[i].pid;
     for (int i = 0; i < n; i++) {
-        struct space *sp = tr_space_by_pid(t, pids[i]);
+        struct space *sp = tracer_tracees_space_by_pid(t, pids[i]);
         if (!sp)
             continue;
         struct held hd;
-        tr_hold(t, sp, 0, &hd);
-        sp = tr_space_by_pid(t, pids[i]);
+        tracer_hold(t, sp, 0, &hd);
+        sp = tracer_tracees_space_by_pid(t, pids[i]);
         if (sp && sp->hooks)
             fn(pids[i], sp->hooks, arg);
-        tr_release(t, &hd);
+        tracer_hold_release(t, &hd);
     }
 }
 
@@ -158,10 +158,10 @@ void tracer_each_thread(struct tracer *t,
     for (int i = 0; i < n; i++)
         pids[i] = t->images[i].pid;
     for (int i = 0; i < n; i++) {
-        struct space *sp = tr_space_by_pid(t, pids[i]);
+        struct space *sp = tracer_tracees_space_by_pid(t, pids[i]);
         hds[i] = (struct held){0};
         if (sp)
-            tr_hold(t, sp, 0, &hds[i]);
+            tracer_hold(t, sp, 0, &hds[i]);
     }
     struct thread_scan s = {0};
     u64map_each(&t->threads, scan_all, &s);
@@ -169,11 +169,11 @@ void tracer_each_thread(struct tracer *t,
         qsort(s.ths, s.n, sizeof *s.ths, by_process_then_tid);
     for (size_t i = 0; i < s.n; i++) {
         const struct tthread *th = s.ths[i];
-        struct space *sp = tr_space_of_process(t, th->tgid);
+        struct space *sp = tracer_tracees_space_of_process(t, th->tgid);
         bool stopped = th->state != TS_RUNNING && !th->in_vfork && !th->exiting;
         fn(th->tid, th->tgid, stopped, sp ? sp->hooks : NULL, arg);
     }
     free(s.ths);
     for (int i = 0; i < n; i++)
-        tr_release(t, &hds[i]);
+        tracer_hold_release(t, &hds[i]);
 }

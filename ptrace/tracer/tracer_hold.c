@@ -1,6 +1,6 @@
 /*
- * tracer_hold.c - stopping every thread of an address space (tr_hold) and letting
- * them run again (tr_release), with the stops they reported meanwhile handled then
+ * tracer_hold.c - stopping every thread of an address space (tracer_hold) and letting
+ * them run again (tracer_hold_release), with the stops they reported meanwhile handled then
  * as the loop would have.
  *
  * Code is written only while every thread of the space is stopped (hold): commands
@@ -39,7 +39,7 @@ static void scan_running(uint64_t key, void *value, void *arg)
     struct hold_scan *s = arg;
     if (th->state == TS_RUNNING && !th->in_vfork && !th->exiting && th->tid != s->except &&
         bptab_has_process(s->sp->bp, th->tgid))
-        tr_held_add(s->hd, th->tid);
+        tracer_tracees_held_add(s->hd, th->tid);
 }
 
 /* Whether status is the stop PTRACE_INTERRUPT asked for (or a new thread's first
@@ -68,12 +68,12 @@ static void hold_newborn(pid_t creator, struct held *want)
     unsigned long child = 0;
     if (ptrace(PTRACE_GETEVENTMSG, creator, 0, &child) == 0 && child &&
         ptrace(PTRACE_INTERRUPT, (pid_t)child, 0, 0) == 0)
-        tr_held_add(want, (pid_t)child);
+        tracer_tracees_held_add(want, (pid_t)child);
 }
 
 /* Stops every running thread of sp but except and records them in hd. A thread
  * that reports another stop first (a breakpoint, a signal, an event) keeps it
- * pending: tr_release() handles it as the loop would have, so nothing is lost. The
+ * pending: tracer_hold_release() handles it as the loop would have, so nothing is lost. The
  * threads skipped run no code: stopped already, blocked in vfork, or exiting.
  *
  * Stops are collected in the order they come (waitpid(-1)), whoever reports them:
@@ -88,7 +88,7 @@ static void hold_newborn(pid_t creator, struct held *want)
  *    (its memory is a copy of what is there now, and later writes must reach it);
  *    it starts in a stop of its own, which is collected and held like any other
  *    (hold_newborn). */
-void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd)
+void tracer_hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd)
 {
     *hd = (struct held){0};
     if (!sp->bp)
@@ -111,15 +111,15 @@ void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held
         }
         held_forget(&want, tid);
         if (!WIFSTOPPED(status)) {
-            tr_reap(t, tid, status);
+            tracer_tracees_reap(t, tid, status);
             continue;
         }
         int event = status >> 16;
         if (event == PTRACE_EVENT_EXIT) {
-            tr_on_exit_event(t, tid);
+            tracer_tracees_on_exit_event(t, tid);
             continue;
         }
-        if (tr_first_stop(t, tid, status))
+        if (tracer_tracees_first_stop(t, tid, status))
             continue; /* claimed (and held) when its creator's event comes */
         unsigned long msg = 0;
         if (event == PTRACE_EVENT_EXEC && ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0)
@@ -127,16 +127,16 @@ void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held
         bool clone = event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
                      event == PTRACE_EVENT_CLONE;
         if (clone) {
-            struct tthread *waiting = tr_on_new_tracee(t, tid, event);
+            struct tthread *waiting = tracer_tracees_on_new(t, tid, event);
             if (waiting) {
                 waiting->state = TS_HELD; /* its first stop was seen: held as it is */
                 waiting->pending = -1;
-                tr_held_add(hd, waiting->tid);
+                tracer_tracees_held_add(hd, waiting->tid);
             } else {
                 hold_newborn(tid, &want);
             }
         }
-        struct tthread *th = tr_thread_of(t, tid);
+        struct tthread *th = tracer_tracees_thread_of(t, tid);
         if (!th) {
             ptrace(PTRACE_CONT, tid, 0, 0);
             continue;
@@ -157,18 +157,18 @@ void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held
          * may be stepped out of the recorder before release (a stacks snapshot),
          * and the stop replayed then would find it elsewhere, its work undone. */
         if (th->pending != -1 && event == 0 && WSTOPSIG(status) == HOOKS_RECORDER_SIGNAL &&
-            tr_recorder_stop(t, tid)) {
+            traps_recorder_stop(t, tid)) {
             th->pending = -1;
             if (t->spec.drain_output) /* as the loop reads it at every such stop */
                 t->spec.drain_output(t->spec.arg);
         }
-        tr_held_add(hd, tid);
+        tracer_tracees_held_add(hd, tid);
     }
     free(want.tids);
 }
 
-/* Resumes what tr_hold() stopped; the stops they reported meanwhile are handled now. */
-void tr_release(struct tracer *t, struct held *hd)
+/* Resumes what tracer_hold() stopped; the stops they reported meanwhile are handled now. */
+void tracer_hold_release(struct tracer *t, struct held *hd)
 {
     for (size_t i = 0; i < hd->n; i++) {
         struct tthread *th = u64map_get(&t->threads, (uint64_t)hd->tids[i]);
@@ -179,7 +179,7 @@ void tr_release(struct tracer *t, struct held *hd)
         if (status == -1) {
             th->state = TS_RUNNING;
             hwwatch_on_stop(t->hw, th->tid, th->tgid);
-            tr_cont(t, th->tid, 0);
+            tracer_tracees_cont(t, th->tid, 0);
         } else {
             stops_on(t, th->tid, status);
         }

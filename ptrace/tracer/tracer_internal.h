@@ -50,7 +50,7 @@ enum thread_state {
     TS_HELD,      /* stopped by hold(); pending: the stop it reported, or -1 */
     TS_PARKED,    /* stopped until tracer_resume_thread() */
     TS_UNCLAIMED, /* stopped at its first stop until its creator's fork or clone
-                     event is seen (tr_first_stop) */
+                     event is seen (tracer_tracees_first_stop) */
 };
 
 struct tthread {
@@ -131,89 +131,90 @@ void stops_handle(struct tracer *t, pid_t pid, int status);
 
 /* Forks, seizes and runs the target up to its exec. Returns 0 with the target
  * stopped at PTRACE_EVENT_EXEC, or -1 with t->start_error set. */
-int tr_launch(struct tracer *t);
+int tracer_launch(struct tracer *t);
 
 /* ---- tracer_tracees.c ---- */
 
 /* The processes (guarded by t->lock); remove says whether pid was one. */
-void tr_procs_add(struct tracer *t, pid_t pid);
-bool tr_procs_remove(struct tracer *t, pid_t pid);
+void tracer_tracees_procs_add(struct tracer *t, pid_t pid);
+bool tracer_tracees_procs_remove(struct tracer *t, pid_t pid);
 /* A new thread's record (the one it has already, if any); NULL if out of memory. */
-struct tthread *tr_thread_add(struct tracer *t, pid_t tid, pid_t tgid);
+struct tthread *tracer_tracees_thread_add(struct tracer *t, pid_t tid, pid_t tgid);
 /* A thread's record; one that stops before its creator's clone event was seen is
  * added. */
-struct tthread *tr_thread_of(struct tracer *t, pid_t tid);
+struct tthread *tracer_tracees_thread_of(struct tracer *t, pid_t tid);
 /* The first stop of a tracee whose creator's fork or clone event has not been seen
  * (the kernel may report the child first): it stays stopped, TS_UNCLAIMED, until
  * that event. Resumed earlier it could hit an int3 copied from its parent, or exec,
  * before the tracer knows which space it belongs to. True when status was such a
  * stop and tid is now waiting; false for any other stop. */
-bool tr_first_stop(struct tracer *t, pid_t tid, int status);
+bool tracer_tracees_first_stop(struct tracer *t, pid_t tid, int status);
 /* Resumes the tracees still unclaimed whose creator, process tgid, has ended: its
  * event will not come. */
-void tr_release_unclaimed(struct tracer *t, pid_t tgid);
+void tracer_tracees_release_unclaimed(struct tracer *t, pid_t tgid);
 /* Resumes tid from a stop, delivering sig: a thread being stepped steps on. */
-void tr_cont(struct tracer *t, pid_t tid, int sig);
+void tracer_tracees_cont(struct tracer *t, pid_t tid, int sig);
 /* The space of process tgid / of thread tid / whose image process is pid; NULL. */
-struct space *tr_space_of_process(struct tracer *t, pid_t tgid);
-struct space *tr_space_of(struct tracer *t, pid_t tid);
-struct space *tr_space_by_pid(struct tracer *t, pid_t pid);
+struct space *tracer_tracees_space_of_process(struct tracer *t, pid_t tgid);
+struct space *tracer_tracees_space_of(struct tracer *t, pid_t tid);
+struct space *tracer_tracees_space_by_pid(struct tracer *t, pid_t pid);
 /* A fresh space for the image process pid just exec'd; false if out of memory.
- * tr_space_free frees its table and hooks; tr_image_drop the image space of pid. */
-bool tr_space_init(struct tracer *t, struct space *sp, pid_t pid);
-void tr_space_free(struct space *sp);
-void tr_image_drop(struct tracer *t, pid_t pid);
+ * tracer_tracees_space_free frees its table and hooks; tracer_tracees_image_drop the
+ * image space of pid. */
+bool tracer_tracees_space_init(struct tracer *t, struct space *sp, pid_t pid);
+void tracer_tracees_space_free(struct space *sp);
+void tracer_tracees_image_drop(struct tracer *t, pid_t pid);
 /* An int3 on the entry point of sp's process (sp->entry). */
-void tr_arm_entry_breakpoint(struct space *sp);
+void tracer_tracees_arm_entry(struct space *sp);
 /* PTRACE_EVENT_EXIT of tid: it resumes to end. */
-void tr_on_exit_event(struct tracer *t, pid_t tid);
+void tracer_tracees_on_exit_event(struct tracer *t, pid_t tid);
 /* PTRACE_EVENT_EXEC of pid: its space starts over, or is a new one. */
-void tr_on_exec(struct tracer *t, pid_t pid);
+void tracer_tracees_on_exec(struct tracer *t, pid_t pid);
 /* A fork, vfork or clone event of pid: the new tracee is recorded. Returns its
- * record when it was waiting for this event (TS_UNCLAIMED, tr_first_stop): the
- * caller resumes it (tr_resume_claimed) or holds it; NULL otherwise. */
-struct tthread *tr_on_new_tracee(struct tracer *t, pid_t pid, int event);
-/* Resumes a tracee tr_on_new_tracee() has just claimed. */
-void tr_resume_claimed(struct tracer *t, struct tthread *th);
+ * record when it was waiting for this event (TS_UNCLAIMED, tracer_tracees_first_stop): the
+ * caller resumes it (tracer_tracees_resume_claimed) or holds it; NULL otherwise. */
+struct tthread *tracer_tracees_on_new(struct tracer *t, pid_t pid, int event);
+/* Resumes a tracee tracer_tracees_on_new() has just claimed. */
+void tracer_tracees_resume_claimed(struct tracer *t, struct tthread *th);
 /* A tracee is gone. */
-void tr_reap(struct tracer *t, pid_t pid, int status);
+void tracer_tracees_reap(struct tracer *t, pid_t pid, int status);
 /* Appends tid to hd (a thread list of the tracer's: held, parked, unclaimed). */
-void tr_held_add(struct held *hd, pid_t tid);
+void tracer_tracees_held_add(struct held *hd, pid_t tid);
 
 /* ---- tracer_hold.c ---- */
 
-/* Stops every running thread of sp but except (their stops kept for tr_release),
+/* Stops every running thread of sp but except (their stops kept for tracer_hold_release),
  * and lets them run again. */
-void tr_hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd);
-void tr_release(struct tracer *t, struct held *hd);
+void tracer_hold(struct tracer *t, const struct space *sp, pid_t except, struct held *hd);
+void tracer_hold_release(struct tracer *t, struct held *hd);
 
 /* ---- tracer_commands.c ---- */
 
 /* Runs the command of tracer_call or tracer_read, if one is waiting. */
-void tr_run_command(struct tracer *t);
+void tracer_commands_run(struct tracer *t);
 
 /* ---- tracer_throttle.c ---- */
 
 /* The re-arm timer: SIG_KICK to the tracer thread (t->thread_tid set). */
-void tr_rearm_timer_create(struct tracer *t);
-void tr_rearm_timer_delete(struct tracer *t);
+void tracer_throttle_timer_create(struct tracer *t);
+void tracer_throttle_timer_delete(struct tracer *t);
 /* Patches the throttle changes due at time now in every space (now 0: only those
  * of the functions hits throttled). */
-void tr_tick(struct tracer *t, int64_t now);
+void tracer_throttle_tick(struct tracer *t, int64_t now);
 /* Starts the timer that drains the fast path's rings once a space records through
  * it (after commands that armed patterns). */
-void tr_fast_timer(struct tracer *t);
+void tracer_throttle_fast_timer(struct tracer *t);
 
 /* ---- traps.c ---- */
 
 /* A SIGTRAP of tid: asks the owners of the int3 it hit. True when one handled it. */
-bool tr_dispatch_trap(struct tracer *t, pid_t tid);
+bool traps_dispatch(struct tracer *t, pid_t tid);
 /* A HOOKS_RECORDER_SIGNAL of stopped tid: true when the fast path's recorder sent
  * it and it was handled (hooks_on_recorder_stop); the caller resumes tid without
  * the signal. False for a SIGURG of the program's own. */
-bool tr_recorder_stop(struct tracer *t, pid_t tid);
+bool traps_recorder_stop(struct tracer *t, pid_t tid);
 /* A SIGTRAP of th while tracer_step stepped it: true when it was the step's (the
  * debugger has been told), false when it is another trap. */
-bool tr_step_trapped(struct tracer *t, pid_t tid, struct tthread *th);
+bool traps_step_trapped(struct tracer *t, pid_t tid, struct tthread *th);
 
 #endif

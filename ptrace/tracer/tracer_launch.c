@@ -73,7 +73,7 @@ static int exec_errno(int errfd)
 
 /* Forks, seizes and runs the target up to its exec. Returns 0 with the target
  * stopped at PTRACE_EVENT_EXEC, or -1 with t->start_error set. */
-int tr_launch(struct tracer *t)
+int tracer_launch(struct tracer *t)
 {
     int errpipe[2];
     if (pipe2(errpipe, O_CLOEXEC) != 0)
@@ -89,7 +89,7 @@ int tr_launch(struct tracer *t)
         child_exec(&t->spec, errpipe[1]);
     close(errpipe[1]);
     t->main_pid = pid;
-    tr_procs_add(t, pid);
+    tracer_tracees_procs_add(t, pid);
 
     int status;
     if (waitpid(pid, &status, WUNTRACED | __WALL) != pid || !WIFSTOPPED(status)) {
@@ -122,7 +122,7 @@ int tr_launch(struct tracer *t)
         if (WIFEXITED(status) || WIFSIGNALED(status)) {
             int err = exec_errno(errpipe[0]);
             close(errpipe[0]);
-            tr_procs_remove(t, pid);
+            tracer_tracees_procs_remove(t, pid);
             if (err == ENOENT)
                 return fail_start(t, ERR_COMMAND_NOT_FOUND, "execve", err);
             if (err == EACCES || err == ENOEXEC || err == EPERM)

@@ -14,21 +14,21 @@
 #include "ptrace/tracer/tracer_internal.h"
 
 /* The timer fires SIG_KICK at the tracer thread itself (SIGEV_THREAD_ID). */
-void tr_rearm_timer_create(struct tracer *t)
+void tracer_throttle_timer_create(struct tracer *t)
 {
     struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIG_KICK};
     sev._sigev_un._tid = t->thread_tid;
     t->has_timer = timer_create(CLOCK_MONOTONIC, &sev, &t->rearm_timer) == 0;
 }
 
-void tr_rearm_timer_delete(struct tracer *t)
+void tracer_throttle_timer_delete(struct tracer *t)
 {
     if (t->has_timer)
         timer_delete(t->rearm_timer);
 }
 
 /* Arms the re-arm timer to fire in ms unless it fires sooner already. It then
- * fires again every REARM_RETRY_MS until tr_tick() finds nothing left to re-arm: a
+ * fires again every REARM_RETRY_MS until tracer_throttle_tick() finds nothing left to re-arm: a
  * kick that lands while the tracer is not in the loop's waitpid (holding, or
  * stepping) interrupts nothing and is lost, the next one is not. */
 static void arm_timer(struct tracer *t, int ms)
@@ -53,14 +53,14 @@ static void arm_timer(struct tracer *t, int ms)
  * one stop of all its threads, when there are any at time now. */
 static void patch_throttled(struct tracer *t, pid_t pid, int64_t now)
 {
-    struct space *sp = tr_space_by_pid(t, pid);
+    struct space *sp = tracer_tracees_space_by_pid(t, pid);
     if (!sp || !sp->hooks || !hooks_patch_due(sp->hooks, now))
         return;
     struct held hd;
-    tr_hold(t, sp, 0, &hd);
-    sp = tr_space_by_pid(t, pid);
+    tracer_hold(t, sp, 0, &hd);
+    sp = tracer_tracees_space_by_pid(t, pid);
     int ms = sp && sp->hooks ? hooks_tick(sp->hooks) : -1;
-    tr_release(t, &hd);
+    tracer_hold_release(t, &hd);
     arm_timer(t, ms);
 }
 
@@ -81,7 +81,7 @@ static bool drain_fast(struct tracer *t)
     return active;
 }
 
-void tr_fast_timer(struct tracer *t)
+void tracer_throttle_fast_timer(struct tracer *t)
 {
     if (t->fast_timer_on)
         return;
@@ -97,7 +97,7 @@ void tr_fast_timer(struct tracer *t)
 /* Patches what is due at time now in every space (now 0: only the functions hits
  * throttled), and drains the fast path's rings. The timer stops once no space has
  * anything left to do. */
-void tr_tick(struct tracer *t, int64_t now)
+void tracer_throttle_tick(struct tracer *t, int64_t now)
 {
     pid_t pids[MAX_IMAGES + 1];
     int n = 0;

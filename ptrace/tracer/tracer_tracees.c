@@ -34,7 +34,7 @@
 
 /* ---- processes ------------------------------------------------------------------- */
 
-void tr_procs_add(struct tracer *t, pid_t pid)
+void tracer_tracees_procs_add(struct tracer *t, pid_t pid)
 {
     pthread_mutex_lock(&t->lock);
     if (t->n_procs < MAX_PROCS)
@@ -43,7 +43,7 @@ void tr_procs_add(struct tracer *t, pid_t pid)
 }
 
 /* Whether pid was one of the processes (not a mere thread). */
-bool tr_procs_remove(struct tracer *t, pid_t pid)
+bool tracer_tracees_procs_remove(struct tracer *t, pid_t pid)
 {
     bool found = false;
     pthread_mutex_lock(&t->lock);
@@ -76,9 +76,9 @@ void tracer_kill(struct tracer *t)
 
 /* ---- threads ------------------------------------------------------------------- */
 
-/* A tid list of tr_hold's, traps' parked threads and unclaimed tracees: kept here,
+/* A tid list of tracer_hold's, traps' parked threads and unclaimed tracees: kept here,
  * below every file that fills one. */
-void tr_held_add(struct held *hd, pid_t tid)
+void tracer_tracees_held_add(struct held *hd, pid_t tid)
 {
     if (hd->n == hd->cap) {
         size_t cap = hd->cap ? 2 * hd->cap : 16;
@@ -91,7 +91,7 @@ void tr_held_add(struct held *hd, pid_t tid)
     hd->tids[hd->n++] = tid;
 }
 
-struct tthread *tr_thread_add(struct tracer *t, pid_t tid, pid_t tgid)
+struct tthread *tracer_tracees_thread_add(struct tracer *t, pid_t tid, pid_t tgid)
 {
     struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
     if (th)
@@ -109,10 +109,10 @@ struct tthread *tr_thread_add(struct tracer *t, pid_t tid, pid_t tgid)
 
 /* A thread's record; one that stops before its creator's clone event was seen is
  * added here. */
-struct tthread *tr_thread_of(struct tracer *t, pid_t tid)
+struct tthread *tracer_tracees_thread_of(struct tracer *t, pid_t tid)
 {
     struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
-    return th ? th : tr_thread_add(t, tid, procmem_tgid(tid));
+    return th ? th : tracer_tracees_thread_add(t, tid, procmem_tgid(tid));
 }
 
 static void thread_drop(struct tracer *t, pid_t tid)
@@ -124,7 +124,7 @@ static void thread_drop(struct tracer *t, pid_t tid)
 }
 
 /* Resumes tid from a stop, delivering sig: a thread being stepped steps on. */
-void tr_cont(struct tracer *t, pid_t tid, int sig)
+void tracer_tracees_cont(struct tracer *t, pid_t tid, int sig)
 {
     struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
     if (th && th->stepping)
@@ -136,7 +136,7 @@ void tr_cont(struct tracer *t, pid_t tid, int sig)
 /* ---- address spaces -------------------------------------------------------------- */
 
 /* The space process tgid belongs to, or NULL. */
-struct space *tr_space_of_process(struct tracer *t, pid_t tgid)
+struct space *tracer_tracees_space_of_process(struct tracer *t, pid_t tgid)
 {
     if (t->main.bp && bptab_has_process(t->main.bp, tgid))
         return &t->main;
@@ -146,15 +146,15 @@ struct space *tr_space_of_process(struct tracer *t, pid_t tgid)
     return NULL;
 }
 
-struct space *tr_space_of(struct tracer *t, pid_t tid)
+struct space *tracer_tracees_space_of(struct tracer *t, pid_t tid)
 {
-    struct tthread *th = tr_thread_of(t, tid);
-    return th ? tr_space_of_process(t, th->tgid) : NULL;
+    struct tthread *th = tracer_tracees_thread_of(t, tid);
+    return th ? tracer_tracees_space_of_process(t, th->tgid) : NULL;
 }
 
 /* The space whose image process pid exec'd (spaces move when one is dropped: find
  * them again after anything that may reap). */
-struct space *tr_space_by_pid(struct tracer *t, pid_t pid)
+struct space *tracer_tracees_space_by_pid(struct tracer *t, pid_t pid)
 {
     if (pid == t->main.pid)
         return &t->main;
@@ -179,7 +179,7 @@ static struct hooks *make_hooks(struct tracer *t, pid_t pid, struct bptab *bp)
 }
 
 /* A fresh space for the image process pid just exec'd. False if out of memory. */
-bool tr_space_init(struct tracer *t, struct space *sp, pid_t pid)
+bool tracer_tracees_space_init(struct tracer *t, struct space *sp, pid_t pid)
 {
     *sp = (struct space){.pid = pid, .bp = bptab_new()};
     if (!sp->bp || !bptab_add_process(sp->bp, pid)) {
@@ -191,7 +191,7 @@ bool tr_space_init(struct tracer *t, struct space *sp, pid_t pid)
     return true;
 }
 
-void tr_space_free(struct space *sp)
+void tracer_tracees_space_free(struct space *sp)
 {
     hooks_free(sp->hooks);
     bptab_free(sp->bp);
@@ -199,11 +199,11 @@ void tr_space_free(struct space *sp)
     sp->bp = NULL;
 }
 
-void tr_image_drop(struct tracer *t, pid_t pid)
+void tracer_tracees_image_drop(struct tracer *t, pid_t pid)
 {
     for (int i = 0; i < t->n_images; i++)
         if (t->images[i].pid == pid) {
-            tr_space_free(&t->images[i]);
+            tracer_tracees_space_free(&t->images[i]);
             t->images[i] = t->images[--t->n_images];
             return;
         }
@@ -212,7 +212,7 @@ void tr_image_drop(struct tracer *t, pid_t pid)
 /* ---- events --------------------------------------------------------------------------- */
 
 /* PTRACE_EVENT_EXIT of tid: the thread runs no more code; it resumes to end. */
-void tr_on_exit_event(struct tracer *t, pid_t tid)
+void tracer_tracees_on_exit_event(struct tracer *t, pid_t tid)
 {
     /* What it wrote is read now, before anyone can see it gone: a parent's waitpid
      * returns once the tracer has reaped the child, and the parent's next line could
@@ -220,8 +220,8 @@ void tr_on_exit_event(struct tracer *t, pid_t tid)
     if (t->spec.drain_output)
         t->spec.drain_output(t->spec.arg);
     crash_on_exit_event(t->crash, tid);
-    struct tthread *th = tr_thread_of(t, tid);
-    struct space *sp = th ? tr_space_of_process(t, th->tgid) : NULL;
+    struct tthread *th = tracer_tracees_thread_of(t, tid);
+    struct space *sp = th ? tracer_tracees_space_of_process(t, th->tgid) : NULL;
     if (sp && sp->hooks)
         hooks_on_exit_event(sp->hooks, tid); /* counters read while memory is there */
     if (th) {
@@ -236,7 +236,7 @@ void tr_on_exit_event(struct tracer *t, pid_t tid)
 
 /* An int3 on the entry point of sp's process: reached once the dynamic loader has
  * mapped every library, before any code of the program runs. */
-void tr_arm_entry_breakpoint(struct space *sp)
+void tracer_tracees_arm_entry(struct space *sp)
 {
     uint64_t entry = procmem_auxv(sp->pid, AT_ENTRY);
     if (entry && bptab_insert(sp->bp, entry, BP_ENTRY))
@@ -249,7 +249,7 @@ void tr_arm_entry_breakpoint(struct space *sp)
 /* PTRACE_EVENT_EXEC of pid: the old image and its breakpoints are gone. The main
  * process starts over with a fresh space (the session re-arms at its entry point);
  * a child becomes a space of its own, armed at its entry point. */
-void tr_on_exec(struct tracer *t, pid_t pid)
+void tracer_tracees_on_exec(struct tracer *t, pid_t pid)
 {
     /* A thread other than the leader exec'd: it took the leader's tid and the
      * kernel reports no exit for its old one. */
@@ -261,18 +261,18 @@ void tr_on_exec(struct tracer *t, pid_t pid)
     hwwatch_on_exec(t->hw, pid);
     /* pid's record was the old leader's, which was exiting: it is now the thread
      * that exec'd, the one thread of the new image. */
-    struct tthread *th = tr_thread_of(t, pid);
+    struct tthread *th = tracer_tracees_thread_of(t, pid);
     if (th) {
         th->tgid = pid;
         th->exiting = false;
         th->in_vfork = false;
     }
     if (pid == t->main_pid) {
-        tr_space_free(&t->main);
+        tracer_tracees_space_free(&t->main);
         for (int i = 0; i < t->n_images; i++)
             if (t->images[i].hooks)
                 hooks_forget_process(t->images[i].hooks, pid);
-        if (!tr_space_init(t, &t->main, pid))
+        if (!tracer_tracees_space_init(t, &t->main, pid))
             return;
         crash_on_exec(t->crash, pid, t->main.bp);
         if (!t->main.hooks)
@@ -280,51 +280,51 @@ void tr_on_exec(struct tracer *t, pid_t pid)
         if (t->spec.on_main_exec)
             t->spec.on_main_exec(t->spec.arg);
         if (t->spec.on_entry)
-            tr_arm_entry_breakpoint(&t->main);
+            tracer_tracees_arm_entry(&t->main);
         return;
     }
-    struct space *old = tr_space_of_process(t, pid);
+    struct space *old = tracer_tracees_space_of_process(t, pid);
     if (old && old->pid != pid) {
         bptab_drop_process(old->bp, pid);
         if (old->hooks)
             hooks_forget_process(old->hooks, pid);
     }
-    tr_image_drop(t, pid);
+    tracer_tracees_image_drop(t, pid);
     if (t->n_images == MAX_IMAGES) {
         log_warn("pid %d: more than %d exec'd processes; this one is not traced", pid,
                  MAX_IMAGES);
         return;
     }
     struct space *sp = &t->images[t->n_images];
-    if (!tr_space_init(t, sp, pid))
+    if (!tracer_tracees_space_init(t, sp, pid))
         return;
     crash_on_exec(t->crash, pid, sp->bp);
     if (!sp->hooks) {
-        tr_space_free(sp);
+        tracer_tracees_space_free(sp);
         return;
     }
     t->n_images++;
-    tr_arm_entry_breakpoint(sp);
+    tracer_tracees_arm_entry(sp);
 }
 
-struct tthread *tr_on_new_tracee(struct tracer *t, pid_t pid, int event)
+struct tthread *tracer_tracees_on_new(struct tracer *t, pid_t pid, int event)
 {
     unsigned long msg = 0;
     if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) != 0)
         return NULL;
     pid_t child = (pid_t)msg;
     bool new_process = event != PTRACE_EVENT_CLONE;
-    struct tthread *parent = tr_thread_of(t, pid);
+    struct tthread *parent = tracer_tracees_thread_of(t, pid);
     pid_t parent_tgid = parent ? parent->tgid : procmem_tgid(pid);
-    struct tthread *born = tr_thread_add(t, child, new_process ? child : parent_tgid);
+    struct tthread *born = tracer_tracees_thread_add(t, child, new_process ? child : parent_tgid);
     struct tthread *waiting = born && born->state == TS_UNCLAIMED ? born : NULL;
     if (parent && event == PTRACE_EVENT_VFORK)
         parent->in_vfork = true;
     if (t->pinned)
         sched_setaffinity(child, sizeof t->original_cpus, &t->original_cpus);
-    struct space *sp = tr_space_of_process(t, parent_tgid);
+    struct space *sp = tracer_tracees_space_of_process(t, parent_tgid);
     if (new_process) {
-        tr_procs_add(t, child);
+        tracer_tracees_procs_add(t, child);
         hwwatch_on_fork(t->hw, parent_tgid, child);
         if (sp)
             bptab_add_process(sp->bp, child);
@@ -334,22 +334,22 @@ struct tthread *tr_on_new_tracee(struct tracer *t, pid_t pid, int event)
     return waiting;
 }
 
-void tr_resume_claimed(struct tracer *t, struct tthread *th)
+void tracer_tracees_resume_claimed(struct tracer *t, struct tthread *th)
 {
     th->state = TS_RUNNING;
     hwwatch_on_stop(t->hw, th->tid, th->tgid); /* a new tracee has no debug registers */
-    tr_cont(t, th->tid, 0);
+    tracer_tracees_cont(t, th->tid, 0);
 }
 
 /* The initial stop of an auto-attached tracee is PTRACE_EVENT_STOP with SIGTRAP;
  * a tracee the tracer knows was announced by its creator's event already. */
-bool tr_first_stop(struct tracer *t, pid_t tid, int status)
+bool tracer_tracees_first_stop(struct tracer *t, pid_t tid, int status)
 {
     if ((status >> 16) != PTRACE_EVENT_STOP || WSTOPSIG(status) != SIGTRAP ||
         u64map_get(&t->threads, (uint64_t)tid))
         return false;
     pid_t tgid = procmem_tgid(tid);
-    struct tthread *th = tr_thread_add(t, tid, tgid);
+    struct tthread *th = tracer_tracees_thread_add(t, tid, tgid);
     if (!th)
         return false;
     th->state = TS_UNCLAIMED;
@@ -368,17 +368,17 @@ static void scan_unclaimed(uint64_t key, void *value, void *arg)
     const struct tthread *th = value;
     struct unclaimed_scan *s = arg;
     if (th->state == TS_UNCLAIMED && th->creator == s->creator)
-        tr_held_add(&s->found, th->tid);
+        tracer_tracees_held_add(&s->found, th->tid);
 }
 
-void tr_release_unclaimed(struct tracer *t, pid_t tgid)
+void tracer_tracees_release_unclaimed(struct tracer *t, pid_t tgid)
 {
     struct unclaimed_scan s = {.creator = tgid};
     u64map_each(&t->threads, scan_unclaimed, &s);
     for (size_t i = 0; i < s.found.n; i++) {
         struct tthread *th = u64map_get(&t->threads, (uint64_t)s.found.tids[i]);
         if (th)
-            tr_resume_claimed(t, th);
+            tracer_tracees_resume_claimed(t, th);
     }
     free(s.found.tids);
 }
@@ -403,12 +403,12 @@ static void record_child_exit(struct tracer *t, pid_t pid, int status)
 
 /* A tracee is gone: a thread, a child process or the main process. Threads other
  * than a group leader are not in procs. */
-void tr_reap(struct tracer *t, pid_t pid, int status)
+void tracer_tracees_reap(struct tracer *t, pid_t pid, int status)
 {
-    bool process = tr_procs_remove(t, pid);
+    bool process = tracer_tracees_procs_remove(t, pid);
     /* No record is made for a tid that is gone already. */
     struct tthread *th = u64map_get(&t->threads, (uint64_t)pid);
-    struct space *sp = tr_space_of_process(t, th ? th->tgid : pid);
+    struct space *sp = tracer_tracees_space_of_process(t, th ? th->tgid : pid);
     if (sp && sp->hooks)
         hooks_on_exit(sp->hooks, pid);
     thread_drop(t, pid);
@@ -417,8 +417,8 @@ void tr_reap(struct tracer *t, pid_t pid, int status)
         if (sp)
             bptab_drop_process(sp->bp, pid);
         crash_on_process_exit(t->crash, pid);
-        tr_image_drop(t, pid);
-        tr_release_unclaimed(t, pid);
+        tracer_tracees_image_drop(t, pid);
+        tracer_tracees_release_unclaimed(t, pid);
     }
     if (pid == t->main_pid) {
         t->main_alive = false;

@@ -9,7 +9,7 @@
  * resumed from a pause on an int3 gives that trap to the owners after the user
  * breakpoints (the trace hooks), then runs the original instruction. Single steps
  * are PTRACE_SINGLESTEP, asynchronous: their trap comes back through the wait loop
- * (tr_step_trapped) to the debugger.
+ * (traps_step_trapped) to the debugger.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -41,13 +41,13 @@ int tracer_add_stop_handler(struct tracer *t, const char *name, enum bp_owner ow
  * tid's process meanwhile: no other thread may run past it), then tid continues. */
 static void step_past(struct tracer *t, pid_t tid, uint64_t addr)
 {
-    struct space *sp = tr_space_of(t, tid);
+    struct space *sp = tracer_tracees_space_of(t, tid);
     if (!sp)
         return;
     pid_t space_pid = sp->pid;
     struct held hd;
-    tr_hold(t, sp, tid, &hd);
-    sp = tr_space_by_pid(t, space_pid);
+    tracer_hold(t, sp, tid, &hd);
+    sp = tracer_tracees_space_by_pid(t, space_pid);
     struct step_signals kept = {0};
     int status = sp ? bptab_step_over(sp->bp, tid, addr, &kept) : -1;
     /* The stepped instruction may have written a watched address: the step's one
@@ -57,7 +57,7 @@ static void step_past(struct tracer *t, pid_t tid, uint64_t addr)
         if (th)
             hwwatch_after_step(t->hw, tid, th->tgid);
     }
-    tr_release(t, &hd);
+    tracer_hold_release(t, &hd);
     step_signals_resend(tid, &kept);
     if (status == -1) {
         /* No step (tid vanished, or the space went): never leave it stopped. */
@@ -85,7 +85,7 @@ static void step_past(struct tracer *t, pid_t tid, uint64_t addr)
     if (WIFSTOPPED(status))
         stops_handle(t, tid, status);
     else
-        tr_reap(t, tid, status);
+        tracer_tracees_reap(t, tid, status);
 }
 
 /* A trap on an int3 the table no longer holds but did: it was removed after the
@@ -129,7 +129,7 @@ static bool dispatch_from(struct tracer *t, pid_t tid, struct space *sp,
         if (th && th->state == TS_STOPPED)
             th->state = v == BP_PARK ? TS_PARKED : TS_RUNNING;
         /* A hit may have throttled a hot function: its int3 goes with the image's
-         * threads held, from the loop (never from inside a tr_release()). */
+         * threads held, from the loop (never from inside a tracer_hold_release()). */
         t->throttle_due = true;
         return true;
     }
@@ -154,10 +154,10 @@ static bool run_original(struct tracer *t, pid_t tid, uint64_t addr)
     return true;
 }
 
-bool tr_recorder_stop(struct tracer *t, pid_t tid)
+bool traps_recorder_stop(struct tracer *t, pid_t tid)
 {
-    struct tthread *th = tr_thread_of(t, tid);
-    struct space *sp = th ? tr_space_of_process(t, th->tgid) : NULL;
+    struct tthread *th = tracer_tracees_thread_of(t, tid);
+    struct space *sp = th ? tracer_tracees_space_of_process(t, th->tgid) : NULL;
     struct user_regs_struct regs;
     siginfo_t si;
     return sp && sp->hooks && ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 &&
@@ -166,10 +166,10 @@ bool tr_recorder_stop(struct tracer *t, pid_t tid)
 }
 
 /* A SIGTRAP of tid: asks the owners of the int3 it hit. True when one handled it. */
-bool tr_dispatch_trap(struct tracer *t, pid_t tid)
+bool traps_dispatch(struct tracer *t, pid_t tid)
 {
-    struct tthread *th = tr_thread_of(t, tid);
-    struct space *sp = th ? tr_space_of_process(t, th->tgid) : NULL;
+    struct tthread *th = tracer_tracees_thread_of(t, tid);
+    struct space *sp = th ? tracer_tracees_space_of_process(t, th->tgid) : NULL;
     struct user_regs_struct regs;
     if (!sp || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
         return false;
@@ -187,7 +187,7 @@ bool tr_dispatch_trap(struct tracer *t, pid_t tid)
  * get it as a trap, so they miss no call, and the program's instruction runs. */
 static int resume_here(struct tracer *t, pid_t tid, struct tthread *th)
 {
-    struct space *sp = tr_space_of_process(t, th->tgid);
+    struct space *sp = tracer_tracees_space_of_process(t, th->tgid);
     struct user_regs_struct regs;
     th->state = TS_STOPPED;
     if (sp && ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 && bptab_lookup(sp->bp, regs.rip)) {
@@ -198,7 +198,7 @@ static int resume_here(struct tracer *t, pid_t tid, struct tthread *th)
         return 0;
     }
     th->state = TS_RUNNING;
-    tr_cont(t, tid, 0);
+    tracer_tracees_cont(t, tid, 0);
     return 0;
 }
 
@@ -243,19 +243,19 @@ static void scan_held(uint64_t key, void *value, void *arg)
     if (th->state != TS_HELD)
         return;
     th->state = TS_PARKED;
-    tr_held_add(&s->parked, th->tid);
+    tracer_tracees_held_add(&s->parked, th->tid);
 }
 
 void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tgid, void *arg),
                      void *arg)
 {
-    struct space *sp = tr_space_of(t, tid);
+    struct space *sp = tracer_tracees_space_of(t, tid);
     if (!sp)
         return;
     struct held hd;
-    tr_hold(t, sp, tid, &hd);
+    tracer_hold(t, sp, tid, &hd);
     free(hd.tids);
-    sp = tr_space_of(t, tid);
+    sp = tracer_tracees_space_of(t, tid);
     if (!sp)
         return;
     /* Every held thread of the space: those held just now and, from a tracer_call
@@ -272,14 +272,14 @@ void tracer_park_all(struct tracer *t, pid_t tid, void (*fn)(pid_t tid, pid_t tg
 
 void tracer_with_space_held(struct tracer *t, pid_t tid, void (*fn)(void *arg), void *arg)
 {
-    struct space *sp = tr_space_of(t, tid);
+    struct space *sp = tracer_tracees_space_of(t, tid);
     if (!sp)
         return;
     struct held hd;
-    tr_hold(t, sp, tid, &hd);
-    if (tr_space_of(t, tid))
+    tracer_hold(t, sp, tid, &hd);
+    if (tracer_tracees_space_of(t, tid))
         fn(arg);
-    tr_release(t, &hd);
+    tracer_hold_release(t, &hd);
 }
 
 pid_t tracer_tgid(struct tracer *t, pid_t tid)
@@ -298,7 +298,7 @@ int tracer_step(struct tracer *t, pid_t tid)
     struct tthread *th = u64map_get(&t->threads, (uint64_t)tid);
     if (!th || (th->state != TS_PARKED && th->state != TS_STOPPED) || th->pending != -1)
         return -1;
-    struct space *sp = tr_space_of_process(t, th->tgid);
+    struct space *sp = tracer_tracees_space_of_process(t, th->tgid);
     struct user_regs_struct regs;
     if (!sp || ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0)
         return -1;
@@ -313,13 +313,13 @@ int tracer_step(struct tracer *t, pid_t tid)
     pid_t space_pid = sp->pid;
     struct held hd;
     th->state = TS_STOPPED;
-    tr_hold(t, sp, tid, &hd);
-    sp = tr_space_by_pid(t, space_pid);
+    tracer_hold(t, sp, tid, &hd);
+    sp = tracer_tracees_space_by_pid(t, space_pid);
     struct step_signals kept = {0};
     int status = sp ? bptab_step_over(sp->bp, tid, regs.rip, &kept) : -1;
     if (status != -1 && WIFSTOPPED(status))
         hwwatch_after_step(t->hw, tid, th->tgid);
-    tr_release(t, &hd);
+    tracer_hold_release(t, &hd);
     step_signals_resend(tid, &kept);
     if (status == -1) {
         ptrace(PTRACE_CONT, tid, 0, 0);
@@ -329,7 +329,7 @@ int tracer_step(struct tracer *t, pid_t tid)
         return -1;
     }
     if (!WIFSTOPPED(status)) {
-        tr_reap(t, tid, status);
+        tracer_tracees_reap(t, tid, status);
         return 0;
     }
     if ((status >> 16) != 0 || WSTOPSIG(status) != SIGTRAP) {
@@ -356,7 +356,7 @@ void tracer_cancel_step(struct tracer *t, pid_t tid)
  * (si_code TRAP_TRACE, or a watchpoint's trap at the same time), and the debugger
  * decides what comes next. An int3 trap (another thread wrote one under its pc
  * meanwhile) is dispatched as any. False: not the step's trap. */
-bool tr_step_trapped(struct tracer *t, pid_t tid, struct tthread *th)
+bool traps_step_trapped(struct tracer *t, pid_t tid, struct tthread *th)
 {
     siginfo_t si;
     if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) != 0 || si.si_code == SI_KERNEL ||

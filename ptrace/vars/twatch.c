@@ -89,7 +89,7 @@ bool twatch_applies(const char *const *on, int n_on, const struct dw_function *f
     if (n_on == 0)
         return true;
     for (int i = 0; i < n_on; i++)
-        if (pattern_match_function(on[i], fn, project_root))
+        if (match_function(on[i], fn, project_root))
             return true;
     return false;
 }

@@ -590,7 +590,7 @@ static void name_past_end(struct varres_process *p, struct varres *v)
     if (!v->note[0] || !v->has_address || modules(p, &e) != 0)
         return;
     struct modules ms = {.m = p->mods, .n = p->n_mods};
-    char *owner = module_global_at(&ms, v->address);
+    char *owner = symbolize_module_global_at(&ms, v->address);
     size_t len = strlen(v->note);
     if (owner)
         snprintf(v->note + len, sizeof v->note - len, ": those bytes are %s.", owner);

@@ -559,7 +559,7 @@ static void where_fill(struct where *wh, const struct symbolized *sy)
     }
     sb_puts(&d, "]");
     wh->frames_json = sb_take(&d);
-    wh->own = sy->n ? symbolized_own_frame(sy) : 0;
+    wh->own = sy->n ? symbolize_own_frame(sy) : 0;
     const struct shown_frame *top = sy->n ? &sy->frames[wh->own] : NULL;
     wh->function = top ? dup_or_null(top->function) : NULL;
     wh->file = top ? dup_or_null(top->file) : NULL;
@@ -603,7 +603,7 @@ static const struct where *hit_where(struct hwwatch *w, struct wproc *p, pid_t t
         same = wh->pcs[i] == uw.frames[i].pc;
     if (!same) {
         where_clear(wh);
-        if (!p->ms.m || (uw.n && !module_of(&p->ms, uw.frames[0].pc))) {
+        if (!p->ms.m || (uw.n && !symbolize_module_of(&p->ms, uw.frames[0].pc))) {
             free(p->ms.m);
             p->ms = (struct modules){0};
             procmem_modules(p->tgid, &p->ms.m, &p->ms.n);
@@ -615,7 +615,7 @@ static const struct where *hit_where(struct hwwatch *w, struct wproc *p, pid_t t
         for (size_t i = 0; i < wh->n_pcs; i++)
             wh->pcs[i] = uw.frames[i].pc;
         where_fill(wh, &sy);
-        symbolized_free(&sy);
+        symbolize_free(&sy);
     }
     unwind_result_free(&uw);
     return wh;

@@ -233,10 +233,10 @@ def test_call_allowed_by_one_header_is_only_what_it_declares(rooms):
     write(rooms, "core/collector.c", "int collector_launch(void) { return 0; }\n"
                                      "int session_x(void) { return 1; }\n")
     write(rooms, "ptrace/native.c", "int collector_launch(void);\n"
-                                    "int n(void) { return collector_launch(); }\n")
+                                    "int native(void) { return collector_launch(); }\n")
     assert calls(rooms).returncode == 0
     write(rooms, "ptrace/native.c", "int session_x(void);\n"
-                                    "int n(void) { return session_x(); }\n")
+                                    "int native(void) { return session_x(); }\n")
     r = calls(rooms)
     assert r.returncode == 1
     assert "ptrace/native calls core/collector (session_x)" in r.stderr
@@ -267,3 +267,18 @@ def test_calls_without_objects_is_an_error(rooms):
                         os.path.join(rooms, "build")], capture_output=True, text=True)
     assert r.returncode == 2
     assert "no objects" in r.stderr
+
+
+def test_exported_names_tell_their_file(rooms):
+    # after the file, or after a header of its room that declares it
+    write(rooms, "ptrace/high/high.h", "int high_trap(void);\n")
+    write(rooms, "ptrace/high/trap2.c", '#include "ptrace/high/high.h"\n'
+                                       "int trap2_x(void) { return 0; }\n"
+                                       "int high_trap(void) { return 1; }\n")
+    assert calls(rooms).returncode == 0
+    write(rooms, "ptrace/high/trap2.c", "int hk_trap(void) { return 0; }\n"
+                                       "int high_other(void) { return 1; }\n")
+    r = calls(rooms)
+    assert r.returncode == 1
+    assert "ptrace/high/trap2.c exports names that tell neither it nor a header of its " \
+           "room: high_other hk_trap" in r.stderr

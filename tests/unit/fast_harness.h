@@ -137,8 +137,8 @@ static inline bool fh_patch(void *fn, const char *name, uint32_t id)
     uint64_t at = (uint64_t)fn;
     uint8_t *slot = fh_code + FH_SLOTS_OFF + fh_slots_used * FASTJUMP_SLOT_SIZE;
     struct fastjump j;
-    if (!len || !fastjump_plan(fn, len, at, (uint64_t)slot, (uint64_t)fh_area,
-                               (uint64_t)(fh_code + fastrec_enter_offset), id, &j)) {
+    if (!len || !fastcode_jump_plan(fn, len, at, (uint64_t)slot, (uint64_t)fh_area,
+                                    (uint64_t)(fh_code + fastrec_enter_offset), id, &j)) {
         fprintf(stderr, "fast_harness: %s: %s\n", name, len ? j.why : "no symbol size");
         return false;
     }

@@ -33,13 +33,13 @@ static void put64(uint64_t addr, uint64_t v)
 /* A decoder's read: live, and learned when the copies do not serve it. */
 static bool read_as_decoder(struct capcall *cc, uint64_t addr, void *buf, size_t len)
 {
-    long n = capcall_copied(cc, addr, buf, len);
+    long n = capprog_copied(cc, addr, buf, len);
     if (n < 0)
         return false;
     if ((size_t)n == len)
         return true;
     bool ok = read_mem(NULL, addr + (uint64_t)n, (char *)buf + n, len - (size_t)n);
-    capcall_learn(cc, addr + (uint64_t)n, len - (size_t)n, ok ? (char *)buf + n : NULL);
+    capprog_learn(cc, addr + (uint64_t)n, len - (size_t)n, ok ? (char *)buf + n : NULL);
     return ok;
 }
 
@@ -67,7 +67,7 @@ static void test_learns_sources(void **state)
     put64(node2, 2);
     memcpy(mem + (str - BASE), "hi", 3);
     uint64_t regs[6] = {str, node1, 0, 0, 0, 0};
-    capcall_begin(&cc, &prog, regs, 6, stack);
+    capprog_begin(&cc, &prog, regs, 6, stack);
     uint8_t buf[64];
     assert_true(read_as_decoder(&cc, str, buf, 64));
     assert_true(read_as_decoder(&cc, node1, buf, 16));
@@ -101,10 +101,10 @@ static void test_learns_sources(void **state)
     put64(other1 + 8, other2);
     put64(other2, 42);
     regs[1] = other1;
-    capcall_begin(&cc, &prog, regs, 6, stack);
-    capcall_run(&cc, read_mem, NULL);
+    capprog_begin(&cc, &prog, regs, 6, stack);
+    capprog_run(&cc, read_mem, NULL);
     uint64_t v = 0;
-    assert_int_equal(capcall_copied(&cc, other2, &v, 8), 8);
+    assert_int_equal(capprog_copied(&cc, other2, &v, 8), 8);
     assert_int_equal(v, 42);
 }
 
@@ -115,7 +115,7 @@ static void test_extends_contiguous_reads(void **state)
     uint64_t str = BASE + 0x100;
     memset(mem + 0x100, 'x', 2000);
     uint64_t regs[6] = {str};
-    capcall_begin(&cc, &prog, regs, 6, 0);
+    capprog_begin(&cc, &prog, regs, 6, 0);
     uint8_t buf[1024];
     assert_true(read_as_decoder(&cc, str, buf, 64));
     assert_true(read_as_decoder(&cc, str + 64, buf, 128));
@@ -137,21 +137,21 @@ static void test_serves_record_copies(void **state)
     prog.n = 1;
     prog.records = 1;
     uint64_t regs[6] = {BASE + 0x100};
-    capcall_begin(&cc, &prog, regs, 6, 0);
+    capprog_begin(&cc, &prog, regs, 6, 0);
     uint8_t at_call[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    capcall_add_copy(&cc, 0, BASE + 0x100, at_call, 8, 16); /* 8 of 16 could be read */
+    capprog_add_copy(&cc, 0, BASE + 0x100, at_call, 8, 16); /* 8 of 16 could be read */
     uint8_t buf[16];
-    assert_int_equal(capcall_copied(&cc, BASE + 0x102, buf, 4), 4);
+    assert_int_equal(capprog_copied(&cc, BASE + 0x102, buf, 4), 4);
     assert_int_equal(buf[0], 3);
-    assert_int_equal(capcall_copied(&cc, BASE + 0x104, buf, 8), 4); /* the rest is not */
-    assert_int_equal(capcall_copied(&cc, BASE + 0x10a, buf, 2), -1);
-    assert_int_equal(capcall_copied(&cc, BASE + 0x200, buf, 2), 0);
+    assert_int_equal(capprog_copied(&cc, BASE + 0x104, buf, 8), 4); /* the rest is not */
+    assert_int_equal(capprog_copied(&cc, BASE + 0x10a, buf, 2), -1);
+    assert_int_equal(capprog_copied(&cc, BASE + 0x200, buf, 2), 0);
 
     /* A record written while item 0 asked for 8 bytes (it grew to 16 since): past
      * them nothing is served (read live), nothing is called unreadable. */
-    capcall_begin(&cc, &prog, regs, 6, 0);
-    capcall_add_copy(&cc, 0, BASE + 0x100, at_call, 8, 8);
-    assert_int_equal(capcall_copied(&cc, BASE + 0x10a, buf, 2), 0);
+    capprog_begin(&cc, &prog, regs, 6, 0);
+    capprog_add_copy(&cc, 0, BASE + 0x100, at_call, 8, 8);
+    assert_int_equal(capprog_copied(&cc, BASE + 0x10a, buf, 2), 0);
 
     /* The record was written before item 1 existed: a read of it fills its copy and
      * learns nothing new. */
@@ -159,7 +159,7 @@ static void test_serves_record_copies(void **state)
     prog.n = 2;
     prog.records = 2;
     regs[1] = BASE + 0x300;
-    capcall_begin(&cc, &prog, regs, 6, 0);
+    capprog_begin(&cc, &prog, regs, 6, 0);
     assert_true(read_as_decoder(&cc, BASE + 0x300, buf, 8));
     assert_false(cc.changed);
     assert_int_equal(prog.n, 2);
@@ -171,14 +171,14 @@ static void test_budget(void **state)
     (void)state;
     prog.max = 3;
     uint64_t regs[6] = {0};
-    capcall_begin(&cc, &prog, regs, 6, 0);
+    capprog_begin(&cc, &prog, regs, 6, 0);
     uint8_t buf[FAST_ITEM_MAX];
     for (int i = 0; i < 5; i++)
         assert_true(read_as_decoder(&cc, BASE + 0x100 + 0x400u * (unsigned)i, buf, 8));
     assert_int_equal(prog.n, 3);
     memset(&prog, 0, sizeof prog);
     prog.max = FAST_ENTER_ITEMS;
-    capcall_begin(&cc, &prog, regs, 6, 0);
+    capprog_begin(&cc, &prog, regs, 6, 0);
     for (unsigned i = 0; i < 5; i++)
         assert_true(read_as_decoder(&cc, BASE + 0x100 + 1100 * i, buf, FAST_ITEM_MAX));
     assert_int_equal(prog.n, 4); /* 4 x 10 records: the fifth item would pass 40 */

@@ -126,28 +126,28 @@ static const struct dw_function fn_nofile = {.name = "g"};
 static void test_functions(void **state)
 {
     (void)state;
-    assert_true(pattern_match_function("@usercode", &fn_user, "/home/me/proj"));
-    assert_true(pattern_match_function("@usercode", &fn_user, "/home/me/proj/"));
-    assert_true(pattern_match_function("@usercode", &fn_user, "/home/me/proj//"));
-    assert_true(pattern_match_function("@usercode", &fn_user, "/"));
-    assert_false(pattern_match_function("@usercode", &fn_lib, "/home/me/proj"));
-    assert_false(pattern_match_function("@usercode", &fn_sibling, "/home/me/proj"));
-    assert_false(pattern_match_function("@usercode", &fn_nofile, "/home/me/proj"));
-    assert_false(pattern_match_function("@usercode", &fn_user, NULL));
-    assert_false(pattern_match_function("@usercode", &fn_user, ""));
+    assert_true(match_function("@usercode", &fn_user, "/home/me/proj"));
+    assert_true(match_function("@usercode", &fn_user, "/home/me/proj/"));
+    assert_true(match_function("@usercode", &fn_user, "/home/me/proj//"));
+    assert_true(match_function("@usercode", &fn_user, "/"));
+    assert_false(match_function("@usercode", &fn_lib, "/home/me/proj"));
+    assert_false(match_function("@usercode", &fn_sibling, "/home/me/proj"));
+    assert_false(match_function("@usercode", &fn_nofile, "/home/me/proj"));
+    assert_false(match_function("@usercode", &fn_user, NULL));
+    assert_false(match_function("@usercode", &fn_user, ""));
 
-    assert_true(pattern_match_function("@file:foo.cpp", &fn_user, NULL));
-    assert_true(pattern_match_function("@file:src/foo", &fn_user, NULL));
-    assert_false(pattern_match_function("@file:foo.cpp", &fn_lib, NULL));
-    assert_false(pattern_match_function("@file:foo.cpp", &fn_nofile, NULL));
-    assert_false(pattern_match_function("@file:", &fn_user, NULL));
+    assert_true(match_function("@file:foo.cpp", &fn_user, NULL));
+    assert_true(match_function("@file:src/foo", &fn_user, NULL));
+    assert_false(match_function("@file:foo.cpp", &fn_lib, NULL));
+    assert_false(match_function("@file:foo.cpp", &fn_nofile, NULL));
+    assert_false(match_function("@file:", &fn_user, NULL));
 
-    assert_true(pattern_match_function("auth::**::validate", &fn_user, NULL));
-    assert_true(pattern_match_function("_ZN4auth4User8validateEv", &fn_user, NULL));
-    assert_false(pattern_match_function("_ZN4auth*", &fn_user, NULL)); /* linkage: exact only */
-    assert_true(pattern_match_function("std::*::push_back", &fn_lib, NULL));
-    assert_false(pattern_match_function("*", &fn_lib, NULL));
-    assert_true(pattern_match_function("*", &fn_nofile, NULL));
+    assert_true(match_function("auth::**::validate", &fn_user, NULL));
+    assert_true(match_function("_ZN4auth4User8validateEv", &fn_user, NULL));
+    assert_false(match_function("_ZN4auth*", &fn_user, NULL)); /* linkage: exact only */
+    assert_true(match_function("std::*::push_back", &fn_lib, NULL));
+    assert_false(match_function("*", &fn_lib, NULL));
+    assert_true(match_function("*", &fn_nofile, NULL));
 }
 
 /* glibc: one address, an internal DWARF name and public aliases. */
@@ -158,16 +158,16 @@ static const struct dw_function fn_mutex = {.name = "___pthread_mutex_lock",
 static void test_public_names(void **state)
 {
     (void)state;
-    assert_string_equal(pattern_public_name("pthread_mutex_lock", &fn_mutex),
+    assert_string_equal(match_public_name("pthread_mutex_lock", &fn_mutex),
                         "pthread_mutex_lock");
-    assert_string_equal(pattern_public_name("__pthread_mutex_lock", &fn_mutex),
+    assert_string_equal(match_public_name("__pthread_mutex_lock", &fn_mutex),
                         "__pthread_mutex_lock"); /* the name the pattern used */
-    assert_string_equal(pattern_public_name("___pthread_mutex_lock", &fn_mutex),
+    assert_string_equal(match_public_name("___pthread_mutex_lock", &fn_mutex),
                         "___pthread_mutex_lock");
-    assert_string_equal(pattern_public_name("*mutex_lock", &fn_mutex), "pthread_mutex_lock");
-    assert_string_equal(pattern_public_name("@usercode", &fn_mutex), "pthread_mutex_lock");
-    assert_string_equal(pattern_public_name(NULL, &fn_mutex), "pthread_mutex_lock");
-    assert_string_equal(pattern_public_name("auth::**", &fn_user), fn_user.name);
+    assert_string_equal(match_public_name("*mutex_lock", &fn_mutex), "pthread_mutex_lock");
+    assert_string_equal(match_public_name("@usercode", &fn_mutex), "pthread_mutex_lock");
+    assert_string_equal(match_public_name(NULL, &fn_mutex), "pthread_mutex_lock");
+    assert_string_equal(match_public_name("auth::**", &fn_user), fn_user.name);
 }
 
 static void test_suggestions(void **state)

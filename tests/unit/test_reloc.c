@@ -124,7 +124,7 @@ static void test_counting_jump_relocates_whole_instructions(void **state)
     const uint8_t fn[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00,
                           0x5d, 0xc3};
     struct countjump cj;
-    assert_true(countjump_plan(fn, sizeof fn, AT, TRAMP, COUNTER, &cj));
+    assert_true(reloc_countjump_plan(fn, sizeof fn, AT, TRAMP, COUNTER, &cj));
     assert_int_equal(cj.displaced, 11); /* whole instructions: 1 + 3 + 7 */
     assert_int_equal(cj.patch[0], 0xE9);
     assert_int_equal((int64_t)(AT + 5) + rel32_at(cj.patch + 1), (int64_t)TRAMP);
@@ -149,22 +149,22 @@ static void test_counting_jump_refusals(void **state)
     struct countjump cj;
     /* a short jmp among the first 5 bytes */
     const uint8_t short_jmp[] = {0xeb, 0x00, 0x89, 0xf8, 0x83, 0xe0, 0x03, 0xc3};
-    assert_false(countjump_plan(short_jmp, sizeof short_jmp, AT, TRAMP, COUNTER, &cj));
+    assert_false(reloc_countjump_plan(short_jmp, sizeof short_jmp, AT, TRAMP, COUNTER, &cj));
     assert_non_null(strstr(cj.why, "first 5 bytes"));
     /* an indirect call among them */
     const uint8_t call[] = {0x55, 0xff, 0xd0, 0x5d, 0x90, 0x90, 0xc3};
-    assert_false(countjump_plan(call, sizeof call, AT, TRAMP, COUNTER, &cj));
+    assert_false(reloc_countjump_plan(call, sizeof call, AT, TRAMP, COUNTER, &cj));
     /* a loop whose branch goes back to byte 1 (inside the jmp's rel32) */
     const uint8_t loop[] = {0x55, 0x48, 0x89, 0xe5, 0x90, 0x90, 0xeb, 0xf9, 0xc3};
-    assert_false(countjump_plan(loop, sizeof loop, AT, TRAMP, COUNTER, &cj));
+    assert_false(reloc_countjump_plan(loop, sizeof loop, AT, TRAMP, COUNTER, &cj));
     assert_non_null(strstr(cj.why, "targets its first 5 bytes"));
     /* shorter than the jump */
     const uint8_t tiny[] = {0x31, 0xc0, 0xc3};
-    assert_false(countjump_plan(tiny, sizeof tiny, AT, TRAMP, COUNTER, &cj));
+    assert_false(reloc_countjump_plan(tiny, sizeof tiny, AT, TRAMP, COUNTER, &cj));
     /* a trampoline out of rel32 reach */
     const uint8_t plain[] = {0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3};
-    assert_false(countjump_plan(plain, sizeof plain, AT, AT + (1ULL << 33), COUNTER, &cj));
-    assert_true(countjump_plan(plain, sizeof plain, AT, TRAMP, COUNTER, &cj));
+    assert_false(reloc_countjump_plan(plain, sizeof plain, AT, AT + (1ULL << 33), COUNTER, &cj));
+    assert_true(reloc_countjump_plan(plain, sizeof plain, AT, TRAMP, COUNTER, &cj));
 }
 
 static void test_entry_jump_rewrites_direct_branches_among_the_displaced(void **state)
@@ -175,7 +175,7 @@ static void test_entry_jump_rewrites_direct_branches_among_the_displaced(void **
     const uint8_t fn[] = {0x85, 0xff, 0x74, 0x10, 0xb8, 0x01, 0, 0, 0, 0xc3, 0x90, 0x90, 0x90,
                           0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x31, 0xc0, 0xc3};
     struct countjump cj;
-    assert_true(countjump_plan(fn, sizeof fn, AT, TRAMP, COUNTER, &cj));
+    assert_true(reloc_countjump_plan(fn, sizeof fn, AT, TRAMP, COUNTER, &cj));
     assert_int_equal(cj.displaced, 9); /* test, je, mov */
     const uint8_t *t = cj.tramp + COUNTJUMP_COUNT_LEN;
     assert_memory_equal(t, fn, 2);
@@ -190,7 +190,7 @@ static void test_entry_jump_rewrites_direct_branches_among_the_displaced(void **
      * its own return address (AT + 9, past the patch) and jumps */
     const uint8_t calls[] = {0x48, 0x83, 0xec, 0x08, 0xe8, 0x10, 0, 0, 0, 0x48, 0x83, 0xc4,
                              0x08, 0xc3};
-    assert_true(countjump_plan(calls, sizeof calls, AT, TRAMP, COUNTER, &cj));
+    assert_true(reloc_countjump_plan(calls, sizeof calls, AT, TRAMP, COUNTER, &cj));
     assert_int_equal(cj.displaced, 9);
     t = cj.tramp + COUNTJUMP_COUNT_LEN + 4;
     const uint8_t lea_rsp[5] = {0x48, 0x8D, 0x64, 0x24, 0xF8};
@@ -204,7 +204,7 @@ static void test_entry_jump_rewrites_direct_branches_among_the_displaced(void **
     assert_int_equal((int64_t)jmp_end + rel32_at(t + 21), (int64_t)AT + 9 + 0x10);
     /* a conditional branch back onto the patched bytes stays refused */
     const uint8_t back[] = {0x85, 0xff, 0x74, 0xfc, 0x90, 0x90, 0xc3};
-    assert_false(countjump_plan(back, sizeof back, AT, TRAMP, COUNTER, &cj));
+    assert_false(reloc_countjump_plan(back, sizeof back, AT, TRAMP, COUNTER, &cj));
     assert_non_null(strstr(cj.why, "first 5 bytes"));
 }
 
@@ -221,7 +221,7 @@ static void test_fast_jump_calls_the_recorder_then_runs_the_displaced_code(void 
                           0x5d, 0xc3};
     const uint64_t area = 0x7f0011223344, enter = 0x7f0055667788;
     struct fastjump fj;
-    assert_true(fastjump_plan(fn, sizeof fn, AT, TRAMP, area, enter, 42, &fj));
+    assert_true(fastcode_jump_plan(fn, sizeof fn, AT, TRAMP, area, enter, 42, &fj));
     assert_int_equal(fj.displaced, 11);
     assert_int_equal(fj.patch[0], 0xE9);
     assert_int_equal((int64_t)(AT + 5) + rel32_at(fj.patch + 1), (int64_t)TRAMP);
@@ -244,9 +244,9 @@ static void test_fast_jump_calls_the_recorder_then_runs_the_displaced_code(void 
                      (int64_t)AT + 11);
     /* the counting jump's refusals */
     const uint8_t short_jmp[] = {0xeb, 0x00, 0x89, 0xf8, 0x83, 0xe0, 0x03, 0xc3};
-    assert_false(fastjump_plan(short_jmp, sizeof short_jmp, AT, TRAMP, area, enter, 1, &fj));
+    assert_false(fastcode_jump_plan(short_jmp, sizeof short_jmp, AT, TRAMP, area, enter, 1, &fj));
     assert_non_null(strstr(fj.why, "first 5 bytes"));
-    assert_false(fastjump_plan(fn, sizeof fn, AT, AT + (1ULL << 33), area, enter, 1, &fj));
+    assert_false(fastcode_jump_plan(fn, sizeof fn, AT, AT + (1ULL << 33), area, enter, 1, &fj));
     assert_non_null(strstr(fj.why, "reach"));
 }
 

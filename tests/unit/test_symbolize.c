@@ -24,12 +24,12 @@ static void test_vdso_frames_are_named(void **state)
     assert_string_equal(sy.frames[0].function, "[vdso]");
     assert_string_equal(sy.frames[1].function, "[vdso]");
     assert_null(sy.frames[2].function); /* in no module and not the vDSO: unknown */
-    symbolized_free(&sy);
+    symbolize_free(&sy);
     /* modules read without the vDSO's range: nothing is named */
     struct modules none = {0};
     symbolize(&uw, &none, &sy);
     assert_null(sy.frames[0].function);
-    symbolized_free(&sy);
+    symbolize_free(&sy);
 }
 
 int main(void)
