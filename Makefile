@@ -4,6 +4,8 @@
 #   make demo       launch a sample program under strobe, trace it, query it
 #   make check      unit + end-to-end suites, on the normal and the ASan+UBSan builds,
 #                   plus valgrind on the daemon
+#   make layers     the layering rule: includes (scripts/check-layers.sh), calls
+#                   and names (scripts/check-calls.py)
 #   make bench      benchmarks (results go to BENCHMARKS.md by hand)
 #   make fuzz       libFuzzer targets of fuzz/, FUZZ_SECONDS each (not in CI; TESTING.md)
 #   make install    PREFIX=/usr/local
@@ -89,6 +91,7 @@ check:
 	@$(MAKE) --no-print-directory $(PAR) build-valgrind
 
 layers:
+	@scripts/deps.sh build
 	@scripts/check-layers.sh
 	@$(MAKE) --no-print-directory $(PAR) build-all
 	@scripts/check-calls.py build
