@@ -122,11 +122,6 @@ static int stage(struct collector_breakpoint *specs, int n, struct collector_bp_
 
 /* ---- breakpoints of a session ---- */
 
-static int unsupported(const struct session_target *st, struct strobe_error *e)
-{
-    return collector_unsupported(st->collector, DEBUG_WHAT, e);
-}
-
 int debug_breakpoints_add(const char *id, const struct debug_conn *conn,
                           struct collector_breakpoint *specs, int n,
                           struct collector_bp_info *out, struct strobe_error *e)
@@ -136,10 +131,9 @@ int debug_breakpoints_add(const char *id, const struct debug_conn *conn,
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    int rc = 0, done = 0;
-    if (!debug_collector_ready(st.collector)) {
-        rc = unsupported(&st, e);
-    } else {
+    int done = 0;
+    int rc = collector_stops_check(st.collector, e);
+    if (rc == 0) {
         for (; done < n && rc == 0; done++) {
             rc = check_spec(&specs[done], e);
             if (rc != 0)
@@ -147,14 +141,14 @@ int debug_breakpoints_add(const char *id, const struct debug_conn *conn,
             pthread_mutex_lock(&g.lock);
             specs[done].id = g.next_id++;
             pthread_mutex_unlock(&g.lock);
-            rc = st.collector->breakpoint_set(st.target, &specs[done], &out[done], e);
+            rc = collector_breakpoint_set(st.collector, st.target, &specs[done], &out[done], e);
             if (rc != 0)
                 break;
         }
         /* All or nothing: those set before the failure go. */
         if (rc != 0)
             for (int i = 0; i < done; i++)
-                st.collector->breakpoint_clear(st.target, specs[i].id, NULL);
+                collector_breakpoint_clear(st.collector, st.target, specs[i].id, NULL);
         else
             debug_state_control(st.debug, conn);
     }
@@ -210,12 +204,11 @@ int debug_breakpoints_remove(const char *id, const int *ids, int n, bool all, in
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    int rc = 0;
-    if (!debug_collector_ready(st.collector)) {
-        rc = unsupported(&st, e);
-    } else {
+    int rc = collector_stops_check(st.collector, e);
+    if (rc == 0) {
         struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
-        int n_have = have ? st.collector->breakpoint_list(st.target, have, DEBUG_LIST_MAX) : 0;
+        int n_have = have ? collector_breakpoint_list(st.collector, st.target, have,
+                                                      DEBUG_LIST_MAX, NULL) : 0;
         if (n_have > DEBUG_LIST_MAX)
             n_have = DEBUG_LIST_MAX;
         for (int i = 0; i < n && !all && rc == 0; i++) {
@@ -230,7 +223,7 @@ int debug_breakpoints_remove(const char *id, const int *ids, int n, bool all, in
             bool go = all;
             for (int i = 0; i < n && !go; i++)
                 go = have[k].id == ids[i];
-            if (go && st.collector->breakpoint_clear(st.target, have[k].id, NULL) == 0)
+            if (go && collector_breakpoint_clear(st.collector, st.target, have[k].id, NULL) == 0)
                 removed[(*n_removed)++] = have[k].id;
         }
         free(have);
@@ -261,11 +254,9 @@ int debug_breakpoints_list(const char *id, struct collector_bp_info *out, int ma
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    int rc = 0;
-    if (!debug_collector_ready(st.collector))
-        rc = unsupported(&st, e);
-    else
-        *n = st.collector->breakpoint_list(st.target, out, max);
+    int rc = collector_stops_check(st.collector, e);
+    if (rc == 0)
+        *n = collector_breakpoint_list(st.collector, st.target, out, max, NULL);
     session_target_put(&st);
     return rc;
 }
@@ -277,13 +268,12 @@ int debug_breakpoints_launched(const char *id, struct collector_bp_info *out, in
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    int rc = 0;
-    if (!st.collector->breakpoints_staged)
-        rc = unsupported(&st, e);
-    else
-        *n = st.collector->breakpoints_staged(st.target, out, max);
+    int got = collector_breakpoints_staged(st.collector, st.target, out, max, e);
     session_target_put(&st);
-    return rc;
+    if (got < 0)
+        return -1;
+    *n = got;
+    return 0;
 }
 
 int debug_pauses(const char *id, struct collector_pause *out, int max)
@@ -292,7 +282,7 @@ int debug_pauses(const char *id, struct collector_pause *out, int max)
     struct strobe_error e;
     if (session_target_get(id, &st, &e) != 0)
         return 0;
-    int n = st.collector->pauses ? st.collector->pauses(st.target, out, max) : 0;
+    int n = collector_pauses(st.collector, st.target, out, max, NULL);
     session_target_put(&st);
-    return n;
+    return n > 0 ? n : 0; /* a collector without pauses has none */
 }

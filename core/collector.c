@@ -6,6 +6,7 @@
  */
 #include "core/collector.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,8 @@ bool collector_pause_better(const struct collector_pause *p, const struct collec
 
 int collector_register(const struct collector_methods *m)
 {
-    if (!m || m->version < 1 || m->version > COLLECTOR_VERSION || n_registered == MAX_COLLECTORS)
+    if (!m || !m->name || !m->language || !m->probe || !m->launch || !m->set_patterns ||
+        !m->describe || !m->kill || !m->finished || !m->join || n_registered == MAX_COLLECTORS)
         return -1;
     registered[n_registered++] = m;
     return 0;
@@ -78,8 +80,26 @@ int collector_stacks_of(const pid_t *pids, int n_pids, const struct collector_st
 int collector_unsupported(const struct collector_methods *m, const char *what,
                           struct strobe_error *e)
 {
-    return err_set(e, ERR_NOT_IMPLEMENTED, "%s is not supported for %s programs (the %s "
-                   "collector does not implement it yet).", what, m->language, m->name);
+    return err_set(e, ERR_NOT_IMPLEMENTED, "%c%s is not supported for %s programs (the %s "
+                   "collector does not implement it yet).", toupper((unsigned char)what[0]),
+                   what + 1, m->language, m->name);
+}
+
+int collector_resume_many(const struct collector_methods *c, struct collector_target *t,
+                          const pid_t *tids, int n, struct strobe_error *e)
+{
+    if (c->resume_many)
+        return c->resume_many(t, tids, n, e);
+    for (int i = 0; i < n; i++) {
+        struct strobe_error one = {0};
+        if (collector_resume(c, t, tids[i], RESUME_CONTINUE, &one) != 0 &&
+            (one.code == ERR_PROCESS_EXITED || one.code == ERR_NOT_IMPLEMENTED)) {
+            if (e)
+                *e = one;
+            return -1;
+        }
+    }
+    return 0;
 }
 
 void collector_stacks_free(struct collector_stacks *s)

@@ -9,11 +9,23 @@
  * knows collectors only through this table, so core/ includes no ptrace/ or dwarf/
  * header, and a new language needs no edit of the session code.
  *
- * The table is versioned like sqlite3_io_methods: `version` says which members a
- * collector fills. Members of a later version are read only when version is at
- * least that. The slots after `join` belong to the inspection and stop-and-step
- * work; a collector may leave any of them NULL, and the engine then answers
- * NOT_IMPLEMENTED naming the collector's language (collector_unsupported()).
+ * The engine calls a collector only through the wrappers declared after the table
+ * (collector_memory(), collector_pauses(), ...: one per slot, as Redis reaches a
+ * connection through connRead()): no file of core/ but this header and collector.c
+ * reads a slot. The wrapper of an optional slot left NULL answers NOT_IMPLEMENTED
+ * naming the collector's language and what was asked (collector_unsupported()), so
+ * neither the engine nor the front end has a case per collector. What each
+ * capability asks of a collector, slots and events, is written above the table.
+ *
+ * Decision: the table has no version. Collectors are compiled into the daemon and
+ * registered by strobe.c; nothing loads a table at run time, so every table is
+ * compiled against this very header, and a member it does not name is NULL by C's
+ * initializer rules. NULL is then the one sign that a capability is absent, and a
+ * version number could only tell apart tables compiled against another header,
+ * which cannot exist here (it was followed at one call and not at another: a trap,
+ * not a guard). Should collectors ever be loaded at run time (dlopen), the loader
+ * brings a size or version member with it, checked once in collector_register().
+ * What registration checks instead is that the required members are there.
  *
  * The collector owns the patterns in force (set_patterns takes changes, describe
  * reports them): it must read them on its own thread when a program reaches new
@@ -25,18 +37,22 @@
  * (mcp/hints.h).
  *
  * To add a collector:
- *   1. fill a `const struct collector_methods` (version COLLECTOR_VERSION, name,
- *      language, init/shutdown (or NULL), probe, launch, set_patterns, describe,
- *      kill, finished, join, and whatever optional slots it supports) in its own
- *      folder;
+ *   1. fill a `const struct collector_methods` in a folder of its own: name,
+ *      language, probe, launch, set_patterns, describe, kill, finished and join
+ *      (collector_register() refuses a table without one of them), init and
+ *      shutdown if it keeps state for the daemon's life, and the optional slots of
+ *      the capabilities it supports, each capability whole (see above the table);
  *   2. declare it in that folder's header (see ptrace/native.h);
  *   3. register it in strobe.c, the composition root, with collector_register(),
  *      before the native collector: the first registered collector whose probe()
  *      accepts a program launches it, and the native one accepts everything;
- *   4. add its folder to README.md's Layout table (it may include base/ and
- *      core/collector.h) and its files to nothing else: the Makefile compiles every
- *      folder's *.c, and the session code needs no edit (tests/unit/test_collector.c
- *      shows a second collector driven by the registry).
+ *   4. add its folder as a row of README.md's Layout table (it may include base/
+ *      and core/collector.h): the Makefile compiles every C file under each folder
+ *      the table lists (scripts/check-layers.sh --folders), subfolders included,
+ *      and the session code needs no edit;
+ *   5. drive it through the engine's public calls in a unit test, as
+ *      tests/unit/test_collector.c drives a collector that fills the required
+ *      slots only.
  *
  * Threads: launch, set_patterns, describe and the optional slots are called from
  * the daemon's request threads, several sessions at once, and two requests may
@@ -55,8 +71,6 @@
 #include "base/error.h"
 #include "base/ring.h"
 #include "core/patterns.h"
-
-#define COLLECTOR_VERSION 3 /* 2: resume_many; 3: trace_mode */
 
 struct collector_target; /* one launched program and everything it spawns */
 
@@ -497,11 +511,121 @@ enum collector_resume {
     RESUME_STEP_OUT,             /* until the frame returns */
 };
 
+/* ---- what a collector provides, capability by capability -----------------------
+ * A capability is the slots below its heading in the table and the events their work
+ * pushes through collector_launch.sink (event_sink_init, event_sink_push: stamped on
+ * CLOCK_MONOTONIC; pid and tid the kernel's; thread_name the thread's name then;
+ * strings and JSON text as base/event.h says). Values are JSON text by dwarf/value.h's
+ * rules as far as the language's types go; docs/PROTOCOL.md is how the agent sees
+ * each field. A capability is filled whole or not at all: with a slot of it NULL the
+ * engine answers NOT_IMPLEMENTED for it (the wrappers after the table say what each
+ * absence answers), never a half.
+ *
+ * Running (required). The program's fds 0, 1 and 2 are stdin_fd, stdout_fd and
+ *   stderr_fd: the engine reads the pipes and records stdout and stderr itself.
+ *   events.main_exit once, with the main process's wait status (the engine records
+ *   its process_exit); an EV_PROCESS_EXIT (text and data: event_describe_exit()) for
+ *   each other process of the program as it ends; events.drain_output (when set)
+ *   before stamping an event, so output already written comes first.
+ *
+ * Tracing (required: set_patterns, describe; optional: counts, trace_mode,
+ *   trace_watches). Patterns have core/patterns.h's syntax, matched against the
+ *   language's qualified names (base/pattern_match.h does the matching that needs no
+ *   program; @file: and @usercode scope by project_root); those of the launch are in
+ *   force before the program's own code runs. Each call of a matched function pushes
+ *   EV_FUNCTION_ENTER: pid, tid, thread_name, function (the name patterns match),
+ *   function_raw (the runtime's own name when another, else NULL), source_file and
+ *   line (the function's), seq (the collector numbers its events of the session),
+ *   parent_seq (the enter of the calling traced function on the thread; 0: none),
+ *   arguments (JSON array of {name, value}), data (JSON object: argsShort, the
+ *   arguments on one line as dwarf/value_short.h writes them; watchValues {label:
+ *   value} when trace watches apply), sampled. Its return pushes EV_FUNCTION_EXIT: the
+ *   same location, its own seq, parent_seq = the enter's seq, duration_ns,
+ *   return_value (JSON; null for none), data (retShort; unwound: true when it left by
+ *   an exception or longjmp, without a value; inProgress: true when it was running
+ *   when its function was hooked; watchValues). counts are the exact calls (sampling
+ *   may record fewer); trace_mode switches the recording between the tuning's two
+ *   ways (a collector with one way leaves it NULL); trace_watches read variables at
+ *   each traced call. Without counts session_counts answers NOT_IMPLEMENTED and no
+ *   counts are stored when the session ends; without trace_watches the watches given
+ *   at launch are reported as not added.
+ *
+ * Breakpoints and steps (all seven: breakpoint_set, breakpoint_clear, breakpoint_list,
+ *   pauses, pause, resume, evaluate; optional beside them: breakpoints_staged,
+ *   resume_many). A collector_breakpoint binds to each function its pattern matches
+ *   (after the prologue: where the arguments can be read) or to the code of a file's
+ *   line, every copy of it (the next line with code when that one has none; note
+ *   says so). At a hit its condition (base/cond.h, syntax checked by the engine) is
+ *   evaluated over the hitting frame's arguments, locals and globals, an error
+ *   counting as true (condition_errors); hit_count skips the first N-1 hits that
+ *   pass; one_shot goes after its first pause or message. A logpoint (message) pushes
+ *   EV_LOGPOINT (pid, tid, function, source_file, line; text: the message with each
+ *   {expression} replaced by its value; data {breakpointId, file, line, function}) and
+ *   the thread runs on. Any other hit that passes pauses the thread (every thread of its process
+ *   with all_stop; those become PAUSE_ALL_STOP pauses): a collector_pause in pauses
+ *   (seq increasing), an EV_PAUSE event (pid, tid, thread_name, function,
+ *   source_file, line; text "thread T paused at file:line in f (breakpoint N)"; data
+ *   {reason: "breakpoint" | "step" | "pause" | "allStop", breakpointId?, file, line,
+ *   function, returnValue?}) and a call of events.paused, as at every change of the
+ *   paused set. Breakpoints given at launch bind before the program's own code runs,
+ *   and breakpoints_staged says how (without it the launch's answer says that is
+ *   unknown). A step is resume with RESUME_STEP_OVER, _INTO or _OUT of one paused
+ *   thread: it returns at once, and the step's end is a PAUSE_STEP pause on the line
+ *   reached (step-out: return_value, the value returned). evaluate reads a condition
+ *   over globals with the program running (debug_continue until memory). Without
+ *   resume_many the engine resumes a set of pauses one by one. Without one of the
+ *   seven, debug_breakpoint (on a session) and debug_continue answer NOT_IMPLEMENTED
+ *   and no thread is ever paused.
+ *
+ * Frames and variables (memory with a paused thread's tid; stacks). memory reads
+ *   frame req->frame (0: the innermost) of the paused thread first: its locals and
+ *   arguments (registers, in a language that has them), then globals. A
+ *   collector_frame is one frame, innermost first: function (the name patterns match;
+ *   NULL: unknown), function_raw (the runtime's own name when another, else NULL), file
+ *   and line (NULL and 0: unknown), pc (the code address; 0 in a language without
+ *   one), inlined (an inlined call inside the next frame), arguments (a JSON array of
+ *   {name, type, value}, when asked). A thread's own_frame is its innermost frame of
+ *   the program's own code (not the language's runtime, not a library), and locals
+ *   that frame's locals, the same shape.
+ *
+ * Stacks (stacks, stacks_of). stacks describes every thread of the program's
+ *   processes (or those asked), each held only for the snapshot: tid, pid, name,
+ *   state ("paused": the debugger holds it), syscall_nr (-1: none or unknown), frames,
+ *   own_frame, and what it waits for (wait, wait_address, wait_variable, wait_owner)
+ *   when known; the engine names the wait cycles (collector_stacks_diagnose) when the
+ *   collector leaves diagnosis NULL. stacks_of does the same for processes nobody
+ *   traces (a test run's plain children): the first registered collector with it
+ *   answers for every plain test run. Without stacks session_stacks answers
+ *   NOT_IMPLEMENTED, pauses show no stack and a traced test run cannot be found stuck.
+ *
+ * Crashes (no slot: launch's work). For a process of the program that dies of a
+ *   fault, an abort, an uncaught exception or a panic, the collector pushes EV_CRASH
+ *   while it can still be read, after events.settle_output: pid, tid, thread_name;
+ *   function, source_file, line (the crashing frame: the innermost of the program's
+ *   own code); text (one line: what and where); data as core/crash_payload.h lists it
+ *   (kind, frames, crashFrame, locals at the least; a field a language needs is
+ *   listed there first).
+ *
+ * Memory and watches (memory; watch_set, watch_clear, watch_list). memory reads or
+ *   writes targets named as the language names a path to a variable ("cfg.retries",
+ *   "table[3].name"); address targets where the language has addresses (elsewhere
+ *   each fails in its result). A watch pushes EV_WATCH_HIT at each write (pid, tid,
+ *   thread_name; the writer's function, source_file, line; text "label: old -> new
+ *   (write in f at file:line)"; data {watchId, label, address, size, access,
+ *   oldValue, newValue, changed, hits, frames, ownFrame}) and the program runs on.
+ *   Without memory debug_memory's reads, writes and polls answer NOT_IMPLEMENTED;
+ *   without the watch slots its watch, unwatch and list.
+ *
+ * Test reruns (no slot). debug_test with trace patterns or watches runs the test
+ *   command as a session: the collector whose probe accepts its executable launches
+ *   it with those patterns and watches, so a collector that honours the launch's
+ *   patterns and watches serves reruns, and its stacks find a stuck test.
+ */
 struct collector_methods {
-    int version;                   /* COLLECTOR_VERSION when written */
     const char *name;              /* "native" */
     const char *language;          /* "native code (C, C++, Rust)" */
 
+    /* ---- running and tracing: required (but init and shutdown) ---- */
     /* Daemon start, before any launch: cache_dir is a directory for caches that
      * outlive the daemon (NULL: none; the collector ignores it unless it is the
      * user's own). Daemon shutdown, after every target is joined: drops caches.
@@ -525,8 +649,6 @@ struct collector_methods {
                         struct trace_result *res, struct strobe_error *e);
     /* The patterns in force, without touching the program (it may be gone). */
     void (*describe)(struct collector_target *t, struct trace_result *res);
-    /* The traced functions' exact calls and the tracer's overhead (NULL: none). */
-    int (*counts)(struct collector_target *t, struct collector_counts *out);
     /* SIGKILL to every process of the program. Any thread, any time. */
     void (*kill)(struct collector_target *t);
     /* Whether every process of the program is gone. Any thread. */
@@ -534,15 +656,28 @@ struct collector_methods {
     /* Waits until finished, then frees t. */
     void (*join)(struct collector_target *t);
 
-    /* ---- optional: NULL answers NOT_IMPLEMENTED (version 1) ---- */
-    /* Reads (req->values NULL) or writes each target; fills out[0..n_targets) and
-     * returns 0 even when targets failed (each says why), -1 only when none could be
-     * tried (PROCESS_EXITED). Reads do not stop the program. Writes check the value
-     * against the target's type (VALUE_OUT_OF_RANGE) and read it back. */
-    int (*memory)(struct collector_target *t, const struct collector_mem_request *req,
-                  struct collector_mem_result *out, struct strobe_error *e);
-    int (*stacks)(struct collector_target *t, const struct collector_stacks_request *req,
-                  struct collector_stacks *out, struct strobe_error *e);
+    /* ---- tracing, optional ---- */
+    /* The traced functions' exact calls and the tracer's overhead; -1 when they
+     * cannot be read now. */
+    int (*counts)(struct collector_target *t, struct collector_counts *out);
+    /* How the program's traced calls are recorded from now on (trace.mode): fast
+     * (the in-process recorder) or not (int3s). The functions traced now move to it,
+     * and those traced later take it (a program exec'd later starts with the launch's
+     * trace.mode). -1 with PROCESS_EXITED. */
+    int (*trace_mode)(struct collector_target *t, bool fast, struct strobe_error *e);
+    /* Removes the watches labelled remove[], then adds add[] (labels unique, the
+     * session's total at most TRACE_WATCHES_MAX), all or nothing; fills out with the
+     * watches in force (also when it fails, then unchanged). n_add = n_remove = 0
+     * lists them; so does a target whose program is gone. -1 with VALIDATION_ERROR
+     * (duplicate or unknown label), LIMIT_EXCEEDED, or the resolution's error
+     * (VARIABLE_NOT_FOUND, BAD_EXPRESSION, ... naming the watch). Until the watches
+     * given at launch are added (at the entry point), it waits for them; out->warning
+     * then names those that failed. */
+    int (*trace_watches)(struct collector_target *t, const struct trace_watch_spec *add,
+                         int n_add, const char *const *remove, int n_remove,
+                         struct trace_watch_result *out, struct strobe_error *e);
+
+    /* ---- breakpoints and steps: the first seven, or none ---- */
     /* Sets breakpoint bp in the running program and describes how it bound. -1 with
      * FILE_NOT_FOUND, LINE_NOT_FOUND, FUNCTION_NOT_FOUND (nothing bound; the sentence
      * says why and what is near), VARIABLE_NOT_FOUND (the condition or message names
@@ -555,24 +690,56 @@ struct collector_methods {
     /* The breakpoints in force, up to max, by id; returns how many there are. */
     int (*breakpoint_list)(struct collector_target *t, struct collector_bp_info *out,
                            int max);
-    /* How the breakpoints given at launch bound at the entry point, in the order
-     * given, failures included (no locations, note = "CODE: why"), as they were then:
-     * a one-shot that fired since is still there. Up to max; returns how many. Waits
-     * for the entry point. */
-    int (*breakpoints_staged)(struct collector_target *t, struct collector_bp_info *out,
-                              int max);
     /* The paused threads, up to max, oldest pause first; returns how many. */
     int (*pauses)(struct collector_target *t, struct collector_pause *out, int max);
     /* Interrupts every thread of process pid (0: the main one) now; each becomes a
      * PAUSE_REQUEST pause. Returns how many threads it stopped (0 when every one was
      * paused already), or -1 with PROCESS_EXITED. */
     int (*pause)(struct collector_target *t, pid_t pid, struct strobe_error *e);
+    /* Resumes paused thread tid as how says (RESUME_CONTINUE with tid 0: every paused
+     * thread). A step returns at once: its end is a PAUSE_STEP pause. -1 with
+     * NOT_PAUSED (nothing is paused), THREAD_NOT_PAUSED (tid is not), PROCESS_EXITED. */
+    int (*resume)(struct collector_target *t, pid_t tid, enum collector_resume how,
+                  struct strobe_error *e);
     /* Evaluates a condition (base/cond.h) over the globals of process pid (0: main)
      * as they are now, without stopping it; values gets each path's value as
      * "path=value, ..." (cap bytes). -1 with VARIABLE_NOT_FOUND, BAD_EXPRESSION,
      * MEMORY_UNREADABLE, PROCESS_EXITED. */
     int (*evaluate)(struct collector_target *t, pid_t pid, const char *condition,
                     bool *result, char *values, size_t cap, struct strobe_error *e);
+    /* How the breakpoints given at launch bound at the entry point, in the order
+     * given, failures included (no locations, note = "CODE: why"), as they were then:
+     * a one-shot that fired since is still there. Up to max; returns how many. Waits
+     * for the entry point. */
+    int (*breakpoints_staged)(struct collector_target *t, struct collector_bp_info *out,
+                              int max);
+    /* Continues the paused threads tids[0..n) as one step of the engine: when one of
+     * them, resumed first, hits an all-stop breakpoint before the others run, those
+     * stay paused (for that all-stop) instead of running on. Threads no longer paused
+     * are skipped. -1 with PROCESS_EXITED. */
+    int (*resume_many)(struct collector_target *t, const pid_t *tids, int n,
+                       struct strobe_error *e);
+
+    /* ---- frames, variables, stacks ---- */
+    /* Reads (req->values NULL) or writes each target; fills out[0..n_targets) and
+     * returns 0 even when targets failed (each says why), -1 only when none could be
+     * tried (PROCESS_EXITED). Reads do not stop the program. Writes check the value
+     * against the target's type (VALUE_OUT_OF_RANGE) and read it back. */
+    int (*memory)(struct collector_target *t, const struct collector_mem_request *req,
+                  struct collector_mem_result *out, struct strobe_error *e);
+    /* Every thread's stack now (collector_stacks_request says which threads and what
+     * of their frames); the threads run on after it. -1 with PROCESS_EXITED. */
+    int (*stacks)(struct collector_target *t, const struct collector_stacks_request *req,
+                  struct collector_stacks *out, struct strobe_error *e);
+    /* Every thread's stack of processes the collector does not trace (a test run's
+     * plain child and its descendants, pids[0..n_pids)): each thread attached,
+     * stopped, unwound and let go again, as the stacks slot reads its own targets.
+     * Threads that cannot be attached are listed with their /proc state and no
+     * frames. -1 with PROCESS_EXITED when none of the processes is left. */
+    int (*stacks_of)(const pid_t *pids, int n_pids, const struct collector_stacks_request *req,
+                     struct collector_stacks *out, struct strobe_error *e);
+
+    /* ---- data watchpoints: all three, or none ---- */
     /* Arms a data watchpoint in every thread of the process, those created later
      * included; each hit pushes an EV_WATCH_HIT event (old and new value, the
      * writer's stack) and the program runs on. -1 with WATCH_SLOTS_FULL (the sentence
@@ -584,45 +751,11 @@ struct collector_methods {
     /* The active watches, up to max; returns how many there are. */
     int (*watch_list)(struct collector_target *t, struct collector_watch_info *out,
                       int max);
-    /* Resumes paused thread tid as how says (RESUME_CONTINUE with tid 0: every paused
-     * thread). A step returns at once: its end is a PAUSE_STEP pause. -1 with
-     * NOT_PAUSED (nothing is paused), THREAD_NOT_PAUSED (tid is not), PROCESS_EXITED. */
-    int (*resume)(struct collector_target *t, pid_t tid, enum collector_resume how,
-                  struct strobe_error *e);
-    /* Removes the watches labelled remove[], then adds add[] (labels unique, the
-     * session's total at most TRACE_WATCHES_MAX), all or nothing; fills out with the
-     * watches in force (also when it fails, then unchanged). n_add = n_remove = 0
-     * lists them; so does a target whose program is gone. -1 with VALIDATION_ERROR
-     * (duplicate or unknown label), LIMIT_EXCEEDED, or the resolution's error
-     * (VARIABLE_NOT_FOUND, BAD_EXPRESSION, ... naming the watch). Until the watches
-     * given at launch are added (at the entry point), it waits for them; out->warning
-     * then names those that failed. */
-    int (*trace_watches)(struct collector_target *t, const struct trace_watch_spec *add,
-                         int n_add, const char *const *remove, int n_remove,
-                         struct trace_watch_result *out, struct strobe_error *e);
-    /* Every thread's stack of processes the collector does not trace (a test run's
-     * plain child and its descendants, pids[0..n_pids)): each thread attached,
-     * stopped, unwound and let go again, as the stacks slot reads its own targets.
-     * Threads that cannot be attached are listed with their /proc state and no
-     * frames. -1 with PROCESS_EXITED when none of the processes is left. */
-    int (*stacks_of)(const pid_t *pids, int n_pids, const struct collector_stacks_request *req,
-                     struct collector_stacks *out, struct strobe_error *e);
-    /* Version 2. Continues the paused threads tids[0..n) as one step of the engine:
-     * when one of them, resumed first, hits an all-stop breakpoint before the others
-     * run, those stay paused (for that all-stop) instead of running on. Threads no
-     * longer paused are skipped. -1 with PROCESS_EXITED. NULL: resume one by one. */
-    int (*resume_many)(struct collector_target *t, const pid_t *tids, int n,
-                       struct strobe_error *e);
-    /* Version 3. How the program's traced calls are recorded from now on
-     * (trace.mode): fast (the in-process recorder) or not (int3s). The functions
-     * traced now move to it, and those traced later take it (a program exec'd
-     * later starts with the launch's trace.mode). -1 with
-     * PROCESS_EXITED. NULL: the launch's trace.mode stays. */
-    int (*trace_mode)(struct collector_target *t, bool fast, struct strobe_error *e);
 };
 
 /* Registers m (kept by pointer; m must outlive the daemon). Up to 8 collectors;
- * -1 when full or when m->version is newer than this engine knows. */
+ * -1 when full or when m lacks a required member (name, language, probe, launch,
+ * set_patterns, describe, kill, finished, join). */
 int collector_register(const struct collector_methods *m);
 /* Calls every registered collector's init / shutdown (see the members). */
 void collectors_init(const char *cache_dir);
@@ -637,8 +770,224 @@ int collector_stacks_of(const pid_t *pids, int n_pids, const struct collector_st
  * needs no program. */
 void collector_bp_info_init(struct collector_bp_info *info, const struct collector_breakpoint *b);
 /* Sets e to NOT_IMPLEMENTED for an optional slot m leaves empty, naming the
- * collector's language and what was asked ("reading memory"); returns -1. */
+ * collector's language and what was asked ("reading memory", the sentence's start);
+ * returns -1. */
 int collector_unsupported(const struct collector_methods *m, const char *what,
                           struct strobe_error *e);
+
+/* ---- calling a collector ---------------------------------------------------------
+ * One wrapper per slot, named after it (as stat() fills a struct stat, a wrapper may
+ * share its name with the struct it fills), taking the table c and the target t: the
+ * engine reaches slots through them only (the registry's own, probe, init, shutdown
+ * and stacks_of, are collector.c's). A required slot's wrapper calls it. An optional
+ * slot's wrapper, when the slot is NULL, returns -1 with NOT_IMPLEMENTED in e (e may
+ * be NULL) naming c's language and the capability; the wrappers of slots that have no
+ * error argument (counts and the lists) take e for that answer. One exception:
+ * collector_resume_many() without its slot resumes the threads one by one. */
+
+static inline int collector_launch(const struct collector_methods *c,
+                                   const struct collector_launch *req,
+                                   struct collector_target **out, pid_t *pid,
+                                   struct strobe_error *e)
+{
+    return c->launch(req, out, pid, e);
+}
+
+static inline int collector_set_patterns(const struct collector_methods *c,
+                                         struct collector_target *t, const char *const *add,
+                                         int n_add, const char *const *remove, int n_remove,
+                                         int depth, struct trace_result *res,
+                                         struct strobe_error *e)
+{
+    return c->set_patterns(t, add, n_add, remove, n_remove, depth, res, e);
+}
+
+static inline void collector_describe(const struct collector_methods *c,
+                                      struct collector_target *t, struct trace_result *res)
+{
+    c->describe(t, res);
+}
+
+static inline void collector_kill(const struct collector_methods *c, struct collector_target *t)
+{
+    c->kill(t);
+}
+
+static inline bool collector_finished(const struct collector_methods *c,
+                                      struct collector_target *t)
+{
+    return c->finished(t);
+}
+
+static inline void collector_join(const struct collector_methods *c, struct collector_target *t)
+{
+    c->join(t);
+}
+
+static inline int collector_counts(const struct collector_methods *c,
+                                   struct collector_target *t, struct collector_counts *out,
+                                   struct strobe_error *e)
+{
+    return c->counts ? c->counts(t, out) : collector_unsupported(c, "counting calls", e);
+}
+
+static inline int collector_trace_mode(const struct collector_methods *c,
+                                       struct collector_target *t, bool fast,
+                                       struct strobe_error *e)
+{
+    return c->trace_mode ? c->trace_mode(t, fast, e)
+                         : collector_unsupported(c, "changing the trace mode", e);
+}
+
+static inline int collector_trace_watches(const struct collector_methods *c,
+                                          struct collector_target *t,
+                                          const struct trace_watch_spec *add, int n_add,
+                                          const char *const *remove, int n_remove,
+                                          struct trace_watch_result *out,
+                                          struct strobe_error *e)
+{
+    return c->trace_watches
+               ? c->trace_watches(t, add, n_add, remove, n_remove, out, e)
+               : collector_unsupported(c, "watching variables on traced calls", e);
+}
+
+/* Breakpoints and steps are one capability, named so in every answer. */
+#define COLLECTOR_STOPS "breakpoints and stepping"
+
+/* 0 when c has the seven slots of breakpoints and steps, else NOT_IMPLEMENTED:
+ * checked before a request that takes several of them, so none is half done. */
+static inline int collector_stops_check(const struct collector_methods *c,
+                                        struct strobe_error *e)
+{
+    bool all = c->breakpoint_set && c->breakpoint_clear && c->breakpoint_list && c->pauses &&
+               c->pause && c->resume && c->evaluate;
+    return all ? 0 : collector_unsupported(c, COLLECTOR_STOPS, e);
+}
+
+static inline int collector_breakpoint_set(const struct collector_methods *c,
+                                           struct collector_target *t,
+                                           const struct collector_breakpoint *bp,
+                                           struct collector_bp_info *out,
+                                           struct strobe_error *e)
+{
+    return c->breakpoint_set ? c->breakpoint_set(t, bp, out, e)
+                             : collector_unsupported(c, COLLECTOR_STOPS, e);
+}
+
+static inline int collector_breakpoint_clear(const struct collector_methods *c,
+                                             struct collector_target *t, int id,
+                                             struct strobe_error *e)
+{
+    return c->breakpoint_clear ? c->breakpoint_clear(t, id, e)
+                               : collector_unsupported(c, COLLECTOR_STOPS, e);
+}
+
+/* How many breakpoints there are (out gets up to max), or -1. */
+static inline int collector_breakpoint_list(const struct collector_methods *c,
+                                            struct collector_target *t,
+                                            struct collector_bp_info *out, int max,
+                                            struct strobe_error *e)
+{
+    return c->breakpoint_list ? c->breakpoint_list(t, out, max)
+                              : collector_unsupported(c, COLLECTOR_STOPS, e);
+}
+
+/* How many threads are paused (out gets up to max), or -1: a caller that takes
+ * absence for "none paused" tests n > 0. */
+static inline int collector_pauses(const struct collector_methods *c,
+                                   struct collector_target *t, struct collector_pause *out,
+                                   int max, struct strobe_error *e)
+{
+    return c->pauses ? c->pauses(t, out, max) : collector_unsupported(c, COLLECTOR_STOPS, e);
+}
+
+static inline int collector_pause(const struct collector_methods *c,
+                                  struct collector_target *t, pid_t pid,
+                                  struct strobe_error *e)
+{
+    return c->pause ? c->pause(t, pid, e) : collector_unsupported(c, COLLECTOR_STOPS, e);
+}
+
+static inline int collector_resume(const struct collector_methods *c,
+                                   struct collector_target *t, pid_t tid,
+                                   enum collector_resume how, struct strobe_error *e)
+{
+    return c->resume ? c->resume(t, tid, how, e) : collector_unsupported(c, COLLECTOR_STOPS, e);
+}
+
+static inline int collector_evaluate(const struct collector_methods *c,
+                                     struct collector_target *t, pid_t pid,
+                                     const char *condition, bool *result, char *values,
+                                     size_t cap, struct strobe_error *e)
+{
+    return c->evaluate ? c->evaluate(t, pid, condition, result, values, cap, e)
+                       : collector_unsupported(c, "conditions over memory", e);
+}
+
+/* How many breakpoints the launch gave (out gets up to max), or -1. */
+static inline int collector_breakpoints_staged(const struct collector_methods *c,
+                                               struct collector_target *t,
+                                               struct collector_bp_info *out, int max,
+                                               struct strobe_error *e)
+{
+    return c->breakpoints_staged ? c->breakpoints_staged(t, out, max)
+                                 : collector_unsupported(c, COLLECTOR_STOPS, e);
+}
+
+/* resume_many; without it, resume of each thread in turn, skipping those no longer
+ * paused: the same end, but a thread resumed early may hit an all-stop breakpoint
+ * while the others still run on. -1 with PROCESS_EXITED (or NOT_IMPLEMENTED: no
+ * resume either). */
+int collector_resume_many(const struct collector_methods *c, struct collector_target *t,
+                          const pid_t *tids, int n, struct strobe_error *e);
+
+static inline int collector_memory(const struct collector_methods *c,
+                                   struct collector_target *t,
+                                   const struct collector_mem_request *req,
+                                   struct collector_mem_result *out, struct strobe_error *e)
+{
+    return c->memory ? c->memory(t, req, out, e)
+                     : collector_unsupported(c, req->values ? "writing memory"
+                                                            : "reading memory", e);
+}
+
+static inline int collector_stacks(const struct collector_methods *c,
+                                   struct collector_target *t,
+                                   const struct collector_stacks_request *req,
+                                   struct collector_stacks *out, struct strobe_error *e)
+{
+    return c->stacks ? c->stacks(t, req, out, e)
+                     : collector_unsupported(c, "reading every thread's stack", e);
+}
+
+#define COLLECTOR_WATCHES "watching memory (data watchpoints)"
+
+static inline int collector_watch_set(const struct collector_methods *c,
+                                      struct collector_target *t,
+                                      const struct collector_watch_request *w,
+                                      struct collector_watch_info *out,
+                                      struct strobe_error *e)
+{
+    return c->watch_set ? c->watch_set(t, w, out, e)
+                        : collector_unsupported(c, COLLECTOR_WATCHES, e);
+}
+
+static inline int collector_watch_clear(const struct collector_methods *c,
+                                        struct collector_target *t, int id,
+                                        struct strobe_error *e)
+{
+    return c->watch_clear ? c->watch_clear(t, id, e)
+                          : collector_unsupported(c, COLLECTOR_WATCHES, e);
+}
+
+/* How many watches there are (out gets up to max), or -1. */
+static inline int collector_watch_list(const struct collector_methods *c,
+                                       struct collector_target *t,
+                                       struct collector_watch_info *out, int max,
+                                       struct strobe_error *e)
+{
+    return c->watch_list ? c->watch_list(t, out, max)
+                         : collector_unsupported(c, COLLECTOR_WATCHES, e);
+}
 
 #endif

@@ -120,17 +120,6 @@ void debug_state_control(struct debug_state *d, const struct debug_conn *conn)
     pthread_mutex_unlock(&d->lock);
 }
 
-bool debug_collector_ready(const struct collector_methods *c)
-{
-    return c->breakpoint_set && c->breakpoint_clear && c->breakpoint_list && c->pauses &&
-           c->resume && c->pause;
-}
-
-static int unsupported(const struct session_target *st, struct strobe_error *e)
-{
-    return collector_unsupported(st->collector, DEBUG_WHAT, e);
-}
-
 /* ---- continue ---- */
 
 #define PAUSES_SEEN 64
@@ -161,7 +150,7 @@ static void read_pauses(const char *id, int64_t baseline, struct probe *p)
         return;
     }
     struct collector_pause ps[PAUSES_SEEN];
-    int n = st.collector->pauses(st.target, ps, PAUSES_SEEN);
+    int n = collector_pauses(st.collector, st.target, ps, PAUSES_SEEN, NULL);
     p->n_paused = n;
     for (int i = 0; i < n && i < PAUSES_SEEN; i++)
         if (ps[i].seq > baseline && collector_pause_better(&ps[i], &p->newest))
@@ -182,10 +171,10 @@ static void stop_stack(const char *id, struct debug_outcome *o)
     pid_t tid = o->pause.tid;
     struct collector_stacks_request req = {.pid = o->pause.pid, .tids = &tid, .n_tids = 1,
                                            .locals = true, .arguments = true};
-    if (st.collector->stacks && st.collector->stacks(st.target, &req, &o->stack, &e) != 0)
+    if (collector_stacks(st.collector, st.target, &req, &o->stack, &e) != 0)
         o->stack = (struct collector_stacks){0};
     struct collector_pause ps[PAUSES_SEEN];
-    o->n_paused = st.collector->pauses(st.target, ps, PAUSES_SEEN);
+    o->n_paused = collector_pauses(st.collector, st.target, ps, PAUSES_SEEN, NULL);
     o->n_others = 0;
     pid_t others[8];
     for (int i = 0; i < o->n_paused && i < PAUSES_SEEN; i++)
@@ -195,8 +184,8 @@ static void stop_stack(const char *id, struct debug_outcome *o)
         }
     o->others_stack = (struct collector_stacks){0};
     struct collector_stacks_request oreq = {.tids = others, .n_tids = o->n_others};
-    if (o->n_others && st.collector->stacks &&
-        st.collector->stacks(st.target, &oreq, &o->others_stack, &e) != 0)
+    if (o->n_others &&
+        collector_stacks(st.collector, st.target, &oreq, &o->others_stack, &e) != 0)
         o->others_stack = (struct collector_stacks){0};
     session_target_put(&st);
 }
@@ -220,9 +209,7 @@ static int evaluate_memory(const char *id, const char *cond, bool *met, char *va
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    int rc = st.collector->evaluate
-                 ? st.collector->evaluate(st.target, 0, cond, met, values, cap, e)
-                 : collector_unsupported(st.collector, "conditions over memory", e);
+    int rc = collector_evaluate(st.collector, st.target, 0, cond, met, values, cap, e);
     session_target_put(&st);
     return rc;
 }
@@ -242,22 +229,11 @@ static int find_event(const struct debug_continue_req *req, int64_t key, int64_t
 static int resume_seen(struct session_target *st, const struct collector_pause *seen, int n,
                        struct strobe_error *e)
 {
-    if (st->collector->version >= 2 && st->collector->resume_many) {
-        pid_t tids[PAUSES_SEEN];
-        for (int i = 0; i < n && i < PAUSES_SEEN; i++)
-            tids[i] = seen[i].tid;
-        return st->collector->resume_many(st->target, tids, n < PAUSES_SEEN ? n : PAUSES_SEEN,
-                                          e);
-    }
-    for (int i = 0; i < n && i < PAUSES_SEEN; i++) {
-        struct strobe_error ignore;
-        if (st->collector->resume(st->target, seen[i].tid, RESUME_CONTINUE, &ignore) != 0 &&
-            ignore.code == ERR_PROCESS_EXITED) {
-            *e = ignore;
-            return -1;
-        }
-    }
-    return 0;
+    pid_t tids[PAUSES_SEEN];
+    for (int i = 0; i < n && i < PAUSES_SEEN; i++)
+        tids[i] = seen[i].tid;
+    return collector_resume_many(st->collector, st->target, tids,
+                                 n < PAUSES_SEEN ? n : PAUSES_SEEN, e);
 }
 
 /* The action itself, holding the session; seen[0..n_seen) the pauses before it. */
@@ -270,16 +246,16 @@ static int act(struct session_target *st, const struct debug_continue_req *req,
         /* Nothing paused: the collector says NOT_PAUSED, or lets steps in flight run
          * on. */
         if (req->tid || n_seen == 0)
-            return c->resume(st->target, req->tid, RESUME_CONTINUE, e);
+            return collector_resume(c, st->target, req->tid, RESUME_CONTINUE, e);
         return resume_seen(st, seen, n_seen, e);
     case DA_STEP_OVER:
-        return c->resume(st->target, req->tid, RESUME_STEP_OVER, e);
+        return collector_resume(c, st->target, req->tid, RESUME_STEP_OVER, e);
     case DA_STEP_INTO:
-        return c->resume(st->target, req->tid, RESUME_STEP_INTO, e);
+        return collector_resume(c, st->target, req->tid, RESUME_STEP_INTO, e);
     case DA_STEP_OUT:
-        return c->resume(st->target, req->tid, RESUME_STEP_OUT, e);
+        return collector_resume(c, st->target, req->tid, RESUME_STEP_OUT, e);
     case DA_PAUSE:
-        return c->pause(st->target, 0, e); /* how many it stopped */
+        return collector_pause(c, st->target, 0, e); /* how many it stopped */
     case DA_UNTIL:
         return resume_seen(st, seen, n_seen, e);
     }
@@ -298,7 +274,8 @@ static int holds_now(const char *id, const struct debug_continue_req *req, int64
          * by the second (the other order answered BREAKPOINT_NOT_FOUND for a hit
          * that came in between). */
         struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
-        int n = have ? st->collector->breakpoint_list(st->target, have, DEBUG_LIST_MAX) : 0;
+        int n = have ? collector_breakpoint_list(st->collector, st->target, have,
+                                                 DEBUG_LIST_MAX, NULL) : 0;
         bool known = false;
         for (int i = 0; i < n && i < DEBUG_LIST_MAX && !known; i++)
             known = have[i].id == req->breakpoint_id;
@@ -308,7 +285,7 @@ static int holds_now(const char *id, const struct debug_continue_req *req, int64
          * resumed with the others, and the wait is for the next hit (gdb's
          * continue: an agent at a breakpoint asks for its next hit this way). */
         struct collector_pause ps[PAUSES_SEEN];
-        int np = st->collector->pauses(st->target, ps, PAUSES_SEEN);
+        int np = collector_pauses(st->collector, st->target, ps, PAUSES_SEEN, NULL);
         for (int i = 0; i < np && i < PAUSES_SEEN; i++)
             if (ps[i].breakpoint_id == req->breakpoint_id && ps[i].seq > answered_seq) {
                 out->state = DS_PAUSED;
@@ -326,8 +303,8 @@ static int holds_now(const char *id, const struct debug_continue_req *req, int64
     if (req->until == UNTIL_EVENT)
         return find_event(req, key, 0, out, e);
     bool met = false;
-    if (st->collector->evaluate(st->target, 0, req->memory, &met, out->values,
-                                sizeof out->values, e) != 0)
+    if (collector_evaluate(st->collector, st->target, 0, req->memory, &met, out->values,
+                           sizeof out->values, e) != 0)
         return -1;
     out->condition_met = met;
     return met ? 1 : 0;
@@ -414,10 +391,9 @@ static int continue_run(const char *id, const struct debug_conn *conn,
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    if (!debug_collector_ready(st.collector) || !st.collector->evaluate) {
-        int rc = unsupported(&st, e);
+    if (collector_stops_check(st.collector, e) != 0) {
         session_target_put(&st);
-        return rc;
+        return -1;
     }
     struct debug_state *d = st.debug;
     state_ref(d);
@@ -427,7 +403,7 @@ static int continue_run(const char *id, const struct debug_conn *conn,
     pthread_mutex_unlock(&d->lock);
     int64_t key = st.key;
     struct collector_pause ps[PAUSES_SEEN];
-    int np = st.collector->pauses(st.target, ps, PAUSES_SEEN);
+    int np = collector_pauses(st.collector, st.target, ps, PAUSES_SEEN, NULL);
     int64_t baseline_seq = newest_seq(ps, np);
     int64_t baseline_id = 0;
     if (req->rd) {
@@ -607,14 +583,15 @@ void debug_release_connection(uint64_t conn)
         struct strobe_error e;
         if (session_target_get(ids[i], &st, &e) != 0)
             continue;
-        if (debug_collector_ready(st.collector)) {
+        if (collector_stops_check(st.collector, NULL) == 0) {
             struct collector_bp_info *have = calloc(DEBUG_LIST_MAX, sizeof *have);
-            int nb = have ? st.collector->breakpoint_list(st.target, have, DEBUG_LIST_MAX) : 0;
+            int nb = have ? collector_breakpoint_list(st.collector, st.target, have,
+                                                      DEBUG_LIST_MAX, NULL) : 0;
             for (int k = 0; k < nb && k < DEBUG_LIST_MAX; k++)
                 if (!have[k].logpoint)
-                    st.collector->breakpoint_clear(st.target, have[k].id, NULL);
+                    collector_breakpoint_clear(st.collector, st.target, have[k].id, NULL);
             free(have);
-            st.collector->resume(st.target, 0, RESUME_CONTINUE, &e);
+            collector_resume(st.collector, st.target, 0, RESUME_CONTINUE, &e);
         }
         session_target_put(&st);
     }

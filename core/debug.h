@@ -58,11 +58,6 @@ void debug_state_exited(struct debug_state *d, int ws);
 /* The session's controlling connection is conn now (a transient one never is). */
 void debug_state_control(struct debug_state *d, const struct debug_conn *conn);
 
-/* Whether collector c has every slot stop-and-step needs; when not, the answer is
- * collector_unsupported(c, DEBUG_WHAT, e). */
-bool debug_collector_ready(const struct collector_methods *c);
-#define DEBUG_WHAT "breakpoints and stepping"
-
 /* ---- breakpoints ---- */
 
 /* Adds specs[0..n) to session id, or stages them when id is NULL; all or nothing.

@@ -75,7 +75,7 @@ static pid_t selected_thread(const struct session_target *st,
                              const struct collector_mem_request *req)
 {
     struct collector_pause ps[64];
-    int n = st->collector->pauses ? st->collector->pauses(st->target, ps, 64) : 0;
+    int n = collector_pauses(st->collector, st->target, ps, 64, NULL); /* -1: no pauses */
     struct collector_pause best = {0};
     for (int i = 0; i < n && i < 64; i++)
         if ((!req->pid || ps[i].pid == req->pid) && collector_pause_better(&ps[i], &best))
@@ -99,10 +99,7 @@ int session_memory(const char *id, const struct collector_mem_request *req,
                        "no thread is paused: set a breakpoint, or debug_continue action "
                        "\"pause\".");
     }
-    int rc = st.collector->memory
-                 ? st.collector->memory(st.target, &in_frame, out, e)
-                 : collector_unsupported(st.collector, req->values ? "writing memory"
-                                                                   : "reading memory", e);
+    int rc = collector_memory(st.collector, st.target, &in_frame, out, e);
     session_target_put(&st);
     if (rc != 0)
         return -1;

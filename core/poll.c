@@ -169,7 +169,7 @@ static bool sample(struct poll *p)
     memset(res, 0, sizeof res);
     struct collector_mem_request req = {.pid = p->req_pid, .targets = p->targets,
                                         .n_targets = p->n_targets, .depth = p->depth};
-    int rc = st.collector->memory(st.target, &req, res, &e);
+    int rc = collector_memory(st.collector, st.target, &req, res, &e);
     int64_t now = mono_ns();
     session_target_put(&st);
     if (rc != 0) {
@@ -332,10 +332,6 @@ int poll_start(const char *session_id, const struct poll_request *req,
         return -1;
     int rc = -1;
     struct poll *p = NULL;
-    if (!st.collector->memory) {
-        collector_unsupported(st.collector, "Reading memory", e);
-        goto out;
-    }
     if (polls_running(session_id) >= POLL_MAX_PER_SESSION) {
         err_set(e, ERR_LIMIT_EXCEEDED, "Session '%s' already runs %d polls, the most at "
                 "once; one ends when its duration has passed.", session_id,
@@ -344,7 +340,7 @@ int poll_start(const char *session_id, const struct poll_request *req,
     }
     struct collector_mem_request mr = {.pid = req->pid, .targets = req->targets,
                                        .n_targets = req->n_targets, .depth = req->depth};
-    if (st.collector->memory(st.target, &mr, out->results, e) != 0)
+    if (collector_memory(st.collector, st.target, &mr, out->results, e) != 0)
         goto out;
     out->n_results = req->n_targets;
     for (int i = 0; i < req->n_targets; i++)

@@ -140,11 +140,11 @@ int session_trace(const char *id, const char *const *add, int n_add,
         return -1;
     int rc;
     if (atomic_load(&s->finished)) {
-        s->collector->describe(s->target, res);
+        collector_describe(s->collector, s->target, res);
         rc = process_exited(id, e);
     } else {
-        rc = s->collector->set_patterns(s->target, add, n_add, remove, n_remove, depth,
-                                        res, e);
+        rc = collector_set_patterns(s->collector, s->target, add, n_add, remove, n_remove,
+                                    depth, res, e);
     }
     session_release(s);
     return rc;
@@ -156,8 +156,7 @@ int session_trace_mode(const char *id, bool fast, struct strobe_error *e)
     if (!s)
         return -1;
     int rc = atomic_load(&s->finished) ? process_exited(id, e)
-           : s->collector->trace_mode ? s->collector->trace_mode(s->target, fast, e)
-           : collector_unsupported(s->collector, "changing the trace mode", e);
+                                       : collector_trace_mode(s->collector, s->target, fast, e);
     session_release(s);
     return rc;
 }
@@ -167,7 +166,7 @@ int session_trace_describe(const char *id, struct trace_result *res, struct stro
     struct session *s = session_acquire(id, e);
     if (!s)
         return -1;
-    s->collector->describe(s->target, res);
+    collector_describe(s->collector, s->target, res);
     session_release(s);
     return 0;
 }
@@ -179,13 +178,8 @@ int session_stacks(const char *id, const struct collector_stacks_request *req,
     struct session *s = session_acquire(id, e);
     if (!s)
         return -1;
-    int rc;
-    if (!s->collector->stacks)
-        rc = collector_unsupported(s->collector, "reading every thread's stack", e);
-    else if (atomic_load(&s->finished))
-        rc = process_exited(id, e);
-    else
-        rc = s->collector->stacks(s->target, req, out, e);
+    int rc = atomic_load(&s->finished) ? process_exited(id, e)
+                                       : collector_stacks(s->collector, s->target, req, out, e);
     if (rc == 0 && !out->diagnosis)
         collector_stacks_diagnose(out);
     else if (rc != 0)
@@ -211,7 +205,7 @@ bool session_key_in_use(void *arg, int64_t key)
     bool traced = false;
     for (struct session *s = sessions.live; s; s = s->next)
         if (s->key == key) {
-            traced = s->target && !s->collector->finished(s->target);
+            traced = s->target && !collector_finished(s->collector, s->target);
             break;
         }
     pthread_mutex_unlock(&sessions.lock);

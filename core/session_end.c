@@ -40,9 +40,9 @@ void session_free(struct session *s)
  * status after a stop with retain, or from a later daemon, still shows them. */
 static void save_counts(struct session *s)
 {
-    struct collector_counts *c = s->collector->counts ? malloc(sizeof *c) : NULL;
+    struct collector_counts *c = malloc(sizeof *c);
     struct store_fn_calls *rows = c ? malloc(COUNTS_MAX * sizeof *rows) : NULL;
-    if (rows && s->collector->counts(s->target, c) == 0 && c->n > 0) {
+    if (rows && collector_counts(s->collector, s->target, c, NULL) == 0 && c->n > 0) {
         for (size_t i = 0; i < c->n; i++) {
             const struct collector_fn_count *f = &c->fns[i];
             rows[i] = (struct store_fn_calls){.calls = (int64_t)f->calls,
@@ -65,12 +65,12 @@ static void end_live(struct session *s)
 {
     save_counts(s);
     atomic_store(&s->stop_requested, 1);
-    s->collector->kill(s->target);
+    collector_kill(s->collector, s->target);
     while (s->users > 0) /* a trace update finishes: the dead target ends its wait */
         pthread_cond_wait(&sessions.unused, &sessions.lock);
     /* The collector is done once every process is gone, after reporting the main
      * one's end to the output capture, which records it before stopping. */
-    s->collector->join(s->target);
+    collector_join(s->collector, s->target);
     s->target = NULL;
     if (s->output)
         output_stop(s->output);

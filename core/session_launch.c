@@ -199,7 +199,7 @@ static int start_target(struct session *s, const struct launch_request *req,
             .breakpoints = bps, .n_breakpoints = n_bps,
         };
         pid_t pid;
-        rc = s->collector->launch(&launch, &s->target, &pid, e);
+        rc = collector_launch(s->collector, &launch, &s->target, &pid, e);
         if (rc == 0) {
             s->pid = pid;
             store_session_set_pid(sessions.store, s->key, pid);
@@ -218,21 +218,18 @@ static int start_target(struct session *s, const struct launch_request *req,
 static void launched_watches(struct launch_result *res, int n_watches)
 {
     struct session_target st;
-    struct strobe_error e;
+    struct strobe_error e = {0};
     if (session_target_get(res->session_id, &st, &e) != 0)
         return;
-    if (!st.collector->trace_watches) {
+    struct trace_watch_result *r = malloc(sizeof *r);
+    if (r && collector_trace_watches(st.collector, st.target, NULL, 0, NULL, 0, r, &e) == 0) {
+        res->pending_watches = r->n;
+        snprintf(res->watch_warning, sizeof res->watch_warning, "%s", r->warning);
+    } else if (r && e.code == ERR_NOT_IMPLEMENTED) {
         snprintf(res->watch_warning, sizeof res->watch_warning, "%d pending watch(es) not "
-                 "added: the %s collector has no trace watches.", n_watches,
-                 st.collector->name);
-    } else {
-        struct trace_watch_result *r = malloc(sizeof *r);
-        if (r && st.collector->trace_watches(st.target, NULL, 0, NULL, 0, r, &e) == 0) {
-            res->pending_watches = r->n;
-            snprintf(res->watch_warning, sizeof res->watch_warning, "%s", r->warning);
-        }
-        free(r);
+                 "added: %.400s", n_watches, e.msg);
     }
+    free(r);
     session_target_put(&st);
 }
 
@@ -399,8 +396,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     }
     if (session_output_start(s) != 0) {
         /* Without its reader the target would block on a full pipe: end it. */
-        s->collector->kill(s->target);
-        s->collector->join(s->target);
+        collector_kill(s->collector, s->target);
+        collector_join(s->collector, s->target);
         s->target = NULL;
         store_session_delete(sessions.store, s->key, NULL);
         err_set(e, ERR_INTERNAL, "cannot create the output thread");

@@ -85,9 +85,7 @@ int session_counts(const char *id, struct collector_counts *out, struct strobe_e
     struct session *s = session_acquire(id, e);
     if (!s)
         return -1;
-    int rc = s->collector->counts && s->target ? s->collector->counts(s->target, out)
-                                               : collector_unsupported(s->collector,
-                                                     "counting calls", e);
+    int rc = collector_counts(s->collector, s->target, out, e);
     session_release(s);
     return rc;
 }

@@ -58,11 +58,8 @@ int session_trace_watches(const char *id, const struct trace_watch_spec *add, in
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    int rc;
-    if (!st.collector->trace_watches)
-        rc = collector_unsupported(st.collector, "Watching variables on traced calls", e);
-    else
-        rc = st.collector->trace_watches(st.target, add, n_add, remove, n_remove, out, e);
+    int rc = collector_trace_watches(st.collector, st.target, add, n_add, remove, n_remove,
+                                     out, e);
     session_target_put(&st);
     return rc;
 }

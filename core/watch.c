@@ -11,9 +11,7 @@ int session_watch_set(const char *id, const struct collector_watch_request *req,
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    int rc = st.collector->watch_set
-                 ? st.collector->watch_set(st.target, req, out, e)
-                 : collector_unsupported(st.collector, "watching memory (data watchpoints)", e);
+    int rc = collector_watch_set(st.collector, st.target, req, out, e);
     session_target_put(&st);
     return rc;
 }
@@ -25,27 +23,22 @@ int session_watch_clear(const char *id, int watch_id, struct collector_watch_inf
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    int rc = 0;
-    if (!st.collector->watch_clear || !st.collector->watch_list) {
-        rc = collector_unsupported(st.collector, "watching memory (data watchpoints)", e);
-    } else {
-        struct collector_watch_info all[WATCH_LIST_MAX];
-        int n = st.collector->watch_list(st.target, all, WATCH_LIST_MAX);
-        if (n > WATCH_LIST_MAX)
-            n = WATCH_LIST_MAX;
-        bool found = false;
-        for (int i = 0; i < n && rc == 0; i++) {
-            if (watch_id && all[i].id != watch_id)
-                continue;
-            found = true;
-            rc = st.collector->watch_clear(st.target, all[i].id, e);
-            if (rc == 0 && *n_removed < max)
-                removed[(*n_removed)++] = all[i];
-        }
-        if (rc == 0 && watch_id && !found)
-            rc = err_set(e, ERR_VALIDATION, "there is no watch %d in session %s.", watch_id,
-                         id);
+    struct collector_watch_info all[WATCH_LIST_MAX];
+    int n = collector_watch_list(st.collector, st.target, all, WATCH_LIST_MAX, e);
+    int rc = n < 0 ? -1 : 0;
+    if (n > WATCH_LIST_MAX)
+        n = WATCH_LIST_MAX;
+    bool found = false;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (watch_id && all[i].id != watch_id)
+            continue;
+        found = true;
+        rc = collector_watch_clear(st.collector, st.target, all[i].id, e);
+        if (rc == 0 && *n_removed < max)
+            removed[(*n_removed)++] = all[i];
     }
+    if (rc == 0 && watch_id && !found)
+        rc = err_set(e, ERR_VALIDATION, "there is no watch %d in session %s.", watch_id, id);
     session_target_put(&st);
     return rc;
 }
@@ -57,14 +50,10 @@ int session_watch_list(const char *id, struct collector_watch_info *out, int max
     struct session_target st;
     if (session_target_get(id, &st, e) != 0)
         return -1;
-    int rc = 0;
-    if (!st.collector->watch_list)
-        rc = collector_unsupported(st.collector, "watching memory (data watchpoints)", e);
-    else {
-        *n = st.collector->watch_list(st.target, out, max);
-        if (*n > max)
-            *n = max;
-    }
+    int got = collector_watch_list(st.collector, st.target, out, max, e);
     session_target_put(&st);
-    return rc;
+    if (got < 0)
+        return -1;
+    *n = got < max ? got : max;
+    return 0;
 }

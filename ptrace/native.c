@@ -406,7 +406,6 @@ static int native_trace_mode(struct collector_target *ct, bool fast, struct stro
 }
 
 const struct collector_methods native_collector = {
-    .version = COLLECTOR_VERSION,
     .name = "native",
     .language = "native code (C, C++, Rust)",
     .init = native_init,

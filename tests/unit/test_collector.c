@@ -2,11 +2,13 @@
  * test_collector.c - the collector registry (core/collector.h) and the MCP hints
  * (mcp/hints.h).
  *
- * A fake collector, registered like strobe.c registers the native one, is picked
- * by probe, answers NOT_IMPLEMENTED for the slots it leaves empty, and runs a whole
- * session through core/session.h (launch, output, trace changes, stop) with no edit
- * of the session code: the proof that a second language is a table and a
- * registration.
+ * A fake collector, written from core/collector.h's recipe and registered like
+ * strobe.c registers the native one, fills the required slots only (and init and
+ * shutdown, to see them called). It is picked by probe, runs a whole session through
+ * core/session.h (launch, output, trace changes, stop) with no edit of the session
+ * code, and every optional capability, asked through the engine's public calls,
+ * answers NOT_IMPLEMENTED naming its language: the proof that a second language is a
+ * table and a registration.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,9 +28,12 @@
 #include <unistd.h>
 
 #include "core/collector.h"
+#include "core/debug.h"
+#include "core/memory.h"
 #include "core/poll.h"
 #include "core/session.h"
 #include "core/trace_watches.h"
+#include "core/watch.h"
 #include "mcp/hints.h"
 #include "store/store.h"
 #include "tests/unit/tmpdir.h"
@@ -154,7 +159,6 @@ static void fake_join(struct collector_target *t)
 }
 
 static const struct collector_methods fake_collector = {
-    .version = COLLECTOR_VERSION,
     .name = "fake",
     .language = "fake programs",
     .init = fake_init,
@@ -177,8 +181,9 @@ static bool any_probe(const char *path, struct collector_probe *out)
 }
 
 static const struct collector_methods catch_all = {
-    .version = COLLECTOR_VERSION, .name = "catch-all", .language = "anything",
-    .probe = any_probe,
+    .name = "catch-all", .language = "anything", .probe = any_probe,
+    .launch = fake_launch, .set_patterns = fake_set_patterns, .describe = fake_describe,
+    .kill = fake_kill, .finished = fake_finished, .join = fake_join,
 };
 
 /* ---- the registry ------------------------------------------------------------- */
@@ -186,11 +191,12 @@ static const struct collector_methods catch_all = {
 static void test_registry(void **state)
 {
     (void)state;
-    /* Registered in this order for the whole binary (the registry has no undo). */
-    struct collector_methods future = fake_collector;
-    future.version = COLLECTOR_VERSION + 1;
+    /* Registered in this order for the whole binary (the registry has no undo). A
+     * table without a required member is refused. */
+    struct collector_methods partial = fake_collector;
+    partial.join = NULL;
     assert_int_equal(collector_register(NULL), -1);
-    assert_int_equal(collector_register(&future), -1);
+    assert_int_equal(collector_register(&partial), -1);
     assert_int_equal(collector_register(&fake_collector), 0);
     assert_int_equal(collector_register(&catch_all), 0);
 
@@ -228,6 +234,80 @@ static void test_unsupported_names_the_language(void **state)
 
 /* ---- a session driven by the fake collector ------------------------------------ */
 
+static void expect_unsupported(int rc, const struct strobe_error *e, const char *what)
+{
+    assert_int_equal(rc, -1);
+    assert_int_equal(e->code, ERR_NOT_IMPLEMENTED);
+    assert_non_null(strstr(e->msg, what));
+    assert_non_null(strstr(e->msg, "fake programs"));
+}
+
+/* Every optional capability of core/collector.h, asked of session id through the
+ * engine's public calls. */
+static void expect_no_optional_capability(const char *id)
+{
+    struct strobe_error e = {0};
+
+    /* Tracing: exact counts, the trace mode, trace watches. */
+    static struct collector_counts counts;
+    expect_unsupported(session_counts(id, &counts, &e), &e, "Counting calls");
+    expect_unsupported(session_trace_mode(id, false, &e), &e, "Changing the trace mode");
+    static struct trace_watch_result twr;
+    struct trace_watch_spec tw = {.variable = "g"};
+    expect_unsupported(session_trace_watches(id, &tw, 1, NULL, 0, &twr, &e), &e,
+                       "Watching variables on traced calls");
+
+    /* Breakpoints and steps: every call on a session, every action of continue. */
+    static struct collector_bp_info info[DEBUG_LIST_MAX];
+    struct collector_breakpoint bp = {.function = "main"};
+    int ids[] = {1}, removed[1], n = -1;
+    const char *stops = "Breakpoints and stepping";
+    expect_unsupported(debug_breakpoints_add(id, NULL, &bp, 1, info, &e), &e, stops);
+    expect_unsupported(debug_breakpoints_remove(id, ids, 1, false, removed, &n, &e), &e, stops);
+    expect_unsupported(debug_breakpoints_list(id, info, DEBUG_LIST_MAX, &n, &e), &e, stops);
+    expect_unsupported(debug_breakpoints_launched(id, info, DEBUG_LIST_MAX, &n, &e), &e, stops);
+    for (int a = DA_CONTINUE; a <= DA_UNTIL; a++) {
+        struct debug_continue_req req = {.action = a, .timeout_ms = 100};
+        static struct debug_outcome out;
+        expect_unsupported(debug_continue(id, NULL, &req, &out, &e), &e, stops);
+    }
+    struct collector_pause ps[4];
+    assert_int_equal(debug_pauses(id, ps, 4), 0);
+
+    /* Frames, variables and memory: reads, writes, polls. */
+    struct collector_mem_target mt = {.variable = "g"};
+    struct collector_value one = {.kind = CV_NUMBER, .text = "1"};
+    struct collector_mem_request read = {.targets = &mt, .n_targets = 1, .depth = 1};
+    struct collector_mem_request write = {.targets = &mt, .values = &one, .n_targets = 1};
+    struct collector_mem_result mr[1] = {0};
+    expect_unsupported(session_memory(id, &read, mr, &e), &e, "Reading memory");
+    expect_unsupported(session_memory(id, &write, mr, &e), &e, "Writing memory");
+    struct poll_request preq = {.targets = &mt, .n_targets = 1, .depth = 1,
+                                .interval_ms = 50, .duration_ms = 100};
+    static struct poll_started started;
+    expect_unsupported(poll_start(id, &preq, &started, &e), &e, "Reading memory");
+    poll_started_free(&started);
+    assert_int_equal(polls_running(id), 0);
+
+    /* Stacks: of the session's program, and of processes nobody traces (no
+     * registered collector reads those here). */
+    static struct collector_stacks stacks;
+    struct collector_stacks_request sreq = {.locals = true};
+    expect_unsupported(session_stacks(id, &sreq, &stacks, &e), &e,
+                       "Reading every thread's stack");
+    pid_t self = getpid();
+    assert_int_equal(collector_stacks_of(&self, 1, &sreq, &stacks, &e), -1);
+    assert_int_equal(e.code, ERR_NOT_IMPLEMENTED);
+
+    /* Data watchpoints. */
+    const char *watches = "Watching memory (data watchpoints)";
+    struct collector_watch_request wreq = {.variable = "g"};
+    struct collector_watch_info wi[2];
+    expect_unsupported(session_watch_set(id, &wreq, &wi[0], &e), &e, watches);
+    expect_unsupported(session_watch_clear(id, 0, wi, 2, &n, &e), &e, watches);
+    expect_unsupported(session_watch_list(id, wi, 2, &n, &e), &e, watches);
+}
+
 /* Runs after test_registry, which registered the fake collector. */
 static void test_session_through_a_second_collector(void **state)
 {
@@ -250,15 +330,33 @@ static void test_session_through_a_second_collector(void **state)
     assert_non_null(rd);
     sessions_init(store, NULL);
 
+    /* A breakpoint and a trace watch staged for the launch: the fake has neither. */
+    struct strobe_error e = {0};
+    struct collector_breakpoint bp = {.file = "app.c", .line = 3};
+    static struct collector_bp_info staged;
+    assert_int_equal(debug_breakpoints_add(NULL, NULL, &bp, 1, &staged, &e), 0);
+    static struct trace_watch_result twr;
+    struct trace_watch_spec tw = {.variable = "g"};
+    assert_int_equal(trace_watches_pending_update(&tw, 1, NULL, 0, &twr, &e), 0);
+
     struct launch_request req = {.command = program, .project_root = dir};
     static struct launch_result res;
-    struct strobe_error e = {0};
     assert_int_equal(session_launch(&req, &res, &e), 0);
     assert_int_equal(n_launch, 1);
     assert_int_equal(res.pid, 424242);
     assert_int_equal(res.n_warnings, 1); /* the fake's probe, passed on */
     assert_non_null(strstr(res.warnings[0], "fake: "));
     assert_int_equal(sessions_running(), 1);
+    assert_int_equal(res.staged_breakpoints, 1);
+    assert_int_equal(res.pending_watches, 0);
+    assert_non_null(strstr(res.watch_warning, "1 pending watch(es) not added: Watching "
+                                              "variables on traced calls is not supported "
+                                              "for fake programs"));
+    int removed[1], n_removed;
+    assert_int_equal(debug_breakpoints_remove(NULL, NULL, 0, true, removed, &n_removed, &e), 0);
+    assert_int_equal(n_removed, 1);
+    const char *label = "g";
+    assert_int_equal(trace_watches_pending_update(NULL, 0, &label, 1, &twr, &e), 0);
 
     /* Trace changes reach the collector's set_patterns. */
     static struct trace_result tr;
@@ -268,29 +366,8 @@ static void test_session_through_a_second_collector(void **state)
     assert_int_equal(tr.n_patterns, 1);
     assert_string_equal(tr.patterns[0], "fake::*");
 
-    /* A collector without the stacks slot: NOT_IMPLEMENTED, naming its language. */
-    static struct collector_stacks stacks;
-    struct collector_stacks_request sreq = {.locals = true};
-    assert_int_equal(session_stacks(res.session_id, &sreq, &stacks, &e), -1);
-    assert_int_equal(e.code, ERR_NOT_IMPLEMENTED);
-    assert_non_null(strstr(e.msg, "reading every thread's stack"));
-    assert_non_null(strstr(e.msg, "fake programs"));
-
-    /* Nor memory polls or trace watches (core/poll.h, core/trace_watches.h). */
-    struct collector_mem_target mt = {.variable = "g"};
-    struct poll_request preq = {.targets = &mt, .n_targets = 1, .depth = 1,
-                                .interval_ms = 50, .duration_ms = 100};
-    static struct poll_started ps;
-    assert_int_equal(poll_start(res.session_id, &preq, &ps, &e), -1);
-    assert_int_equal(e.code, ERR_NOT_IMPLEMENTED);
-    assert_non_null(strstr(e.msg, "fake programs"));
-    poll_started_free(&ps);
-    assert_int_equal(polls_running(res.session_id), 0);
-    static struct trace_watch_result twr;
-    struct trace_watch_spec tw = {.variable = "g"};
-    assert_int_equal(session_trace_watches(res.session_id, &tw, 1, NULL, 0, &twr, &e), -1);
-    assert_int_equal(e.code, ERR_NOT_IMPLEMENTED);
-    assert_non_null(strstr(e.msg, "fake programs"));
+    /* Each capability the fake leaves out: NOT_IMPLEMENTED, naming its language. */
+    expect_no_optional_capability(res.session_id);
 
     /* Stop: the collector's kill and join; the end and the output are recorded. */
     int64_t events = 0;
@@ -309,6 +386,8 @@ static void test_session_through_a_second_collector(void **state)
     assert_int_equal(e.code, ERR_PROCESS_EXITED);
     assert_null(strstr(e.msg, "debug_"));
 
+    static struct collector_stacks stacks;
+    struct collector_stacks_request sreq = {.locals = true};
     assert_int_equal(session_stacks(res.session_id, &sreq, &stacks, &e), -1);
     assert_int_equal(e.code, ERR_PROCESS_EXITED);
     assert_null(strstr(e.msg, "debug_"));
