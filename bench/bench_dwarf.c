@@ -85,16 +85,16 @@ static double run_timed(const char *cmd)
 
 static void bench(const char *binary)
 {
-    char err[256];
+    struct strobe_error err = {0};
     double best = 1e9;
     size_t n = 0, n_dwarf = 0;
     for (int run = 0; run < 3; run++) {
         dw_cache_clear();
         double t0 = now_s();
-        const struct dw_index *ix = dw_index_get(binary, err, sizeof err);
+        const struct dw_index *ix = dw_index_get(binary, &err);
         double t = now_s() - t0;
         if (!ix) {
-            fprintf(stderr, "bench_dwarf: %s\n", err);
+            fprintf(stderr, "bench_dwarf: %s\n", err.msg);
             return;
         }
         if (t < best)

@@ -67,9 +67,8 @@ static char *generator(const char *text, int state)
 /* Functions, files and FILE:LINE of declarations from the program's DWARF. */
 static void add_locations(const char *text)
 {
-    char err[256];
     const struct dw_index *ix =
-        g_repl->program ? dw_index_get(g_repl->program, err, sizeof err) : NULL;
+        g_repl->program ? dw_index_get(g_repl->program, NULL) : NULL;
     bool lines = strchr(text, ':') != NULL;
     for (size_t i = 0; ix && i < ix->n_functions; i++) {
         const struct dw_function *f = &ix->functions[i];

@@ -182,8 +182,7 @@ int repl_cmd_info(struct repl *r, const char *a)
 /* The declaration of function name in the program's DWARF: its file and line. */
 static int function_line(struct repl *r, const char *name, const char **file)
 {
-    char err[256];
-    const struct dw_index *ix = r->program ? dw_index_get(r->program, err, sizeof err) : NULL;
+    const struct dw_index *ix = r->program ? dw_index_get(r->program, NULL) : NULL;
     for (size_t i = 0; ix && i < ix->n_functions; i++)
         if (ix->functions[i].decl_file && strcmp(ix->functions[i].name, name) == 0) {
             *file = ix->functions[i].decl_file;
@@ -199,8 +198,7 @@ static const char *source_path(struct repl *r, const char *name, const char *sto
     size_t n = strlen(name);
     if (stop_file && strcmp(repl_base_name(stop_file), name) == 0)
         return stop_file;
-    char err[256];
-    const struct dw_index *ix = r->program ? dw_index_get(r->program, err, sizeof err) : NULL;
+    const struct dw_index *ix = r->program ? dw_index_get(r->program, NULL) : NULL;
     for (size_t i = 0; ix && i < ix->n_functions; i++) {
         const char *f = ix->functions[i].decl_file;
         size_t len = f ? strlen(f) : 0;

@@ -48,15 +48,15 @@ static void free_index(struct dw_index *ix, struct arena *disk)
         dw_index_free(ix);
 }
 
-const struct dw_index *dw_index_get(const char *path, char *err, size_t errlen)
+const struct dw_index *dw_index_get(const char *path, struct strobe_error *err)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        err_set(err, ERR_NO_DEBUG_SYMBOLS, "cannot read %s: %s", path, strerror(errno));
         return NULL;
     }
     char build_id[41];
-    if (dw_elf_build_id(path, build_id, err, errlen) != 0)
+    if (dw_elf_build_id(path, build_id, err) != 0)
         return NULL;
     pthread_mutex_lock(&lock);
     struct entry *e = find(path, build_id, st.st_mtim);
@@ -67,7 +67,7 @@ const struct dw_index *dw_index_get(const char *path, char *err, size_t errlen)
     struct arena disk = {0};
     struct dw_index *ix = dw_disk_load(path, build_id, &st, &disk);
     if (!ix) {
-        if (!(ix = dw_index_build(path, err, errlen)))
+        if (!(ix = dw_index_build(path, err)))
             return NULL;
         dw_disk_store(path, &st, ix);
     }

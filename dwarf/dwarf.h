@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/error.h"
+
 enum dw_type_kind {
     DWT_VOID,      /* also "unknown" */
     DWT_BOOL,
@@ -106,9 +108,10 @@ struct dw_index {
     const char *const *inlined_only;
 };
 
-/* The index of the ELF file at path, built on first use and cached. NULL with a
- * sentence in err (errlen bytes) when the file cannot be read or is not ELF. */
-const struct dw_index *dw_index_get(const char *path, char *err, size_t errlen);
+/* The index of the ELF file at path, built on first use and cached. NULL with e
+ * (NULL: not told) set to NO_DEBUG_SYMBOLS and a sentence when the file cannot be
+ * read or is not ELF. */
+const struct dw_index *dw_index_get(const char *path, struct strobe_error *e);
 
 /* The function whose [entry, end) holds addr (link-time address), or NULL. */
 const struct dw_function *dw_function_at(const struct dw_index *ix, uint64_t addr);

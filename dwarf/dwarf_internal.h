@@ -20,14 +20,14 @@
 #include "dwarf/frame.h"
 #include "dwarf/value.h"
 
-/* Builds the index of the ELF file at path (the cache's miss path). NULL with a
- * sentence in err when the file cannot be read or is not ELF. */
-struct dw_index *dw_index_build(const char *path, char *err, size_t errlen);
+/* Builds the index of the ELF file at path (the cache's miss path). NULL with e set
+ * as dw_index_get's when the file cannot be read or is not ELF. */
+struct dw_index *dw_index_build(const char *path, struct strobe_error *e);
 /* Frees an index returned by dw_index_build, everything included. */
 void dw_index_free(const struct dw_index *ix);
 /* The hex GNU build-id of the ELF file at path ("" when it has none) into out.
- * 0, or -1 with a sentence in err when the file cannot be read or is not ELF. */
-int dw_elf_build_id(const char *path, char out[41], char *err, size_t errlen);
+ * 0, or -1 with e set as dw_index_get's when the file cannot be read or is not ELF. */
+int dw_elf_build_id(const char *path, char out[41], struct strobe_error *e);
 
 /* Both demanglings of sym at the cost of about one: *plain without the parameter list
  * (as dw_demangle(sym, false)) and *full with it (as dw_demangle(sym, true), NULL

@@ -63,18 +63,18 @@ static void elf_init(void)
     elf_version(EV_CURRENT);
 }
 
-/* Opens path as ELF; on failure a sentence in err and -1. */
-static int open_elf(const char *path, int *fd, Elf **elf, char *err, size_t errlen)
+/* Opens path as ELF; on failure e set (NULL: not told) and -1. */
+static int open_elf(const char *path, int *fd, Elf **elf, struct strobe_error *e)
 {
     pthread_once(&elf_once, elf_init);
     *fd = open(path, O_RDONLY | O_CLOEXEC);
     if (*fd < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        err_set(e, ERR_NO_DEBUG_SYMBOLS, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
     *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
     if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
-        snprintf(err, errlen, "%s is not an ELF file", path);
+        err_set(e, ERR_NO_DEBUG_SYMBOLS, "%s is not an ELF file", path);
         elf_end(*elf);
         close(*fd);
         return -1;
@@ -91,11 +91,11 @@ static void build_id_hex(Elf *elf, char out[41])
         sprintf(out + 2 * i, "%02x", ((const unsigned char *)id)[i]);
 }
 
-int dw_elf_build_id(const char *path, char out[41], char *err, size_t errlen)
+int dw_elf_build_id(const char *path, char out[41], struct strobe_error *e)
 {
     int fd;
     Elf *elf;
-    if (open_elf(path, &fd, &elf, err, errlen) != 0)
+    if (open_elf(path, &fd, &elf, e) != 0)
         return -1;
     build_id_hex(elf, out);
     elf_end(elf);
@@ -1206,11 +1206,11 @@ static size_t index_symbols(struct arena *a, struct syms *ss, struct dw_function
 
 /* ---- the build ---- */
 
-struct dw_index *dw_index_build(const char *path, char *err, size_t errlen)
+struct dw_index *dw_index_build(const char *path, struct strobe_error *e)
 {
     int fd, dfd = -1;
     Elf *elf, *delf = NULL;
-    if (open_elf(path, &fd, &elf, err, errlen) != 0)
+    if (open_elf(path, &fd, &elf, e) != 0)
         return NULL;
     struct arena a = {0};
     struct index_impl *impl = arena_alloc(&a, sizeof *impl);
@@ -1222,10 +1222,10 @@ struct dw_index *dw_index_build(const char *path, char *err, size_t errlen)
 
     Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
     if (!dw && ix->build_id[0]) {
-        char dpath[128], derr[64];
+        char dpath[128];
         snprintf(dpath, sizeof dpath, "/usr/lib/debug/.build-id/%.2s/%s.debug", ix->build_id,
                  ix->build_id + 2);
-        if (access(dpath, R_OK) == 0 && open_elf(dpath, &dfd, &delf, derr, sizeof derr) == 0)
+        if (access(dpath, R_OK) == 0 && open_elf(dpath, &dfd, &delf, NULL) == 0)
             dw = dwarf_begin_elf(delf, DWARF_C_READ, NULL);
     }
     struct dw_function *fs = NULL, *so = NULL;

@@ -75,8 +75,7 @@ char *dw_die_function_name(Dwarf_Die *fn)
  * "main::{lambda(int)#1}::operator()". */
 char *dw_outofline_function_name(Dwarf_Die *fn, const char *path)
 {
-    char err[256];
-    const struct dw_index *ix = dw_index_get(path, err, sizeof err);
+    const struct dw_index *ix = dw_index_get(path, NULL);
     Dwarf_Addr entry, base, end;
     if (ix && (dwarf_entrypc(fn, &entry) == 0 || dwarf_ranges(fn, 0, &base, &entry, &end) > 0)) {
         const struct dw_function *f = dw_function_at(ix, entry);

@@ -253,8 +253,7 @@ static int build_plan(struct trace *tr, pid_t pid, struct plan *p, struct strobe
                                  strncmp(base + 1, "libstdc++.", 10) == 0);
         if (!is_exe && procmem_system_path(mods[i].path) && !any_exact && !unwinder)
             continue;
-        char err[256];
-        const struct dw_index *ix = dw_index_get(mods[i].path, err, sizeof err);
+        const struct dw_index *ix = dw_index_get(mods[i].path, NULL);
         if (!ix)
             continue;
         if (is_exe) {

@@ -242,8 +242,7 @@ static int resolve_function(struct bpset *s, struct bp_resolved *r, const struct
         bool is_exe = strcmp(m->path, exe) == 0;
         if (!m->has_code || (wild && !is_exe && procmem_system_path(m->path)))
             continue;
-        char err[256];
-        const struct dw_index *ix = dw_index_get(m->path, err, sizeof err);
+        const struct dw_index *ix = dw_index_get(m->path, NULL);
         for (size_t k = 0; ix && k < ix->n_functions; k++) {
             const struct dw_function *f = &ix->functions[k];
             uint64_t impl = 0;
@@ -279,8 +278,7 @@ static int resolve_line(struct bp_resolved *r, const struct module *mods, size_t
     char no_file[512] = "", no_code[512] = "", moved[512] = "";
     for (size_t i = 0; i < n_mods; i++) {
         const struct module *m = &mods[i];
-        char err[256];
-        const struct dw_index *ix = m->has_code ? dw_index_get(m->path, err, sizeof err) : NULL;
+        const struct dw_index *ix = m->has_code ? dw_index_get(m->path, NULL) : NULL;
         if (!ix || !ix->has_dwarf)
             continue;
         struct dw_line_result lr;

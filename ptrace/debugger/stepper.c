@@ -394,8 +394,7 @@ static void start_out(struct stepper *s, struct tracer *t, struct step *st,
         hooks_unwind_end(h, st->tid);
     const struct module *m = module_at(st, pc);
     if (m) {
-        char err[128];
-        const struct dw_index *ix = dw_index_get(m->path, err, sizeof err);
+        const struct dw_index *ix = dw_index_get(m->path, NULL);
         const struct dw_function *f = ix ? dw_function_at(ix, pc - m->bias) : NULL;
         st->ret_type = f ? f->return_type : NULL;
     }

@@ -77,9 +77,8 @@ void fast_output_hook_libc(struct hooks *h, pid_t stopped_tid)
     struct hook_target t[MAX_HOOKED];
     size_t n = 0;
     for (size_t i = 0; i < n_mods; i++) {
-        char err[256];
         const struct dw_index *ix = is_libc(mods[i].path)
-                                        ? dw_index_get(mods[i].path, err, sizeof err) : NULL;
+                                        ? dw_index_get(mods[i].path, NULL) : NULL;
         for (size_t k = 0; ix && k < ix->n_functions && n < MAX_HOOKED; k++) {
             enum hook_role role = role_of(&ix->functions[k]);
             if (role == HOOK_DRAIN || (role == HOOK_OUTPUT && h->cfg.tuning.order_output))

@@ -89,8 +89,7 @@ static bool name_in(const struct module *m, const struct dw_index *ix, uint64_t 
 bool fnsym_name_in_modules(void *ctx, uint64_t addr, char *out, size_t cap)
 {
     const struct module *m = symbolize_module_of(ctx, addr);
-    char err[256];
-    return m && name_in(m, dw_index_get(m->path, err, sizeof err), addr, out, cap);
+    return m && name_in(m, dw_index_get(m->path, NULL), addr, out, cap);
 }
 
 bool fnsym_name(void *ctx, uint64_t addr, char *out, size_t cap)
@@ -106,8 +105,7 @@ bool fnsym_name(void *ctx, uint64_t addr, char *out, size_t cap)
         return false;
     size_t i = (size_t)(m - f->ms.m);
     if (!f->looked_up[i]) {
-        char err[256];
-        f->ix[i] = dw_index_get(m->path, err, sizeof err);
+        f->ix[i] = dw_index_get(m->path, NULL);
         f->looked_up[i] = true;
     }
     return name_in(m, f->ix[i], addr, out, cap);

@@ -22,8 +22,7 @@ void symbolize_preload(pid_t pid)
     for (size_t i = 0; i < ms.n; i++) {
         if (!ms.m[i].has_code)
             continue;
-        char err[256];
-        const struct dw_index *ix = dw_index_get(ms.m[i].path, err, sizeof err);
+        const struct dw_index *ix = dw_index_get(ms.m[i].path, NULL);
         struct dw_site site;
         /* Opens the file's debug info in dwarf/openfiles.c's cache. */
         if (ix && ix->n_functions > 0 &&
@@ -100,8 +99,7 @@ void symbolize(const struct unwind_result *uw, const struct modules *ms,
         out->n_sites += ns;
         const char *name = !m && pc >= ms->vdso_start && pc < ms->vdso_end ? "[vdso]" : NULL;
         if (m && (ns == 0 || !sites[ns - 1].function)) {
-            char err[256];
-            const struct dw_index *ix = dw_index_get(m->path, err, sizeof err);
+            const struct dw_index *ix = dw_index_get(m->path, NULL);
             const struct dw_function *fn = ix ? dw_function_at(ix, lpc) : NULL;
             name = fn ? fn->name : NULL;
         }
@@ -123,8 +121,7 @@ const char *symbolize_public_name(const struct shown_frame *f)
 {
     if (!f->function || f->function[0] != '_' || !f->outermost_site || !f->mod)
         return f->function;
-    char err[256];
-    const struct dw_index *ix = dw_index_get(f->mod->path, err, sizeof err);
+    const struct dw_index *ix = dw_index_get(f->mod->path, NULL);
     const struct dw_function *fn = ix ? dw_function_at(ix, f->lookup_pc) : NULL;
     if (!fn)
         return f->function;

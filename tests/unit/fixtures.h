@@ -41,10 +41,10 @@ static inline const char *fixture(const char *name)
 /* The function index of fixture name; fails the test when it cannot be read. */
 static inline const struct dw_index *load(const char *name)
 {
-    char err[256] = "";
-    const struct dw_index *ix = dw_index_get(fixture(name), err, sizeof err);
+    struct strobe_error err = {0};
+    const struct dw_index *ix = dw_index_get(fixture(name), &err);
     if (!ix)
-        fail_msg("%s: %s (run `make fixtures`)", fixture(name), err);
+        fail_msg("%s: %s (run `make fixtures`)", fixture(name), err.msg);
     return ix;
 }
 

@@ -370,10 +370,10 @@ static bool mapped_library(const char *needle, char *out, size_t outlen)
 static void test_symbol_only(void **state)
 {
     (void)state;
-    char path[PATH_MAX], err[256];
+    char path[PATH_MAX];
     /* cmocka ships without debug info: everything comes from .dynsym */
     assert_true(mapped_library("libcmocka", path, sizeof path));
-    const struct dw_index *ix = dw_index_get(path, err, sizeof err);
+    const struct dw_index *ix = dw_index_get(path, NULL);
     assert_non_null(ix);
     assert_false(ix->has_dwarf);
     for (size_t i = 0; i < ix->n_functions; i++) {
@@ -388,7 +388,7 @@ static void test_symbol_only(void **state)
     /* libc: symbol-only unless libc6-dbg is installed; either way malloc and puts are
      * found, by name or by alias (puts is _IO_puts in glibc's DWARF) */
     assert_true(mapped_library("/libc.so", path, sizeof path));
-    ix = dw_index_get(path, err, sizeof err);
+    ix = dw_index_get(path, NULL);
     assert_non_null(ix);
     for (const char *const *n = (const char *const[]){"malloc", "puts", "free", NULL}; *n; n++) {
         f = must_find(ix, *n);
@@ -440,14 +440,16 @@ static void test_cache(void **state)
     const struct dw_index *a = load("trace_c");
     assert_ptr_equal(load("trace_c"), a);
     assert_string_equal(a->path, fixture("trace_c"));
-    char err[256] = "";
-    assert_null(dw_index_get("/nonexistent/strobe", err, sizeof err));
-    assert_non_null(strstr(err, "/nonexistent/strobe"));
+    struct strobe_error err = {0};
+    assert_null(dw_index_get("/nonexistent/strobe", &err));
+    assert_int_equal(err.code, ERR_NO_DEBUG_SYMBOLS);
+    assert_non_null(strstr(err.msg, "/nonexistent/strobe"));
     char src[PATH_MAX];
     snprintf(src, sizeof src, "%s", must_find(a, "main")->decl_file); /* a C file */
-    err[0] = '\0';
-    assert_null(dw_index_get(src, err, sizeof err));
-    assert_non_null(strstr(err, "not an ELF"));
+    err = (struct strobe_error){0};
+    assert_null(dw_index_get(src, &err));
+    assert_int_equal(err.code, ERR_NO_DEBUG_SYMBOLS);
+    assert_non_null(strstr(err.msg, "not an ELF"));
     dw_cache_clear();
     a = load("trace_c");
     assert_non_null(find(a, "main"));
@@ -592,10 +594,10 @@ static const struct dw_index *load_as(const char *name, int k)
     while (k-- > 0)
         n += snprintf(path + n, sizeof path - (size_t)n, "./");
     snprintf(path + n, sizeof path - (size_t)n, "%s", name);
-    char err[256] = "";
-    const struct dw_index *ix = dw_index_get(path, err, sizeof err);
+    struct strobe_error err = {0};
+    const struct dw_index *ix = dw_index_get(path, &err);
     if (!ix)
-        fail_msg("%s: %s", path, err);
+        fail_msg("%s: %s", path, err.msg);
     assert_string_equal(ix->path, path);
     return ix;
 }
@@ -697,11 +699,10 @@ static void check_disk_cache(const char *dir, const char *name)
 static void test_ifunc_slots(void **state)
 {
     (void)state;
-    char err[256];
-    const struct dw_index *libc = dw_index_get("/lib/x86_64-linux-gnu/libc.so.6", err,
-                                               sizeof err);
+    struct strobe_error err = {0};
+    const struct dw_index *libc = dw_index_get("/lib/x86_64-linux-gnu/libc.so.6", &err);
     if (!libc)
-        fail_msg("libc: %s", err);
+        fail_msg("libc: %s", err.msg);
     size_t ifuncs = 0;
     for (size_t i = 0; i < libc->n_functions; i++) {
         const struct dw_function *f = &libc->functions[i];

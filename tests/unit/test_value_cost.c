@@ -64,10 +64,10 @@ static const struct dw_member *member(const struct dw_type *t, const char *name)
 static int setup(void **state)
 {
     (void)state;
-    char err[256];
-    zoo = dw_index_get(fixture("values_zoo"), err, sizeof err);
+    struct strobe_error err = {0};
+    zoo = dw_index_get(fixture("values_zoo"), &err);
     if (!zoo)
-        fail_msg("values_zoo: %s", err);
+        fail_msg("values_zoo: %s", err.msg);
     return 0;
 }
 
