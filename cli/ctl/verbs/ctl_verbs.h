@@ -3,8 +3,11 @@
  * per verb with its synopsis, help and parser. The rows live next to their parsers,
  * one table per concern (ctl_session.c: sessions, launch, query; ctl_trace.c:
  * trace, crash, stacks; ctl_memory.c: memory and data watchpoints; ctl_break.c:
- * breakpoints and stepping; ctl_test.c: test; ctl_args.c: tools, call, help), and
- * ctl_verbs.c strings the tables together in the order --help lists them.
+ * breakpoints and stepping; ctl_test.c: test), and ctl_verbs.c strings the tables
+ * together in the order --help lists them, with the verbs of strobectl itself (repl,
+ * tools, call, and help, which looks verbs up in the table). ctl_parse()
+ * (ctl_args.h) calls down into the table, the table into the parsers' files: no
+ * parser calls back up.
  *
  * To add a verb, do these 6 things:
  *   1. add its enum ctl_kind to ctl_args.h;
@@ -53,7 +56,6 @@ extern const struct ctl_verb ctl_trace_verbs[];
 extern const struct ctl_verb ctl_memory_verbs[];
 extern const struct ctl_verb ctl_break_verbs[];
 extern const struct ctl_verb ctl_test_verbs[];
-extern const struct ctl_verb ctl_meta_verbs[];
 
 /* The i-th verb in --help's order, or NULL past the last one. */
 const struct ctl_verb *ctl_verb_at(size_t i);
