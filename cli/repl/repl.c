@@ -1,15 +1,14 @@
 /*
  * repl.c - the REPL's loop: its command line (-batch, -x, -ex, --args), the daemon
  * connection, reading commands (libedit with history and completion on a terminal,
- * plain lines otherwise and from -x scripts), dispatching them through the command
- * table, and the helpers every command uses: tool calls, errors, the selected
- * frame. Waits and stop reports are in repl_wait.c. See repl.h.
+ * plain lines otherwise and from -x scripts) and dispatching them through the
+ * command table (repl_cmds.h). The state they share is repl_state.h's; waits and
+ * stop reports are in repl_wait.c. See repl.h.
  */
 #include "cli/repl/repl.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,83 +19,16 @@
 
 #include "base/paths.h"
 #include "base/version.h"
-#include "cli/json_view.h"
-#include "cli/render/render_hint.h"
 #include "cli/repl/repl_cmds.h"
+#include "cli/repl/repl_complete.h"
+#include "cli/repl/repl_intr.h"
+#include "cli/repl/repl_state.h"
 
 /* Most lines kept in $STROBE_HOME/repl_history. */
 #define HISTORY_MAX 1000
 
 static const char usage_line[] =
     "usage: strobectl repl [-batch] [-x FILE]... [-ex CMD]... [--args] [PROGRAM [ARGS...]]";
-
-int repl_fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return 1;
-}
-
-cJSON *repl_tool_quiet(struct repl *r, const char *tool, cJSON *args, char *err,
-                       size_t errlen)
-{
-    fflush(stdout);
-    cJSON *answer = rpc_call_tool(&r->rpc, tool, args, err, errlen);
-    /* The daemon's advice names MCP tools: cut, since REPL commands are meant. */
-    if (!answer)
-        render_error_cut(err);
-    return answer;
-}
-
-cJSON *repl_tool(struct repl *r, const char *tool, cJSON *args)
-{
-    char err[2048];
-    cJSON *a = repl_tool_quiet(r, tool, args, err, sizeof err);
-    if (!a)
-        repl_fail("%s", err);
-    return a;
-}
-
-const char *repl_need_session(struct repl *r)
-{
-    if (!r->sid)
-        repl_fail("The program is not being run: `run` launches it, `session ID` "
-                  "attaches to a session.");
-    return r->sid;
-}
-
-void repl_set_stop(struct repl *r, const cJSON *stop)
-{
-    cJSON_Delete(r->stop);
-    r->stop = stop ? cJSON_Duplicate(stop, true) : NULL;
-    r->thread = 0;
-    r->frame = 0;
-    free(r->list_file);
-    r->list_file = NULL;
-}
-
-void repl_forget_watches(struct repl *r)
-{
-    for (int k = 0; k < r->n_watches; k++) {
-        free(r->watches[k].watch_id);
-        free(r->watches[k].label);
-    }
-    r->n_watches = 0;
-}
-
-void repl_frame_args(struct repl *r, cJSON *args)
-{
-    cJSON_AddStringToObject(args, "sessionId", r->sid);
-    if (!r->stop)
-        return;
-    cJSON_AddNumberToObject(args, "threadId",
-                            r->thread ? r->thread : json_num(r->stop, "threadId"));
-    if (r->frame)
-        cJSON_AddNumberToObject(args, "frame", r->frame);
-}
 
 /* ---- history -------------------------------------------------------------------- */
 
@@ -159,18 +91,10 @@ static void history_save(void)
 
 /* ---- dispatch ------------------------------------------------------------------- */
 
-static bool quit_requested;
 static char *repeat_line; /* the last command that an empty line repeats */
 
-int repl_cmd_quit(struct repl *r, const char *a)
-{
-    (void)r;
-    (void)a;
-    quit_requested = true;
-    return 0;
-}
-
-int repl_execute(struct repl *r, const char *line)
+/* Runs one command line; 0, or 1 when it failed (the error is printed). */
+static int execute(struct repl *r, const char *line)
 {
     const char *word;
     size_t wlen;
@@ -207,11 +131,11 @@ static int run_script(struct repl *r, const char *path)
     char *line = NULL;
     size_t cap = 0;
     int status = 0;
-    while (!quit_requested && getline(&line, &cap, f) >= 0) {
+    while (!r->quit && getline(&line, &cap, f) >= 0) {
         line[strcspn(line, "\r\n")] = '\0';
         const char *p = line + strspn(line, " \t");
         if (*p && *p != '#')
-            status = repl_execute(r, p);
+            status = execute(r, p);
     }
     free(line);
     fclose(f);
@@ -243,7 +167,7 @@ static char *read_command(struct repl *r)
 static void interactive(struct repl *r)
 {
     char *line;
-    while (!quit_requested && (line = read_command(r))) {
+    while (!r->quit && (line = read_command(r))) {
         if (strcmp(line, "\x03") == 0) {
             free(line);
             continue;
@@ -252,17 +176,17 @@ static void interactive(struct repl *r)
         if (!*p) {
             if (r->tty && repeat_line) {
                 char *again = strdup(repeat_line);
-                repl_execute(r, again);
+                execute(r, again);
                 free(again);
             }
         } else {
             if (r->tty)
                 add_history(p);
-            repl_execute(r, p);
+            execute(r, p);
         }
         free(line);
     }
-    if (!quit_requested && r->tty)
+    if (!r->quit && r->tty)
         puts("quit");
 }
 
@@ -332,8 +256,8 @@ static int session_main(struct repl *r, const char **scripts, const bool *is_cmd
             printf("Program: %s\n", r->program);
     }
     int status = 0;
-    for (int k = 0; k < n_scripts && !quit_requested; k++)
-        status = is_cmd[k] ? repl_execute(r, scripts[k]) : run_script(r, scripts[k]);
+    for (int k = 0; k < n_scripts && !r->quit; k++)
+        status = is_cmd[k] ? execute(r, scripts[k]) : run_script(r, scripts[k]);
     if (!r->batch)
         interactive(r);
     if (r->tty)

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "cli/json_view.h"
-#include "cli/repl/repl.h"
 #include "cli/repl/repl_cmds.h"
 #include "cli/repl/repl_fmt.h"
 #include "cli/repl/repl_parse.h"
+#include "cli/repl/repl_state.h"
 
 int repl_set_break(struct repl *r, const char *a, enum repl_bp_kind kind)
 {

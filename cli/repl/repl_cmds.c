@@ -1,7 +1,7 @@
 /*
  * repl_cmds.c - the REPL's command table, the lookup of what was typed (gdb's rules:
- * an exact name, then the aliases, then a unique prefix), and `help`. See
- * repl_cmds.h.
+ * an exact name, then the aliases, then a unique prefix), and the commands about
+ * the table and the REPL itself: `help` and `quit`. See repl_cmds.h.
  */
 #include "cli/repl/repl_cmds.h"
 
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/repl/repl.h"
+#include "cli/repl/repl_state.h"
 
 const struct repl_cmd repl_cmds[] = {
     {"advance", NULL, repl_cmd_advance, false, "advance LOCATION",
@@ -95,11 +95,6 @@ const struct repl_cmd repl_cmds[] = {
     {NULL, NULL, NULL, false, NULL, NULL},
 };
 
-const char *const repl_info_subcmds[] = {
-    "args", "breakpoints", "frame", "locals", "registers", "sessions", "threads",
-    "watchpoints", NULL,
-};
-
 /* Whether word (len bytes) is one of the space-separated names in list. */
 static bool in_list(const char *list, const char *word, size_t len)
 {
@@ -170,5 +165,12 @@ int repl_cmd_help(struct repl *r, const char *a)
     for (const struct repl_cmd *c = repl_cmds; c->name; c++)
         printf("  %-44s %s\n", c->usage, c->help);
     puts("An empty line repeats next, step, until and continue. See strobe-repl(1).");
+    return 0;
+}
+
+int repl_cmd_quit(struct repl *r, const char *a)
+{
+    (void)a;
+    r->quit = true;
     return 0;
 }

@@ -1,14 +1,18 @@
 /*
- * repl_cmds.h - the REPL's command table: gdb's verbs and strobe's own, their
- * abbreviations, and the lookup that resolves what was typed (an exact name, an
- * alias such as `c` or `bt`, or a unique prefix such as `cont`, `fin`) without any
- * I/O, so that it can be unit-tested.
+ * repl_cmds.h - the REPL's commands. The table (repl_cmds.c): gdb's verbs and
+ * strobe's own, their abbreviations, and the lookup that resolves what was typed (an
+ * exact name, an alias such as `c` or `bt`, or a unique prefix such as `cont`, `fin`)
+ * without any I/O, so that it can be unit-tested. Below it, as git's builtin.h
+ * declares its builtins, the commands of each file, and what those files offer each
+ * other: a command file never calls the table or the loop above it.
  */
 #ifndef STROBE_REPL_CMDS_H
 #define STROBE_REPL_CMDS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <cjson/cJSON.h>
 
 struct repl;
 
@@ -31,9 +35,6 @@ const struct repl_cmd *repl_cmd_find(const char *word, size_t len, bool *ambiguo
 /* Splits line into the command word (*word, *wlen: up to a blank or a '/', so that
  * `p/x` and `x/4xw` work) and its arguments (returned, blanks skipped). */
 const char *repl_cmd_split(const char *line, const char **word, size_t *wlen);
-
-/* The subcommands of `info`, for help and completion, ended by NULL. */
-extern const char *const repl_info_subcmds[];
 
 /* The commands of each file. */
 int repl_cmd_file(struct repl *r, const char *a);
@@ -76,7 +77,37 @@ int repl_cmd_session(struct repl *r, const char *a);
 int repl_cmd_help(struct repl *r, const char *a);
 int repl_cmd_quit(struct repl *r, const char *a);
 
-/* Prints the breakpoints and watchpoints (info breakpoints). */
+/* ---- what the command files offer each other -------------------------------- */
+
+/* repl_break.c: how repl_set_break reports a breakpoint: kept, deleted after its
+ * first stop (tbreak), or that and silent (advance and until LOCATION: the stop
+ * shows the place only). */
+enum repl_bp_kind { REPL_BP_KEEP, REPL_BP_TEMPORARY, REPL_BP_SILENT };
+
+/* repl_break.c: sets a breakpoint from "LOCATION [if COND]": in the session, or
+ * staged for the next run. 0, or 1 after printing the error. */
+int repl_set_break(struct repl *r, const char *a, enum repl_bp_kind kind);
+
+/* repl_break.c: debug_breakpoint list of the session (the staged breakpoints
+ * without one), remembered in r->bps_known; once the program has ended, the list
+ * as last known. The answer (the caller deletes it), or NULL with "CODE: sentence"
+ * in err. */
+cJSON *repl_breakpoint_list(struct repl *r, char *err, size_t errlen);
+
+/* repl_break.c: prints the breakpoints and watchpoints (info breakpoints). */
 int repl_info_breakpoints(struct repl *r);
+
+/* repl_inspect.c: prints the display expressions ("1: qty = 2"), after a stop. */
+void repl_show_displays(struct repl *r);
+
+/* repl_run.c: leaves the session: stops it when the REPL started it (kill, a new
+ * run, quit), and forgets its state. With keep_breakpoints (kill, run), the
+ * session's breakpoints are staged for the next run, as gdb keeps them across
+ * runs. */
+void repl_end_session(struct repl *r, bool keep_breakpoints);
+
+/* repl_info.c: the subcommands of `info`, for it and for completion, ended by
+ * NULL. */
+extern const char *const repl_info_subcmds[];
 
 #endif

@@ -6,6 +6,8 @@
  * itself) after break, tbreak, list, until and advance, the arguments and locals of
  * the last stop after print, set var, watch and x, and file names after file.
  */
+#include "cli/repl/repl_complete.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +15,9 @@
 #include <editline/readline.h>
 
 #include "cli/json_view.h"
-#include "cli/repl/repl.h"
 #include "cli/repl/repl_cmds.h"
 #include "cli/repl/repl_fmt.h"
+#include "cli/repl/repl_state.h"
 #include "dwarf/dwarf.h"
 
 static struct repl *g_repl;

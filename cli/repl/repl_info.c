@@ -10,10 +10,15 @@
 
 #include "cli/json_view.h"
 #include "cli/render/render.h"
-#include "cli/repl/repl.h"
 #include "cli/repl/repl_cmds.h"
 #include "cli/repl/repl_fmt.h"
+#include "cli/repl/repl_state.h"
 #include "dwarf/dwarf.h"
+
+const char *const repl_info_subcmds[] = {
+    "args", "breakpoints", "frame", "locals", "registers", "sessions", "threads",
+    "watchpoints", NULL,
+};
 
 /* "name = value" lines of a {name, type, value} array, or none_text. */
 static int print_vars(const cJSON *vars, const char *none_text)

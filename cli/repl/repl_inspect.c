@@ -1,9 +1,10 @@
 /*
  * repl_inspect.c - the REPL's commands that look at a stopped program: backtrace,
- * thread, frame, up, down, print, set var, x, info and list. The frames, arguments
- * and locals come from the last stop's answer; values from debug_memory (the
- * selected thread and frame first, then globals); every thread's stack from
- * debug_session stacks.
+ * thread, frame, up, down, print, set var, x, display and undisplay (the displays
+ * are printed after every stop: repl_show_displays). The frames, arguments and
+ * locals come from the last stop's answer; values from debug_memory (the selected
+ * thread and frame first, then globals); every thread's stack from debug_session
+ * stacks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +12,10 @@
 
 #include "cli/json_view.h"
 #include "cli/render/render.h"
-#include "cli/repl/repl.h"
 #include "cli/repl/repl_cmds.h"
 #include "cli/repl/repl_fmt.h"
 #include "cli/repl/repl_parse.h"
+#include "cli/repl/repl_state.h"
 
 /* The last stop, or NULL after saying "No stack." */
 static const cJSON *need_stop(struct repl *r)

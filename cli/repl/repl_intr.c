@@ -11,7 +11,7 @@
  * input after poll said it was there, and a blocking read would then wait (restarted
  * after the handler) for the next key with the Ctrl-C already spent.
  */
-#include "cli/repl/repl.h"
+#include "cli/repl/repl_intr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/repl/repl_state.h"
 
 static struct repl *g_repl;
 static int g_pipe[2] = {-1, -1};

@@ -16,8 +16,9 @@
 #include "cli/json_view.h"
 #include "cli/render/render.h"
 #include "cli/render/render_test.h"
-#include "cli/repl/repl.h"
 #include "cli/repl/repl_cmds.h"
+#include "cli/repl/repl_state.h"
+#include "cli/repl/repl_wait.h"
 
 /* Most words a command line is split into for ctl_parse. */
 #define MAX_WORDS 64
@@ -249,7 +250,6 @@ int repl_cmd_session(struct repl *r, const char *a)
                                         strcmp(r->program, json_str(ans, "binaryPath")))) {
         free(r->program);
         r->program = strdup(json_str(ans, "binaryPath"));
-        repl_complete_reset();
     }
     printf("[Attached to session %s: process %lld, %s]\n", a, r->pid,
            json_str(ans, "status") ? json_str(ans, "status") : "?");

@@ -1,16 +1,18 @@
 /*
  * repl_run.c - the REPL's commands that run the program: file, run, start, attach,
  * kill, continue, next, step, finish, until, advance. Each is a debug_launch,
- * debug_continue or debug_session call (repl.h); breakpoints are in repl_break.c.
+ * debug_continue or debug_session call (repl_state.h) and waits for the program
+ * (repl_wait.h); breakpoints are in repl_break.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/json_view.h"
-#include "cli/repl/repl.h"
 #include "cli/repl/repl_cmds.h"
 #include "cli/repl/repl_fmt.h"
+#include "cli/repl/repl_state.h"
+#include "cli/repl/repl_wait.h"
 
 int repl_cmd_file(struct repl *r, const char *a)
 {
@@ -21,7 +23,6 @@ int repl_cmd_file(struct repl *r, const char *a)
              a);
     free(r->program);
     r->program = strdup(path);
-    repl_complete_reset();
     printf("Program: %s\n", r->program);
     return 0;
 }

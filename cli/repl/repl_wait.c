@@ -2,8 +2,11 @@
  * repl_wait.c - the REPL waiting for the program and telling what happened: the waits
  * of debug_continue (asked again while the program runs on, turned into a pause by
  * Ctrl-C), the stop, exit, crash and watchpoint-hit reports in gdb's words
- * (repl_fmt.h), and the program's stdout and stderr printed before them. See repl.h.
+ * (repl_fmt.h), and the program's stdout and stderr printed before them. See
+ * repl_wait.h.
  */
+#include "cli/repl/repl_wait.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +14,9 @@
 #include <time.h>
 
 #include "cli/json_view.h"
-#include "cli/repl/repl.h"
+#include "cli/repl/repl_cmds.h"
 #include "cli/repl/repl_fmt.h"
+#include "cli/repl/repl_state.h"
 
 /* debug_continue waits at most this long per call; the REPL prints the program's
  * output and asks again after it, so that output shows while the program runs
