@@ -44,7 +44,7 @@ LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -liberty -lm -pthread $(LDLIBS)
 TOOL_DIRS := tests bench fuzz man
 LIB_DIRS := $(filter-out $(TOOL_DIRS),$(shell scripts/check-layers.sh --folders))
 LIB_SRC := $(shell find $(LIB_DIRS) -path '*/fastrec' -prune -o \( -name '*.c' -o -name '*.S' \) -print | LC_ALL=C sort)
-LIB_SRC := $(filter-out cli/strobectl.c,$(LIB_SRC))
+LIB_SRC := $(filter-out cli/ctl/strobectl.c,$(LIB_SRC))
 LIB_OBJ := $(patsubst %,$(B)/obj/%.o,$(basename $(LIB_SRC)))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
@@ -154,7 +154,7 @@ $(B)/libstrobe.a: $(LIB_OBJ)
 $(B)/strobe: $(B)/obj/strobe.o $(B)/libstrobe.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
-$(B)/strobectl: $(B)/obj/cli/strobectl.o $(B)/libstrobe.a
+$(B)/strobectl: $(B)/obj/cli/ctl/strobectl.o $(B)/libstrobe.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 $(B)/tests/%: tests/unit/%.c $(B)/libstrobe.a
@@ -276,4 +276,4 @@ build-fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%) $(FUZZ_ELF)
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(B)/obj/strobe.d $(B)/obj/cli/strobectl.d
+-include $(LIB_OBJ:.o=.d) $(B)/obj/strobe.d $(B)/obj/cli/ctl/strobectl.d

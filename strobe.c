@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "base/version.h"
-#include "cli/install.h"
-#include "cli/mcp_proxy.h"
-#include "cli/repl.h"
+#include "cli/install/install.h"
+#include "cli/proxy/mcp_proxy.h"
+#include "cli/repl/repl.h"
 #include "core/collector.h"
 #include "core/daemon.h"
 #include "mcp/server.h"

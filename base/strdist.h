@@ -1,7 +1,7 @@
 /*
  * strdist.h - how far apart two names are (Levenshtein distance), for "did you
  * mean" suggestions: an unknown global variable (dwarf/globals.c), an unknown
- * strobectl verb (cli/ctl_verbs.c).
+ * strobectl verb (cli/ctl/verbs/ctl_verbs.c).
  */
 #ifndef STROBE_STRDIST_H
 #define STROBE_STRDIST_H

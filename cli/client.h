@@ -1,7 +1,8 @@
 /*
- * client.h - the client side of the daemon connection, shared by `strobe mcp`
- * (cli/mcp_proxy.c) and strobectl: connecting to $STROBE_HOME/strobe.sock (starting the
- * daemon when nothing answers), and one blocking JSON-RPC request/response exchange.
+ * client.h - the client side of the daemon connection, shared by the rooms of cli/
+ * (`strobe mcp`'s proxy, strobectl, the REPL): connecting to $STROBE_HOME/strobe.sock
+ * (starting the daemon when nothing answers), and one blocking JSON-RPC
+ * request/response exchange.
  *
  * The transport is described in docs/PROTOCOL.md: one JSON-RPC 2.0 message per line.
  */

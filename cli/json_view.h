@@ -1,7 +1,7 @@
 /*
- * json_view.h - typed reads of a daemon answer's fields for strobectl's renderers
- * (strobectl.c, crash_report.c): absent or wrongly typed fields read as NULL / 0, so a
- * renderer prints what is there and never trips on what is not.
+ * json_view.h - typed reads of a daemon answer's fields for the rooms of cli/ (the
+ * renderers, strobectl, the REPL): absent or wrongly typed fields read as NULL / 0,
+ * so a renderer prints what is there and never trips on what is not.
  */
 #ifndef STROBE_JSON_VIEW_H
 #define STROBE_JSON_VIEW_H

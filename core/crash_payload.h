@@ -10,7 +10,7 @@
  * is listed here first, and every reader goes through this module (mcp/tool_query.c
  * shapes crash events with crash_payload_shape(); core/timeline.c asks
  * crash_payload_account_wanted() which account to join). strobectl's crash report
- * (cli/crash_report.c) renders the shaped event, as a client of the answer.
+ * (cli/render/crash_report.c) renders the shaped event, as a client of the answer.
  *
  * The event's columns: function, source_file, line (the crashing frame), pid, tid,
  * thread_name, text (the one-line headline, e.g. "SIGSEGV (SEGV_MAPERR) at address

@@ -1,11 +1,12 @@
-"""strobectl's verb table (cli/ctl_verbs.h): help per verb (`help VERB`, `VERB --help`,
-did-you-mean), the top-level keys of each verb's --json answer that an agent relies on
-and its exit status (ctl_exit.h), next steps that speak shell instead of MCP, and the
-progress line on a terminal (cli/progress.h). Verbs whose --json answers and exit
-statuses other files already check are not repeated here: launch, query, sessions,
-status, stop and delete of a session, tools and call (test_strobectl.py), crash
-(3, test_strobectl_crash.py), memory (4, test_strobectl_memory.py), continue, until
-(5, test_strobectl_break.py), test (6, test_strobectl_test.py).
+"""strobectl's verb table (cli/ctl/verbs/ctl_verbs.h): help per verb (`help VERB`,
+`VERB --help`, did-you-mean), the top-level keys of each verb's --json answer that an
+agent relies on and its exit status (ctl_exit.h), next steps that speak shell instead
+of MCP, and the progress line on a terminal (cli/render/progress.h). Verbs whose --json
+answers and exit statuses other files already check are not repeated here: launch,
+query, sessions, status, stop and delete of a session, tools and call
+(test_strobectl.py), crash (3, test_strobectl_crash.py), memory (4,
+test_strobectl_memory.py), continue, until (5, test_strobectl_break.py), test (6,
+test_strobectl_test.py).
 
 Fixture: poll_ticker (tick(n) every 20 ms; line 38 is tick's `g_counter++;`)."""
 

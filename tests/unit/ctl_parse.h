@@ -7,7 +7,7 @@
 
 #include <stdarg.h>
 
-#include "cli/ctl_args.h"
+#include "cli/ctl/verbs/ctl_args.h"
 
 /* Parses a NULL-terminated argument list after "strobectl". */
 static inline int parse(struct ctl_cmd *c, char *err, ...)

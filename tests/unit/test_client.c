@@ -2,8 +2,8 @@
  * test_client.c - unit tests of the client side: the line reader and writer of
  * cli/client.c over real sockets (partial reads and writes, long and overlong
  * lines, a last line without newline), the blocking JSON-RPC exchange, connecting
- * with no daemon, strobectl's argument parsing (cli/ctl_args.c), its renderers
- * (cli/render.c) and its crash reports (cli/crash_report.c) from hand-written
+ * with no daemon, strobectl's argument parsing (cli/ctl/verbs/ctl_args.c), its renderers
+ * (cli/render/render.c) and its crash reports (cli/render/crash_report.c) from hand-written
  * answers and crash events.
  */
 #include <errno.h>
@@ -22,10 +22,10 @@
 #include <cmocka.h>
 
 #include "cli/client.h"
-#include "cli/crash_report.h"
-#include "cli/ctl_args.h"
+#include "cli/render/crash_report.h"
+#include "cli/ctl/verbs/ctl_args.h"
 #include "tests/unit/ctl_parse.h"
-#include "cli/render.h"
+#include "cli/render/render.h"
 
 /* ---- a writer thread feeding one end of a socketpair ------------------------------- */
 

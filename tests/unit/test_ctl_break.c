@@ -1,8 +1,8 @@
 /*
  * test_ctl_break.c - unit tests of strobectl's breakpoint and execution commands:
- * their argument parsing (cli/ctl_break.c through ctl_parse: FILE:LINE against
+ * their argument parsing (cli/ctl/verbs/ctl_break.c through ctl_parse: FILE:LINE against
  * function patterns, --hit, unknown options, until's one condition, delete of
- * breakpoints against delete of a session) and their renderers (cli/render_break.c)
+ * breakpoints against delete of a session) and their renderers (cli/render/render_break.c)
  * from hand-written debug_breakpoint and debug_continue answers.
  */
 #include <setjmp.h>
@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "cli/ctl_args.h"
+#include "cli/ctl/verbs/ctl_args.h"
 #include "tests/unit/ctl_parse.h"
-#include "cli/render_break.h"
+#include "cli/render/render_break.h"
 
 
 /* Asserts that c parsed into tool and these arguments (compact JSON), then frees c. */

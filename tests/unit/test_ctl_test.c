@@ -1,7 +1,7 @@
 /*
  * test_ctl_test.c - unit tests of strobectl's test command: its argument parsing
- * (cli/ctl_test.c through ctl_parse: every option, paths made absolute, --status,
- * usage errors as sentences) and its renderers (cli/render_test.c) from
+ * (cli/ctl/verbs/ctl_test.c through ctl_parse: every option, paths made absolute, --status,
+ * usage errors as sentences) and its renderers (cli/render/render_test.c) from
  * hand-written debug_test status answers shaped as mcp/tool_test.c shapes them.
  */
 #include <setjmp.h>
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "cli/ctl_args.h"
-#include "cli/render_test.h"
+#include "cli/ctl/verbs/ctl_args.h"
+#include "cli/render/render_test.h"
 #include "tests/unit/ctl_parse.h"
 
 /* Asserts that c parsed into debug_test with these arguments (compact JSON), then

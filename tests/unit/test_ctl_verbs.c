@@ -1,10 +1,11 @@
 /*
- * test_ctl_verbs.c - unit tests of strobectl's verb table (cli/ctl_verbs.c): every
- * verb is in --help and in man/strobectl.1 and has complete help; `VERB --help`,
- * `help VERB` and "did you mean"; the exit statuses each help lists (cli/ctl_exit.h);
- * and that no text strobectl prints tells a shell user to call an MCP tool: the
- * daemon's error hints (mcp/hints.c, every code and tool), launch's nextSteps and
- * the hints of status and trace answers (cli/render_hint.c, cli/render.c).
+ * test_ctl_verbs.c - unit tests of strobectl's verb table (cli/ctl/verbs/ctl_verbs.c):
+ * every verb is in --help and in man/strobectl.1 and has complete help; `VERB
+ * --help`, `help VERB` and "did you mean"; the exit statuses each help lists
+ * (cli/ctl/verbs/ctl_exit.h); and that no text strobectl prints tells a shell user
+ * to call an MCP tool: the daemon's error hints (mcp/hints.c, every code and tool),
+ * launch's nextSteps and the hints of status and trace answers
+ * (cli/render/render_hint.c, cli/render/render.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "cli/ctl_verbs.h"
-#include "cli/render.h"
-#include "cli/render_hint.h"
+#include "cli/ctl/verbs/ctl_verbs.h"
+#include "cli/render/render.h"
+#include "cli/render/render_hint.h"
 #include "mcp/hints.h"
 #include "tests/unit/ctl_parse.h"
 

@@ -1,9 +1,9 @@
 /*
  * test_install.c - unit tests of the text edits of `strobe install`: the JSON(C)
- * member merge of cli/install_json.c (into empty objects, objects with members,
+ * member merge of cli/install/install_json.c (into empty objects, objects with members,
  * with comments and trailing commas, one-line objects, a missing parent, replacing
  * a member, refusing malformed text with its line) and the marker blocks of
- * cli/install_block.c (TOML and markdown); every install is undone byte for byte.
+ * cli/install/install_block.c (TOML and markdown); every install is undone byte for byte.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "cli/install_block.h"
-#include "cli/install_json.h"
+#include "cli/install/install_block.h"
+#include "cli/install/install_json.h"
 
 #define V "{\"command\": \"/bin/strobe\", \"args\": [\"mcp\"]}"
 

@@ -2,9 +2,9 @@
  * test_repl.c - unit tests of the REPL's pure parts: the command lookup (names,
  * aliases, unique prefixes, ambiguity; the command word of `p/x` and `x/4xw`),
  * x/FMT, breakpoint locations with `if`, assignments and typed values
- * (cli/repl_cmds.c, cli/repl_parse.c), and gdb's text forms of values, frames,
+ * (cli/repl/repl_cmds.c, cli/repl/repl_parse.c), and gdb's text forms of values, frames,
  * stops, exits, crashes and watchpoint hits from hand-written answers
- * (cli/repl_fmt.c).
+ * (cli/repl/repl_fmt.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "cli/repl_cmds.h"
-#include "cli/repl_fmt.h"
-#include "cli/repl_parse.h"
+#include "cli/repl/repl_cmds.h"
+#include "cli/repl/repl_fmt.h"
+#include "cli/repl/repl_parse.h"
 
 /* The name of the command word resolves to, or "" (none), or "?" (ambiguous). */
 static const char *lookup(const char *word)
