@@ -107,16 +107,16 @@ int session_trace_mode(const char *id, bool fast, struct strobe_error *e);
  * waits until patterns staged for the launch are armed). */
 int session_trace_describe(const char *id, struct trace_result *res, struct strobe_error *e);
 
-/* debug_session stacks: every thread of the session's processes stopped, unwound
- * and resumed (core/collector.h, collector_stacks), with the wait cycles named in
- * out->diagnosis. PROCESS_EXITED when no process runs; NOT_IMPLEMENTED when the
- * collector cannot. Free out with collector_stacks_free. */
 /* The traced functions' exact calls and the tracer's overhead of a session whose
  * target is still held (running, or ended and not stopped): collector_counts. Of a
  * session stopped with retain or from an earlier daemon: the calls stored when its
  * target was let go (no overhead, mode "stored"). -1 when there are none. */
 int session_counts(const char *id, struct collector_counts *out, struct strobe_error *e);
 
+/* debug_session stacks: every thread of the session's processes stopped, unwound
+ * and resumed (core/collector.h, collector_stacks), with the wait cycles named in
+ * out->diagnosis. PROCESS_EXITED when no process runs; NOT_IMPLEMENTED when the
+ * collector cannot. Free out with collector_stacks_free. */
 int session_stacks(const char *id, const struct collector_stacks_request *req,
                    struct collector_stacks *out, struct strobe_error *e);
 
