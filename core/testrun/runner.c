@@ -40,6 +40,7 @@
 #include "core/testrun/live.h"
 #include "core/testrun/proc.h"
 #include "core/testrun/stuck.h"
+#include "store/store.h"
 
 #define NS_PER_MS 1000000LL
 #define OUTPUT_CAP (64u << 20)       /* bytes of each stream kept for parsing */

@@ -33,7 +33,8 @@
 #include "base/session_id.h"
 #include "core/collector.h"
 #include "core/testrun/adapter.h"
-#include "store/store.h"
+
+struct store;
 
 #define TESTRUN_ID_MAX 40        /* "tr-" + 32 hex digits */
 #define TESTRUN_KEEP 64          /* finished runs kept in memory */
