@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/regex.h"
 #include "store/store.h"
 
 enum { RUNS = 50, NFUNC = 40 };
@@ -111,19 +112,25 @@ static int64_t session(struct store *s, const char *id, int64_t limit)
     return r.key;
 }
 
-static struct store_query base(int64_t key)
+static struct event_query base(void)
 {
-    return (struct store_query){.session_key = key, .return_is_null = -1, .limit = 50};
+    return (struct event_query){.limit = 50};
 }
 
-static void shape(struct store_reader *r, const char *what, struct store_query q)
+/* q on session key, its patterns compiled once as the engine does per request. */
+static void shape(struct store_reader *r, const char *what, int64_t key, struct event_query q,
+                  int flags)
 {
     double ms[RUNS];
     struct store_result res = {0};
-    char *err = NULL;
+    char *err = NULL, why[200];
+    if ((q.function_matches && !(q.function_re = regex_compile(q.function_matches, why,
+                                                                 sizeof why))) ||
+        (q.text_matches && !(q.text_re = regex_compile(q.text_matches, why, sizeof why))))
+        die(what, why);
     for (int i = 0; i < RUNS; i++) {
         double t0 = now_ms();
-        if (store_query_events(r, &q, &res, &err) < 0)
+        if (store_query_events(r, key, &q, flags, &res, &err) < 0)
             die(what, err);
         ms[i] = now_ms() - t0;
         if (i < RUNS - 1)
@@ -135,6 +142,7 @@ static void shape(struct store_reader *r, const char *what, struct store_query q
            ms[RUNS / 2], p95, res.n, (long long)res.total_count,
            res.total_is_lower_bound ? " (lower bound)" : "", p95 < 50 ? "met" : "MISSED");
     store_result_free(&res);
+    event_query_free_compiled(&q);
 }
 
 struct prober {
@@ -155,8 +163,7 @@ static void *probe_main(void *arg)
     struct ring *ring = ring_create(1 << 16);
     store_attach_ring(p->s, ring);
     for (int64_t ts = 1000000000; !atomic_load(&p->stop); ts++) {
-        struct store_query q = base(p->key);
-        q.latest = true;
+        struct event_query q = base();
         struct store_result res;
         struct event e = event_init(p->key, EV_STDOUT, ts);
         e.text = "still here";
@@ -164,7 +171,7 @@ static void *probe_main(void *arg)
         push(p->s, ring, &e);
         store_wake(p->s);
         store_sync_session(p->s, p->key, 2000);
-        if (store_query_events(r, &q, &res, &err) < 0)
+        if (store_query_events(r, p->key, &q, STORE_QUERY_LATEST, &res, &err) < 0)
             die("probe", err);
         double dt = now_ms() - t0;
         store_result_free(&res);
@@ -204,70 +211,69 @@ int main(int argc, char **argv)
     printf("| --- | --- | --- | --- |\n");
     printf("| fill through the writer | %.0f ms | %.0f events/s | |\n", fill_ms,
            n / fill_ms * 1e3);
-    struct store_query q = base(big);
-    shape(r, "no filter, first page", q);
-    q.latest = true;
-    shape(r, "no filter, latest page", q);
-    q = base(big);
+    struct event_query q = base();
+    shape(r, "no filter, first page", big, q, 0);
+    shape(r, "no filter, latest page", big, q, STORE_QUERY_LATEST);
+    q = base();
     q.offset = (int)(n / 2);
-    shape(r, "offset n/2", q);
-    q = base(big);
+    shape(r, "offset n/2", big, q, 0);
+    q = base();
     q.event_type = EV_STDERR;
-    shape(r, "eventType stderr", q);
+    shape(r, "eventType stderr", big, q, 0);
     q.event_type = EV_FUNCTION_EXIT;
-    shape(r, "eventType function_exit", q);
-    q = base(big);
+    shape(r, "eventType function_exit", big, q, 0);
+    q = base();
     q.function_equals = fnames[7];
-    shape(r, "function.equals", q);
-    q = base(big);
+    shape(r, "function.equals", big, q, 0);
+    q = base();
     q.function_contains = "handler_1";
-    shape(r, "function.contains (10 of 40)", q);
-    q = base(big);
+    shape(r, "function.contains (10 of 40)", big, q, 0);
+    q = base();
     q.function_matches = "^db::handler_0[0-4]$";
-    shape(r, "function.matches (3 of 40)", q);
-    q = base(big);
+    shape(r, "function.matches (3 of 40)", big, q, 0);
+    q = base();
     q.file_equals = files[2];
-    shape(r, "sourceFile equals", q);
-    q = base(big);
+    shape(r, "sourceFile equals", big, q, 0);
+    q = base();
     q.file_contains = "net/";
-    shape(r, "sourceFile contains", q);
-    q = base(big);
+    shape(r, "sourceFile contains", big, q, 0);
+    q = base();
     q.thread_name_contains = "worker";
-    shape(r, "threadName contains", q);
-    q = base(big);
+    shape(r, "threadName contains", big, q, 0);
+    q = base();
     q.pid = 5001;
-    shape(r, "pid", q);
-    q = base(big);
-    q.has_time_from = q.has_time_to = true;
-    q.time_from_ns = n * 1000 / 2;
-    q.time_to_ns = q.time_from_ns + n * 1000 / 100;
-    shape(r, "timeFrom/timeTo (1% window)", q);
-    q = base(big);
+    shape(r, "pid", big, q, 0);
+    q = base();
+    q.from.set = q.to.set = true;
+    q.from.ns = n * 1000 / 2;
+    q.to.ns = q.from.ns + n * 1000 / 100;
+    shape(r, "timeFrom/timeTo (1% window)", big, q, 0);
+    q = base();
     q.min_duration_ns = 990000;
-    shape(r, "minDurationNs (1% of exits)", q);
+    shape(r, "minDurationNs (1% of exits)", big, q, 0);
     q.min_duration_ns = 100000;
-    shape(r, "minDurationNs (90% of exits)", q);
+    shape(r, "minDurationNs (90% of exits)", big, q, 0);
     q.function_equals = fnames[7];
-    shape(r, "minDurationNs + function.equals", q);
-    q = base(big);
+    shape(r, "minDurationNs + function.equals", big, q, 0);
+    q = base();
     q.open_calls = true;
-    shape(r, "openCalls (5% of enters)", q);
-    q = base(big);
+    shape(r, "openCalls (5% of enters)", big, q, 0);
+    q = base();
     q.text_contains = "served in 5 us";
-    shape(r, "text contains (rare)", q);
+    shape(r, "text contains (rare)", big, q, 0);
     q.text_contains = "[warn]";
-    shape(r, "text contains (5%)", q);
-    q = base(big);
+    shape(r, "text contains (5%)", big, q, 0);
+    q = base();
     q.text_matches = "request 1999[0-9]9 ";
-    shape(r, "text matches (rare)", q);
-    q = base(big);
+    shape(r, "text matches (rare)", big, q, 0);
+    q = base();
     q.after_id = n / 2;
-    shape(r, "afterEventId (half)", q);
+    shape(r, "afterEventId (half)", big, q, 0);
     q.after_id = n - 20;
-    shape(r, "afterEventId (poll)", q);
-    q = base(big);
+    shape(r, "afterEventId (poll)", big, q, 0);
+    q = base();
     q.return_equals = "0";
-    shape(r, "returnValue equals", q);
+    shape(r, "returnValue equals", big, q, 0);
     store_reader_close(r);
 
     struct prober p = {.s = s, .key = small};

@@ -166,10 +166,9 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
     char note[160];
 
     for (int i = 0; i < RUNS; i++) {
-        struct store_query q = {.session_key = key, .return_is_null = -1, .limit = 50,
-                                .latest = true};
+        struct event_query q = {.limit = 50};
         double t0 = now_s();
-        if (store_query_events(r, &q, &res, &err) < 0) {
+        if (store_query_events(r, key, &q, STORE_QUERY_LATEST, &res, &err) < 0) {
             fprintf(stderr, "query: %s\n", err);
             exit(1);
         }
@@ -180,10 +179,9 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
     report("latest 50 of the session", ms, note);
 
     for (int i = 0; i < RUNS; i++) {
-        struct store_query q = {.session_key = key, .return_is_null = -1, .limit = 50,
-                                .function_contains = "mixer::"};
+        struct event_query q = {.limit = 50, .function_contains = "mixer::"};
         double t0 = now_s();
-        if (store_query_events(r, &q, &res, &err) < 0) {
+        if (store_query_events(r, key, &q, 0, &res, &err) < 0) {
             fprintf(stderr, "query: %s\n", err);
             exit(1);
         }
@@ -196,10 +194,9 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
     report("function contains, first page", ms, note);
 
     for (int i = 0; i < RUNS; i++) {
-        struct store_query q = {.session_key = key, .return_is_null = -1, .limit = 50,
-                                .function_equals = fnames[3], .latest = true};
+        struct event_query q = {.limit = 50, .function_equals = fnames[3]};
         double t0 = now_s();
-        if (store_query_events(r, &q, &res, &err) < 0) {
+        if (store_query_events(r, key, &q, STORE_QUERY_LATEST, &res, &err) < 0) {
             fprintf(stderr, "query: %s\n", err);
             exit(1);
         }
@@ -213,10 +210,9 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
 
     for (int i = 0; i < RUNS; i++) {
         /* Function events are not in the partial ev_session_type: served by ev_session_ts. */
-        struct store_query q = {.session_key = key, .return_is_null = -1, .limit = 50,
-                                .event_type = EV_FUNCTION_EXIT, .latest = true};
+        struct event_query q = {.limit = 50, .event_type = EV_FUNCTION_EXIT};
         double t0 = now_s();
-        if (store_query_events(r, &q, &res, &err) < 0) {
+        if (store_query_events(r, key, &q, STORE_QUERY_LATEST, &res, &err) < 0) {
             fprintf(stderr, "query: %s\n", err);
             exit(1);
         }
@@ -249,11 +245,11 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
     for (int i = 0; i < RUNS; i++) {
         /* A window of 1% of the session, at a varying place. */
         int64_t from = (span_ns / 200) * (i % 150);
-        struct store_query q = {.session_key = key, .return_is_null = -1, .limit = 50,
-                                .has_time_from = true, .has_time_to = true,
-                                .time_from_ns = from, .time_to_ns = from + span_ns / 100};
+        struct event_query q = {.limit = 50,
+                                .from = {.set = true, .ns = from},
+                                .to = {.set = true, .ns = from + span_ns / 100}};
         double t0 = now_s();
-        if (store_query_events(r, &q, &res, &err) < 0) {
+        if (store_query_events(r, key, &q, 0, &res, &err) < 0) {
             fprintf(stderr, "query: %s\n", err);
             exit(1);
         }
@@ -267,11 +263,11 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
     for (int i = 0; i < RUNS; i++) {
         /* A 10% window: the count hits the 100,000 cap. */
         int64_t from = (span_ns / 200) * (i % 100);
-        struct store_query q = {.session_key = key, .return_is_null = -1, .limit = 50,
-                                .has_time_from = true, .has_time_to = true,
-                                .time_from_ns = from, .time_to_ns = from + span_ns / 10};
+        struct event_query q = {.limit = 50,
+                                .from = {.set = true, .ns = from},
+                                .to = {.set = true, .ns = from + span_ns / 10}};
         double t0 = now_s();
-        if (store_query_events(r, &q, &res, &err) < 0) {
+        if (store_query_events(r, key, &q, 0, &res, &err) < 0) {
             fprintf(stderr, "query: %s\n", err);
             exit(1);
         }

@@ -39,7 +39,7 @@ static cJSON *id_string(int64_t id)
 
 /* One line of what led to the crash: enough to read the story without a second
  * query (the id gets the rest). */
-static cJSON *brief(const struct store_event_row *r)
+static cJSON *brief(const struct timeline_event *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "id", id_string(r->id));
@@ -90,7 +90,7 @@ static void slim(cJSON *ev)
     }
 }
 
-void crash_payload_shape(cJSON *ev, const struct store_event_row *row,
+void crash_payload_shape(cJSON *ev, const struct timeline_event *row,
                          const struct timeline_crash_context *ctx, bool verbose)
 {
     /* The crashing frame, and where: crash events always say which process and,

@@ -72,7 +72,7 @@ const char *crash_payload_account_wanted(const char *data_json);
  * location, pid and (summary) threadId when ev lacks them, what ctx joined
  * (lastEventIds, lastEvents, the runtime's account), then, unless verbose, the
  * slimming above. ctx may be NULL (nothing joined). */
-void crash_payload_shape(cJSON *ev, const struct store_event_row *row,
+void crash_payload_shape(cJSON *ev, const struct timeline_event *row,
                          const struct timeline_crash_context *ctx, bool verbose);
 
 #endif

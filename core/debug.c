@@ -314,7 +314,7 @@ static int holds_now(const char *id, const struct debug_continue_req *req, int64
 static void last_lines(struct timeline_reader *rd, int64_t key, int64_t baseline, int type,
                        struct debug_outcome *out)
 {
-    struct timeline_query q = {.after_id = baseline, .event_type = type, .limit = 1};
+    struct event_query q = {.after_id = baseline, .event_type = type, .limit = 1};
     struct timeline_page page;
     if (timeline_events(rd, key, &q, &page, NULL) != 0)
         return;
@@ -339,8 +339,8 @@ static void last_lines(struct timeline_reader *rd, int64_t key, int64_t baseline
 static void watch_hits(struct timeline_reader *rd, int64_t key, int64_t baseline,
                        struct debug_outcome *out)
 {
-    struct timeline_query q = {.after_id = baseline, .event_type = EV_WATCH_HIT,
-                               .limit = DEBUG_WATCH_HITS};
+    struct event_query q = {.after_id = baseline, .event_type = EV_WATCH_HIT,
+                            .limit = DEBUG_WATCH_HITS};
     struct timeline_page page;
     if (timeline_events(rd, key, &q, &page, NULL) != 0)
         return;
@@ -356,7 +356,7 @@ static void watch_hits(struct timeline_reader *rd, int64_t key, int64_t baseline
 static void meanwhile(struct timeline_reader *rd, int64_t key, int64_t baseline,
                       struct debug_outcome *out)
 {
-    struct timeline_query q = {.after_id = baseline, .limit = 1};
+    struct event_query q = {.after_id = baseline, .limit = 1};
     struct timeline_page page;
     if (timeline_events(rd, key, &q, &page, NULL) != 0)
         return;
@@ -559,7 +559,7 @@ void debug_outcome_free(struct debug_outcome *o)
     collector_stacks_free(&o->stack);
     collector_stacks_free(&o->others_stack);
     if (o->has_event)
-        store_event_row_free(&o->event);
+        timeline_event_free(&o->event);
 }
 
 /* ---- connections ---- */

@@ -95,7 +95,8 @@ struct debug_continue_req {
     int timeout_ms;
     enum debug_until until;
     int breakpoint_id;
-    const struct timeline_query *event; /* its after_id is honoured */
+    struct event_query *event;    /* its after_id is honoured; its patterns are compiled
+                                     into it at the first check (core/timeline.h) */
     struct timeline_reader *rd;
     const char *memory;           /* a condition over globals */
 };
@@ -119,7 +120,7 @@ struct debug_outcome {
                                      waits for) */
     bool has_condition, condition_met;
     bool has_event;
-    struct store_event_row event; /* until event */
+    struct timeline_event event;  /* until event */
     char values[1024];            /* until memory: "path=value, ..." */
     bool exited_normally;
     int exit_code, signal;

@@ -20,6 +20,7 @@
 #include "base/ring.h"
 #include "base/session_id.h"
 #include "core/session.h"
+#include "store/store.h"
 
 #define POLL_RING_BYTES (256u << 10)
 

@@ -2,7 +2,7 @@
  * session.c - the session registry: the live sessions, their lookup, and the requests
  * that reach a live session's collector (targets held, trace changes, stacks). See
  * session.h; the launch is session_launch.c, the output capture session_output.c, the
- * end session_end.c, status and counts session_status.c (session_internal.h).
+ * end session_end.c, output cap and call counts session_status.c (session_internal.h).
  *
  * A session's program is driven by a collector (core/collector.h), chosen per
  * program with collector_for() and reached only through its method table: this

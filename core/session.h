@@ -22,7 +22,8 @@
 #include "base/session_id.h"
 #include "core/collector.h"
 #include "core/settings.h"
-#include "store/store.h"
+
+struct store;
 
 /* Binds the module to the store and the global settings file (may be NULL). */
 void sessions_init(struct store *store, const char *global_settings_path);
@@ -76,21 +77,12 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
  * queryable (store_sync). */
 int session_resolve(const char *id, int64_t *key, struct strobe_error *e);
 
-struct session_status {
-    struct session_row row;             /* free with session_row_free */
-    int64_t counts[EV_TYPE_MAX + 1];
-    int64_t total_events;
-    int *pids;                          /* malloc'd, ascending */
-    int n_pids;
-    bool output_capped;
-    struct function_count *top;         /* most called functions, malloc'd */
-    int n_top;
-    int64_t lost_events;                /* events the database failed to store */
-    char store_error[256];              /* the last such failure */
-};
-int session_status(const char *id, struct store_reader *rd, struct session_status *out,
-                   struct strobe_error *e);
-void session_status_free(struct session_status *st);
+/* The engine's answer for an id no session has: -1 with SESSION_NOT_FOUND in e. */
+int session_not_found(const char *id, struct strobe_error *e);
+
+/* Whether live session id's output went over the capture's cap (core/output.h); false
+ * for a session not live. For its status (core/timeline.h). */
+bool session_output_capped(const char *id);
 
 /* debug_trace in runtime mode: changes the session's patterns and hooks. A session
  * whose process has ended answers PROCESS_EXITED. depth 0 keeps the current one. */

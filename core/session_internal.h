@@ -4,7 +4,7 @@
  * session's life that one file hands the next: session.c (the registry, lookups and
  * the requests that reach a live collector), session_launch.c (a target launched),
  * session_output.c (its output capture and what its collector reports), session_end.c
- * (stop, delete, shutdown and teardown), session_status.c (status and call counts).
+ * (stop, delete, shutdown and teardown), session_status.c (output cap and call counts).
  * Nothing outside these files includes it.
  */
 #ifndef STROBE_SESSION_INTERNAL_H
@@ -17,6 +17,7 @@
 
 #include "core/collector.h"
 #include "core/session.h"
+#include "store/store.h"
 
 /* A session this daemon launched, from its launch until it ends (session_end.c). */
 struct session {
@@ -72,8 +73,6 @@ extern struct session_registry sessions;
 int64_t session_wall_ms(void);
 /* The live session id; NULL when none. Called with sessions.lock held. */
 struct session *session_find_live(const char *id);
-/* SESSION_NOT_FOUND for id; returns -1. */
-int session_not_found(const char *id, struct strobe_error *e);
 /* The live session id, kept alive (users) until session_release(); NULL with e set
  * to SESSION_NOT_FOUND, or to PROCESS_EXITED for a stored session whose process no
  * daemon runs now. */

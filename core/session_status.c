@@ -1,8 +1,8 @@
 /*
- * session_status.c - what a session reports (session.h): its status (the stored row,
- * event counts, processes, most called functions, events lost), and the exact calls of
- * its traced functions, from its collector while the target is held, else as stored
- * when it was let go.
+ * session_status.c - what only the live sessions know of a session's report
+ * (session.h): whether its output went over the cap (the rest of its status is read
+ * from the database by core/timeline.c), and the exact calls of its traced functions,
+ * from its collector while the target is held, else as stored when it was let go.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,43 +11,13 @@
 #include "core/output.h"
 #include "core/session_internal.h"
 
-int session_status(const char *id, struct store_reader *rd, struct session_status *out,
-                   struct strobe_error *e)
+bool session_output_capped(const char *id)
 {
-    memset(out, 0, sizeof *out);
-    int64_t key;
-    if (session_resolve(id, &key, e) != 0)
-        return -1;
-    if (store_session_get(sessions.store, id, &out->row) != 0)
-        return session_not_found(id, e);
     pthread_mutex_lock(&sessions.lock);
     struct session *s = session_find_live(id);
-    out->output_capped = s && s->output && output_capped(s->output);
+    bool capped = s && s->output && output_capped(s->output);
     pthread_mutex_unlock(&sessions.lock);
-    out->lost_events = store_session_lost(sessions.store, key, out->store_error,
-                                          sizeof out->store_error);
-    if (store_count_by_type(rd, key, out->counts) != 0 ||
-        store_query_pids(rd, key, &out->pids, &out->n_pids) != 0 ||
-        store_count_by_function(rd, key, 10, &out->top, &out->n_top) != 0) {
-        session_status_free(out);
-        return err_set(e, ERR_INTERNAL, "cannot count the events of session '%s'", id);
-    }
-    for (int t = EV_TYPE_MIN; t <= EV_TYPE_MAX; t++)
-        out->total_events += out->counts[t];
-    return 0;
-}
-
-void session_status_free(struct session_status *st)
-{
-    session_row_free(&st->row);
-    free(st->pids);
-    st->pids = NULL;
-    for (int i = 0; i < st->n_top; i++) {
-        free(st->top[i].function);
-        free(st->top[i].function_raw);
-    }
-    free(st->top);
-    st->top = NULL;
+    return capped;
 }
 
 /* The counts store_function_calls_save kept for a session that is not live. */

@@ -3,8 +3,10 @@
  *
  * A thin layer on purpose: the store answers the queries (store/query.c plans them);
  * this file owns what a reader of a session needs beyond SQL: relative time bounds,
- * the query defaults, telling an invalid regex (the caller's mistake) from a failing
- * database, and the crash context join.
+ * the query defaults, compiling the query's patterns (an invalid one is the caller's
+ * mistake, told apart from a failing database), moving the store's rows into the
+ * API's own (the one place they are converted), a session's status, and the crash
+ * context join.
  */
 #include "core/timeline.h"
 
@@ -12,11 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/event.h"
 #include "base/failure_text.h"
 #include "base/regex.h"
 #include "base/strbuf.h"
 #include "core/crash_payload.h"
+#include "core/session.h"
+#include "store/store.h"
 
 struct timeline_reader {
     struct store *db;
@@ -51,54 +54,117 @@ void timeline_reader_close(struct timeline_reader *rd)
     free(rd);
 }
 
+/* ---- the store's rows into the API's ------------------------------------------ */
+
+/* Each moves one row: the scalars are copied, the strings change owner (the store
+ * row's pointers are then nobody's: its array is freed, never its strings). */
+
+static void take_event(void *to, const void *from)
+{
+    const struct store_event_row *f = from;
+    *(struct timeline_event *)to = (struct timeline_event){
+        .id = f->id, .type = f->type, .ts_ns = f->ts_ns, .pid = f->pid, .tid = f->tid,
+        .thread_name = f->thread_name, .parent_id = f->parent_id, .function = f->function,
+        .function_raw = f->function_raw, .source_file = f->source_file, .line = f->line,
+        .arguments = f->arguments, .return_value = f->return_value, .text = f->text,
+        .data = f->data, .duration_ns = f->duration_ns, .sampled = f->sampled,
+    };
+}
+
+/* The store's key stays behind: readers name a session by its id. */
+static void take_session(void *to, const void *from)
+{
+    const struct session_row *f = from;
+    *(struct timeline_session *)to = (struct timeline_session){
+        .id = f->id, .binary_path = f->binary_path, .project_root = f->project_root,
+        .command_line = f->command_line, .pid = f->pid, .started_at_ms = f->started_at_ms,
+        .ended_at_ms = f->ended_at_ms, .status = f->status, .exit_code = f->exit_code,
+        .has_exit_code = f->has_exit_code, .exit_signal = f->exit_signal,
+        .retained = f->retained, .event_count = f->event_count,
+    };
+}
+
+static void take_evicted(void *to, const void *from)
+{
+    const struct store_evicted *f = from;
+    *(struct timeline_evicted *)to = (struct timeline_evicted){
+        .function = f->function, .events = f->events, .through_ns = f->through_ns,
+    };
+}
+
+static void take_function(void *to, const void *from)
+{
+    const struct function_count *f = from;
+    *(struct timeline_function *)to = (struct timeline_function){
+        .function = f->function, .function_raw = f->function_raw, .count = f->count,
+        .sampled = f->sampled,
+    };
+}
+
+/* A new array of the n store rows at from (from_size bytes each), each moved into a
+ * row of to_size bytes by take; the caller then frees from's array alone. NULL when
+ * memory runs out, from left whole. */
+static void *take_all(const void *from, size_t from_size, int n, size_t to_size,
+                      void (*take)(void *to, const void *from))
+{
+    char *rows = calloc(n > 0 ? (size_t)n : 1, to_size);
+    for (int i = 0; rows && i < n; i++)
+        take(rows + (size_t)i * to_size, (const char *)from + (size_t)i * from_size);
+    return rows;
+}
+
+void timeline_event_free(struct timeline_event *ev)
+{
+    free(ev->thread_name);
+    free(ev->function);
+    free(ev->function_raw);
+    free(ev->source_file);
+    free(ev->arguments);
+    free(ev->return_value);
+    free(ev->text);
+    free(ev->data);
+}
+
 /* ---- events ------------------------------------------------------------------ */
 
-/* b resolved to ns since the session started. */
-static int resolve_bound(struct timeline_reader *rd, int64_t key,
-                         const struct timeline_bound *b, int64_t *ns, struct strobe_error *e)
+/* b made absolute: ns since the session started. */
+static int resolve_bound(struct timeline_reader *rd, int64_t key, struct event_bound *b,
+                         struct strobe_error *e)
 {
-    *ns = b->ns;
-    if (!b->relative)
+    if (!b->set || !b->relative)
         return 0;
     int64_t latest = 0;
     if (store_latest_ts(rd->r, key, &latest) != 0)
         return err_set(e, ERR_INTERNAL, "cannot read the session's latest event time");
-    *ns = latest + b->ns < 0 ? 0 : latest + b->ns;
+    b->ns = latest + b->ns < 0 ? 0 : latest + b->ns;
+    b->relative = false;
     return 0;
 }
 
-/* The store reports an invalid regex like any other failure; it is the caller's
- * mistake, not the database's, so it is told apart before the query runs. what
- * names the filter in the sentence ("function name", "text"). */
-static int check_regex(const char *pattern, const char *what, struct strobe_error *e)
+/* pattern compiled into *re, unless it is absent or already compiled. The store
+ * matches handles and never compiles, so an invalid pattern, the caller's mistake,
+ * is told here and never looks like a failing database. what names the filter in the
+ * sentence ("function name", "text"). */
+static int compile(const char *pattern, struct regex **re, const char *what,
+                   struct strobe_error *e)
 {
-    char why[200];
-    struct regex *re = regex_compile(pattern, why, sizeof why);
-    if (re) {
-        regex_free(re);
+    if (!pattern || *re)
         return 0;
-    }
-    return err_set(e, ERR_VALIDATION, "the %s pattern \"%.200s\" is not a valid "
-                   "regular expression, or is beyond the limits: %s", what, pattern, why);
+    char why[200];
+    *re = regex_compile(pattern, why, sizeof why);
+    if (*re)
+        return 0;
+    return err_set(e, ERR_VALIDATION, "the %s pattern \"%.200s\" is not a valid regular "
+                   "expression, or is beyond the limits: %s", what, pattern, why);
 }
 
-static void page_from_result(struct timeline_page *p, struct store_result *res)
-{
-    p->events = res->rows;
-    p->n = res->n;
-    p->total_count = res->total_count;
-    p->total_is_lower_bound = res->total_is_lower_bound;
-    p->has_more = res->has_more;
-    memset(res, 0, sizeof *res);
-}
-
-/* Runs sq, the store's form of a query, into out. */
-static int run_query(struct timeline_reader *rd, const struct store_query *sq,
-                     struct timeline_page *out, struct strobe_error *e)
+/* Runs q, in the store's terms (bounds absolute, patterns compiled), into out. */
+static int run_query(struct timeline_reader *rd, int64_t key, const struct event_query *q,
+                     int flags, struct timeline_page *out, struct strobe_error *e)
 {
     struct store_result res;
     char *err = NULL;
-    int rc = store_query_events(rd->r, sq, &res, &err);
+    int rc = store_query_events(rd->r, key, q, flags, &res, &err);
     if (rc == STORE_E_PATTERN) {
         err_set(e, ERR_VALIDATION, "%s", err ? err : "the function name pattern is too costly");
         free(err);
@@ -110,73 +176,61 @@ static int run_query(struct timeline_reader *rd, const struct store_query *sq,
         free(err);
         return -1;
     }
-    page_from_result(out, &res);
+    out->events = take_all(res.rows, sizeof *res.rows, res.n, sizeof *out->events,
+                           take_event);
+    if (!out->events) {
+        store_result_free(&res);
+        return err_set(e, ERR_INTERNAL, "out of memory reading the session's events");
+    }
+    out->n = res.n;
+    out->total_count = res.total_count;
+    out->total_is_lower_bound = res.total_is_lower_bound;
+    out->has_more = res.has_more;
+    free(res.rows);
     return 0;
 }
 
-/* q in the store's form, relative bounds resolved. */
-static int store_form(struct timeline_reader *rd, int64_t session_key,
-                      const struct timeline_query *q, struct store_query *sq,
-                      struct strobe_error *e)
+/* q's patterns compiled (into q: they serve its next reads too), then *abs, what the
+ * store reads: q with its bounds made absolute and its default page. A struct copy,
+ * sharing q's strings and handles. */
+static int store_form(struct timeline_reader *rd, int64_t session_key, struct event_query *q,
+                      struct event_query *abs, struct strobe_error *e)
 {
-    if ((q->function_matches && check_regex(q->function_matches, "function name", e) != 0) ||
-        (q->text_matches && check_regex(q->text_matches, "text", e) != 0))
+    if (compile(q->function_matches, &q->function_re, "function name", e) != 0 ||
+        compile(q->text_matches, &q->text_re, "text", e) != 0)
         return -1;
-    *sq = (struct store_query){
-        .session_key = session_key,
-        .event_type = q->event_type,
-        .function_equals = q->function_equals,
-        .function_contains = q->function_contains,
-        .function_matches = q->function_matches,
-        .file_equals = q->file_equals,
-        .file_contains = q->file_contains,
-        .return_equals = q->return_equals,
-        .return_is_null = q->return_null == TIMELINE_RETURN_NULL       ? 1
-                          : q->return_null == TIMELINE_RETURN_NOT_NULL ? 0
-                                                                       : -1,
-        .thread_name_contains = q->thread_name_contains,
-        .text_contains = q->text_contains,
-        .text_matches = q->text_matches,
-        .has_time_from = q->from.set,
-        .has_time_to = q->to.set,
-        .min_duration_ns = q->min_duration_ns,
-        .pid = q->pid,
-        .open_calls = q->open_calls,
-        .after_id = q->after_id,
-        .limit = q->limit > 0 ? q->limit : TIMELINE_DEFAULT_LIMIT,
-        .offset = q->offset,
-    };
-    if ((q->from.set && resolve_bound(rd, session_key, &q->from, &sq->time_from_ns, e) != 0) ||
-        (q->to.set && resolve_bound(rd, session_key, &q->to, &sq->time_to_ns, e) != 0))
+    *abs = *q;
+    if (abs->limit <= 0)
+        abs->limit = TIMELINE_DEFAULT_LIMIT;
+    if (resolve_bound(rd, session_key, &abs->from, e) != 0 ||
+        resolve_bound(rd, session_key, &abs->to, e) != 0)
         return -1;
     return 0;
 }
 
-int timeline_events(struct timeline_reader *rd, int64_t session_key,
-                    const struct timeline_query *q, struct timeline_page *out,
-                    struct strobe_error *e)
+int timeline_events(struct timeline_reader *rd, int64_t session_key, struct event_query *q,
+                    struct timeline_page *out, struct strobe_error *e)
 {
     memset(out, 0, sizeof *out);
-    struct store_query sq;
-    if (store_form(rd, session_key, q, &sq, e) != 0)
+    struct event_query abs;
+    if (store_form(rd, session_key, q, &abs, e) != 0)
         return -1;
-    return run_query(rd, &sq, out, e);
+    return run_query(rd, session_key, &abs, 0, out, e);
 }
 
 int timeline_first_match(struct timeline_reader *rd, int64_t session_key,
-                         const struct timeline_query *q, int64_t after_event_id,
-                         struct store_event_row *out, struct strobe_error *e)
+                         struct event_query *q, int64_t after_event_id,
+                         struct timeline_event *out, struct strobe_error *e)
 {
     memset(out, 0, sizeof *out);
-    struct store_query sq;
-    if (store_form(rd, session_key, q, &sq, e) != 0)
+    struct event_query abs;
+    if (store_form(rd, session_key, q, &abs, e) != 0)
         return -1;
-    sq.after_id = after_event_id > 0 ? after_event_id : 0;
-    sq.limit = 1;
-    sq.offset = 0;
-    sq.skip_total = true;
+    abs.after_id = after_event_id > 0 ? after_event_id : 0;
+    abs.limit = 1;
+    abs.offset = 0;
     struct timeline_page page;
-    if (run_query(rd, &sq, &page, e) != 0)
+    if (run_query(rd, session_key, &abs, STORE_QUERY_NO_TOTAL, &page, e) != 0)
         return -1;
     int found = page.n > 0;
     if (found) {
@@ -191,9 +245,17 @@ void timeline_page_free(struct timeline_page *p)
 {
     if (!p)
         return;
-    struct store_result res = {.rows = p->events, .n = p->n};
-    store_result_free(&res);
+    for (int i = 0; i < p->n; i++)
+        timeline_event_free(&p->events[i]);
+    free(p->events);
     memset(p, 0, sizeof *p);
+}
+
+int64_t timeline_last_id(struct timeline_reader *rd, int64_t session_key)
+{
+    int64_t id = 0;
+    store_latest_id(rd->r, session_key, &id);
+    return id;
 }
 
 int timeline_pids(struct timeline_reader *rd, int64_t session_key, int **pids, int *n,
@@ -205,43 +267,132 @@ int timeline_pids(struct timeline_reader *rd, int64_t session_key, int **pids, i
 }
 
 int timeline_evicted(struct timeline_reader *rd, int64_t session_key,
-                     struct store_evicted **rows, int *n, struct strobe_error *e)
+                     struct timeline_evicted **rows, int *n, struct strobe_error *e)
 {
-    if (store_evicted_by_function(rd->r, session_key, rows, n) != 0)
+    struct store_evicted *got;
+    int got_n;
+    if (store_evicted_by_function(rd->r, session_key, &got, &got_n) != 0)
         return err_set(e, ERR_INTERNAL, "cannot read what the event cap evicted");
+    *rows = take_all(got, sizeof *got, got_n, sizeof **rows, take_evicted);
+    if (!*rows) {
+        store_evicted_free(got, got_n);
+        return err_set(e, ERR_INTERNAL, "out of memory reading what the event cap evicted");
+    }
+    free(got);
+    *n = got_n;
     return 0;
 }
 
-void timeline_evicted_free(struct store_evicted *rows, int n)
+void timeline_evicted_free(struct timeline_evicted *rows, int n)
 {
-    store_evicted_free(rows, n);
+    for (int i = 0; i < n; i++)
+        free(rows[i].function);
+    free(rows);
 }
 
 /* ---- sessions ------------------------------------------------------------------ */
 
-int timeline_sessions(struct timeline_reader *rd, struct session_row **rows, int *n,
+static void session_free(struct timeline_session *s)
+{
+    free(s->id);
+    free(s->binary_path);
+    free(s->project_root);
+    free(s->command_line);
+    free(s->status);
+    free(s->exit_signal);
+}
+
+int timeline_sessions(struct timeline_reader *rd, struct timeline_session **rows, int *n,
                       struct strobe_error *e)
 {
+    struct session_row *got;
+    int got_n;
     char *err = NULL;
-    if (store_session_list(rd->db, rows, n, &err) != 0) {
+    if (store_session_list(rd->db, &got, &got_n, &err) != 0) {
         err_set(e, ERR_INTERNAL, "cannot list sessions: %s", err ? err : "?");
         free(err);
         return -1;
     }
+    *rows = take_all(got, sizeof *got, got_n, sizeof **rows, take_session);
+    if (!*rows) {
+        for (int i = 0; i < got_n; i++)
+            session_row_free(&got[i]);
+        free(got);
+        return err_set(e, ERR_INTERNAL, "out of memory listing sessions");
+    }
+    free(got);
+    *n = got_n;
     return 0;
 }
 
-void timeline_sessions_free(struct session_row *rows, int n)
+void timeline_sessions_free(struct timeline_session *rows, int n)
 {
     for (int i = 0; i < n; i++)
-        session_row_free(&rows[i]);
+        session_free(&rows[i]);
     free(rows);
 }
 
-int timeline_status(struct timeline_reader *rd, const char *id, struct session_status *out,
+static void top_free(struct timeline_function *top, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(top[i].function);
+        free(top[i].function_raw);
+    }
+    free(top);
+}
+
+/* The 10 most called functions of the session, into st. */
+static int top_functions(struct timeline_reader *rd, int64_t key, struct timeline_status *st)
+{
+    struct function_count *got;
+    int got_n;
+    if (store_count_by_function(rd->r, key, 10, &got, &got_n) != 0)
+        return -1;
+    st->top = take_all(got, sizeof *got, got_n, sizeof *st->top, take_function);
+    if (!st->top) {
+        for (int i = 0; i < got_n; i++) {
+            free(got[i].function);
+            free(got[i].function_raw);
+        }
+        free(got);
+        return -1;
+    }
+    free(got);
+    st->n_top = got_n;
+    return 0;
+}
+
+int timeline_status(struct timeline_reader *rd, const char *id, struct timeline_status *out,
                     struct strobe_error *e)
 {
-    return session_status(id, rd->r, out, e);
+    memset(out, 0, sizeof *out);
+    int64_t key;
+    if (session_resolve(id, &key, e) != 0)
+        return -1;
+    struct session_row row;
+    if (store_session_get(rd->db, id, &row) != 0)
+        return session_not_found(id, e);
+    take_session(&out->session, &row);
+    out->output_capped = session_output_capped(id);
+    out->lost_events = store_session_lost(rd->db, key, out->store_error,
+                                          sizeof out->store_error);
+    if (store_count_by_type(rd->r, key, out->counts) != 0 ||
+        store_query_pids(rd->r, key, &out->pids, &out->n_pids) != 0 ||
+        top_functions(rd, key, out) != 0) {
+        timeline_status_free(out);
+        return err_set(e, ERR_INTERNAL, "cannot count the events of session '%s'", id);
+    }
+    for (int t = EV_TYPE_MIN; t <= EV_TYPE_MAX; t++)
+        out->total_events += out->counts[t];
+    return 0;
+}
+
+void timeline_status_free(struct timeline_status *st)
+{
+    session_free(&st->session);
+    free(st->pids);
+    top_free(st->top, st->n_top);
+    memset(st, 0, sizeof *st);
 }
 
 /* ---- crash context --------------------------------------------------------------- */
@@ -249,20 +400,19 @@ int timeline_status(struct timeline_reader *rd, const char *id, struct session_s
 /* The latest `limit` events of the session (of type, 0 = any) up to the crash's
  * timestamp, oldest first. */
 static int events_up_to(struct timeline_reader *rd, int64_t key,
-                        const struct store_event_row *crash, int type, int limit,
+                        const struct timeline_event *crash, int type, int limit,
                         struct timeline_page *out, struct strobe_error *e)
 {
-    struct store_query sq = {
-        .session_key = key, .event_type = type, .return_is_null = -1, .has_time_to = true,
-        .time_to_ns = crash->ts_ns, .limit = limit, .latest = true,
+    struct event_query q = {
+        .event_type = type, .to = {.set = true, .ns = crash->ts_ns}, .limit = limit,
     };
-    return run_query(rd, &sq, out, e);
+    return run_query(rd, key, &q, STORE_QUERY_LATEST, out, e);
 }
 
 /* The events before the crash: one more than kept is read, since the crash itself
  * is among those up to its timestamp. */
 static int join_before(struct timeline_reader *rd, int64_t key,
-                       const struct store_event_row *crash, struct timeline_crash_context *c,
+                       const struct timeline_event *crash, struct timeline_crash_context *c,
                        struct strobe_error *e)
 {
     struct timeline_page *p = &c->before;
@@ -271,13 +421,13 @@ static int join_before(struct timeline_reader *rd, int64_t key,
     int k = 0;
     for (int i = 0; i < p->n; i++) {
         if (p->events[i].id == crash->id)
-            store_event_row_free(&p->events[i]);
+            timeline_event_free(&p->events[i]);
         else
             p->events[k++] = p->events[i];
     }
     int drop = k > CRASH_LAST_EVENTS ? k - CRASH_LAST_EVENTS : 0; /* the oldest */
     for (int i = 0; i < drop; i++)
-        store_event_row_free(&p->events[i]);
+        timeline_event_free(&p->events[i]);
     memmove(p->events, p->events + drop, (size_t)(k - drop) * sizeof *p->events);
     p->n = k - drop;
     c->has_before = true;
@@ -288,7 +438,7 @@ static int join_before(struct timeline_reader *rd, int64_t key,
  * and writes what it finds as JSON members; the one this crash's kind wants is
  * kept. */
 static int join_account(struct timeline_reader *rd, int64_t key,
-                        const struct store_event_row *crash, struct timeline_crash_context *c,
+                        const struct timeline_event *crash, struct timeline_crash_context *c,
                         struct strobe_error *e)
 {
     c->account_name = crash->data ? crash_payload_account_wanted(crash->data) : NULL;
@@ -326,7 +476,7 @@ static int join_account(struct timeline_reader *rd, int64_t key,
 }
 
 int timeline_crash_context(struct timeline_reader *rd, int64_t session_key,
-                           const struct store_event_row *crash,
+                           const struct timeline_event *crash,
                            struct timeline_crash_context *out, struct strobe_error *e)
 {
     memset(out, 0, sizeof *out);
@@ -343,11 +493,4 @@ void timeline_crash_context_free(struct timeline_crash_context *c)
     timeline_page_free(&c->before);
     free(c->account_json);
     memset(c, 0, sizeof *c);
-}
-
-int64_t timeline_last_id(struct timeline_reader *rd, int64_t session_key)
-{
-    int64_t id = 0;
-    store_latest_id(rd->r, session_key, &id);
-    return id;
 }

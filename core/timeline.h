@@ -4,15 +4,26 @@
  * with every filter of debug_query (spec 003), the processes of a session, the
  * session list, a session's status, and the context a crash event is joined with
  * at read time. Writes stay in core/session.h; this header is the only way out of
- * the database for the layers above core/, which never call store/ themselves.
+ * the database for the layers above core/, which never call store/ themselves and
+ * never see its types: this header does not include store/store.h.
  *
  * Threads: a struct timeline_reader owns one read connection and serves one thread
  * at a time (an SQLite connection must not be shared by threads running at once):
  * open one per request thread (the MCP server opens one per client connection).
  *
- * Rows: events and sessions come back as the store's row types (struct
- * store_event_row, struct session_row: plain data, read by field); every call that
- * touches the database goes through a timeline_* function.
+ * Queries: debug_query's filter is base/event_query.h's struct event_query, the one
+ * shape the MCP handler fills and the store plans; this API resolves its relative
+ * time bounds, applies its default page, and compiles its patterns into it.
+ *
+ * Rows: the API's own types (struct timeline_event, timeline_session,
+ * timeline_evicted, timeline_function, timeline_status), plain data read by field,
+ * so the store's row types stay the store's (they follow its schema, these what a
+ * reader is shown; either changes without the other). The store cannot fill these
+ * itself, since it may include only base/, and declaring them in base/ would make a
+ * utility layer own the engine's read model. So core/timeline.c, the one place that
+ * converts, moves each store row into its timeline row: the scalars are copied and
+ * the strings change owner, none is duplicated. A page is at most a few hundred
+ * rows, and moving one is a few word stores, next to the SQLite work that read it.
  *
  * Errors: functions returning int give 0 on success and -1 with e set. The
  * sentences say what happened, in the engine's terms; the caller adds what to do
@@ -25,9 +36,10 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "core/session.h"
-#include "store/store.h"
+#include "base/event.h"
+#include "base/event_query.h"
 
+struct store;
 struct timeline_reader;
 
 /* Opens a reader on the daemon's database db (ERR_INTERNAL when its connection
@@ -40,48 +52,29 @@ void timeline_reader_close(struct timeline_reader *rd);
 
 #define TIMELINE_DEFAULT_LIMIT 50
 
-/* A time bound: ns since the session started, or (relative) an offset <= 0 from
- * the session's latest event, as base/timearg.h parses "-5s". */
-struct timeline_bound {
-    bool set;
-    bool relative;
-    int64_t ns;
+/* One stored event. Strings are malloc'd, NULL when absent; free with
+ * timeline_event_free() (a page's with timeline_page_free()). */
+struct timeline_event {
+    int64_t id;
+    int type;                        /* enum event_type */
+    int64_t ts_ns;                   /* ns since the session started */
+    int32_t pid, tid;
+    char *thread_name;
+    int64_t parent_id;               /* the call's enter event; 0 = none */
+    char *function, *function_raw, *source_file;
+    int32_t line;                    /* 0 = absent */
+    char *arguments, *return_value;  /* JSON text */
+    char *text;
+    char *data;                      /* JSON object: the type's own members */
+    int64_t duration_ns;             /* -1 = absent */
+    bool sampled;                    /* recorded in a sample of the function's calls */
 };
-
-enum timeline_return_filter {
-    TIMELINE_RETURN_ANY = 0,
-    TIMELINE_RETURN_NULL,      /* function_exit events whose return value is absent or null */
-    TIMELINE_RETURN_NOT_NULL,  /* function_exit events with a non-null return value */
-};
-
-/* The filters of debug_query; a zeroed struct matches every event of the session,
- * first page. Strings are borrowed for the duration of the call. */
-struct timeline_query {
-    int event_type;                  /* 0 = any, else enum event_type */
-    const char *function_equals;
-    const char *function_contains;
-    const char *function_matches;    /* regular expression (base/regex.h) */
-    const char *file_equals, *file_contains;
-    const char *return_equals;       /* JSON text; a number matches numerically (1.0 = 1) */
-    enum timeline_return_filter return_null;
-    const char *thread_name_contains;
-    /* The event's text: output lines, logpoint messages, crash, pause and exit texts.
-     * A case-sensitive substring, and a regular expression (base/regex.h) found
-     * anywhere in it; both may be set (AND). Events without text never match. */
-    const char *text_contains;
-    const char *text_matches;
-    struct timeline_bound from, to;  /* inclusive */
-    int64_t min_duration_ns;         /* 0 = no filter */
-    int pid;                         /* 0 = any process */
-    bool open_calls;                 /* only calls entered and not returned (store.h) */
-    int64_t after_id;                /* 0 = none; else only later ids, in id order */
-    int limit;                       /* 0 = TIMELINE_DEFAULT_LIMIT */
-    int offset;
-};
+/* Frees the strings of one event (not the event). */
+void timeline_event_free(struct timeline_event *ev);
 
 /* One page of events. */
 struct timeline_page {
-    struct store_event_row *events;  /* n of them: chronological (ts, id), or by id
+    struct timeline_event *events;   /* n of them: chronological (ts, id), or by id
                                         when the query had after_id */
     int n;
     int64_t total_count;             /* matches ignoring limit/offset */
@@ -90,30 +83,32 @@ struct timeline_page {
 };
 
 /* Events of the session stored under session_key (core/session.h's
- * session_resolve() gives it) matching q. Relative time bounds are resolved
- * against the session's latest event (clamped at 0). An invalid function_matches or
- * text_matches, or one too costly to match, is ERR_VALIDATION (the sentence names
- * which: "the function name pattern ..." / "the text pattern ..."); a database
- * failure is ERR_INTERNAL. totalCount counts matches exactly up to 100,000, beyond
- * which it is a floor (total_is_lower_bound). */
-int timeline_events(struct timeline_reader *rd, int64_t session_key,
-                    const struct timeline_query *q, struct timeline_page *out,
-                    struct strobe_error *e);
+ * session_resolve() gives it) matching q; limit 0 reads TIMELINE_DEFAULT_LIMIT.
+ * Relative time bounds are resolved against the session's latest event (clamped at
+ * 0). q's patterns not yet compiled are compiled into it (q->function_re, q->text_re)
+ * and stay there for the next read with q: free them with event_query_free_compiled().
+ * An invalid function_matches or text_matches, or one too costly to match, is
+ * ERR_VALIDATION (the sentence names which: "the function name pattern ..." / "the
+ * text pattern ..."); a database failure is ERR_INTERNAL. totalCount counts matches
+ * exactly up to 100,000, beyond which it is a floor (total_is_lower_bound). */
+int timeline_events(struct timeline_reader *rd, int64_t session_key, struct event_query *q,
+                    struct timeline_page *out, struct strobe_error *e);
 void timeline_page_free(struct timeline_page *p);
 
 /* The first event of the session with an id above after_event_id that matches q: the
  * lowest such id (ids grow in commit order); with after_event_id 0, the session's
  * chronologically first match. q's filters apply, its after_id, limit and offset are
  * ignored, and nothing is counted, so it is cheap enough to ask after every stop ("has the
- * awaited event happened yet?"). 1 with the event in *out (free it with
- * store_event_row_free()), 0 when there is none yet, -1 with e set (errors as
+ * awaited event happened yet?"): its patterns are compiled at the first call, as
+ * timeline_events() does. 1 with the event in *out (free it with
+ * timeline_event_free()), 0 when there is none yet, -1 with e set (errors as
  * timeline_events()). */
 int timeline_first_match(struct timeline_reader *rd, int64_t session_key,
-                         const struct timeline_query *q, int64_t after_event_id,
-                         struct store_event_row *out, struct strobe_error *e);
+                         struct event_query *q, int64_t after_event_id,
+                         struct timeline_event *out, struct strobe_error *e);
 
 /* The highest event id the session has in the database so far (0: none): a
- * baseline for "what happened since" (timeline_query.after_id). */
+ * baseline for "what happened since" (event_query.after_id). */
 int64_t timeline_last_id(struct timeline_reader *rd, int64_t session_key);
 
 /* Distinct pids that produced events in the session, ascending; *pids is
@@ -121,26 +116,73 @@ int64_t timeline_last_id(struct timeline_reader *rd, int64_t session_key);
 int timeline_pids(struct timeline_reader *rd, int64_t session_key, int **pids, int *n,
                   struct strobe_error *e);
 
-/* What the session's event cap (events.maxPerSession) evicted: function events per
- * function, most first (store.h's struct store_evicted: events, and through_ns, the
- * newest timestamp evicted). Free with timeline_evicted_free(). */
+/* What the session's event cap (events.maxPerSession) evicted from one function. */
+struct timeline_evicted {
+    char *function;
+    int64_t events;                  /* its enters and exits evicted */
+    int64_t through_ns;              /* the newest timestamp evicted: its events before
+                                        it may be gone, the later ones are all there */
+};
+/* Every function the cap evicted from, most events first. Free with
+ * timeline_evicted_free(). */
 int timeline_evicted(struct timeline_reader *rd, int64_t session_key,
-                     struct store_evicted **rows, int *n, struct strobe_error *e);
-void timeline_evicted_free(struct store_evicted *rows, int n);
+                     struct timeline_evicted **rows, int *n, struct strobe_error *e);
+void timeline_evicted_free(struct timeline_evicted *rows, int n);
 
 /* ---- sessions ------------------------------------------------------------------ */
 
+/* A stored session. Strings are malloc'd. */
+struct timeline_session {
+    char *id;                        /* "name-YYYY-MM-DD-HHhMM[-N]" */
+    char *binary_path;
+    char *project_root;
+    char *command_line;              /* JSON array of argv */
+    int pid;                         /* the main process */
+    int64_t started_at_ms;           /* unix time, ms */
+    int64_t ended_at_ms;             /* 0 while running */
+    char *status;                    /* "running", "exited", "crashed", "stopped" */
+    int exit_code;                   /* valid when has_exit_code */
+    bool has_exit_code;
+    char *exit_signal;               /* "SIGSEGV" when killed by a signal, else NULL */
+    bool retained;
+    int64_t event_count;             /* events stored */
+};
+
 /* Every stored session (running, ended, retained), newest first. Free with
  * timeline_sessions_free(). */
-int timeline_sessions(struct timeline_reader *rd, struct session_row **rows, int *n,
+int timeline_sessions(struct timeline_reader *rd, struct timeline_session **rows, int *n,
                       struct strobe_error *e);
-void timeline_sessions_free(struct session_row *rows, int n);
+void timeline_sessions_free(struct timeline_session *rows, int n);
+
+/* A function by its recorded calls (function_enter events). */
+struct timeline_function {
+    char *function;
+    char *function_raw;              /* the internal symbol when it differs, or NULL */
+    int64_t count;
+    bool sampled;                    /* some of its events are a sample: count (the
+                                        events recorded) is a lower bound of its calls */
+};
+
+/* What a session reports about itself. */
+struct timeline_status {
+    struct timeline_session session;
+    int64_t counts[EV_TYPE_MAX + 1]; /* events by enum event_type */
+    int64_t total_events;
+    int *pids;                       /* malloc'd, ascending */
+    int n_pids;
+    bool output_capped;              /* its output went over the capture's cap */
+    struct timeline_function *top;   /* most called functions, at most 10, malloc'd */
+    int n_top;
+    int64_t lost_events;             /* events the database failed to store */
+    char store_error[256];           /* the last such failure */
+};
 
 /* The status of session id: its row, event counts by type, pids, the most called
  * functions, whether its output was capped, the database's write failures. Free
- * with session_status_free(). Unknown id: ERR_SESSION_NOT_FOUND. */
-int timeline_status(struct timeline_reader *rd, const char *id, struct session_status *out,
+ * with timeline_status_free(). Unknown id: ERR_SESSION_NOT_FOUND. */
+int timeline_status(struct timeline_reader *rd, const char *id, struct timeline_status *out,
                     struct strobe_error *e);
+void timeline_status_free(struct timeline_status *st);
 
 /* ---- crash context --------------------------------------------------------------- */
 
@@ -167,7 +209,7 @@ struct timeline_crash_context {
  * can: on a database failure, -1 with e set and the parts read so far in *out
  * (free it either way). */
 int timeline_crash_context(struct timeline_reader *rd, int64_t session_key,
-                           const struct store_event_row *crash,
+                           const struct timeline_event *crash,
                            struct timeline_crash_context *out, struct strobe_error *e);
 void timeline_crash_context_free(struct timeline_crash_context *c);
 

@@ -1,10 +1,10 @@
 /*
- * query_filter.c - debug_query's filter object to a struct timeline_query. See
+ * query_filter.c - debug_query's filter object to a struct event_query. See
  * query_filter.h.
  *
- * text.matches is compiled here (base/regex.h) only to reject a bad pattern with
- * PCRE2's own account of it before anything runs; the store compiles it again, once
- * per query, to match it.
+ * text.matches is compiled here (base/regex.h), to reject a bad pattern with PCRE2's
+ * own account of it before anything runs; the handle stays in the query, and the
+ * store matches with it.
  */
 #include "mcp/query_filter.h"
 
@@ -37,7 +37,7 @@ static int own(struct query_filter *f, const char *s, const char **out, struct s
 }
 
 /* timeFrom / timeTo: integer ns, or a string timearg_parse() accepts. */
-static int time_bound(const cJSON *args, const char *field, struct timeline_bound *b,
+static int time_bound(const cJSON *args, const char *field, struct event_bound *b,
                       struct strobe_error *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, field);
@@ -84,7 +84,7 @@ static int string_filter(struct query_filter *f, const cJSON *args, const char *
     return 0;
 }
 
-static int event_type(const cJSON *args, struct timeline_query *q, struct strobe_error *e)
+static int event_type(const cJSON *args, struct event_query *q, struct strobe_error *e)
 {
     const char *type = NULL;
     if (args_string(args, "eventType", false, &type, e) != 0)
@@ -104,7 +104,7 @@ static int event_type(const cJSON *args, struct timeline_query *q, struct strobe
 static int text_filter(struct query_filter *f, const cJSON *args, struct strobe_error *e)
 {
     static const char *const keys[] = {"contains", "matches", NULL};
-    struct timeline_query *q = &f->q;
+    struct event_query *q = &f->q;
     const char **outs[] = {&q->text_contains, &q->text_matches};
     if (string_filter(f, args, "text", keys, outs, e) != 0)
         return -1;
@@ -131,14 +131,13 @@ static int text_filter(struct query_filter *f, const cJSON *args, struct strobe_
     if (!q->text_matches)
         return 0;
     char why[200];
-    struct regex *re = regex_compile(q->text_matches, why, sizeof why);
-    if (!re)
+    q->text_re = regex_compile(q->text_matches, why, sizeof why);
+    if (!q->text_re)
         return err_set(e, ERR_VALIDATION, "'text.matches' is not a valid regular "
                        "expression: %s. Pass a Perl-syntax regular expression (at most %d "
                        "bytes), e.g. \"timeout|refused\"; escape special characters such as "
                        "( [ . * with a backslash, or use text.contains for a plain substring.",
                        why, QUERY_FILTER_TEXT_MAX);
-    regex_free(re);
     return 0;
 }
 
@@ -155,7 +154,7 @@ static int return_filter(struct query_filter *f, const cJSON *args, struct strob
         args_bool(rv, "isNull", &is_null, e) != 0)
         return -1;
     if (has_null)
-        f->q.return_null = is_null ? TIMELINE_RETURN_NULL : TIMELINE_RETURN_NOT_NULL;
+        f->q.return_null = is_null ? EVENT_RETURN_NULL : EVENT_RETURN_NOT_NULL;
     const cJSON *equals = cJSON_GetObjectItemCaseSensitive(rv, "equals");
     if (!equals)
         return 0;
@@ -185,7 +184,7 @@ int query_filter_parse(const cJSON *obj, const char *where, const char *const *e
     memset(out, 0, sizeof *out);
     if (check_fields(obj, where, extra, e) != 0 || event_type(obj, &out->q, e) != 0)
         return -1;
-    struct timeline_query *q = &out->q;
+    struct event_query *q = &out->q;
     static const char *const fn_keys[] = {"equals", "contains", "matches", NULL};
     static const char *const file_keys[] = {"equals", "contains", NULL};
     static const char *const thread_keys[] = {"contains", NULL};
@@ -221,7 +220,7 @@ void query_filter_explain(const struct query_filter *f, struct strobe_error *e)
 {
     if (e->code != ERR_VALIDATION)
         return;
-    const struct timeline_query *q = &f->q;
+    const struct event_query *q = &f->q;
     struct strobe_error why = *e;
     if (q->function_matches && q->text_matches)
         err_set(e, ERR_VALIDATION, "%s. Simplify function.matches or text.matches (Perl "
@@ -243,5 +242,6 @@ void query_filter_free(struct query_filter *f)
         return;
     for (int i = 0; i < f->n_owned; i++)
         free(f->owned[i]);
+    event_query_free_compiled(&f->q);
     memset(f, 0, sizeof *f);
 }

@@ -7,9 +7,13 @@
  * function {equals, contains, matches}, sourceFile {equals, contains}, returnValue
  * {equals, isNull}, threadName {contains}, text {contains | matches}, timeFrom,
  * timeTo, minDurationNs, pid, openCalls (function_enter events with no exit yet). The
- * result holds a struct timeline_query ready for
- * timeline_events() or timeline_first_match() (core/timeline.h); the caller sets
- * limit, offset and after_id on it when it pages.
+ * result holds a struct event_query (base/event_query.h, the shape the engine and the
+ * store read as it is) ready for timeline_events() or timeline_first_match()
+ * (core/timeline.h); the caller sets limit, offset and after_id on it when it pages.
+ * text.matches is compiled here, to reject a bad pattern in the filter's own terms
+ * before anything runs, and its handle is the one every read with the filter uses;
+ * function.matches is compiled by the first read (its error comes from the engine,
+ * completed by query_filter_explain()).
  *
  * Errors are VALIDATION_ERROR, each naming the field (relative to the object
  * parsed), what it must be and what to do instead.
@@ -20,7 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/error.h"
-#include "core/timeline.h"
+#include "base/event_query.h"
 
 /* The longest text.contains / text.matches, in bytes (base/regex.h's limit). */
 #define QUERY_FILTER_TEXT_MAX 1024
@@ -29,7 +33,7 @@
 #define QUERY_FILTER_STRINGS 12
 
 struct query_filter {
-    struct timeline_query q;     /* its strings point into owned[] */
+    struct event_query q;        /* its strings point into owned[] */
     char *owned[QUERY_FILTER_STRINGS];
     int n_owned;
 };
@@ -47,7 +51,7 @@ int query_filter_parse(const cJSON *obj, const char *where, const char *const *e
  * query, with the next step in the filter's terms (which pattern to fix, how). */
 void query_filter_explain(const struct query_filter *f, struct strobe_error *e);
 
-/* Frees the copied strings; NULL is fine. */
+/* Frees the copied strings and the compiled patterns; NULL is fine. */
 void query_filter_free(struct query_filter *f);
 
 #endif

@@ -111,7 +111,7 @@ static bool verbose_only_member(const char *name)
 
 /* The event as debug_query shows it: the columns its type has, then its data
  * members as fields of its own. Crash events are completed by crash_payload.h. */
-static cJSON *event_json(const struct store_event_row *r, bool verbose, bool multi_pid)
+static cJSON *event_json(const struct timeline_event *r, bool verbose, bool multi_pid)
 {
     cJSON *o = cJSON_CreateObject();
     char id[24];
@@ -180,7 +180,7 @@ static cJSON *event_json(const struct store_event_row *r, bool verbose, bool mul
  * data already gave breakpointId, file, line, function and, for pause, reason): the
  * thread is always shown (which thread logged or stopped), and where it was is taken
  * from the event's columns when its data did not say. */
-static void stop_event_shape(cJSON *ev, const struct store_event_row *r)
+static void stop_event_shape(cJSON *ev, const struct timeline_event *r)
 {
     if (!cJSON_HasObjectItem(ev, "threadId"))
         cJSON_AddNumberToObject(ev, "threadId", r->tid);
@@ -192,7 +192,7 @@ static void stop_event_shape(cJSON *ev, const struct store_event_row *r)
         cJSON_AddStringToObject(ev, "function", r->function);
 }
 
-cJSON *tool_event_json(const struct store_event_row *r, bool verbose)
+cJSON *tool_event_json(const struct timeline_event *r, bool verbose)
 {
     cJSON *ev = event_json(r, verbose, false);
     if (r->type == EV_WATCH_HIT)
@@ -206,7 +206,7 @@ cJSON *tool_event_json(const struct store_event_row *r, bool verbose)
  * thread, outermost first and innermost last (the chain of traced callers down to
  * where the thread is now). When the session's processes are gone, the calls never
  * returned: each is marked neverReturned. rows are the n events shown. */
-static void open_calls_shape(cJSON *out, cJSON *events, const struct store_event_row *rows,
+static void open_calls_shape(cJSON *out, cJSON *events, const struct timeline_event *rows,
                              int n, const char *session_id)
 {
     struct session_target t;
@@ -246,19 +246,17 @@ static void open_calls_shape(cJSON *out, cJSON *events, const struct store_event
           "crashed inside them).");
 }
 
-/* Whether a function named fn passes the query's function filter. */
-static bool function_selected(const struct timeline_query *q, const char *fn)
+/* Whether a function named fn passes the query's function filter (its pattern
+ * compiled by the query that ran with it). */
+static bool function_selected(const struct event_query *q, const char *fn)
 {
     if ((q->function_equals && strcmp(fn, q->function_equals) != 0) ||
         (q->function_contains && !strstr(fn, q->function_contains)))
         return false;
-    if (!q->function_matches)
+    if (!q->function_re)
         return true;
     char why[200];
-    struct regex *re = regex_compile(q->function_matches, why, sizeof why);
-    bool ok = re && regex_match(re, fn, strlen(fn), why, sizeof why) == 1;
-    regex_free(re);
-    return ok;
+    return regex_match(q->function_re, fn, strlen(fn), why, sizeof why) == 1;
 }
 
 /* evicted: the functions of the answer's range whose oldest events the session's
@@ -266,12 +264,12 @@ static bool function_selected(const struct timeline_query *q, const char *fn)
  * for polling (afterEventId: only new events), nor for types the cap never evicts
  * from functions, nor when an absolute timeFrom starts after the last eviction. */
 static void add_evicted(cJSON *out, struct timeline_reader *rd, int64_t key,
-                        const struct timeline_query *q)
+                        const struct event_query *q)
 {
     if (q->after_id || (q->event_type && q->event_type != EV_FUNCTION_ENTER &&
                         q->event_type != EV_FUNCTION_EXIT))
         return;
-    struct store_evicted *rows;
+    struct timeline_evicted *rows;
     int n;
     if (timeline_evicted(rd, key, &rows, &n, NULL) != 0)
         return;
@@ -305,7 +303,7 @@ static void add_evicted(cJSON *out, struct timeline_reader *rd, int64_t key,
 }
 
 /* The paging and presentation fields of args into q and *verbose. */
-static int paging(const cJSON *args, struct timeline_query *q, bool *verbose,
+static int paging(const cJSON *args, struct event_query *q, bool *verbose,
                   struct strobe_error *e)
 {
     int64_t v;
@@ -365,7 +363,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     int shown = 0;
     int64_t last_id = after_id;
     for (; shown < res.n; shown++) {
-        const struct store_event_row *row = &res.events[shown];
+        const struct timeline_event *row = &res.events[shown];
         cJSON *ev = event_json(row, verbose, n_pids > 1);
         if (row->type == EV_CRASH) {
             /* What could not be joined is left out; the event itself stands. */

@@ -18,7 +18,7 @@ static const char *const fields[] = {"action", "sessionId", "retain", "pid", "ti
 static const char *const stacks_fields[] = {"pid", "tids", "locals", "verbose"};
 
 /* The fields a session shows in status and list. */
-static cJSON *row_json(const struct session_row *r)
+static cJSON *row_json(const struct timeline_session *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "sessionId", r->id);
@@ -86,7 +86,7 @@ static void add_command_line(cJSON *o, const char *json_text)
 static void add_evicted_status(cJSON *o, struct timeline_reader *rd, const char *id)
 {
     int64_t key;
-    struct store_evicted *rows;
+    struct timeline_evicted *rows;
     int n;
     if (session_resolve(id, &key, NULL) != 0 || timeline_evicted(rd, key, &rows, &n, NULL) != 0)
         return;
@@ -103,19 +103,19 @@ static void add_evicted_status(cJSON *o, struct timeline_reader *rd, const char 
 static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *e)
 {
     struct timeline_reader *rd = tool_reader(ctx, e);
-    struct session_status st;
+    struct timeline_status st;
     if (!rd || timeline_status(rd, id, &st, e) != 0)
         return NULL;
-    cJSON *o = row_json(&st.row);
-    cJSON_AddStringToObject(o, "projectRoot", st.row.project_root);
-    if (st.row.command_line)
-        add_command_line(o, st.row.command_line);
+    cJSON *o = row_json(&st.session);
+    cJSON_AddStringToObject(o, "projectRoot", st.session.project_root);
+    if (st.session.command_line)
+        add_command_line(o, st.session.command_line);
     cJSON *pids = cJSON_AddArrayToObject(o, "pids");
     bool main_listed = false;
     for (int i = 0; i < st.n_pids; i++)
-        main_listed |= st.pids[i] == st.row.pid;
+        main_listed |= st.pids[i] == st.session.pid;
     if (!main_listed)
-        cJSON_AddItemToArray(pids, cJSON_CreateNumber(st.row.pid));
+        cJSON_AddItemToArray(pids, cJSON_CreateNumber(st.session.pid));
     for (int i = 0; i < st.n_pids; i++)
         cJSON_AddItemToArray(pids, cJSON_CreateNumber(st.pids[i]));
     cJSON *counts = cJSON_AddObjectToObject(o, "eventCounts");
@@ -151,28 +151,28 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
         cJSON_AddStringToObject(o, "storeErrors", msg);
     }
     tool_add_counts(o, id, true);
-    if (strcmp(st.row.status, "running") == 0)
+    if (strcmp(st.session.status, "running") == 0)
         tool_add_breakpoint_count(o, id);
-    if (strcmp(st.row.status, "running") == 0 && tool_add_paused(o, id)) {
+    if (strcmp(st.session.status, "running") == 0 && tool_add_paused(o, id)) {
         cJSON_AddStringToObject(o, "hint", "Threads are paused: debug_continue({sessionId}) "
                                 "resumes them (and waits for the next stop); debug_memory "
                                 "with threadId reads their locals.");
-        session_status_free(&st);
+        timeline_status_free(&st);
         return o;
     }
-    const char *hint = strcmp(st.row.status, "running") == 0
+    const char *hint = strcmp(st.session.status, "running") == 0
         ? "Still running. Read its output with debug_query (eventType \"stdout\"/\"stderr\"), "
           "poll new events with afterEventId."
         : "Ended. Its events stay queryable with debug_query until debug_session stop.";
     cJSON_AddStringToObject(o, "hint", hint);
-    session_status_free(&st);
+    timeline_status_free(&st);
     return o;
 }
 
 static cJSON *list(struct tool_ctx *ctx, struct strobe_error *e)
 {
     struct timeline_reader *rd = tool_reader(ctx, e);
-    struct session_row *rows = NULL;
+    struct timeline_session *rows = NULL;
     int n = 0;
     if (!rd || timeline_sessions(rd, &rows, &n, e) != 0)
         return NULL;

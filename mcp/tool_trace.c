@@ -277,11 +277,11 @@ static int64_t run_ms(struct tool_ctx *ctx, const char *id)
 {
     struct strobe_error e = {0};
     struct timeline_reader *rd = tool_reader(ctx, &e);
-    struct session_status st;
+    struct timeline_status st;
     if (!rd || timeline_status(rd, id, &st, &e) != 0)
         return -1;
-    int64_t ms = st.row.ended_at_ms ? st.row.ended_at_ms - st.row.started_at_ms : -1;
-    session_status_free(&st);
+    int64_t ms = st.session.ended_at_ms ? st.session.ended_at_ms - st.session.started_at_ms : -1;
+    timeline_status_free(&st);
     return ms;
 }
 

@@ -69,8 +69,8 @@ cJSON *tool_memory_poll(const cJSON *args, const char *id, struct strobe_error *
 cJSON *tool_memory_watch(const cJSON *args, const char *id, struct strobe_error *e);
 cJSON *tool_memory_unwatch(const cJSON *args, const char *id, struct strobe_error *e);
 /* One event as debug_query shows it (a crash without its joined context). */
-struct store_event_row;
-cJSON *tool_event_json(const struct store_event_row *r, bool verbose);
+struct timeline_event;
+cJSON *tool_event_json(const struct timeline_event *r, bool verbose);
 /* debug_breakpoint's shape of a breakpoint (also in debug_launch's answer). */
 cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged);
 /* Adds "breakpoints": N (logpoints included) and "logpoints": N (when any) of session

@@ -9,9 +9,12 @@
 # room. The table itself must allow no cycle between rows, every folder that holds
 # C files must sit under a row, and no folder of the product holds more than 30 C
 # files (a folder that grows past that gets rooms). The composition root (strobe.c),
-# tests/ and bench/ may include anything. It also fails when an mcp/ file calls a
-# store_* function: tool handlers reach the database through the engine
-# (core/timeline.h).
+# tests/ and bench/ may include anything. Headers bring in what they include in
+# turn, so the rule holds through them too, between folders: no chain of includes
+# may take a file into a folder its folder's row does not name (a header the row
+# names, dir/file.h, names its folder). That is what keeps the store's types out of
+# mcp/ and cli/, whose rows do not name store/: not even a core/ header they include
+# may include store/store.h.
 #
 #   scripts/check-layers.sh            exits 1 and names each forbidden edge
 #   scripts/check-layers.sh --rules    prints the table as "row:allowed ..." lines
@@ -80,6 +83,7 @@ if [ -z "$files" ]; then
 fi
 
 status=0
+incs=""  # "file header" for every include of a project header: the reach below
 # The table itself must be a DAG of rows: an allowed edge both ways would make a
 # cycle the include check could not see. An entry stands for every row it admits
 # (one header counts as its row).
@@ -117,6 +121,8 @@ for f in $files; do
     allow=$(printf '%s\n' "$rules" | sed -n "s#^$room:##p")
     for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
         case "$inc" in */*) ;; *) continue ;; esac   # a generated header beside the file
+        [ -f "$inc" ] && incs="$incs$f $inc
+"
         iroom=$(room_of "$inc")
         [ -z "$iroom" ] && iroom=${inc%%/*}
         [ "$iroom" = "$room" ] && continue
@@ -135,13 +141,48 @@ for b in $big; do
     status=1
 done
 
-for f in $(printf '%s\n' "$files" | grep '^mcp/'); do
-    calls=$(grep -on '\bstore_[a-z_]*[[:space:]]*(' "$f" | sed 's/[[:space:]]*($//')
-    if [ -n "$calls" ]; then
-        echo "check-layers: $f calls the store directly (use core/timeline.h):" $calls >&2
-        status=1
-    fi
-done
+# The reach: from each file, every header its includes lead to, through headers of
+# any folder. A direct include was judged above; a header reached through others is
+# judged by its folder, and named with the chain that leads to it.
+reach=$(printf '%s' "$incs" | awk -v rules="$rules" '
+    BEGIN {   # "dir:allow ..." lines -> the folders each dir may reach, " dir a b "
+        n = split(rules, r, "\n")
+        for (i = 1; i <= n; i++) {
+            dir = r[i]; sub(/:.*/, "", dir)
+            allow[dir] = r[i]; sub(/^[^:]*:/, "", allow[dir])
+            k = split(allow[dir], a, " ")
+            ok[dir] = " " dir " "
+            for (j = 1; j <= k; j++) { sub(/\/.*/, "", a[j]); ok[dir] = ok[dir] a[j] " " }
+        }
+    }
+    { inc[$1] = inc[$1] " " $2 }
+    END {
+        for (f in inc) {
+            dir = f; sub(/\/.*/, "", dir)
+            delete via; delete seen
+            top = 0
+            k = split(inc[f], d, " ")
+            for (i = 1; i <= k; i++) if (!(d[i] in seen)) { seen[d[i]] = 1; stack[++top] = d[i] }
+            while (top > 0) {
+                h = stack[top--]
+                k = split(inc[h], d, " ")
+                for (i = 1; i <= k; i++) {
+                    if (d[i] in seen) continue
+                    seen[d[i]] = 1; via[d[i]] = h; stack[++top] = d[i]
+                    hdir = d[i]; sub(/\/.*/, "", hdir)
+                    if (index(ok[dir], " " hdir " ")) continue
+                    chain = d[i]
+                    for (x = h; x != ""; x = via[x]) chain = x " -> " chain
+                    print "check-layers: " f " reaches " d[i] " (" f " -> " chain "): " \
+                          dir "/ may include only: " allow[dir]
+                }
+            }
+        }
+    }' | sort)
+if [ -n "$reach" ]; then
+    printf '%s\n' "$reach" >&2
+    status=1
+fi
 
 [ $status = 0 ] && echo "check-layers: every include follows README.md's Layout table"
 exit $status

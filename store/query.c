@@ -11,10 +11,10 @@
  *
  * The text filters run on the events themselves (text is not interned): "contains"
  * is instr(e.text, ?), "matches" calls strobe_text_match(e.text), an SQL function
- * each reader registers on its connection, which matches the query's regex (compiled
- * once per query, in build(), and handed to the function through the reader) with
- * base/regex.h's budgets. A match over budget makes the function fail, which stops
- * the statement; the query then answers STORE_E_PATTERN.
+ * each reader registers on its connection, which matches the query's regex (text_re,
+ * compiled by the caller once per request: base/event_query.h; handed to the function
+ * through the reader) with base/regex.h's budgets. A match over budget makes the
+ * function fail, which stops the statement; the query then answers STORE_E_PATTERN.
  *
  * Rows are read in two steps: the page's ids are picked from the indexes alone
  * (ev_session_ts covers the pid, thread, file, type and duration filters, so neither
@@ -132,20 +132,6 @@ static int names_to_ids(struct store_reader *r, const char *sql, const char *arg
     return 0;
 }
 
-static int regex_ids(struct store_reader *r, const char *sql, const char *pattern,
-                     struct idset *set, char **err)
-{
-    char why[200];
-    struct regex *re = regex_compile(pattern, why, sizeof why);
-    if (!re) {
-        st_fail(err, "invalid regular expression \"%.200s\": %s", pattern, why);
-        return STORE_E_PATTERN;
-    }
-    int ret = names_to_ids(r, sql, NULL, re, set, err);
-    regex_free(re);
-    return ret;
-}
-
 /* ---- building the statement ------------------------------------------------------ */
 
 struct built {
@@ -163,12 +149,12 @@ struct built {
      * "session = ?" and read the table in function order. */
     const char *events;
     struct idset fn, file, thr;
-    struct regex *text_re; /* text_matches, compiled */
+    int64_t session_key;
+    bool latest;       /* STORE_QUERY_LATEST, and no after_id */
 };
 
 static void built_free(struct built *b)
 {
-    regex_free(b->text_re);
     free(b->where.buf);
     free(b->fn.ids);
     free(b->file.ids);
@@ -224,10 +210,16 @@ enum {
     P_OFFSET,
 };
 
-static int build(struct store_reader *r, const struct store_query *q, struct built *b,
-                 char **err)
+static int build(struct store_reader *r, int64_t session_key, const struct event_query *q,
+                 int flags, struct built *b, char **err)
 {
     memset(b, 0, sizeof *b);
+    if ((q->function_matches && !q->function_re) || (q->text_matches && !q->text_re))
+        return st_fail(err, "a pattern of the query is not compiled");
+    if ((q->from.set && q->from.relative) || (q->to.set && q->to.relative))
+        return st_fail(err, "a time bound of the query is relative to the latest event");
+    b->session_key = session_key;
+    b->latest = (flags & STORE_QUERY_LATEST) && q->after_id <= 0;
     b->session_term = q->after_id > 0 ? "+e.session = ?1" : "e.session = ?1";
     static const char fn_eq[] = "SELECT id, name FROM functions WHERE name = ?1";
     static const char fn_has[] = "SELECT id, name FROM functions WHERE instr(name, ?1) > 0";
@@ -237,8 +229,8 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
     if (q->function_contains &&
         names_to_ids(r, fn_has, q->function_contains, NULL, &b->fn, err) < 0)
         return -1;
-    if (q->function_matches) {
-        int rc = regex_ids(r, fn_all, q->function_matches, &b->fn, err);
+    if (q->function_re) {
+        int rc = names_to_ids(r, fn_all, NULL, q->function_re, &b->fn, err);
         if (rc < 0)
             return rc;
     }
@@ -261,7 +253,7 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
     struct strbuf *w = &b->where;
     sb_printf(w, " ");
     int type = q->event_type;
-    bool ret_filter = q->return_equals || q->return_is_null >= 0;
+    bool ret_filter = q->return_equals || q->return_null != EVENT_RETURN_ANY;
     if (ret_filter) {
         if (type && type != EV_FUNCTION_EXIT)
             b->empty = true;
@@ -286,13 +278,13 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
         else
             sb_printf(w, " AND e.return_value = ?%d", P_RET);
     }
-    if (q->return_is_null == 1)
+    if (q->return_null == EVENT_RETURN_NULL)
         sb_printf(w, " AND (e.return_value IS NULL OR e.return_value = 'null')");
-    else if (q->return_is_null == 0)
+    else if (q->return_null == EVENT_RETURN_NOT_NULL)
         sb_printf(w, " AND e.return_value IS NOT NULL AND e.return_value <> 'null'");
-    if (q->has_time_from)
+    if (q->from.set)
         sb_printf(w, " AND e.ts_ns >= ?%d", P_FROM);
-    if (q->has_time_to)
+    if (q->to.set)
         sb_printf(w, " AND e.ts_ns <= ?%d", P_TO);
     if (q->min_duration_ns > 0)
         sb_printf(w, " AND e.duration_ns >= ?%d", P_MINDUR);
@@ -316,16 +308,8 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
         sb_printf(w, " AND e.id > ?%d", P_AFTER);
     if (q->text_contains)
         sb_printf(w, " AND instr(e.text, ?%d) > 0", P_TEXT);
-    if (q->text_matches) {
-        char why[200];
-        b->text_re = regex_compile(q->text_matches, why, sizeof why);
-        if (!b->text_re) {
-            st_fail(err, "the text pattern \"%.200s\" is not a valid regular expression: %s",
-                    q->text_matches, why);
-            return STORE_E_PATTERN;
-        }
+    if (q->text_re)
         sb_printf(w, " AND strobe_text_match(e.text)");
-    }
     if (w->oom)
         return st_fail(err, "out of memory building a query");
     bool type_indexed = type == EV_STDOUT || type == EV_STDERR || type == EV_CRASH ||
@@ -333,25 +317,25 @@ static int build(struct store_reader *r, const struct store_query *q, struct bui
     b->events = b->fn.active || q->after_id > 0 || type_indexed
                     ? "events e" : "events e INDEXED BY ev_session_ts";
     b->counters_exact = !b->fn.active && !b->file.active && !b->thr.active && !ret_filter &&
-                        !q->has_time_from && !q->has_time_to && q->min_duration_ns <= 0 &&
+                        !q->from.set && !q->to.set && q->min_duration_ns <= 0 &&
                         !q->pid && q->after_id <= 0 && !q->text_contains &&
-                        !q->text_matches && !q->open_calls;
+                        !q->text_re && !q->open_calls;
     return 0;
 }
 
-static void bind_all(sqlite3_stmt *st, const struct store_query *q, const struct built *b)
+static void bind_all(sqlite3_stmt *st, const struct event_query *q, const struct built *b)
 {
     int n = sqlite3_bind_parameter_count(st);
     for (int i = 1; i <= n; i++) {
         switch (i) {
-        case P_SESSION: sqlite3_bind_int64(st, i, q->session_key); break;
+        case P_SESSION: sqlite3_bind_int64(st, i, b->session_key); break;
         case P_RET:
             if (q->return_equals)
                 sqlite3_bind_text(st, i, q->return_equals, -1, SQLITE_STATIC);
             break;
         case P_RETNUM: sqlite3_bind_double(st, i, b->num); break;
-        case P_FROM: sqlite3_bind_int64(st, i, q->time_from_ns); break;
-        case P_TO: sqlite3_bind_int64(st, i, q->time_to_ns); break;
+        case P_FROM: sqlite3_bind_int64(st, i, q->from.ns); break;
+        case P_TO: sqlite3_bind_int64(st, i, q->to.ns); break;
         case P_MINDUR: sqlite3_bind_int64(st, i, q->min_duration_ns); break;
         case P_PID: sqlite3_bind_int(st, i, q->pid); break;
         case P_AFTER: sqlite3_bind_int64(st, i, q->after_id); break;
@@ -384,13 +368,13 @@ static int clamp_limit(int limit) { return limit < 0 ? 0 : limit > 100000 ? 1000
     " FROM (%s) AS pick JOIN events e ON e.id = pick.id ORDER BY %s"
 #define PICK_COLUMNS "SELECT e.id AS id, e.ts_ns AS ts_ns FROM %s WHERE %s"
 
-static char *rows_sql(const struct store_query *q, const struct built *b)
+static char *rows_sql(const struct event_query *q, const struct built *b)
 {
     struct strbuf pick = {0}, s = {0};
-    const char *pick_order = q->after_id > 0 ? "id" : q->latest ? "ts_ns DESC, id DESC"
+    const char *pick_order = q->after_id > 0 ? "id" : b->latest ? "ts_ns DESC, id DESC"
                                                                 : "ts_ns, id";
     const char *order = q->after_id > 0 ? "pick.id"
-                        : q->latest     ? "pick.ts_ns DESC, pick.id DESC"
+                        : b->latest     ? "pick.ts_ns DESC, pick.id DESC"
                                         : "pick.ts_ns, pick.id";
     if (b->fn.active && b->fn.n > 1 && b->fn.n <= MERGE_MAX_IDS) {
         for (int i = 0; i < b->fn.n; i++)
@@ -429,8 +413,7 @@ static char *count_sql(const struct built *b)
     return s.buf;
 }
 
-
-void store_event_row_free(struct store_event_row *e)
+static void event_row_free(struct store_event_row *e)
 {
     free(e->thread_name);
     free(e->function);
@@ -447,12 +430,12 @@ void store_result_free(struct store_result *res)
     if (!res)
         return;
     for (int i = 0; i < res->n; i++)
-        store_event_row_free(&res->rows[i]);
+        event_row_free(&res->rows[i]);
     free(res->rows);
     memset(res, 0, sizeof *res);
 }
 
-static int read_rows(struct store_reader *r, const struct store_query *q,
+static int read_rows(struct store_reader *r, const struct event_query *q,
                      const struct built *b, struct store_result *out, int limit, char **err)
 {
     char *sql = rows_sql(q, b);
@@ -507,7 +490,7 @@ static int read_rows(struct store_reader *r, const struct store_query *q,
     if (rc != SQLITE_DONE)
         return rc == SQLITE_NOMEM ? st_fail(err, "out of memory reading events")
                                   : st_fail_db(err, r->db, "cannot read events");
-    if (q->latest && q->after_id <= 0) /* fetched newest first: back to chronological */
+    if (b->latest) /* fetched newest first: back to chronological */
         for (int i = 0, j = out->n - 1; i < j; i++, j--) {
             struct store_event_row t = out->rows[i];
             out->rows[i] = out->rows[j];
@@ -516,7 +499,8 @@ static int read_rows(struct store_reader *r, const struct store_query *q,
     return 0;
 }
 
-static int counters_total(struct store_reader *r, const struct store_query *q, int64_t *total)
+static int counters_total(struct store_reader *r, const struct event_query *q,
+                          const struct built *b, int64_t *total)
 {
     sqlite3_stmt *st = NULL;
     const char *sql = q->event_type
@@ -525,7 +509,7 @@ static int counters_total(struct store_reader *r, const struct store_query *q, i
                           : "SELECT coalesce(sum(count), 0) FROM type_counts WHERE session = ?1";
     if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
-    sqlite3_bind_int64(st, 1, q->session_key);
+    sqlite3_bind_int64(st, 1, b->session_key);
     if (q->event_type)
         sqlite3_bind_int(st, 2, q->event_type);
     int rc = sqlite3_step(st);
@@ -535,7 +519,7 @@ static int counters_total(struct store_reader *r, const struct store_query *q, i
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
-static int capped_total(struct store_reader *r, const struct store_query *q,
+static int capped_total(struct store_reader *r, const struct event_query *q,
                         const struct built *b, int64_t *total)
 {
     char *sql = count_sql(b);
@@ -557,7 +541,7 @@ static int capped_total(struct store_reader *r, const struct store_query *q,
 /* A statement failed: when the text regex went over its budget, that is the cause
  * (the caller's pattern), told as STORE_E_PATTERN in place of the database's
  * sentence; else -1 and the sentence stands. */
-static int query_failure(struct store_reader *r, const struct store_query *q, char **err)
+static int query_failure(struct store_reader *r, const struct event_query *q, char **err)
 {
     if (!r->text_over_budget)
         return -1;
@@ -570,12 +554,13 @@ static int query_failure(struct store_reader *r, const struct store_query *q, ch
     return STORE_E_PATTERN;
 }
 
-int store_query_events(struct store_reader *r, const struct store_query *q,
-                       struct store_result *out, char **err)
+int store_query_events(struct store_reader *r, int64_t session_key,
+                       const struct event_query *q, int flags, struct store_result *out,
+                       char **err)
 {
     memset(out, 0, sizeof *out);
     struct built b;
-    int ret = build(r, q, &b, err);
+    int ret = build(r, session_key, q, flags, &b, err);
     if (ret < 0)
         goto done;
     ret = -1;
@@ -583,7 +568,7 @@ int store_query_events(struct store_reader *r, const struct store_query *q,
         ret = 0;
         goto done;
     }
-    r->text_re = b.text_re;
+    r->text_re = q->text_re;
     r->text_over_budget = false;
     /* One read transaction so rows and count see the same snapshot. */
     if (st_exec(r->db, "BEGIN", err) < 0)
@@ -593,10 +578,10 @@ int store_query_events(struct store_reader *r, const struct store_query *q,
     if (read_rows(r, q, &b, out, limit, err) < 0)
         goto rollback;
     int64_t total = -1;
-    if (q->skip_total || (!out->has_more && (out->n > 0 || offset == 0))) {
+    if ((flags & STORE_QUERY_NO_TOTAL) || (!out->has_more && (out->n > 0 || offset == 0))) {
         total = offset + out->n; /* the last page: exact without counting */
     } else if (b.counters_exact) {
-        if (counters_total(r, q, &total) < 0) {
+        if (counters_total(r, q, &b, &total) < 0) {
             st_fail_db(err, r->db, "cannot count events");
             goto rollback;
         }
@@ -627,7 +612,7 @@ done:
 
 /* ---- EXPLAIN QUERY PLAN, for tests ------------------------------------------------- */
 
-static int explain(struct store_reader *r, const char *sql, const struct store_query *q,
+static int explain(struct store_reader *r, const char *sql, const struct event_query *q,
                    const struct built *b, struct strbuf *plan, char **err)
 {
     struct strbuf e = {0};
@@ -644,14 +629,14 @@ static int explain(struct store_reader *r, const char *sql, const struct store_q
     return rc == SQLITE_DONE ? 0 : st_fail_db(err, r->db, "cannot explain the query");
 }
 
-int store_explain_query(struct store_reader *r, const struct store_query *q, char **plan,
-                        char **err)
+int store_explain_query(struct store_reader *r, int64_t session_key,
+                        const struct event_query *q, int flags, char **plan, char **err)
 {
     *plan = NULL;
     struct built b;
     struct strbuf p = {0};
     int ret = -1;
-    if (build(r, q, &b, err) < 0)
+    if (build(r, session_key, q, flags, &b, err) < 0)
         goto out;
     char *rows = rows_sql(q, &b), *count = count_sql(&b);
     if (rows && count) {

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/event_query.h"
 #include "base/ring.h"
 
 struct store;
@@ -112,35 +113,15 @@ int64_t store_session_lost(struct store *s, int64_t key, char *msg, size_t msgle
 struct store_reader *store_reader_open(struct store *s, char **err);
 void store_reader_close(struct store_reader *r);
 
-struct store_query {
-    int64_t session_key;
-    int event_type;             /* 0 = any */
-    const char *function_equals, *function_contains, *function_matches; /* regex */
-    const char *file_equals, *file_contains;
-    const char *return_equals;  /* JSON text compared with the stored JSON text */
-    int return_is_null;         /* -1 = no filter, 0 = has a return value, 1 = null */
-    const char *thread_name_contains;
-    /* The text column (output lines, logpoint messages, crash, pause and exit texts):
-     * a case-sensitive substring, and/or a regular expression (base/regex.h) matched
-     * anywhere in it. Events without text never match either. */
-    const char *text_contains, *text_matches;
-    bool has_time_from, has_time_to;
-    int64_t time_from_ns, time_to_ns; /* inclusive, session-relative */
-    int64_t min_duration_ns;    /* 0 = no filter */
-    int pid;                    /* 0 = any */
-    /* Only function_enter events whose function_exit is not stored (no exit names them
-     * as parent): the calls entered and not yet returned, or never returned. */
-    bool open_calls;
-    int64_t after_id;           /* 0 = none; when set, events are ordered by id */
-    int limit;                  /* rows wanted */
-    int offset;
-    /* Added: when true (and after_id is 0), the last `limit` matching events after
-     * skipping `offset` from the end, still returned in chronological order. This is
-     * "the latest N" without an OFFSET scan over the whole session. */
-    bool latest;
-    /* When true, total_count is not counted: it is what the rows read show (offset
-     * plus rows, one more when has_more). For "is there a match" checks. */
-    bool skip_total;
+/* How store_query_events() reads: bits of its flags. */
+enum {
+    /* With no after_id: the last `limit` matching events after skipping `offset` from
+     * the end, still returned in chronological order. This is "the latest N" without
+     * an OFFSET scan over the whole session. */
+    STORE_QUERY_LATEST = 1,
+    /* total_count is not counted: it is what the rows read show (offset plus rows, one
+     * more when has_more). For "is there a match" checks. */
+    STORE_QUERY_NO_TOTAL = 2,
 };
 
 struct store_event_row {
@@ -168,18 +149,19 @@ struct store_result {
     bool total_is_lower_bound;
 };
 void store_result_free(struct store_result *res);
-/* Frees the strings of one row (not the row): for callers that drop rows from a
- * result before freeing the rest. */
-void store_event_row_free(struct store_event_row *e);
 
-/* Events of one session matching q, chronological (ts, id), or by id when
- * q->after_id is set. 0; STORE_E_PATTERN with a sentence in *err when
- * function_matches or text_matches is not a valid regular expression (base/regex.h)
- * or too costly to match (the sentence names which); -1 with a sentence when the
- * database fails. */
+/* Events of session session_key matching q (base/event_query.h: the filter in the
+ * shape the engine and the MCP handlers share), limit rows of it, chronological (ts,
+ * id), or by id when q->after_id is set; flags: STORE_QUERY_*. q's time bounds must be
+ * absolute and its patterns compiled (function_re, text_re): the store matches the
+ * handles and compiles nothing, so a request that reads many times compiles once. 0;
+ * STORE_E_PATTERN with a sentence in *err when a pattern is too costly to match (the
+ * sentence names which); -1 with a sentence when the database fails, or q has a
+ * relative bound or a pattern not compiled. */
 #define STORE_E_PATTERN (-2)
-int store_query_events(struct store_reader *r, const struct store_query *q,
-                       struct store_result *out, char **err);
+int store_query_events(struct store_reader *r, int64_t session_key,
+                       const struct event_query *q, int flags, struct store_result *out,
+                       char **err);
 
 /* Timestamp of the session's latest event (0 when it has none): the anchor of
  * relative time bounds such as "-5s". */

@@ -176,9 +176,9 @@ int st_delete_step(struct store *s, sqlite3 *db, int64_t *finished, char **err);
 /* ---- query.c --------------------------------------------------------------- */
 
 /* The plan SQLite picks for the main SELECT and the count store_query_events()
- * would run for q: EXPLAIN QUERY PLAN rows' detail column, joined by '\n'
- * (malloc'd in *plan). For tests and for diagnosing slow queries. */
-int store_explain_query(struct store_reader *r, const struct store_query *q, char **plan,
-                        char **err);
+ * would run for q (same arguments): EXPLAIN QUERY PLAN rows' detail column, joined by
+ * '\n' (malloc'd in *plan). For tests and for diagnosing slow queries. */
+int store_explain_query(struct store_reader *r, int64_t session_key,
+                        const struct event_query *q, int flags, char **plan, char **err);
 
 #endif

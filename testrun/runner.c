@@ -36,10 +36,12 @@
 #include "base/paths.h"
 #include "core/patterns.h"
 #include "core/session.h"
+#include "core/daemon.h"
 #include "testrun/details.h"
 #include "testrun/live.h"
 #include "testrun/proc.h"
 #include "testrun/stuck.h"
+#include "store/store.h"
 
 #define NS_PER_MS 1000000LL
 #define OUTPUT_CAP (64u << 20)       /* bytes of each stream kept for parsing */

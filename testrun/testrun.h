@@ -32,9 +32,10 @@
 #include "base/error.h"
 #include "base/session_id.h"
 #include "core/collector.h"
-#include "core/daemon.h"
 #include "testrun/adapter.h"
-#include "store/store.h"
+
+struct daemon_service;
+struct store;
 
 #define TESTRUN_ID_MAX 40        /* "tr-" + 32 hex digits */
 #define TESTRUN_KEEP 64          /* finished runs kept in memory */

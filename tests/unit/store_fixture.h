@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/regex.h"
 #include "store/store.h"
 #include "tests/unit/tmpdir.h"
 
@@ -87,29 +88,49 @@ static inline void push(struct fx *f, const struct event *e)
     assert_true(ring_push(f->ring, e, store_wake, f->s));
 }
 
-static inline struct store_query q_init(int64_t key)
+/* The first page of 50 of every event. */
+static inline struct event_query q_init(void)
 {
-    struct store_query q = {0};
-    q.session_key = key;
-    q.return_is_null = -1;
-    q.limit = 50;
-    return q;
+    return (struct event_query){.limit = 50};
 }
 
-static inline struct store_result run(struct fx *f, const struct store_query *q)
+/* store_query_events() on q as the engine hands it over: with its patterns compiled,
+ * here for this one query (the tests point q's patterns at others between queries). */
+static inline int query(struct fx *f, int64_t key, const struct event_query *q, int flags,
+                        struct store_result *res, char **err)
+{
+    struct event_query c = *q;
+    char why[200];
+    if (c.function_matches && !(c.function_re = regex_compile(c.function_matches, why,
+                                                               sizeof why)))
+        fail_msg("function pattern %s: %s", c.function_matches, why);
+    if (c.text_matches && !(c.text_re = regex_compile(c.text_matches, why, sizeof why)))
+        fail_msg("text pattern %s: %s", c.text_matches, why);
+    int rc = store_query_events(f->r, key, &c, flags, res, err);
+    event_query_free_compiled(&c);
+    return rc;
+}
+
+static inline struct store_result run_flags(struct fx *f, int64_t key,
+                                            const struct event_query *q, int flags)
 {
     struct store_result res;
     char *err = NULL;
-    int rc = store_query_events(f->r, q, &res, &err);
+    int rc = query(f, key, q, flags, &res, &err);
     if (rc != 0)
         fprintf(stderr, "query failed: %s\n", err);
     assert_int_equal(rc, 0);
     return res;
 }
 
-static inline int64_t count(struct fx *f, const struct store_query *q)
+static inline struct store_result run(struct fx *f, int64_t key, const struct event_query *q)
 {
-    struct store_result res = run(f, q);
+    return run_flags(f, key, q, 0);
+}
+
+static inline int64_t count(struct fx *f, int64_t key, const struct event_query *q)
+{
+    struct store_result res = run(f, key, q);
     int64_t n = res.total_count;
     store_result_free(&res);
     return n;
@@ -195,10 +216,10 @@ static inline struct timeline build_timeline(struct fx *f)
     push(f, &e);
 
     store_sync(f->s);
-    struct store_query q = q_init(k);
+    struct event_query q = q_init();
     q.event_type = EV_FUNCTION_ENTER;
     q.limit = 1;
-    struct store_result res = run(f, &q);
+    struct store_result res = run(f, k, &q);
     assert_int_equal(res.n, 1);
     assert_string_equal(res.rows[0].function, "app::main()");
     t.main_enter_id = res.rows[0].id;

@@ -32,6 +32,7 @@
 #include "core/memory.h"
 #include "core/poll.h"
 #include "core/session.h"
+#include "core/timeline.h"
 #include "core/trace_watches.h"
 #include "core/watch.h"
 #include "mcp/hints.h"
@@ -326,7 +327,7 @@ static void test_session_through_a_second_collector(void **state)
     char *err = NULL;
     struct store *store = store_open(db, &err);
     assert_non_null(store);
-    struct store_reader *rd = store_reader_open(store, &err);
+    struct timeline_reader *rd = timeline_reader_open(store, NULL);
     assert_non_null(rd);
     sessions_init(store, NULL);
 
@@ -373,12 +374,12 @@ static void test_session_through_a_second_collector(void **state)
     int64_t events = 0;
     assert_int_equal(session_stop(res.session_id, true, &events, &e), 0);
     assert_int_equal(sessions_running(), 0);
-    static struct session_status st;
-    assert_int_equal(session_status(res.session_id, rd, &st, &e), 0);
-    assert_string_equal(st.row.status, "stopped");
+    static struct timeline_status st;
+    assert_int_equal(timeline_status(rd, res.session_id, &st, &e), 0);
+    assert_string_equal(st.session.status, "stopped");
     assert_int_equal(st.counts[EV_STDOUT], 1);
     assert_int_equal(st.counts[EV_PROCESS_EXIT], 1);
-    session_status_free(&st);
+    timeline_status_free(&st);
 
     /* A session without a running program answers PROCESS_EXITED, in engine words:
      * the MCP tool names are the hints' business. */
@@ -396,7 +397,7 @@ static void test_session_through_a_second_collector(void **state)
 
     assert_int_equal(session_delete(res.session_id, &e), 0);
     sessions_shutdown();
-    store_reader_close(rd);
+    timeline_reader_close(rd);
     store_close(store);
     rm_dir(dir);
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/regex.h"
 #include "store/store.h"
 #include "store/store_internal.h"
 #include "tests/unit/tmpdir.h"
@@ -149,7 +150,7 @@ static int teardown(void **state)
 
 struct shape {
     const char *name;
-    struct store_query q;
+    struct event_query q;        /* its patterns compiled; free with event_query_free_compiled */
     bool (*match)(const struct gen *g);
 };
 
@@ -179,15 +180,26 @@ static bool m_pid_worker_slow(const struct gen *g)
     return g->pid == 7000 && g->thread && g->duration >= 20000;
 }
 
-static int nshapes(struct shape *sh, int64_t key)
+/* q's patterns compiled into it, as the engine hands a query to the store. */
+static void compile_patterns(struct event_query *q)
 {
-    struct store_query b = {.session_key = key, .return_is_null = -1, .limit = 100000};
+    char why[200];
+    if (q->function_matches)
+        assert_non_null(q->function_re = regex_compile(q->function_matches, why, sizeof why));
+    if (q->text_matches)
+        assert_non_null(q->text_re = regex_compile(q->text_matches, why, sizeof why));
+}
+
+static int nshapes(struct shape *sh)
+{
+    struct event_query b = {.limit = 100000};
     int n = 0;
 #define SHAPE(nm, fn, ...)                                                                  \
     do {                                                                                    \
         sh[n] = (struct shape){nm, b, fn};                                                  \
-        struct store_query *q = &sh[n++].q;                                                 \
+        struct event_query *q = &sh[n++].q;                                                 \
         __VA_ARGS__;                                                                        \
+        compile_patterns(q);                                                                \
     } while (0)
     SHAPE("no filter", m_all, (void)q);
     SHAPE("eventType stderr", m_stderr, q->event_type = EV_STDERR);
@@ -199,8 +211,8 @@ static int nshapes(struct shape *sh, int64_t key)
     SHAPE("sourceFile contains", m_netfile, q->file_contains = "/net/");
     SHAPE("threadName", m_worker, q->thread_name_contains = "worker");
     SHAPE("pid", m_pid, q->pid = 7001);
-    SHAPE("time window", m_window, q->has_time_from = q->has_time_to = true;
-          q->time_from_ns = 100000; q->time_to_ns = 130000);
+    SHAPE("time window", m_window, q->from.set = q->to.set = true;
+          q->from.ns = 100000; q->to.ns = 130000);
     SHAPE("minDurationNs", m_slow, q->min_duration_ns = 90000);
     SHAPE("minDurationNs + function.equals", m_slow_f7, q->min_duration_ns = 50000;
           q->function_equals = fnames[7]);
@@ -231,9 +243,10 @@ static void expect_no_bare_scan(const char *what, const char *plan)
         fail_msg("%s: no index in plan:\n%s", what, plan);
 }
 
-/* Runs q (with offset, latest, after_id as given) and compares with the brute force
- * over the session's nev generated events. */
-static void expect_answer(struct fx *f, const char *what, const struct store_query *q,
+/* Runs q on session key (with offset, after_id and flags as given) and compares with
+ * the brute force over the session's nev generated events. */
+static void expect_answer(struct fx *f, const char *what, int64_t key,
+                          const struct event_query *q, int flags,
                           bool (*match)(const struct gen *), int nev)
 {
     int64_t want[NEV];
@@ -245,13 +258,14 @@ static void expect_answer(struct fx *f, const char *what, const struct store_que
     }
     struct store_result res;
     char *err = NULL;
-    if (store_query_events(f->r, q, &res, &err) != 0)
+    if (store_query_events(f->r, key, q, flags, &res, &err) != 0)
         fail_msg("%s: %s", what, err);
+    bool latest = (flags & STORE_QUERY_LATEST) && !q->after_id;
     int off = q->offset, lim = q->limit;
-    int first = q->latest ? nwant - off - lim : off;
+    int first = latest ? nwant - off - lim : off;
     if (first < 0)
         first = 0;
-    int last = q->latest ? nwant - off : off + lim;
+    int last = latest ? nwant - off : off + lim;
     if (last > nwant)
         last = nwant;
     int expect_n = last > first ? last - first : 0;
@@ -273,26 +287,26 @@ static void test_every_shape_indexed_and_exact(void **state)
     int64_t key = fill(f, "plans", NEV);
     fill(f, "other", 200);
     struct shape sh[32];
-    int n = nshapes(sh, key);
+    int n = nshapes(sh);
     for (int i = 0; i < n; i++) {
         char *plan = NULL, *err = NULL;
-        if (store_explain_query(f->r, &sh[i].q, &plan, &err) != 0)
+        if (store_explain_query(f->r, key, &sh[i].q, 0, &plan, &err) != 0)
             fail_msg("%s: %s", sh[i].name, err);
         if (getenv("STROBE_SHOW_PLANS"))
             fprintf(stderr, "== %s\n%s", sh[i].name, plan);
         expect_no_bare_scan(sh[i].name, plan);
         free(plan);
-        expect_answer(f, sh[i].name, &sh[i].q, sh[i].match, NEV);
-        struct store_query page = sh[i].q;
+        expect_answer(f, sh[i].name, key, &sh[i].q, 0, sh[i].match, NEV);
+        struct event_query page = sh[i].q;
         page.limit = 7;
         page.offset = 11;
-        expect_answer(f, sh[i].name, &page, sh[i].match, NEV);
-        page.latest = true;
-        expect_answer(f, sh[i].name, &page, sh[i].match, NEV);
+        expect_answer(f, sh[i].name, key, &page, 0, sh[i].match, NEV);
+        expect_answer(f, sh[i].name, key, &page, STORE_QUERY_LATEST, sh[i].match, NEV);
         page = sh[i].q;
         page.after_id = NEV / 2; /* ids are 1..NEV in push order: the first session's */
         page.limit = 5;
-        expect_answer(f, sh[i].name, &page, sh[i].match, NEV);
+        expect_answer(f, sh[i].name, key, &page, 0, sh[i].match, NEV);
+        event_query_free_compiled(&sh[i].q);
     }
 }
 
@@ -342,10 +356,9 @@ static void test_delete_in_background(void **state)
         double t0 = now_ms();
         push(f->s, ring, &e);
         assert_int_equal(store_sync_session(f->s, other, 5000), 0);
-        struct store_query q = {.session_key = other, .return_is_null = -1, .limit = 1,
-                                .latest = true};
+        struct event_query q = {.limit = 1};
         struct store_result res;
-        assert_int_equal(store_query_events(f->r, &q, &res, NULL), 0);
+        assert_int_equal(store_query_events(f->r, other, &q, STORE_QUERY_LATEST, &res, NULL), 0);
         assert_int_equal(res.total_count, 101 + probes);
         store_result_free(&res);
         double dt = now_ms() - t0;
@@ -436,13 +449,12 @@ static void test_version_1_upgraded(void **state)
                       "CREATE INDEX ev_session_ts ON events(session, ts_ns, type);"
                       "ALTER TABLE sessions DROP COLUMN deleted; PRAGMA user_version=1;");
     assert_int_equal(open_store(f), 0);
-    struct store_query q = {.session_key = key, .return_is_null = -1, .limit = 10,
-                            .min_duration_ns = 90000};
+    struct event_query q = {.limit = 10, .min_duration_ns = 90000};
     char *plan = NULL;
-    assert_int_equal(store_explain_query(f->r, &q, &plan, NULL), 0);
+    assert_int_equal(store_explain_query(f->r, key, &q, 0, &plan, NULL), 0);
     assert_non_null(strstr(plan, "COVERING INDEX ev_session_ts"));
     free(plan);
-    expect_answer(f, "upgraded", &q, m_slow, 300);
+    expect_answer(f, "upgraded", key, &q, 0, m_slow, 300);
     assert_int_equal(store_session_delete(f->s, key, NULL), 0);
     while (store_deletes_pending(f->s) > 0)
         store_sync(f->s);

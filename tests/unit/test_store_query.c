@@ -20,8 +20,8 @@ static void test_query_all_and_fields(void **state)
 {
     struct fx *f = *state;
     struct timeline t = build_timeline(f);
-    struct store_query q = q_init(t.key);
-    struct store_result res = run(f, &q);
+    struct event_query q = q_init();
+    struct store_result res = run(f, t.key, &q);
     assert_int_equal(res.n, 12);
     assert_int_equal(res.total_count, 12);
     assert_false(res.has_more);
@@ -60,129 +60,144 @@ static void test_query_filters(void **state)
 {
     struct fx *f = *state;
     struct timeline t = build_timeline(f);
-    struct store_query q;
+    struct event_query q;
     struct store_result res;
 
-    q = q_init(t.key);
+    q = q_init();
     q.event_type = EV_FUNCTION_EXIT;
-    assert_int_equal(count(f, &q), 4);
+    assert_int_equal(count(f, t.key, &q), 4);
     q.event_type = EV_STDERR;
-    res = run(f, &q);
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 1);
     assert_string_equal(res.rows[0].text, "warning: low disk");
     store_result_free(&res);
 
-    q = q_init(t.key);
+    q = q_init();
     q.function_equals = "lib_helper";
-    assert_int_equal(count(f, &q), 5); /* 2 enters, 2 exits, crash frame */
+    assert_int_equal(count(f, t.key, &q), 5); /* 2 enters, 2 exits, crash frame */
     q.function_equals = "lib";
-    assert_int_equal(count(f, &q), 0);
-    q = q_init(t.key);
+    assert_int_equal(count(f, t.key, &q), 0);
+    q = q_init();
     q.function_contains = "app::";
-    assert_int_equal(count(f, &q), 4);
-    q = q_init(t.key);
+    assert_int_equal(count(f, t.key, &q), 4);
+    q = q_init();
     q.function_matches = "^app::(main|parse)";
-    assert_int_equal(count(f, &q), 4);
+    assert_int_equal(count(f, t.key, &q), 4);
     q.function_matches = "config\\(";
-    assert_int_equal(count(f, &q), 2);
+    assert_int_equal(count(f, t.key, &q), 2);
     q.function_matches = "^nothing$";
-    assert_int_equal(count(f, &q), 0);
+    assert_int_equal(count(f, t.key, &q), 0);
     /* Several function filters combine with AND. */
-    q = q_init(t.key);
+    q = q_init();
     q.function_contains = "app";
     q.function_matches = "main";
-    assert_int_equal(count(f, &q), 2);
+    assert_int_equal(count(f, t.key, &q), 2);
 
-    /* Invalid regex: the caller's error (STORE_E_PATTERN), with a sentence. */
-    q = q_init(t.key);
-    q.function_matches = "app(";
+    /* The store matches compiled patterns and absolute bounds only (the engine
+     * compiles and resolves them once per request): a pattern without its handle, or a
+     * bound still relative to the latest event, is the caller's bug, refused with a
+     * sentence rather than ignored. */
+    q = q_init();
+    q.function_matches = "app";
     char *err = NULL;
-    assert_int_equal(store_query_events(f->r, &q, &res, &err), STORE_E_PATTERN);
+    assert_int_equal(store_query_events(f->r, t.key, &q, 0, &res, &err), -1);
     assert_non_null(err);
-    assert_non_null(strstr(err, "regular expression"));
+    assert_non_null(strstr(err, "not compiled"));
+    free(err);
+    err = NULL;
+    q = q_init();
+    q.text_matches = "disk";
+    assert_int_equal(store_query_events(f->r, t.key, &q, 0, &res, &err), -1);
+    assert_non_null(strstr(err, "not compiled"));
+    free(err);
+    err = NULL;
+    q = q_init();
+    q.from = (struct event_bound){.set = true, .relative = true, .ns = -5};
+    assert_int_equal(store_query_events(f->r, t.key, &q, 0, &res, &err), -1);
+    assert_non_null(strstr(err, "relative"));
     free(err);
 
-    q = q_init(t.key);
+    q = q_init();
     q.file_equals = "/src/lib.c";
-    assert_int_equal(count(f, &q), 4);
+    assert_int_equal(count(f, t.key, &q), 4);
     q.file_equals = NULL;
     q.file_contains = "config";
-    assert_int_equal(count(f, &q), 2);
+    assert_int_equal(count(f, t.key, &q), 2);
     q.file_contains = "/src/";
     q.event_type = EV_FUNCTION_ENTER;
-    assert_int_equal(count(f, &q), 4);
+    assert_int_equal(count(f, t.key, &q), 4);
 
-    q = q_init(t.key);
+    q = q_init();
     q.return_equals = "42";
-    res = run(f, &q);
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 1);
     assert_string_equal(res.rows[0].function, "app::parse_config(char const*)");
     store_result_free(&res);
     q.return_equals = "\"ok\"";
-    assert_int_equal(count(f, &q), 1);
+    assert_int_equal(count(f, t.key, &q), 1);
     q.return_equals = "1"; /* numeric equality with the stored 1.0 */
-    res = run(f, &q);
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 1);
     assert_string_equal(res.rows[0].return_value, "1.0");
     store_result_free(&res);
     q.return_equals = "\"1\"";
-    assert_int_equal(count(f, &q), 0);
-    q = q_init(t.key);
-    q.return_is_null = 1;
-    res = run(f, &q);
+    assert_int_equal(count(f, t.key, &q), 0);
+    q = q_init();
+    q.return_null = EVENT_RETURN_NULL;
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 1);
     assert_string_equal(res.rows[0].function, "lib_helper");
     store_result_free(&res);
-    q.return_is_null = 0;
-    assert_int_equal(count(f, &q), 3);
+    q.return_null = EVENT_RETURN_NOT_NULL;
+    assert_int_equal(count(f, t.key, &q), 3);
 
-    q = q_init(t.key);
+    q = q_init();
     q.thread_name_contains = "work";
-    assert_int_equal(count(f, &q), 2);
+    assert_int_equal(count(f, t.key, &q), 2);
     q.thread_name_contains = "ai";
-    assert_int_equal(count(f, &q), 4);
+    assert_int_equal(count(f, t.key, &q), 4);
     q.thread_name_contains = "zzz";
-    assert_int_equal(count(f, &q), 0);
+    assert_int_equal(count(f, t.key, &q), 0);
 
-    q = q_init(t.key);
-    q.has_time_from = true;
-    q.time_from_ns = 40;
-    q.has_time_to = true;
-    q.time_to_ns = 70;
-    res = run(f, &q);
+    q = q_init();
+    q.from.set = true;
+    q.from.ns = 40;
+    q.to.set = true;
+    q.to.ns = 70;
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 4); /* 40, 50, 60, 70 inclusive */
     assert_int_equal(res.rows[0].ts_ns, 40);
     assert_int_equal(res.rows[3].ts_ns, 70);
     store_result_free(&res);
-    q.has_time_to = false;
-    assert_int_equal(count(f, &q), 9);
+    q.to.set = false;
+    assert_int_equal(count(f, t.key, &q), 9);
 
-    q = q_init(t.key);
+    q = q_init();
     q.min_duration_ns = 60;
-    res = run(f, &q);
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 2);
     assert_int_equal(res.rows[0].duration_ns, 5000);
     assert_int_equal(res.rows[1].duration_ns, 60);
     store_result_free(&res);
 
-    q = q_init(t.key);
+    q = q_init();
     q.pid = 101;
-    assert_int_equal(count(f, &q), 4);
+    assert_int_equal(count(f, t.key, &q), 4);
     q.pid = 100;
-    assert_int_equal(count(f, &q), 8);
+    assert_int_equal(count(f, t.key, &q), 8);
 
     /* A filter on another session's key sees nothing. */
-    q = q_init(t.key + 1000);
-    assert_int_equal(count(f, &q), 0);
+    q = q_init();
+    assert_int_equal(count(f, t.key + 1000, &q), 0);
 }
 
 static void test_query_paging(void **state)
 {
     struct fx *f = *state;
     struct timeline t = build_timeline(f);
-    struct store_query q = q_init(t.key);
+    struct event_query q = q_init();
     q.limit = 5;
-    struct store_result res = run(f, &q);
+    struct store_result res = run(f, t.key, &q);
     assert_int_equal(res.n, 5);
     assert_true(res.has_more);
     assert_int_equal(res.total_count, 12);
@@ -190,7 +205,7 @@ static void test_query_paging(void **state)
     store_result_free(&res);
 
     q.offset = 10;
-    res = run(f, &q);
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 2);
     assert_false(res.has_more);
     assert_int_equal(res.total_count, 12);
@@ -198,43 +213,42 @@ static void test_query_paging(void **state)
     store_result_free(&res);
 
     q.offset = 50;
-    res = run(f, &q);
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 0);
     assert_false(res.has_more);
     assert_int_equal(res.total_count, 12);
     store_result_free(&res);
 
     /* Filtered paging: the count is a real (capped) count. */
-    q = q_init(t.key);
+    q = q_init();
     q.function_contains = "e";
     q.limit = 2;
-    res = run(f, &q);
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 2);
     assert_true(res.has_more);
     assert_int_equal(res.total_count, 7); /* parse_config x2, lib_helper x5 */
     store_result_free(&res);
 
     /* latest: the last N, still chronological. */
-    q = q_init(t.key);
-    q.latest = true;
+    q = q_init();
     q.limit = 3;
-    res = run(f, &q);
+    res = run_flags(f, t.key, &q, STORE_QUERY_LATEST);
     assert_int_equal(res.n, 3);
     assert_true(res.has_more);
     assert_int_equal(res.rows[0].ts_ns, 95);
     assert_int_equal(res.rows[2].ts_ns, 110);
     store_result_free(&res);
     q.offset = 3;
-    res = run(f, &q);
+    res = run_flags(f, t.key, &q, STORE_QUERY_LATEST);
     assert_int_equal(res.rows[0].ts_ns, 70);
     assert_int_equal(res.rows[2].ts_ns, 90);
     store_result_free(&res);
 
     /* afterEventId: ordered by id, nothing missed when polling. */
-    q = q_init(t.key);
+    q = q_init();
     q.after_id = t.main_enter_id;
     q.limit = 4;
-    res = run(f, &q);
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 4);
     assert_int_equal(res.rows[0].id, t.main_enter_id + 1);
     for (int i = 1; i < res.n; i++)
@@ -250,7 +264,7 @@ static void test_query_paging(void **state)
     store_sync(f->s);
     q.after_id = last;
     q.limit = 50;
-    res = run(f, &q);
+    res = run(f, t.key, &q);
     assert_int_equal(res.n, 7);
     assert_string_equal(res.rows[6].text, "late line");
     assert_int_equal(res.total_count, 7);
@@ -337,10 +351,11 @@ static void test_count_by_function_raw(void **state)
 
 /* ---- query plans -------------------------------------------------------------------- */
 
-static void expect_indexed(struct fx *f, const struct store_query *q, const char *index)
+static void expect_indexed(struct fx *f, int64_t key, const struct event_query *q, int flags,
+                           const char *index)
 {
     char *plan = NULL, *err = NULL;
-    assert_int_equal(store_explain_query(f->r, q, &plan, &err), 0);
+    assert_int_equal(store_explain_query(f->r, key, q, flags, &plan, &err), 0);
     /* A bare "SCAN e" (or "SCAN events") is a full table scan; SEARCH ... USING INDEX
      * or SCAN ... USING INDEX (an index walk in order) is what we want. */
     for (char *line = plan; line && *line;) {
@@ -363,42 +378,41 @@ static void test_query_plans(void **state)
 {
     struct fx *f = *state;
     struct timeline t = build_timeline(f);
-    struct store_query q = q_init(t.key);
-    q.latest = true;
-    expect_indexed(f, &q, "ev_session_ts");
-    q = q_init(t.key);
-    expect_indexed(f, &q, "ev_session_ts");
-    q = q_init(t.key);
+    struct event_query q = q_init();
+    expect_indexed(f, t.key, &q, STORE_QUERY_LATEST, "ev_session_ts");
+    q = q_init();
+    expect_indexed(f, t.key, &q, 0, "ev_session_ts");
+    q = q_init();
     q.event_type = EV_STDERR;
-    expect_indexed(f, &q, "ev_session_type");
+    expect_indexed(f, t.key, &q, 0, "ev_session_type");
     /* Function events are not in the partial ev_session_type: the time index serves
      * them, filtering on the type it holds. */
-    q = q_init(t.key);
+    q = q_init();
     q.event_type = EV_FUNCTION_ENTER;
-    expect_indexed(f, &q, "ev_session_ts");
-    q = q_init(t.key);
-    q.return_is_null = 0;
-    expect_indexed(f, &q, "ev_session_ts");
-    q = q_init(t.key);
+    expect_indexed(f, t.key, &q, 0, "ev_session_ts");
+    q = q_init();
+    q.return_null = EVENT_RETURN_NOT_NULL;
+    expect_indexed(f, t.key, &q, 0, "ev_session_ts");
+    q = q_init();
     q.function_contains = "app";
-    expect_indexed(f, &q, "ev_session_func");
-    q = q_init(t.key);
+    expect_indexed(f, t.key, &q, 0, "ev_session_func");
+    q = q_init();
     q.function_equals = "lib_helper";
-    expect_indexed(f, &q, "ev_session_func");
-    q = q_init(t.key);
-    q.has_time_from = q.has_time_to = true;
-    q.time_from_ns = 30;
-    q.time_to_ns = 70;
-    expect_indexed(f, &q, "ev_session_ts");
-    q = q_init(t.key);
+    expect_indexed(f, t.key, &q, 0, "ev_session_func");
+    q = q_init();
+    q.from.set = q.to.set = true;
+    q.from.ns = 30;
+    q.to.ns = 70;
+    expect_indexed(f, t.key, &q, 0, "ev_session_ts");
+    q = q_init();
     q.after_id = 3;
-    expect_indexed(f, &q, "INTEGER PRIMARY KEY (rowid>?)");
-    q = q_init(t.key);
+    expect_indexed(f, t.key, &q, 0, "INTEGER PRIMARY KEY (rowid>?)");
+    q = q_init();
     q.pid = 101;
-    expect_indexed(f, &q, NULL);
-    q = q_init(t.key);
+    expect_indexed(f, t.key, &q, 0, NULL);
+    q = q_init();
     q.text_contains = "x";
-    expect_indexed(f, &q, NULL);
+    expect_indexed(f, t.key, &q, 0, NULL);
 }
 
 int main(void)

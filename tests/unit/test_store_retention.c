@@ -101,8 +101,8 @@ static void test_purge_by_age(void **state)
     assert_true(exists(f, "edge")); /* exactly 7 days: not older than the limit */
 
     /* Its events and counters went with it. */
-    struct store_query q = q_init(old);
-    assert_int_equal(count(f, &q), 0);
+    struct event_query q = q_init();
+    assert_int_equal(count(f, old, &q), 0);
     int64_t c[EV_TYPE_MAX + 1];
     assert_int_equal(store_count_by_type(f->r, old, c), 0);
     assert_int_equal(c[EV_STDOUT], 0);
@@ -149,8 +149,8 @@ static void test_purge_by_size(void **state)
     assert_string_equal(log.ids[1], "third");
     assert_true(exists(f, "running"));
     assert_true(store_used_bytes(f->s) > 1);
-    struct store_query q = q_init(run);
-    assert_int_equal(count(f, &q), 300);
+    struct event_query q = q_init();
+    assert_int_equal(count(f, run, &q), 300);
 }
 
 static void test_purge_spares_sessions_still_produced(void **state)

@@ -113,10 +113,10 @@ static void test_sessions(void **state)
     assert_int_equal(store_session_id_taken(f->s, "app-2026-01-01-10h00"), 0);
     while (store_deletes_pending(f->s) > 0)
         store_sync(f->s);
-    struct store_query q = q_init(a);
-    assert_int_equal(count(f, &q), 0);
-    q = q_init(later.key);
-    assert_int_equal(count(f, &q), 10);
+    struct event_query q = q_init();
+    assert_int_equal(count(f, a, &q), 0);
+    q = q_init();
+    assert_int_equal(count(f, later.key, &q), 10);
 }
 
 static void test_delete_large_session(void **state)
@@ -141,8 +141,8 @@ static void test_delete_large_session(void **state)
     assert_int_equal(store_session_id_taken(f->s, "big"), 0);
     while (store_deletes_pending(f->s) > 0)
         store_sync(f->s);
-    struct store_query q = q_init(k);
-    assert_int_equal(count(f, &q), 0);
+    struct event_query q = q_init();
+    assert_int_equal(count(f, k, &q), 0);
     int64_t c[EV_TYPE_MAX + 1];
     assert_int_equal(store_count_by_type(f->r, k, c), 0);
     assert_int_equal(c[EV_FUNCTION_ENTER], 0);
@@ -151,8 +151,8 @@ static void test_delete_large_session(void **state)
     assert_int_equal(store_count_by_function(f->r, k, 10, &fc, &n), 0);
     assert_int_equal(n, 0);
     free(fc);
-    q = q_init(keep);
-    assert_int_equal(count(f, &q), 1);
+    q = q_init();
+    assert_int_equal(count(f, keep, &q), 1);
 }
 
 static void test_reopen(void **state)
@@ -174,10 +174,10 @@ static void test_reopen(void **state)
     e.seq = 100;
     push(f, &e);
     store_sync(f->s);
-    struct store_query q = q_init(t.key);
+    struct event_query q = q_init();
     q.function_equals = "lib_helper";
     q.event_type = EV_FUNCTION_ENTER;
-    struct store_result res = run(f, &q);
+    struct store_result res = run(f, t.key, &q);
     assert_int_equal(res.n, 3);
     assert_true(res.rows[2].id > res.rows[1].id);
     store_result_free(&res);
@@ -224,8 +224,8 @@ static void test_new_types_in_view(void **state)
         push(f, &e);
     }
     store_sync(f->s);
-    struct store_query q = q_init(k);
-    struct store_result res = run(f, &q);
+    struct event_query q = q_init();
+    struct store_result res = run(f, k, &q);
     assert_int_equal(res.n, 3);
     int64_t ids[3] = {res.rows[0].id, res.rows[1].id, res.rows[2].id};
     store_result_free(&res);

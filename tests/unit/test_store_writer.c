@@ -67,24 +67,24 @@ static void test_eviction(void **state)
     assert_int_equal(c[EV_PROCESS_EXIT], 1);
 
     /* The counters agree with the rows, and the survivors are the newest. */
-    struct store_query q = q_init(k);
+    struct event_query q = q_init();
     q.event_type = EV_FUNCTION_ENTER;
     q.limit = 500;
-    struct store_result res = run(f, &q);
+    struct store_result res = run(f, k, &q);
     assert_int_equal(res.n, c[EV_FUNCTION_ENTER]);
     assert_true(res.rows[0].ts_ns >= 4000);
     assert_int_equal(res.rows[res.n - 1].ts_ns, 4990);
     store_result_free(&res);
-    q = q_init(k);
+    q = q_init();
     q.event_type = EV_STDOUT;
     q.limit = 1;
-    res = run(f, &q);
+    res = run(f, k, &q);
     assert_string_equal(res.rows[0].text, "line 0");
     assert_int_equal(res.total_count, 25);
     store_result_free(&res);
-    q = q_init(k);
+    q = q_init();
     q.limit = 1000;
-    res = run(f, &q);
+    res = run(f, k, &q);
     assert_int_equal(res.n, evictable + 52);
     store_result_free(&res);
 
@@ -229,9 +229,9 @@ static void test_lost_events_are_counted_exactly(void **state)
     assert_int_equal(ca[EV_STDOUT] + lost_a, 50 + 1);
     assert_int_equal(cb[EV_STDOUT] + lost_b, 50);
     assert_non_null(strstr(msg, "injected failure"));
-    struct store_query q = q_init(a);
+    struct event_query q = q_init();
     q.event_type = EV_STDOUT;
-    struct store_result res = run(f, &q);
+    struct store_result res = run(f, a, &q);
     assert_string_equal(res.rows[res.n - 1].text, "after");
     store_result_free(&res);
     sqlite3_exec(db, "DROP TRIGGER poison", NULL, NULL, NULL);
@@ -265,12 +265,12 @@ static void test_logpoints_evictable_pauses_not(void **state)
     assert_true(c[EV_LOGPOINT] + c[EV_WATCH_HIT] >= 100);
     assert_true(c[EV_LOGPOINT] + c[EV_WATCH_HIT] <= 101);
     assert_int_equal(c[EV_PAUSE], 10);
-    struct store_query q = q_init(k);
+    struct event_query q = q_init();
     q.event_type = EV_PAUSE;
-    assert_int_equal(count(f, &q), 10);
+    assert_int_equal(count(f, k, &q), 10);
     q.event_type = EV_LOGPOINT;
     q.text_contains = "tick";
-    assert_int_equal(count(f, &q), c[EV_LOGPOINT]);
+    assert_int_equal(count(f, k, &q), c[EV_LOGPOINT]);
 }
 
 int main(void)

@@ -135,18 +135,23 @@ static void build(struct fx *f)
     store_sync(f->s);
 }
 
-static struct timeline_page events(struct fx *f, const struct timeline_query *q)
+/* timeline_events() with q, which has no compiled pattern: it reads a copy, whose
+ * patterns it compiles and this frees, since the tests point q at other patterns
+ * between reads. */
+static struct timeline_page events(struct fx *f, const struct event_query *q)
 {
     struct timeline_page p;
     struct strobe_error e = {0};
-    int rc = timeline_events(f->rd, f->key, q, &p, &e);
+    struct event_query c = *q;
+    int rc = timeline_events(f->rd, f->key, &c, &p, &e);
+    event_query_free_compiled(&c);
     if (rc != 0)
         fprintf(stderr, "timeline_events: %s\n", e.msg);
     assert_int_equal(rc, 0);
     return p;
 }
 
-static int64_t count(struct fx *f, const struct timeline_query *q)
+static int64_t count(struct fx *f, const struct event_query *q)
 {
     struct timeline_page p = events(f, q);
     int64_t n = p.total_count;
@@ -161,7 +166,7 @@ static void test_zeroed_query_reads_everything(void **state)
 {
     struct fx *f = *state;
     build(f);
-    struct timeline_query q = {0};
+    struct event_query q = {0};
     struct timeline_page p = events(f, &q);
     assert_int_equal(p.n, 10);
     assert_int_equal(p.total_count, 10);
@@ -179,47 +184,47 @@ static void test_filters(void **state)
 {
     struct fx *f = *state;
     build(f);
-    struct timeline_query q = {.event_type = EV_STDOUT};
+    struct event_query q = {.event_type = EV_STDOUT};
     assert_int_equal(count(f, &q), 2);
-    q = (struct timeline_query){.event_type = EV_FUNCTION_ENTER};
+    q = (struct event_query){.event_type = EV_FUNCTION_ENTER};
     assert_int_equal(count(f, &q), 3);
 
-    q = (struct timeline_query){.function_equals = "parse_line"};
+    q = (struct event_query){.function_equals = "parse_line"};
     assert_int_equal(count(f, &q), 2);
-    q = (struct timeline_query){.function_contains = "parse_"};
+    q = (struct event_query){.function_contains = "parse_"};
     assert_int_equal(count(f, &q), 4);
-    q = (struct timeline_query){.function_matches = "^(net|parse_c)"};
+    q = (struct event_query){.function_matches = "^(net|parse_c)"};
     assert_int_equal(count(f, &q), 4);
-    q = (struct timeline_query){.function_matches = "^nothing$"};
+    q = (struct event_query){.function_matches = "^nothing$"};
     assert_int_equal(count(f, &q), 0);
 
-    q = (struct timeline_query){.file_equals = "/src/net.c"};
+    q = (struct event_query){.file_equals = "/src/net.c"};
     assert_int_equal(count(f, &q), 2);
-    q = (struct timeline_query){.file_contains = "config"};
+    q = (struct event_query){.file_contains = "config"};
     assert_int_equal(count(f, &q), 4);
 
-    q = (struct timeline_query){.return_equals = "0"};
+    q = (struct event_query){.return_equals = "0"};
     assert_int_equal(count(f, &q), 1);
-    q = (struct timeline_query){.return_equals = "1"}; /* 1.0 matches numerically */
+    q = (struct event_query){.return_equals = "1"}; /* 1.0 matches numerically */
     assert_int_equal(count(f, &q), 1);
-    q = (struct timeline_query){.return_null = TIMELINE_RETURN_NULL};
+    q = (struct event_query){.return_null = EVENT_RETURN_NULL};
     assert_int_equal(count(f, &q), 1);
-    q = (struct timeline_query){.return_null = TIMELINE_RETURN_NOT_NULL};
+    q = (struct event_query){.return_null = EVENT_RETURN_NOT_NULL};
     assert_int_equal(count(f, &q), 2);
 
-    q = (struct timeline_query){.thread_name_contains = "worker"};
+    q = (struct event_query){.thread_name_contains = "worker"};
     assert_int_equal(count(f, &q), 4);
-    q = (struct timeline_query){.min_duration_ns = 5 * MS};
+    q = (struct event_query){.min_duration_ns = 5 * MS};
     assert_int_equal(count(f, &q), 2);
-    q = (struct timeline_query){.pid = 200};
+    q = (struct event_query){.pid = 200};
     assert_int_equal(count(f, &q), 1);
 
-    q = (struct timeline_query){.from = {.set = true, .ns = 3 * SEC},
+    q = (struct event_query){.from = {.set = true, .ns = 3 * SEC},
                                 .to = {.set = true, .ns = 5 * SEC}};
     assert_int_equal(count(f, &q), 5);
 
     /* Filters combine. */
-    q = (struct timeline_query){.function_contains = "parse",
+    q = (struct event_query){.function_contains = "parse",
                                 .thread_name_contains = "worker",
                                 .event_type = EV_FUNCTION_EXIT};
     struct timeline_page p = events(f, &q);
@@ -233,14 +238,14 @@ static void test_limit_and_offset(void **state)
 {
     struct fx *f = *state;
     build(f);
-    struct timeline_query q = {.limit = 3, .offset = 2};
+    struct event_query q = {.limit = 3, .offset = 2};
     struct timeline_page p = events(f, &q);
     assert_int_equal(p.n, 3);
     assert_true(p.has_more);
     assert_int_equal(p.total_count, 10);
     assert_int_equal(p.events[0].ts_ns, 2 * SEC + 5 * MS);
     timeline_page_free(&p);
-    q = (struct timeline_query){.limit = 3, .offset = 9};
+    q = (struct event_query){.limit = 3, .offset = 9};
     p = events(f, &q);
     assert_int_equal(p.n, 1);
     assert_false(p.has_more);
@@ -252,19 +257,19 @@ static void test_relative_time_bounds(void **state)
     struct fx *f = *state;
     build(f);
     /* The latest event is at 9 s: "-2s" is 7 s. */
-    struct timeline_query q = {.from = {.set = true, .relative = true, .ns = -2 * SEC}};
+    struct event_query q = {.from = {.set = true, .relative = true, .ns = -2 * SEC}};
     struct timeline_page p = events(f, &q);
     assert_int_equal(p.n, 2);
     assert_string_equal(p.events[0].text, "done");
     timeline_page_free(&p);
     /* Up to "-5s" (4 s): the first six events, the exit of net_send (4.05 s) not. */
-    q = (struct timeline_query){.to = {.set = true, .relative = true, .ns = -5 * SEC}};
+    q = (struct event_query){.to = {.set = true, .relative = true, .ns = -5 * SEC}};
     assert_int_equal(count(f, &q), 6);
     /* Before the session started: clamped to 0, so everything is after it. */
-    q = (struct timeline_query){.from = {.set = true, .relative = true, .ns = -100 * SEC}};
+    q = (struct event_query){.from = {.set = true, .relative = true, .ns = -100 * SEC}};
     assert_int_equal(count(f, &q), 10);
     /* Mixed: from absolute 3 s to relative "-4s" (5 s). */
-    q = (struct timeline_query){.from = {.set = true, .ns = 3 * SEC},
+    q = (struct event_query){.from = {.set = true, .ns = 3 * SEC},
                                 .to = {.set = true, .relative = true, .ns = -4 * SEC}};
     assert_int_equal(count(f, &q), 5);
 }
@@ -273,13 +278,13 @@ static void test_after_event_id(void **state)
 {
     struct fx *f = *state;
     build(f);
-    struct timeline_query q = {.limit = 4};
+    struct event_query q = {.limit = 4};
     struct timeline_page first = events(f, &q);
     assert_int_equal(first.n, 4);
     int64_t last = first.events[3].id;
     timeline_page_free(&first);
 
-    q = (struct timeline_query){.after_id = last};
+    q = (struct event_query){.after_id = last};
     struct timeline_page next = events(f, &q);
     assert_int_equal(next.n, 6);
     for (int i = 0; i < next.n; i++) {
@@ -301,7 +306,7 @@ static void test_after_event_id(void **state)
     timeline_page_free(&late);
 
     /* With a filter: only the matching later events. */
-    q = (struct timeline_query){.after_id = last, .event_type = EV_STDERR};
+    q = (struct event_query){.after_id = last, .event_type = EV_STDERR};
     assert_int_equal(count(f, &q), 2);
 }
 
@@ -309,19 +314,19 @@ static void test_text_filters(void **state)
 {
     struct fx *f = *state;
     build(f);
-    struct timeline_query q = {.text_contains = "warning"};
+    struct event_query q = {.text_contains = "warning"};
     assert_int_equal(count(f, &q), 1);
-    q = (struct timeline_query){.text_contains = "in"};
+    q = (struct event_query){.text_contains = "in"};
     assert_int_equal(count(f, &q), 2); /* "starting", "child warning" */
-    q = (struct timeline_query){.text_matches = "^(starting|done)$"};
+    q = (struct event_query){.text_matches = "^(starting|done)$"};
     assert_int_equal(count(f, &q), 2);
-    q = (struct timeline_query){.text_matches = "^(starting|done)$", .event_type = EV_STDOUT,
+    q = (struct event_query){.text_matches = "^(starting|done)$", .event_type = EV_STDOUT,
                                 .from = {.set = true, .ns = 2 * SEC}};
     struct timeline_page p = events(f, &q);
     assert_int_equal(p.n, 1);
     assert_string_equal(p.events[0].text, "done");
     timeline_page_free(&p);
-    q = (struct timeline_query){.text_matches = "e", .pid = 100, .limit = 1};
+    q = (struct event_query){.text_matches = "e", .pid = 100, .limit = 1};
     p = events(f, &q);
     assert_int_equal(p.n, 1);
     assert_int_equal(p.total_count, 2); /* "done", "bye" */
@@ -333,29 +338,30 @@ static void test_first_match(void **state)
 {
     struct fx *f = *state;
     build(f);
-    struct timeline_query q = {.event_type = EV_STDERR, .limit = 7, .offset = 3};
-    struct store_event_row row;
+    struct event_query q = {.event_type = EV_STDERR, .limit = 7, .offset = 3};
+    struct timeline_event row;
     struct strobe_error e = {0};
     /* From the start: the first stderr line; limit and offset are ignored. */
     assert_int_equal(timeline_first_match(f->rd, f->key, &q, 0, &row, &e), 1);
     assert_string_equal(row.text, "child warning");
     int64_t first = row.id;
-    store_event_row_free(&row);
+    timeline_event_free(&row);
     /* After it: the next one. After that: none yet, until one arrives. */
     assert_int_equal(timeline_first_match(f->rd, f->key, &q, first, &row, &e), 1);
     assert_string_equal(row.text, "bye");
     int64_t second = row.id;
-    store_event_row_free(&row);
+    timeline_event_free(&row);
     assert_int_equal(timeline_first_match(f->rd, f->key, &q, second, &row, &e), 0);
     output(f, EV_STDERR, 10 * SEC, 100, "connection refused");
     output(f, EV_STDERR, 11 * SEC, 100, "connection reset");
     store_sync(f->s);
-    q = (struct timeline_query){.text_matches = "reset|refused"};
+    q = (struct event_query){.text_matches = "reset|refused"};
     assert_int_equal(timeline_first_match(f->rd, f->key, &q, second, &row, &e), 1);
     assert_string_equal(row.text, "connection refused");
-    store_event_row_free(&row);
+    timeline_event_free(&row);
+    event_query_free_compiled(&q);
     /* Its errors are timeline_events()'s. */
-    q = (struct timeline_query){.text_matches = "[unclosed"};
+    q = (struct event_query){.text_matches = "[unclosed"};
     assert_int_equal(timeline_first_match(f->rd, f->key, &q, 0, &row, &e), -1);
     assert_int_equal(e.code, ERR_VALIDATION);
     assert_non_null(strstr(e.msg, "text pattern"));
@@ -376,7 +382,7 @@ static void test_pids_sessions_status(void **state)
     free(pids);
 
     new_session(f, "other-2026-01-02-10h00");
-    struct session_row *rows = NULL;
+    struct timeline_session *rows = NULL;
     assert_int_equal(timeline_sessions(f->rd, &rows, &n, &e), 0);
     assert_int_equal(n, 2);
     bool seen[2] = {false, false};
@@ -388,14 +394,16 @@ static void test_pids_sessions_status(void **state)
     assert_true(seen[0] && seen[1]);
     timeline_sessions_free(rows, n);
 
-    struct session_status st;
+    struct timeline_status st;
     assert_int_equal(timeline_status(f->rd, "app-2026-01-01-10h00", &st, &e), 0);
+    assert_string_equal(st.session.id, "app-2026-01-01-10h00");
+    assert_string_equal(st.session.status, "running");
     assert_int_equal(st.total_events, 10);
     assert_int_equal(st.counts[EV_STDOUT], 2);
     assert_int_equal(st.counts[EV_FUNCTION_EXIT], 3);
     assert_int_equal(st.n_pids, 2);
     assert_true(st.n_top >= 1);
-    session_status_free(&st);
+    timeline_status_free(&st);
 }
 
 /* ---- crash context ---------------------------------------------------------------- */
@@ -417,7 +425,7 @@ static void crash(struct fx *f, int64_t ts, const char *data)
 /* The crash event of the session, read as debug_query reads it. */
 static struct timeline_page crash_row(struct fx *f)
 {
-    struct timeline_query q = {.event_type = EV_CRASH};
+    struct event_query q = {.event_type = EV_CRASH};
     struct timeline_page p = events(f, &q);
     assert_int_equal(p.n, 1);
     return p;
@@ -425,7 +433,7 @@ static struct timeline_page crash_row(struct fx *f)
 
 /* ev as the debug_query answer builds it: the data members flattened, then the
  * crash payload's shaping. */
-static cJSON *shaped(const struct store_event_row *row,
+static cJSON *shaped(const struct timeline_event *row,
                      const struct timeline_crash_context *ctx, bool verbose)
 {
     cJSON *ev = cJSON_Parse(row->data);
@@ -532,7 +540,7 @@ static void test_crash_context_sanitizer(void **state)
     crash(f, 10 * MS, "{\"kind\":\"sanitizer\"}");
     store_sync(f->s);
 
-    struct timeline_page all = events(f, &(struct timeline_query){.event_type = EV_STDERR});
+    struct timeline_page all = events(f, &(struct event_query){.event_type = EV_STDERR});
     int64_t first = all.events[2].id, last = all.events[5].id;
     timeline_page_free(&all);
 
@@ -604,7 +612,7 @@ static void test_error_invalid_regex(void **state)
 {
     struct fx *f = *state;
     build(f);
-    struct timeline_query q = {.function_matches = "("};
+    struct event_query q = {.function_matches = "("};
     struct timeline_page p;
     struct strobe_error e = {0};
     assert_int_equal(timeline_events(f->rd, f->key, &q, &p, &e), -1);
@@ -619,7 +627,7 @@ static void test_error_invalid_text_regex(void **state)
 {
     struct fx *f = *state;
     build(f);
-    struct timeline_query q = {.text_matches = "a(b", .event_type = EV_STDOUT};
+    struct event_query q = {.text_matches = "a(b", .event_type = EV_STDOUT};
     struct timeline_page p;
     struct strobe_error e = {0};
     assert_int_equal(timeline_events(f->rd, f->key, &q, &p, &e), -1);
@@ -668,13 +676,13 @@ static void test_error_database_failure(void **state)
 
     struct strobe_error e = {0};
     struct timeline_page p;
-    struct timeline_query q = {0};
+    struct event_query q = {0};
     assert_int_equal(timeline_events(f->rd, f->key, &q, &p, &e), -1);
     assert_int_equal(e.code, ERR_INTERNAL);
     assert_non_null(strstr(e.msg, "cannot read the session's events"));
 
     memset(&e, 0, sizeof e);
-    q = (struct timeline_query){.from = {.set = true, .relative = true, .ns = -SEC}};
+    q = (struct event_query){.from = {.set = true, .relative = true, .ns = -SEC}};
     assert_int_equal(timeline_events(f->rd, f->key, &q, &p, &e), -1);
     assert_int_equal(e.code, ERR_INTERNAL);
     assert_non_null(strstr(e.msg, "latest event time"));
@@ -689,7 +697,7 @@ static void test_error_database_failure(void **state)
     timeline_page_free(&c);
 
     struct strobe_error none = {0};
-    struct session_status st;
+    struct timeline_status st;
     assert_int_equal(timeline_status(f->rd, "no-such-2000-01-01-00h00", &st, &none), -1);
     assert_int_equal(none.code, ERR_SESSION_NOT_FOUND);
 }
