@@ -273,6 +273,10 @@ def test_no_hit_lost_under_holds_hooks_and_throttling(mcp):
         w2 = watch(mcp, sid, address=hex(counter + 8), size=8)
         unwatch(mcp, sid, w2["watchId"])
         mcp.call_tool("debug_session", {"action": "stacks", "sessionId": sid})
+    # the hook on bump fires between the watch's traps (int3 or fast-path records and
+    # DR traps, one thread) before it goes: on a busy machine the program may not have
+    # run bump yet after the requests above, so its first event is waited for
+    mcp.wait_events(sid, 1, eventType="function_enter")
     mcp.call_tool("debug_trace", {"sessionId": sid, "remove": ["bump"]})
     done = wait_stdout(mcp, sid, r"counter=(\d+) elapsed_ns")
     assert int(done.group(1)) == n
@@ -295,7 +299,6 @@ def test_no_hit_lost_under_holds_hooks_and_throttling(mcp):
     assert last["oldValue"] == n - 1 and last["newValue"] == n and last["hits"] == n
     assert last["function"] == "bump" and last["line"] == line_of("watch_writer.c", "WRITE-G")
     assert last["watchId"] == w["watchId"]
-    # the hook on bump did fire between the watch's traps (int3 and DR traps, one thread)
     assert mcp.query(sid, eventType="function_enter")["totalCount"] > 0
     os.kill(pid, signal.SIGUSR1)
     mcp.wait_ended(sid)
