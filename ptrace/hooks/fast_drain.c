@@ -17,7 +17,6 @@
 #include "ptrace/hooks/capprog.h"
 #include "ptrace/hooks/fast_abi.h"
 #include "ptrace/hooks/fastpath_internal.h"
-#include "ptrace/hooks/fastrec.h"
 #include "ptrace/hooks/hooks_internal.h"
 #include "ptrace/proc/procmem.h"
 

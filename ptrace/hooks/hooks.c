@@ -9,6 +9,8 @@
  * adopts the calls in progress when their function is hooked, sampling.c handles
  * hot functions and the exact counts.
  */
+#include "base/strbuf.h"
+#include "dwarf/value.h"
 #include "ptrace/hooks/hooks.h"
 
 #include <stdio.h>
@@ -16,9 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/strbuf.h"
 #include "base/u64map.h"
-#include "dwarf/value.h"
 #include "ptrace/proc/callsite.h"
 #include "ptrace/proc/fnsym.h"
 #include "ptrace/hooks/hooks_internal.h"

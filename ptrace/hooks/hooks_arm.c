@@ -21,7 +21,6 @@
 #include "dwarf/abi.h"
 #include "ptrace/patch/bptab.h"
 #include "ptrace/hooks/hooks_internal.h"
-#include "ptrace/patch/inject.h"
 #include "ptrace/proc/procmem.h"
 #include "ptrace/patch/reloc.h"
 

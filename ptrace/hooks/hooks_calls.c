@@ -7,7 +7,6 @@
  */
 #include <string.h>
 
-#include "base/clock.h"
 #include "base/strbuf.h"
 #include "base/u64map.h"
 #include "dwarf/abi.h"

@@ -10,18 +10,12 @@
 #include <sys/user.h>
 
 #include "base/clock.h"
-#include "base/strbuf.h"
 #include "base/u64map.h"
 #include "dwarf/abi.h"
-#include "dwarf/value.h"
-#include "dwarf/value_short.h"
-#include "ptrace/proc/callsite.h"
 #include "ptrace/hooks/fast_abi.h"
-#include "ptrace/proc/fnsym.h"
 #include "ptrace/hooks/hooks_internal.h"
-#include "ptrace/proc/procmem.h"
 #include "ptrace/patch/reloc.h"
-#include "ptrace/vars/twatch.h"
+#include "ptrace/proc/procmem.h"
 
 /* ---- events ------------------------------------------------------------------- */
 

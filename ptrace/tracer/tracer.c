@@ -24,6 +24,9 @@
  * (a handler or the debugger keeps it stopped until tracer_resume_thread()); being
  * stepped (PTRACE_SINGLESTEP: events and signals resume it stepping).
  */
+#include "base/u64map.h"
+#include "ptrace/hooks/hooks.h"
+#include "ptrace/patch/bptab.h"
 #include "ptrace/tracer/tracer.h"
 
 #include <errno.h>
@@ -42,10 +45,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
-#include "base/u64map.h"
-#include "ptrace/patch/bptab.h"
 #include "ptrace/tracer/crash.h"
-#include "ptrace/hooks/hooks.h"
 #include "ptrace/watch/hwwatch.h"
 #include "ptrace/tracer/tracer_internal.h"
 
