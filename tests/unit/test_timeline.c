@@ -47,8 +47,7 @@ static int64_t new_session(struct fx *f, const char *id)
     r.command_line = "[\"/bin/app\"]";
     r.pid = 100;
     r.started_at_ms = 1700000000000;
-    char *err = NULL;
-    assert_int_equal(store_session_create(f->s, &r, &err), 0);
+    assert_int_equal(store_session_create(f->s, &r, NULL), 0);
     return r.key;
 }
 
@@ -60,8 +59,7 @@ static int setup(void **state)
     if (!mkdtemp(f->dir))
         return -1;
     snprintf(f->path, sizeof f->path, "%s/strobe.db", f->dir);
-    char *err = NULL;
-    f->s = store_open(f->path, &err);
+    f->s = store_open(f->path, NULL);
     if (!f->s)
         return -1;
     struct strobe_error e = {0};
