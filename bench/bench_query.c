@@ -42,9 +42,9 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void die(const char *what, char *err)
+static void die(const char *what, const char *why)
 {
-    fprintf(stderr, "bench_query: %s: %s\n", what, err ? err : "failed");
+    fprintf(stderr, "bench_query: %s: %s\n", what, why);
     exit(1);
 }
 
@@ -105,9 +105,9 @@ static int64_t session(struct store *s, const char *id, int64_t limit)
 {
     struct session_row r = {.id = (char *)id, .binary_path = "/bin/server", .pid = 5000,
                             .started_at_ms = 1700000000000};
-    char *err = NULL;
+    struct strobe_error err;
     if (store_session_create(s, &r, &err) < 0)
-        die("session", err);
+        die("session", err.msg);
     store_session_set_limit(s, r.key, limit);
     return r.key;
 }
@@ -123,7 +123,8 @@ static void shape(struct store_reader *r, const char *what, int64_t key, struct 
 {
     double ms[RUNS];
     struct store_result res = {0};
-    char *err = NULL, why[200];
+    struct strobe_error err;
+    char why[200];
     if ((q.function_matches && !(q.function_re = regex_compile(q.function_matches, why,
                                                                  sizeof why))) ||
         (q.text_matches && !(q.text_re = regex_compile(q.text_matches, why, sizeof why))))
@@ -131,7 +132,7 @@ static void shape(struct store_reader *r, const char *what, int64_t key, struct 
     for (int i = 0; i < RUNS; i++) {
         double t0 = now_ms();
         if (store_query_events(r, key, &q, flags, &res, &err) < 0)
-            die(what, err);
+            die(what, err.msg);
         ms[i] = now_ms() - t0;
         if (i < RUNS - 1)
             store_result_free(&res);
@@ -156,10 +157,10 @@ struct prober {
 static void *probe_main(void *arg)
 {
     struct prober *p = arg;
-    char *err = NULL;
+    struct strobe_error err;
     struct store_reader *r = store_reader_open(p->s, &err);
     if (!r)
-        die("reader", err);
+        die("reader", err.msg);
     struct ring *ring = ring_create(1 << 16);
     store_attach_ring(p->s, ring);
     for (int64_t ts = 1000000000; !atomic_load(&p->stop); ts++) {
@@ -172,7 +173,7 @@ static void *probe_main(void *arg)
         store_wake(p->s);
         store_sync_session(p->s, p->key, 2000);
         if (store_query_events(r, p->key, &q, STORE_QUERY_LATEST, &res, &err) < 0)
-            die("probe", err);
+            die("probe", err.msg);
         double dt = now_ms() - t0;
         store_result_free(&res);
         if (dt > p->worst_ms)
@@ -190,14 +191,15 @@ int main(int argc, char **argv)
     char tmpl[] = "/tmp/strobe-bench-query-XXXXXX";
     const char *dir = argc > 1 ? argv[1] : mkdtemp(tmpl);
     int64_t n = argc > 2 ? atoll(argv[2]) : 200000;
-    char path[4096], *err = NULL;
+    char path[4096];
+    struct strobe_error err;
     snprintf(path, sizeof path, "%s/bench.db", dir);
     unlink(path);
     for (int i = 0; i < NFUNC; i++)
         snprintf(fnames[i], sizeof fnames[i], "%s::handler_%02d", i % 2 ? "net" : "db", i);
     struct store *s = store_open(path, &err);
     if (!s)
-        die("open", err);
+        die("open", err.msg);
     int64_t big = session(s, "big", n + 1), small = session(s, "small", 10000);
     double t0 = now_ms();
     fill(s, big, n);
@@ -205,7 +207,7 @@ int main(int argc, char **argv)
     fill(s, small, 1000);
     struct store_reader *r = store_reader_open(s, &err);
     if (!r)
-        die("reader", err);
+        die("reader", err.msg);
     printf("| shape (%lld events, limit 50) | time | answer | goal p95 < 50 ms |\n",
            (long long)n);
     printf("| --- | --- | --- | --- |\n");
@@ -282,7 +284,7 @@ int main(int argc, char **argv)
     usleep(20000);
     t0 = now_ms();
     if (store_session_delete(s, big, &err) < 0)
-        die("delete", err);
+        die("delete", err.msg);
     double call_ms = now_ms() - t0;
     while (store_deletes_pending(s) > 0)
         store_sync(s);

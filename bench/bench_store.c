@@ -107,9 +107,9 @@ static int64_t make_session(struct store *s, const char *id, int64_t limit)
 {
     struct session_row r = {.id = (char *)id, .binary_path = "/bin/synth", .pid = 4242,
                             .started_at_ms = 1700000000000};
-    char *err = NULL;
+    struct strobe_error err;
     if (store_session_create(s, &r, &err) < 0) {
-        fprintf(stderr, "session: %s\n", err);
+        fprintf(stderr, "session: %s\n", err.msg);
         exit(1);
     }
     store_session_set_limit(s, r.key, limit);
@@ -155,10 +155,10 @@ static void report(const char *what, double *ms, const char *note)
 
 static void query_bench(struct store *s, int64_t key, int64_t span_ns)
 {
-    char *err = NULL;
+    struct strobe_error err;
     struct store_reader *r = store_reader_open(s, &err);
     if (!r) {
-        fprintf(stderr, "reader: %s\n", err);
+        fprintf(stderr, "reader: %s\n", err.msg);
         exit(1);
     }
     double ms[RUNS];
@@ -169,7 +169,7 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
         struct event_query q = {.limit = 50};
         double t0 = now_s();
         if (store_query_events(r, key, &q, STORE_QUERY_LATEST, &res, &err) < 0) {
-            fprintf(stderr, "query: %s\n", err);
+            fprintf(stderr, "query: %s\n", err.msg);
             exit(1);
         }
         ms[i] = (now_s() - t0) * 1e3;
@@ -182,7 +182,7 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
         struct event_query q = {.limit = 50, .function_contains = "mixer::"};
         double t0 = now_s();
         if (store_query_events(r, key, &q, 0, &res, &err) < 0) {
-            fprintf(stderr, "query: %s\n", err);
+            fprintf(stderr, "query: %s\n", err.msg);
             exit(1);
         }
         ms[i] = (now_s() - t0) * 1e3;
@@ -197,7 +197,7 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
         struct event_query q = {.limit = 50, .function_equals = fnames[3]};
         double t0 = now_s();
         if (store_query_events(r, key, &q, STORE_QUERY_LATEST, &res, &err) < 0) {
-            fprintf(stderr, "query: %s\n", err);
+            fprintf(stderr, "query: %s\n", err.msg);
             exit(1);
         }
         ms[i] = (now_s() - t0) * 1e3;
@@ -213,7 +213,7 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
         struct event_query q = {.limit = 50, .event_type = EV_FUNCTION_EXIT};
         double t0 = now_s();
         if (store_query_events(r, key, &q, STORE_QUERY_LATEST, &res, &err) < 0) {
-            fprintf(stderr, "query: %s\n", err);
+            fprintf(stderr, "query: %s\n", err.msg);
             exit(1);
         }
         ms[i] = (now_s() - t0) * 1e3;
@@ -250,7 +250,7 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
                                 .to = {.set = true, .ns = from + span_ns / 100}};
         double t0 = now_s();
         if (store_query_events(r, key, &q, 0, &res, &err) < 0) {
-            fprintf(stderr, "query: %s\n", err);
+            fprintf(stderr, "query: %s\n", err.msg);
             exit(1);
         }
         ms[i] = (now_s() - t0) * 1e3;
@@ -268,7 +268,7 @@ static void query_bench(struct store *s, int64_t key, int64_t span_ns)
                                 .to = {.set = true, .ns = from + span_ns / 10}};
         double t0 = now_s();
         if (store_query_events(r, key, &q, 0, &res, &err) < 0) {
-            fprintf(stderr, "query: %s\n", err);
+            fprintf(stderr, "query: %s\n", err.msg);
             exit(1);
         }
         ms[i] = (now_s() - t0) * 1e3;
@@ -294,10 +294,10 @@ static struct store *open_fresh(const char *dir, char *path, size_t len)
 {
     snprintf(path, len, "%s/bench.db", dir);
     rm_rf(dir);
-    char *err = NULL;
+    struct strobe_error err;
     struct store *s = store_open(path, &err);
     if (!s) {
-        fprintf(stderr, "store_open: %s\n", err);
+        fprintf(stderr, "store_open: %s\n", err.msg);
         exit(1);
     }
     return s;

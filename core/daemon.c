@@ -151,10 +151,9 @@ static void retention_check(void)
         .max_used_bytes = st.retention_max_total_bytes,
         .in_use = session_key_in_use,
     };
-    char *err = NULL;
+    struct strobe_error err;
     if (store_purge_expired(d.store, &policy, log_purge, &st, &err) < 0)
-        log_error("retention: %s", err ? err : "purge failed");
-    free(err);
+        log_error("retention: %s", err.msg);
 }
 
 static void *retention_main(void *arg)
@@ -439,13 +438,12 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol,
     signal(SIGPIPE, SIG_IGN);
     int sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 
-    char *err = NULL;
+    struct strobe_error err;
     d.store = store_open(paths[STROBE_DB], &err);
     if (!d.store) {
-        log_error("cannot open the database %s: %s", paths[STROBE_DB], err ? err : "?");
+        log_error("cannot open the database %s: %s", paths[STROBE_DB], err.msg);
         fprintf(stderr, "strobe: cannot open the database %s: %s\n", paths[STROBE_DB],
-                err ? err : "?");
-        free(err);
+                err.msg);
         close(lock_fd);
         return 1;
     }

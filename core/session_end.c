@@ -106,17 +106,14 @@ static int stop_or_delete(const char *id, bool retain, int64_t *events,
         return session_not_found(id, e);
     if (events)
         *events = row.event_count;
-    char *serr = NULL;
+    struct strobe_error why = {.msg = "?"}; /* store_session_set_retained tells none */
     if (retain)
         rc = store_session_set_retained(sessions.store, row.key, true);
     else
-        rc = store_session_delete(sessions.store, row.key, &serr);
+        rc = store_session_delete(sessions.store, row.key, &why);
     session_row_free(&row);
-    if (rc != 0) {
-        err_set(e, ERR_INTERNAL, "cannot update session '%s': %s", id, serr ? serr : "?");
-        free(serr);
-        return -1;
-    }
+    if (rc != 0)
+        return err_set(e, ERR_INTERNAL, "cannot update session '%s': %s", id, why.msg);
     log_info("session %s: %s", id, retain ? "stopped, data retained" : "deleted");
     return 0;
 }

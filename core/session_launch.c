@@ -349,12 +349,11 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
         .id = s->id, .binary_path = path, .project_root = (char *)req->project_root,
         .command_line = cmdline, .started_at_ms = session_wall_ms(), .status = "running",
     };
-    char *serr = NULL;
-    int rc = store_session_create(sessions.store, &row, &serr);
+    struct strobe_error why;
+    int rc = store_session_create(sessions.store, &row, &why);
     free(cmdline);
     if (rc != 0) {
-        err_set(e, ERR_INTERNAL, "cannot record the session: %s", serr ? serr : "?");
-        free(serr);
+        err_set(e, ERR_INTERNAL, "cannot record the session: %s", why.msg);
         goto fail_locked;
     }
     s->key = row.key;

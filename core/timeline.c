@@ -33,13 +33,11 @@ struct timeline_reader *timeline_reader_open(struct store *db, struct strobe_err
         err_set(e, ERR_INTERNAL, "out of memory opening a database reader");
         return NULL;
     }
-    char *err = NULL;
+    struct strobe_error why = {.msg = "no database"};
     rd->db = db;
-    rd->r = db ? store_reader_open(db, &err) : NULL;
+    rd->r = db ? store_reader_open(db, &why) : NULL;
     if (!rd->r) {
-        err_set(e, ERR_INTERNAL, "cannot open the database for reading: %s",
-                err ? err : "no database");
-        free(err);
+        err_set(e, ERR_INTERNAL, "cannot open the database for reading: %s", why.msg);
         free(rd);
         return NULL;
     }
@@ -163,19 +161,15 @@ static int run_query(struct timeline_reader *rd, int64_t key, const struct event
                      int flags, struct timeline_page *out, struct strobe_error *e)
 {
     struct store_result res;
-    char *err = NULL;
-    int rc = store_query_events(rd->r, key, q, flags, &res, &err);
-    if (rc == STORE_E_PATTERN) {
-        err_set(e, ERR_VALIDATION, "%s", err ? err : "the function name pattern is too costly");
-        free(err);
-        return -1;
-    }
-    if (rc != 0) {
-        err_set(e, ERR_INTERNAL, "cannot read the session's events: %s",
-                err ? err : "the query failed");
-        free(err);
-        return -1;
-    }
+    struct strobe_error why;
+    int rc = store_query_events(rd->r, key, q, flags, &res, &why);
+    /* The store's sentence names the caller's pattern: the agent sees it as it is. A
+     * failure of ours (the database, a query not in the store's terms) is told as
+     * the read that failed, whatever the store's code. */
+    if (rc == STORE_E_PATTERN)
+        return err_set(e, ERR_VALIDATION, "%s", why.msg);
+    if (rc != 0)
+        return err_set(e, ERR_INTERNAL, "cannot read the session's events: %s", why.msg);
     out->events = take_all(res.rows, sizeof *res.rows, res.n, sizeof *out->events,
                            take_event);
     if (!out->events) {
@@ -307,12 +301,9 @@ int timeline_sessions(struct timeline_reader *rd, struct timeline_session **rows
 {
     struct session_row *got;
     int got_n;
-    char *err = NULL;
-    if (store_session_list(rd->db, &got, &got_n, &err) != 0) {
-        err_set(e, ERR_INTERNAL, "cannot list sessions: %s", err ? err : "?");
-        free(err);
-        return -1;
-    }
+    struct strobe_error why;
+    if (store_session_list(rd->db, &got, &got_n, &why) != 0)
+        return err_set(e, ERR_INTERNAL, "cannot list sessions: %s", why.msg);
     *rows = take_all(got, sizeof *got, got_n, sizeof **rows, take_session);
     if (!*rows) {
         for (int i = 0; i < got_n; i++)

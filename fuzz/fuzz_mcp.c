@@ -56,9 +56,9 @@ static void store_session(void)
     struct session_row r = {.id = SESSION, .binary_path = "/src/app", .project_root = "/src",
                             .command_line = "[\"/src/app\",\"-v\"]", .pid = 100,
                             .started_at_ms = 1767261600000, .status = "running"};
-    char *err = NULL;
+    struct strobe_error err;
     if (store_session_create(store, &r, &err) != 0) {
-        fprintf(stderr, "fuzz_mcp: cannot store a session: %s\n", err ? err : "?");
+        fprintf(stderr, "fuzz_mcp: cannot store a session: %s\n", err.msg);
         abort();
     }
     struct ring *ring = ring_create(1 << 16);
@@ -115,10 +115,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     setenv("STROBE_HOME", home, 1);
     char path[sizeof home + 32];
     snprintf(path, sizeof path, "%s/strobe.db", home);
-    char *err = NULL;
+    struct strobe_error err;
     store = store_open(path, &err);
     if (!store) {
-        fprintf(stderr, "fuzz_mcp: cannot open %s: %s\n", path, err ? err : "?");
+        fprintf(stderr, "fuzz_mcp: cannot open %s: %s\n", path, err.msg);
         abort();
     }
     snprintf(path, sizeof path, "%s/settings.json", home);

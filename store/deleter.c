@@ -34,10 +34,10 @@ static int64_t exec_key(sqlite3 *db, const char *sql, int64_t key)
     return rc == SQLITE_DONE ? sqlite3_changes64(db) : -1;
 }
 
-int st_delete_chunk(sqlite3 *db, int64_t key, bool *done, char **err)
+int st_delete_chunk(sqlite3 *db, int64_t key, bool *done, struct strobe_error *e)
 {
     *done = false;
-    if (st_exec(db, "BEGIN IMMEDIATE", err) < 0)
+    if (st_exec(db, "BEGIN IMMEDIATE", e) < 0)
         return -1;
     int64_t n = exec_key(db,
                          "DELETE FROM events WHERE id IN (SELECT id FROM events"
@@ -54,7 +54,7 @@ int st_delete_chunk(sqlite3 *db, int64_t key, bool *done, char **err)
             n = -1;
     }
     if (n < 0 || st_exec(db, "COMMIT", NULL) < 0) {
-        st_fail_db(err, db, "cannot delete the session's events");
+        st_fail_db(e, db, "cannot delete the session's events");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         *done = false;
         return -1;
@@ -80,7 +80,7 @@ static int queue_push(struct store *s, int64_t key)
     return 0;
 }
 
-int store_session_delete(struct store *s, int64_t key, char **err)
+int store_session_delete(struct store *s, int64_t key, struct strobe_error *e)
 {
     st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
@@ -95,7 +95,7 @@ int store_session_delete(struct store *s, int64_t key, char **err)
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
-        st_fail_db(err, s->sdb, "cannot delete the session");
+        st_fail_db(e, s->sdb, "cannot delete the session");
     st_sdb_unlock(s);
     if (rc != SQLITE_DONE)
         return -1;
@@ -117,12 +117,12 @@ int store_deletes_pending(struct store *s)
     return n;
 }
 
-int st_deleter_resume(struct store *s, sqlite3 *db, char **err)
+int st_deleter_resume(struct store *s, sqlite3 *db, struct strobe_error *e)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT key FROM sessions WHERE deleted = 1", -1, &st, NULL) !=
         SQLITE_OK)
-        return st_fail_db(err, db, "cannot list the sessions left to delete");
+        return st_fail_db(e, db, "cannot list the sessions left to delete");
     int rc;
     pthread_mutex_lock(&s->lock);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -133,11 +133,11 @@ int st_deleter_resume(struct store *s, sqlite3 *db, char **err)
     pthread_mutex_unlock(&s->lock);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
-        return st_fail_db(err, db, "cannot list the sessions left to delete");
+        return st_fail_db(e, db, "cannot list the sessions left to delete");
     return 0;
 }
 
-int st_delete_step(struct store *s, sqlite3 *db, int64_t *finished, char **err)
+int st_delete_step(struct store *s, sqlite3 *db, int64_t *finished, struct strobe_error *e)
 {
     *finished = 0;
     pthread_mutex_lock(&s->lock);
@@ -146,7 +146,7 @@ int st_delete_step(struct store *s, sqlite3 *db, int64_t *finished, char **err)
     if (!key)
         return 0;
     bool done;
-    if (st_delete_chunk(db, key, &done, err) < 0)
+    if (st_delete_chunk(db, key, &done, e) < 0)
         return -1;
     pthread_mutex_lock(&s->lock);
     if (done) {

@@ -93,13 +93,13 @@ static void idset_and(struct idset *set, struct idset *other)
 /* Ids from a names table: `sql` selects (id, name) with ?1 bound to arg (may be NULL);
  * when re is set, names are filtered by it. */
 static int names_to_ids(struct store_reader *r, const char *sql, const char *arg,
-                        const struct regex *re, struct idset *set, char **err)
+                        const struct regex *re, struct idset *set, struct strobe_error *e)
 {
     char why[200];
     struct idset found = {0};
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return st_fail_db(err, r->db, "cannot look up names");
+        return st_fail_db(e, r->db, "cannot look up names");
     if (arg)
         sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
     int rc;
@@ -122,11 +122,12 @@ static int names_to_ids(struct store_reader *r, const char *sql, const char *arg
     if (rc != SQLITE_DONE) {
         free(found.ids);
         if (rc == STORE_E_PATTERN) {
-            st_fail(err, "the pattern is too costly to match against the names (%s)", why);
+            err_set(e, ERR_VALIDATION,
+                    "the pattern is too costly to match against the names (%s)", why);
             return STORE_E_PATTERN;
         }
-        return rc == SQLITE_NOMEM ? st_fail(err, "out of memory looking up names")
-                                  : st_fail_db(err, r->db, "cannot look up names");
+        return rc == SQLITE_NOMEM ? err_set(e, ERR_INTERNAL, "out of memory looking up names")
+                                  : st_fail_db(e, r->db, "cannot look up names");
     }
     idset_and(set, &found);
     return 0;
@@ -211,40 +212,41 @@ enum {
 };
 
 static int build(struct store_reader *r, int64_t session_key, const struct event_query *q,
-                 int flags, struct built *b, char **err)
+                 int flags, struct built *b, struct strobe_error *e)
 {
     memset(b, 0, sizeof *b);
     if ((q->function_matches && !q->function_re) || (q->text_matches && !q->text_re))
-        return st_fail(err, "a pattern of the query is not compiled");
+        return err_set(e, ERR_VALIDATION, "a pattern of the query is not compiled");
     if ((q->from.set && q->from.relative) || (q->to.set && q->to.relative))
-        return st_fail(err, "a time bound of the query is relative to the latest event");
+        return err_set(e, ERR_VALIDATION,
+                       "a time bound of the query is relative to the latest event");
     b->session_key = session_key;
     b->latest = (flags & STORE_QUERY_LATEST) && q->after_id <= 0;
     b->session_term = q->after_id > 0 ? "+e.session = ?1" : "e.session = ?1";
     static const char fn_eq[] = "SELECT id, name FROM functions WHERE name = ?1";
     static const char fn_has[] = "SELECT id, name FROM functions WHERE instr(name, ?1) > 0";
     static const char fn_all[] = "SELECT id, name FROM functions";
-    if (q->function_equals && names_to_ids(r, fn_eq, q->function_equals, NULL, &b->fn, err) < 0)
+    if (q->function_equals && names_to_ids(r, fn_eq, q->function_equals, NULL, &b->fn, e) < 0)
         return -1;
     if (q->function_contains &&
-        names_to_ids(r, fn_has, q->function_contains, NULL, &b->fn, err) < 0)
+        names_to_ids(r, fn_has, q->function_contains, NULL, &b->fn, e) < 0)
         return -1;
     if (q->function_re) {
-        int rc = names_to_ids(r, fn_all, NULL, q->function_re, &b->fn, err);
+        int rc = names_to_ids(r, fn_all, NULL, q->function_re, &b->fn, e);
         if (rc < 0)
             return rc;
     }
     if (q->file_equals &&
         names_to_ids(r, "SELECT id, path FROM files WHERE path = ?1", q->file_equals, NULL,
-                     &b->file, err) < 0)
+                     &b->file, e) < 0)
         return -1;
     if (q->file_contains &&
         names_to_ids(r, "SELECT id, path FROM files WHERE instr(path, ?1) > 0",
-                     q->file_contains, NULL, &b->file, err) < 0)
+                     q->file_contains, NULL, &b->file, e) < 0)
         return -1;
     if (q->thread_name_contains &&
         names_to_ids(r, "SELECT id, name FROM threads WHERE instr(name, ?1) > 0",
-                     q->thread_name_contains, NULL, &b->thr, err) < 0)
+                     q->thread_name_contains, NULL, &b->thr, e) < 0)
         return -1;
     if ((b->fn.active && !b->fn.n) || (b->file.active && !b->file.n) ||
         (b->thr.active && !b->thr.n))
@@ -311,7 +313,7 @@ static int build(struct store_reader *r, int64_t session_key, const struct event
     if (q->text_re)
         sb_printf(w, " AND strobe_text_match(e.text)");
     if (w->oom)
-        return st_fail(err, "out of memory building a query");
+        return err_set(e, ERR_INTERNAL, "out of memory building a query");
     bool type_indexed = type == EV_STDOUT || type == EV_STDERR || type == EV_CRASH ||
                         type == EV_PROCESS_EXIT || type == EV_VARIABLE_SNAPSHOT;
     b->events = b->fn.active || q->after_id > 0 || type_indexed
@@ -436,16 +438,17 @@ void store_result_free(struct store_result *res)
 }
 
 static int read_rows(struct store_reader *r, const struct event_query *q,
-                     const struct built *b, struct store_result *out, int limit, char **err)
+                     const struct built *b, struct store_result *out, int limit,
+                     struct strobe_error *e)
 {
     char *sql = rows_sql(q, b);
     if (!sql)
-        return st_fail(err, "out of memory building a query");
+        return err_set(e, ERR_INTERNAL, "out of memory building a query");
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(r->db, sql, -1, &st, NULL);
     free(sql);
     if (rc != SQLITE_OK)
-        return st_fail_db(err, r->db, "cannot prepare the events query");
+        return st_fail_db(e, r->db, "cannot prepare the events query");
     bind_all(st, q, b);
     sqlite3_bind_int64(st, P_LIMIT, (int64_t)limit + 1);
     sqlite3_bind_int64(st, P_OFFSET, q->offset > 0 ? q->offset : 0);
@@ -461,35 +464,35 @@ static int read_rows(struct store_reader *r, const struct event_query *q,
             break;
         }
         out->rows = nr;
-        struct store_event_row *e = &out->rows[out->n++];
-        memset(e, 0, sizeof *e);
-        e->id = sqlite3_column_int64(st, 0);
-        e->type = sqlite3_column_int(st, 1);
-        e->ts_ns = sqlite3_column_int64(st, 2);
-        e->pid = sqlite3_column_int(st, 3);
-        e->tid = sqlite3_column_int(st, 4);
-        e->thread_name = st_column_dup(st, 5);
-        e->parent_id = sqlite3_column_int64(st, 6);
-        e->function = st_column_dup(st, 7);
-        e->function_raw = st_column_dup(st, 8);
-        if (e->function_raw && !*e->function_raw) {
-            free(e->function_raw);
-            e->function_raw = NULL;
+        struct store_event_row *ev = &out->rows[out->n++];
+        memset(ev, 0, sizeof *ev);
+        ev->id = sqlite3_column_int64(st, 0);
+        ev->type = sqlite3_column_int(st, 1);
+        ev->ts_ns = sqlite3_column_int64(st, 2);
+        ev->pid = sqlite3_column_int(st, 3);
+        ev->tid = sqlite3_column_int(st, 4);
+        ev->thread_name = st_column_dup(st, 5);
+        ev->parent_id = sqlite3_column_int64(st, 6);
+        ev->function = st_column_dup(st, 7);
+        ev->function_raw = st_column_dup(st, 8);
+        if (ev->function_raw && !*ev->function_raw) {
+            free(ev->function_raw);
+            ev->function_raw = NULL;
         }
-        e->source_file = st_column_dup(st, 9);
-        e->line = sqlite3_column_int(st, 10);
-        e->arguments = st_column_dup(st, 11);
-        e->return_value = st_column_dup(st, 12);
-        e->text = st_column_dup(st, 13);
-        e->data = st_column_dup(st, 14);
-        e->duration_ns = sqlite3_column_type(st, 15) == SQLITE_NULL ? -1
-                                                                    : sqlite3_column_int64(st, 15);
-        e->sampled = sqlite3_column_int(st, 16) != 0;
+        ev->source_file = st_column_dup(st, 9);
+        ev->line = sqlite3_column_int(st, 10);
+        ev->arguments = st_column_dup(st, 11);
+        ev->return_value = st_column_dup(st, 12);
+        ev->text = st_column_dup(st, 13);
+        ev->data = st_column_dup(st, 14);
+        ev->duration_ns =
+            sqlite3_column_type(st, 15) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 15);
+        ev->sampled = sqlite3_column_int(st, 16) != 0;
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
-        return rc == SQLITE_NOMEM ? st_fail(err, "out of memory reading events")
-                                  : st_fail_db(err, r->db, "cannot read events");
+        return rc == SQLITE_NOMEM ? err_set(e, ERR_INTERNAL, "out of memory reading events")
+                                  : st_fail_db(e, r->db, "cannot read events");
     if (b->latest) /* fetched newest first: back to chronological */
         for (int i = 0, j = out->n - 1; i < j; i++, j--) {
             struct store_event_row t = out->rows[i];
@@ -541,26 +544,23 @@ static int capped_total(struct store_reader *r, const struct event_query *q,
 /* A statement failed: when the text regex went over its budget, that is the cause
  * (the caller's pattern), told as STORE_E_PATTERN in place of the database's
  * sentence; else -1 and the sentence stands. */
-static int query_failure(struct store_reader *r, const struct event_query *q, char **err)
+static int query_failure(struct store_reader *r, const struct event_query *q,
+                         struct strobe_error *e)
 {
     if (!r->text_over_budget)
         return -1;
-    if (err) {
-        free(*err);
-        *err = NULL;
-    }
-    st_fail(err, "the text pattern \"%.200s\" is too costly to match against the events' "
-            "text (%s)", q->text_matches, r->text_why);
+    err_set(e, ERR_VALIDATION, "the text pattern \"%.200s\" is too costly to match against "
+            "the events' text (%s)", q->text_matches, r->text_why);
     return STORE_E_PATTERN;
 }
 
 int store_query_events(struct store_reader *r, int64_t session_key,
                        const struct event_query *q, int flags, struct store_result *out,
-                       char **err)
+                       struct strobe_error *e)
 {
     memset(out, 0, sizeof *out);
     struct built b;
-    int ret = build(r, session_key, q, flags, &b, err);
+    int ret = build(r, session_key, q, flags, &b, e);
     if (ret < 0)
         goto done;
     ret = -1;
@@ -571,23 +571,23 @@ int store_query_events(struct store_reader *r, int64_t session_key,
     r->text_re = q->text_re;
     r->text_over_budget = false;
     /* One read transaction so rows and count see the same snapshot. */
-    if (st_exec(r->db, "BEGIN", err) < 0)
+    if (st_exec(r->db, "BEGIN", e) < 0)
         goto done;
     int limit = clamp_limit(q->limit);
     int offset = q->offset > 0 ? q->offset : 0;
-    if (read_rows(r, q, &b, out, limit, err) < 0)
+    if (read_rows(r, q, &b, out, limit, e) < 0)
         goto rollback;
     int64_t total = -1;
     if ((flags & STORE_QUERY_NO_TOTAL) || (!out->has_more && (out->n > 0 || offset == 0))) {
         total = offset + out->n; /* the last page: exact without counting */
     } else if (b.counters_exact) {
         if (counters_total(r, q, &b, &total) < 0) {
-            st_fail_db(err, r->db, "cannot count events");
+            st_fail_db(e, r->db, "cannot count events");
             goto rollback;
         }
     } else {
         if (capped_total(r, q, &b, &total) < 0) {
-            st_fail_db(err, r->db, "cannot count events");
+            st_fail_db(e, r->db, "cannot count events");
             goto rollback;
         }
         if (total >= STORE_COUNT_CAP)
@@ -603,7 +603,7 @@ int store_query_events(struct store_reader *r, int64_t session_key,
 rollback:
     sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
     store_result_free(out);
-    ret = query_failure(r, q, err);
+    ret = query_failure(r, q, e);
 done:
     r->text_re = NULL;
     built_free(&b);
@@ -613,41 +613,42 @@ done:
 /* ---- EXPLAIN QUERY PLAN, for tests ------------------------------------------------- */
 
 static int explain(struct store_reader *r, const char *sql, const struct event_query *q,
-                   const struct built *b, struct strbuf *plan, char **err)
+                   const struct built *b, struct strbuf *plan, struct strobe_error *e)
 {
-    struct strbuf e = {0};
-    sb_printf(&e, "EXPLAIN QUERY PLAN %s", sql);
+    struct strbuf text = {0};
+    sb_printf(&text, "EXPLAIN QUERY PLAN %s", sql);
     sqlite3_stmt *st = NULL;
-    int rc = e.oom ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, e.buf, -1, &st, NULL);
-    free(e.buf);
+    int rc = text.oom ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, text.buf, -1, &st, NULL);
+    free(text.buf);
     if (rc != SQLITE_OK)
-        return st_fail_db(err, r->db, "cannot explain the query");
+        return st_fail_db(e, r->db, "cannot explain the query");
     bind_all(st, q, b);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         sb_printf(plan, "%s\n", (const char *)sqlite3_column_text(st, 3));
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : st_fail_db(err, r->db, "cannot explain the query");
+    return rc == SQLITE_DONE ? 0 : st_fail_db(e, r->db, "cannot explain the query");
 }
 
 int store_explain_query(struct store_reader *r, int64_t session_key,
-                        const struct event_query *q, int flags, char **plan, char **err)
+                        const struct event_query *q, int flags, char **plan,
+                        struct strobe_error *e)
 {
     *plan = NULL;
     struct built b;
     struct strbuf p = {0};
     int ret = -1;
-    if (build(r, session_key, q, flags, &b, err) < 0)
+    if (build(r, session_key, q, flags, &b, e) < 0)
         goto out;
     char *rows = rows_sql(q, &b), *count = count_sql(&b);
     if (rows && count) {
         sb_printf(&p, "-- rows\n");
-        if (explain(r, rows, q, &b, &p, err) == 0) {
+        if (explain(r, rows, q, &b, &p, e) == 0) {
             sb_printf(&p, "-- count\n");
-            if (explain(r, count, q, &b, &p, err) == 0)
+            if (explain(r, count, q, &b, &p, e) == 0)
                 ret = 0;
         }
     } else {
-        st_fail(err, "out of memory building a query");
+        err_set(e, ERR_INTERNAL, "out of memory building a query");
     }
     free(rows);
     free(count);

@@ -37,22 +37,22 @@ static void text_match_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_int(ctx, m);
 }
 
-struct store_reader *store_reader_open(struct store *s, char **err)
+struct store_reader *store_reader_open(struct store *s, struct strobe_error *e)
 {
     struct store_reader *r = calloc(1, sizeof *r);
     if (!r) {
-        st_fail(err, "out of memory opening a reader");
+        err_set(e, ERR_INTERNAL, "out of memory opening a reader");
         return NULL;
     }
     r->s = s;
-    r->db = st_connect(s->path, false, err);
-    if (!r->db || st_exec(r->db, "PRAGMA query_only=1", err) < 0) {
+    r->db = st_connect(s->path, false, e);
+    if (!r->db || st_exec(r->db, "PRAGMA query_only=1", e) < 0) {
         store_reader_close(r);
         return NULL;
     }
     if (sqlite3_create_function(r->db, "strobe_text_match", 1, SQLITE_UTF8, r, text_match_fn,
                                 NULL, NULL) != SQLITE_OK) {
-        st_fail_db(err, r->db, "cannot register the text filter");
+        st_fail_db(e, r->db, "cannot register the text filter");
         store_reader_close(r);
         return NULL;
     }

@@ -70,14 +70,15 @@ static bool is_busy(const int64_t *keys, int n, int64_t key)
 }
 
 /* Sessions that are not running and not busy, oldest first by started_at. */
-static int list_candidates(struct store *s, struct candidate **out, int *n, char **err)
+static int list_candidates(struct store *s, struct candidate **out, int *n,
+                           struct strobe_error *e)
 {
     *out = NULL;
     *n = 0;
     int64_t *busy;
     int nbusy;
     if (busy_sessions(s, &busy, &nbusy) < 0)
-        return st_fail(err, "out of memory listing sessions to purge");
+        return err_set(e, ERR_INTERNAL, "out of memory listing sessions to purge");
     st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1, cap = 0, rc;
@@ -85,7 +86,7 @@ static int list_candidates(struct store *s, struct candidate **out, int *n, char
                            "SELECT key, id, coalesce(ended_at, started_at) FROM sessions"
                            " WHERE status != 'running' AND deleted = 0 ORDER BY started_at, key",
                            -1, &st, NULL) != SQLITE_OK) {
-        st_fail_db(err, s->sdb, "cannot list sessions to purge");
+        st_fail_db(e, s->sdb, "cannot list sessions to purge");
         goto out;
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -94,7 +95,7 @@ static int list_candidates(struct store *s, struct candidate **out, int *n, char
             continue;
         struct candidate *nc = st_grow(*out, *n, &cap, sizeof *nc, 16);
         if (!nc) {
-            st_fail(err, "out of memory listing sessions to purge");
+            err_set(e, ERR_INTERNAL, "out of memory listing sessions to purge");
             goto out;
         }
         *out = nc;
@@ -105,12 +106,12 @@ static int list_candidates(struct store *s, struct candidate **out, int *n, char
         c->last_ms = sqlite3_column_int64(st, 2);
         (*n)++;
         if (!c->id) {
-            st_fail(err, "out of memory listing sessions to purge");
+            err_set(e, ERR_INTERNAL, "out of memory listing sessions to purge");
             goto out;
         }
     }
     if (rc != SQLITE_DONE) {
-        st_fail_db(err, s->sdb, "cannot list sessions to purge");
+        st_fail_db(e, s->sdb, "cannot list sessions to purge");
         goto out;
     }
     ret = 0;
@@ -127,12 +128,12 @@ out:
 }
 
 /* Deletes c and reports it; 1 purged, 0 already gone (a user deleted it meanwhile),
- * -1 with *err. */
+ * -1 with e set. */
 static int purge(struct store *s, struct candidate *c, struct store_purged *p,
                  void (*on_purge)(void *, const struct store_purged *), void *arg,
-                 char **err)
+                 struct strobe_error *e)
 {
-    int rc = st_session_delete(s, c->key, err);
+    int rc = st_session_delete(s, c->key, e);
     if (rc == 1 && on_purge) {
         p->session_id = c->id;
         on_purge(arg, p);
@@ -143,11 +144,11 @@ static int purge(struct store *s, struct candidate *c, struct store_purged *p,
 
 int store_purge_expired(struct store *s, const struct store_retention *policy,
                         void (*on_purge)(void *arg, const struct store_purged *p),
-                        void *arg, char **err)
+                        void *arg, struct strobe_error *e)
 {
     struct candidate *c;
     int n, purged = 0, rc = 0;
-    if (list_candidates(s, &c, &n, err) < 0)
+    if (list_candidates(s, &c, &n, e) < 0)
         return -1;
     /* Asked outside the store's locks: the daemon's registry lock is taken by
      * launches that then create sessions in the store. */
@@ -161,7 +162,7 @@ int store_purge_expired(struct store *s, const struct store_retention *policy,
         if (age <= policy->max_age_ms)
             continue;
         struct store_purged p = {.by_age = true, .age_ms = age, .used_bytes = -1};
-        rc = purge(s, &c[i], &p, on_purge, arg, err);
+        rc = purge(s, &c[i], &p, on_purge, arg, e);
         purged += rc > 0;
     }
     /* Pages of sessions still being deleted in the background count in the used
@@ -173,14 +174,14 @@ int store_purge_expired(struct store *s, const struct store_retention *policy,
             continue;
         int64_t used = store_used_bytes(s);
         if (used < 0) {
-            rc = st_fail(err, "cannot measure the database");
+            rc = err_set(e, ERR_INTERNAL, "cannot measure the database");
             break;
         }
         if (used <= policy->max_used_bytes)
             break;
         struct store_purged p = {.by_age = false, .age_ms = policy->now_ms - c[i].last_ms,
                                  .used_bytes = used};
-        rc = purge(s, &c[i], &p, on_purge, arg, err);
+        rc = purge(s, &c[i], &p, on_purge, arg, e);
         purged += rc > 0;
     }
     free_candidates(c, n);

@@ -186,12 +186,13 @@ static char *events_view_sql(void)
 enum view_state { VIEW_ABSENT, VIEW_CURRENT, VIEW_STALE };
 
 /* Whether events_view exists and its stored SQL is want. */
-static int view_state(sqlite3 *db, const char *want, enum view_state *out, char **err)
+static int view_state(sqlite3 *db, const char *want, enum view_state *out,
+                      struct strobe_error *e)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE type = 'view'"
                                " AND name = 'events_view'", -1, &st, NULL) != SQLITE_OK)
-        return st_fail_db(err, db, "cannot read the events view");
+        return st_fail_db(e, db, "cannot read the events view");
     int rc = sqlite3_step(st);
     const unsigned char *sql = rc == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
     *out = rc != SQLITE_ROW ? VIEW_ABSENT
@@ -199,7 +200,7 @@ static int view_state(sqlite3 *db, const char *want, enum view_state *out, char 
                                                         : VIEW_STALE;
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return st_fail_db(err, db, "cannot read the events view");
+        return st_fail_db(e, db, "cannot read the events view");
     return 0;
 }
 
@@ -207,26 +208,26 @@ static int view_state(sqlite3 *db, const char *want, enum view_state *out, char 
  * own_tx, in a transaction of its own that is begun only when there is something to
  * change (an up-to-date database is not written at open); without, inside the
  * caller's. */
-static int refresh_view(sqlite3 *db, bool own_tx, char **err)
+static int refresh_view(sqlite3 *db, bool own_tx, struct strobe_error *e)
 {
     char *want = events_view_sql();
     if (!want)
-        return st_fail(err, "out of memory building the events view");
+        return err_set(e, ERR_INTERNAL, "out of memory building the events view");
     enum view_state state;
-    int ret = view_state(db, want, &state, err);
+    int ret = view_state(db, want, &state, e);
     if (ret == 0 && state != VIEW_CURRENT) {
-        if (own_tx && st_exec(db, "BEGIN IMMEDIATE", err) < 0) {
+        if (own_tx && st_exec(db, "BEGIN IMMEDIATE", e) < 0) {
             free(want);
             return -1;
         }
         /* Looked at again under the write lock: another daemon may have done it. */
-        ret = own_tx ? view_state(db, want, &state, err) : 0;
-        if (ret == 0 && state == VIEW_STALE && st_exec(db, "DROP VIEW events_view", err) < 0)
+        ret = own_tx ? view_state(db, want, &state, e) : 0;
+        if (ret == 0 && state == VIEW_STALE && st_exec(db, "DROP VIEW events_view", e) < 0)
             ret = -1;
-        if (ret == 0 && state != VIEW_CURRENT && st_exec(db, want, err) < 0)
+        if (ret == 0 && state != VIEW_CURRENT && st_exec(db, want, e) < 0)
             ret = -1;
         if (own_tx && ret == 0)
-            ret = st_exec(db, "COMMIT", err);
+            ret = st_exec(db, "COMMIT", e);
         else if (own_tx)
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     }
@@ -234,11 +235,11 @@ static int refresh_view(sqlite3 *db, bool own_tx, char **err)
     return ret;
 }
 
-static int schema_version(sqlite3 *db, int *version, char **err)
+static int schema_version(sqlite3 *db, int *version, struct strobe_error *e)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-        return st_fail_db(err, db, "cannot read the schema version");
+        return st_fail_db(e, db, "cannot read the schema version");
     *version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
     return 0;
@@ -247,48 +248,48 @@ static int schema_version(sqlite3 *db, int *version, char **err)
 /* Creates the schema (version 0) or upgrades version 1 in place, in one transaction
  * that reads the version again under the write lock (another daemon may be doing
  * the same); a crash half-way leaves the old version, upgraded at the next open. */
-static int schema_create_or_upgrade(sqlite3 *db, char **err)
+static int schema_create_or_upgrade(sqlite3 *db, struct strobe_error *e)
 {
     char version_sql[40];
     snprintf(version_sql, sizeof version_sql, "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
     int version;
-    if (st_exec(db, "BEGIN IMMEDIATE", err) < 0)
+    if (st_exec(db, "BEGIN IMMEDIATE", e) < 0)
         return -1;
-    int ret = schema_version(db, &version, err);
+    int ret = schema_version(db, &version, e);
     if (ret == 0 && version == 0)
-        ret = st_exec(db, schema_current, err) < 0 || refresh_view(db, false, err) < 0 ? -1 : 0;
+        ret = st_exec(db, schema_current, e) < 0 || refresh_view(db, false, e) < 0 ? -1 : 0;
     else if (ret == 0 && version == 1)
-        ret = st_exec(db, schema_upgrade_2, err);
+        ret = st_exec(db, schema_upgrade_2, e);
     else if (ret == 0 && version != STORE_SCHEMA_VERSION)
-        ret = st_fail(err, "the database uses schema version %d, not %d: it was written by "
-                           "a newer strobe version; use that version, or move the database "
-                           "away (sessions in it are not migrated)",
+        ret = err_set(e, ERR_INTERNAL, "the database uses schema version %d, not %d: it was "
+                      "written by a newer strobe version; use that version, or move the "
+                      "database away (sessions in it are not migrated)",
                       version, STORE_SCHEMA_VERSION);
     if (ret == 0 && version != STORE_SCHEMA_VERSION &&
-        (st_exec(db, schema_additions, err) < 0 || st_exec(db, version_sql, err) < 0))
+        (st_exec(db, schema_additions, e) < 0 || st_exec(db, version_sql, e) < 0))
         ret = -1;
     if (ret < 0) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return -1;
     }
-    return st_exec(db, "COMMIT", err);
+    return st_exec(db, "COMMIT", e);
 }
 
-int st_schema_init(sqlite3 *db, char **err)
+int st_schema_init(sqlite3 *db, struct strobe_error *e)
 {
     int version;
-    if (schema_version(db, &version, err) < 0)
+    if (schema_version(db, &version, e) < 0)
         return -1;
-    if (version != STORE_SCHEMA_VERSION && schema_create_or_upgrade(db, err) < 0)
+    if (version != STORE_SCHEMA_VERSION && schema_create_or_upgrade(db, e) < 0)
         return -1;
-    return st_exec(db, schema_additions, err) < 0 ? -1 : refresh_view(db, true, err);
+    return st_exec(db, schema_additions, e) < 0 ? -1 : refresh_view(db, true, e);
 }
 
-struct store *store_open(const char *path, char **err)
+struct store *store_open(const char *path, struct strobe_error *e)
 {
     struct store *s = calloc(1, sizeof *s);
     if (!s) {
-        st_fail(err, "out of memory opening the store");
+        err_set(e, ERR_INTERNAL, "out of memory opening the store");
         return NULL;
     }
     s->path = strdup(path);
@@ -297,15 +298,15 @@ struct store *store_open(const char *path, char **err)
     pthread_cond_init(&s->wake_cond, NULL);
     pthread_cond_init(&s->sync_cond, NULL);
     if (!s->path) {
-        st_fail(err, "out of memory opening the store");
+        err_set(e, ERR_INTERNAL, "out of memory opening the store");
         goto fail;
     }
-    s->sdb = st_connect(path, true, err);
+    s->sdb = st_connect(path, true, e);
     if (!s->sdb)
         goto fail;
-    if (st_schema_init(s->sdb, err) < 0)
+    if (st_schema_init(s->sdb, e) < 0)
         goto fail;
-    if (st_writer_start(s, err) < 0)
+    if (st_writer_start(s, e) < 0)
         goto fail;
     return s;
 fail:

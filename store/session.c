@@ -33,10 +33,10 @@ static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
-int store_session_create(struct store *s, struct session_row *r, char **err)
+int store_session_create(struct store *s, struct session_row *r, struct strobe_error *e)
 {
     if (!r->id || !*r->id)
-        return st_fail(err, "a session needs a non-empty id");
+        return err_set(e, ERR_VALIDATION, "a session needs a non-empty id");
     st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
     int ret = -1;
@@ -45,7 +45,7 @@ int store_session_create(struct store *s, struct session_row *r, char **err)
                            " pid, started_at, ended_at, status, exit_code, exit_signal, retained)"
                            " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
                            -1, &st, NULL) != SQLITE_OK) {
-        st_fail_db(err, s->sdb, "cannot prepare the session insert");
+        st_fail_db(e, s->sdb, "cannot prepare the session insert");
         goto out;
     }
     sqlite3_bind_text(st, 1, r->id, -1, SQLITE_TRANSIENT);
@@ -63,11 +63,11 @@ int store_session_create(struct store *s, struct session_row *r, char **err)
     sqlite3_bind_int(st, 11, r->retained);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT) {
-        st_fail(err, "a session with id %s already exists", r->id);
+        err_set(e, ERR_VALIDATION, "a session with id %s already exists", r->id);
         goto out;
     }
     if (rc != SQLITE_DONE) {
-        st_fail_db(err, s->sdb, "cannot create the session");
+        st_fail_db(e, s->sdb, "cannot create the session");
         goto out;
     }
     r->key = sqlite3_last_insert_rowid(s->sdb);
@@ -147,7 +147,8 @@ int store_session_get(struct store *s, const char *id, struct session_row *out)
     return ret;
 }
 
-int store_session_list(struct store *s, struct session_row **rows, int *n, char **err)
+int store_session_list(struct store *s, struct session_row **rows, int *n,
+                       struct strobe_error *e)
 {
     *rows = NULL;
     *n = 0;
@@ -158,21 +159,21 @@ int store_session_list(struct store *s, struct session_row **rows, int *n, char 
                            SESSION_COLUMNS
                            "WHERE s.deleted = 0 ORDER BY s.started_at DESC, s.key DESC",
                            -1, &st, NULL) != SQLITE_OK) {
-        st_fail_db(err, s->sdb, "cannot list sessions");
+        st_fail_db(e, s->sdb, "cannot list sessions");
         goto out;
     }
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct session_row *nr = st_grow(*rows, *n, &cap, sizeof *nr, 16);
         if (!nr) {
-            st_fail(err, "out of memory listing sessions");
+            err_set(e, ERR_INTERNAL, "out of memory listing sessions");
             goto out;
         }
         *rows = nr;
         read_row(st, &(*rows)[(*n)++]);
     }
     if (rc != SQLITE_DONE) {
-        st_fail_db(err, s->sdb, "cannot list sessions");
+        st_fail_db(e, s->sdb, "cannot list sessions");
         goto out;
     }
     ret = 0;
@@ -254,7 +255,7 @@ int store_session_set_pid(struct store *s, int64_t key, int pid)
     return rc < 0 ? -1 : 0;
 }
 
-int st_session_delete(struct store *s, int64_t key, char **err)
+int st_session_delete(struct store *s, int64_t key, struct strobe_error *e)
 {
     st_sdb_lock(s);
     sqlite3_stmt *st = NULL;
@@ -266,7 +267,7 @@ int st_session_delete(struct store *s, int64_t key, char **err)
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        st_fail_db(err, s->sdb, "cannot look the session up to delete it");
+        st_fail_db(e, s->sdb, "cannot look the session up to delete it");
     st_sdb_unlock(s);
     if (rc != SQLITE_ROW)
         return rc == SQLITE_DONE ? 0 : -1;
@@ -274,7 +275,7 @@ int st_session_delete(struct store *s, int64_t key, char **err)
      * (other sessions' inserts) and other session calls get in between chunks. */
     for (bool done = false; !done;) {
         st_sdb_lock(s);
-        rc = st_delete_chunk(s->sdb, key, &done, err);
+        rc = st_delete_chunk(s->sdb, key, &done, e);
         st_sdb_unlock(s);
         if (rc < 0)
             return -1;

@@ -13,8 +13,12 @@
  * one session at a time, so it never holds the writer up for longer than one
  * chunk of a delete.
  *
- * Errors: functions returning int give 0 on success and -1 on failure, with a
- * sentence in *err (malloc'd, the caller frees) when err is not NULL.
+ * Errors: functions returning int give 0 on success and -1 on failure. Those that
+ * take a struct strobe_error *e (NULL: the caller does not want the sentence) set it
+ * on failure: ERR_INTERNAL when the database fails (or memory runs out),
+ * ERR_VALIDATION when the store refuses its input (an empty or taken session id, a
+ * query not in the store's terms, a pattern too costly to match: STORE_E_PATTERN).
+ * Nothing is allocated for it: the caller has nothing to free.
  */
 #ifndef STROBE_STORE_H
 #define STROBE_STORE_H
@@ -23,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/error.h"
 #include "base/event_query.h"
 #include "base/ring.h"
 
@@ -31,7 +36,7 @@ struct store_reader;
 
 /* Opens (creating if needed) the database at path: WAL, synchronous=NORMAL, schema
  * of spec 003 with names interned (see schema.c). Starts the writer thread. */
-struct store *store_open(const char *path, char **err);
+struct store *store_open(const char *path, struct strobe_error *e);
 /* Drains every ring, stops the writer, closes. NULL is fine. */
 void store_close(struct store *s);
 
@@ -55,14 +60,16 @@ struct session_row {
 };
 void session_row_free(struct session_row *r); /* frees the strings, not r */
 
-/* Inserts a session; r->key is set. id must be unique (see store_session_id_taken). */
-int store_session_create(struct store *s, struct session_row *r, char **err);
+/* Inserts a session; r->key is set. id must be non-empty and unique (see
+ * store_session_id_taken): else ERR_VALIDATION. */
+int store_session_create(struct store *s, struct session_row *r, struct strobe_error *e);
 /* 1 if a session with this id exists (any status), 0 if not, -1 on error. */
 int store_session_id_taken(struct store *s, const char *id);
 /* Fills *out (caller frees with session_row_free). 0 found, 1 not found, -1 error. */
 int store_session_get(struct store *s, const char *id, struct session_row *out);
 /* All sessions, newest first; *rows is malloc'd, free each and the array. */
-int store_session_list(struct store *s, struct session_row **rows, int *n, char **err);
+int store_session_list(struct store *s, struct session_row **rows, int *n,
+                       struct strobe_error *e);
 /* Records the end of a session's main process. status as in session_row. */
 int store_session_finish(struct store *s, int64_t key, const char *status,
                          int64_t ended_at_ms, bool has_exit_code, int exit_code,
@@ -75,7 +82,7 @@ int store_session_set_pid(struct store *s, int64_t key, int pid);
  * transactions between its batches, so other sessions' inserts and queries never
  * wait behind a big session (resumed at the next store_open() when interrupted).
  * Call store_sync() first if rings of this session may still hold events. */
-int store_session_delete(struct store *s, int64_t key, char **err);
+int store_session_delete(struct store *s, int64_t key, struct strobe_error *e);
 /* Sessions deleted whose events the writer has not finished deleting. */
 int store_deletes_pending(struct store *s);
 /* At daemon start: sessions left "running" by a daemon that died are marked
@@ -110,7 +117,7 @@ int64_t store_session_lost(struct store *s, int64_t key, char *msg, size_t msgle
 
 /* ---- queries -------------------------------------------------------------- */
 
-struct store_reader *store_reader_open(struct store *s, char **err);
+struct store_reader *store_reader_open(struct store *s, struct strobe_error *e);
 void store_reader_close(struct store_reader *r);
 
 /* How store_query_events() reads: bits of its flags. */
@@ -155,13 +162,14 @@ void store_result_free(struct store_result *res);
  * id), or by id when q->after_id is set; flags: STORE_QUERY_*. q's time bounds must be
  * absolute and its patterns compiled (function_re, text_re): the store matches the
  * handles and compiles nothing, so a request that reads many times compiles once. 0;
- * STORE_E_PATTERN with a sentence in *err when a pattern is too costly to match (the
- * sentence names which); -1 with a sentence when the database fails, or q has a
- * relative bound or a pattern not compiled. */
+ * STORE_E_PATTERN with e set to ERR_VALIDATION when a pattern is too costly to match
+ * (the sentence names which: the caller's pattern, told to the agent as it is); -1
+ * with e set when the database fails (ERR_INTERNAL), or q has a relative bound or a
+ * pattern not compiled (ERR_VALIDATION: the caller's mistake, not the agent's). */
 #define STORE_E_PATTERN (-2)
 int store_query_events(struct store_reader *r, int64_t session_key,
                        const struct event_query *q, int flags, struct store_result *out,
-                       char **err);
+                       struct strobe_error *e);
 
 /* Timestamp of the session's latest event (0 when it has none): the anchor of
  * relative time bounds such as "-5s". */
@@ -241,10 +249,10 @@ struct store_purged {
  * purged, even when the database stays over the cap. Each session is deleted at once,
  * in chunks of store_session_delete()'s size, and on_purge (may be NULL) is called
  * after each. The database is not vacuumed: freed pages are
- * reused. Returns the number of sessions purged, or -1 with *err. */
+ * reused. Returns the number of sessions purged, or -1 with e set. */
 int store_purge_expired(struct store *s, const struct store_retention *policy,
                         void (*on_purge)(void *arg, const struct store_purged *p),
-                        void *arg, char **err);
+                        void *arg, struct strobe_error *e);
 
 /* ---- test durations (debug_test's baselines) ----------------------------------
  * The duration of each test of a project at its last STORE_TEST_HISTORY runs. */

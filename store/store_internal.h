@@ -12,6 +12,15 @@
  *     the writer and API callers;
  *   - readers (struct store_reader) each own a connection and are used by one thread
  *     at a time.
+ *
+ * Errors: the functions below report as store.h's do, in a struct strobe_error (NULL:
+ * the caller does not want the sentence), not in a malloc'd string: one shape from the
+ * failing SQLite call up to the agent, nothing to free on the many paths that fail
+ * half-way (a query's rollback, the writer's start), a sentence that needs no
+ * allocation (an out-of-memory failure can still say so), and a later failure simply
+ * overwrites an earlier one (query_failure's STORE_E_PATTERN sentence replaces the
+ * database's). Database failures (st_fail_db, st_exec, st_connect) are ERR_INTERNAL;
+ * a function that refuses its input says so with err_set(e, ERR_VALIDATION, ...).
  */
 #ifndef STROBE_STORE_INTERNAL_H
 #define STROBE_STORE_INTERNAL_H
@@ -41,10 +50,8 @@
 
 /* ---- util.c ------------------------------------------------------------- */
 
-/* Sets *err (when err is not NULL) to a malloc'd formatted sentence; returns -1. */
-int st_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Same, appending ": <sqlite3_errmsg(db)>". */
-int st_fail_db(char **err, sqlite3 *db, const char *what);
+/* Sets e (when not NULL) to ERR_INTERNAL and "<what>: <sqlite3_errmsg(db)>"; -1. */
+int st_fail_db(struct strobe_error *e, sqlite3 *db, const char *what);
 /* strdup that tolerates NULL. */
 char *st_strdup(const char *s);
 /* Room for element n of array (*cap elements of elem_size allocated): array itself
@@ -56,15 +63,17 @@ void *st_grow(void *array, int n, int *cap, size_t elem_size, int first_cap);
 char *st_column_dup(sqlite3_stmt *st, int i);
 
 /* Opens a connection with the pragmas every Strobe connection uses (WAL,
- * synchronous=NORMAL, busy_timeout). NULL with *err on failure. */
-sqlite3 *st_connect(const char *path, bool create, char **err);
-/* Runs SQL without results; -1 with *err on failure. */
-int st_exec(sqlite3 *db, const char *sql, char **err);
+ * synchronous=NORMAL, busy_timeout). NULL with e set on failure (ERR_INTERNAL, a
+ * symbolic link or another user's file included: the database, not the path, is
+ * wrong). */
+sqlite3 *st_connect(const char *path, bool create, struct strobe_error *e);
+/* Runs SQL without results; -1 with e set (ERR_INTERNAL) on failure. */
+int st_exec(sqlite3 *db, const char *sql, struct strobe_error *e);
 
 /* ---- schema.c ----------------------------------------------------------- */
 
 /* Creates or upgrades the schema on db. */
-int st_schema_init(sqlite3 *db, char **err);
+int st_schema_init(sqlite3 *db, struct strobe_error *e);
 
 /* ---- writer.c ------------------------------------------------------------ */
 
@@ -135,7 +144,7 @@ static inline void st_sdb_unlock(struct store *s)
 }
 
 /* Starts / stops (after a final drain) the writer thread. */
-int st_writer_start(struct store *s, char **err);
+int st_writer_start(struct store *s, struct strobe_error *e);
 void st_writer_stop(struct store *s);
 /* Asks the writer to forget its per-session state for a deleted session. */
 void st_writer_forget(struct store *s, int64_t key);
@@ -143,9 +152,9 @@ void st_writer_forget(struct store *s, int64_t key);
 /* ---- session.c -------------------------------------------------------------- */
 
 /* store_session_delete(), telling whether there was a session row to delete:
- * 1 deleted, 0 no such session, -1 with *err. Takes sess_lock itself, once per
+ * 1 deleted, 0 no such session, -1 with e set. Takes sess_lock itself, once per
  * chunk of events. */
-int st_session_delete(struct store *s, int64_t key, char **err);
+int st_session_delete(struct store *s, int64_t key, struct strobe_error *e);
 
 /* ---- reader.c ----------------------------------------------------------------- */
 
@@ -163,22 +172,24 @@ struct store_reader {
 /* ---- deleter.c ------------------------------------------------------------ */
 
 /* One transaction on db: up to DELETE_CHUNK of the session's events, and when that
- * was the last of them, its counters, pids and row (*done set). 0 or -1 with *err. */
-int st_delete_chunk(sqlite3 *db, int64_t key, bool *done, char **err);
+ * was the last of them, its counters, pids and row (*done set). 0 or -1 with e set. */
+int st_delete_chunk(sqlite3 *db, int64_t key, bool *done, struct strobe_error *e);
 /* Writer thread, at start: queues the sessions a previous daemon hid but did not
  * finish deleting. */
-int st_deleter_resume(struct store *s, sqlite3 *db, char **err);
+int st_deleter_resume(struct store *s, sqlite3 *db, struct strobe_error *e);
 /* Writer thread, between passes: one chunk of the oldest queued deletion on db.
  * *finished is the session's key when that chunk was its last (the writer then drops
- * its state for it), else 0. 1 while deletions are left, 0 when none, -1 with *err. */
-int st_delete_step(struct store *s, sqlite3 *db, int64_t *finished, char **err);
+ * its state for it), else 0. 1 while deletions are left, 0 when none, -1 with e set. */
+int st_delete_step(struct store *s, sqlite3 *db, int64_t *finished, struct strobe_error *e);
 
 /* ---- query.c --------------------------------------------------------------- */
 
 /* The plan SQLite picks for the main SELECT and the count store_query_events()
  * would run for q (same arguments): EXPLAIN QUERY PLAN rows' detail column, joined by
- * '\n' (malloc'd in *plan). For tests and for diagnosing slow queries. */
+ * '\n' (malloc'd in *plan). For tests and for diagnosing slow queries. -1 with e set
+ * as store_query_events() sets it. */
 int store_explain_query(struct store_reader *r, int64_t session_key,
-                        const struct event_query *q, int flags, char **plan, char **err);
+                        const struct event_query *q, int flags, char **plan,
+                        struct strobe_error *e);
 
 #endif

@@ -7,30 +7,15 @@
 #include "store/store_internal.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int st_fail(char **err, const char *fmt, ...)
+int st_fail_db(struct strobe_error *e, sqlite3 *db, const char *what)
 {
-    if (!err)
-        return -1;
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
-    va_end(ap);
-    free(*err);
-    *err = msg;
-    return -1;
-}
-
-int st_fail_db(char **err, sqlite3 *db, const char *what)
-{
-    return st_fail(err, "%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
+    return err_set(e, ERR_INTERNAL, "%s: %s", what,
+                   db ? sqlite3_errmsg(db) : "out of memory");
 }
 
 char *st_strdup(const char *s) { return s ? strdup(s) : NULL; }
@@ -52,11 +37,11 @@ void *st_grow(void *array, int n, int *cap, size_t elem_size, int first_cap)
     return grown;
 }
 
-int st_exec(sqlite3 *db, const char *sql, char **err)
+int st_exec(sqlite3 *db, const char *sql, struct strobe_error *e)
 {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        st_fail(err, "database statement failed (%.60s...): %s", sql,
+        err_set(e, ERR_INTERNAL, "database statement failed (%.60s...): %s", sql,
                 msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
         return -1;
@@ -66,7 +51,7 @@ int st_exec(sqlite3 *db, const char *sql, char **err)
 
 static void config_sqlite(void) { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 
-sqlite3 *st_connect(const char *path, bool create, char **err)
+sqlite3 *st_connect(const char *path, bool create, struct strobe_error *e)
 {
     /* Process-wide, before SQLite initializes: no allocation statistics, which
      * otherwise take a global mutex on every malloc. Harmless if too late. */
@@ -79,13 +64,14 @@ sqlite3 *st_connect(const char *path, bool create, char **err)
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (S_ISLNK(st.st_mode)) {
-            st_fail(err, "%s is a symbolic link; Strobe opens no link it did not create: "
-                    "remove it (the daemon then creates its own database)", path);
+            err_set(e, ERR_INTERNAL, "%s is a symbolic link; Strobe opens no link it did "
+                    "not create: remove it (the daemon then creates its own database)", path);
             return NULL;
         }
         if (st.st_uid != geteuid()) {
-            st_fail(err, "%s belongs to uid %u, not to this user (uid %u): move it away",
-                    path, (unsigned)st.st_uid, (unsigned)geteuid());
+            err_set(e, ERR_INTERNAL,
+                    "%s belongs to uid %u, not to this user (uid %u): move it away", path,
+                    (unsigned)st.st_uid, (unsigned)geteuid());
             return NULL;
         }
     }
@@ -94,7 +80,7 @@ sqlite3 *st_connect(const char *path, bool create, char **err)
                 (create ? SQLITE_OPEN_CREATE : 0);
     int rc = sqlite3_open_v2(path, &db, flags, NULL);
     if (rc != SQLITE_OK) {
-        st_fail(err, "cannot open the database %s: %s", path,
+        err_set(e, ERR_INTERNAL, "cannot open the database %s: %s", path,
                 db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
         return NULL;
@@ -103,7 +89,7 @@ sqlite3 *st_connect(const char *path, bool create, char **err)
     sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
     if (st_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
                     "PRAGMA foreign_keys=OFF; PRAGMA temp_store=MEMORY;",
-                err) < 0) {
+                e) < 0) {
         sqlite3_close(db);
         return NULL;
     }

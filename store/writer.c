@@ -61,10 +61,10 @@ void st_writer_error(struct store *s, const char *fmt, ...)
                 (long long)n);
 }
 
-static int prep(struct writer *w, sqlite3_stmt **st, const char *sql, char **err)
+static int prep(struct writer *w, sqlite3_stmt **st, const char *sql, struct strobe_error *e)
 {
     if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
-        return st_fail_db(err, w->db, "cannot prepare the writer's statements");
+        return st_fail_db(e, w->db, "cannot prepare the writer's statements");
     return 0;
 }
 
@@ -230,11 +230,10 @@ static int delete_some(struct store *s, struct writer *w, int64_t budget_ns)
     int more;
     do {
         int64_t deleted = 0;
-        char *err = NULL;
+        struct strobe_error err;
         more = st_delete_step(s, w->db, &deleted, &err);
         if (more < 0)
-            st_writer_error(s, "%s", err ? err : "cannot delete a session's events");
-        free(err);
+            st_writer_error(s, "%s", err.msg);
         if (deleted)
             st_wsess_remove(w, deleted);
         if (deleted && more == 0)
@@ -412,18 +411,18 @@ static void writer_free(struct writer *w)
     " function_id, file_id, line, duration_ns, sampled, arguments, return_value, text,"       \
     " data) VALUES"
 
-int st_writer_start(struct store *s, char **err)
+int st_writer_start(struct store *s, struct strobe_error *e)
 {
     struct writer *w = calloc(1, sizeof *w);
     if (!w)
-        return st_fail(err, "out of memory starting the store writer");
+        return err_set(e, ERR_INTERNAL, "out of memory starting the store writer");
     s->w = w;
-    w->db = st_connect(s->path, false, err);
+    w->db = st_connect(s->path, false, e);
     if (!w->db)
         return -1;
     /* A bigger page cache for the hot index pages, and checkpoints every ~16 MB of
      * WAL rather than 4 MB: fewer rewrites of the same pages during heavy ingest. */
-    if (st_exec(w->db, "PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=4000", err) < 0)
+    if (st_exec(w->db, "PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=4000", e) < 0)
         return -1;
     char chunk_sql[sizeof INSERT_EVENTS + CHUNK_ROWS * 2 * EV_COLS + CHUNK_ROWS * 4];
     size_t n = snprintf(chunk_sql, sizeof chunk_sql, "%s", INSERT_EVENTS);
@@ -433,57 +432,59 @@ int st_writer_start(struct store *s, char **err)
             n += snprintf(chunk_sql + n, sizeof chunk_sql - n, "%s?", c ? "," : "");
         n += snprintf(chunk_sql + n, sizeof chunk_sql - n, ")");
     }
-    if (prep(w, &w->ins, INSERT_EVENTS "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err) < 0 ||
-        prep(w, &w->ins_chunk, chunk_sql, err) < 0 ||
+    if (prep(w, &w->ins, INSERT_EVENTS "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", e) < 0 ||
+        prep(w, &w->ins_chunk, chunk_sql, e) < 0 ||
         prep(w, &w->fn_ins, "INSERT OR IGNORE INTO functions(name, name_raw) VALUES(?1, ?2)",
-             err) < 0 ||
+             e) < 0 ||
         prep(w, &w->fn_sel, "SELECT id FROM functions WHERE name = ?1 AND name_raw = ?2",
-             err) < 0 ||
-        prep(w, &w->file_ins, "INSERT OR IGNORE INTO files(path) VALUES(?1)", err) < 0 ||
-        prep(w, &w->file_sel, "SELECT id FROM files WHERE path = ?1", err) < 0 ||
-        prep(w, &w->thr_ins, "INSERT OR IGNORE INTO threads(name) VALUES(?1)", err) < 0 ||
-        prep(w, &w->thr_sel, "SELECT id FROM threads WHERE name = ?1", err) < 0 ||
+             e) < 0 ||
+        prep(w, &w->file_ins, "INSERT OR IGNORE INTO files(path) VALUES(?1)", e) < 0 ||
+        prep(w, &w->file_sel, "SELECT id FROM files WHERE path = ?1", e) < 0 ||
+        prep(w, &w->thr_ins, "INSERT OR IGNORE INTO threads(name) VALUES(?1)", e) < 0 ||
+        prep(w, &w->thr_sel, "SELECT id FROM threads WHERE name = ?1", e) < 0 ||
         prep(w, &w->tc_upsert,
              "INSERT INTO type_counts(session, type, count) VALUES(?1, ?2, ?3)"
              " ON CONFLICT(session, type) DO UPDATE SET count = count + excluded.count",
-             err) < 0 ||
+             e) < 0 ||
         prep(w, &w->fc_upsert,
              "INSERT INTO function_counts(session, function_id, count) VALUES(?1, ?2, ?3)"
              " ON CONFLICT(session, function_id) DO UPDATE SET count = count + excluded.count",
-             err) < 0 ||
+             e) < 0 ||
         prep(w, &w->evict_sel,
              "SELECT ts_ns, type FROM events INDEXED BY ev_session_ts WHERE session = ?1 AND "
              STORE_EVICTABLE_SQL " ORDER BY ts_ns LIMIT ?2",
-             err) < 0 ||
+             e) < 0 ||
         prep(w, &w->evict_cnt,
              "SELECT type, function_id, count(*) FROM events INDEXED BY ev_session_ts"
              " WHERE session = ?1 AND ts_ns <= ?2 AND " STORE_EVICTABLE_SQL
              " GROUP BY type, function_id",
-             err) < 0 ||
+             e) < 0 ||
         prep(w, &w->evict_del,
              "DELETE FROM events INDEXED BY ev_session_ts WHERE session = ?1 AND ts_ns <= ?2 "
              "AND " STORE_EVICTABLE_SQL,
-             err) < 0 ||
+             e) < 0 ||
         prep(w, &w->evictable_sel,
              "SELECT coalesce(sum(count), 0) FROM type_counts WHERE session = ?1 AND "
              STORE_EVICTABLE_SQL,
-             err) < 0 ||
-        prep(w, &w->meta_set, "UPDATE meta SET value = ?1 WHERE key = 'next_event_id'", err) < 0 ||
-        prep(w, &w->meta_get, "SELECT value FROM meta WHERE key = 'next_event_id'", err) < 0 ||
+             e) < 0 ||
+        prep(w, &w->meta_set, "UPDATE meta SET value = ?1 WHERE key = 'next_event_id'",
+             e) < 0 ||
+        prep(w, &w->meta_get, "SELECT value FROM meta WHERE key = 'next_event_id'", e) < 0 ||
         prep(w, &w->pid_ins, "INSERT OR IGNORE INTO session_pids(session, pid) VALUES(?1, ?2)",
-             err) < 0 ||
+             e) < 0 ||
         prep(w, &w->ec_upsert,
              "INSERT INTO evicted_counts(session, function_id, events, through_ns)"
              " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(session, function_id) DO UPDATE SET"
              " events = events + excluded.events,"
-             " through_ns = max(through_ns, excluded.through_ns)", err) < 0)
+             " through_ns = max(through_ns, excluded.through_ns)", e) < 0)
         return -1;
     if (st_load_next_id(w) < 0)
-        return st_fail_db(err, w->db, "cannot read the next event id");
-    if (st_deleter_resume(s, w->db, err) < 0)
+        return st_fail_db(e, w->db, "cannot read the next event id");
+    if (st_deleter_resume(s, w->db, e) < 0)
         return -1;
     if (pthread_create(&s->thread, NULL, writer_main, s) != 0)
-        return st_fail(err, "cannot start the store writer thread: %s", strerror(errno));
+        return err_set(e, ERR_INTERNAL, "cannot start the store writer thread: %s",
+                       strerror(errno));
     s->thread_started = true;
     return 0;
 }

@@ -40,11 +40,10 @@ static inline int setup(void **state)
     if (!mkdtemp(f->dir))
         return -1;
     snprintf(f->path, sizeof f->path, "%s/strobe.db", f->dir);
-    char *err = NULL;
+    struct strobe_error err;
     f->s = store_open(f->path, &err);
     if (!f->s) {
-        fprintf(stderr, "store_open: %s\n", err);
-        free(err);
+        fprintf(stderr, "store_open: %s\n", err.msg);
         return -1;
     }
     f->r = store_reader_open(f->s, &err);
@@ -77,8 +76,9 @@ static inline int64_t new_session(struct fx *f, const char *id)
     r.command_line = "[\"/bin/app\",\"-v\"]";
     r.pid = 100;
     r.started_at_ms = 1700000000000;
-    char *err = NULL;
-    assert_int_equal(store_session_create(f->s, &r, &err), 0);
+    struct strobe_error err;
+    if (store_session_create(f->s, &r, &err) != 0)
+        fail_msg("store_session_create: %s", err.msg);
     assert_true(r.key > 0);
     return r.key;
 }
@@ -97,7 +97,7 @@ static inline struct event_query q_init(void)
 /* store_query_events() on q as the engine hands it over: with its patterns compiled,
  * here for this one query (the tests point q's patterns at others between queries). */
 static inline int query(struct fx *f, int64_t key, const struct event_query *q, int flags,
-                        struct store_result *res, char **err)
+                        struct store_result *res, struct strobe_error *err)
 {
     struct event_query c = *q;
     char why[200];
@@ -115,10 +115,10 @@ static inline struct store_result run_flags(struct fx *f, int64_t key,
                                             const struct event_query *q, int flags)
 {
     struct store_result res;
-    char *err = NULL;
+    struct strobe_error err;
     int rc = query(f, key, q, flags, &res, &err);
     if (rc != 0)
-        fprintf(stderr, "query failed: %s\n", err);
+        fprintf(stderr, "query failed: %s\n", err.msg);
     assert_int_equal(rc, 0);
     return res;
 }

@@ -324,8 +324,7 @@ static void test_session_through_a_second_collector(void **state)
     fclose(f);
     assert_int_equal(chmod(program, 0755), 0);
 
-    char *err = NULL;
-    struct store *store = store_open(db, &err);
+    struct store *store = store_open(db, NULL);
     assert_non_null(store);
     struct timeline_reader *rd = timeline_reader_open(store, NULL);
     assert_non_null(rd);

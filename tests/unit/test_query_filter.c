@@ -68,9 +68,9 @@ static int setup(void **state)
     snprintf(f->dir, sizeof f->dir, "%s/strobe-filter-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(f->dir))
         return -1;
-    char path[300], *err = NULL;
+    char path[300];
     snprintf(path, sizeof path, "%s/strobe.db", f->dir);
-    f->s = store_open(path, &err);
+    f->s = store_open(path, NULL);
     struct strobe_error e = {0};
     f->rd = f->s ? timeline_reader_open(f->s, &e) : NULL;
     if (!f->rd)
@@ -79,7 +79,7 @@ static int setup(void **state)
     struct session_row r = {.id = SESSION, .binary_path = "/bin/app", .project_root = "/src",
                             .command_line = "[\"/bin/app\"]", .pid = 100,
                             .started_at_ms = 1700000000000};
-    if (store_session_create(f->s, &r, &err) != 0)
+    if (store_session_create(f->s, &r, NULL) != 0)
         return -1;
     f->key = r.key;
     store_session_set_limit(f->s, f->key, 20); /* the calls below overflow it */

@@ -109,11 +109,10 @@ static int64_t fill(struct fx *f, const char *id, int n)
 
 static int open_store(struct fx *f)
 {
-    char *err = NULL;
+    struct strobe_error err;
     f->s = store_open(f->path, &err);
     if (!f->s) {
-        fprintf(stderr, "store_open: %s\n", err);
-        free(err);
+        fprintf(stderr, "store_open: %s\n", err.msg);
         return -1;
     }
     f->r = store_reader_open(f->s, &err);
@@ -257,9 +256,9 @@ static void expect_answer(struct fx *f, const char *what, int64_t key,
             want[nwant++] = g.ts;
     }
     struct store_result res;
-    char *err = NULL;
+    struct strobe_error err;
     if (store_query_events(f->r, key, q, flags, &res, &err) != 0)
-        fail_msg("%s: %s", what, err);
+        fail_msg("%s: %s", what, err.msg);
     bool latest = (flags & STORE_QUERY_LATEST) && !q->after_id;
     int off = q->offset, lim = q->limit;
     int first = latest ? nwant - off - lim : off;
@@ -289,9 +288,10 @@ static void test_every_shape_indexed_and_exact(void **state)
     struct shape sh[32];
     int n = nshapes(sh);
     for (int i = 0; i < n; i++) {
-        char *plan = NULL, *err = NULL;
+        char *plan = NULL;
+        struct strobe_error err;
         if (store_explain_query(f->r, key, &sh[i].q, 0, &plan, &err) != 0)
-            fail_msg("%s: %s", sh[i].name, err);
+            fail_msg("%s: %s", sh[i].name, err.msg);
         if (getenv("STROBE_SHOW_PLANS"))
             fprintf(stderr, "== %s\n%s", sh[i].name, plan);
         expect_no_bare_scan(sh[i].name, plan);
@@ -469,11 +469,11 @@ static void test_newer_version_refused(void **state)
     store_close(f->s);
     f->s = NULL;
     raw_exec(f->path, "PRAGMA user_version=9");
-    char *err = NULL;
+    struct strobe_error err = {0};
     assert_null(store_open(f->path, &err));
-    assert_non_null(strstr(err, "schema version 9"));
-    assert_non_null(strstr(err, "newer strobe"));
-    free(err);
+    assert_int_equal(err.code, ERR_INTERNAL);
+    assert_non_null(strstr(err.msg, "schema version 9"));
+    assert_non_null(strstr(err.msg, "newer strobe"));
 }
 
 int main(void)

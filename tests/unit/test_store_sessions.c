@@ -27,11 +27,16 @@ static void test_sessions(void **state)
     assert_int_equal(store_session_id_taken(f->s, "nope"), 0);
 
     struct session_row dup = {.id = "app-2026-01-01-10h00"};
-    char *err = NULL;
+    struct strobe_error err = {0};
     assert_int_equal(store_session_create(f->s, &dup, &err), -1);
-    assert_non_null(err);
-    assert_non_null(strstr(err, "already exists"));
-    free(err);
+    assert_int_equal(err.code, ERR_VALIDATION);
+    assert_non_null(strstr(err.msg, "already exists"));
+    struct session_row unnamed = {.id = ""};
+    err = (struct strobe_error){0};
+    assert_int_equal(store_session_create(f->s, &unnamed, &err), -1);
+    assert_int_equal(err.code, ERR_VALIDATION);
+    assert_string_equal(err.msg, "a session needs a non-empty id");
+    assert_int_equal(store_session_create(f->s, &unnamed, NULL), -1);
 
     struct session_row later = {.id = "app-2026-01-01-10h05", .started_at_ms = 1700000300000,
                                 .status = "running", .pid = 200};
@@ -133,8 +138,7 @@ static void test_delete_large_session(void **state)
     e.text = "kept";
     push(f, &e);
     store_sync(f->s);
-    char *err = NULL;
-    assert_int_equal(store_session_delete(f->s, k, &err), 0);
+    assert_int_equal(store_session_delete(f->s, k, NULL), 0);
     /* Gone at once for lookups; its events go in the background. */
     struct session_row row;
     assert_int_equal(store_session_get(f->s, "big", &row), 1);
@@ -162,10 +166,9 @@ static void test_reopen(void **state)
     store_reader_close(f->r);
     store_release_ring(f->s, f->ring);
     store_close(f->s);
-    char *err = NULL;
-    f->s = store_open(f->path, &err);
+    f->s = store_open(f->path, NULL);
     assert_non_null(f->s);
-    f->r = store_reader_open(f->s, &err);
+    f->r = store_reader_open(f->s, NULL);
     assert_non_null(f->r);
     f->ring = ring_create(1 << 16);
     store_attach_ring(f->s, f->ring);
@@ -247,10 +250,9 @@ static void test_new_types_in_view(void **state)
                                       " FROM events e", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     expect_view_type(f->path, ids[1], "9");
-    char *err = NULL;
-    f->s = store_open(f->path, &err);
+    f->s = store_open(f->path, NULL);
     assert_non_null(f->s);
-    f->r = store_reader_open(f->s, &err);
+    f->r = store_reader_open(f->s, NULL);
     assert_non_null(f->r);
     f->ring = ring_create(1 << 16);
     store_attach_ring(f->s, f->ring);

@@ -373,8 +373,7 @@ static void test_baseline_is_the_mean_of_the_last_ten(void **state)
     char dir[] = "/tmp/strobe-unit-XXXXXX", path[PATH_MAX];
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/strobe.db", dir);
-    char *err = NULL;
-    struct store *s = store_open(path, &err);
+    struct store *s = store_open(path, NULL);
     assert_non_null(s);
     assert_int_equal(store_test_baseline(s, "/p", "t"), -1);
     const char *names[] = {"t", "u"};

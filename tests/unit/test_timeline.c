@@ -47,8 +47,7 @@ static int64_t new_session(struct fx *f, const char *id)
     r.command_line = "[\"/bin/app\"]";
     r.pid = 100;
     r.started_at_ms = 1700000000000;
-    char *err = NULL;
-    assert_int_equal(store_session_create(f->s, &r, &err), 0);
+    assert_int_equal(store_session_create(f->s, &r, NULL), 0);
     return r.key;
 }
 
@@ -60,8 +59,7 @@ static int setup(void **state)
     if (!mkdtemp(f->dir))
         return -1;
     snprintf(f->path, sizeof f->path, "%s/strobe.db", f->dir);
-    char *err = NULL;
-    f->s = store_open(f->path, &err);
+    f->s = store_open(f->path, NULL);
     if (!f->s)
         return -1;
     struct strobe_error e = {0};
@@ -638,6 +636,35 @@ static void test_error_invalid_text_regex(void **state)
     assert_int_equal(p.n, 0);
 }
 
+/* A pattern that compiles but goes over the match budget on some name or text is the
+ * agent's to change: VALIDATION_ERROR with the store's sentence as it is (it names the
+ * pattern), not a database failure. */
+static void test_error_pattern_too_costly(void **state)
+{
+    struct fx *f = *state;
+    const char *costly = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!";
+    output(f, EV_STDOUT, 1 * SEC, 100, costly);
+    call(f, EV_FUNCTION_ENTER, 2 * SEC, costly, "/src/a.c", "main", NULL, -1);
+    store_sync(f->s);
+    struct event_query q = {.text_matches = "^(a|aa)+$"};
+    struct timeline_page p;
+    struct strobe_error e = {0};
+    assert_int_equal(timeline_events(f->rd, f->key, &q, &p, &e), -1);
+    event_query_free_compiled(&q);
+    assert_int_equal(e.code, ERR_VALIDATION);
+    const char *text = "the text pattern \"^(a|aa)+$\" is too costly to match against the "
+                       "events' text (";
+    assert_memory_equal(e.msg, text, strlen(text));
+
+    q = (struct event_query){.function_matches = "^(a|aa)+$"};
+    memset(&e, 0, sizeof e);
+    assert_int_equal(timeline_events(f->rd, f->key, &q, &p, &e), -1);
+    event_query_free_compiled(&q);
+    assert_int_equal(e.code, ERR_VALIDATION);
+    const char *names = "the pattern is too costly to match against the names (";
+    assert_memory_equal(e.msg, names, strlen(names));
+}
+
 static void test_error_reader_cannot_open(void **state)
 {
     struct fx *f = *state;
@@ -736,6 +763,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crash_without_account_or_context, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_invalid_regex, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_invalid_text_regex, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_pattern_too_costly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_reader_cannot_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_database_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_pids, setup, teardown),
