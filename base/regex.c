@@ -28,12 +28,12 @@ struct regex {
     pcre2_match_data *md;
 };
 
-struct regex *regex_compile(const char *pattern, char *err, size_t errlen)
+struct regex *regex_compile(const char *pattern, struct strobe_error *e)
 {
     size_t len = strlen(pattern);
     if (len > REGEX_MAX_PATTERN) {
-        snprintf(err, errlen, "the pattern is %zu bytes long; the limit is %d", len,
-                 REGEX_MAX_PATTERN);
+        err_set(e, ERR_VALIDATION, "the pattern is %zu bytes long; the limit is %d", len,
+                REGEX_MAX_PATTERN);
         return NULL;
     }
     struct regex *re = calloc(1, sizeof *re);
@@ -41,7 +41,7 @@ struct regex *regex_compile(const char *pattern, char *err, size_t errlen)
     if (!re || !cctx) {
         free(re);
         pcre2_compile_context_free(cctx);
-        snprintf(err, errlen, "out of memory compiling the pattern");
+        err_set(e, ERR_INTERNAL, "out of memory compiling the pattern");
         return NULL;
     }
     pcre2_set_max_pattern_length(cctx, REGEX_MAX_PATTERN);
@@ -55,8 +55,8 @@ struct regex *regex_compile(const char *pattern, char *err, size_t errlen)
     if (!re->code) {
         PCRE2_UCHAR why[160];
         pcre2_get_error_message(code, why, sizeof why);
-        snprintf(err, errlen, "%s (at byte %zu of the pattern)", (const char *)why,
-                 (size_t)offset);
+        err_set(e, ERR_VALIDATION, "%s (at byte %zu of the pattern)", (const char *)why,
+                (size_t)offset);
         free(re);
         return NULL;
     }
@@ -64,7 +64,7 @@ struct regex *regex_compile(const char *pattern, char *err, size_t errlen)
     re->md = pcre2_match_data_create(1, NULL);
     if (!re->mctx || !re->md) {
         regex_free(re);
-        snprintf(err, errlen, "out of memory compiling the pattern");
+        err_set(e, ERR_INTERNAL, "out of memory compiling the pattern");
         return NULL;
     }
     pcre2_set_match_limit(re->mctx, MATCH_LIMIT);
@@ -73,8 +73,8 @@ struct regex *regex_compile(const char *pattern, char *err, size_t errlen)
     return re;
 }
 
-int regex_match(const struct regex *re, const char *subject, size_t len, char *err,
-                size_t errlen)
+int regex_match(const struct regex *re, const char *subject, size_t len,
+                struct strobe_error *e)
 {
     int rc = pcre2_match(re->code, (PCRE2_SPTR)subject, len, 0, 0, re->md, re->mctx);
     if (rc >= 0)
@@ -83,7 +83,7 @@ int regex_match(const struct regex *re, const char *subject, size_t len, char *e
         return 0;
     PCRE2_UCHAR why[160];
     pcre2_get_error_message(rc, why, sizeof why);
-    snprintf(err, errlen, "matching stopped: %s", (const char *)why);
+    err_set(e, ERR_VALIDATION, "matching stopped: %s", (const char *)why);
     return -1;
 }
 

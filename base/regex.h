@@ -16,18 +16,22 @@
 
 #include <stddef.h>
 
+#include "base/error.h"
+
 #define REGEX_MAX_PATTERN 1024
 
 struct regex;
 
-/* Compiles pattern; NULL with a sentence in err (which part is wrong, or which
- * limit it exceeds) when it is invalid or too costly. */
-struct regex *regex_compile(const char *pattern, char *err, size_t errlen);
+/* Compiles pattern; NULL with e (NULL: not told) set when it is invalid or too
+ * costly: VALIDATION and a sentence saying which part is wrong or which limit it
+ * exceeds (INTERNAL when memory ran out). */
+struct regex *regex_compile(const char *pattern, struct strobe_error *e);
 
-/* 1 when subject (len bytes) contains a match, 0 when not, -1 with a sentence in err
- * when matching exceeded the budget (the pattern is too costly for this subject). */
-int regex_match(const struct regex *re, const char *subject, size_t len, char *err,
-                size_t errlen);
+/* 1 when subject (len bytes) contains a match, 0 when not, -1 with e (NULL: not
+ * told) set to VALIDATION and a sentence when matching exceeded the budget (the
+ * pattern is too costly for this subject). */
+int regex_match(const struct regex *re, const char *subject, size_t len,
+                struct strobe_error *e);
 
 void regex_free(struct regex *re);
 

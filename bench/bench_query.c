@@ -124,11 +124,10 @@ static void shape(struct store_reader *r, const char *what, int64_t key, struct 
     double ms[RUNS];
     struct store_result res = {0};
     struct strobe_error err;
-    char why[200];
-    if ((q.function_matches && !(q.function_re = regex_compile(q.function_matches, why,
-                                                                 sizeof why))) ||
-        (q.text_matches && !(q.text_re = regex_compile(q.text_matches, why, sizeof why))))
-        die(what, why);
+    struct strobe_error why;
+    if ((q.function_matches && !(q.function_re = regex_compile(q.function_matches, &why))) ||
+        (q.text_matches && !(q.text_re = regex_compile(q.text_matches, &why))))
+        die(what, why.msg);
     for (int i = 0; i < RUNS; i++) {
         double t0 = now_ms();
         if (store_query_events(r, key, &q, flags, &res, &err) < 0)

@@ -148,12 +148,12 @@ static int compile(const char *pattern, struct regex **re, const char *what,
 {
     if (!pattern || *re)
         return 0;
-    char why[200];
-    *re = regex_compile(pattern, why, sizeof why);
+    struct strobe_error why;
+    *re = regex_compile(pattern, &why);
     if (*re)
         return 0;
-    return err_set(e, ERR_VALIDATION, "the %s pattern \"%.200s\" is not a valid regular "
-                   "expression, or is beyond the limits: %s", what, pattern, why);
+    return err_set(e, why.code, "the %s pattern \"%.200s\" is not a valid regular "
+                   "expression, or is beyond the limits: %.200s", what, pattern, why.msg);
 }
 
 /* Runs q, in the store's terms (bounds absolute, patterns compiled), into out. */

@@ -130,14 +130,14 @@ static int text_filter(struct query_filter *f, const cJSON *args, struct strobe_
                        "distinctive part of the text.", name, len, QUERY_FILTER_TEXT_MAX);
     if (!q->text_matches)
         return 0;
-    char why[200];
-    q->text_re = regex_compile(q->text_matches, why, sizeof why);
+    struct strobe_error why;
+    q->text_re = regex_compile(q->text_matches, &why);
     if (!q->text_re)
-        return err_set(e, ERR_VALIDATION, "'text.matches' is not a valid regular "
-                       "expression: %s. Pass a Perl-syntax regular expression (at most %d "
+        return err_set(e, why.code, "'text.matches' is not a valid regular "
+                       "expression: %.200s. Pass a Perl-syntax regular expression (at most %d "
                        "bytes), e.g. \"timeout|refused\"; escape special characters such as "
                        "( [ . * with a backslash, or use text.contains for a plain substring.",
-                       why, QUERY_FILTER_TEXT_MAX);
+                       why.msg, QUERY_FILTER_TEXT_MAX);
     return 0;
 }
 

@@ -95,7 +95,7 @@ static void idset_and(struct idset *set, struct idset *other)
 static int names_to_ids(struct store_reader *r, const char *sql, const char *arg,
                         const struct regex *re, struct idset *set, struct strobe_error *e)
 {
-    char why[200];
+    struct strobe_error why;
     struct idset found = {0};
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -105,8 +105,8 @@ static int names_to_ids(struct store_reader *r, const char *sql, const char *arg
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 1);
-        int m = re && name ? regex_match(re, name, (size_t)sqlite3_column_bytes(st, 1), why,
-                                         sizeof why) : 1;
+        int m = re && name ? regex_match(re, name, (size_t)sqlite3_column_bytes(st, 1), &why)
+                           : 1;
         if (m < 0) {
             rc = STORE_E_PATTERN;
             break;
@@ -123,7 +123,7 @@ static int names_to_ids(struct store_reader *r, const char *sql, const char *arg
         free(found.ids);
         if (rc == STORE_E_PATTERN) {
             err_set(e, ERR_VALIDATION,
-                    "the pattern is too costly to match against the names (%s)", why);
+                    "the pattern is too costly to match against the names (%s)", why.msg);
             return STORE_E_PATTERN;
         }
         return rc == SQLITE_NOMEM ? err_set(e, ERR_INTERNAL, "out of memory looking up names")
@@ -550,7 +550,7 @@ static int query_failure(struct store_reader *r, const struct event_query *q,
     if (!r->text_over_budget)
         return -1;
     err_set(e, ERR_VALIDATION, "the text pattern \"%.200s\" is too costly to match against "
-            "the events' text (%s)", q->text_matches, r->text_why);
+            "the events' text (%s)", q->text_matches, r->text_why.msg);
     return STORE_E_PATTERN;
 }
 

@@ -27,8 +27,7 @@ static void text_match_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_result_int(ctx, 0);
         return;
     }
-    int m = regex_match(r->text_re, text, (size_t)sqlite3_value_bytes(argv[0]), r->text_why,
-                        sizeof r->text_why);
+    int m = regex_match(r->text_re, text, (size_t)sqlite3_value_bytes(argv[0]), &r->text_why);
     if (m < 0) {
         r->text_over_budget = true;
         sqlite3_result_error(ctx, "the text pattern is too costly", -1);

@@ -165,8 +165,8 @@ struct store_reader {
     sqlite3 *db;
     /* The running query's text regex, for strobe_text_match(); NULL between queries. */
     const struct regex *text_re;
-    bool text_over_budget;   /* a match exceeded the budget: why says how */
-    char text_why[200];
+    bool text_over_budget;   /* a match exceeded the budget: text_why says how */
+    struct strobe_error text_why;
 };
 
 /* ---- deleter.c ------------------------------------------------------------ */

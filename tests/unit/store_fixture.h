@@ -100,12 +100,11 @@ static inline int query(struct fx *f, int64_t key, const struct event_query *q, 
                         struct store_result *res, struct strobe_error *err)
 {
     struct event_query c = *q;
-    char why[200];
-    if (c.function_matches && !(c.function_re = regex_compile(c.function_matches, why,
-                                                               sizeof why)))
-        fail_msg("function pattern %s: %s", c.function_matches, why);
-    if (c.text_matches && !(c.text_re = regex_compile(c.text_matches, why, sizeof why)))
-        fail_msg("text pattern %s: %s", c.text_matches, why);
+    struct strobe_error why;
+    if (c.function_matches && !(c.function_re = regex_compile(c.function_matches, &why)))
+        fail_msg("function pattern %s: %s", c.function_matches, why.msg);
+    if (c.text_matches && !(c.text_re = regex_compile(c.text_matches, &why)))
+        fail_msg("text pattern %s: %s", c.text_matches, why.msg);
     int rc = store_query_events(f->r, key, &c, flags, res, err);
     event_query_free_compiled(&c);
     return rc;

@@ -231,9 +231,10 @@ static void test_request_compiles_once(void **state)
  * want (512 bytes: an error's room). */
 static void sentence(char *want, const char *fmt, const char *pattern)
 {
-    char why[200];
-    assert_null(regex_compile(pattern, why, sizeof why));
-    snprintf(want, 512, fmt, why);
+    struct strobe_error why;
+    assert_null(regex_compile(pattern, &why));
+    assert_int_equal(why.code, ERR_VALIDATION);
+    snprintf(want, 512, fmt, why.msg);
 }
 
 /* debug_query on the session with the filter members filter (JSON text) is refused

@@ -15,11 +15,11 @@
 
 static int match(const char *pattern, const char *subject)
 {
-    char err[256];
-    struct regex *re = regex_compile(pattern, err, sizeof err);
+    struct strobe_error err;
+    struct regex *re = regex_compile(pattern, &err);
     if (!re)
-        fail_msg("'%s' does not compile: %s", pattern, err);
-    int m = regex_match(re, subject, strlen(subject), err, sizeof err);
+        fail_msg("'%s' does not compile: %s", pattern, err.msg);
+    int m = regex_match(re, subject, strlen(subject), &err);
     regex_free(re);
     return m;
 }
@@ -39,12 +39,12 @@ static void test_ordinary_patterns(void **state)
 
 static void expect_refused(const char *pattern, const char *why)
 {
-    char err[256];
-    struct regex *re = regex_compile(pattern, err, sizeof err);
+    struct strobe_error err = {0};
+    struct regex *re = regex_compile(pattern, &err);
     if (re)
         fail_msg("'%.40s...' compiled", pattern);
-    if (!strstr(err, why))
-        fail_msg("error '%s' lacks '%s'", err, why);
+    if (err.code != ERR_VALIDATION || !strstr(err.msg, why))
+        fail_msg("error %d '%s' lacks '%s'", err.code, err.msg, why);
 }
 
 static void test_compile_budgets(void **state)
@@ -74,12 +74,13 @@ static void test_match_budget(void **state)
     char subject[64];
     memset(subject, 'a', 40);
     strcpy(subject + 40, "!");
-    char err[256];
-    struct regex *re = regex_compile("^(a|aa)+$", err, sizeof err);
+    struct strobe_error err = {0};
+    struct regex *re = regex_compile("^(a|aa)+$", &err);
     assert_non_null(re);
-    assert_int_equal(regex_match(re, subject, strlen(subject), err, sizeof err), -1);
-    assert_non_null(strstr(err, "matching stopped"));
-    assert_int_equal(regex_match(re, "aaaa", 4, err, sizeof err), 1); /* still usable */
+    assert_int_equal(regex_match(re, subject, strlen(subject), &err), -1);
+    assert_int_equal(err.code, ERR_VALIDATION);
+    assert_non_null(strstr(err.msg, "matching stopped"));
+    assert_int_equal(regex_match(re, "aaaa", 4, &err), 1); /* still usable */
     regex_free(re);
 }
 

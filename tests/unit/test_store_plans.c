@@ -182,11 +182,10 @@ static bool m_pid_worker_slow(const struct gen *g)
 /* q's patterns compiled into it, as the engine hands a query to the store. */
 static void compile_patterns(struct event_query *q)
 {
-    char why[200];
     if (q->function_matches)
-        assert_non_null(q->function_re = regex_compile(q->function_matches, why, sizeof why));
+        assert_non_null(q->function_re = regex_compile(q->function_matches, NULL));
     if (q->text_matches)
-        assert_non_null(q->text_re = regex_compile(q->text_matches, why, sizeof why));
+        assert_non_null(q->text_re = regex_compile(q->text_matches, NULL));
 }
 
 static int nshapes(struct shape *sh)
