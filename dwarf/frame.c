@@ -355,11 +355,12 @@ static void list_name(struct strbuf *sb, const char **listed, size_t *n, const c
 
 int dw_frame_var_find(const char *path, uint64_t pc, uint64_t bias, const struct dw_regs *regs,
                       mem_read_fn rd, void *ctx, const char *name, struct dw_var_where *out,
-                      char *err, size_t errlen)
+                      struct strobe_error *err)
 {
     *out = (struct dw_var_where){0};
-    if (errlen)
-        err[0] = '\0';
+    if (err)
+        *err = (struct strobe_error){0};
+    char why[DW_LOC_WHY_MAX] = "";
     int rc = 1;
     struct strbuf names = {0};
     const char *listed[MAX_LISTED];
@@ -383,7 +384,7 @@ int dw_frame_var_find(const char *path, uint64_t pc, uint64_t bias, const struct
                 out->is_param = e.members[k].param;
                 out->decl_file = decl_file_of(f, die);
                 dwarf_decl_line(die, &out->decl_line);
-                rc = place_of(&e, die, out, err, errlen);
+                rc = place_of(&e, die, out, why, sizeof why);
             }
         }
         free(e.members);
@@ -391,8 +392,10 @@ int dw_frame_var_find(const char *path, uint64_t pc, uint64_t bias, const struct
     }
     dw_files_unlock();
     if (rc == 1)
-        snprintf(err, errlen, "%s",
-                 n_listed && !names.oom ? names.buf : "nothing is in scope here");
+        err_set(err, ERR_VARIABLE_NOT_FOUND, "%s",
+                n_listed && !names.oom ? names.buf : "nothing is in scope here");
+    else if (rc < 0)
+        err_set(err, ERR_VARIABLE_UNAVAILABLE, "%s", why);
     sb_free(&names);
     return rc;
 }

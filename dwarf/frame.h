@@ -125,17 +125,18 @@ struct dw_var_where {
  * DW_OP_addr/addrx) and reported as a place in *out.
  *
  * Returns 0 when found and located; 1 when no such variable is in scope at pc, with
- * err "in scope here: a, b, c" (at most 16 names, innermost first, ", ..." when there
- * are more; "nothing is in scope here" when none, also when no DWARF function covers
- * pc or the file cannot be read); -1 when it is in scope but cannot be located, with
- * err "optimized out at this point" (no location at pc), or the evaluator's reason as
+ * err (NULL: not told) VARIABLE_NOT_FOUND and "in scope here: a, b, c" (at most 16
+ * names, innermost first, ", ..." when there are more; "nothing is in scope here" when
+ * none, also when no DWARF function covers pc or the file cannot be read); -1 when it
+ * is in scope but cannot be located, with err VARIABLE_UNAVAILABLE and "optimized out
+ * at this point" (no location at pc), or the evaluator's reason as
  * dw_frame_vars_json shows it inside "<unavailable: ...>": "register 6 not saved",
  * "DW_OP_piece" (a variable split in pieces has no single place), "no CFA", "16-byte
  * value in 8 bytes", ...; or "a 24-byte constant (at most 16 bytes are reported)".
- * err (errlen bytes) is "" on success. */
+ * err is zeroed on success. */
 int dw_frame_var_find(const char *path, uint64_t pc, uint64_t bias, const struct dw_regs *regs,
                       mem_read_fn rd, void *ctx, const char *name, struct dw_var_where *out,
-                      char *err, size_t errlen);
+                      struct strobe_error *err);
 
 /* Names runtime address addr by a variable in scope at link-time address pc of the
  * ELF file at path (dw_frame_var_find's scopes and filters, innermost first, located

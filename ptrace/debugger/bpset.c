@@ -336,21 +336,20 @@ static int check_names(struct bp_resolved *r, pid_t pid, struct strobe_error *e)
         for (size_t k = 0; k < r->n_locs && !found; k++) {
             struct dw_var_where w;
             struct dw_regs none = {0};
-            char why[256] = "";
+            struct strobe_error why;
             const struct bp_loc *l = &r->locs[k];
             int f = dw_frame_var_find(l->module, l->addr - l->bias, l->bias, &none,
-                                      procmem_read_ctx, &memfd, x.root, &w, why, sizeof why);
+                                      procmem_read_ctx, &memfd, x.root, &w, &why);
             found = f != 1;
             /* a member of the method's object, which C++ names without this-> */
             struct dw_var_where self = {0}; /* its type, even when its value needs registers */
-            char ignored[64];
             found = found || (dw_frame_var_find(l->module, l->addr - l->bias, l->bias, &none,
                                                 procmem_read_ctx, &memfd, "this", &self,
-                                                ignored, sizeof ignored) != 1 &&
+                                                NULL) != 1 &&
                               self.type && self.type->kind == DWT_POINTER &&
                               varres_has_member(self.type->target, x.root));
             if (!found && !scope[0])
-                snprintf(scope, sizeof scope, "%s", why);
+                snprintf(scope, sizeof scope, "%.255s", why.msg);
         }
         struct varres v;
         struct strobe_error ge = {0};

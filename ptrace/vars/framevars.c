@@ -115,14 +115,14 @@ static int frame_lookup(void *ctx, const char *name, struct varres *out,
     if (!f->module[0])
         return 1;
     struct dw_var_where w;
-    char why[256] = "";
+    struct strobe_error why;
     uint64_t link_pc = f->pc - f->bias - (f->outer ? 1 : 0);
     int rc = dw_frame_var_find(f->module, link_pc, f->bias, &f->regs, procmem_read_ctx,
-                               &f->memfd, name, &w, why, sizeof why);
+                               &f->memfd, name, &w, &why);
     if (rc > 0)
         return 1;
     if (rc < 0)
-        return err_set(e, ERR_VARIABLE_UNAVAILABLE, "'%s' of this frame: %s", name, why);
+        return err_set(e, why.code, "'%s' of this frame: %s", name, why.msg);
     varres_set_type(out, w.type);
     out->decl_file = w.decl_file;
     out->decl_line = w.decl_line;

@@ -542,9 +542,9 @@ static void test_vars_no_dwarf(void **state)
 /* ---- one variable's place ---- */
 
 static int find(const char *name, uint64_t pc, uint64_t bias, const struct dw_regs *regs,
-                const char *var, struct dw_var_where *w, char *err, size_t errlen)
+                const char *var, struct dw_var_where *w, struct strobe_error *err)
 {
-    return dw_frame_var_find(fixture(name), pc, bias, regs, mem_read, NULL, var, w, err, errlen);
+    return dw_frame_var_find(fixture(name), pc, bias, regs, mem_read, NULL, var, w, err);
 }
 
 /* -O0 in walk_list's loop: stack slots at CFA + their DW_OP_fbreg offsets, the static
@@ -558,10 +558,11 @@ static void test_var_find_stack(void **state)
     uint64_t pc = line_addr(&o, mark_line(&o, "loop", NULL, NULL));
     struct dw_regs regs = {.cfa = CFA};
     struct dw_var_where w;
-    char err[256];
+    struct strobe_error err;
 
-    assert_int_equal(find("frame_vars", pc, bias, &regs, "limit", &w, err, sizeof err), 0);
-    assert_string_equal(err, "");
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "limit", &w, &err), 0);
+    assert_int_equal(err.code, ERR_NONE);
+    assert_string_equal(err.msg, "");
     assert_int_equal(w.kind, DWV_MEMORY);
     assert_int_equal(w.address, CFA + var_operand(&o, "limit", DW_OP_fbreg));
     assert_true(w.is_param);
@@ -570,47 +571,51 @@ static void test_var_find_stack(void **state)
     assert_string_equal(w.decl_file, o.source);
     assert_int_equal(w.decl_line, o.fn->decl_line);
 
-    assert_int_equal(find("frame_vars", pc, bias, &regs, "val", &w, err, sizeof err), 0);
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "val", &w, &err), 0);
     assert_int_equal(w.kind, DWV_MEMORY);
     assert_int_equal(w.address, CFA + var_operand(&o, "val", DW_OP_fbreg));
     assert_false(w.is_param);
     assert_true(w.decl_line > o.fn->decl_line);
 
-    assert_int_equal(find("frame_vars", pc, bias, &regs, "n", &w, err, sizeof err), 0);
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "n", &w, &err), 0);
     assert_int_equal(w.type->kind, DWT_POINTER);
     assert_string_equal(w.type->name, "struct node *");
 
-    assert_int_equal(find("frame_vars", pc, bias, &regs, "calls", &w, err, sizeof err), 0);
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "calls", &w, &err), 0);
     assert_int_equal(w.kind, DWV_MEMORY);
     assert_int_equal(w.address, CALLS);
 
-    assert_int_equal(find("frame_vars", pc, bias, &regs, "nope", &w, err, sizeof err), 1);
-    assert_string_equal(err, "in scope here: val, n, head, limit, calls, label, total");
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "nope", &w, &err), 1);
+    assert_int_equal(err.code, ERR_VARIABLE_NOT_FOUND);
+    assert_string_equal(err.msg, "in scope here: val, n, head, limit, calls, label, total");
     /* the inlined callees' variables are not in scope in the loop */
-    assert_int_equal(find("frame_vars", pc, bias, &regs, "doubled", &w, err, sizeof err), 1);
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "doubled", &w, &err), 1);
 
     regs = (struct dw_regs){.known = 1u << 7};
     regs.val[7] = CFA - 64;
-    assert_int_equal(find("frame_vars", pc, bias, &regs, "limit", &w, err, sizeof err), -1);
-    assert_string_equal(err, "register 6 not saved");
-    assert_int_equal(find("frame_vars", pc, bias, &regs, "calls", &w, err, sizeof err), 0);
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "limit", &w, &err), -1);
+    assert_int_equal(err.code, ERR_VARIABLE_UNAVAILABLE);
+    assert_string_equal(err.msg, "register 6 not saved");
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "calls", &w, &err), 0);
 
     /* in clamp_inl inlined into scale_inl: its parameter x, scale_inl's s */
     pc = line_addr(&o, mark_line(&o, "clamp", NULL, NULL));
     regs = (struct dw_regs){.cfa = CFA};
-    assert_int_equal(find("frame_vars", pc, bias, &regs, "x", &w, err, sizeof err), 0);
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "x", &w, &err), 0);
     assert_int_equal(w.kind, DWV_MEMORY);
     assert_int_equal(w.address, CFA + var_operand(&o, "x", DW_OP_fbreg));
     assert_true(w.is_param);
-    assert_int_equal(find("frame_vars", pc, bias, &regs, "s", &w, err, sizeof err), 0);
+    assert_int_equal(find("frame_vars", pc, bias, &regs, "s", &w, &err), 0);
     assert_int_equal(w.address, CFA + var_operand(&o, "s", DW_OP_fbreg));
 
     /* no function there, no file */
-    assert_int_equal(find("frame_vars", 0x10, bias, &regs, "x", &w, err, sizeof err), 1);
-    assert_string_equal(err, "nothing is in scope here");
+    assert_int_equal(find("frame_vars", 0x10, bias, &regs, "x", &w, &err), 1);
+    assert_int_equal(err.code, ERR_VARIABLE_NOT_FOUND);
+    assert_string_equal(err.msg, "nothing is in scope here");
     assert_int_equal(dw_frame_var_find("/nonexistent/strobe", pc, 0, &regs, mem_read, NULL, "x",
-                                       &w, err, sizeof err),
+                                       &w, &err),
                      1);
+    assert_int_equal(err.code, ERR_VARIABLE_NOT_FOUND);
     close_oracle(&o);
 }
 
@@ -622,12 +627,12 @@ static void test_var_find_registers(void **state)
     const struct dw_index *ix = load("opt_O2");
     const struct dw_function *f = must_find(ix, "leaf_sum");
     struct dw_var_where w;
-    char err[256];
-    assert_int_equal(find("opt_O2", f->entry, 0, NULL, "a", &w, err, sizeof err), 0);
+    struct strobe_error err;
+    assert_int_equal(find("opt_O2", f->entry, 0, NULL, "a", &w, &err), 0);
     assert_int_equal(w.kind, DWV_REGISTER);
     assert_int_equal(w.regno, 5);
     assert_true(w.is_param);
-    assert_int_equal(find("opt_O2", f->entry, 0, NULL, "b", &w, err, sizeof err), 0);
+    assert_int_equal(find("opt_O2", f->entry, 0, NULL, "b", &w, &err), 0);
     assert_int_equal(w.regno, 4);
 
     f = must_find(ix, "main");
@@ -637,7 +642,7 @@ static void test_var_find_registers(void **state)
     regs.val[3] = 5; /* rbx */
     bool value = false, reg = false, gone = false;
     for (uint64_t pc = f->entry; pc < f->end; pc++) {
-        int rc = find("opt_O2", pc, 0, &regs, "i", &w, err, sizeof err);
+        int rc = find("opt_O2", pc, 0, &regs, "i", &w, &err);
         if (rc == 0 && w.kind == DWV_VALUE) {
             assert_int_equal(w.n_bytes, 4);
             value = true;
@@ -647,8 +652,9 @@ static void test_var_find_registers(void **state)
             reg = true;
         }
         /* t, the loop body's, lives in a register only between its call and its use */
-        if (find("opt_O2", pc, 0, &regs, "t", &w, err, sizeof err) == -1) {
-            assert_string_equal(err, "optimized out at this point");
+        if (find("opt_O2", pc, 0, &regs, "t", &w, &err) == -1) {
+            assert_int_equal(err.code, ERR_VARIABLE_UNAVAILABLE);
+            assert_string_equal(err.msg, "optimized out at this point");
             gone = true;
         }
     }
