@@ -292,20 +292,11 @@ static inline int traced_wait_exit(struct traced *tr)
     return tr->status;
 }
 
-/* Kills what still runs, joins the tracer and frees everything. */
-static inline void traced_end(struct traced *tr)
+/* Frees what traced_init made and the events read (for a test that used the ring
+ * alone, with no program launched). */
+static inline void traced_release(struct traced *tr)
 {
-    traced_close_stdin(tr);
-    if (!traced_has_exited(tr))
-        tracer_kill(tr->t);
-    traced_wait_exit(tr);
-    /* Other processes of the program may outlive the main one: the tracer's thread
-     * ends with the last of them. */
-    tracer_kill(tr->t);
-    tracer_join(tr->t);
     traced_drain(tr);
-    fclose(tr->out);
-    close(tr->null);
     for (size_t i = 0; i < tr->n_evs; i++) {
         struct tev *e = &tr->evs[i];
         free(e->text);
@@ -318,6 +309,22 @@ static inline void traced_end(struct traced *tr)
     ring_destroy(tr->ring);
     pthread_mutex_destroy(&tr->lock);
     pthread_cond_destroy(&tr->cond);
+}
+
+/* Kills what still runs, joins the tracer and frees everything. */
+static inline void traced_end(struct traced *tr)
+{
+    traced_close_stdin(tr);
+    if (!traced_has_exited(tr))
+        tracer_kill(tr->t);
+    traced_wait_exit(tr);
+    /* Other processes of the program may outlive the main one: the tracer's thread
+     * ends with the last of them. */
+    tracer_kill(tr->t);
+    tracer_join(tr->t);
+    fclose(tr->out);
+    close(tr->null);
+    traced_release(tr);
 }
 
 /* Runs nothing on the tracer thread: returns once the stop it was handling (and
@@ -367,27 +374,37 @@ static inline uint64_t traced_bias(const struct traced *tr)
     return 0;
 }
 
-/* The line of the fixture source declaring function fn (its DWARF decl_file) that
- * holds the comment "/ * mark" followed by a blank or a colon. */
-static inline int marked_line(const char *fixture_path, const char *fn, const char *mark)
+/* The first line of the source file declaring function fn of the fixture at
+ * fixture_path (its DWARF decl_file) that holds text; with delimited, text must be
+ * followed by a blank or a colon there. */
+static inline int source_line(const char *fixture_path, const char *fn, const char *text,
+                              bool delimited)
 {
     const char *src = fixture_function(fixture_path, fn)->decl_file;
     assert_non_null(src);
-    char want[128], buf[1024];
-    snprintf(want, sizeof want, "/* %s", mark);
-    size_t len = strlen(want);
+    char buf[1024];
+    size_t len = strlen(text);
     FILE *fp = fopen(src, "r");
     assert_non_null(fp);
     for (int n = 1; fgets(buf, sizeof buf, fp); n++) {
-        const char *at = strstr(buf, want);
-        if (at && (at[len] == ' ' || at[len] == ':')) {
+        const char *at = strstr(buf, text);
+        if (at && (!delimited || at[len] == ' ' || at[len] == ':')) {
             fclose(fp);
             return n;
         }
     }
     fclose(fp);
-    fail_msg("no comment '%s' in %s", want, src);
+    fail_msg("no '%s' in %s", text, src);
     return 0;
+}
+
+/* The line of fn's source holding the marker comment "/ * mark" (then a blank or a
+ * colon: "/ * SQ_BODY * /", "/ * CRASH HERE * /", "/ * NO_CODE: ..."). */
+static inline int marked_line(const char *fixture_path, const char *fn, const char *mark)
+{
+    char want[128];
+    snprintf(want, sizeof want, "/* %s", mark);
+    return source_line(fixture_path, fn, want, true);
 }
 
 #endif
