@@ -155,6 +155,17 @@ static inline void dbg_resume(struct debugged *g, pid_t tid, enum collector_resu
         fail_msg("resume of thread %d: %s: %s", (int)tid, err_code_name(e.code), e.msg);
 }
 
+/* Resumes paused thread tid (how) and waits for the pause that follows, which must
+ * be tid's: the next hit of a breakpoint after a continue, the end of a step. */
+static inline struct collector_pause dbg_resume_to_pause(struct debugged *g, pid_t tid,
+                                                         enum collector_resume how)
+{
+    dbg_resume(g, tid, how);
+    struct collector_pause p = dbg_next_pause(g);
+    assert_int_equal(p.tid, tid);
+    return p;
+}
+
 /* The byte at addr in the program (an int3 of ours shows as 0xCC). */
 static inline uint8_t dbg_byte(struct debugged *g, uint64_t addr)
 {

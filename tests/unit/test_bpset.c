@@ -8,12 +8,13 @@
  * Covered: a breakpoint by function and by file:line (the same address after the
  * prologue, an int3 in the program's memory while armed, its own byte back once
  * cleared), a wildcard binding each function it matches, the line of an inlined
- * function binding each inlined copy, a line without code moved to the next, the refusals (unknown function, file, line; a condition or message
- * that does not parse; a name neither in the frame nor global) with their codes and
- * sentences; conditions that hold (the pause is where they hold, read back from the
- * paused frame), never hold (counted nowhere while another breakpoint at the same
- * place pauses), and fail to evaluate (a pause with the error kept); hit counts (the
- * Nth passing hit pauses, and each one after it); one-shot breakpoints and logpoints
+ * function binding each inlined copy, a line without code moved to the next, the
+ * refusals (unknown function, file, line; a condition or message that does not
+ * parse; a name neither in the frame nor global) with their codes and sentences;
+ * conditions that hold (the pause is where they hold, read back from the paused
+ * frame), never hold (counted nowhere while another breakpoint at the same place
+ * pauses), and fail to evaluate (a pause with the error kept); hit counts (the Nth
+ * passing hit pauses, and each one after it); one-shot breakpoints and logpoints
  * (gone after their first hit, which nothing else hits after); logpoints (messages
  * rendered from the frame, no pause); staged breakpoints bound at the entry point of
  * a program that lives a few milliseconds (bp_quick), and one that binds nowhere.
@@ -200,8 +201,7 @@ static void test_line_of_an_inlined_function_binds_each_copy(void **state)
     assert_int_equal(p.line, line);
     long x = dbg_long(&g, p.tid, 0, "x");
     assert_int_equal(x, dbg_long(&g, p.tid, 0, "k"));
-    dbg_resume(&g, p.tid, RESUME_CONTINUE);
-    p = dbg_next_pause(&g);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_CONTINUE);
     assert_int_equal(dbg_long(&g, p.tid, 0, "x"), x + 1);
     dbg_end(&g);
 }
@@ -302,8 +302,7 @@ static void test_condition_pauses_where_it_holds(void **state)
     assert_int_equal(info.condition_errors, 0);
 
     /* The next pause is ten rounds on. */
-    dbg_resume(&g, p.tid, RESUME_CONTINUE);
-    p = dbg_next_pause(&g);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_CONTINUE);
     assert_int_equal(dbg_long(&g, p.tid, 0, "v"), v + 10);
     assert_int_equal(dbg_info(&g, 1).hits, 2);
     dbg_end(&g);
@@ -366,8 +365,7 @@ static void test_hit_count_pauses_at_the_nth_passing_hit(void **state)
     assert_int_equal(v % 2, 0);
     assert_int_equal(dbg_info(&g, 1).hits, 3);
     /* From the Nth on, every passing hit pauses: the next even round. */
-    dbg_resume(&g, p.tid, RESUME_CONTINUE);
-    p = dbg_next_pause(&g);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_CONTINUE);
     assert_int_equal(dbg_long(&g, p.tid, 0, "v"), v + 2);
     assert_int_equal(dbg_info(&g, 1).hits, 4);
     dbg_end(&g);
@@ -397,8 +395,7 @@ static void test_one_shot_pauses_once(void **state)
     struct collector_breakpoint second = on_function(2, "square");
     second.hit_count = 2;
     dbg_set(&g, &second, &info);
-    dbg_resume(&g, p.tid, RESUME_CONTINUE);
-    p = dbg_next_pause(&g);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_CONTINUE);
     assert_int_equal(p.breakpoint_id, 2);
     assert_int_equal(dbg_long(&g, p.tid, 0, "v"), v + 2);
     dbg_end(&g);

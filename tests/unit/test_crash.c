@@ -194,7 +194,8 @@ static void test_null_dereference_three_calls_deep(void **state)
     assert_frame(f1, "validate", "crash_null.c", line_of(&r, "validate", "return read_field("));
     assert_frame(f2, "process_order", "crash_null.c",
                  line_of(&r, "process_order", "return validate("));
-    assert_frame(frame(r.d, 3), "main", "crash_null.c", line_of(&r, "main", "return process_order("));
+    assert_frame(frame(r.d, 3), "main", "crash_null.c",
+                 line_of(&r, "main", "return process_order("));
     assert_true(str(f0, "module")[0] == '/');
     assert_true(cJSON_IsNull(arg(f0, "n")));
     assert_int_equal((int)arg(f0, "depth")->valuedouble, 2);

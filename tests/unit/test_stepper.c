@@ -52,15 +52,6 @@ static struct collector_pause pause_on(struct debugged *g, int id, const char *f
     return p;
 }
 
-/* Steps tid (how) and returns the pause its step ends with. */
-static struct collector_pause step(struct debugged *g, pid_t tid, enum collector_resume how)
-{
-    dbg_resume(g, tid, how);
-    struct collector_pause p = dbg_next_pause(g);
-    assert_int_equal(p.tid, tid);
-    return p;
-}
-
 static void assert_stopped_at(const struct collector_pause *p, const char *fn, int line)
 {
     if (strcmp(p->function, fn) != 0 || p->line != line)
@@ -78,16 +69,16 @@ static void test_step_over_runs_calls_to_the_next_line(void **state)
     struct collector_pause p = pause_on(&g, 1, "work", "CALL_SQUARE", NULL);
     long k = dbg_long(&g, p.tid, 0, "k");
 
-    p = step(&g, p.tid, RESUME_STEP_OVER);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_OVER);
     assert_int_equal(p.reason, PAUSE_STEP);
     assert_stopped_at(&p, "work", mark(&g, "work", "CALL_FACT"));
     assert_int_equal(dbg_long(&g, p.tid, 0, "a"), k * k); /* square ran, whole */
     assert_int_equal(dbg_long(&g, p.tid, 0, "k"), k);     /* in the same round */
 
-    p = step(&g, p.tid, RESUME_STEP_OVER); /* fact(4), recursive */
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_OVER); /* fact(4), recursive */
     assert_stopped_at(&p, "work", mark(&g, "work", "CALL_STRLEN"));
     assert_int_equal(dbg_long(&g, p.tid, 0, "b"), 24);
-    p = step(&g, p.tid, RESUME_STEP_OVER); /* strlen, in libc */
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_OVER); /* strlen, in libc */
     assert_stopped_at(&p, "work", mark(&g, "work", "STRLEN_NEXT"));
     assert_int_equal(dbg_long(&g, p.tid, 0, "len"), 6);
     assert_string_equal(p.return_value, "");
@@ -104,7 +95,7 @@ static void test_recursion_does_not_end_a_step_over_early(void **state)
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "fact", "FACT_CALL", "n == 4");
     assert_int_equal(dbg_long(&g, p.tid, 0, "n"), 4);
-    p = step(&g, p.tid, RESUME_STEP_OVER);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_OVER);
     assert_int_equal(p.reason, PAUSE_STEP);
     assert_stopped_at(&p, "fact", mark(&g, "fact", "FACT_RET"));
     assert_int_equal(dbg_long(&g, p.tid, 0, "n"), 4);
@@ -124,7 +115,7 @@ static void test_step_into_enters_the_callee(void **state)
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "work", "CALL_SQUARE", NULL);
     long k = dbg_long(&g, p.tid, 0, "k");
-    p = step(&g, p.tid, RESUME_STEP_INTO);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_INTO);
     assert_int_equal(p.reason, PAUSE_STEP);
     assert_stopped_at(&p, "square", mark(&g, "square", "SQ_BODY"));
     /* After the prologue: the argument is in its place already. */
@@ -142,7 +133,7 @@ static void test_step_into_a_recursive_call(void **state)
     struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "fact", "FACT_CALL", "n == 4");
-    p = step(&g, p.tid, RESUME_STEP_INTO);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_INTO);
     const struct dw_function *fact = fixture_function(g.tr.path, "fact");
     assert_string_equal(p.function, "fact");
     assert_int_equal(p.pc, dw_after_prologue(g.tr.path, fact->entry) + traced_bias(&g.tr));
@@ -157,7 +148,7 @@ static void test_step_into_goes_over_code_without_line_info(void **state)
     struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "work", "CALL_STRLEN", NULL);
-    p = step(&g, p.tid, RESUME_STEP_INTO); /* strlen: libc, a system library */
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_INTO); /* strlen: libc, a system library */
     assert_int_equal(p.reason, PAUSE_STEP);
     assert_stopped_at(&p, "work", mark(&g, "work", "STRLEN_NEXT"));
     assert_int_equal(dbg_long(&g, p.tid, 0, "len"), 6);
@@ -177,7 +168,7 @@ static void test_step_out_stops_at_the_return_address_with_the_value(void **stat
     struct strobe_error e = {0};
     assert_int_equal(debugger_frame(g.d, g.tr.t, p.tid, 1, &caller, &e), 0);
 
-    p = step(&g, p.tid, RESUME_STEP_OUT);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_OUT);
     assert_int_equal(p.reason, PAUSE_STEP);
     assert_int_equal(p.pc, caller.pc); /* the return address itself */
     assert_stopped_at(&p, "work", mark(&g, "work", "CALL_SQUARE"));
@@ -209,7 +200,7 @@ static void test_recursion_does_not_end_a_step_out_early(void **state)
     dbg_set(&g, &bp, &info);
     struct collector_pause p = dbg_next_pause(&g);
     assert_int_equal(dbg_long(&g, p.tid, 0, "n"), 2);
-    p = step(&g, p.tid, RESUME_STEP_OUT);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_OUT);
     assert_int_equal(p.reason, PAUSE_STEP);
     assert_stopped_at(&p, "fact", mark(&g, "fact", "FACT_CALL"));
     assert_string_equal(p.return_value, "2");
@@ -230,14 +221,13 @@ static void test_breakpoint_inside_a_call_supersedes_the_step(void **state)
     struct collector_bp_info info;
     dbg_set(&g, &in_square, &info);
 
-    p = step(&g, p.tid, RESUME_STEP_OVER);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_OVER);
     assert_int_equal(p.reason, PAUSE_BREAKPOINT);
     assert_int_equal(p.breakpoint_id, 2);
     assert_int_equal(dbg_long(&g, p.tid, 0, "v"), k);
     /* The step is over: continuing meets square again in the next round, with no
      * step ending in work on the way. */
-    dbg_resume(&g, p.tid, RESUME_CONTINUE);
-    p = dbg_next_pause(&g);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_CONTINUE);
     assert_int_equal(p.reason, PAUSE_BREAKPOINT);
     assert_int_equal(p.breakpoint_id, 2);
     assert_int_equal(dbg_long(&g, p.tid, 0, "v"), k + 1);
@@ -255,7 +245,7 @@ static void test_step_out_of_main_runs_to_the_exit(void **state)
     struct collector_pause p = dbg_next_pause(&g);
     assert_string_equal(p.function, "quick");
     assert_int_equal(dbg_long(&g, p.tid, 0, "v"), 1);
-    p = step(&g, p.tid, RESUME_STEP_OUT);
+    p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_OUT);
     assert_string_equal(p.function, "main");
     assert_string_equal(p.return_value, "2");
 
