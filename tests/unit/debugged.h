@@ -3,7 +3,8 @@
  * (ptrace/debugger/debugger.h), wired as ptrace/native.c wires it: the stop handlers
  * at the tracer's start, staged breakpoints bound at the entry point, pauses waking
  * the test. For test_bpset.c and test_stepper.c: setting breakpoints, waiting for the
- * next pause, reading a paused frame's variables, resuming and stepping. Include
+ * next pause, reading a paused frame's variables, resuming and stepping. A test's
+ * struct debugged is static and its test has traced_teardown (traced.h). Include
  * after <cmocka.h> and fixtures.h.
  */
 #ifndef STROBE_TEST_DEBUGGED_H
@@ -29,6 +30,11 @@ static inline void dbg_on_start(void *arg, struct tracer *t)
     debugger_on_start(g->d, t);
 }
 
+static inline void dbg_free(void *arg)
+{
+    debugger_free(arg);
+}
+
 static inline void dbg_on_entry(void *arg, struct tracer *t)
 {
     struct debugged *g = arg;
@@ -46,6 +52,8 @@ static inline void dbg_start(struct debugged *g, const char *name, const char *c
                                  .arg = &g->tr};
     g->d = debugger_new(&dc);
     assert_non_null(g->d);
+    g->tr.on_end = dbg_free;
+    g->tr.on_end_arg = g->d;
     if (n)
         assert_int_equal(debugger_stage(g->d, staged, n), n);
     struct traced_hooks h = {.on_start = dbg_on_start, .on_entry = dbg_on_entry,
@@ -53,10 +61,10 @@ static inline void dbg_start(struct debugged *g, const char *name, const char *c
     traced_launch(&g->tr, name, args, &h);
 }
 
+/* Ends the program and its tracer, then frees the debugger. */
 static inline void dbg_end(struct debugged *g)
 {
     traced_end(&g->tr);
-    debugger_free(g->d);
 }
 
 /* Sets bp; fails the test when it is refused. */

@@ -18,6 +18,9 @@
  * (gone after their first hit, which nothing else hits after); logpoints (messages
  * rendered from the frame, no pause); staged breakpoints bound at the entry point of
  * a program that lives a few milliseconds (bp_quick), and one that binds nowhere.
+ * Around the set, in the debugger, with bp_threads (three workers): an all-stop
+ * breakpoint pausing every thread in one batch, a pause request, conditions over
+ * globals (debugger_evaluate), a paused thread's register written and read back.
  * Values are checked against the frame itself (v, the argument of square, is the
  * round number i), never against time.
  */
@@ -88,7 +91,7 @@ static void refused(struct debugged *g, const struct collector_breakpoint *bp,
 static void test_function_and_line_bind_after_the_prologue(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     int line = sq_body(&g);
     const struct dw_function *sq = fixture_function(g.tr.path, "square");
@@ -162,7 +165,7 @@ static void test_function_and_line_bind_after_the_prologue(void **state)
 static void test_wildcard_binds_every_match(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_breakpoint bp = on_function(1, "helper_*");
     struct collector_bp_info info;
@@ -182,7 +185,7 @@ static void test_wildcard_binds_every_match(void **state)
 static void test_line_of_an_inlined_function_binds_each_copy(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     int line = marked_line(g.tr.path, "work", "INL_BODY");
     struct collector_breakpoint bp = on_line(1, "bp_steps.c", line);
@@ -209,7 +212,7 @@ static void test_line_of_an_inlined_function_binds_each_copy(void **state)
 static void test_line_without_code_moves_to_the_next(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     int comment = marked_line(g.tr.path, "work", "NO_CODE");
     int next = marked_line(g.tr.path, "work", "NO_CODE_NEXT");
@@ -229,7 +232,7 @@ static void test_line_without_code_moves_to_the_next(void **state)
 static void test_refusals_say_why(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     int line = sq_body(&g);
     struct collector_breakpoint bp = on_function(1, "no_such_function");
@@ -284,7 +287,7 @@ static void test_refusals_say_why(void **state)
 static void test_condition_pauses_where_it_holds(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_breakpoint bp = on_function(1, "square");
     bp.condition = "v % 10 == 3 && g_x == v && g_name == \"strobe\"";
@@ -311,7 +314,7 @@ static void test_condition_pauses_where_it_holds(void **state)
 static void test_condition_that_never_holds_never_pauses(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_breakpoint never = on_function(1, "square");
     never.condition = "v < 0";
@@ -332,7 +335,7 @@ static void test_condition_that_never_holds_never_pauses(void **state)
 static void test_condition_error_pauses_with_the_reason(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_breakpoint bp = on_function(1, "square");
     bp.condition = "*g_null == 3"; /* g_null stays NULL */
@@ -352,7 +355,7 @@ static void test_condition_error_pauses_with_the_reason(void **state)
 static void test_hit_count_pauses_at_the_nth_passing_hit(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_breakpoint bp = on_function(1, "square");
     bp.condition = "v % 2 == 0";
@@ -376,7 +379,7 @@ static void test_hit_count_pauses_at_the_nth_passing_hit(void **state)
 static void test_one_shot_pauses_once(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_breakpoint once = on_function(1, "square");
     once.one_shot = true;
@@ -439,7 +442,7 @@ static void wait_logged(struct traced *tr, int id, size_t n)
 static void test_logpoint_logs_without_pausing(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     int line = sq_body(&g);
     struct collector_breakpoint lp = on_line(1, "bp_steps.c", line);
@@ -489,7 +492,7 @@ static void test_staged_breakpoints_bind_at_the_entry_point(void **state)
     struct collector_breakpoint staged[2] = {on_function(1, "quick"),
                                              on_function(2, "no_such_function")};
     staged[0].condition = "v == 2";
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_quick", NULL, staged, 2);
     /* quick(1), quick(2), quick(3): the one where v is 2 pauses. */
     struct collector_pause p = dbg_next_pause(&g);
@@ -524,22 +527,123 @@ static void test_staged_breakpoints_bind_at_the_entry_point(void **state)
     dbg_end(&g);
 }
 
+/* ---- the debugger around the set ------------------------------------------------------- */
+
+/* bp_threads: three workers call worker_step(id, n) every ~2 ms; main joins them. */
+static void start_threads(struct debugged *g)
+{
+    dbg_start(g, "bp_threads", NULL, NULL, 0);
+    char line[64];
+    traced_line(&g->tr, line, sizeof line);
+    assert_string_equal(line, "started"); /* the three workers exist */
+}
+
+static void test_all_stop_stops_every_thread(void **state)
+{
+    (void)state;
+    static struct debugged g;
+    start_threads(&g);
+    struct collector_breakpoint bp = on_function(1, "worker_step");
+    bp.all_stop = true;
+    bp.one_shot = true;
+    struct collector_bp_info info;
+    dbg_set(&g, &bp, &info);
+    assert_true(info.all_stop);
+    /* One pause for the thread that hit it, the others' in the same batch (whose end
+     * the tracer thread is done with once it takes a command). */
+    struct collector_pause hit = dbg_next_pause(&g);
+    traced_sync(&g.tr);
+    struct collector_pause ps[8];
+    int n = debugger_pauses(g.d, ps, 8);
+    assert_int_equal(n, 4);
+    int breakpoint = 0, all_stop = 0;
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(ps[i].pid, g.tr.pid);
+        breakpoint += ps[i].reason == PAUSE_BREAKPOINT;
+        all_stop += ps[i].reason == PAUSE_ALL_STOP;
+        if (ps[i].reason == PAUSE_BREAKPOINT)
+            assert_int_equal(ps[i].tid, hit.tid);
+    }
+    assert_int_equal(breakpoint, 1);
+    assert_int_equal(all_stop, 3);
+    assert_int_not_equal(hit.tid, g.tr.pid); /* a worker */
+    char name[32];
+    procmem_thread_name(hit.tid, name, sizeof name);
+    char want[32];
+    snprintf(want, sizeof want, "worker-%ld", dbg_long(&g, hit.tid, 0, "id"));
+    assert_string_equal(name, want);
+    /* A resume of one thread leaves the others paused; a continue ends them all. */
+    dbg_resume(&g, ps[0].tid == hit.tid ? ps[1].tid : ps[0].tid, RESUME_CONTINUE);
+    assert_int_equal(dbg_paused(&g), 3);
+    dbg_resume(&g, 0, RESUME_CONTINUE);
+    assert_int_equal(dbg_paused(&g), 0);
+    dbg_end(&g);
+}
+
+static void test_pause_request_evaluate_and_registers(void **state)
+{
+    (void)state;
+    static struct debugged g;
+    start_threads(&g);
+    struct strobe_error e = {0};
+    assert_int_equal(debugger_pause(g.d, g.tr.t, 0, &e), 4);
+    struct collector_pause ps[8];
+    assert_int_equal(debugger_pauses(g.d, ps, 8), 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(ps[i].reason, PAUSE_REQUEST);
+    assert_int_equal(debugger_pause(g.d, g.tr.t, 1, &e), -1);
+    assert_int_equal(e.code, ERR_VALIDATION);
+    assert_string_equal(e.msg, "pid 1 is not a live process of this session.");
+
+    /* Conditions over globals, with the values they read. */
+    bool result = false;
+    char values[128];
+    assert_int_equal(debugger_evaluate(g.tr.t, 0, "g_total >= 0", &result, values,
+                                       sizeof values, &e), 0);
+    assert_true(result);
+    long total;
+    assert_int_equal(sscanf(values, "g_total=%ld", &total), 1);
+    assert_int_equal(debugger_evaluate(g.tr.t, 0, "g_total < 0", &result, NULL, 0, &e), 0);
+    assert_false(result);
+    assert_int_equal(debugger_evaluate(g.tr.t, 0, "g_total >", &result, NULL, 0, &e), -1);
+    assert_int_equal(e.code, ERR_BAD_EXPRESSION);
+    assert_int_equal(debugger_evaluate(g.tr.t, 0, "no_such_var == 1", &result, NULL, 0, &e),
+                     -1);
+    assert_int_equal(e.code, ERR_VARIABLE_NOT_FOUND);
+
+    /* A paused thread's register, written and read back. */
+    pid_t tid = ps[0].tid;
+    assert_int_equal(debugger_set_register(g.d, g.tr.t, tid, 0, 12345, &e), 0); /* rax */
+    assert_int_equal(dbg_long(&g, tid, 0, "$rax"), 12345);
+
+    dbg_resume(&g, 0, RESUME_CONTINUE);
+    assert_int_equal(dbg_paused(&g), 0);
+    assert_int_equal(debugger_resume(g.d, g.tr.t, 0, RESUME_CONTINUE, &e), -1);
+    assert_int_equal(e.code, ERR_NOT_PAUSED);
+    assert_string_equal(e.msg, "No thread is paused.");
+    assert_int_equal(debugger_set_register(g.d, g.tr.t, tid, 0, 1, &e), -1);
+    assert_int_equal(e.code, ERR_THREAD_NOT_PAUSED);
+    dbg_end(&g);
+}
+
 int main(void)
 {
     find_fixture_dir();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_function_and_line_bind_after_the_prologue),
-        cmocka_unit_test(test_wildcard_binds_every_match),
-        cmocka_unit_test(test_line_of_an_inlined_function_binds_each_copy),
-        cmocka_unit_test(test_line_without_code_moves_to_the_next),
-        cmocka_unit_test(test_refusals_say_why),
-        cmocka_unit_test(test_condition_pauses_where_it_holds),
-        cmocka_unit_test(test_condition_that_never_holds_never_pauses),
-        cmocka_unit_test(test_condition_error_pauses_with_the_reason),
-        cmocka_unit_test(test_hit_count_pauses_at_the_nth_passing_hit),
-        cmocka_unit_test(test_one_shot_pauses_once),
-        cmocka_unit_test(test_logpoint_logs_without_pausing),
-        cmocka_unit_test(test_staged_breakpoints_bind_at_the_entry_point),
+        traced_test(test_function_and_line_bind_after_the_prologue),
+        traced_test(test_wildcard_binds_every_match),
+        traced_test(test_line_of_an_inlined_function_binds_each_copy),
+        traced_test(test_line_without_code_moves_to_the_next),
+        traced_test(test_refusals_say_why),
+        traced_test(test_condition_pauses_where_it_holds),
+        traced_test(test_condition_that_never_holds_never_pauses),
+        traced_test(test_condition_error_pauses_with_the_reason),
+        traced_test(test_hit_count_pauses_at_the_nth_passing_hit),
+        traced_test(test_one_shot_pauses_once),
+        traced_test(test_logpoint_logs_without_pausing),
+        traced_test(test_staged_breakpoints_bind_at_the_entry_point),
+        traced_test(test_all_stop_stops_every_thread),
+        traced_test(test_pause_request_evaluate_and_registers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,11 @@ struct crash_run {
     char first_line[256];   /* the first line it printed on stdout */
 };
 
+static void free_json(void *d)
+{
+    cJSON_Delete(d);
+}
+
 /* Runs fixture name to its end and parses its one crash event. */
 static void run_crash(struct crash_run *r, const char *name)
 {
@@ -62,11 +67,12 @@ static void run_crash(struct crash_run *r, const char *name)
     r->d = cJSON_Parse(r->ev->data);
     if (!r->d)
         fail_msg("the crash data is not JSON: %s", r->ev->data);
+    r->tr.on_end = free_json;
+    r->tr.on_end_arg = r->d;
 }
 
 static void crash_done(struct crash_run *r)
 {
-    cJSON_Delete(r->d);
     traced_end(&r->tr);
 }
 
@@ -163,7 +169,7 @@ static int crash_here(struct crash_run *r, const char *fn)
 static void test_null_dereference_three_calls_deep(void **state)
 {
     (void)state;
-    struct crash_run r;
+    static struct crash_run r;
     run_crash(&r, "crash_null");
     assert_string_equal(r.first_line, "processing order 42");
     assert_true(WIFSIGNALED(r.status));
@@ -238,7 +244,7 @@ static void test_null_dereference_three_calls_deep(void **state)
 static void test_division_by_zero(void **state)
 {
     (void)state;
-    struct crash_run r;
+    static struct crash_run r;
     run_crash(&r, "crash_divzero");
     assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGFPE);
     assert_string_equal(str(r.d, "signal"), "SIGFPE");
@@ -259,7 +265,7 @@ static void test_division_by_zero(void **state)
 static void test_stack_overflow(void **state)
 {
     (void)state;
-    struct crash_run r;
+    static struct crash_run r;
     run_crash(&r, "crash_stack_overflow");
     assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r.d, "stackOverflow")));
@@ -285,7 +291,7 @@ static void test_stack_overflow(void **state)
 static void test_own_handler_still_runs(void **state)
 {
     (void)state;
-    struct crash_run r;
+    static struct crash_run r;
     run_crash(&r, "crash_handler");
     /* The handler ran (exit 42); the fault was still recorded, once. */
     assert_true(WIFEXITED(r.status));
@@ -301,7 +307,7 @@ static void test_own_handler_still_runs(void **state)
 static void test_crash_in_a_second_thread(void **state)
 {
     (void)state;
-    struct crash_run r;
+    static struct crash_run r;
     run_crash(&r, "crash_thread");
     assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV);
     assert_int_equal(r.ev->pid, r.tr.pid);
@@ -322,7 +328,7 @@ static void test_crash_in_a_second_thread(void **state)
 static void test_abort_is_a_signal_sent_by_itself(void **state)
 {
     (void)state;
-    struct crash_run r;
+    static struct crash_run r;
     run_crash(&r, "abort");
     assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT);
     assert_string_equal(str(r.d, "kind"), "signal");
@@ -347,7 +353,7 @@ static void test_abort_is_a_signal_sent_by_itself(void **state)
 static void test_assertion_failure(void **state)
 {
     (void)state;
-    struct crash_run r;
+    static struct crash_run r;
     run_crash(&r, "crash_assert");
     assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT);
     int line = crash_here(&r, "check_count");
@@ -381,7 +387,7 @@ static void test_assertion_failure(void **state)
 static void test_uncaught_cpp_exception(void **state)
 {
     (void)state;
-    struct crash_run r;
+    static struct crash_run r;
     run_crash(&r, "crash_uncaught");
     assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT);
     assert_string_equal(str(r.d, "kind"), "uncaught_exception");
@@ -402,7 +408,7 @@ static void test_uncaught_cpp_exception(void **state)
 static void test_rust_panic(void **state)
 {
     (void)state;
-    struct crash_run r;
+    static struct crash_run r;
     run_crash(&r, "crash_panic");
     assert_true(WIFEXITED(r.status));
     assert_int_equal(WEXITSTATUS(r.status), 101);
@@ -424,7 +430,7 @@ static void test_rust_panic(void **state)
 static void test_sanitizer_death(void **state)
 {
     (void)state;
-    struct crash_run r;
+    static struct crash_run r;
     run_crash(&r, "crash_asan");
     assert_true(WIFEXITED(r.status));
     assert_int_equal(WEXITSTATUS(r.status), 1);
@@ -532,17 +538,17 @@ int main(void)
 {
     find_fixture_dir();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_null_dereference_three_calls_deep),
-        cmocka_unit_test(test_division_by_zero),
-        cmocka_unit_test(test_stack_overflow),
-        cmocka_unit_test(test_own_handler_still_runs),
-        cmocka_unit_test(test_crash_in_a_second_thread),
-        cmocka_unit_test(test_abort_is_a_signal_sent_by_itself),
-        cmocka_unit_test(test_assertion_failure),
-        cmocka_unit_test(test_uncaught_cpp_exception),
-        cmocka_unit_test(test_rust_panic),
-        cmocka_unit_test(test_sanitizer_death),
-        cmocka_unit_test(test_counting_repeats_and_the_limit),
+        traced_test(test_null_dereference_three_calls_deep),
+        traced_test(test_division_by_zero),
+        traced_test(test_stack_overflow),
+        traced_test(test_own_handler_still_runs),
+        traced_test(test_crash_in_a_second_thread),
+        traced_test(test_abort_is_a_signal_sent_by_itself),
+        traced_test(test_assertion_failure),
+        traced_test(test_uncaught_cpp_exception),
+        traced_test(test_rust_panic),
+        traced_test(test_sanitizer_death),
+        traced_test(test_counting_repeats_and_the_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

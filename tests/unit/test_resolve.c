@@ -44,11 +44,18 @@ struct session {
     struct trace *trace;
 };
 
+static void free_trace(void *trace)
+{
+    trace_free(trace);
+}
+
 static void session_start(struct session *s, const char *project_root)
 {
     traced_start(&s->tr, "pattern_names", NULL, NULL);
     s->trace = trace_new(project_root);
     assert_non_null(s->trace);
+    s->tr.on_end = free_trace; /* when the program is gone */
+    s->tr.on_end_arg = s->trace;
     char line[64];
     traced_line(&s->tr, line, sizeof line);
     assert_string_equal(line, "ready");
@@ -69,7 +76,6 @@ static void session_run_out(struct session *s)
 static void session_end(struct session *s)
 {
     traced_end(&s->tr);
-    trace_free(s->trace);
 }
 
 static void update(struct session *s, const char *const *add, int n_add,
@@ -123,7 +129,7 @@ static void entered(const struct traced *tr, char *out, size_t cap)
  * running already (main, _start). */
 static void selects(const char *root, const char *pattern, const char *called, size_t running)
 {
-    struct session s;
+    static struct session s;
     session_start(&s, root);
     struct trace_result res;
     update(&s, &pattern, 1, NULL, 0, &res);
@@ -201,7 +207,7 @@ static void test_library_functions_by_exact_name(void **state)
 {
     (void)state;
     selects("/", "puts", "puts", 0);
-    struct session s;
+    static struct session s;
     session_start(&s, "/");
     const char *pat = "put*";
     struct trace_result res;
@@ -215,7 +221,7 @@ static void test_library_functions_by_exact_name(void **state)
 static void test_sentences_for_patterns_that_match_nothing(void **state)
 {
     (void)state;
-    struct session s;
+    static struct session s;
     session_start(&s, "/no/such/project");
     static const char *const pats[] = {
         "shop::cart::ad", "tiny", "zzz_*", "@file:no_such_file.c", "@usercode",
@@ -271,7 +277,7 @@ static void test_sentences_for_patterns_that_match_nothing(void **state)
 static void test_removal_keeps_what_another_pattern_matches(void **state)
 {
     (void)state;
-    struct session s;
+    static struct session s;
     session_start(&s, "/");
     static const char *const both[] = {"helper_*", "helper_one"};
     struct trace_result res;
@@ -323,9 +329,11 @@ static void test_preloaded_patterns_are_armed_at_the_entry_point(void **state)
     struct trace *trace = trace_new("/");
     static const char *const pats[] = {"main", "shop::cart::*", "no_such_function_at_all"};
     assert_int_equal(trace_preload(trace, pats, 3, 3, false), 3);
-    struct traced tr;
+    static struct traced tr;
     struct traced_hooks h = {.on_entry = on_entry, .stop_at_entry = true, .arg = trace};
     traced_start(&tr, "pattern_names", NULL, &h);
+    tr.on_end = free_trace;
+    tr.on_end_arg = trace;
     traced_close_stdin(&tr);
     assert_int_equal(WEXITSTATUS(traced_wait_exit(&tr)), 0);
     traced_drain(&tr);
@@ -340,7 +348,6 @@ static void test_preloaded_patterns_are_armed_at_the_entry_point(void **state)
     assert_non_null(strstr(result_of(&res, "no_such_function_at_all")->warning,
                            "matches no function"));
     traced_end(&tr);
-    trace_free(trace);
 }
 
 /* ---- sentences for programs the fixture is not ---------------------------------------- */
@@ -382,15 +389,15 @@ int main(void)
 {
     find_fixture_dir();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_names),
-        cmocka_unit_test(test_one_star_is_one_level),
-        cmocka_unit_test(test_two_stars_cross_levels),
-        cmocka_unit_test(test_source_files_and_the_project),
-        cmocka_unit_test(test_library_functions_by_exact_name),
-        cmocka_unit_test(test_sentences_for_patterns_that_match_nothing),
-        cmocka_unit_test(test_removal_keeps_what_another_pattern_matches),
-        cmocka_unit_test(test_preloaded_patterns_are_armed_at_the_entry_point),
-        cmocka_unit_test(test_sentences_without_an_index_or_debug_info),
+        traced_test(test_exact_names),
+        traced_test(test_one_star_is_one_level),
+        traced_test(test_two_stars_cross_levels),
+        traced_test(test_source_files_and_the_project),
+        traced_test(test_library_functions_by_exact_name),
+        traced_test(test_sentences_for_patterns_that_match_nothing),
+        traced_test(test_removal_keeps_what_another_pattern_matches),
+        traced_test(test_preloaded_patterns_are_armed_at_the_entry_point),
+        traced_test(test_sentences_without_an_index_or_debug_info),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

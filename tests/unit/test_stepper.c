@@ -64,7 +64,7 @@ static void assert_stopped_at(const struct collector_pause *p, const char *fn, i
 static void test_step_over_runs_calls_to_the_next_line(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "work", "CALL_SQUARE", NULL);
     long k = dbg_long(&g, p.tid, 0, "k");
@@ -91,7 +91,7 @@ static void test_step_over_runs_calls_to_the_next_line(void **state)
 static void test_recursion_does_not_end_a_step_over_early(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "fact", "FACT_CALL", "n == 4");
     assert_int_equal(dbg_long(&g, p.tid, 0, "n"), 4);
@@ -111,7 +111,7 @@ static void test_recursion_does_not_end_a_step_over_early(void **state)
 static void test_step_into_enters_the_callee(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "work", "CALL_SQUARE", NULL);
     long k = dbg_long(&g, p.tid, 0, "k");
@@ -130,7 +130,7 @@ static void test_step_into_enters_the_callee(void **state)
 static void test_step_into_a_recursive_call(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "fact", "FACT_CALL", "n == 4");
     p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_INTO);
@@ -145,7 +145,7 @@ static void test_step_into_a_recursive_call(void **state)
 static void test_step_into_goes_over_code_without_line_info(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "work", "CALL_STRLEN", NULL);
     p = dbg_resume_to_pause(&g, p.tid, RESUME_STEP_INTO); /* strlen: libc, a system library */
@@ -160,7 +160,7 @@ static void test_step_into_goes_over_code_without_line_info(void **state)
 static void test_step_out_stops_at_the_return_address_with_the_value(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "square", "SQ_BODY", NULL);
     long v = dbg_long(&g, p.tid, 0, "v");
@@ -192,7 +192,7 @@ static void test_step_out_stops_at_the_return_address_with_the_value(void **stat
 static void test_recursion_does_not_end_a_step_out_early(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_breakpoint bp = {.id = 1, .function = "fact", .condition = "n == 2",
                                       .one_shot = true};
@@ -213,7 +213,7 @@ static void test_recursion_does_not_end_a_step_out_early(void **state)
 static void test_breakpoint_inside_a_call_supersedes_the_step(void **state)
 {
     (void)state;
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_steps", forever, NULL, 0);
     struct collector_pause p = pause_on(&g, 1, "work", "CALL_SQUARE", NULL);
     long k = dbg_long(&g, p.tid, 0, "k");
@@ -240,7 +240,7 @@ static void test_step_out_of_main_runs_to_the_exit(void **state)
 {
     (void)state;
     struct collector_breakpoint staged = {.id = 1, .function = "quick", .one_shot = true};
-    struct debugged g;
+    static struct debugged g;
     dbg_start(&g, "bp_quick", NULL, &staged, 1);
     struct collector_pause p = dbg_next_pause(&g);
     assert_string_equal(p.function, "quick");
@@ -263,15 +263,15 @@ int main(void)
 {
     find_fixture_dir();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_step_over_runs_calls_to_the_next_line),
-        cmocka_unit_test(test_recursion_does_not_end_a_step_over_early),
-        cmocka_unit_test(test_step_into_enters_the_callee),
-        cmocka_unit_test(test_step_into_a_recursive_call),
-        cmocka_unit_test(test_step_into_goes_over_code_without_line_info),
-        cmocka_unit_test(test_step_out_stops_at_the_return_address_with_the_value),
-        cmocka_unit_test(test_recursion_does_not_end_a_step_out_early),
-        cmocka_unit_test(test_breakpoint_inside_a_call_supersedes_the_step),
-        cmocka_unit_test(test_step_out_of_main_runs_to_the_exit),
+        traced_test(test_step_over_runs_calls_to_the_next_line),
+        traced_test(test_recursion_does_not_end_a_step_over_early),
+        traced_test(test_step_into_enters_the_callee),
+        traced_test(test_step_into_a_recursive_call),
+        traced_test(test_step_into_goes_over_code_without_line_info),
+        traced_test(test_step_out_stops_at_the_return_address_with_the_value),
+        traced_test(test_recursion_does_not_end_a_step_out_early),
+        traced_test(test_breakpoint_inside_a_call_supersedes_the_step),
+        traced_test(test_step_out_of_main_runs_to_the_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

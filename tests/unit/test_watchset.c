@@ -337,7 +337,7 @@ static bool armable(struct target *g, const struct collector_watch_request *r)
 static void test_refusals_before_anything_is_armed(void **state)
 {
     (void)state;
-    struct target g;
+    static struct target g;
     target_start(&g);
     check_refusals(&g);
     traced_end(&g.tr);
@@ -346,7 +346,7 @@ static void test_refusals_before_anything_is_armed(void **state)
 static void test_set_list_and_clear(void **state)
 {
     (void)state;
-    struct target g;
+    static struct target g;
     target_start(&g);
     struct collector_watch_request r = on_var("g_config.max_retries");
     struct collector_watch_info info;
@@ -396,7 +396,7 @@ static void test_set_list_and_clear(void **state)
 static void test_four_slots_then_full(void **state)
 {
     (void)state;
-    struct target g;
+    static struct target g;
     target_start(&g);
     struct collector_watch_request r[5] = {
         on_var("g_config.max_retries"), on_var("g_config.timeout_ms"),
@@ -438,7 +438,7 @@ static void test_writes_and_reads_hit_where_they_happen(void **state)
     (void)state;
     if (!traps())
         skip();
-    struct target g;
+    static struct target g;
     target_start(&g);
     struct collector_watch_request r = on_var("g_config.max_retries");
     struct collector_watch_info info;
@@ -500,7 +500,7 @@ static void test_without_traps_watches_are_refused(void **state)
 {
     (void)state;
     assert_false(hwwatch_traps_work());
-    struct target g;
+    static struct target g;
     target_start(&g);
     check_refusals(&g);
     struct collector_watch_request r = on_var("g_config.max_retries");
@@ -535,18 +535,18 @@ int main(int argc, char **argv)
     find_fixture_dir();
     if (argc > 1 && strcmp(argv[1], "--without-traps") == 0) {
         const struct CMUnitTest without[] = {
-            cmocka_unit_test(test_without_traps_watches_are_refused),
+            traced_test(test_without_traps_watches_are_refused),
         };
         return cmocka_run_group_tests(without, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_registers_slots_and_their_end),
-        cmocka_unit_test(test_a_write_of_the_child_is_a_hit),
-        cmocka_unit_test(test_refusals_before_anything_is_armed),
-        cmocka_unit_test(test_set_list_and_clear),
-        cmocka_unit_test(test_four_slots_then_full),
-        cmocka_unit_test(test_writes_and_reads_hit_where_they_happen),
-        cmocka_unit_test(test_machine_without_traps),
+        traced_test(test_registers_slots_and_their_end),
+        traced_test(test_a_write_of_the_child_is_a_hit),
+        traced_test(test_refusals_before_anything_is_armed),
+        traced_test(test_set_list_and_clear),
+        traced_test(test_four_slots_then_full),
+        traced_test(test_writes_and_reads_hit_where_they_happen),
+        traced_test(test_machine_without_traps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

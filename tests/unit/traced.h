@@ -60,7 +60,17 @@ struct traced {
     int status;                 /* wait(2) status of the main process */
     struct tev *evs;            /* every event read from the ring so far */
     size_t n_evs, cap_evs;
+    /* What the test built on the tracer, freed once the tracer is joined. */
+    void (*on_end)(void *arg);
+    void *on_end_arg;
 };
+
+/* The programs launched and not ended yet: a test that fails leaves its own running
+ * (cmocka's longjmp skips its end), and traced_teardown ends them, so that a failure
+ * stays in its test. Their structs must outlive the test's frame: tests declare them
+ * static. */
+#define TRACED_OPEN_MAX 8
+static struct traced *traced_open[TRACED_OPEN_MAX];
 
 static inline void traced_notify(void *arg)
 {
@@ -167,6 +177,11 @@ static inline void traced_launch(struct traced *tr, const char *name, const char
     int rc = tracer_start(&spec, &tr->t, &tr->pid, &e);
     if (rc != 0)
         fail_msg("tracer_start %s: %s", tr->path, e.msg);
+    for (int i = 0; i < TRACED_OPEN_MAX; i++)
+        if (!traced_open[i]) {
+            traced_open[i] = tr;
+            break;
+        }
     close(out[1]);
     close(in[0]);
     tr->in = in[1];
@@ -314,6 +329,9 @@ static inline void traced_release(struct traced *tr)
 /* Kills what still runs, joins the tracer and frees everything. */
 static inline void traced_end(struct traced *tr)
 {
+    for (int i = 0; i < TRACED_OPEN_MAX; i++)
+        if (traced_open[i] == tr)
+            traced_open[i] = NULL;
     traced_close_stdin(tr);
     if (!traced_has_exited(tr))
         tracer_kill(tr->t);
@@ -325,7 +343,22 @@ static inline void traced_end(struct traced *tr)
     fclose(tr->out);
     close(tr->null);
     traced_release(tr);
+    if (tr->on_end)
+        tr->on_end(tr->on_end_arg);
 }
+
+/* cmocka teardown of every test that launches a program (traced_test(f) in the
+ * list of tests): ends what a failed test left running. */
+static inline int traced_teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < TRACED_OPEN_MAX; i++)
+        if (traced_open[i])
+            traced_end(traced_open[i]);
+    return 0;
+}
+
+#define traced_test(f) cmocka_unit_test_teardown(f, traced_teardown)
 
 /* Runs nothing on the tracer thread: returns once the stop it was handling (and
  * anything a handler did after a pause became visible) is done. */
