@@ -1,8 +1,9 @@
 /*
  * debugged.h - a fixture program under a real tracer with the debugger on it
  * (ptrace/debugger/debugger.h), wired as ptrace/native.c wires it: the stop handlers
- * at the tracer's start, staged breakpoints bound at the entry point, pauses waking
- * the test. For test_bpset.c and test_stepper.c: setting breakpoints, waiting for the
+ * at the tracer's start, staged breakpoints bound at the entry point, the old
+ * program's addresses forgotten when the main process execs (and every breakpoint
+ * bound again at the new entry point), pauses waking the test. For test_bpset.c and test_stepper.c: setting breakpoints, waiting for the
  * next pause, reading a paused frame's variables, resuming and stepping. A test's
  * struct debugged is static and its test has traced_teardown (traced.h). Include
  * after <cmocka.h> and fixtures.h.
@@ -28,6 +29,12 @@ static inline void dbg_on_start(void *arg, struct tracer *t)
 {
     struct debugged *g = arg;
     debugger_on_start(g->d, t);
+}
+
+static inline void dbg_main_exec(void *arg)
+{
+    struct debugged *g = arg;
+    debugger_main_exec(g->d);
 }
 
 static inline void dbg_free(void *arg)
@@ -57,7 +64,8 @@ static inline void dbg_start(struct debugged *g, const char *name, const char *c
     if (n)
         assert_int_equal(debugger_stage(g->d, staged, n), n);
     struct traced_hooks h = {.on_start = dbg_on_start, .on_entry = dbg_on_entry,
-                             .stop_at_entry = n > 0, .arg = g};
+                             .on_main_exec = dbg_main_exec, .stop_at_entry = n > 0,
+                             .arg = g};
     traced_launch(&g->tr, name, args, &h);
 }
 

@@ -17,7 +17,8 @@
  * passing hit pauses, and each one after it); one-shot breakpoints and logpoints
  * (gone after their first hit, which nothing else hits after); logpoints (messages
  * rendered from the frame, no pause); staged breakpoints bound at the entry point of
- * a program that lives a few milliseconds (bp_quick), and one that binds nowhere.
+ * a program that lives a few milliseconds (bp_quick), and one that binds nowhere;
+ * breakpoints bound again when the main process execs (config_overwrite on SIGHUP).
  * Around the set, in the debugger, with bp_threads (three workers): an all-stop
  * breakpoint pausing every thread in one batch, a pause request, conditions over
  * globals (debugger_evaluate), a paused thread's register written and read back.
@@ -30,6 +31,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -527,6 +529,44 @@ static void test_staged_breakpoints_bind_at_the_entry_point(void **state)
     dbg_end(&g);
 }
 
+/* config_overwrite execs itself on SIGHUP: the breakpoint is bound again in the new
+ * program, at its own addresses. */
+static void test_breakpoints_follow_an_exec_of_the_main_process(void **state)
+{
+    (void)state;
+    static struct debugged g;
+    dbg_start(&g, "config_overwrite", NULL, NULL, 0);
+    char line[128];
+    traced_line_starting(&g.tr, "ready ", line, sizeof line);
+    struct collector_breakpoint bp = on_function(1, "read_retries");
+    struct collector_bp_info info;
+    dbg_set(&g, &bp, &info);
+    assert_int_equal(kill(g.tr.pid, SIGUSR2), 0);
+    struct collector_pause p = dbg_next_pause(&g);
+    assert_int_equal(p.pc, info.locations[0].address);
+    dbg_resume(&g, p.tid, RESUME_CONTINUE);
+    traced_line_starting(&g.tr, "read 1 ", line, sizeof line);
+
+    assert_int_equal(kill(g.tr.pid, SIGHUP), 0);
+    traced_line_starting(&g.tr, "ready ", line, sizeof line); /* the new program */
+    traced_sync(&g.tr);
+    struct collector_bp_info again = dbg_info(&g, 1);
+    assert_int_equal(again.n_locations, 1);
+    assert_string_equal(again.note, "");
+    uint64_t at = again.locations[0].address;
+    const struct dw_function *f = fixture_function(g.tr.path, "read_retries");
+    assert_true(at > f->entry + traced_bias(&g.tr) && at < f->end + traced_bias(&g.tr));
+    assert_int_equal(dbg_byte(&g, at), 0xCC);
+    assert_int_equal(kill(g.tr.pid, SIGUSR2), 0);
+    p = dbg_next_pause(&g);
+    assert_int_equal(p.breakpoint_id, 1);
+    assert_int_equal(p.pc, at);
+    assert_string_equal(p.function, "read_retries");
+    assert_int_equal(p.line, marked_line(g.tr.path, "read_retries", "READ"));
+    assert_int_equal(dbg_info(&g, 1).hits, 2);
+    dbg_end(&g);
+}
+
 /* ---- the debugger around the set ------------------------------------------------------- */
 
 /* bp_threads: three workers call worker_step(id, n) every ~2 ms; main joins them. */
@@ -642,6 +682,7 @@ int main(void)
         traced_test(test_one_shot_pauses_once),
         traced_test(test_logpoint_logs_without_pausing),
         traced_test(test_staged_breakpoints_bind_at_the_entry_point),
+        traced_test(test_breakpoints_follow_an_exec_of_the_main_process),
         traced_test(test_all_stop_stops_every_thread),
         traced_test(test_pause_request_evaluate_and_registers),
     };

@@ -41,6 +41,7 @@ struct tev {
 struct traced_hooks {
     void (*on_start)(void *arg, struct tracer *t);
     void (*on_entry)(void *arg, struct tracer *t);
+    void (*on_main_exec)(void *arg);
     bool stop_at_entry;
     void *arg;
 };
@@ -102,6 +103,13 @@ static inline void traced_on_entry(void *arg, struct tracer *t)
     struct traced *tr = arg;
     if (tr->hooks.on_entry)
         tr->hooks.on_entry(tr->hooks.arg, t);
+}
+
+static inline void traced_on_main_exec(void *arg)
+{
+    struct traced *tr = arg;
+    if (tr->hooks.on_main_exec)
+        tr->hooks.on_main_exec(tr->hooks.arg);
 }
 
 static inline char *traced_dup(const char *s)
@@ -171,6 +179,7 @@ static inline void traced_launch(struct traced *tr, const char *name, const char
         .sink = traced_sink(tr),
         .on_start = traced_on_start,
         .on_entry = tr->hooks.on_entry ? traced_on_entry : NULL,
+        .on_main_exec = traced_on_main_exec,
         .stop_at_entry = tr->hooks.stop_at_entry,
     };
     struct strobe_error e = {0};
