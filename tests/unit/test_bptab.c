@@ -31,6 +31,7 @@
 #include "ptrace/patch/bptab.h"
 #include "ptrace/proc/procmem.h"
 #include "ptrace/tracer/tracer.h"
+#include "children.h"
 #include "fixtures.h"
 
 static uint8_t code[16] = {0x55, 0x48, 0x89, 0xe5, 0xcc, 0x90, 0x90, 0xc3};
@@ -42,43 +43,6 @@ __asm__(".text\n"
         "step_push: push %rbp\n ret\n");
 extern char step_nop[], step_push[];
 #define AT ((uint64_t)(uintptr_t)code)
-
-struct child {
-    pid_t pid;
-    int fd;      /* write end of its pipe: closing it ends the child */
-    int memfd;   /* /proc/PID/mem, to look at its bytes */
-};
-
-static struct child child_start(void)
-{
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        /* Only its own read end: a pipe of another child open here would keep that
-         * one from seeing the end. */
-        for (int fd = 3; fd < 1024; fd++)
-            if (fd != p[0])
-                close(fd);
-        char c;
-        while (read(p[0], &c, 1) > 0)
-            ;
-        _exit(0);
-    }
-    close(p[0]);
-    struct child c = {pid, p[1], procmem_open(pid)};
-    assert_true(c.memfd >= 0);
-    return c;
-}
-
-static void child_end(struct child *c)
-{
-    close(c->fd);
-    close(c->memfd);
-    int status;
-    assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
-}
 
 static uint8_t byte_in(const struct child *c, uint64_t addr)
 {
@@ -267,16 +231,6 @@ static void test_insert_only_skips_older_children(void **state)
 
 /* ---- single-step ----------------------------------------------------------------- */
 
-/* Seizes c's process (blocked in read) and stops it with an interrupt. */
-static void seize_stopped(const struct child *c)
-{
-    int status;
-    assert_int_equal(ptrace(PTRACE_SEIZE, c->pid, 0, 0), 0);
-    assert_int_equal(ptrace(PTRACE_INTERRUPT, c->pid, 0, 0), 0);
-    assert_int_equal(waitpid(c->pid, &status, __WALL), c->pid);
-    assert_int_equal(status >> 16, PTRACE_EVENT_STOP);
-}
-
 /* Points the stopped child at pc (and sp unless 0); no system call restarts. */
 static void set_pc(pid_t pid, uint64_t pc, uint64_t sp)
 {
@@ -294,15 +248,6 @@ static uint64_t pc_of(pid_t pid)
     struct user_regs_struct regs;
     assert_int_equal(ptrace(PTRACE_GETREGS, pid, 0, &regs), 0);
     return regs.rip;
-}
-
-static void child_kill(struct child *c)
-{
-    close(c->fd);
-    close(c->memfd);
-    kill(c->pid, SIGKILL);
-    int status;
-    assert_int_equal(waitpid(c->pid, &status, __WALL), c->pid);
 }
 
 /* A thread trapped (here: in a signal stop) when hold() interrupted it: the
