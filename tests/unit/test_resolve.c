@@ -6,7 +6,7 @@
  * drop, shop::pay::charge, shop::pay::card::verify, shop::Box<int|double>::get,
  * shopping, helper_one, helper_two, tiny always inlined) runs under a real tracer
  * (tests/unit/traced.h) and waits on its stdin; patterns are applied with
- * trace_update while it waits, then its stdin is closed and it calls every function
+ * resolve_update while it waits, then its stdin is closed and it calls every function
  * once. What a pattern selects is read twice: the per-pattern count of the update's
  * answer (which also counts main, already running, and _start) and the function_enter
  * events of the calls that follow, by name: exactly the functions selected, nothing
@@ -46,13 +46,13 @@ struct session {
 
 static void free_trace(void *trace)
 {
-    trace_free(trace);
+    resolve_free(trace);
 }
 
 static void session_start(struct session *s, const char *project_root)
 {
     traced_start(&s->tr, "pattern_names", NULL, NULL);
-    s->trace = trace_new(project_root);
+    s->trace = resolve_new(project_root);
     assert_non_null(s->trace);
     s->tr.on_end = free_trace; /* when the program is gone */
     s->tr.on_end_arg = s->trace;
@@ -82,8 +82,8 @@ static void update(struct session *s, const char *const *add, int n_add,
                    const char *const *remove, int n_remove, struct trace_result *res)
 {
     struct strobe_error e = {0};
-    if (trace_update(s->trace, s->tr.t, add, n_add, remove, n_remove, 0, res, &e) != 0)
-        fail_msg("trace_update: %s: %s", err_code_name(e.code), e.msg);
+    if (resolve_update(s->trace, s->tr.t, add, n_add, remove, n_remove, 0, res, &e) != 0)
+        fail_msg("resolve_update: %s: %s", err_code_name(e.code), e.msg);
 }
 
 static const struct pattern_result *result_of(const struct trace_result *res, const char *pat)
@@ -296,7 +296,7 @@ static void test_removal_keeps_what_another_pattern_matches(void **state)
     /* Adding a pattern twice keeps one; the serialization depth is the session's. */
     const char *one = "helper_one";
     struct strobe_error e = {0};
-    assert_int_equal(trace_update(s.trace, s.tr.t, &one, 1, NULL, 0, 5, &res, &e), 0);
+    assert_int_equal(resolve_update(s.trace, s.tr.t, &one, 1, NULL, 0, 5, &res, &e), 0);
     assert_int_equal(res.n_patterns, 1);
     assert_int_equal(res.depth, 5);
     session_run_out(&s);
@@ -305,9 +305,9 @@ static void test_removal_keeps_what_another_pattern_matches(void **state)
     assert_string_equal(got, "helper_one");
     /* Once the program is gone, an update fails and changes nothing. */
     const char *more = "shopping";
-    assert_int_equal(trace_update(s.trace, s.tr.t, &more, 1, NULL, 0, 0, &res, &e), -1);
+    assert_int_equal(resolve_update(s.trace, s.tr.t, &more, 1, NULL, 0, 0, &res, &e), -1);
     assert_int_equal(e.code, ERR_PROCESS_EXITED);
-    trace_describe(s.trace, &res);
+    resolve_describe(s.trace, &res);
     assert_int_equal(res.n_patterns, 1);
     assert_string_equal(res.patterns[0], "helper_one");
     assert_int_equal(res.per_pattern[0].matched, 1);
@@ -318,7 +318,7 @@ static void test_removal_keeps_what_another_pattern_matches(void **state)
 
 static void on_entry(void *arg, struct tracer *t)
 {
-    trace_on_entry(arg, t);
+    resolve_on_entry(arg, t);
 }
 
 /* Patterns given before the launch are armed at the entry point, before main runs:
@@ -326,9 +326,9 @@ static void on_entry(void *arg, struct tracer *t)
 static void test_preloaded_patterns_are_armed_at_the_entry_point(void **state)
 {
     (void)state;
-    struct trace *trace = trace_new("/");
+    struct trace *trace = resolve_new("/");
     static const char *const pats[] = {"main", "shop::cart::*", "no_such_function_at_all"};
-    assert_int_equal(trace_preload(trace, pats, 3, 3, false), 3);
+    assert_int_equal(resolve_preload(trace, pats, 3, 3, false), 3);
     static struct traced tr;
     struct traced_hooks h = {.on_entry = on_entry, .stop_at_entry = true, .arg = trace};
     traced_start(&tr, "pattern_names", NULL, &h);
@@ -341,7 +341,7 @@ static void test_preloaded_patterns_are_armed_at_the_entry_point(void **state)
     entered(&tr, got, sizeof got);
     assert_string_equal(got, "main, shop::cart::add, shop::cart::drop");
     struct trace_result res;
-    trace_describe(trace, &res);
+    resolve_describe(trace, &res);
     assert_int_equal(res.n_patterns, 3);
     assert_int_equal(result_of(&res, "main")->matched, 1);
     assert_int_equal(result_of(&res, "shop::cart::*")->matched, 2);
@@ -356,9 +356,8 @@ static void test_sentences_without_an_index_or_debug_info(void **state)
 {
     (void)state;
     const struct dw_index *ix = load("pattern_names");
-    char err[256], out[512];
-    const struct dw_index *libc = dw_index_get("/lib/x86_64-linux-gnu/libc.so.6", err,
-                                               sizeof err);
+    char out[512];
+    const struct dw_index *libc = dw_index_get("/lib/x86_64-linux-gnu/libc.so.6", NULL);
     struct pattern_scope s = {.exe = ix, .exe_has_dwarf = false};
     pattern_why_none(&s, "shop::cart::ad", out, sizeof out);
     assert_string_equal(out, "'shop::cart::ad' matches nothing: the program has no debug info "

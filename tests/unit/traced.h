@@ -388,10 +388,10 @@ static inline void traced_sync(struct traced *tr)
 /* The function named name in the index of fixture file path; fails when missing. */
 static inline const struct dw_function *fixture_function(const char *path, const char *name)
 {
-    char err[256] = "";
-    const struct dw_index *ix = dw_index_get(path, err, sizeof err);
+    struct strobe_error err = {0};
+    const struct dw_index *ix = dw_index_get(path, &err);
     if (!ix)
-        fail_msg("%s: %s", path, err);
+        fail_msg("%s: %s", path, err.msg);
     for (size_t i = 0; i < ix->n_functions; i++)
         if (strcmp(ix->functions[i].name, name) == 0)
             return &ix->functions[i];
