@@ -468,7 +468,8 @@ struct collector_bp_info {
     size_t n_locations;          /* every location; the first BP_SHOWN_LOCATIONS are
                                     described below */
     struct collector_bp_location locations[BP_SHOWN_LOCATIONS];
-    int64_t hits;                /* hits whose condition held (or had none) */
+    int64_t hits;                /* hits whose condition held, had none, or could not
+                                    be evaluated (those pause: condition_errors) */
     int64_t condition_errors;    /* hits whose condition could not be evaluated (they
                                     pause, as gdb does, so the agent sees why) */
     char last_condition_error[256];

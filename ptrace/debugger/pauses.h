@@ -26,7 +26,8 @@ void pauses_free(struct pauses *ps);
 void pauses_add(struct pauses *ps, struct collector_pause *p,
                 const struct user_regs_struct *regs);
 /* Tracer thread: pauses recorded between begin and end notify once, at the end, so
- * a waiter never sees half of an all-stop. */
+ * a waiter woken by the notification never sees half of an all-stop (pauses_list
+ * read meanwhile, unprompted, may). */
 void pauses_batch(struct pauses *ps, bool begin);
 /* Tracer thread: the thread runs again or is gone. False if it was not paused. */
 bool pauses_remove(struct pauses *ps, pid_t tid);
