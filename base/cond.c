@@ -43,25 +43,36 @@ struct parser {
     struct cond *c;
     const char *text, *p;
     int depth;
-    char *err;
-    size_t errlen;
+    struct strobe_error *e;
     bool failed;
 };
 
+/* A condition that does not parse, or is beyond the limits: the first failure sets
+ * e to VALIDATION, "column N: " and the sentence. */
 static int fail(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(struct parser *ps, const char *fmt, ...)
 {
     if (ps->failed)
         return -1;
     ps->failed = true;
-    int n = snprintf(ps->err, ps->errlen, "column %d: ", (int)(ps->p - ps->text) + 1);
-    if (n < 0 || (size_t)n >= ps->errlen)
+    if (!ps->e)
         return -1;
+    char what[sizeof ps->e->msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+    vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return -1;
+    return err_set(ps->e, ERR_VALIDATION, "column %d: %s", (int)(ps->p - ps->text) + 1, what);
+}
+
+/* As fail(), INTERNAL. */
+static int out_of_memory(struct parser *ps)
+{
+    if (ps->failed)
+        return -1;
+    ps->failed = true;
+    return err_set(ps->e, ERR_INTERNAL, "column %d: out of memory",
+                   (int)(ps->p - ps->text) + 1);
 }
 
 static void skip_blanks(struct parser *ps)
@@ -151,7 +162,7 @@ static int parse_string(struct parser *ps)
     struct node *nd = &ps->c->nodes[n];
     nd->str = malloc(len + 1);
     if (!nd->str)
-        return fail(ps, "out of memory");
+        return out_of_memory(ps);
     memcpy(nd->str, buf, len);
     nd->str[len] = '\0';
     nd->val = (struct cond_value){.kind = COND_STRING, .s = nd->str, .len = len};
@@ -230,7 +241,7 @@ static int intern_path(struct parser *ps, const char *start, const char *end)
         return fail(ps, "a condition names at most %d variables", MAX_PATHS);
     char *copy = strdup(buf);
     if (!copy)
-        return fail(ps, "out of memory");
+        return out_of_memory(ps);
     c->paths[c->n_paths] = copy;
     return (int)c->n_paths++;
 }
@@ -437,18 +448,19 @@ static int parse_or(struct parser *ps)
     return n;
 }
 
-struct cond *cond_parse(const char *text, char *err, size_t errlen)
+struct cond *cond_parse(const char *text, struct strobe_error *e)
 {
     if (strlen(text) > COND_MAX_TEXT) {
-        snprintf(err, errlen, "the condition is longer than %d characters", COND_MAX_TEXT);
+        err_set(e, ERR_VALIDATION, "the condition is longer than %d characters",
+                COND_MAX_TEXT);
         return NULL;
     }
     struct cond *c = calloc(1, sizeof *c);
     if (!c) {
-        snprintf(err, errlen, "out of memory");
+        err_set(e, ERR_INTERNAL, "out of memory");
         return NULL;
     }
-    struct parser ps = {.c = c, .text = text, .p = text, .err = err, .errlen = errlen};
+    struct parser ps = {.c = c, .text = text, .p = text, .e = e};
     c->root = parse_or(&ps);
     skip_blanks(&ps);
     if (c->root >= 0 && *ps.p) {
@@ -487,8 +499,7 @@ struct eval {
     const struct cond *c;
     cond_resolve_fn resolve;
     void *ctx;
-    char *err;
-    size_t errlen;
+    struct strobe_error *e;
 };
 
 static int eval_node(struct eval *ev, int n, struct cond_value *out);
@@ -549,9 +560,9 @@ static int compare(struct eval *ev, enum op op, const struct cond_value *a,
     } else if (sa || sb) {
         const struct cond_value *s = sa ? a : b, *num = sa ? b : a;
         if (!is_zero(num) || (op != OP_EQ && op != OP_NE)) {
-            snprintf(ev->err, ev->errlen, "a string compares with a string (\"...\") or, "
-                     "with == and !=, with NULL; not with a number");
-            return -1;
+            err_set(ev->e, ERR_VALIDATION, "a string compares with a string (\"...\") or, "
+                    "with == and !=, with NULL; not with a number");
+            return -1; /* plainly -1: the compiler must see that *res is set on 0 */
         }
         c = s->s != NULL;
     } else {
@@ -591,8 +602,8 @@ static int negate(struct eval *ev, struct cond_value *v)
     case COND_STRING:
         break;
     }
-    snprintf(ev->err, ev->errlen, "unary '-' applies to numbers within the 64-bit range");
-    return -1;
+    return err_set(ev->e, ERR_VALIDATION,
+                   "unary '-' applies to numbers within the 64-bit range");
 }
 
 static const char *op_name(enum op op)
@@ -615,8 +626,7 @@ static int integer_result(struct eval *ev, enum op op, __int128 r, struct cond_v
         *out = (struct cond_value){.kind = COND_UINT, .u = (uint64_t)r};
         return 0;
     }
-    snprintf(ev->err, ev->errlen, "'%s' overflows 64 bits", op_name(op));
-    return -1;
+    return err_set(ev->e, ERR_VALIDATION, "'%s' overflows 64 bits", op_name(op));
 }
 
 /* a op b for the arithmetic and bitwise operators: exact on integers of either
@@ -624,15 +634,13 @@ static int integer_result(struct eval *ev, enum op op, __int128 r, struct cond_v
 static int arith(struct eval *ev, enum op op, const struct cond_value *a,
                  const struct cond_value *b, struct cond_value *out)
 {
-    if (a->kind == COND_STRING || b->kind == COND_STRING) {
-        snprintf(ev->err, ev->errlen, "'%s' applies to numbers, not strings", op_name(op));
-        return -1;
-    }
+    if (a->kind == COND_STRING || b->kind == COND_STRING)
+        return err_set(ev->e, ERR_VALIDATION, "'%s' applies to numbers, not strings",
+                       op_name(op));
     bool is_float = a->kind == COND_FLOAT || b->kind == COND_FLOAT;
-    if (is_float && (op == OP_MOD || op == OP_BITAND || op == OP_BITOR)) {
-        snprintf(ev->err, ev->errlen, "'%s' applies to integers, not floats", op_name(op));
-        return -1;
-    }
+    if (is_float && (op == OP_MOD || op == OP_BITAND || op == OP_BITOR))
+        return err_set(ev->e, ERR_VALIDATION, "'%s' applies to integers, not floats",
+                       op_name(op));
     if (is_float) {
         double x = as_double(a), y = as_double(b);
         double r = op == OP_ADD ? x + y : op == OP_SUB ? x - y : op == OP_MUL ? x * y : x / y;
@@ -641,20 +649,16 @@ static int arith(struct eval *ev, enum op op, const struct cond_value *a,
     }
     __int128 x = a->kind == COND_INT ? (__int128)a->i : (__int128)a->u;
     __int128 y = b->kind == COND_INT ? (__int128)b->i : (__int128)b->u;
-    if ((op == OP_DIV || op == OP_MOD) && y == 0) {
-        snprintf(ev->err, ev->errlen, "'%s' by zero", op_name(op));
-        return -1;
-    }
+    if ((op == OP_DIV || op == OP_MOD) && y == 0)
+        return err_set(ev->e, ERR_VALIDATION, "'%s' by zero", op_name(op));
     switch (op) {
     case OP_ADD: return integer_result(ev, op, x + y, out);
     case OP_SUB: return integer_result(ev, op, x - y, out);
     case OP_MUL: {
         /* Two 65-bit operands can overflow even 128 bits (UINT64_MAX squared). */
         __int128 r;
-        if (__builtin_mul_overflow(x, y, &r)) {
-            snprintf(ev->err, ev->errlen, "'%s' overflows 64 bits", op_name(op));
-            return -1;
-        }
+        if (__builtin_mul_overflow(x, y, &r))
+            return err_set(ev->e, ERR_VALIDATION, "'%s' overflows 64 bits", op_name(op));
         return integer_result(ev, op, r, out);
     }
     case OP_DIV: return integer_result(ev, op, x / y, out);
@@ -675,7 +679,7 @@ static int eval_node(struct eval *ev, int n, struct cond_value *out)
         return 0;
     case OP_PATH:
         *out = (struct cond_value){0};
-        return ev->resolve(ev->ctx, ev->c->paths[nd->path], out, ev->err, ev->errlen);
+        return ev->resolve(ev->ctx, ev->c->paths[nd->path], out, ev->e);
     case OP_NOT:
         if (eval_node(ev, nd->a, &a) != 0)
             return -1;
@@ -710,9 +714,9 @@ static int eval_node(struct eval *ev, int n, struct cond_value *out)
 }
 
 int cond_eval(const struct cond *c, cond_resolve_fn resolve, void *ctx, bool *result,
-              char *err, size_t errlen)
+              struct strobe_error *e)
 {
-    struct eval ev = {.c = c, .resolve = resolve, .ctx = ctx, .err = err, .errlen = errlen};
+    struct eval ev = {.c = c, .resolve = resolve, .ctx = ctx, .e = e};
     struct cond_value v;
     if (eval_node(&ev, c->root, &v) != 0)
         return -1;

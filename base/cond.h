@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/error.h"
+
 #define COND_MAX_TEXT 1024
 
 enum cond_kind {
@@ -54,20 +56,24 @@ struct cond_value {
 };
 
 /* Resolves one path ("cfg.max_retries", as written, blanks removed) to its value
- * now. 0, or -1 with a sentence in err (unknown variable, unreadable memory...). */
+ * now. 0, or -1 with e (NULL: not told) set to the resolver's own code and sentence
+ * (unknown variable, unreadable memory...): cond_eval passes them on as they are. */
 typedef int (*cond_resolve_fn)(void *ctx, const char *path, struct cond_value *out,
-                               char *err, size_t errlen);
+                               struct strobe_error *e);
 
 struct cond;
 
-/* Parses text. NULL with "column N: what was expected" in err when it does not
- * parse, or is beyond the limits. */
-struct cond *cond_parse(const char *text, char *err, size_t errlen);
+/* Parses text. NULL with e (NULL: not told) set to VALIDATION and "column N: what
+ * was expected" when it does not parse, or is beyond the limits (INTERNAL when out
+ * of memory). */
+struct cond *cond_parse(const char *text, struct strobe_error *e);
 
 /* Evaluates c, resolving its paths through resolve. 0 with *result set, or -1 with
- * a sentence in err (a path did not resolve, a string compared with a number). */
+ * e (NULL: not told) set: by resolve when a path did not resolve (its code and
+ * sentence), else VALIDATION and a sentence (a string compared with a number, a
+ * division by zero, an overflow). */
 int cond_eval(const struct cond *c, cond_resolve_fn resolve, void *ctx, bool *result,
-              char *err, size_t errlen);
+              struct strobe_error *e);
 
 /* The distinct paths c names, in order of appearance (for checking them when the
  * breakpoint is set). Valid while c lives. */

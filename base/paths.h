@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "base/error.h"
+
 enum strobe_file {
     STROBE_SOCK,     /* strobe.sock, the daemon's unix socket (0600) */
     STROBE_PID,      /* strobe.pid */
@@ -19,18 +21,19 @@ enum strobe_file {
     STROBE_SETTINGS, /* settings.json, the user's global settings */
 };
 
-/* Resolves and secures the state directory, creating it if needed. Returns 0, or -1
- * with a sentence in err (errlen bytes) saying what is wrong and what to do. */
-int strobe_home(char *out, size_t outlen, char *err, size_t errlen);
+/* Resolves and secures the state directory, creating it if needed, its path into out.
+ * Returns 0, or -1 with e (NULL: not told) set to INTERNAL and a sentence saying what
+ * is wrong and what to do. */
+int strobe_home(char *out, size_t outlen, struct strobe_error *e);
 
-/* Path of one of the files above. Returns 0, or -1 as strobe_home(). */
-int strobe_path(enum strobe_file f, char *out, size_t outlen, char *err, size_t errlen);
+/* Path of one of the files above. Returns 0, or -1 with e set as strobe_home() does. */
+int strobe_path(enum strobe_file f, char *out, size_t outlen, struct strobe_error *e);
 
 /* Creates (0700) or checks the directory name below parent (NULL: the state
  * directory): a real directory of this user's, private. Its path into out. 0, or -1
- * with a sentence in err. */
+ * with e set as strobe_home() does. */
 int strobe_private_dir(const char *parent, const char *name, char *out, size_t outlen,
-                       char *err, size_t errlen);
+                       struct strobe_error *e);
 
 /* The strobe binary that sits next to the running executable (strobectl starts the
  * daemon with it), else "strobe" to be found on PATH. */

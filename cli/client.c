@@ -130,8 +130,11 @@ static int start_daemon(const char *bin, char *err, size_t errlen)
 int client_connect(bool autostart, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    if (strobe_path(STROBE_SOCK, path, sizeof path, err, errlen) != 0)
+    struct strobe_error pe;
+    if (strobe_path(STROBE_SOCK, path, sizeof path, &pe) != 0) {
+        snprintf(err, errlen, "%s", pe.msg);
         return -1;
+    }
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
     if (strlen(path) >= sizeof sa.sun_path) {
         snprintf(err, errlen,

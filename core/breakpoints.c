@@ -86,10 +86,10 @@ static int check_spec(const struct collector_breakpoint *b, struct strobe_error 
 {
     if (!b->condition)
         return 0;
-    char err[256];
-    struct cond *c = cond_parse(b->condition, err, sizeof err);
+    struct strobe_error ce = {0};
+    struct cond *c = cond_parse(b->condition, &ce);
     if (!c)
-        return err_set(e, ERR_BAD_EXPRESSION, "condition %s", err);
+        return err_set(e, ERR_BAD_EXPRESSION, "condition %s", ce.msg);
     cond_free(c);
     return 0;
 }

@@ -371,10 +371,10 @@ static int services_busy(void)
 
 static int get_paths(char paths[][PATH_MAX])
 {
-    char err[512];
+    struct strobe_error e;
     for (int f = STROBE_SOCK; f <= STROBE_SETTINGS; f++)
-        if (strobe_path(f, paths[f], PATH_MAX, err, sizeof err) != 0) {
-            fprintf(stderr, "strobe: %s\n", err);
+        if (strobe_path(f, paths[f], PATH_MAX, &e) != 0) {
+            fprintf(stderr, "strobe: %s\n", e.msg);
             return -1;
         }
     return 0;
@@ -425,8 +425,8 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol,
         fprintf(stderr, "strobe: cannot open %s: %s\n", paths[STROBE_LOG], strerror(errno));
     /* Collectors keep what they learn about programs there (function indexes), so a
      * new daemon does not learn it again. */
-    char cache_dir[PATH_MAX + 8], home_err[256];
-    bool have_home = strobe_home(cache_dir, PATH_MAX, home_err, sizeof home_err) == 0;
+    char cache_dir[PATH_MAX + 8];
+    bool have_home = strobe_home(cache_dir, PATH_MAX, NULL) == 0;
     collectors_init(have_home ? strcat(cache_dir, "/cache") : NULL);
 
     sigset_t sigs;
@@ -455,7 +455,7 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol,
         log_info("marked %d session(s) of a previous daemon as stopped", orphans);
     sessions_init(d.store, paths[STROBE_SETTINGS]);
     char home[PATH_MAX];
-    if (strobe_home(home, sizeof home, home_err, sizeof home_err) != 0)
+    if (strobe_home(home, sizeof home, NULL) != 0)
         home[0] = '\0';
     d.services = services;
     d.n_services = n_services;

@@ -27,10 +27,7 @@
 /* $STROBE_HOME/memory, created 0700 and checked to be a directory of ours. */
 static int dump_dir(char *out, size_t cap, struct strobe_error *e)
 {
-    char err[PATH_MAX + 128];
-    if (strobe_private_dir(NULL, "memory", out, cap, err, sizeof err) != 0)
-        return err_set(e, ERR_INTERNAL, "%s", err);
-    return 0;
+    return strobe_private_dir(NULL, "memory", out, cap, e);
 }
 
 /* Writes r's bytes to a new file of the dump directory; its path into r->file. */

@@ -6,13 +6,13 @@
  * so arithmetic overflow, division by zero and mixed comparisons are all reached.
  *
  * The checks: the sanitizers', plus what cond.h promises: a failed parse or
- * evaluation says why in err, and the paths a condition names are not empty.
+ * evaluation says why in its struct strobe_error (a code and a sentence), and the
+ * paths a condition names are not empty.
  *
  * Run: `make fuzz` (FUZZ_SECONDS per target); seeds in fuzz/corpus/cond/.
  */
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,14 +34,12 @@ static const struct cond_value values[] = {
 };
 
 /* A value per path (by a hash of its name), or an error for names starting "bad". */
-static int resolve(void *ctx, const char *path, struct cond_value *out, char *err,
-                   size_t errlen)
+static int resolve(void *ctx, const char *path, struct cond_value *out,
+                   struct strobe_error *e)
 {
     (void)ctx;
-    if (strncmp(path, "bad", 3) == 0) {
-        snprintf(err, errlen, "no variable named '%s'", path);
-        return -1;
-    }
+    if (strncmp(path, "bad", 3) == 0)
+        return err_set(e, ERR_VARIABLE_NOT_FOUND, "no variable named '%s'", path);
     uint32_t h = 2166136261u;
     for (const char *p = path; *p; p++)
         h = (h ^ (unsigned char)*p) * 16777619u;
@@ -56,10 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char text[COND_MAX_TEXT + 17];
     memcpy(text, data, size);
     text[size] = '\0';
-    char err[256] = "";
-    struct cond *c = cond_parse(text, err, sizeof err);
+    struct strobe_error e = {0};
+    struct cond *c = cond_parse(text, &e);
     if (!c) {
-        if (!err[0])
+        if ((e.code != ERR_VALIDATION && e.code != ERR_INTERNAL) || !e.msg[0])
             abort(); /* a refusal must say why */
         return 0;
     }
@@ -69,9 +67,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!paths[i][0])
             abort();
     bool result;
-    err[0] = '\0';
-    if (cond_eval(c, resolve, NULL, &result, err, sizeof err) != 0 && !err[0])
-        abort();
+    e = (struct strobe_error){0};
+    if (cond_eval(c, resolve, NULL, &result, &e) != 0 &&
+        (e.code == ERR_NONE || !e.msg[0]))
+        abort(); /* a failed evaluation must say why */
     cond_free(c);
     return 0;
 }

@@ -150,10 +150,13 @@ int details_write(const char *tests_dir, const struct details *d, char *path, si
                   char *err, size_t errlen)
 {
     char dir[PATH_MAX];
-    if (tests_dir && tests_dir[0])
+    struct strobe_error pe;
+    if (tests_dir && tests_dir[0]) {
         snprintf(dir, sizeof dir, "%s", tests_dir);
-    else if (strobe_private_dir(NULL, "tests", dir, sizeof dir, err, errlen) != 0)
+    } else if (strobe_private_dir(NULL, "tests", dir, sizeof dir, &pe) != 0) {
+        snprintf(err, errlen, "%s", pe.msg);
         return -1;
+    }
     prune(dir);
     if ((size_t)snprintf(path, cap, "%s/%s.json", dir, d->id) >= cap) {
         snprintf(err, errlen, "the details file's path is too long");

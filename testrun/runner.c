@@ -192,13 +192,14 @@ void testruns_shutdown(void)
 
 static void service_init(struct store *store, const char *home)
 {
-    char dir[PATH_MAX], err[256];
+    char dir[PATH_MAX];
     if (!home) {
         testruns_init(store, "");
         return;
     }
-    if (strobe_private_dir(home, "tests", dir, sizeof dir, err, sizeof err) != 0) {
-        log_error("%s", err);
+    struct strobe_error e;
+    if (strobe_private_dir(home, "tests", dir, sizeof dir, &e) != 0) {
+        log_error("%s", e.msg);
         dir[0] = '\0';
     }
     testruns_init(store, dir);
@@ -976,16 +977,13 @@ int testrun_start(const struct testrun_request *req, struct testrun_started *out
     r->test_name = req->test ? strdup(req->test) : NULL;
     r->timeout_ms = level_timeout_ms(req);
     test_live_init(&r->live);
-    char err[PATH_MAX + 128];
     if (!r->project_root || (req->command && !r->command_arg) || (req->test && !r->test_name)) {
         err_set(e, ERR_INTERNAL, "out of memory starting a test run");
         goto fail;
     }
     if (strobe_private_dir(g.tests_dir[0] ? g.tests_dir : NULL, r->id, r->work_dir,
-                           sizeof r->work_dir, err, sizeof err) != 0) {
-        err_set(e, ERR_INTERNAL, "%s", err);
+                           sizeof r->work_dir, e) != 0)
         goto fail;
-    }
     bool wants_tracing = req->n_patterns > 0 || req->n_watches > 0;
     bool traced = wants_tracing && !ad->untraceable;
     r->plan = (struct test_plan){

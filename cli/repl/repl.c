@@ -35,8 +35,8 @@ static const char usage_line[] =
 /* $STROBE_HOME/repl_history into path, or -1 (no history then). */
 static int history_path(char *path, size_t len)
 {
-    char home[4096], err[512];
-    if (strobe_home(home, sizeof home, err, sizeof err) != 0)
+    char home[4096];
+    if (strobe_home(home, sizeof home, NULL) != 0)
         return -1;
     return snprintf(path, len, "%s/repl_history", home) < (int)len ? 0 : -1;
 }

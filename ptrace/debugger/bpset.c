@@ -388,9 +388,9 @@ static struct bp_resolved *resolve(struct bpset *s, pid_t pid,
     r->req.condition = r->condition_text;
     r->req.message = r->message;
     r->line = req->line;
-    char err[256];
-    if (req->condition && !(r->cond = cond_parse(req->condition, err, sizeof err))) {
-        err_set(e, ERR_BAD_EXPRESSION, "condition %s", err);
+    struct strobe_error ce = {0};
+    if (req->condition && !(r->cond = cond_parse(req->condition, &ce))) {
+        err_set(e, ERR_BAD_EXPRESSION, "condition %s", ce.msg);
         goto fail;
     }
     if (req->message && parse_message(r, req->message, e) != 0)
@@ -638,12 +638,12 @@ static bool condition_holds(struct ubp *b, struct varres_process *p)
     if (!b->r->cond)
         return true;
     bool result = false;
-    char err[256];
-    struct framevars_eval ev = {p, ERR_NONE};
-    if (cond_eval(b->r->cond, framevars_cond_resolve, &ev, &result, err, sizeof err) == 0)
+    struct strobe_error ce = {0};
+    if (cond_eval(b->r->cond, framevars_cond_resolve, p, &result, &ce) == 0)
         return result;
     b->condition_errors++;
-    snprintf(b->last_error, sizeof b->last_error, "%s", err);
+    snprintf(b->last_error, sizeof b->last_error, "%.*s", (int)sizeof b->last_error - 1,
+             ce.msg); /* as much as the collector interface carries */
     return true;
 }
 

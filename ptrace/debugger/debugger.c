@@ -578,10 +578,10 @@ int debugger_evaluate(struct tracer *t, pid_t pid, const char *condition, bool *
                       char *values, size_t cap, struct strobe_error *e)
 {
     pid_t target = pid ? pid : tracer_pid(t);
-    char err[256];
-    struct cond *c = cond_parse(condition, err, sizeof err);
+    struct strobe_error ce = {0};
+    struct cond *c = cond_parse(condition, &ce);
     if (!c)
-        return err_set(e, ERR_BAD_EXPRESSION, "condition %s", err);
+        return err_set(e, ERR_BAD_EXPRESSION, "condition %s", ce.msg);
     int memfd = tracer_has_process(t, target) ? procmem_open(target) : -1;
     if (memfd < 0) {
         cond_free(c);
@@ -589,12 +589,13 @@ int debugger_evaluate(struct tracer *t, pid_t pid, const char *condition, bool *
     }
     struct varres_process p;
     varres_process_open(&p, target, memfd);
-    struct framevars_eval ev = {&p, ERR_NONE};
-    int rc = cond_eval(c, framevars_cond_resolve, &ev, result, err, sizeof err);
+    int rc = cond_eval(c, framevars_cond_resolve, &p, result, &ce);
     if (rc != 0) {
         /* A path that did not resolve has its own code; else the condition itself is
-         * at fault (a string compared with a number). */
-        err_set(e, ev.code != ERR_NONE ? ev.code : ERR_BAD_EXPRESSION, "%s", err);
+         * at fault (a string compared with a number): BAD_EXPRESSION, as when it does
+         * not parse. */
+        bool own = ce.code == ERR_VALIDATION || ce.code == ERR_NONE;
+        err_set(e, own ? ERR_BAD_EXPRESSION : ce.code, "%s", ce.msg);
     } else if (values && cap) {
         struct strbuf sb = {0};
         const char *const *paths;

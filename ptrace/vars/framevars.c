@@ -171,7 +171,7 @@ static bool read_value(const struct varres_process *p, const struct varres *v, v
 }
 
 static int cond_string(const struct varres_process *p, uint64_t addr, size_t max,
-                       struct cond_value *out, char *err, size_t errlen)
+                       struct cond_value *out, struct strobe_error *e)
 {
     static __thread char text[8][COND_STRING_READ + 1];
     static __thread unsigned next;
@@ -182,10 +182,9 @@ static int cond_string(const struct varres_process *p, uint64_t addr, size_t max
         size_t chunk = max - n < 64 ? max - n : 64;
         if (!procmem_read(p->memfd, addr + n, buf + n, chunk)) {
             if (chunk == 1 || !procmem_read(p->memfd, addr + n, buf + n, 1)) {
-                if (n == 0) {
-                    snprintf(err, errlen, "the string at 0x%" PRIx64 " is unreadable", addr);
-                    return -1;
-                }
+                if (n == 0)
+                    return err_set(e, ERR_BAD_EXPRESSION,
+                                   "the string at 0x%" PRIx64 " is unreadable", addr);
                 break;
             }
             chunk = 1;
@@ -203,40 +202,29 @@ static int cond_string(const struct varres_process *p, uint64_t addr, size_t max
 }
 
 int framevars_cond_resolve(void *ctx, const char *path, struct cond_value *out,
-                           char *err, size_t errlen)
+                           struct strobe_error *e)
 {
-    struct framevars_eval *ev = ctx;
-    struct varres_process *p = ev->p;
+    struct varres_process *p = ctx;
     struct varres v;
-    struct strobe_error e = {0};
-    if (varres_resolve_in(p, path, &v, &e) != 0) {
-        snprintf(err, errlen, "%s", e.msg);
-        ev->code = e.code;
+    if (varres_resolve_in(p, path, &v, e) != 0)
         return -1;
-    }
-    ev->code = ERR_BAD_EXPRESSION; /* what a failure below is */
     const struct dw_type *t = v.type;
     unsigned char b[16] = {0};
     size_t size = v.size;
     bool char_target = t->target && t->target->kind == DWT_CHAR;
     if (t->kind == DWT_ARRAY && char_target) {
-        if (!v.has_address) {
-            snprintf(err, errlen, "'%s' has no address", path);
-            return -1;
-        }
+        if (!v.has_address)
+            return err_set(e, ERR_BAD_EXPRESSION, "'%s' has no address", path);
         size_t max = t->count && t->count < COND_STRING_READ ? t->count : COND_STRING_READ;
-        return cond_string(p, v.address, max, out, err, errlen);
+        return cond_string(p, v.address, max, out, e);
     }
     if (t->kind == DWT_STRUCT || t->kind == DWT_UNION || t->kind == DWT_ARRAY ||
-        size == 0 || size > sizeof b) {
-        snprintf(err, errlen, "'%s' is %s: compare one of its members or elements", path,
-                 v.type_name);
-        return -1;
-    }
-    if (!read_value(p, &v, b, size)) {
-        snprintf(err, errlen, "'%s' at 0x%" PRIx64 " is unreadable", path, v.address);
-        return -1;
-    }
+        size == 0 || size > sizeof b)
+        return err_set(e, ERR_BAD_EXPRESSION, "'%s' is %s: compare one of its members or "
+                       "elements", path, v.type_name);
+    if (!read_value(p, &v, b, size))
+        return err_set(e, ERR_BAD_EXPRESSION, "'%s' at 0x%" PRIx64 " is unreadable", path,
+                       v.address);
     if (t->kind == DWT_FLOAT) {
         double d = 0;
         if (size == 4) {
@@ -261,7 +249,7 @@ int framevars_cond_resolve(void *ctx, const char *path, struct cond_value *out,
                 *out = (struct cond_value){.kind = COND_STRING, .s = NULL};
                 return 0;
             }
-            return cond_string(p, u, COND_STRING_READ, out, err, errlen);
+            return cond_string(p, u, COND_STRING_READ, out, e);
         }
         *out = (struct cond_value){.kind = COND_UINT, .u = u};
         return 0;

@@ -46,21 +46,17 @@ void framevars_frame0(struct frame_ctx *f, pid_t tid, pid_t pid,
  * varres_process_close). f must outlive p. */
 void framevars_open(struct varres_process *p, struct frame_ctx *f, int memfd);
 
-/* What a condition is evaluated over: a varres_process opened by framevars_open (or
- * varres_process_open: globals only), and the code of the last resolution that
- * failed (VARIABLE_NOT_FOUND, MEMORY_UNREADABLE, ...). */
-struct framevars_eval {
-    struct varres_process *p;
-    enum err_code code;
-};
-
-/* cond_resolve_fn (base/cond.h), ctx a struct framevars_eval: integers, bools, chars
- * and enums as numbers, pointers as unsigned numbers, except char pointers and char
- * arrays, which are strings (read up to COND_STRING_READ bytes, into buffers that
- * live until the eighth string after them: a comparison uses two at once). */
+/* cond_resolve_fn (base/cond.h), ctx the struct varres_process a condition is
+ * evaluated over (opened by framevars_open, or by varres_process_open: globals only):
+ * integers, bools, chars and enums as numbers, pointers as unsigned numbers, except
+ * char pointers and char arrays, which are strings (read up to COND_STRING_READ bytes,
+ * into buffers that live until the eighth string after them: a comparison uses two at
+ * once). A path that does not resolve sets e as varres_resolve_in does
+ * (VARIABLE_NOT_FOUND, MEMORY_UNREADABLE, ...); one that resolves to what a condition
+ * cannot compare (a struct, unreadable bytes) sets BAD_EXPRESSION. */
 #define COND_STRING_READ 256
 int framevars_cond_resolve(void *ctx, const char *path, struct cond_value *out,
-                           char *err, size_t errlen);
+                           struct strobe_error *e);
 
 /* Appends the value of expression expr in p, for a logpoint message: strings without
  * their quotes, pointers (but to chars) as their address "0x...", everything else as

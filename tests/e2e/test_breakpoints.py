@@ -832,6 +832,9 @@ def test_errors_of_continue_and_until(mcp):
                     "BREAKPOINT_NOT_FOUND", "99")
     e = expect_code(cont_error(mcp, sid, "until", condition={"memory": "g_total >"}),
                     "BAD_EXPRESSION")
+    # the condition at fault when it is evaluated, as when it does not parse
+    e = expect_code(cont_error(mcp, sid, "until", condition={"memory": "g_total / 0 > 1"}),
+                    "BAD_EXPRESSION", "'/' by zero")
     # a step of a running thread while another one is paused
     [bp] = bp_add(mcp, sid, {"function": "worker_step", "condition": "id == 1"})["breakpoints"]
     a = until_bp(mcp, sid, bp["id"])

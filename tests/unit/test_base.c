@@ -1,7 +1,7 @@
 /*
  * test_base.c - unit tests of base/ pieces the other suites only use indirectly:
- * the string map (base/strmap.h), the arena (base/arena.h) and the string hash
- * (base/hash.h). The line reader and write loops (base/lineio.h) are tested in
+ * the string map (base/strmap.h), the arena (base/arena.h), the string hash
+ * (base/hash.h) and the state directory's refusals (base/paths.h). The line reader and write loops (base/lineio.h) are tested in
  * test_client.c, where their clients are.
  */
 #include <setjmp.h>
@@ -16,8 +16,10 @@
 
 #include "base/arena.h"
 #include "base/hash.h"
+#include "base/paths.h"
 #include "base/strbuf.h"
 #include "base/strmap.h"
+#include "tests/unit/tmpdir.h"
 
 /* ---- hash ---- */
 
@@ -127,6 +129,52 @@ static void test_trimmed_dup(void **state)
     free(t);
 }
 
+/* ---- paths ---- */
+
+/* What is wrong with the state directory is INTERNAL, with the sentence that says
+ * what to do; NULL takes no sentence. */
+static void test_paths_refusals(void **state)
+{
+    (void)state;
+    const char *old = getenv("STROBE_HOME");
+    char *saved = old ? strdup(old) : NULL;
+    char out[PATH_MAX], dir[] = "/tmp/strobe-test-base-XXXXXX";
+    struct strobe_error e = {0};
+
+    setenv("STROBE_HOME", "relative/home", 1);
+    assert_int_equal(strobe_home(out, sizeof out, &e), -1);
+    assert_int_equal(e.code, ERR_INTERNAL);
+    assert_string_equal(e.msg, "STROBE_HOME must be an absolute path, not 'relative/home'");
+    e = (struct strobe_error){0};
+    assert_int_equal(strobe_path(STROBE_SOCK, out, sizeof out, &e), -1);
+    assert_int_equal(e.code, ERR_INTERNAL);
+    assert_non_null(strstr(e.msg, "must be an absolute path"));
+    assert_int_equal(strobe_home(out, sizeof out, NULL), -1);
+
+    assert_non_null(mkdtemp(dir));
+    setenv("STROBE_HOME", dir, 1);
+    assert_int_equal(strobe_path(STROBE_SOCK, out, sizeof out, NULL), 0);
+    assert_non_null(strstr(out, "/strobe.sock"));
+    char file[PATH_MAX + 8];
+    snprintf(file, sizeof file, "%s/file", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    e = (struct strobe_error){0};
+    assert_int_equal(strobe_private_dir(NULL, "file", out, sizeof out, &e), -1);
+    assert_int_equal(e.code, ERR_INTERNAL);
+    assert_non_null(strstr(e.msg, "is not a directory of this user's"));
+    assert_int_equal(strobe_private_dir(dir, "sub", out, sizeof out, &e), 0);
+    rmdir(out);
+    rm_dir(dir);
+
+    if (saved)
+        setenv("STROBE_HOME", saved, 1);
+    else
+        unsetenv("STROBE_HOME");
+    free(saved);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_arena_alignment_strings_and_big_blocks),
         cmocka_unit_test(test_arena_splice),
         cmocka_unit_test(test_trimmed_dup),
+        cmocka_unit_test(test_paths_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

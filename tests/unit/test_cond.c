@@ -1,7 +1,7 @@
 /*
  * test_cond.c - unit tests of the breakpoint condition language (base/cond.h):
  * parsing with error positions, C precedence, short-circuit, comparisons across
- * signedness and types, strings, and the limits.
+ * signedness and types, strings, the limits, and the codes of the errors.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,8 +19,8 @@ struct fake {
     int resolved;
 };
 
-static int resolve(void *ctx, const char *path, struct cond_value *out, char *err,
-                   size_t errlen)
+static int resolve(void *ctx, const char *path, struct cond_value *out,
+                   struct strobe_error *e)
 {
     struct fake *f = ctx;
     f->resolved++;
@@ -40,22 +40,20 @@ static int resolve(void *ctx, const char *path, struct cond_value *out, char *er
     else if (strcmp(path, "ns::g_state->count") == 0 || strcmp(path, "*p") == 0 ||
              strcmp(path, "arr[2].max") == 0)
         *out = (struct cond_value){.kind = COND_INT, .i = 7};
-    else {
-        snprintf(err, errlen, "no variable '%s'", path);
-        return -1;
-    }
+    else
+        return err_set(e, ERR_VARIABLE_NOT_FOUND, "no variable '%s'", path);
     return 0;
 }
 
 /* Parses and evaluates text; the result, or -1 when evaluation failed. */
 static int eval(const char *text, struct fake *f)
 {
-    char err[256];
-    struct cond *c = cond_parse(text, err, sizeof err);
+    struct strobe_error e = {0};
+    struct cond *c = cond_parse(text, &e);
     if (!c)
-        fail_msg("'%s' does not parse: %s", text, err);
+        fail_msg("'%s' does not parse: %s", text, e.msg);
     bool r;
-    int rc = cond_eval(c, resolve, f, &r, err, sizeof err);
+    int rc = cond_eval(c, resolve, f, &r, NULL);
     cond_free(c);
     return rc == 0 ? r : -1;
 }
@@ -76,19 +74,28 @@ static void test_comparisons_and_logic(void **state)
     assert_int_equal(eval("true && !false", &f), 1);
 }
 
-/* Parses and evaluates text expecting an evaluation error containing what. */
-static void eval_fails(const char *text, const char *what)
+/* Parses and evaluates text expecting an evaluation error of code with a sentence
+ * containing what. */
+static void eval_fails_as(const char *text, enum err_code code, const char *what)
 {
-    char err[256];
-    struct cond *c = cond_parse(text, err, sizeof err);
+    struct strobe_error e = {0};
+    struct cond *c = cond_parse(text, &e);
     if (!c)
-        fail_msg("'%s' does not parse: %s", text, err);
+        fail_msg("'%s' does not parse: %s", text, e.msg);
     struct fake f = {0};
     bool r;
-    assert_int_equal(cond_eval(c, resolve, &f, &r, err, sizeof err), -1);
+    assert_int_equal(cond_eval(c, resolve, &f, &r, &e), -1);
     cond_free(c);
-    if (!strstr(err, what))
-        fail_msg("'%s': '%s' does not say '%s'", text, err, what);
+    if (!strstr(e.msg, what))
+        fail_msg("'%s': '%s' does not say '%s'", text, e.msg, what);
+    if (e.code != code)
+        fail_msg("'%s': %s, not %s", text, err_code_name(e.code), err_code_name(code));
+}
+
+/* The evaluator's own failures are VALIDATION. */
+static void eval_fails(const char *text, const char *what)
+{
+    eval_fails_as(text, ERR_VALIDATION, what);
 }
 
 static void test_arithmetic(void **state)
@@ -139,6 +146,7 @@ static void test_strings_and_chars(void **state)
     /* A string against a non-zero number is an error, not false. */
     assert_int_equal(eval("p->name == 3", &f), -1);
     assert_int_equal(eval("p->name > 0", &f), -1);
+    eval_fails("p->name == 3", "not with a number");
 }
 
 static void test_short_circuit_and_paths(void **state)
@@ -149,10 +157,11 @@ static void test_short_circuit_and_paths(void **state)
     assert_int_equal(eval("x == 5 || missing > 1", &f), 1);
     assert_int_equal(f.resolved, 2);
     assert_int_equal(eval("missing > 1", &f), -1);
+    /* A path that does not resolve fails with the resolver's code and sentence. */
+    eval_fails_as("x == 5 && missing > 1", ERR_VARIABLE_NOT_FOUND, "no variable 'missing'");
     assert_int_equal(eval("ns::g_state->count == 7 && *p == 7 && arr[2].max == 7", &f), 1);
 
-    char err[128];
-    struct cond *c = cond_parse("x > 1 && x < 9 && p->name == \"a\"", err, sizeof err);
+    struct cond *c = cond_parse("x > 1 && x < 9 && p->name == \"a\"", NULL);
     assert_non_null(c);
     const char *const *paths;
     assert_int_equal(cond_paths(c, &paths), 2);
@@ -161,14 +170,14 @@ static void test_short_circuit_and_paths(void **state)
     cond_free(c);
     /* An index named by a variable stays in the path, for the resolver to read; the
      * index is listed too (its value shows beside the condition's). */
-    c = cond_parse("scores[ i ] > 90", err, sizeof err);
+    c = cond_parse("scores[ i ] > 90", NULL);
     assert_non_null(c);
     assert_int_equal(cond_paths(c, &paths), 2);
     assert_string_equal(paths[0], "i");
     assert_string_equal(paths[1], "scores[i]");
     cond_free(c);
     /* So does an index that is a path of its own. */
-    c = cond_parse("q->items[q->head].id == 7", err, sizeof err);
+    c = cond_parse("q->items[q->head].id == 7", NULL);
     assert_non_null(c);
     assert_int_equal(cond_paths(c, &paths), 2);
     assert_string_equal(paths[0], "q->head");
@@ -176,15 +185,18 @@ static void test_short_circuit_and_paths(void **state)
     cond_free(c);
 }
 
-/* Parse errors name the column and what was expected. */
+/* Parse errors are VALIDATION and name the column and what was expected. */
 static void expect_error(const char *text, const char *want)
 {
-    char err[256];
-    struct cond *c = cond_parse(text, err, sizeof err);
+    struct strobe_error e = {0};
+    struct cond *c = cond_parse(text, &e);
     if (c)
         fail_msg("'%s' parsed", text);
-    if (!strstr(err, want))
-        fail_msg("'%s': error '%s' lacks '%s'", text, err, want);
+    if (!strstr(e.msg, want))
+        fail_msg("'%s': error '%s' lacks '%s'", text, e.msg, want);
+    if (e.code != ERR_VALIDATION)
+        fail_msg("'%s': %s, not VALIDATION_ERROR", text, err_code_name(e.code));
+    assert_null(cond_parse(text, NULL)); /* NULL: not told */
 }
 
 static void test_parse_errors(void **state)
