@@ -8,7 +8,8 @@
 # ptrace/), or one header (`core/collector.h`). A file may always include its own
 # room. The table itself must allow no cycle between rows, every folder that holds
 # C files must sit under a row, and no folder of the product holds more than 30 C
-# files (a folder that grows past that gets rooms). The composition root (strobe.c),
+# files (a folder that grows past that gets rooms), and every file the table names
+# in its "owns" column must be there. The composition root (strobe.c),
 # tests/ and bench/ may include anything. Headers bring in what they include in
 # turn, so the rule holds through them too, between folders: no chain of includes
 # may take a file into a folder its folder's row does not name (a header the row
@@ -183,6 +184,26 @@ if [ -n "$reach" ]; then
     printf '%s\n' "$reach" >&2
     status=1
 fi
+
+# The table names files as it describes its rows ("the tracer thread (tracer.h)"): a
+# name that is no longer there is a table that no longer matches the tree.
+named=$(awk -F'|' '
+    /^## Layout/ { in_layout = 1; next }
+    /^## / { in_layout = 0 }
+    in_layout && $2 ~ /^ *[a-z]+(\/[a-z]+)*\/ *$/ {
+        dir = $2; gsub(/[ `]/, "", dir)
+        owns = $3
+        while (match(owns, /[a-z_0-9\/]+\.(h|c|json)/)) {
+            f = substr(owns, RSTART, RLENGTH); owns = substr(owns, RSTART + RLENGTH)
+            print (f ~ /\// ? f : dir f)
+        }
+    }' README.md | sort -u)
+for f in $named; do
+    if [ ! -e "$f" ]; then
+        echo "check-layers: README.md's Layout table names $f, which is not there" >&2
+        status=1
+    fi
+done
 
 [ $status = 0 ] && echo "check-layers: every include follows README.md's Layout table"
 exit $status

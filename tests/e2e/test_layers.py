@@ -297,3 +297,12 @@ def test_exported_names_tell_their_file(rooms):
     assert r.returncode == 1
     assert "ptrace/high/trap2.c exports names that tell neither it nor a header of its " \
            "room: high_other hk_trap" in r.stderr
+
+
+def test_table_that_names_a_file_no_longer_there(rooms):
+    write(rooms, "README.md", ROOMS.replace("| ptrace/low/ | below | base |",
+                                            "| ptrace/low/ | below (mem.h, gone.h) | base |"))
+    r = check(rooms)
+    assert r.returncode == 1
+    assert "README.md's Layout table names ptrace/low/gone.h, which is not there" in r.stderr
+    assert "mem.h" not in r.stderr
