@@ -31,6 +31,7 @@ query returns N events).
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -856,3 +857,27 @@ def wait_stable(value, quiet, timeout=None, what=None):
             raise WaitTimeout("timed out after %.1fs waiting for %s to stay stable for "
                               "%.1fs (last value: %r)" % (timeout, what or "a value",
                                                            quiet, last))
+
+
+# --------------------------------------------------------------------------------
+# helpers of the debug_test tests (test_test_*.py, test_strobectl_test.py)
+
+# The stuck detector's promise (docs/PROTOCOL.md, "Stuck detection"): once a run has
+# been silent 6 s its stacks are sampled every 2 s; a deadlock is called at the 2nd
+# identical sample (8 s of silence), a busy loop at the 3rd (10 s).
+STUCK_VERDICTS = {"Deadlock": (2, 8), "Infinite loop": (3, 10)}
+
+
+def check_stuck_verdict(stuck, kind):
+    """stuck (a result's stuck entry) is a verdict of kind, as the detector reports it:
+    decided at the sample the promise says, after at least the silence it says (the
+    silence the detector measured). Returns that silence in seconds. The wall time of
+    the whole run is not the promise: it adds the framework's start and whatever else
+    the machine runs, and bench/bench_test.c measures the time to a deadlock verdict."""
+    samples, silence = STUCK_VERDICTS[kind]
+    d = stuck["diagnosis"]
+    m = re.match(r"^%s: \d+%% CPU, identical stacks across (\d+) samples 2 s apart, no "
+                 r"output for (\d+) s" % kind, d)
+    assert m, "not a %s verdict: %r" % (kind, d)
+    assert int(m.group(1)) == samples and int(m.group(2)) >= silence, d
+    return int(m.group(2))
