@@ -724,9 +724,10 @@ def pytest_configure(config):
         "markers", "debug_traps: the test needs data watchpoint hits, which a machine "
         "that never delivers debug-register traps cannot give (skipped there)")
     config.addinivalue_line(
-        "markers", "wall_clock: the test bounds how long a traced program takes; a "
-        "daemon under valgrind runs 20-50x slower, so the normal and sanitizer runs "
-        "check it (skipped under STROBE_VALGRIND=1)")
+        "markers", "valgrind_costly: the test has millions of traced calls recorded "
+        "and read back, minutes of a daemon under valgrind that the pass cannot spend "
+        "(CI's 30 minutes); the normal and sanitizer passes run it (skipped under "
+        "STROBE_VALGRIND=1)")
 
 
 # Test modules whose tests the valgrind pass samples (the valgrind_sample marker): the
@@ -759,7 +760,8 @@ def pytest_collection_modifyitems(config, items):
     if not VALGRIND:
         return
     skip = pytest.mark.skip(reason=VALGRIND_SKIP_REASON)
-    slow = pytest.mark.skip(reason="valgrind mode: wall-clock bounds do not apply")
+    costly = pytest.mark.skip(reason="valgrind mode: minutes of a daemon under valgrind; "
+                              "the normal and sanitizer passes run it")
     # Each test costs a daemon start under valgrind (about 1 s): of a parametrized
     # test, the first case runs here and the normal and sanitizer passes run them all
     # (the cases differ in input, not in the daemon code they reach).
@@ -780,8 +782,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(sampled)
         elif "manages_daemon" in item.keywords:
             item.add_marker(skip)
-        elif "wall_clock" in item.keywords:
-            item.add_marker(slow)
+        elif "valgrind_costly" in item.keywords:
+            item.add_marker(costly)
         elif getattr(item, "callspec", None) is not None:
             key = (item.fspath, item.originalname)
             if key in seen:
