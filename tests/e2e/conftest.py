@@ -25,7 +25,8 @@ marked `manages_daemon` and skipped in valgrind mode, with the reason printed.
 
 Waiting: tests never sleep to wait for something; they poll a condition with
 wait_until(predicate, timeout) (e.g. until a session is no longer running, or until a
-query returns N events).
+query returns N events). A timeout only gives up on a hang: no test asserts how long
+something took or needs the machine to itself (TESTING.md, "Under load").
 """
 
 import json
