@@ -25,12 +25,14 @@ marked `manages_daemon` and skipped in valgrind mode, with the reason printed.
 
 Waiting: tests never sleep to wait for something; they poll a condition with
 wait_until(predicate, timeout) (e.g. until a session is no longer running, or until a
-query returns N events).
+query returns N events). A timeout only gives up on a hang: no test asserts how long
+something took or needs the machine to itself (TESTING.md, "Under load").
 """
 
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -723,9 +725,10 @@ def pytest_configure(config):
         "markers", "debug_traps: the test needs data watchpoint hits, which a machine "
         "that never delivers debug-register traps cannot give (skipped there)")
     config.addinivalue_line(
-        "markers", "wall_clock: the test bounds how long a traced program takes; a "
-        "daemon under valgrind runs 20-50x slower, so the normal and sanitizer runs "
-        "check it (skipped under STROBE_VALGRIND=1)")
+        "markers", "valgrind_costly: the test has millions of traced calls recorded "
+        "and read back, minutes of a daemon under valgrind that the pass cannot spend "
+        "(CI's 30 minutes); the normal and sanitizer passes run it (skipped under "
+        "STROBE_VALGRIND=1)")
 
 
 # Test modules whose tests the valgrind pass samples (the valgrind_sample marker): the
@@ -758,7 +761,8 @@ def pytest_collection_modifyitems(config, items):
     if not VALGRIND:
         return
     skip = pytest.mark.skip(reason=VALGRIND_SKIP_REASON)
-    slow = pytest.mark.skip(reason="valgrind mode: wall-clock bounds do not apply")
+    costly = pytest.mark.skip(reason="valgrind mode: minutes of a daemon under valgrind; "
+                              "the normal and sanitizer passes run it")
     # Each test costs a daemon start under valgrind (about 1 s): of a parametrized
     # test, the first case runs here and the normal and sanitizer passes run them all
     # (the cases differ in input, not in the daemon code they reach).
@@ -779,8 +783,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(sampled)
         elif "manages_daemon" in item.keywords:
             item.add_marker(skip)
-        elif "wall_clock" in item.keywords:
-            item.add_marker(slow)
+        elif "valgrind_costly" in item.keywords:
+            item.add_marker(costly)
         elif getattr(item, "callspec", None) is not None:
             key = (item.fspath, item.originalname)
             if key in seen:
@@ -856,3 +860,27 @@ def wait_stable(value, quiet, timeout=None, what=None):
             raise WaitTimeout("timed out after %.1fs waiting for %s to stay stable for "
                               "%.1fs (last value: %r)" % (timeout, what or "a value",
                                                            quiet, last))
+
+
+# --------------------------------------------------------------------------------
+# helpers of the debug_test tests (test_test_*.py, test_strobectl_test.py)
+
+# The stuck detector's promise (docs/PROTOCOL.md, "Stuck detection"): once a run has
+# been silent 6 s its stacks are sampled every 2 s; a deadlock is called at the 2nd
+# identical sample (8 s of silence), a busy loop at the 3rd (10 s).
+STUCK_VERDICTS = {"Deadlock": (2, 8), "Infinite loop": (3, 10)}
+
+
+def check_stuck_verdict(stuck, kind):
+    """stuck (a result's stuck entry) is a verdict of kind, as the detector reports it:
+    decided at the sample the promise says, after at least the silence it says (the
+    silence the detector measured). Returns that silence in seconds. The wall time of
+    the whole run is not the promise: it adds the framework's start and whatever else
+    the machine runs, and bench/bench_test.c measures the time to a deadlock verdict."""
+    samples, silence = STUCK_VERDICTS[kind]
+    d = stuck["diagnosis"]
+    m = re.match(r"^%s: \d+%% CPU, identical stacks across (\d+) samples 2 s apart, no "
+                 r"output for (\d+) s" % kind, d)
+    assert m, "not a %s verdict: %r" % (kind, d)
+    assert int(m.group(1)) == samples and int(m.group(2)) >= silence, d
+    return int(m.group(2))

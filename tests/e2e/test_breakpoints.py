@@ -115,8 +115,11 @@ def test_phase2_scenario_trace_break_inspect_write_logpoint(mcp):
     [lpi] = lp["breakpoints"]
     assert lpi["kind"] == "logpoint" and lpi["message"] == "i={i} result={result} scale={g_scale}"
     c = cont(mcp, sid, timeoutMs=300)
+    # no stop: the answer came at this call's timeout of 300 ms, not at the default
+    # 10 s (the bound tells the two timeouts apart; how far past 300 ms the answer
+    # came is the machine's load)
     assert c["state"] == "running" and "conditionMet" not in c, c
-    assert 300 <= c["waitedMs"] < 3000, c
+    assert 300 <= c["waitedMs"] < 10000, c
     q = mcp.wait_events(sid, 1, eventType="logpoint", text={"contains": "i=7 result=-40"})
     ev = q["events"][0]
     assert ev["eventType"] == "logpoint" and ev["text"] == "i=7 result=-40 scale=5", ev
@@ -259,8 +262,8 @@ def test_all_stop_pauses_every_thread(mcp):
     a = until_bp(mcp, sid, bp["id"])
     assert a["state"] == "paused" and a["reason"] == "breakpoint", a
     assert vars_of(a, "arguments")["id"] == 2 and a["threadId"] != pid
-    # every thread stops within milliseconds of the hit (not the 30 s of T_LONG)
-    paused = wait_paused(mcp, sid, 4, timeout=3)
+    # every thread stops, stopped by the all-stop (their reason says so, below)
+    paused = wait_paused(mcp, sid, 4)
     assert len(paused) == 4, paused
     g = mem_read(mcp, sid, "g_total")[0]["value"]
     # no worker runs (each adds to g_total every ~2 ms)
@@ -557,13 +560,15 @@ def test_until_event_waits_for_a_later_stderr_line(mcp):
 def test_until_answers_at_once_when_the_condition_holds(mcp):
     r = launch_ready(mcp, "bp_steps", r"^tick 0 ", event_type="stderr")
     sid = r["sessionId"]
-    t0 = time.monotonic()
+    [seen] = mcp.query(sid, eventType="stderr", text={"contains": "tick 0 "})["events"]
+    # "tick 0" is printed once: a wait for another would end at the timeout with
+    # conditionMet false; the answer is the line already in the timeline
     a = cont(mcp, sid, "until", condition={"event": {"eventType": "stderr",
                                                      "text": {"contains": "tick 0 "}}})
     assert a["conditionMet"] is True and a["event"]["text"].startswith("tick 0 r="), a
+    assert a["event"]["id"] == seen["id"], (a, seen)
     a = cont(mcp, sid, "until", condition={"memory": "g_x >= 0"})
     assert a["conditionMet"] is True and a["state"] == "running", a
-    assert time.monotonic() - t0 < 2.0
     # a thread already paused at the breakpoint
     [bp] = bp_add(mcp, sid, {"function": "square"})["breakpoints"]
     a = until_bp(mcp, sid, bp["id"])
@@ -599,7 +604,8 @@ def test_until_timeout_reports_what_happened_meanwhile(mcp):
              timeoutMs=400)
     took = time.monotonic() - t0
     assert a["state"] == "running" and a["conditionMet"] is False, a
-    assert 400 <= a["waitedMs"] < 1500 and took >= 0.4, (a, took)
+    # it waited its 400 ms, not the default 10 s (only the default reaches the bound)
+    assert 400 <= a["waitedMs"] < 10000 and took >= 0.4, (a, took)
     assert a["eventsMeanwhile"] >= 2, a
     assert a["outputMeanwhile"] and all(re.match(r"^tick \d+ r=-?\d+$", l)
                                         for l in a["outputMeanwhile"]), a
@@ -699,11 +705,13 @@ def test_pause_stops_every_thread_and_continue_resumes(mcp):
     assert len({p["threadId"] for p in paused}) == 4
     assert all(p["reason"] == "pause" for p in paused), paused
     # Pausing a program that is paused whole answers with its state, without a wait
-    # for a stop that cannot come.
+    # for a stop that cannot come. The answer would be the same after the wait, and
+    # has no field that tells them apart: the wait is the longest there is (60 s), and
+    # only an answer that waited for it takes that long.
     t0 = time.monotonic()
-    again = cont(mcp, sid, "pause", timeoutMs=20000)
+    again = cont(mcp, sid, "pause", timeoutMs=60000)
     assert again["state"] == "paused" and again["pausedThreads"] == 4, again
-    assert time.monotonic() - t0 < 10, "the second pause waited for its timeout"
+    assert time.monotonic() - t0 < 60, "the second pause waited for its timeout"
     total = mem_read(mcp, sid, "g_total")[0]["value"]
     assert stays_true(lambda: mem_read(mcp, sid, "g_total")[0]["value"] == total, 0.1)
     c = cont(mcp, sid, timeoutMs=200)

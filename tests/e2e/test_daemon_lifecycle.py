@@ -147,7 +147,7 @@ def test_idle_shutdown(world):
     # while a client is connected the daemon stays
     assert stays_true(lambda: pid_alive(pid), 3.0)
     c.close()
-    wait_until(lambda: not pid_alive(pid), 15, what="idle shutdown")
+    wait_until(lambda: not pid_alive(pid), T_LONG, what="idle shutdown")
     assert not socket_answers(world.home)
     log = world.daemon_log()
     assert log.strip(), "daemon.log is empty"
@@ -169,7 +169,7 @@ def test_no_idle_shutdown_while_a_session_runs(world):
     assert c2.status(sid)["status"] == "running"
     c2.stop(sid)
     c2.close()
-    wait_until(lambda: not pid_alive(pid), 15, what="idle shutdown after the stop")
+    wait_until(lambda: not pid_alive(pid), T_LONG, what="idle shutdown after the stop")
 
 
 def test_idle_timeout_default_is_long(world):

@@ -133,7 +133,7 @@ def test_step_into_a_function_on_its_fast_path_jump(mcp):
     trampoline and the recorder and lands in the function's own code."""
     mcp.world.write_project_settings({"trace.mode": "fast"})
     mcp.call_tool("debug_trace", {"add": ["timed_hot"]})
-    sid = mcp.launch("hot_timed", args=["20000"])["sessionId"]
+    sid = mcp.launch("hot_timed", args=["-1"])["sessionId"]  # runs until stopped
     line = line_of("hot_timed.c", "timed_hot(n++);")
     [bp] = bp_add(mcp, sid, {"file": "hot_timed.c", "line": line})["breakpoints"]
     a = until_bp(mcp, sid, bp["id"])

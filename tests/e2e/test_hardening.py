@@ -231,9 +231,11 @@ def test_session_list_is_bounded_newest_first(mcp):
 
 # ---- reads of one session never wait on others' writes ---------------------------------
 
-@pytest.mark.wall_clock
 def test_idle_session_answers_while_four_floods_run(mcp):
-    import time
+    """An idle session's status and query answer with its own events while four
+    sessions flood the store. That they do not wait behind the floods' writes (they
+    did, up to 20 s, before per-session visibility) is a latency: bench/bench_query.c
+    measures another session's push + sync + query while 4 sessions flood."""
     floods = []
     for i in range(4):  # one program runs once at a time: four copies
         exe = os.path.join(mcp.world.base, "flood%d" % i)
@@ -241,17 +243,12 @@ def test_idle_session_answers_while_four_floods_run(mcp):
         floods.append(mcp.launch(exe, args=["200"])["sessionId"])
     idle = mcp.launch("sleeper")["sessionId"]
     mcp.wait_events(floods[0], 50000, eventType="stdout")  # the floods are in full swing
-    slowest = 0.0
     for _ in range(5):
-        t0 = time.monotonic()
         st = mcp.status(idle)
         lines = mcp.query(idle, eventType="stdout")["events"]
-        slowest = max(slowest, time.monotonic() - t0)
         assert st["status"] == "running" and [e["text"] for e in lines] == ["ready"]
     # Each flood stores 50 MiB of 64-byte lines (output.maxBytesPerSession): the
-    # measurement above happened while they were still being written.
+    # answers above came while they were still being written.
     assert mcp.status(floods[0])["totalEvents"] < 800000
-    # It waited behind the floods' events (up to 20 s) before per-session visibility.
-    assert slowest < 1.0, "status + query of an idle session took %.1f s" % slowest
     for sid in floods + [idle]:
         mcp.stop(sid)

@@ -7,6 +7,7 @@ addresses from `nm` plus the load bias of /proc/PID/maps."""
 
 import os
 import re
+import signal
 import subprocess
 
 from conftest import REPO, T_LONG, fixture_path, pid_alive, wait_until
@@ -246,12 +247,17 @@ def test_strobectl_stacks(mcp):
 def test_traced_calls_in_progress_still_report_their_exits(mcp):
     """A snapshot borrows the real return addresses of traced frames for the unwind
     and puts the trampolines back: main, traced from the start and in progress during
-    the snapshot, still reports its return value when it ends."""
+    the snapshot, still reports its return value when it ends. (inprogress's main
+    waits in pthread_join until SIGUSR1 releases its worker: it ends when the test
+    says, after the snapshot, not after a time the snapshot must come within.)"""
     mcp.call_tool("debug_trace", {"add": ["main"]})
-    sid = mcp.launch("worker_loop", args=["1"])["sessionId"]
-    mcp.wait_events(sid, 1, eventType="stdout")
+    r = mcp.launch("inprogress")
+    sid, pid = r["sessionId"], r["pid"]
+    mcp.wait_events(sid, 1, eventType="stdout", text={"contains": "waiting"})
     res = stacks(mcp, sid)
-    assert any(f.startswith("main (worker_loop.c:") for f in res["threads"][0]["frames"])
+    [main] = [t for t in res["threads"] if t["tid"] == pid]
+    assert any(f.startswith("main (inprogress.c:") for f in main["frames"]), main
+    os.kill(pid, signal.SIGUSR1)
     mcp.wait_ended(sid)
     exits = mcp.query(sid, eventType="function_exit", function={"equals": "main"},
                       verbose=True)["events"]

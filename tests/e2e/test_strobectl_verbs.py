@@ -17,7 +17,8 @@ import subprocess
 import pexpect
 import pytest
 
-from conftest import REPO, STROBECTL, VALGRIND, debug_traps, fixture_path, wait_until
+from conftest import (REPO, STROBECTL, T_SHORT, VALGRIND, debug_traps, fixture_path,
+                      wait_until)
 
 TICK_LINE = 38
 
@@ -145,7 +146,7 @@ def test_json_shape_of_each_verb(world):
 def test_progress_on_a_terminal_only(world):
     sid, _ = launch_ticker(world)
     args = ["until", sid, "--text", "never printed", "--timeout", "600"]
-    child = pexpect.spawn(STROBECTL, args, env=world.env, timeout=10, encoding="utf-8")
+    child = pexpect.spawn(STROBECTL, args, env=world.env, timeout=T_SHORT, encoding="utf-8")
     child.expect(r"\rstrobectl: waiting for the condition \.\.\. \d+s")
     child.expect(r"\r\x1b\[Kstill running after \d+ ms")
     child.expect(pexpect.EOF)

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from conftest import SLOW, T_LONG, fixture_path, pid_alive, wait_until
+from conftest import (T_LONG, T_SHORT, check_stuck_verdict, fixture_path, pid_alive,
+                      wait_until)
 
 
 def write_script(path, body):
@@ -32,7 +33,7 @@ def finished(mcp, run_id, timeout=None):
     """Status calls until the run completes (each waits up to 15 s in the daemon)."""
     def done():
         r = mcp.call_tool("debug_test", {"action": "status", "testRunId": run_id},
-                          timeout=30)
+                          timeout=15 + T_LONG)
         return r if r["status"] == "completed" else None
     return wait_until(done, timeout or T_LONG * 2, interval=0, what="test run to complete")
 
@@ -99,24 +100,20 @@ def test_no_tests_onboarding(mcp):
     assert "test" in res["hint"] and res["summary"]["passed"] == 0
 
 
-def run_stuck(mcp, mode, bound_s):
-    t0 = time.monotonic()
+def run_stuck(mcp, mode, kind):
     r, st = run_to_end(mcp, command="%s %s" % (fixture_path("test_stuck"), mode))
-    took = time.monotonic() - t0
     res = st["result"]
     assert res["summary"]["stuck"] == 1, res
-    assert took < bound_s * SLOW, "stuck run took %.1f s" % took
+    check_stuck_verdict(res["stuck"][0], kind)
     return res["stuck"][0], res
 
 
 @pytest.mark.valgrind_sample
 def test_deadlock_diagnosed_with_stacks(mcp):
-    t0 = time.monotonic()
     r, st = run_to_end(mcp, command=fixture_path("deadlock_abba"))
-    took = time.monotonic() - t0
     res = st["result"]
-    assert took <= 10.5 * SLOW, "deadlock confirmed after %.1f s" % took
     (s,) = res["stuck"]
+    check_stuck_verdict(s, "Deadlock")
     assert s["diagnosis"].startswith("Deadlock: 0% CPU, identical stacks")
     assert "worker-a" in s["waitCycles"] and "worker-b" in s["waitCycles"]
     threads = {t["name"]: t for t in s["threads"]}
@@ -137,8 +134,7 @@ def test_deadlock_diagnosed_with_stacks(mcp):
 
 
 def test_infinite_loop_diagnosed(mcp):
-    s, _ = run_stuck(mcp, "loop", 13)
-    assert s["diagnosis"].startswith("Infinite loop: "), s
+    s, _ = run_stuck(mcp, "loop", "Infinite loop")
     (t,) = s["threads"]
     assert t["stack"][0].startswith("spin (test_stuck.c:"), t
 
@@ -146,16 +142,16 @@ def test_infinite_loop_diagnosed(mcp):
 def test_stuck_kill_leaves_no_process(mcp):
     """The grandchild left the process group and was reparented: only the run's
     environment marker finds it; it must be gone with the rest."""
-    s, res = run_stuck(mcp, "escape", 13)
+    s, res = run_stuck(mcp, "escape", "Deadlock")
     with open(res["details"]) as f:
         out = json.load(f)["stdout"]
     escaped = int(out.split("escaped ")[1].split()[0])
-    wait_until(lambda: not pid_alive(escaped), 5, what="escaped grandchild %d gone" % escaped)
+    wait_until(lambda: not pid_alive(escaped), T_SHORT,
+               what="escaped grandchild %d gone" % escaped)
     pids = {t["tid"] for t in s["threads"]}
     assert escaped in pids, "the escaped process's stack was not taken: %r" % s["threads"]
 
 
-@pytest.mark.wall_clock
 @pytest.mark.parametrize("mode", ["work", "sleep"])
 def test_silent_but_not_stuck(mcp, mode):
     r = start(mcp, command="%s %s" % (fixture_path("test_stuck"), mode))
@@ -207,15 +203,21 @@ def test_status_waits_then_reports_progress(mcp):
     t0 = time.monotonic()
     st = mcp.call_tool("debug_test_status", {"testRunId": r["testRunId"], "waitMs": 1200})
     took = time.monotonic() - t0
-    assert st["status"] == "running" and 1.0 <= took < 5 * SLOW, took
+    # It waited (at least most of its 1.2 s), and answered at the end of its waitMs,
+    # not at the run's end: the program sleeps 11 s, and the run is still going.
+    assert st["status"] == "running" and took >= 1.0, took
+    assert st["progress"]["elapsedMs"] >= 1000, st
     assert "next" in st
 
 
 def test_run_answers_at_once(mcp):
-    t0 = time.monotonic()
     r = start(mcp, command=fixture_path("deadlock_abba"))
-    assert time.monotonic() - t0 < 3 * SLOW
     assert r["status"] == "running"
+    # It answered before the run's end: the run is still going (deadlock_abba never
+    # ends by itself; its stuck verdict comes after 8 s of silence).
+    st = mcp.call_tool("debug_test", {"action": "status", "testRunId": r["testRunId"],
+                                      "waitMs": 0})
+    assert st["status"] == "running", st
 
 
 @pytest.mark.parametrize("args,code,words", [

@@ -8,7 +8,7 @@ hangs only when STROBE_FIXTURE_HANG=1 is in its environment: unittest's
 test_hang_deadlock deadlocks two threads in ledger.transfer (ABBA), the JS
 hang_busy_loop spins. For each framework: the whole suite (exact counts, the failure's
 place and message, the hang test passed), the hang test alone with the variable set
-(a stuck verdict, killed within the bound, with stacks), and the failing test rerun
+(a stuck verdict at the detector's promised sample, with stacks), and the failing test rerun
 with trace patterns (function events from the interpreter under it: Strobe traces
 native code, so the patterns name the runtime's own functions that a failing
 assertion goes through)."""
@@ -18,16 +18,15 @@ import os
 
 import pytest
 
-from conftest import REPO, wait_until
+from conftest import REPO, T_LONG, check_stuck_verdict, wait_until
 
 TESTPROJ = os.path.join(REPO, "tests", "fixtures", "testproj")
 JS = os.path.join(TESTPROJ, "js")
 UNITTEST = os.path.join(TESTPROJ, "unittest")
 
-# Stuck detection decides in ~8 s (deadlock) to ~10 s (busy loop) of silence; the
-# frameworks' own start-up comes on top.
-STUCK_BOUND_MS = 30000
-RUN_TIMEOUT = 120
+# The runner's hard timeout (120 s when no level is given, counted from the first
+# test) ends any run; the wait goes past it, by the suite's margin for a slow daemon.
+RUN_TIMEOUT = 120 + T_LONG
 
 
 def run_test(mcp, root, **kw):
@@ -40,7 +39,8 @@ def run_test(mcp, root, **kw):
     rid = started["testRunId"]
 
     def completed():
-        st = mcp.call_tool("debug_test", {"action": "status", "testRunId": rid}, timeout=60)
+        st = mcp.call_tool("debug_test", {"action": "status", "testRunId": rid},
+                           timeout=15 + T_LONG)  # the status itself waits up to 15 s
         return st if st["status"] == "completed" else None
     return started, wait_until(completed, RUN_TIMEOUT, what="test run %s to complete" % rid)
 
@@ -101,8 +101,7 @@ def test_unittest_deadlock_is_stuck(mcp):
     [s] = res["stuck"]
     # the partial verdict line "test_hang_deadlock (...) ... " named it
     assert s["name"] == UT + "test_hang_deadlock"
-    assert s["diagnosis"].startswith("Deadlock"), s["diagnosis"]
-    assert s["elapsedMs"] < STUCK_BOUND_MS, s
+    check_stuck_verdict(s, "Deadlock")
     assert len(s["threads"]) == 3, s["threads"]
     # CPython's own view (faulthandler on SIGABRT): both workers in ledger.transfer,
     # the test waiting in join()
@@ -185,8 +184,7 @@ def test_js_busy_loop_is_stuck(mcp, js_root, fw):
     # none of the three prints a test's start: the runner names it by the filter
     assert s["name"] in ("hang_busy_loop", "Stack hang_busy_loop"), s["name"]
     assert "killed as stuck" in res["note"], res
-    assert s["diagnosis"].startswith("Infinite loop"), s["diagnosis"]
-    assert s["elapsedMs"] < STUCK_BOUND_MS, s
+    check_stuck_verdict(s, "Infinite loop")
     # the spinning thread: node's main thread (vitest: its worker process)
     assert any(t["state"] == "running" and t["name"].startswith("node")
                for t in s["threads"]), s["threads"]

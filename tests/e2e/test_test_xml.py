@@ -10,14 +10,12 @@ import json
 import os
 import shutil
 import subprocess
-import time
 
 import pytest
 
-from conftest import REPO, SLOW, T_LONG, wait_until
+from conftest import REPO, T_LONG, check_stuck_verdict, wait_until
 
 TESTPROJ = os.path.join(REPO, "tests", "fixtures", "testproj")
-STUCK_BOUND_S = 30 * SLOW   # the detector decides in ~8-12 s; the run starts first
 
 
 def copy_project(tmp_path_factory, name):
@@ -73,12 +71,11 @@ def details_tests(result):
         return {t["name"]: t["status"] for t in json.load(f)["tests"]}
 
 
-def check_stuck(result, names, elapsed_s):
+def check_stuck(result, names):
     """The run ended stuck in a deadlock between the two locking functions."""
-    assert elapsed_s < STUCK_BOUND_S, "stuck verdict took %.1f s" % elapsed_s
     assert result["summary"]["stuck"] == 1, result
     stuck = result["stuck"][0]
-    assert "eadlock" in stuck["diagnosis"], stuck
+    check_stuck_verdict(stuck, "Deadlock")
     frames = [f for t in stuck["threads"] for f in t["stack"]]
     for fn in names:
         assert any(fn in f for f in frames), "%s not in the stacks %r" % (fn, frames)
@@ -115,10 +112,9 @@ def test_catch2_suite(mcp, catch2_project):
 
 def test_catch2_hang_is_stuck(mcp, catch2_project):
     root, binary = catch2_project
-    t0 = time.monotonic()
     _, res = run_tests(mcp, projectRoot=root, command=binary, test="hang_deadlock",
                        env={"STROBE_FIXTURE_HANG": "1"})
-    stuck = check_stuck(res, ["lock_a_then_b", "lock_b_then_a"], time.monotonic() - t0)
+    stuck = check_stuck(res, ["lock_a_then_b", "lock_b_then_a"])
     assert stuck["name"] == "hang_deadlock"
 
 
@@ -176,10 +172,9 @@ def test_ctest_levels(mcp, ctest_build):
 
 
 def test_ctest_hang_is_stuck(mcp, ctest_build):
-    t0 = time.monotonic()
     _, res = run_tests(mcp, projectRoot=ctest_build, test="hang_deadlock",
                        env={"STROBE_FIXTURE_HANG": "1"})
-    stuck = check_stuck(res, ["lock_a_then_b", "lock_b_then_a"], time.monotonic() - t0)
+    stuck = check_stuck(res, ["lock_a_then_b", "lock_b_then_a"])
     assert stuck["name"] == "hang_deadlock"
 
 
@@ -222,14 +217,12 @@ def test_pytest_suite(mcp, pytest_project):
 
 
 def test_pytest_hang_is_stuck(mcp, pytest_project):
-    t0 = time.monotonic()
     _, res = run_tests(mcp, projectRoot=pytest_project, test="test_hang_deadlock",
                        env={"STROBE_FIXTURE_HANG": "1"})
-    assert time.monotonic() - t0 < STUCK_BOUND_S
     assert res["summary"]["stuck"] == 1, res
     stuck = res["stuck"][0]
     assert stuck["name"] == WC + "::test_hang_deadlock"
-    assert "eadlock" in stuck["diagnosis"], stuck
+    check_stuck_verdict(stuck, "Deadlock")
     # CPython's own stacks (PYTHONFAULTHANDLER=1, SIGABRT) name the Python functions
     dump = stuck["runtimeStacks"]
     assert "in lock_a_then_b" in dump and "in lock_b_then_a" in dump, dump

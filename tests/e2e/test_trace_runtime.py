@@ -4,6 +4,7 @@ and remove while the program runs, overlapping patterns, errors, hot functions
 validation scenario end to end."""
 
 import os
+import signal
 
 import pytest
 
@@ -103,36 +104,40 @@ def test_trace_exited_and_unknown_sessions(mcp):
     assert err.code == "PROCESS_EXITED", err
 
 
-@pytest.mark.wall_clock
+@pytest.mark.valgrind_costly
 def test_trace_query_right_after_launch_keeps_pending_patterns(mcp):
     """A debug_trace query sent at once after debug_launch must neither fail with
-    PROCESS_EXITED while the target runs nor lose the staged patterns."""
+    PROCESS_EXITED while the target runs nor lose the staged patterns. (hot_loop -1
+    waits for SIGUSR1 after its calls: it runs until the test is done with it.)"""
     mcp.call_tool("debug_trace", {"add": ["hot"]})
     for _ in range(5):
-        r = mcp.launch("hot_loop", project=REPO, args=["1"])
+        r = mcp.launch("hot_loop", project=REPO, args=["-1"])
         sid = r["sessionId"]
         assert r["pendingPatternsApplied"] == 1
         t = mcp.call_tool_raw("debug_trace", {"sessionId": sid})
         assert not t.get("isError"), t
         assert t["structuredContent"]["hookedFunctions"] == 1
+        mcp.wait_events(sid, 1, eventType="stdout")
+        os.kill(r["pid"], signal.SIGUSR1)
         st = mcp.wait_ended(sid, timeout=T_LONG)
         assert st["exitCode"] == 0
         assert st["eventCounts"].get("function_enter", 0) > 0, st
         mcp.delete(sid)
 
 
-@pytest.mark.wall_clock
+@pytest.mark.valgrind_costly
 def test_hot_function_is_sampled(mcp):
     mcp.call_tool("debug_trace", {"add": ["hot"]})
-    r = mcp.launch("hot_loop", project=REPO, args=["3"])  # lingers 3 s after "done"
+    r = mcp.launch("hot_loop", project=REPO, args=["-1"])  # waits for SIGUSR1 after "done"
     sid = r["sessionId"]
-    q = mcp.wait_events(sid, 1, timeout=20, eventType="stdout")
+    q = mcp.wait_events(sid, 1, timeout=T_LONG, eventType="stdout")
     assert q["events"][0]["text"] == "done 7500000"
     t = mcp.call_tool("debug_trace", {"sessionId": sid})
     assert [s["function"] for s in t["sampling"]] == ["hot"], t
     assert t["sampling"][0]["calls"] == 5000000, t  # every call, sampled or not
     assert any("hot" in w for w in t["warnings"]), t
-    st = mcp.wait_ended(sid, timeout=20)
+    os.kill(r["pid"], signal.SIGUSR1)
+    st = mcp.wait_ended(sid, timeout=T_LONG)
     assert st["status"] == "exited" and st["exitCode"] == 0
     n = st["eventCounts"]["function_enter"]
     assert 0 < n < 5000000
@@ -145,13 +150,18 @@ def test_hot_function_is_sampled(mcp):
     assert {e["returnValue"] for e in ev} <= {0, 1, 2, 3}
 
 
-@pytest.mark.wall_clock
-def test_hot_function_finishes_in_time(mcp):
+def test_hot_function_is_sampled_to_its_end(mcp):
+    """A hot function does not hold the program back: it is sampled, its calls only
+    counted, and the program runs to its end with every call counted. How fast it
+    then runs is a figure: bench/bench_count.c (the counting jump) and
+    bench/bench_fast.c (the fast path, default sampling) measure it."""
     mcp.call_tool("debug_trace", {"add": ["hot"]})
     r = mcp.launch("hot_loop", project=REPO)
-    st = mcp.wait_ended(r["sessionId"], timeout=20)
+    st = mcp.wait_ended(r["sessionId"], timeout=T_LONG)
     assert st["status"] == "exited" and st["exitCode"] == 0
-    assert st["endedAt"] - st["startedAt"] < 20000
+    [s] = st["sampling"]
+    assert s["function"] == "hot" and s["calls"] == 5_000_000 and s["callsExact"], s
+    assert s["recorded"] < s["calls"], s
     ex = mcp.query(r["sessionId"], eventType="process_exit", verbose=True)["events"]
     assert ex[0]["exitCode"] == 0
 
@@ -215,10 +225,11 @@ def test_cpp_exception_through_traced_frames(mcp):
     assert exits["main"]["returnValue"] == 0
 
 
-@pytest.mark.wall_clock  # form_app runs 2 s: a daemon under valgrind is not ready in time
 def test_spec000_validation_scenario(mcp):
-    """Launch clean, read stderr, add traces at runtime, find the failing validate."""
-    r = mcp.launch("form_app", project=REPO)
+    """Launch clean, read stderr, add traces at runtime, find the failing validate.
+    (form_app "wait" clicks every 50 ms until SIGUSR1: it runs until the traces have
+    shown what they must, not for 2 s the test must act within.)"""
+    r = mcp.launch("form_app", project=REPO, args=["wait"])
     sid = r["sessionId"]
     assert "pendingPatternsApplied" not in r or not r["pendingPatternsApplied"]
     q = mcp.wait_events(sid, 1, eventType="stderr")
@@ -251,12 +262,13 @@ def test_spec000_validation_scenario(mcp):
     assert parent in [x["id"] for x in hc if x["eventType"] == "function_enter"]
     hc_exit = [x for x in hc if x["eventType"] == "function_exit" and x["parentEventId"] == parent]
     assert len(hc_exit) == 1 and hc_exit[0]["returnValue"] is False
+    os.kill(r["pid"], signal.SIGUSR1)
     st = mcp.wait_ended(sid)
     assert st["exitCode"] == 0
-    assert st["eventCounts"]["stderr"] == 40
-    assert mcp.query(sid, eventType="stdout")["events"][-1]["text"] == "clicks 40"
+    clicks = st["eventCounts"]["stderr"]
+    assert mcp.query(sid, eventType="stdout")["events"][-1]["text"] == "clicks %d" % clicks
     n_validate = count(mcp, sid, "form::validate")
-    assert 1 <= n_validate <= 39
+    assert 1 <= n_validate <= clicks - 1
     assert count(mcp, sid, "form::validate", "function_exit") == n_validate
     assert count(mcp, sid, "submit::handle_click") == n_validate
     # no false return hides among them: every validate exit is false

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import REPO, wait_until
+from conftest import REPO, T_LONG, wait_until
 
 
 def launch_ticker(mcp):
@@ -86,7 +86,7 @@ def test_remove_by_label_and_listing(mcp):
         q = mcp.query(sid, verbose=True, afterEventId=after, eventType="function_exit")
         plain = [e for e in q["events"] if "watchValues" not in e]
         return q["events"] if len(plain) >= 3 else None
-    fresh = wait_until(new_events, 10, what="tick calls after the removal")
+    fresh = wait_until(new_events, T_LONG, what="tick calls after the removal")
     valued = ["watchValues" in e for e in fresh]
     assert not any(valued[valued.index(False):]), fresh
     e = mcp.tool_error("debug_trace", {"sessionId": sid, "watches": {"remove": ["c"]}})
