@@ -873,14 +873,18 @@ STUCK_VERDICTS = {"Deadlock": (2, 8), "Infinite loop": (3, 10)}
 
 def check_stuck_verdict(stuck, kind):
     """stuck (a result's stuck entry) is a verdict of kind, as the detector reports it:
-    decided at the sample the promise says, after at least the silence it says (the
-    silence the detector measured). Returns that silence in seconds. The wall time of
-    the whole run is not the promise: it adds the framework's start and whatever else
-    the machine runs, and bench/bench_test.c measures the time to a deadlock verdict."""
+    decided no earlier than the sample the promise says, after at least the silence it
+    says (the silence the detector measured). Returns that silence in seconds. On a
+    quiet machine the verdict comes at that sample; on a busy one a spinning test gets
+    part of a CPU (52% beside two CPU-bound processes) and the detector, which wants a
+    loop's samples to agree, decides later: the count is a lower bound here, and the
+    time to a verdict is bench/bench_test.c's to measure. The wall time of the whole
+    run is not the promise either: it adds the framework's start and whatever else the
+    machine runs."""
     samples, silence = STUCK_VERDICTS[kind]
     d = stuck["diagnosis"]
     m = re.match(r"^%s: \d+%% CPU, identical stacks across (\d+) samples 2 s apart, no "
                  r"output for (\d+) s" % kind, d)
     assert m, "not a %s verdict: %r" % (kind, d)
-    assert int(m.group(1)) == samples and int(m.group(2)) >= silence, d
+    assert int(m.group(1)) >= samples and int(m.group(2)) >= silence, d
     return int(m.group(2))
