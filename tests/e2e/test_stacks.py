@@ -274,10 +274,14 @@ def test_stacks_names_a_lock_holder_that_runs_or_blocks(mcp):
     mcp.wait_events(sid, 1, eventType="stdout")
 
     def settled():
+        """A snapshot with the three waiters blocked and the napper asleep: it wakes
+        every second, and a snapshot can catch it between two sleeps (running, or
+        waiting for a CPU on a loaded machine)."""
         res = stacks(mcp, sid)
         waits = [t for t in res["threads"] if t.get("wait", {}).get("kind") == "mutex"]
-        return res if len(waits) == 3 else None
-    res = wait_until(settled, T_LONG, what="three waiters blocked")
+        return res if len(waits) == 3 and by_name(res)["napper"]["state"] != "running" \
+            else None
+    res = wait_until(settled, T_LONG, what="three waiters blocked, the napper asleep")
     names = by_name(res)
     spin, nap = names["spinner"], names["napper"]
     assert spin["state"] == "running", spin
