@@ -73,6 +73,39 @@ size_t utf8_invalid_bytes(const char *in, size_t n)
     return bad;
 }
 
+size_t utf8_first_invalid(const char *in, size_t n)
+{
+    size_t i = 0;
+    for (size_t len; i < n; i += len)
+        if ((len = utf8_char_len(in + i, n - i)) == 0)
+            break;
+    return i;
+}
+
+/* How much of the string is shown before and after a bad byte: enough to recognise
+ * a path. */
+#define DESCRIBE_BEFORE 40
+#define DESCRIBE_AFTER 20
+
+bool utf8_describe_invalid(const char *text, size_t n, char *out, size_t outlen)
+{
+    size_t at = utf8_first_invalid(text, n);
+    if (at == n)
+        return false;
+    /* The JSON string around it: such a byte can only be inside one. */
+    size_t from = at, to = at + 1;
+    while (from > 0 && text[from - 1] != '"' && at - from < DESCRIBE_BEFORE)
+        from--;
+    while (to < n && text[to] != '"' && to - at <= DESCRIBE_AFTER)
+        to++;
+    char shown[4 * (DESCRIBE_BEFORE + 1 + DESCRIBE_AFTER) + 1];
+    utf8_sanitize(text + from, to - from, shown);
+    snprintf(out, outlen, "byte 0x%02X at offset %zu, in \"%s%s%s\"",
+             (unsigned char)text[at], at, from > 0 && text[from - 1] != '"' ? "..." : "",
+             shown, to < n && text[to] != '"' ? "..." : "");
+    return true;
+}
+
 size_t utf8_sanitize(const char *in, size_t n, char *out)
 {
     return utf8_escape(in, n, out, "\\x");

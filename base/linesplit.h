@@ -41,4 +41,14 @@ size_t utf8_invalid_bytes(const char *in, size_t n);
  * surrogate, a truncated sequence, or NUL. */
 size_t utf8_char_len(const char *s, size_t avail);
 
+/* Where the first byte of in[0..n) that is not valid UTF-8 (or is NUL) lies; n when
+ * there is none. */
+size_t utf8_first_invalid(const char *in, size_t n);
+
+/* When text[0..n) (JSON text) is not valid UTF-8, writes into out (outlen bytes) a
+ * phrase naming the first bad byte, its offset and the JSON string it sits in, the
+ * bad bytes shown as \xNN: `byte 0xFF at offset 57, in "/tmp/d/t\xFF"`; returns
+ * whether it did. What a client or the daemon says of text it cannot send or read. */
+bool utf8_describe_invalid(const char *text, size_t n, char *out, size_t outlen);
+
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/linesplit.h"
 #include "base/paths.h"
 
 /* ---- connecting ------------------------------------------------------------- */
@@ -189,6 +190,10 @@ void rpc_init(struct rpc_client *c, int fd)
 {
     c->fd = fd;
     c->next_id = 1;
+    c->failure = RPC_FAIL_NONE;
+    const char *t = getenv("STROBE_ANSWER_TIMEOUT_MS");
+    long ms = t ? strtol(t, NULL, 10) : 0;
+    c->answer_timeout_ms = ms > 0 && ms <= INT_MAX ? (int)ms : CLIENT_ANSWER_TIMEOUT_MS;
     lr_init(&c->rd, fd, CLIENT_MAX_RESPONSE_LINE);
 }
 
@@ -200,19 +205,33 @@ void rpc_close(struct rpc_client *c)
     lr_free(&c->rd);
 }
 
-/* Serializes msg (consumed) as one line on c's socket. */
-static int send_message(struct rpc_client *c, cJSON *msg)
+/* Serializes msg (consumed) as one line on c's socket. 0, or -1 with a sentence in
+ * err: text that is not UTF-8 (a path or argument given as bytes) is refused here,
+ * naming the byte, since the daemon could only answer it with a parse error. */
+static int send_message(struct rpc_client *c, const char *method, cJSON *msg, char *err,
+                        size_t errlen)
 {
     char *text = cJSON_PrintUnformatted(msg);
     cJSON_Delete(msg);
     if (!text) {
-        errno = ENOMEM;
+        snprintf(err, errlen, "cannot send %s to the strobe daemon: out of memory", method);
         return -1;
     }
-    int rc = write_line(c->fd, text, strlen(text));
-    int e = errno;
+    size_t n = strlen(text);
+    char bad[512];
+    int rc = -1;
+    c->failure = RPC_FAIL_NONE;
+    if (utf8_describe_invalid(text, n, bad, sizeof bad)) {
+        snprintf(err, errlen, "cannot send %s: %s is not UTF-8; strobe takes program "
+                 "paths, arguments and environment as UTF-8 text (rename or link the "
+                 "file to a UTF-8 name)", method, bad);
+        c->failure = RPC_FAIL_INPUT;
+    } else if ((rc = write_line(c->fd, text, n)) != 0) {
+        snprintf(err, errlen, "cannot send %s to the strobe daemon: %s", method,
+                 strerror(errno));
+        c->failure = RPC_FAIL_CONNECTION;
+    }
     free(text);
-    errno = e;
     return rc;
 }
 
@@ -226,43 +245,87 @@ static cJSON *new_message(const char *method, cJSON *params)
     return msg;
 }
 
-int rpc_notify(struct rpc_client *c, const char *method, cJSON *params)
+int rpc_notify(struct rpc_client *c, const char *method, cJSON *params, char *err,
+               size_t errlen)
 {
-    return send_message(c, new_message(method, params));
+    return send_message(c, method, new_message(method, params), err, errlen);
+}
+
+/* Waits for the next line until deadline (CLOCK_MONOTONIC ms). LR_AGAIN when the
+ * deadline passed first. */
+static enum lr_status read_line_until(struct rpc_client *c, int64_t deadline, char **line,
+                                      size_t *len)
+{
+    for (;;) {
+        enum lr_status st = lr_next(&c->rd, line, len);
+        if (st != LR_AGAIN)
+            return st;
+        int64_t left = deadline - now_ms();
+        if (left <= 0)
+            return LR_AGAIN;
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+        int n = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
+        if (n < 0 && errno != EINTR)
+            return LR_ERROR;
+        if (n > 0 && lr_fill(&c->rd) < 0)
+            return LR_ERROR;
+    }
+}
+
+/* Whether resp answers request id: its id, or null on an error (the daemon's answer
+ * to a line it could not read, which can only be the one request in flight). */
+static bool answers(const cJSON *resp, int id)
+{
+    if (cJSON_HasObjectItem(resp, "method"))
+        return false; /* a notification or a request of the daemon's */
+    const cJSON *rid = cJSON_GetObjectItemCaseSensitive(resp, "id");
+    if (cJSON_IsNumber(rid))
+        return rid->valuedouble == id;
+    return cJSON_IsNull(rid) && cJSON_HasObjectItem(resp, "error");
 }
 
 cJSON *rpc_request(struct rpc_client *c, const char *method, cJSON *params,
                    char *err, size_t errlen)
 {
+    /* A tool call is named by its tool in what the caller reads. */
+    const char *what = method;
+    if (strcmp(method, "tools/call") == 0 &&
+        cJSON_IsString(cJSON_GetObjectItemCaseSensitive(params, "name")))
+        what = cJSON_GetObjectItemCaseSensitive(params, "name")->valuestring;
+    char what_copy[128];
+    snprintf(what_copy, sizeof what_copy, "%s", what); /* params go with msg */
+    what = what_copy;
     int id = c->next_id++;
     cJSON *msg = new_message(method, params);
     cJSON_AddNumberToObject(msg, "id", id);
-    if (send_message(c, msg) != 0) {
-        snprintf(err, errlen, "cannot send %s to the strobe daemon: %s", method,
-                 strerror(errno));
+    if (send_message(c, what, msg, err, errlen) != 0)
         return NULL;
-    }
+    int64_t deadline = now_ms() + c->answer_timeout_ms;
     for (;;) {
         char *line;
         size_t len;
-        enum lr_status st = lr_read_line(&c->rd, &line, &len);
+        enum lr_status st = read_line_until(c, deadline, &line, &len);
         if (st != LR_LINE) {
-            if (st == LR_TOO_LONG)
+            if (st == LR_AGAIN)
+                snprintf(err, errlen, "the strobe daemon did not answer %s within %.1f s: "
+                         "it may be stuck; daemon.log in $STROBE_HOME (default ~/.strobe) "
+                         "says what it did, and `kill $(cat ~/.strobe/strobe.pid)` ends it",
+                         what, c->answer_timeout_ms / 1000.0);
+            else if (st == LR_TOO_LONG)
                 snprintf(err, errlen, "the strobe daemon's answer to %s is over %d MiB",
-                         method, CLIENT_MAX_RESPONSE_LINE >> 20);
+                         what, CLIENT_MAX_RESPONSE_LINE >> 20);
             else if (st == LR_ERROR)
                 snprintf(err, errlen, "reading from the strobe daemon failed: %s",
                          strerror(errno));
             else
                 snprintf(err, errlen,
                          "the strobe daemon closed the connection before answering %s",
-                         method);
+                         what);
+            c->failure = st == LR_AGAIN ? RPC_FAIL_TIMEOUT : RPC_FAIL_CONNECTION;
             return NULL;
         }
         cJSON *resp = cJSON_ParseWithLength(line, len);
-        const cJSON *rid = cJSON_GetObjectItemCaseSensitive(resp, "id");
-        if (cJSON_IsNumber(rid) && rid->valuedouble == id &&
-            !cJSON_HasObjectItem(resp, "method"))
+        if (answers(resp, id))
             return resp;
         cJSON_Delete(resp); /* a notification, or not ours */
     }
@@ -283,10 +346,8 @@ int rpc_handshake(struct rpc_client *c, const char *client_name, char *err, size
     cJSON_Delete(resp);
     if (!ok)
         return -1;
-    if (rpc_notify(c, "notifications/initialized", NULL) != 0) {
-        snprintf(err, errlen, "cannot send to the strobe daemon: %s", strerror(errno));
+    if (rpc_notify(c, "notifications/initialized", NULL, err, errlen) != 0)
         return -1;
-    }
     return 0;
 }
 

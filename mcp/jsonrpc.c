@@ -32,14 +32,6 @@ static char *print_and_free(cJSON *msg)
     return s ? rpc_utf8_clean(s) : NULL;
 }
 
-static bool utf8_valid(const char *s, size_t n)
-{
-    for (size_t i = 0, len; i < n; i += len)
-        if ((len = utf8_char_len(s + i, n - i)) == 0)
-            return false;
-    return true;
-}
-
 /* Whether the JSON text has a \u0000 escape inside a string: cJSON would end the
  * string there, silently cutting a command or a session id short. */
 static bool has_nul_escape(const char *s, size_t n)
@@ -96,12 +88,29 @@ char *rpc_error(const cJSON *id, int code, const char *message, const char *data
     return print_and_free(msg);
 }
 
+/* Whether id can be echoed exactly: a string, or an integer within +-2^53. */
+static bool id_echoable(const cJSON *id)
+{
+    return cJSON_IsString(id) ||
+           (cJSON_IsNumber(id) && id->valuedouble == floor(id->valuedouble) &&
+            fabs(id->valuedouble) <= 9007199254740992.0);
+}
+
 int rpc_parse(const char *line, size_t len, struct rpc_request *req, char **error_line)
 {
     memset(req, 0, sizeof *req);
-    if (!utf8_valid(line, len)) {
-        *error_line = rpc_error(NULL, RPC_PARSE_ERROR, "Parse error: the line is not valid "
-                                "UTF-8. Send JSON text in UTF-8.", NULL);
+    char bad[4 * 64 + 128];
+    if (utf8_describe_invalid(line, len, bad, sizeof bad)) {
+        /* Answered with the request's id when it can be read (cJSON passes such
+         * bytes through), so that the client waiting for that id gets it. */
+        cJSON *root = cJSON_ParseWithLength(line, len);
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+        char msg[sizeof bad + 256];
+        snprintf(msg, sizeof msg, "Parse error: %s is not UTF-8. Send JSON text in UTF-8 "
+                 "(a path or argument that is not UTF-8 cannot be named: rename or link "
+                 "it to a UTF-8 name).", bad);
+        *error_line = rpc_error(id_echoable(id) ? id : NULL, RPC_PARSE_ERROR, msg, NULL);
+        cJSON_Delete(root);
         return -1;
     }
     const char *end = NULL;
@@ -130,8 +139,7 @@ int rpc_parse(const char *line, size_t len, struct rpc_request *req, char **erro
         if (id && !cJSON_IsString(id) && !cJSON_IsNumber(id) && !cJSON_IsNull(id)) {
             problem = "Invalid Request: \"id\" must be a string or a number.";
             id = NULL;
-        } else if (cJSON_IsNumber(id) && (id->valuedouble != floor(id->valuedouble) ||
-                                          fabs(id->valuedouble) > 9007199254740992.0)) {
+        } else if (cJSON_IsNumber(id) && !id_echoable(id)) {
             problem = "Invalid Request: a numeric \"id\" must be an integer from -2^53 to "
                       "2^53 (or send a string id).";
             id = NULL;

@@ -150,7 +150,7 @@ static cJSON *call(struct rpc_client *c, const char *method, cJSON *params, int 
     cJSON *resp = rpc_request(c, method, params, err, sizeof err);
     if (!resp) {
         fprintf(stderr, "strobectl: %s\n", err);
-        *status = CTL_EXIT_UNREACHABLE;
+        *status = c->failure == RPC_FAIL_INPUT ? CTL_EXIT_USAGE : CTL_EXIT_UNREACHABLE;
         return NULL;
     }
     const cJSON *e = json_get(resp, "error");
@@ -343,8 +343,8 @@ static int run(struct ctl_cmd *cmd)
     if (!result)
         goto out;
     cJSON_Delete(result);
-    if (rpc_notify(&c, "notifications/initialized", NULL) != 0) {
-        fprintf(stderr, "strobectl: lost the connection to the strobe daemon\n");
+    if (rpc_notify(&c, "notifications/initialized", NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "strobectl: %s\n", err);
         status = CTL_EXIT_UNREACHABLE;
         goto out;
     }

@@ -115,6 +115,10 @@ static void send_pause(struct rpc_client *c, bool *connected)
     cJSON_AddStringToObject(args, "action", "pause");
     cJSON_AddNumberToObject(args, "timeoutMs", 2000);
     cJSON_Delete(rpc_call_tool(c, "debug_continue", args, err, sizeof err));
+    if (c->failure == RPC_FAIL_CONNECTION) { /* the daemon restarted: connect anew */
+        rpc_close(c);
+        *connected = false;
+    }
 }
 
 static void *interrupter(void *arg)

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/json_view.h"
 #include "cli/render/render_hint.h"
@@ -22,13 +23,36 @@ int repl_fail(const char *fmt, ...)
     return 1;
 }
 
+/* The daemon went away under a command (it was stopped, or died): connect to a new
+ * one (started when none runs) so that the next command works, and say so in err
+ * after the failure. The command is not sent again: it may have done its work. */
+static void reconnect(struct repl *r, char *err, size_t errlen)
+{
+    char why[512];
+    size_t n = strlen(err);
+    rpc_close(&r->rpc);
+    int fd = client_connect(true, why, sizeof why);
+    if (fd >= 0) {
+        rpc_init(&r->rpc, fd);
+        if (rpc_handshake(&r->rpc, "strobe-repl", why, sizeof why) == 0) {
+            snprintf(err + n, errlen - n, "; reconnected to the strobe daemon: run the "
+                     "command again (a session of the daemon that went away may be gone)");
+            return;
+        }
+        rpc_close(&r->rpc);
+    }
+    snprintf(err + n, errlen - n, "; reconnecting failed: %s", why);
+}
+
 cJSON *repl_tool_quiet(struct repl *r, const char *tool, cJSON *args, char *err,
                        size_t errlen)
 {
     fflush(stdout);
     cJSON *answer = rpc_call_tool(&r->rpc, tool, args, err, errlen);
     /* The daemon's advice names MCP tools: cut, since REPL commands are meant. */
-    if (!answer)
+    if (!answer && r->rpc.failure == RPC_FAIL_CONNECTION)
+        reconnect(r, err, errlen);
+    else if (!answer)
         render_error_cut(err);
     return answer;
 }

@@ -5,7 +5,9 @@
  * reads and writes go through /proc/PID/mem (pread, pwrite) while it runs. A value
  * is therefore read at one instant, and a write races with the program's own writes
  * to the same variable: the program may overwrite it at once, which the read-back
- * value then shows.
+ * value then shows. The debug registers do not see a write through /proc/PID/mem:
+ * each write is told to the data watchpoints (hwwatch_note_write), so that a hit
+ * after it shows the debugger's value as the old one.
  */
 #include "ptrace/inspect/memory.h"
 
@@ -19,6 +21,7 @@
 #include "ptrace/vars/encode.h"
 #include "ptrace/proc/procmem.h"
 #include "ptrace/vars/varres.h"
+#include "ptrace/watch/hwwatch.h"
 
 enum { WRITE_MAX = 4096 }; /* bytes of one written value (a char array at most) */
 
@@ -113,7 +116,21 @@ static int write_register(int memfd, struct varres *v, const unsigned char *byte
     return render(memfd, v, 1, false, r, &r->value, e);
 }
 
-static int write_target(int memfd, struct varres *v, const struct collector_mem_target *tg,
+/* A write of the debugger's, told to the data watchpoints on the tracer thread. */
+struct written {
+    pid_t pid;
+    uint64_t addr;
+    const void *bytes;
+    size_t len;
+};
+
+static void note_write(struct tracer *t, void *arg)
+{
+    const struct written *w = arg;
+    hwwatch_note_write(tracer_hwwatch(t), w->pid, w->addr, w->bytes, w->len);
+}
+
+static int write_target(struct tracer *t, pid_t pid, int memfd, struct varres *v, const struct collector_mem_target *tg,
                         const struct collector_value *val, struct memory_frame *frame,
                         struct collector_mem_result *r, struct strobe_error *e)
 {
@@ -136,6 +153,9 @@ static int write_target(int memfd, struct varres *v, const struct collector_mem_
     if (!procmem_write(memfd, v->address, bytes, v->size))
         return err_set(e, ERR_MEMORY_UNWRITABLE, "%s: the %zu bytes at 0x%" PRIx64 " cannot "
                        "be written (%s).", r->target, v->size, v->address, strerror(errno));
+    struct written done = {pid, v->address, bytes, v->size};
+    struct strobe_error ignored = {0}; /* a process gone since: no watch to tell */
+    tracer_read(t, note_write, &done, &ignored);
     return render(memfd, v, 1, false, r, &r->value, e);
 }
 
@@ -165,7 +185,7 @@ int memory_access(struct tracer *t, const struct collector_mem_request *req,
         *r = (struct collector_mem_result){0};
         if (locate(&p, tg, &v, r, &te) == 0) {
             if (req->values)
-                write_target(memfd, &v, tg, &req->values[i], frame, r, &te);
+                write_target(t, pid, memfd, &v, tg, &req->values[i], frame, r, &te);
             else
                 read_target(memfd, &v, tg, req, r, &te);
         }

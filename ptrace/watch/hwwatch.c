@@ -454,6 +454,24 @@ bool hwwatch_value(const struct hwwatch *w, int id, pid_t pid, char *out, size_t
     return true;
 }
 
+void hwwatch_note_write(struct hwwatch *w, pid_t tgid, uint64_t addr, const void *bytes,
+                        size_t len)
+{
+    struct wproc *p = w && w->gen ? proc_find(w, tgid) : NULL;
+    if (!p)
+        return;
+    for (int i = 0; i < HWWATCH_SLOTS; i++) {
+        const struct hwwatch_spec *s = &w->slots[i].spec;
+        if (!(p->mask & (1u << i)) || !w->slots[i].used || addr >= s->address + s->size ||
+            addr + len <= s->address)
+            continue;
+        uint64_t from = addr > s->address ? addr : s->address;
+        uint64_t to = addr + len < s->address + s->size ? addr + len : s->address + s->size;
+        memcpy(p->last[i] + (from - s->address), (const unsigned char *)bytes + (from - addr),
+               to - from);
+    }
+}
+
 /* ---- process life ------------------------------------------------------------------- */
 
 void hwwatch_on_fork(struct hwwatch *w, pid_t parent, pid_t child)

@@ -91,6 +91,12 @@ bool hwwatch_disarm(struct hwwatch *w, int id, struct hwwatch_info *removed);
 int hwwatch_list(const struct hwwatch *w, struct hwwatch_info *out, int max);
 /* The current value of watch id in process pid as JSON (value.h), into out. */
 bool hwwatch_value(const struct hwwatch *w, int id, pid_t pid, char *out, size_t cap);
+/* The debugger wrote bytes (len of them) at addr in process tgid, through its memory
+ * file, which the debug registers do not see: the watches that overlap take the
+ * written bytes as their last value, so that the program's next write is reported
+ * with the value it replaced, not the one before the debugger's write. */
+void hwwatch_note_write(struct hwwatch *w, pid_t tgid, uint64_t addr, const void *bytes,
+                        size_t len);
 
 /* Tracer hooks. Thread tid of process tgid is in a ptrace stop: its debug
  * registers are brought up to date (cheap when they are). Writes the debug

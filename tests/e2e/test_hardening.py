@@ -28,9 +28,19 @@ def error_of(raw, data):
 
 @pytest.mark.valgrind_sample
 def test_non_utf8_request_is_a_parse_error(raw):
-    msg = error_of(raw, b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\xff\xfe"}}')
-    assert msg["error"]["code"] == -32700 and "UTF-8" in msg["error"]["message"]
-    assert msg["id"] is None
+    """Answered with the request's id when the line reads as a request (the client
+    waiting for it gets it), naming the first bad byte; with id null otherwise."""
+    line = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"a\xff\xfe"}}'
+    msg = error_of(raw, line)
+    assert msg["error"]["code"] == -32700 and msg["id"] == 1, msg
+    assert msg["error"]["message"].startswith(
+        'Parse error: byte 0xFF at offset %d, in "a\\xFF\\xFE" is not UTF-8.'
+        % line.index(b"\xff")), msg
+    for bad_id in (b"1.5", b"[1]", b"null"):
+        msg = error_of(raw, b'{"jsonrpc":"2.0","id":%s,"method":"ping","params":"\xff"}' % bad_id)
+        assert msg["error"]["code"] == -32700 and msg["id"] is None, msg
+    msg = error_of(raw, b'{"id":3,"x":"\xff"')  # not JSON either
+    assert msg["error"]["code"] == -32700 and msg["id"] is None, msg
     assert raw.ch.request("ping", id=2)["result"] == {}
 
 

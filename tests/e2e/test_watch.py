@@ -149,6 +149,27 @@ def test_watch_by_variable_name(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.debug_traps
+def test_a_hit_after_a_debugger_write_shows_the_written_value_as_old(mcp):
+    """`set var` then the program's write: the hit's old value is the debugger's (it
+    showed the value from before that write: the debug registers do not see a write
+    through /proc/PID/mem)."""
+    sid, pid, cfg, retries = launch_config(mcp)
+    w = watch(mcp, sid, variable="g_config.max_retries")
+    assert w["currentValue"] == 3, w
+    [res] = mcp.call_tool("debug_memory", {
+        "action": "write", "sessionId": sid,
+        "targets": [{"variable": "g_config.max_retries", "value": 100}]})["results"]
+    assert res["value"] == 100 and res.get("oldValue") == 3, res
+    os.kill(pid, signal.SIGUSR1)
+    hs = wait_hits(mcp, sid, lambda hs: any(h.get("changed") for h in hs), "a hit",
+                   verbose=True)
+    h = next(h for h in hs if h["changed"])
+    assert h["text"].startswith("g_config.max_retries: 100 -> "), h
+    assert h["oldValue"] == 100 and h["newValue"] != 100, h
+    mcp.stop(sid)
+
+
 # ---- threads and processes ------------------------------------------------------------
 
 

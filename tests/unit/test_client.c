@@ -267,7 +267,54 @@ static void test_rpc_request_matches_id(void **state)
     resp = rpc_request(&c, "ping", cJSON_CreateObject(), err, sizeof err);
     assert_null(resp);
     assert_non_null(strstr(err, "closed the connection before answering ping"));
+    assert_int_equal(c.failure, RPC_FAIL_CONNECTION);
     pthread_join(t, NULL);
+    rpc_close(&c);
+}
+
+/* An error with id null answers the one request in flight; no answer at all is given
+ * up on after answer_timeout_ms, naming the request; text that is not UTF-8 is not
+ * sent. */
+static void test_rpc_request_null_id_timeout_and_bad_text(void **state)
+{
+    (void)state;
+    int sv[2];
+    pair(sv);
+    struct rpc_client c;
+    rpc_init(&c, sv[0]);
+    c.answer_timeout_ms = 100;
+    static const char null_error[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"x\"}}\n";
+    assert_int_equal(write_all(sv[1], null_error, strlen(null_error)), 0);
+    char err[512];
+    cJSON *resp = rpc_request(&c, "ping", NULL, err, sizeof err);
+    assert_non_null(resp);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(resp, "error"), "code")->valueint,
+                     -32700);
+    cJSON_Delete(resp);
+
+    cJSON *params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "name", "debug_query");
+    assert_null(rpc_request(&c, "tools/call", params, err, sizeof err));
+    assert_int_equal(c.failure, RPC_FAIL_TIMEOUT);
+    assert_string_equal(err, "the strobe daemon did not answer debug_query within 0.1 s: it "
+                        "may be stuck; daemon.log in $STROBE_HOME (default ~/.strobe) says "
+                        "what it did, and `kill $(cat ~/.strobe/strobe.pid)` ends it");
+
+    params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "command", "/tmp/t\xFF");
+    assert_null(rpc_request(&c, "debug_launch", params, err, sizeof err));
+    assert_int_equal(c.failure, RPC_FAIL_INPUT);
+    assert_non_null(strstr(err, "cannot send debug_launch: byte 0xFF at offset "));
+    /* the two requests sent, nothing of the third */
+    char buf[4096];
+    ssize_t n = read(sv[1], buf, sizeof buf - 1);
+    assert_true(n > 0);
+    buf[n] = '\0';
+    assert_non_null(strstr(buf, "\"ping\""));
+    assert_non_null(strstr(buf, "\"debug_query\""));
+    assert_null(strstr(buf, "debug_launch"));
+    close(sv[1]);
     rpc_close(&c);
 }
 
@@ -1036,6 +1083,7 @@ int main(void)
         cmocka_unit_test(test_next_without_data),
         cmocka_unit_test(test_write_all_large),
         cmocka_unit_test(test_rpc_request_matches_id),
+        cmocka_unit_test(test_rpc_request_null_id_timeout_and_bad_text),
         cmocka_unit_test(test_rpc_call_tool_results_and_errors),
         cmocka_unit_test(test_connect_without_daemon),
         cmocka_unit_test(test_ctl_launch),

@@ -91,6 +91,28 @@ static void test_utf8_sanitize(void **state)
     assert_string_equal(out, "\\xED\\xA0\\x80");
 }
 
+static void test_utf8_describe_invalid(void **state)
+{
+    (void)state;
+    char out[256];
+    const char *ok = "{\"command\":\"caf\xC3\xA9\"}";
+    assert_int_equal(utf8_first_invalid(ok, strlen(ok)), strlen(ok));
+    assert_false(utf8_describe_invalid(ok, strlen(ok), out, sizeof out));
+    /* the bad byte, its offset, the JSON string around it */
+    const char *bad = "{\"command\":\"/tmp/t\xFF\",\"args\":[]}";
+    assert_int_equal(utf8_first_invalid(bad, strlen(bad)), 18);
+    assert_true(utf8_describe_invalid(bad, strlen(bad), out, sizeof out));
+    assert_string_equal(out, "byte 0xFF at offset 18, in \"/tmp/t\\xFF\"");
+    /* a long string is cut around the byte, the cuts marked */
+    char longer[256];
+    snprintf(longer, sizeof longer, "[\"%s\xFE%s\"]", "0123456789012345678901234567890123456789"
+             "0123456789012345678901234567890123456789", "abcdefghijklmnopqrstuvwxyzabcdefghijklm"
+             "nopqrstuvwxyzabcdefghijklmnopqrstuvwxyz");
+    assert_true(utf8_describe_invalid(longer, strlen(longer), out, sizeof out));
+    assert_string_equal(out, "byte 0xFE at offset 82, in \"...0123456789012345678901234567890"
+                        "123456789\\xFEabcdefghijklmnopqrst...\"");
+}
+
 static void test_multibyte_across_reads(void **state)
 {
     (void)state;
@@ -290,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_lines_split_and_partial),
         cmocka_unit_test(test_lines_long_line_is_cut),
         cmocka_unit_test(test_utf8_sanitize),
+        cmocka_unit_test(test_utf8_describe_invalid),
         cmocka_unit_test(test_multibyte_across_reads),
         cmocka_unit_test(test_session_id_format_and_collisions),
         cmocka_unit_test(test_settings_layers),

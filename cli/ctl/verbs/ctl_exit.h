@@ -10,7 +10,7 @@
 enum ctl_exit {
     CTL_EXIT_OK = 0,
     CTL_EXIT_TOOL_ERROR = 1,    /* the tool or the daemon answered with an error */
-    CTL_EXIT_UNREACHABLE = 2,   /* the daemon could not be started or reached */
+    CTL_EXIT_UNREACHABLE = 2,   /* the daemon could not be started or reached, or did not answer */
     CTL_EXIT_NO_CRASH = 3,      /* crash: no crash event recorded */
     CTL_EXIT_TARGETS = 4,       /* memory, watch: some targets failed (others printed) */
     CTL_EXIT_STILL_RUNNING = 5, /* continue..until: timed out, program still running */

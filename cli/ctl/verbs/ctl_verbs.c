@@ -134,7 +134,7 @@ const char *ctl_exit_text(int status)
     case CTL_EXIT_OK: return "success";
     case CTL_EXIT_TOOL_ERROR: return "the tool or the daemon reported an error "
                                      "(printed as CODE: sentence)";
-    case CTL_EXIT_UNREACHABLE: return "the daemon could not be started or reached";
+    case CTL_EXIT_UNREACHABLE: return "the daemon could not be started or reached, or did not answer";
     case CTL_EXIT_NO_CRASH: return "no crash recorded (crash)";
     case CTL_EXIT_TARGETS: return "some targets failed, the others are printed (memory)";
     case CTL_EXIT_STILL_RUNNING: return "timed out, the program still running (continue, "
