@@ -352,15 +352,23 @@ static void watch_hits(struct timeline_reader *rd, int64_t key, int64_t baseline
     timeline_page_free(&page);
 }
 
-/* What happened while the program ran: how many events, the last output lines. */
-static void meanwhile(struct timeline_reader *rd, int64_t key, int64_t baseline,
-                      struct debug_outcome *out)
+/* What happened while the program ran: how many events (recorded since the
+ * baseline's mark, whatever the cap evicted since; the evicted ones are those no
+ * longer stored after the baseline), the last output lines. */
+static void meanwhile(struct timeline_reader *rd, int64_t key,
+                      const struct timeline_mark *base, struct debug_outcome *out)
 {
+    int64_t baseline = base->last_id;
     struct event_query q = {.after_id = baseline, .limit = 1};
     struct timeline_page page;
-    if (timeline_events(rd, key, &q, &page, NULL) != 0)
+    struct timeline_mark now;
+    if (timeline_mark(rd, key, &now, NULL) != 0 ||
+        timeline_events(rd, key, &q, &page, NULL) != 0)
         return;
-    out->events_meanwhile = page.total_count;
+    out->events_meanwhile = now.recorded - base->recorded;
+    if (out->events_meanwhile < page.total_count) /* events of the instant it began */
+        out->events_meanwhile = page.total_count;
+    out->evicted_meanwhile = out->events_meanwhile - page.total_count;
     timeline_page_free(&page);
     last_lines(rd, key, baseline, EV_STDERR, out);
     last_lines(rd, key, baseline, EV_STDOUT, out);
@@ -405,11 +413,12 @@ static int continue_run(const char *id, const struct debug_conn *conn,
     struct collector_pause ps[PAUSES_SEEN];
     int np = collector_pauses(st.collector, st.target, ps, PAUSES_SEEN, NULL);
     int64_t baseline_seq = newest_seq(ps, np);
-    int64_t baseline_id = 0;
+    struct timeline_mark base = {0};
     if (req->rd) {
         session_resolve(id, &key, NULL); /* what the program did so far is stored */
-        baseline_id = timeline_last_id(req->rd, key);
+        timeline_mark(req->rd, key, &base, NULL);
     }
+    int64_t baseline_id = base.last_id;
     int rc = 0;
     if (req->action == DA_UNTIL && req->until == UNTIL_NONE && np > 0) {
         /* A stop is what it waits for, and there is one: shown, nothing resumed. */
@@ -531,7 +540,7 @@ static int continue_run(const char *id, const struct debug_conn *conn,
         session_resolve(id, &key, NULL);
         out->baseline_id = baseline_id;
         if (out->state != DS_PAUSED)
-            meanwhile(req->rd, key, baseline_id, out);
+            meanwhile(req->rd, key, &base, out);
         /* a step or a run to a breakpoint can pass watchpoint hits: say so */
         watch_hits(req->rd, key, baseline_id, out);
     }

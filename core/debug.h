@@ -125,7 +125,8 @@ struct debug_outcome {
     bool exited_normally;
     int exit_code, signal;
     int64_t waited_ms;
-    int64_t events_meanwhile;
+    int64_t events_meanwhile;     /* recorded while it ran, exactly */
+    int64_t evicted_meanwhile;    /* of those, the ones the event cap evicted already */
     int64_t baseline_id;          /* the timeline's last event id when the call began:
                                      afterEventId for what the answer left out */
     int n_output;

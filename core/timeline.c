@@ -245,11 +245,14 @@ void timeline_page_free(struct timeline_page *p)
     memset(p, 0, sizeof *p);
 }
 
-int64_t timeline_last_id(struct timeline_reader *rd, int64_t session_key)
+int timeline_mark(struct timeline_reader *rd, int64_t session_key, struct timeline_mark *m,
+                  struct strobe_error *e)
 {
-    int64_t id = 0;
-    store_latest_id(rd->r, session_key, &id);
-    return id;
+    struct store_mark sm;
+    int rc = store_session_mark(rd->r, session_key, &sm);
+    *m = (struct timeline_mark){sm.last_id, sm.recorded};
+    return rc == 0 ? 0 : err_set(e, ERR_INTERNAL, "cannot read where the session's timeline "
+                                 "stands");
 }
 
 int timeline_pids(struct timeline_reader *rd, int64_t session_key, int **pids, int *n,
@@ -275,6 +278,29 @@ int timeline_evicted(struct timeline_reader *rd, int64_t session_key,
     free(got);
     *n = got_n;
     return 0;
+}
+
+int timeline_evicted_types(struct timeline_reader *rd, int64_t session_key,
+                           struct timeline_evicted_type out[EV_TYPE_MAX + 1],
+                           struct strobe_error *e)
+{
+    struct store_evicted_type got[EV_TYPE_MAX + 1];
+    if (store_evicted_by_type(rd->r, session_key, got) != 0) {
+        memset(out, 0, sizeof *out * (EV_TYPE_MAX + 1));
+        return err_set(e, ERR_INTERNAL, "cannot read what the event cap evicted");
+    }
+    for (int t = 0; t <= EV_TYPE_MAX; t++)
+        out[t] = (struct timeline_evicted_type){got[t].events, got[t].through_ns,
+                                                got[t].through_id};
+    return 0;
+}
+
+int64_t timeline_oldest_kept(struct timeline_reader *rd, int64_t session_key,
+                             unsigned type_mask)
+{
+    int64_t id = 0;
+    store_oldest_kept(rd->r, session_key, type_mask, &id);
+    return id;
 }
 
 void timeline_evicted_free(struct timeline_evicted *rows, int n)

@@ -107,9 +107,15 @@ int timeline_first_match(struct timeline_reader *rd, int64_t session_key,
                          struct event_query *q, int64_t after_event_id,
                          struct timeline_event *out, struct strobe_error *e);
 
-/* The highest event id the session has in the database so far (0: none): a
- * baseline for "what happened since" (event_query.after_id). */
-int64_t timeline_last_id(struct timeline_reader *rd, int64_t session_key);
+/* Where the session's timeline stands, in one snapshot: a baseline for "what
+ * happened since" (event_query.after_id = last_id; events recorded since = recorded
+ * now - recorded then, exact however many the cap evicted). */
+struct timeline_mark {
+    int64_t last_id;                 /* the highest event id stored (0: none) */
+    int64_t recorded;                /* events ever recorded: stored + evicted */
+};
+int timeline_mark(struct timeline_reader *rd, int64_t session_key, struct timeline_mark *m,
+                  struct strobe_error *e);
 
 /* Distinct pids that produced events in the session, ascending; *pids is
  * malloc'd (NULL when *n is 0). */
@@ -128,6 +134,21 @@ struct timeline_evicted {
 int timeline_evicted(struct timeline_reader *rd, int64_t session_key,
                      struct timeline_evicted **rows, int *n, struct strobe_error *e);
 void timeline_evicted_free(struct timeline_evicted *rows, int n);
+
+/* What the cap evicted of one event type (zero: nothing). */
+struct timeline_evicted_type {
+    int64_t events;
+    int64_t through_ns;              /* the newest timestamp evicted */
+    int64_t through_id;              /* the highest id evicted */
+};
+/* Every type, indexed by enum event_type. */
+int timeline_evicted_types(struct timeline_reader *rd, int64_t session_key,
+                           struct timeline_evicted_type out[EV_TYPE_MAX + 1],
+                           struct strobe_error *e);
+/* The id of the oldest event kept (by time) of the types whose bit (1 << type) is in
+ * type_mask; 0 when there is none. */
+int64_t timeline_oldest_kept(struct timeline_reader *rd, int64_t session_key,
+                             unsigned type_mask);
 
 /* ---- sessions ------------------------------------------------------------------ */
 

@@ -271,6 +271,16 @@ static void add_running(cJSON *o, const struct debug_outcome *out)
 {
     cJSON_AddNumberToObject(o, "waitedMs", (double)out->waited_ms);
     cJSON_AddNumberToObject(o, "eventsMeanwhile", (double)out->events_meanwhile);
+    if (out->evicted_meanwhile) {
+        /* A count, not a cap: the cap (events.maxPerSession) took some already. */
+        cJSON_AddNumberToObject(o, "eventsMeanwhileEvicted", (double)out->evicted_meanwhile);
+        char note[300];
+        snprintf(note, sizeof note, "%lld of the %lld events recorded meanwhile were already "
+                 "evicted by the session's event cap (events.maxPerSession): the timeline "
+                 "keeps the newest. Raise the setting before the next launch to keep more.",
+                 (long long)out->evicted_meanwhile, (long long)out->events_meanwhile);
+        cJSON_AddStringToObject(o, "evictedNote", note);
+    }
     if (out->n_output) {
         cJSON *lines = cJSON_AddArrayToObject(o, "outputMeanwhile");
         for (int i = 0; i < out->n_output; i++)

@@ -389,6 +389,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
     if (open_calls)
         open_calls_shape(out, events, res.events, shown, id);
     add_evicted(out, rd, key, &filter.q);
+    tool_add_evicted_events(out, rd, key, &filter.q);
     query_filter_free(&filter);
     cJSON_AddNumberToObject(out, "totalCount", (double)res.total_count);
     if (res.total_is_lower_bound)

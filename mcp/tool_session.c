@@ -81,14 +81,18 @@ static void add_command_line(cJSON *o, const char *json_text)
     cJSON_Delete(argv);
 }
 
-/* evicted: the function events the session's event cap took, per function (what
- * topFunctions counted but the timeline no longer holds). */
+/* What the session's event cap took: every type (tool_add_evicted_events), and
+ * evicted, the function events per function (what topFunctions counted but the
+ * timeline no longer holds). */
 static void add_evicted_status(cJSON *o, struct timeline_reader *rd, const char *id)
 {
     int64_t key;
     struct timeline_evicted *rows;
     int n;
-    if (session_resolve(id, &key, NULL) != 0 || timeline_evicted(rd, key, &rows, &n, NULL) != 0)
+    if (session_resolve(id, &key, NULL) != 0)
+        return;
+    tool_add_evicted_events(o, rd, key, NULL);
+    if (timeline_evicted(rd, key, &rows, &n, NULL) != 0)
         return;
     cJSON *list = n ? cJSON_AddArrayToObject(o, "evicted") : NULL;
     for (int i = 0; i < n && i < 10; i++) {

@@ -89,6 +89,14 @@ cJSON *tool_debug_test_status(struct tool_ctx *ctx, const cJSON *args, struct st
  * no function is sampled. */
 void tool_add_counts(cJSON *o, const char *id, bool top_functions);
 bool tool_add_sampling(cJSON *o, const char *id);
+/* What the session's event cap evicted (tool_evicted.c), added to o when any of it
+ * concerns q (its event type and time range; every type when q is NULL):
+ * "evictedEvents" (exact), "evictedByType" {type: events}, "oldestEventId" (the
+ * oldest event kept of those types, by time), "evictedPastCursor" when events after
+ * q's afterEventId went before it read them, and "evictedEventsNote" saying what to do. */
+struct event_query;
+void tool_add_evicted_events(cJSON *o, struct timeline_reader *rd, int64_t key,
+                             const struct event_query *q);
 /* Adds "paused" (the paused threads of session id as status shows them) to o;
  * false (nothing added) when none is paused. */
 bool tool_add_paused(cJSON *o, const char *id);

@@ -1,11 +1,13 @@
 /*
  * counts.c - what status and the answers say about a session as a whole, read on a
  * reader connection: its latest timestamp and event id, its pids (session_pids),
- * its events per type (type_counts) and its calls per function (function_counts,
- * with whether any of them was sampled). See store.h.
+ * its events per type (type_counts), its calls per function (function_counts,
+ * with whether any of them was sampled) and where its timeline stands (a mark). See
+ * store.h.
  */
 #include "store/store_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,9 +33,36 @@ int store_latest_ts(struct store_reader *r, int64_t session_key, int64_t *ts_ns)
                        ts_ns);
 }
 
-int store_latest_id(struct store_reader *r, int64_t session_key, int64_t *id)
+int store_session_mark(struct store_reader *r, int64_t session_key, struct store_mark *m)
 {
-    return session_max(r, session_key, "SELECT max(id) FROM events WHERE session = ?1", id);
+    *m = (struct store_mark){0};
+    /* One read transaction: the figures of one instant. */
+    if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    int64_t stored = 0, evicted = 0;
+    int rc = session_max(r, session_key, "SELECT max(id) FROM events WHERE session = ?1",
+                         &m->last_id) == 0 &&
+             session_max(r, session_key, "SELECT coalesce(sum(count), 0) FROM type_counts"
+                         " WHERE session = ?1", &stored) == 0 &&
+             session_max(r, session_key, "SELECT coalesce(sum(events), 0) FROM evicted_types"
+                         " WHERE session = ?1", &evicted) == 0
+                 ? 0 : -1;
+    sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+    m->recorded = stored + evicted;
+    return rc;
+}
+
+int store_oldest_kept(struct store_reader *r, int64_t session_key, unsigned type_mask,
+                      int64_t *id)
+{
+    char sql[256];
+    size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT min(id) FROM (SELECT id FROM events"
+                                " INDEXED BY ev_session_ts WHERE session = ?1 AND type IN (0");
+    for (int t = EV_TYPE_MIN; t <= EV_TYPE_MAX; t++)
+        if (type_mask & (1u << t))
+            n += (size_t)snprintf(sql + n, sizeof sql - n, ",%d", t);
+    snprintf(sql + n, sizeof sql - n, ") ORDER BY ts_ns LIMIT 1)");
+    return session_max(r, session_key, sql, id);
 }
 
 int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, int *n)

@@ -48,6 +48,7 @@ int st_delete_chunk(sqlite3 *db, int64_t key, bool *done, struct strobe_error *e
         if (exec_key(db, "DELETE FROM type_counts WHERE session = ?1", key) < 0 ||
             exec_key(db, "DELETE FROM function_counts WHERE session = ?1", key) < 0 ||
             exec_key(db, "DELETE FROM evicted_counts WHERE session = ?1", key) < 0 ||
+            exec_key(db, "DELETE FROM evicted_types WHERE session = ?1", key) < 0 ||
             exec_key(db, "DELETE FROM function_calls WHERE session = ?1", key) < 0 ||
             exec_key(db, "DELETE FROM session_pids WHERE session = ?1", key) < 0 ||
             exec_key(db, "DELETE FROM sessions WHERE key = ?1", key) < 0)

@@ -1,7 +1,8 @@
 /*
  * evicted.c - what the per-session event cap took: the function events evicted per
- * function (evicted_counts, kept by the writer's st_evict() in eviction.c), read for
- * query answers and status. See store.h.
+ * function (evicted_counts) and every event evicted per type (evicted_types), both
+ * kept by the writer's st_evict() in eviction.c, read for query answers and status.
+ * See store.h.
  */
 #include "store/store_internal.h"
 
@@ -55,4 +56,26 @@ int store_evicted_by_function(struct store_reader *r, int64_t session_key,
         return -1;
     }
     return 0;
+}
+
+int store_evicted_by_type(struct store_reader *r, int64_t session_key,
+                          struct store_evicted_type out[EV_TYPE_MAX + 1])
+{
+    memset(out, 0, sizeof *out * (EV_TYPE_MAX + 1));
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(r->db, "SELECT type, events, through_ns, through_id"
+                           " FROM evicted_types WHERE session = ?1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, session_key);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int t = sqlite3_column_int(st, 0);
+        if (t < EV_TYPE_MIN || t > EV_TYPE_MAX)
+            continue;
+        out[t].events = sqlite3_column_int64(st, 1);
+        out[t].through_ns = sqlite3_column_int64(st, 2);
+        out[t].through_id = sqlite3_column_int64(st, 3);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
 }

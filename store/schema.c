@@ -22,6 +22,9 @@
  *   session_pids    pids that produced events in a session (the writer adds them).
  *   evicted_counts  function events evicted by the per-session cap, per (session,
  *                   function), and through_ns, the newest timestamp evicted.
+ *   evicted_types   every event the per-session cap evicted, per (session, type),
+ *                   with the newest timestamp and the highest id evicted: what
+ *                   answers say went, whatever the type.
  *   meta            next_event_id, so ids are never reused after deletions.
  *   sessions.deleted
  *                   1 while the writer deletes the session's events (deleter.c).
@@ -141,8 +144,8 @@ static const char schema_current[] =
  * keeps the exact calls of a session's traced functions (store/calls.c);
  * test_durations the last runs' duration of each test of a project (store/tests.c);
  * evicted_counts the function events the per-session cap evicted, per function, with
- * the newest timestamp evicted (store/evicted.c); ev_session_exit serves openCalls
- * (query.c). */
+ * the newest timestamp evicted (store/evicted.c), evicted_types the same per event
+ * type; ev_session_exit serves openCalls (query.c). */
 static const char schema_additions[] =
     "CREATE TABLE IF NOT EXISTS test_durations("
     " project TEXT NOT NULL, name TEXT NOT NULL, at INTEGER NOT NULL, ms INTEGER NOT NULL);"
@@ -154,6 +157,10 @@ static const char schema_additions[] =
     "CREATE TABLE IF NOT EXISTS evicted_counts("
     " session INTEGER NOT NULL, function_id INTEGER NOT NULL, events INTEGER NOT NULL,"
     " through_ns INTEGER NOT NULL, PRIMARY KEY(session, function_id)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS evicted_types("
+    " session INTEGER NOT NULL, type INTEGER NOT NULL, events INTEGER NOT NULL,"
+    " through_ns INTEGER NOT NULL, through_id INTEGER NOT NULL,"
+    " PRIMARY KEY(session, type)) WITHOUT ROWID;"
     EV_SESSION_EXIT;
 
 /* The CREATE VIEW statement of events_view, as SQLite stores it in sqlite_schema

@@ -174,8 +174,6 @@ int store_query_events(struct store_reader *r, int64_t session_key,
 /* Timestamp of the session's latest event (0 when it has none): the anchor of
  * relative time bounds such as "-5s". */
 int store_latest_ts(struct store_reader *r, int64_t session_key, int64_t *ts_ns);
-/* The highest event id of the session stored so far (0: none). */
-int store_latest_id(struct store_reader *r, int64_t session_key, int64_t *id);
 
 /* Distinct pids that produced events in a session, ascending; *pids malloc'd. */
 int store_query_pids(struct store_reader *r, int64_t session_key, int **pids, int *n);
@@ -209,6 +207,33 @@ struct store_evicted {
 int store_evicted_by_function(struct store_reader *r, int64_t session_key,
                               struct store_evicted **rows, int *n);
 void store_evicted_free(struct store_evicted *rows, int n);
+
+/* Every event the session's event cap evicted, per type (indexed by enum
+ * event_type; zero where none went): how many, the newest timestamp and the highest
+ * id evicted. */
+struct store_evicted_type {
+    int64_t events;
+    int64_t through_ns;
+    int64_t through_id;
+};
+int store_evicted_by_type(struct store_reader *r, int64_t session_key,
+                          struct store_evicted_type out[EV_TYPE_MAX + 1]);
+
+/* The id of the oldest event kept (by time) among the types whose bit (1 << type) is
+ * in type_mask; 0 when there is none. What an answer names as "the oldest event
+ * kept" after evictions. */
+int store_oldest_kept(struct store_reader *r, int64_t session_key, unsigned type_mask,
+                      int64_t *id);
+
+/* Where a session's timeline stands, read in one snapshot: the highest event id
+ * stored (0: none) and how many events were ever recorded (stored + evicted). The
+ * baseline of "what happened meanwhile": events recorded since = recorded now -
+ * recorded then, exactly, however many the cap evicted. */
+struct store_mark {
+    int64_t last_id;
+    int64_t recorded;
+};
+int store_session_mark(struct store_reader *r, int64_t session_key, struct store_mark *m);
 
 /* Database file size in bytes (main file plus WAL), for benchmarks and status. */
 int64_t store_size_bytes(struct store *s);

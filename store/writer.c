@@ -383,7 +383,8 @@ static void writer_free(struct writer *w)
     sqlite3_stmt *sts[] = {w->ins, w->ins_chunk, w->fn_ins, w->fn_sel, w->file_ins,
                            w->file_sel, w->thr_ins, w->thr_sel, w->tc_upsert, w->fc_upsert,
                            w->evict_sel, w->evict_cnt, w->evict_del, w->evictable_sel,
-                           w->meta_set, w->meta_get, w->pid_ins, w->ec_upsert};
+                           w->meta_set, w->meta_get, w->pid_ins, w->ec_upsert,
+                           w->et_upsert};
     for (size_t i = 0; i < sizeof sts / sizeof *sts; i++)
         sqlite3_finalize(sts[i]);
     if (w->db)
@@ -455,7 +456,7 @@ int st_writer_start(struct store *s, struct strobe_error *e)
              STORE_EVICTABLE_SQL " ORDER BY ts_ns LIMIT ?2",
              e) < 0 ||
         prep(w, &w->evict_cnt,
-             "SELECT type, function_id, count(*) FROM events INDEXED BY ev_session_ts"
+             "SELECT type, function_id, count(*), max(id) FROM events INDEXED BY ev_session_ts"
              " WHERE session = ?1 AND ts_ns <= ?2 AND " STORE_EVICTABLE_SQL
              " GROUP BY type, function_id",
              e) < 0 ||
@@ -476,7 +477,13 @@ int st_writer_start(struct store *s, struct strobe_error *e)
              "INSERT INTO evicted_counts(session, function_id, events, through_ns)"
              " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(session, function_id) DO UPDATE SET"
              " events = events + excluded.events,"
-             " through_ns = max(through_ns, excluded.through_ns)", e) < 0)
+             " through_ns = max(through_ns, excluded.through_ns)", e) < 0 ||
+        prep(w, &w->et_upsert,
+             "INSERT INTO evicted_types(session, type, events, through_ns, through_id)"
+             " VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(session, type) DO UPDATE SET"
+             " events = events + excluded.events,"
+             " through_ns = max(through_ns, excluded.through_ns),"
+             " through_id = max(through_id, excluded.through_id)", e) < 0)
         return -1;
     if (st_load_next_id(w) < 0)
         return st_fail_db(e, w->db, "cannot read the next event id");

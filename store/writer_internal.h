@@ -70,7 +70,8 @@ struct writer {
     sqlite3 *db;
     sqlite3_stmt *ins, *ins_chunk, *fn_ins, *fn_sel, *file_ins, *file_sel, *thr_ins, *thr_sel;
     sqlite3_stmt *tc_upsert, *fc_upsert, *evict_sel, *evict_cnt, *evict_del, *evictable_sel,
-        *meta_set, *meta_get, *pid_ins, *ec_upsert;
+        *meta_set, *meta_get, *pid_ins, *ec_upsert,
+        *et_upsert;
     struct strmap fns, files, threads;
     char *keybuf;
     size_t keycap;

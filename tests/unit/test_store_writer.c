@@ -271,6 +271,21 @@ static void test_logpoints_evictable_pauses_not(void **state)
     q.event_type = EV_LOGPOINT;
     q.text_contains = "tick";
     assert_int_equal(count(f, k, &q), c[EV_LOGPOINT]);
+    /* every eviction counted by type: kept + evicted = pushed; pauses never go */
+    struct store_evicted_type ev[EV_TYPE_MAX + 1];
+    assert_int_equal(store_evicted_by_type(f->r, k, ev), 0);
+    assert_int_equal(c[EV_LOGPOINT] + ev[EV_LOGPOINT].events, 400);
+    assert_int_equal(c[EV_WATCH_HIT] + ev[EV_WATCH_HIT].events, 10);
+    assert_int_equal(ev[EV_PAUSE].events, 0);
+    assert_true(ev[EV_LOGPOINT].through_id > 0 && ev[EV_LOGPOINT].through_ns > 0);
+    /* the oldest logpoint kept comes after the newest evicted */
+    int64_t oldest = 0;
+    assert_int_equal(store_oldest_kept(f->r, k, 1u << EV_LOGPOINT, &oldest), 0);
+    assert_true(oldest > ev[EV_LOGPOINT].through_id);
+    struct store_mark m;
+    assert_int_equal(store_session_mark(f->r, k, &m), 0);
+    assert_int_equal(m.recorded, 410 + 10);
+    assert_true(m.last_id >= oldest);
 }
 
 int main(void)
