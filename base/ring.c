@@ -7,6 +7,12 @@
  * writes a head with kind SKIP and starts over at offset 0. The producer publishes
  * with a release store of head, the consumer frees space with a release store of
  * tail; each reads the other's index with acquire.
+ *
+ * Time order (ring.h): idle is stored and loaded sequentially consistent. A producer
+ * that clears it reads the clock only after the store is visible (the store is a
+ * full barrier on x86, the clock read comes after it), so a consumer that still sees
+ * it set knows the next stamp is later than everything it drained before looking;
+ * a producer that sets it after a push has published the push first.
  */
 #include "base/ring.h"
 
@@ -47,6 +53,8 @@ struct ring {
     uint8_t *buf;
     uint32_t peeked_size;
     _Atomic int producer_waiting;
+    _Alignas(64) _Atomic int64_t floor; /* time order: written by the producer */
+    _Atomic bool idle;
     pthread_mutex_t lock; /* only for the wait on a full ring */
     pthread_cond_t space;
 };
@@ -84,6 +92,8 @@ struct ring *ring_create(size_t capacity)
     }
     r->mask = cap - 1;
     r->max_record = cap / 4;
+    atomic_init(&r->floor, RING_NO_FLOOR);
+    atomic_init(&r->idle, true);
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->space, NULL);
     return r;
@@ -115,6 +125,35 @@ size_t ring_used(const struct ring *r)
 {
     return atomic_load_explicit(&r->head, memory_order_acquire) -
            atomic_load_explicit(&r->tail, memory_order_acquire);
+}
+
+void ring_floor(struct ring *r, int64_t ts_ns)
+{
+    atomic_store(&r->idle, false);
+    atomic_store_explicit(&r->floor, ts_ns, memory_order_release);
+}
+
+void ring_idle(struct ring *r)
+{
+    atomic_store(&r->idle, true);
+}
+
+int64_t ring_stamp(struct ring *r, int64_t t0_ns)
+{
+    atomic_store(&r->idle, false);
+    int64_t now = mono_ns();
+    atomic_store_explicit(&r->floor, now - t0_ns, memory_order_release);
+    return now;
+}
+
+int64_t ring_floor_get(const struct ring *r)
+{
+    return atomic_load_explicit(&((struct ring *)r)->floor, memory_order_acquire);
+}
+
+bool ring_is_idle(const struct ring *r)
+{
+    return atomic_load(&((struct ring *)r)->idle);
 }
 
 bool ring_try_push(struct ring *r, const struct event *e)

@@ -7,6 +7,24 @@
  * the ring until the matching pop. Each producer thread owns its own ring, so the
  * producer side never contends. When the ring is full the producer waits for space
  * (backpressure slows the target down instead of losing its events).
+ *
+ * Time order: the store gives a session's events their ids in timestamp order
+ * (store/order.c), so it must know how old the events a producer has not pushed yet
+ * can be. The producer says so through its ring's floor and idle flag:
+ *   ring_floor(r, t)  every event pushed from now on has ts_ns >= t. A producer whose
+ *                     events come late (the tracer, which drains the fast path's
+ *                     records every 5 ms) keeps it at the time up to which it has
+ *                     caught up.
+ *   ring_idle(r)      every event pushed from now on is stamped after the consumer
+ *                     reads this flag: the producer is between events and stamps its
+ *                     next one with the clock it reads then. ring_floor() and
+ *                     ring_stamp() clear it; a new ring is idle, with no floor.
+ *   ring_stamp(r, t0) for a producer that stamps an event and pushes it at once
+ *                     (output, memory polls): clears idle, then reads the clock for
+ *                     the stamp and makes it the floor; ring_idle() after the push.
+ * The consumer reads the floor before it drains the ring and the flag after: a floor
+ * holds back the events of the ring's session newer than it, an idle ring whose
+ * every event was drained holds back none.
  */
 #ifndef STROBE_RING_H
 #define STROBE_RING_H
@@ -49,6 +67,16 @@ uint64_t ring_consumed(const struct ring *r);
 /* Bytes queued: for the consumer's heuristics and for tests. */
 size_t ring_used(const struct ring *r);
 
+/* Time order (above). Producer: */
+void ring_floor(struct ring *r, int64_t ts_ns);
+void ring_idle(struct ring *r);
+/* CLOCK_MONOTONIC now, read after the ring's floor is set to it less t0_ns. */
+int64_t ring_stamp(struct ring *r, int64_t t0_ns);
+/* Consumer: the floor (RING_NO_FLOOR before the first), and the flag. */
+#define RING_NO_FLOOR INT64_MIN
+int64_t ring_floor_get(const struct ring *r);
+bool ring_is_idle(const struct ring *r);
+
 /* Where a producer's events go: the session they belong to, its clock origin, the
  * producer's own ring and the consumer's wake-up. Declared once; the tracer, its
  * hooks and its crash recorder all carry the one their session gave them. */
@@ -64,6 +92,13 @@ struct event_sink {
 static inline struct event event_sink_init(const struct event_sink *s, int type, int64_t ts_ns)
 {
     return event_init(s->session_key, type, ts_ns - s->t0_ns);
+}
+
+/* An event of sink's session stamped now, for a producer that pushes it at once
+ * (ring_stamp: call ring_idle(s->ring) after the push). */
+static inline struct event event_sink_now(const struct event_sink *s, int type)
+{
+    return event_init(s->session_key, type, ring_stamp(s->ring, s->t0_ns) - s->t0_ns);
 }
 
 /* ring_push into the sink's ring. */

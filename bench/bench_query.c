@@ -67,7 +67,7 @@ static const char *const files[] = {"/src/net/socket.c", "/src/net/http.c", "/sr
 static void fill(struct store *s, int64_t key, int64_t n)
 {
     struct ring *r = ring_create(4 << 20);
-    store_attach_ring(s, r);
+    store_attach_ring(s, r, 0);
     char args[64], text[96];
     int64_t seq = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -165,7 +165,7 @@ static void *probe_main(void *arg)
     if (!r)
         die("reader", err.msg);
     struct ring *ring = ring_create(1 << 16);
-    store_attach_ring(p->s, ring);
+    store_attach_ring(p->s, ring, 0);
     for (int64_t ts = 1000000000; !atomic_load(&p->stop); ts++) {
         struct event_query q = base();
         struct store_result res;
@@ -203,7 +203,7 @@ static void *flood_main(void *arg)
 {
     struct flooder *f = arg;
     struct ring *ring = ring_create(4 << 20);
-    store_attach_ring(f->s, ring);
+    store_attach_ring(f->s, ring, 0);
     char text[96];
     for (; !atomic_load(f->stop); f->pushed++) {
         struct event e = event_init(f->key, EV_STDOUT, f->pushed * 1000);

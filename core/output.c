@@ -1,5 +1,7 @@
 /*
- * output.c - the output capture thread. See output.h.
+ * output.c - the output capture thread. See output.h. Events are stamped as they are
+ * pushed, so the ring is idle between them (base/ring.h, "Time order"): the store
+ * holds back no other producer's events for it.
  */
 #include "core/output.h"
 
@@ -52,11 +54,22 @@ struct output {
     uint64_t settle_requested, settle_done;
 };
 
-void output_push(struct output *o, struct event *ev)
+/* Pushes ev, stamped by ring_stamp (event_sink_now), with read_lock held: whoever
+ * holds it is the ring's producer. */
+static void push_locked(struct output *o, struct event *ev)
 {
     if (!event_sink_push(&o->cfg.sink, ev))
         log_error("pid %d: event of type %d too large for the ring, dropped", o->cfg.pid,
                   ev->type);
+    ring_idle(o->cfg.sink.ring); /* the next event is stamped later */
+}
+
+void output_push(struct output *o, struct event *ev)
+{
+    pthread_mutex_lock(&o->read_lock);
+    ev->ts_ns = event_sink_now(&o->cfg.sink, ev->type).ts_ns;
+    push_locked(o, ev);
+    pthread_mutex_unlock(&o->read_lock);
 }
 
 static void emit_line(void *arg, const char *line, size_t len)
@@ -65,7 +78,7 @@ static void emit_line(void *arg, const char *line, size_t len)
     struct output *o = st->owner;
     if (atomic_load(&o->capped))
         return;
-    struct event ev = event_sink_init(&o->cfg.sink, st->type, mono_ns());
+    struct event ev = event_sink_now(&o->cfg.sink, st->type);
     ev.pid = o->cfg.pid;
     ev.tid = o->cfg.pid;
     char marker[160];
@@ -79,7 +92,7 @@ static void emit_line(void *arg, const char *line, size_t len)
         o->bytes += (int64_t)len;
         ev.text = line;
     }
-    output_push(o, &ev);
+    push_locked(o, &ev);
 }
 
 /* Reads what is available now, at most limit bytes; at EOF (or an error) flushes
@@ -181,15 +194,19 @@ static void *output_main(void *arg)
         if (pfd[n - 1].revents & POLLIN && read(o->wake_fd, &v, sizeof v) < 0)
             log_warn("pid %d: eventfd read: %s", o->cfg.pid, strerror(errno));
         settle(o, streams);
-        if (atomic_load(&o->exit_reported) && !o->exit_handled) {
+        bool ended = atomic_load(&o->exit_reported) && !o->exit_handled;
+        if (ended) {
             /* Everything the process wrote is in the pipes now and was read above;
              * its partial lines end with it. */
             for (int i = 0; i < 2; i++)
                 linesplit_flush(&streams[i]->split, emit_line, streams[i]);
-            o->cfg.on_exit(o->cfg.arg, o, o->wait_status);
             o->exit_handled = true;
         }
         pthread_mutex_unlock(&o->read_lock);
+        /* Unlocked: on_exit waits for the store, which may wait for the tracer, which
+         * may wait for this lock at a trap (output_drain_now). */
+        if (ended)
+            o->cfg.on_exit(o->cfg.arg, o, o->wait_status);
     }
     pthread_mutex_lock(&o->read_lock);
     for (int i = 0; i < 2; i++)

@@ -35,7 +35,8 @@ struct output_config {
     pid_t pid;
     int64_t cap_bytes;
     /* Called once on the output thread when the main process has ended and all it
-     * wrote is in the ring; may push events with output_push(). */
+     * wrote is in the ring, without the readers' lock (the tracer may read output
+     * meanwhile); may push events with output_push(). */
     void (*on_exit)(void *arg, struct output *o, int wait_status);
     void *arg;
     /* Optional: every byte read from stream 1 (stdout) or 2 (stderr), as read and
@@ -49,7 +50,7 @@ struct output_config {
  * the thread cannot start (the caller still owns them). */
 struct output *output_start(const struct output_config *cfg);
 
-/* From on_exit only: queues an event behind the output. */
+/* From on_exit only: stamps ev now and queues it behind the output. */
 void output_push(struct output *o, struct event *ev);
 
 /* The main process ended with wait_status. Any thread. */

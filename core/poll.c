@@ -171,12 +171,14 @@ static bool sample(struct poll *p)
     struct collector_mem_request req = {.pid = p->req_pid, .targets = p->targets,
                                         .n_targets = p->n_targets, .depth = p->depth};
     int rc = collector_memory(st.collector, st.target, &req, res, &e);
-    int64_t now = mono_ns();
     session_target_put(&st);
     if (rc != 0) {
         collector_mem_results_free(res, p->n_targets);
         return false;
     }
+    /* Stamped when read; the ring's floor holds from the stamp to the push (the
+     * store's time order, base/ring.h). */
+    int64_t now = ring_stamp(p->ring, p->t0_ns);
     struct strbuf data = {0}, text = {0};
     poll_snapshot_format(res, p->n_targets, &data, &text);
     struct event ev = event_init(p->key, EV_VARIABLE_SNAPSHOT, now - p->t0_ns);
@@ -186,6 +188,7 @@ static bool sample(struct poll *p)
     ev.data = data.oom ? NULL : data.buf;
     if (ev.data && !ring_push(p->ring, &ev, store_wake, p->store))
         log_warn("poll %d: a snapshot of %zu bytes does not fit its ring", p->id, data.len);
+    ring_idle(p->ring);
     sb_free(&data);
     sb_free(&text);
     collector_mem_results_free(res, p->n_targets);
@@ -364,7 +367,7 @@ int poll_start(const char *session_id, const struct poll_request *req,
     p->pid = req->pid ? req->pid : st.pid;
     p->store = sessions_store();
     out->expected_samples = p->samples;
-    store_attach_ring(p->store, p->ring);
+    store_attach_ring(p->store, p->ring, p->key);
     pthread_mutex_lock(&reg.lock);
     int running = 0;
     for (struct poll *o = reg.list; o; o = o->next)

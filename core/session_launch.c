@@ -358,8 +358,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     }
     s->key = row.key;
     store_session_set_limit(sessions.store, s->key, res->settings.events_max_per_session);
-    store_attach_ring(sessions.store, s->ring);
-    store_attach_ring(sessions.store, s->collector_ring);
+    store_attach_ring(sessions.store, s->ring, s->key);
+    store_attach_ring(sessions.store, s->collector_ring, s->key);
     s->ring_attached = true;
     static char pending[PATTERNS_MAX][PATTERN_MAX_LEN]; /* sessions.lock serializes launches */
     const char *list[PATTERNS_MAX + 1] = {0};

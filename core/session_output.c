@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "base/clock.h"
 #include "base/log.h"
 #include "core/debug.h"
 #include "core/output.h"
@@ -35,7 +34,7 @@ static void record_exit(void *arg, struct output *o, int ws)
         signame = sigbuf;
     }
     const char *status = stopped ? "stopped" : has_code ? "exited" : "crashed";
-    struct event ev = event_init(s->key, EV_PROCESS_EXIT, mono_ns() - s->t0_ns);
+    struct event ev = event_init(s->key, EV_PROCESS_EXIT, 0); /* stamped when pushed */
     ev.pid = s->pid;
     ev.tid = s->pid;
     ev.text = text;

@@ -62,7 +62,7 @@ static void store_session(void)
         abort();
     }
     struct ring *ring = ring_create(1 << 16);
-    store_attach_ring(store, ring);
+    store_attach_ring(store, ring, 0);
     struct event e = event_init(r.key, EV_STDOUT, 1000);
     e.pid = e.tid = 100;
     e.text = "ready on port 8080";

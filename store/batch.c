@@ -5,11 +5,13 @@
  * SELECT), pids are recorded in session_pids, and the per-batch type and function
  * counters are added to type_counts and function_counts at commit, where a session
  * over its cap is also evicted (eviction.c). A batch that fails is rolled back: its
- * events are lost and counted per session (store_session_lost), and the caches
- * forget what they learned inside it.
+ * events are lost and counted per session (store_session_lost, with the last write
+ * failure's sentence: st_writer_error), and the caches forget what they learned
+ * inside it.
  *
  * Event ids: the writer assigns them from next_event_id (persisted in meta at every
- * commit), so ids grow in commit order and are never reused.
+ * commit) as events are queued, so ids grow in commit order and are never reused;
+ * events are queued in each session's time order (order.c).
  */
 #include "store/writer_internal.h"
 
@@ -20,6 +22,22 @@
 #include "base/clock.h"
 
 /* ---- lost events ------------------------------------------------------------------ */
+
+void st_writer_error(struct store *s, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&s->lock);
+    int64_t n = ++s->write_errors;
+    snprintf(s->last_error, sizeof s->last_error, "%s", buf);
+    pthread_mutex_unlock(&s->lock);
+    if (n == 1 || n % 1000 == 0)
+        fprintf(stderr, "strobe: store writer: %s (%lld failures so far)\n", buf,
+                (long long)n);
+}
 
 int64_t store_session_lost(struct store *s, int64_t key, char *msg, size_t msglen)
 {
@@ -51,6 +69,13 @@ static void count_lost(struct store *s, int64_t key, int64_t n)
         s->lost_cap = ncap;
     }
     s->lost[s->nlost++] = (struct lost_entry){key, n};
+}
+
+void st_lost(struct store *s, int64_t key, int64_t n)
+{
+    pthread_mutex_lock(&s->lock);
+    count_lost(s, key, n);
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* ---- interning ------------------------------------------------------------------ */

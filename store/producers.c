@@ -1,9 +1,10 @@
 /*
  * producers.c - the writer's side facing the rest of the daemon (store.h): rings
  * attached by producers and released when they are done (the writer destroys them
- * once drained), wake-ups, the store_sync() and store_sync_session() barriers (how a
- * pass honours them: writer.c), and the per-session event caps the writer applies
- * (eviction.c). Everything here works under s->lock.
+ * once drained), wake-ups, the store_sync() and store_sync_session() barriers (each
+ * waits for the rings' done positions, which the writer publishes at its commits:
+ * writer.c), and the per-session event caps the writer applies (eviction.c).
+ * Everything here works under s->lock.
  */
 #include "store/writer_internal.h"
 
@@ -13,7 +14,7 @@
 
 #include "base/clock.h"
 
-void store_attach_ring(struct store *s, struct ring *r)
+void store_attach_ring(struct store *s, struct ring *r, int64_t session_key)
 {
     pthread_mutex_lock(&s->lock);
     if (s->nrings == s->rings_cap) {
@@ -27,7 +28,8 @@ void store_attach_ring(struct store *s, struct ring *r)
         s->rings = n;
         s->rings_cap = ncap;
     }
-    s->rings[s->nrings++] = (struct ring_slot){.ring = r, .done = ring_consumed(r)};
+    s->rings[s->nrings++] =
+        (struct ring_slot){.ring = r, .session = session_key, .done = ring_consumed(r)};
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -51,39 +53,25 @@ void store_wake(void *store)
     pthread_mutex_unlock(&s->lock);
 }
 
-void store_sync(struct store *s)
+/* Waits until every event pushed before the call into a ring of session key (0: any
+ * ring) is committed, or timeout_ms passed (-1: no limit): 0, or 1 on the timeout.
+ * A session's rings include those whose owner is not known yet (no event of theirs
+ * read so far: they may be the session's, a new one's first events). */
+static int wait_done(struct store *s, int64_t key, int timeout_ms)
 {
-    pthread_mutex_lock(&s->lock);
-    uint64_t gen = ++s->req_gen;
-    s->wake = true;
-    pthread_cond_signal(&s->wake_cond);
-    while (s->thread_started && !s->stop && s->done_gen < gen)
-        pthread_cond_wait(&s->sync_cond, &s->lock);
-    pthread_mutex_unlock(&s->lock);
-}
-
-int store_sync_session(struct store *s, int64_t key, int timeout_ms)
-{
-    enum { MAX_TARGETS = 16 };
-    struct {
+    struct target {
         const struct ring *ring;
         uint64_t pos;
-    } t[MAX_TARGETS];
-    int n = 0;
+    };
     pthread_mutex_lock(&s->lock);
-    /* The session's rings, then rings whose owner is not known yet (no event of
-     * theirs popped so far: they may be the session's, a new one's first events),
-     * that hold events not yet done; unowned ones beyond MAX_TARGETS are not waited
-     * for (a session has a handful of rings: output, collector, polls). */
-    for (int own = 1; own >= 0; own--)
-        for (int j = 0; j < s->nrings && n < MAX_TARGETS; j++) {
-            const struct ring_slot *rs = &s->rings[j];
-            uint64_t pos = ring_produced(rs->ring);
-            if (rs->session == (own ? key : 0) && pos > rs->done) {
-                t[n].ring = rs->ring;
-                t[n++].pos = pos;
-            }
-        }
+    struct target *t = s->nrings ? malloc((size_t)s->nrings * sizeof *t) : NULL;
+    int n = 0;
+    for (int j = 0; t && j < s->nrings; j++) {
+        const struct ring_slot *rs = &s->rings[j];
+        uint64_t pos = ring_produced(rs->ring);
+        if ((!key || rs->session == key || !rs->session) && pos > rs->done)
+            t[n++] = (struct target){rs->ring, pos};
+    }
     struct timespec until = clock_after_ms(CLOCK_REALTIME, timeout_ms);
     int rc = 0;
     if (n > 0) {
@@ -109,7 +97,18 @@ int store_sync_session(struct store *s, int64_t key, int timeout_ms)
         }
     }
     pthread_mutex_unlock(&s->lock);
+    free(t);
     return rc;
+}
+
+void store_sync(struct store *s)
+{
+    wait_done(s, 0, -1);
+}
+
+int store_sync_session(struct store *s, int64_t key, int timeout_ms)
+{
+    return wait_done(s, key, timeout_ms);
 }
 
 void store_session_set_limit(struct store *s, int64_t key, int64_t max_events)

@@ -47,7 +47,9 @@ static void free_candidates(struct candidate *c, int n)
     free(c);
 }
 
-/* Keys of the sessions some ring still serves (under s->lock). */
+/* Keys of the sessions some ring still serves (under s->lock): attached, or
+ * released with events not yet committed (a released ring the writer has committed
+ * everything of waits for its next pass to be destroyed). */
 static int busy_sessions(struct store *s, int64_t **keys, int *n)
 {
     pthread_mutex_lock(&s->lock);
@@ -55,7 +57,8 @@ static int busy_sessions(struct store *s, int64_t **keys, int *n)
     *keys = malloc((s->nrings ? s->nrings : 1) * sizeof **keys);
     if (*keys)
         for (int i = 0; i < s->nrings; i++)
-            if (s->rings[i].session)
+            if (s->rings[i].session &&
+                !(s->rings[i].released && s->rings[i].done == ring_produced(s->rings[i].ring)))
                 (*keys)[(*n)++] = s->rings[i].session;
     pthread_mutex_unlock(&s->lock);
     return *keys ? 0 : -1;

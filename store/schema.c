@@ -11,9 +11,10 @@
  *                   random order cut insert speed 4-6x), and name filters (LIKE,
  *                   regex) run against these small tables, then IN (...) on events.
  *                   functions.name_raw is '' when the event had no linkage name.
- *   events          id INTEGER PRIMARY KEY assigned by the writer in commit order
- *                   (afterEventId polling never misses an event); type is the
- *                   integer of enum event_type.
+ *   events          id INTEGER PRIMARY KEY assigned by the writer in commit order,
+ *                   which is each session's time order (order.c): afterEventId
+ *                   polling never misses an event and sees them in time order;
+ *                   type is the integer of enum event_type.
  *   type_counts     exact rows per (session, type), kept by the writer (inserts
  *                   add, evictions subtract): event counts and unfiltered totals
  *                   without a scan.

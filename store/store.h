@@ -3,8 +3,9 @@
  * fed by rings; queries on per-caller read connections.
  *
  * Threads: store_open() starts the writer thread. Producers own rings and register
- * them with store_attach_ring(); the writer drains every ring, merging by timestamp,
- * and inserts batches in one transaction each (every 10 ms, or sooner when woken).
+ * them with store_attach_ring(); the writer drains every ring and inserts batches in
+ * one transaction each (every 10 ms, or sooner when woken), each session's events in
+ * the order of their timestamps (event ids included: see "Time order" below).
  * Session rows are written through a separate connection guarded by a mutex (WAL
  * plus busy_timeout serialize it with the writer). Queries open their own read
  * connection with store_reader_open(), one per client thread, because an SQLite
@@ -94,10 +95,19 @@ void store_session_set_limit(struct store *s, int64_t key, int64_t max_events);
 
 /* ---- producers ---------------------------------------------------------- */
 
-/* The writer starts draining r. The producer keeps pushing into it. A ring carries
- * the events of one session (its first event names it): while a ring of a session
- * is attached, or released but not yet drained, retention never purges it. */
-void store_attach_ring(struct store *s, struct ring *r);
+/* Time order: a session's event ids follow its events' timestamps. The writer holds
+ * an event back until none of the session's producers can push an older one, as the
+ * floors of their rings say (base/ring.h, "Time order": a producer of late events
+ * keeps its floor where it has caught up to, one that stamps and pushes at once marks
+ * itself idle between its events), and at most a second (store/order.c): an event
+ * later than that gets the next id, out of time order. The barriers below wait for
+ * held events too.
+ *
+ * The writer starts draining r. The producer keeps pushing into it. A ring carries
+ * the events of one session: session_key, or when 0 the session of its first event
+ * (its floor then holds nothing back until that event); while a ring of a session is
+ * attached, or released but not yet drained, retention never purges it. */
+void store_attach_ring(struct store *s, struct ring *r, int64_t session_key);
 /* The producer is done with r: the writer drains what is left, then destroys it. */
 void store_release_ring(struct store *s, struct ring *r);
 /* Asks the writer to drain now. Signature fits ring_push()'s wake callback. */

@@ -81,7 +81,8 @@ struct writer;
 struct ring_slot {
     struct ring *ring;
     bool released;
-    int64_t session; /* key of the session its events belong to; 0 until the first */
+    int64_t session; /* key of the session its events belong to: given when attached,
+                        else 0 until its first event */
     uint64_t done;   /* ring_consumed() position up to which every event is committed
                         (or was lost with a failed batch): store_sync_session */
 };
@@ -107,8 +108,6 @@ struct store {
     pthread_cond_t sync_cond;
     bool wake;
     bool stop;
-    uint64_t req_gen;  /* incremented by each store_sync() */
-    uint64_t done_gen; /* last req_gen a finished pass started after */
     struct ring_slot *rings;
     int nrings, rings_cap;
     struct limit_entry *limits;

@@ -1,27 +1,28 @@
 /*
- * writer.c - the writer thread: it drains every attached ring and inserts events in
+ * writer.c - the writer thread: it reads every attached ring and inserts events in
  * batches, one transaction per batch, CHUNK_ROWS events per INSERT statement (the
- * events of a chunk wait in struct pending until it is full). A session's rings are
- * merged by ts_ns, so its commit order follows time; ts_ns counts from each
- * session's own start, so it orders nothing across sessions, which instead take
- * turns of MERGE_RUN events: a flood cannot starve another session's events.
+ * events of a chunk wait in struct pending until it is full). A session's events go
+ * in the order of their timestamps, up to the time none of its producers can push
+ * an older one (order.c: its heap and its horizon); ts_ns counts from each session's
+ * own start, so it orders nothing across sessions, which instead take turns of
+ * MERGE_RUN events: a flood cannot starve another session's events.
  * What a batch does: batch.c; the event cap: eviction.c; the per-session state:
  * writer_sessions.c; the calls producers make: producers.c.
  *
- * Passes and store_sync(): a pass snapshots the ring list, then pops from the ring
- * whose head is oldest until every ring has been found empty once (so everything
- * pushed before the pass started is consumed), committing every BATCH_MAX events and
- * at the end. Each store_sync() bumps req_gen; a pass records the req_gen it saw when
- * it started and publishes it as done_gen when it finishes, so a pass already running
- * when store_sync() was called never satisfies it. A pass may run long while
- * producers keep pushing, so batches are also committed every COMMIT_MS, rings
- * attached or refilled meanwhile join the pass, and each commit publishes, per ring,
- * the position up to which its events are committed (ring_slot.done):
- * store_sync_session() waits for its own session's rings to reach the positions they
- * had when it was called, and no longer.
+ * A pass is rounds of a gather (every ring read into the heaps, up to where its
+ * producer was) and a release (the events due, session by session), until a round
+ * finds nothing to read and nothing due. A batch is committed every BATCH_MAX events
+ * or once open COMMIT_MS (producers that never let the rings run dry would otherwise
+ * keep every session's events invisible), ending the round (the next gather reads
+ * what came meanwhile: an idle session's events wait for one commit at most), and at
+ * the end of the pass; events still held wait for a later pass (the thread wakes
+ * every WAKE_MS). Each commit publishes, per ring, the position up to which its
+ * events are committed (ring_slot.done: the position of its oldest event held, or
+ * everything read): store_sync() and store_sync_session() wait for the positions the
+ * rings had when they were called.
  *
- * Ring owners: the session of a ring's first event is recorded in its slot, so
- * retention (retention.c) can tell which sessions still have producers.
+ * Ring owners: a ring attached without a session is given the session of its first
+ * event, so retention (retention.c) can tell which sessions still have producers.
  */
 #include "store/writer_internal.h"
 
@@ -45,22 +46,6 @@
 /* Events one session's rings give in a row before the next session's turn. */
 #define MERGE_RUN 64
 
-void st_writer_error(struct store *s, const char *fmt, ...)
-{
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&s->lock);
-    int64_t n = ++s->write_errors;
-    snprintf(s->last_error, sizeof s->last_error, "%s", buf);
-    pthread_mutex_unlock(&s->lock);
-    if (n == 1 || n % 1000 == 0)
-        fprintf(stderr, "strobe: store writer: %s (%lld failures so far)\n", buf,
-                (long long)n);
-}
-
 static int prep(struct writer *w, sqlite3_stmt **st, const char *sql, struct strobe_error *e)
 {
     if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
@@ -70,35 +55,18 @@ static int prep(struct writer *w, sqlite3_stmt **st, const char *sql, struct str
 
 /* ---- the thread ------------------------------------------------------------------ */
 
-/* Room for need rings in the writer's per-ring arrays; -1 when memory runs out. */
-static int reserve_rings(struct writer *w, int need)
+/* Drops the writer's state of session key, its held events included. */
+static void forget_session(struct writer *w, int64_t key)
 {
-    if (need <= w->rs_cap)
-        return 0;
-    int ncap = need * 2;
-    struct ring_slot *rs = realloc(w->rs, ncap * sizeof *rs);
-    struct event *h = rs ? realloc(w->heads, ncap * sizeof *h) : NULL;
-    if (rs)
-        w->rs = rs;
-    if (h)
-        w->heads = h;
-    bool *hh = h ? realloc(w->has_head, ncap * sizeof *hh) : NULL;
-    if (!hh)
-        return -1;
-    w->has_head = hh;
-    w->rs_cap = ncap;
-    return 0;
+    for (int i = 0; i < w->nsess; i++)
+        if (w->sess[i].key == key)
+            st_order_clear(&w->sess[i]);
+    st_wsess_remove(w, key);
 }
 
-/* Copies the ring list, the limits and the forget list under s->lock. */
-static int snapshot(struct store *s, struct writer *w)
+/* Copies the limits and the forget list under s->lock. */
+static void snapshot(struct store *s, struct writer *w)
 {
-    int rc = reserve_rings(w, s->nrings);
-    if (rc == 0) {
-        if (s->nrings)
-            memcpy(w->rs, s->rings, s->nrings * sizeof *w->rs);
-        w->nrs = s->nrings;
-    }
     if (s->nlimits > w->limits_cap) {
         struct limit_entry *l = realloc(w->limits, s->limits_cap * sizeof *l);
         if (l) {
@@ -112,94 +80,25 @@ static int snapshot(struct store *s, struct writer *w)
         w->nlimits = s->nlimits;
     }
     for (int i = 0; i < s->nforget; i++)
-        st_wsess_remove(w, s->forget[i]);
+        forget_session(w, s->forget[i]);
     s->nforget = 0;
     for (int i = 0; i < w->nsess; i++)
         w->sess[i].limit = st_limit_for(w, w->sess[i].key);
-    return rc;
 }
 
-/* The first event popped from a ring names the session the ring serves; recorded in
- * s->rings, where retention looks for sessions that still have producers. */
-static void note_ring_session(struct store *s, struct ring_slot *rs, int64_t key)
-{
-    rs->session = key;
-    pthread_mutex_lock(&s->lock);
-    for (int j = 0; j < s->nrings; j++)
-        if (s->rings[j].ring == rs->ring)
-            s->rings[j].session = key;
-    pthread_mutex_unlock(&s->lock);
-}
-
-/* After a commit (or a failed batch, whose events are gone): every ring's popped
- * position becomes its done position, for store_sync_session(). */
+/* After a commit (or a failed batch, whose events are gone): each ring's done
+ * position, for the barriers: that of its oldest event still held, else everything
+ * read from it. */
 static void publish_done(struct store *s, struct writer *w)
 {
     pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < w->nrs; i++)
-        for (int j = 0; j < s->nrings; j++)
-            if (s->rings[j].ring == w->rs[i].ring) {
-                s->rings[j].done = w->rs[i].done;
-                break;
-            }
+    for (int j = 0; j < s->nrings; j++) {
+        uint64_t pos = ring_consumed(s->rings[j].ring);
+        st_order_held_from(w, s->rings[j].ring, &pos);
+        s->rings[j].done = pos;
+    }
     pthread_cond_broadcast(&s->sync_cond);
     pthread_mutex_unlock(&s->lock);
-}
-
-/* Within a long pass (producers outpacing the writer), at each commit: rings that
- * were empty when the pass began and have events now, and rings attached since, join
- * the pass, so no session waits for the pass to end (which a flood may put off
- * indefinitely). */
-static void refresh_rings(struct store *s, struct writer *w)
-{
-    for (int i = 0; i < w->nrs; i++)
-        if (!w->has_head[i])
-            w->has_head[i] = ring_peek(w->rs[i].ring, &w->heads[i]);
-    pthread_mutex_lock(&s->lock);
-    for (int j = 0; j < s->nrings; j++) {
-        bool known = false;
-        for (int i = 0; i < w->nrs && !known; i++)
-            known = w->rs[i].ring == s->rings[j].ring;
-        if (known || s->rings[j].released || reserve_rings(w, w->nrs + 1) != 0)
-            continue;
-        int i = w->nrs++;
-        w->rs[i] = s->rings[j];
-        w->has_head[i] = ring_peek(w->rs[i].ring, &w->heads[i]);
-    }
-    pthread_mutex_unlock(&s->lock);
-}
-
-/* The ring with the oldest head among those of session key, or -1. */
-static int oldest_of(const struct writer *w, int64_t key)
-{
-    int best = -1;
-    for (int i = 0; i < w->nrs; i++)
-        if (w->has_head[i] && w->heads[i].session_key == key &&
-            (best < 0 || w->heads[i].ts_ns < w->heads[best].ts_ns))
-            best = i;
-    return best;
-}
-
-/* The ring to pop next (see the top of the file), or -1 when all are empty. */
-static int next_ring(struct writer *w)
-{
-    if (w->run_left > 0) {
-        int best = oldest_of(w, w->run_session);
-        if (best >= 0) {
-            w->run_left--;
-            return best;
-        }
-    }
-    for (int k = 0; k < w->nrs; k++) {
-        int i = (w->rr + k) % w->nrs;
-        if (!w->has_head[i])
-            continue;
-        w->rr = (i + 1) % w->nrs;
-        w->run_session = w->heads[i].session_key;
-        w->run_left = MERGE_RUN - 1;
-        return oldest_of(w, w->run_session);
-    }
-    return -1;
 }
 
 /* After a commit: while calls on the session connection wait for sess_lock or the
@@ -235,7 +134,7 @@ static int delete_some(struct store *s, struct writer *w, int64_t budget_ns)
         if (more < 0)
             st_writer_error(s, "%s", err.msg);
         if (deleted)
-            st_wsess_remove(w, deleted);
+            forget_session(w, deleted);
         if (deleted && more == 0)
             release_memory(w);
     } while (more > 0 && mono_ns() < until);
@@ -248,76 +147,99 @@ static int delete_some(struct store *s, struct writer *w, int64_t budget_ns)
  * in, instead of waiting for the flood to end while the database grows. */
 #define DELETE_SHARE_NS (25 * 1000000LL)
 
-/* One pass; returns the number of events inserted, or -1 when a batch failed. */
-static int64_t pass(struct store *s, struct writer *w)
+/* Commits the open batch, then lets deletions and the session connection have the
+ * database for a while; -1 when the commit failed (its events are lost). */
+static int commit(struct store *s, struct writer *w)
 {
-    int live = 0;
-    int64_t inserted = 0;
-    w->run_left = 0;
-    for (int i = 0; i < w->nrs; i++) {
-        w->has_head[i] = ring_peek(w->rs[i].ring, &w->heads[i]);
-        live += w->has_head[i];
-    }
-    if (!live)
-        return 0;
-    if (st_batch_begin(w) < 0) {
-        st_writer_error(s, "cannot start a write transaction: %s", sqlite3_errmsg(w->db));
-        return -1;
-    }
-    for (;;) {
-        int best = next_ring(w);
-        if (best < 0)
-            break;
-        if (st_insert_event(w, &w->heads[best]) < 0) {
-            st_writer_error(s, "cannot insert an event: %s", sqlite3_errmsg(w->db));
-            st_batch_abort(s, w, w->heads[best].session_key);
-            /* Skip the faulty event so one bad record cannot wedge the writer. */
-            ring_pop(w->rs[best].ring);
-            w->rs[best].done = ring_consumed(w->rs[best].ring);
-            publish_done(s, w);
-            return -1;
-        }
-        inserted++;
-        if (!w->rs[best].session)
-            note_ring_session(s, &w->rs[best], w->heads[best].session_key);
-        ring_pop(w->rs[best].ring);
-        w->rs[best].done = ring_consumed(w->rs[best].ring);
-        w->has_head[best] = ring_peek(w->rs[best].ring, &w->heads[best]);
-        if (w->batch_n >= BATCH_MAX ||
-            (w->batch_n % COMMIT_CHECK == 0 &&
-             mono_ns() - w->batch_started_ns >= COMMIT_MS * 1000000LL)) {
-            int rc = st_batch_commit(w);
-            publish_done(s, w);
-            if (rc == 0)
-                delete_some(s, w, DELETE_SHARE_NS);
-            yield_to_sdb(s);
-            refresh_rings(s, w);
-            if (rc < 0 || st_batch_begin(w) < 0) {
-                st_writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
-                st_batch_abort(s, w, 0);
-                return -1;
-            }
-        }
-    }
     int rc = st_batch_commit(w);
     publish_done(s, w);
+    if (rc == 0)
+        delete_some(s, w, DELETE_SHARE_NS);
     yield_to_sdb(s);
     if (rc < 0) {
         st_writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
         st_batch_abort(s, w, 0);
-        return -1;
+        publish_done(s, w);
     }
+    return rc;
+}
+
+/* Inserts the events due, MERGE_RUN of a session at a time, until none is due or a
+ * commit was due (then made); the number inserted, or -1 when a batch failed. */
+static int64_t release(struct store *s, struct writer *w)
+{
+    int64_t n = 0;
+    for (;;) {
+        int64_t round = 0;
+        for (int k = 0; k < w->nsess; k++) {
+            int i = (w->rr + k) % w->nsess;
+            for (int run = 0; run < MERGE_RUN; run++) {
+                const struct event *e = st_order_next(&w->sess[i]);
+                if (!e)
+                    break;
+                if (!w->in_txn && st_batch_begin(w) < 0) {
+                    st_writer_error(s, "cannot start a write transaction: %s",
+                                    sqlite3_errmsg(w->db));
+                    return -1;
+                }
+                if (st_insert_event(w, e) < 0) {
+                    st_writer_error(s, "cannot insert an event: %s", sqlite3_errmsg(w->db));
+                    st_batch_abort(s, w, w->sess[i].key);
+                    /* Skip the faulty event so one bad record cannot wedge the writer. */
+                    st_order_pop(&w->sess[i]);
+                    publish_done(s, w);
+                    return -1;
+                }
+                st_order_pop(&w->sess[i]);
+                round++;
+                if (w->batch_n >= BATCH_MAX ||
+                    (w->batch_n % COMMIT_CHECK == 0 &&
+                     mono_ns() - w->batch_started_ns >= COMMIT_MS * 1000000LL)) {
+                    w->rr = (i + 1) % w->nsess;
+                    return commit(s, w) < 0 ? -1 : n + round;
+                }
+            }
+        }
+        if (w->nsess)
+            w->rr = (w->rr + 1) % w->nsess;
+        n += round;
+        if (!round)
+            return n;
+    }
+}
+
+/* One pass (see the top of the file); the number of events inserted, or -1 when a
+ * batch failed. stop: everything held goes. */
+static int64_t pass(struct store *s, struct writer *w, bool stop)
+{
+    int64_t inserted = 0;
+    for (;;) {
+        int64_t read = st_order_gather(s, w);
+        st_order_due(w, mono_ns(), stop);
+        int64_t n = release(s, w);
+        if (n < 0)
+            return -1;
+        inserted += n;
+        if (!read && !n)
+            break;
+    }
+    if (w->in_txn && commit(s, w) < 0)
+        return -1;
+    publish_done(s, w);
     return inserted;
 }
 
-/* Rings released before the pass's snapshot and drained by it are destroyed. */
+/* Released rings the last gather read to the end, with none of their events held,
+ * are destroyed. */
 static void reap_released(struct store *s, struct writer *w, bool pass_ok)
 {
     if (!pass_ok)
         return;
     bool reaped = false;
+    uint64_t pos;
     for (int i = 0; i < w->nrs; i++) {
-        if (!w->rs[i].released || w->has_head[i] || ring_used(w->rs[i].ring))
+        if (!w->rs[i].released || ring_used(w->rs[i].ring) ||
+            st_order_held_from(w, w->rs[i].ring, &pos))
             continue;
         pthread_mutex_lock(&s->lock);
         for (int j = 0; j < s->nrings; j++)
@@ -327,7 +249,8 @@ static void reap_released(struct store *s, struct writer *w, bool pass_ok)
             }
         pthread_mutex_unlock(&s->lock);
         ring_destroy(w->rs[i].ring);
-        w->rs[i].ring = NULL;
+        w->rs[i] = w->rs[--w->nrs];
+        w->floor0[i--] = w->floor0[w->nrs];
         reaped = true;
     }
     /* A session's rings are megabytes each; glibc keeps freed blocks that size
@@ -348,13 +271,10 @@ static void *writer_main(void *arg)
         }
         s->wake = false;
         bool stop = s->stop;
-        uint64_t gen = s->req_gen;
-        int snap = snapshot(s, w);
+        snapshot(s, w);
         pthread_mutex_unlock(&s->lock);
-        if (snap < 0)
-            st_writer_error(s, "out of memory in the writer");
 
-        int64_t got = pass(s, w);
+        int64_t got = pass(s, w, stop);
         reap_released(s, w, got >= 0);
         /* One chunk of a deletion between passes: inserts wait behind at most one. A
          * failing delete waits for the next timed wake-up instead of spinning. */
@@ -362,13 +282,11 @@ static void *writer_main(void *arg)
         if (more != 0)
             yield_to_sdb(s);
 
-        pthread_mutex_lock(&s->lock);
-        if (more > 0)
+        if (more > 0) {
+            pthread_mutex_lock(&s->lock);
             s->wake = true;
-        if (s->done_gen < gen)
-            s->done_gen = gen;
-        pthread_cond_broadcast(&s->sync_cond);
-        pthread_mutex_unlock(&s->lock);
+            pthread_mutex_unlock(&s->lock);
+        }
         /* Stopping: keep passing until one finds nothing (or fails). */
         if (stop && got <= 0)
             break;
@@ -395,14 +313,14 @@ static void writer_free(struct writer *w)
     for (int i = 0; i < w->nsess; i++) {
         st_parent_clear(&w->sess[i].parents);
         free(w->sess[i].pids);
+        st_order_clear(&w->sess[i]);
     }
     free(w->sess);
     free(w->fc);
     free(w->keybuf);
     free(w->arena);
     free(w->rs);
-    free(w->heads);
-    free(w->has_head);
+    free(w->floor0);
     free(w->limits);
     free(w);
 }

@@ -1,12 +1,14 @@
 /*
  * writer_internal.h - the writer's own state and the calls between its files, for
- * those files alone (writer.c, batch.c, eviction.c, writer_sessions.c, producers.c);
- * the rest of the store sees the writer through store_internal.h.
+ * those files alone (writer.c, order.c, batch.c, eviction.c, writer_sessions.c,
+ * producers.c); the rest of the store sees the writer through store_internal.h.
  *
- *   writer.c           the thread: passes over the rings, turns between sessions,
- *                      the barriers, deletions between passes, start and stop
+ *   writer.c           the thread: passes, turns between sessions, commits, the
+ *                      barriers' positions, deletions between passes, start and stop
+ *   order.c            the time order: the rings read into each session's heap,
+ *                      released up to the session's horizon
  *   batch.c            one transaction: chunked INSERTs, interning, counters, event
- *                      ids, pids, lost events
+ *                      ids, pids, lost events and write failures
  *   eviction.c         the per-session event cap
  *   writer_sessions.c  per-session state: the cap, the parent map
  *   producers.c        the calls of producers and callers: rings, wake, sync, limits
@@ -39,6 +41,8 @@ struct parent_map {
     uint64_t clock;
 };
 
+struct held; /* an event waiting for its turn (order.c) */
+
 struct wsess {
     int64_t key;
     int64_t limit;
@@ -50,6 +54,15 @@ struct wsess {
     struct parent_map parents;
     int32_t *pids; /* pids already recorded in session_pids */
     int npids, pids_cap;
+    /* time order (order.c): events read, oldest first, and how far they may go */
+    struct held **heap;
+    int nheld, heap_cap;
+    int64_t horizon;        /* no producer can push an event older than this */
+    int64_t cycle_floor;    /* the horizon a gather is computing */
+    bool partial;           /* a gather left a ring of the session unread */
+    int64_t released_to;    /* the newest timestamp released so far */
+    int64_t due;            /* this round releases events up to this timestamp */
+    int64_t oldest_held_at; /* at most the time the oldest held event was read */
 };
 
 struct fcount; /* per-batch function counters (batch.c) */
@@ -87,25 +100,33 @@ struct writer {
     int npend;
     char *arena;
     size_t arena_len, arena_cap;
-    /* pass snapshot */
+    /* the rings as the last gather found them, and their floors before it read them */
     struct ring_slot *rs;
+    int64_t *floor0;
     int nrs, rs_cap;
-    int rr;                   /* round robin: the ring whose session goes next */
-    int64_t run_session;      /* the session whose turn it is, and events left in it */
-    int run_left;
+    int64_t arrivals;         /* events read so far (order.c) */
+    int rr;                   /* round robin: the session whose turn comes next */
     int64_t batch_started_ns; /* CLOCK_MONOTONIC at st_batch_begin */
-    struct event *heads;
-    bool *has_head;
     struct limit_entry *limits;
     int nlimits, limits_cap;
 };
 
-/* ---- writer.c ----------------------------------------------------------------- */
+/* ---- order.c ------------------------------------------------------------------ */
 
-/* Counts a write failure, keeps its sentence for store_session_lost(), and logs the
- * first one and every thousandth. Any thread. */
-void st_writer_error(struct store *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Reads every attached ring into its sessions' heaps and sets each session's
+ * horizon; the number of events read. */
+int64_t st_order_gather(struct store *s, struct writer *w);
+/* How far each session's events go in the next round (its horizon; further for
+ * events held too long; everything when stop). */
+void st_order_due(struct writer *w, int64_t now, bool stop);
+/* The session's oldest event due, or NULL; st_order_pop() drops it (inserted or
+ * skipped). */
+const struct event *st_order_next(const struct wsess *ws);
+void st_order_pop(struct wsess *ws);
+/* Frees the session's held events. */
+void st_order_clear(struct wsess *ws);
+/* Whether an event read from r is held, and the lowest position in r of those. */
+bool st_order_held_from(const struct writer *w, const struct ring *r, uint64_t *pos);
 
 /* ---- batch.c ------------------------------------------------------------------ */
 
@@ -121,6 +142,12 @@ int st_insert_event(struct writer *w, const struct event *e);
 int st_batch_commit(struct writer *w);
 /* Rolls a failed batch back; see batch.c. */
 void st_batch_abort(struct store *s, struct writer *w, int64_t skipped_key);
+/* Counts n events of session key lost (store_session_lost). */
+void st_lost(struct store *s, int64_t key, int64_t n);
+/* Counts a write failure, keeps its sentence for store_session_lost(), and logs the
+ * first one and every thousandth. Any thread. */
+void st_writer_error(struct store *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Adds delta to type_counts of (session, type). */
 int st_upsert_type_count(struct writer *w, int64_t session, int type, int64_t delta);
 
@@ -140,7 +167,8 @@ void st_parent_clear(struct parent_map *m);
 int64_t st_limit_for(struct writer *w, int64_t key);
 /* The state of session key, created on first use; NULL when memory runs out. */
 struct wsess *st_wsess_get(struct writer *w, int64_t key);
-/* Drops the state of session key (deleted, or forgotten). */
+/* Drops the state of session key (deleted, or forgotten), but its held events
+ * (order.c: st_order_clear first). */
 void st_wsess_remove(struct writer *w, int64_t key);
 
 #endif

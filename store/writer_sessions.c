@@ -115,6 +115,8 @@ struct wsess *st_wsess_get(struct writer *w, int64_t key)
     memset(ws, 0, sizeof *ws);
     ws->key = key;
     ws->limit = st_limit_for(w, key);
+    ws->horizon = ws->released_to = ws->due = INT64_MIN; /* nothing read: nothing due */
+    ws->cycle_floor = INT64_MAX;
     w->last_sess = w->nsess++;
     return ws;
 }

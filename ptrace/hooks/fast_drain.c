@@ -1,10 +1,21 @@
 /*
  * fast_drain.c - the fast path's records turned into events (the drain, on the
  * tracer thread: the same function_enter and function_exit events the int3 path
- * makes, hooks_trap.c), and the capture programs behind the memory those events
- * show (capprog.h): learned from a function's first call at the recorder's stop,
- * extended by the drain when an event reads past its copies, written into every
- * process of the image.
+ * makes, hooks_trap.c), how far the drains have caught up (hooks_fast_floor: the
+ * store orders event ids by time, and these events come late), and the capture
+ * programs behind the memory those events show (capprog.h): learned from a
+ * function's first call at the recorder's stop, extended by the drain when an event
+ * reads past its copies, written into every process of the image.
+ *
+ * The floor: the recorder reads rdtsc after it reserves a record, so a record
+ * reserved after a drain read head is stamped after that drain's clock pair (read
+ * before head). Once the tail reaches a drain's head, every record left was reserved
+ * after it: the process's floor is that drain's time. A record half written (its
+ * thread preempted, or stopped by the tracer, inside the recorder) keeps the tail,
+ * and the floor, back until it is published. FLOOR_MARGIN_NS covers the line that
+ * maps rdtsc to the clock (fastpath.c): refitted at each drain, it may put a record
+ * a little before the drain whose head preceded it (NTP slews the clock by up to
+ * 500 ppm; the margin covers two seconds of it).
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -21,6 +32,7 @@
 #include "ptrace/proc/procmem.h"
 
 #define DRAIN_MAX_RECORDS 16384      /* per drain: the tracer has other work */
+#define FLOOR_MARGIN_NS 1000000
 
 /* ---- capture programs (capprog.h) ------------------------------------------------- */
 
@@ -124,6 +136,24 @@ static bool sink_has_room(const struct hooks *h)
     return !r || ring_used(r) <= 2 * ring_max_record(r); /* half of its capacity */
 }
 
+/* After a drain that read head (at fp->ns1): p's floor (see the top of the file).
+ * One later drain is remembered, whose time becomes the floor once the tail has
+ * reached its head. */
+static void advance_floor(const struct fastpath *fp, struct process *p, uint64_t head)
+{
+    if (p->fast_mark_ns && p->fast_tail >= p->fast_mark_head) {
+        p->fast_floor = p->fast_mark_ns;
+        p->fast_mark_ns = 0;
+    }
+    if (p->fast_tail >= head) {
+        p->fast_floor = fp->ns1;
+        p->fast_mark_ns = 0;
+    } else if (!p->fast_mark_ns) {
+        p->fast_mark_head = head;
+        p->fast_mark_ns = fp->ns1;
+    }
+}
+
 /* Reads the records of p from its tail on, stopping at a reservation still being
  * written; false when its memory cannot be read (the process is gone).
  *
@@ -169,6 +199,7 @@ static bool drain_process(struct hooks *h, struct process *p, bool complete)
     if (p->fast_tail != start)
         procmem_write(p->memfd, fp->area + offsetof(struct fast_area, tail), &p->fast_tail,
                       sizeof p->fast_tail);
+    advance_floor(fp, p, head);
     fastpath_write_live(fp, p);
     return true;
 }
@@ -238,6 +269,23 @@ bool hooks_fast_active(const struct hooks *h)
 void hooks_fast_drain(struct hooks *h)
 {
     drain(h, false);
+}
+
+static void floor_in(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    const struct process *p = value;
+    int64_t *floor = arg;
+    if (p->fast_ok && p->fast_floor < *floor)
+        *floor = p->fast_floor;
+}
+
+int64_t hooks_fast_floor(const struct hooks *h)
+{
+    int64_t floor = INT64_MAX;
+    if (hooks_fast_active(h))
+        u64map_each(&h->procs, floor_in, &floor);
+    return floor == INT64_MAX ? floor : floor - FLOOR_MARGIN_NS;
 }
 
 static void name_stale(uint64_t key, void *value, void *arg)

@@ -269,6 +269,7 @@ bool fastpath_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd
     if (!h->fast && !h->fast_why[0] && main) { /* one attempt per image */
         h->fast = fastpath_create(h, stopped_tid, memfd, h->fast_why, sizeof h->fast_why);
         main->fast_ok = h->fast != NULL;
+        main->fast_floor = h->fast ? h->fast->ns0 : 0; /* no record before the area */
     }
     struct fastpath *fp = h->fast;
     if (!fp || !main) {
@@ -351,6 +352,7 @@ void fastpath_on_fork(struct hooks *h, struct process *parent, struct process *c
     child->fast_ok = false;
     if (!fp || !parent || !parent->fast_ok)
         return;
+    child->fast_floor = mono_ns(); /* its ring starts at the head read below */
     struct user_regs_struct r;
     uint64_t head = 0;
     uint64_t ta = fp->area + FAST_THREADS_OFF;

@@ -261,6 +261,11 @@ bool hooks_patch_due(const struct hooks *h, int64_t now);
  * it every few ms with hooks_fast_drain (any thread state: nothing is stopped). */
 bool hooks_fast_active(const struct hooks *h);
 void hooks_fast_drain(struct hooks *h);
+/* The time (CLOCK_MONOTONIC ns) at or after which every call the fast path recorded
+ * and the drains have not turned into events yet was made, INT64_MAX when the
+ * fast path records nothing: the floor the tracer gives the store for its ring
+ * (base/ring.h, "Time order"). */
+int64_t hooks_fast_floor(const struct hooks *h);
 
 /* A thread of the image stops to exit (PTRACE_EVENT_EXIT): the counters of its
  * process are read while its memory is still there. */

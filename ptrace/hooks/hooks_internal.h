@@ -158,6 +158,10 @@ struct process {
     bool fast_ok;            /* has the fast path's area (fastpath.c), its own */
     uint64_t fast_tail;      /* the next record of its ring to read */
     uint64_t fast_head;      /* its ring's head as last read */
+    int64_t fast_floor;      /* every record not drained yet is stamped at or after
+                                this (CLOCK_MONOTONIC ns; fast_drain.c) */
+    uint64_t fast_mark_head; /* a later floor, fast_mark_ns (0: none), once the */
+    int64_t fast_mark_ns;    /* drains have read up to fast_mark_head */
     uint64_t *fast_lost;     /* its fast_fn.lost as read at its last thread exit */
     uint32_t n_fast_lost;
     struct callsites *sites; /* call sites of traced calls (callsite.h) */

@@ -23,6 +23,14 @@
  * stop it reported, which tracer_hold_release() handles afterwards like any other); parked
  * (a handler or the debugger keeps it stopped until tracer_resume_thread()); being
  * stepped (PTRACE_SINGLESTEP: events and signals resume it stepping).
+ *
+ * Time order: the store gives event ids in timestamp order and holds an event back
+ * while this thread may still push an older one (base/ring.h, "Time order"). So
+ * each turn of the loop sets the ring's floor before it waits: the time then (a
+ * stop's events are stamped when it is handled, later), or where the fast path's
+ * drains have caught up to when that is earlier (hooks_fast_floor: its calls become
+ * events up to 5 ms late). With no fast path recording, the ring is idle while the
+ * loop waits, and busy again before the loop stamps anything.
  */
 #include "base/u64map.h"
 #include "ptrace/hooks/hooks.h"
@@ -141,6 +149,30 @@ static struct crash *make_crash(struct tracer *t)
     return c;
 }
 
+/* Before the loop waits: the floor of the tracer's ring (see the top of the file). */
+static void floor_wait(struct tracer *t)
+{
+    struct ring *r = t->spec.sink.ring;
+    if (!r)
+        return;
+    int64_t floor = mono_ns();
+    int64_t fast = t->main.hooks ? hooks_fast_floor(t->main.hooks) : INT64_MAX;
+    for (int i = 0; i < t->n_images; i++)
+        if (t->images[i].hooks && hooks_fast_floor(t->images[i].hooks) < fast)
+            fast = hooks_fast_floor(t->images[i].hooks);
+    t->floor = (fast < floor ? fast : floor) - t->spec.sink.t0_ns;
+    ring_floor(r, t->floor);
+    if (fast == INT64_MAX)
+        ring_idle(r);
+}
+
+/* The loop woke: busy before it stamps anything (ring_floor clears idle). */
+static void floor_woke(struct tracer *t)
+{
+    if (t->spec.sink.ring)
+        ring_floor(t->spec.sink.ring, t->floor);
+}
+
 static void free_thread(uint64_t key, void *value, void *arg)
 {
     (void)key;
@@ -152,6 +184,8 @@ static void *tracer_main(void *arg)
 {
     struct tracer *t = arg;
     t->thread_tid = (pid_t)syscall(SYS_gettid);
+    t->floor = mono_ns() - t->spec.sink.t0_ns;
+    floor_woke(t); /* nothing stamped before this thread's start */
     int rc = tracer_launch(t);
     if (rc == 0) {
         t->main_alive = true;
@@ -173,13 +207,18 @@ static void *tracer_main(void *arg)
         tracer_throttle_timer_create(t);
     }
     sem_post(&t->started);
-    if (rc != 0)
+    if (rc != 0) {
+        if (t->spec.sink.ring)
+            ring_idle(t->spec.sink.ring);
         return NULL;
+    }
     ptrace(PTRACE_CONT, t->main_pid, 0, 0);
 
     for (;;) {
         int status;
+        floor_wait(t);
         pid_t pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+        floor_woke(t);
         if (pid < 0) {
             if (errno == EINTR) {
                 tracer_throttle_tick(t, mono_ns());
@@ -220,6 +259,8 @@ static void *tracer_main(void *arg)
     t->hw = NULL;
     u64map_each(&t->threads, free_thread, NULL);
     u64map_free(&t->threads);
+    if (t->spec.sink.ring)
+        ring_idle(t->spec.sink.ring); /* it pushes nothing more */
     return NULL;
 }
 

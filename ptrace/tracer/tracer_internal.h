@@ -114,6 +114,7 @@ struct tracer {
     timer_t rearm_timer;
     bool has_timer;
     int64_t woke_ns;         /* CLOCK_MONOTONIC when waitpid last returned a stop */
+    int64_t floor;           /* the floor of spec.sink.ring (tracer.c: time order) */
     bool throttle_due;       /* a hit throttled a function: the loop patches */
     bool fast_timer_on;      /* the timer drains the fast path's rings */
     cpu_set_t original_cpus; /* the affinity new threads of the target get back */

@@ -50,7 +50,7 @@ static inline int setup(void **state)
     if (!f->r)
         return -1;
     f->ring = ring_create(1 << 20);
-    store_attach_ring(f->s, f->ring);
+    store_attach_ring(f->s, f->ring, 0);
     *state = f;
     return 0;
 }

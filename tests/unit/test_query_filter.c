@@ -86,7 +86,7 @@ static int setup(void **state)
     sessions_init(f->s, NULL);                  /* ids resolve through the registry */
 
     struct ring *ring = ring_create(1 << 20);
-    store_attach_ring(f->s, ring);
+    store_attach_ring(f->s, ring, 0);
     const char *fns[] = {"parse_config", "parse_line", "net_send"};
     int64_t ts = 1;
     for (int i = 0; i < 30; i++) {

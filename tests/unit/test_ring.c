@@ -1,7 +1,7 @@
 /*
  * test_ring.c - the SPSC event ring: push/peek/pop round trip, wrap-around with
  * records of varying sizes, backpressure on a full ring with a real producer thread,
- * and records too large to ever fit.
+ * records too large to ever fit, and the producer's time promise (floor and idle).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/ring.h"
 
 static void test_push_peek_pop(void **state)
@@ -202,6 +203,29 @@ static void test_too_large(void **state)
     ring_destroy(r);
 }
 
+static void test_floor_and_idle(void **state)
+{
+    (void)state;
+    struct ring *r = ring_create(64 * 1024);
+    assert_true(ring_is_idle(r)); /* a new ring: nothing promised, nothing stamped */
+    assert_true(ring_floor_get(r) == RING_NO_FLOOR);
+    ring_floor(r, 500);
+    assert_false(ring_is_idle(r));
+    assert_true(ring_floor_get(r) == 500);
+    ring_idle(r);
+    assert_true(ring_is_idle(r));
+    assert_true(ring_floor_get(r) == 500); /* still a bound once busy again */
+    int64_t before = mono_ns();
+    int64_t now = ring_stamp(r, before - 1000);
+    assert_false(ring_is_idle(r));
+    assert_true(now >= before);
+    assert_true(ring_floor_get(r) == now - (before - 1000));
+    struct event_sink sink = {.session_key = 3, .t0_ns = before, .ring = r};
+    struct event e = event_sink_now(&sink, EV_STDOUT);
+    assert_true(e.ts_ns == ring_floor_get(r) && e.ts_ns >= now - before);
+    ring_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_wrap_around),
         cmocka_unit_test(test_backpressure),
         cmocka_unit_test(test_too_large),
+        cmocka_unit_test(test_floor_and_idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,7 +80,7 @@ static int64_t fill(struct fx *f, const char *id, int n)
     assert_int_equal(store_session_create(f->s, &row, NULL), 0);
     store_session_set_limit(f->s, row.key, n + 1);
     struct ring *ring = ring_create(1 << 20);
-    store_attach_ring(f->s, ring);
+    store_attach_ring(f->s, ring, 0);
     for (int i = 0; i < n; i++) {
         struct gen g = gen_event(i);
         struct event e = event_init(row.key, g.type, g.ts);
@@ -341,7 +341,7 @@ static void test_delete_in_background(void **state)
     enum { BIG = 20000 };
     int64_t big = fill(f, "big", BIG), other = fill(f, "other", 100);
     struct ring *ring = ring_create(1 << 16);
-    store_attach_ring(f->s, ring);
+    store_attach_ring(f->s, ring, 0);
     assert_int_equal(store_session_delete(f->s, big, NULL), 0);
     struct session_row row;
     assert_int_equal(store_session_get(f->s, "big", &row), 1);

@@ -37,7 +37,7 @@ static int64_t aged_session(struct fx *f, const char *id, int64_t started_ms,
 static void fill(struct fx *f, int64_t key, int n, size_t bytes)
 {
     struct ring *ring = ring_create(1 << 20);
-    store_attach_ring(f->s, ring);
+    store_attach_ring(f->s, ring, 0);
     char *text = malloc(bytes + 1);
     memset(text, 'x', bytes);
     text[bytes] = 0;
@@ -160,7 +160,7 @@ static void test_purge_spares_sessions_still_produced(void **state)
     int64_t k = aged_session(f, "children", NOW_MS - 10 * DAY_MS, NOW_MS - 9 * DAY_MS,
                              false);
     struct ring *ring = ring_create(1 << 16);
-    store_attach_ring(f->s, ring);
+    store_attach_ring(f->s, ring, 0);
     struct event e = event_init(k, EV_STDOUT, 1);
     e.text = "late";
     assert_true(ring_push(ring, &e, store_wake, f->s));

@@ -171,7 +171,7 @@ static void test_reopen(void **state)
     f->r = store_reader_open(f->s, NULL);
     assert_non_null(f->r);
     f->ring = ring_create(1 << 16);
-    store_attach_ring(f->s, f->ring);
+    store_attach_ring(f->s, f->ring, 0);
     struct event e = event_init(t.key, EV_FUNCTION_ENTER, 200);
     e.function = "lib_helper"; /* known name, from the table */
     e.seq = 100;
@@ -255,7 +255,7 @@ static void test_new_types_in_view(void **state)
     f->r = store_reader_open(f->s, NULL);
     assert_non_null(f->r);
     f->ring = ring_create(1 << 16);
-    store_attach_ring(f->s, f->ring);
+    store_attach_ring(f->s, f->ring, 0);
     expect_view_type(f->path, ids[0], "watch_hit");
     expect_view_type(f->path, ids[1], "logpoint");
     expect_view_type(f->path, ids[2], "pause");

@@ -67,7 +67,7 @@ static int setup(void **state)
     if (!f->rd)
         return -1;
     f->ring = ring_create(1 << 20);
-    store_attach_ring(f->s, f->ring);
+    store_attach_ring(f->s, f->ring, 0);
     f->key = new_session(f, "app-2026-01-01-10h00");
     sessions_init(f->s, NULL); /* timeline_status() resolves ids through the registry */
     *state = f;

@@ -322,11 +322,14 @@ static int find_frame(const struct fast_thread *t, uint32_t depth, uint64_t rsp)
 
 /* Writes the reservation of an enter (nrec records): the XMM record, the DATA
  * records of its program, and the ENTER record last, published by its commit;
- * tsc is the time the call entered the recorder. */
+ * tsc is read after the reservation, so that a record reserved after the daemon
+ * read head is stamped after that read (fast_drain.c: the floor of the store's time
+ * order), however long the thread was stopped or preempted before. */
 static void write_enter(struct fast_area *a, uint64_t index, uint32_t nrec, uint32_t fl,
                         const struct prog *p, uint32_t fn, uint8_t flags, int32_t tid,
-                        const struct fast_saved *s, uint64_t rsp, uint64_t ret, uint64_t tsc)
+                        const struct fast_saved *s, uint64_t rsp, uint64_t ret)
 {
+    uint64_t tsc = rdtsc();
     uint32_t k = 1;
     if (fl & FAST_FN_FP)
         copy_words((uint64_t *)record_at(a, index + k++), (const uint64_t *)s->xmm,
@@ -356,7 +359,7 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
     uint32_t fl = *(volatile uint32_t *)&f->flags;
     if (!(fl & FAST_FN_RECORD))
         return;
-    uint64_t now = rdtsc(); /* the enter's time, and the daemon's liveness */
+    uint64_t now = rdtsc(); /* the daemon's liveness */
     if (!daemon_live(a, now)) { /* not recorded: said, as a full ring is */
         __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
         return;
@@ -429,7 +432,7 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
             if (!tail)
                 *ret_slot = a->ret_tramp;
         }
-        write_enter(a, (uint64_t)index, nrec, fl, &p, fn, flags, tid, s, rsp, ret, now);
+        write_enter(a, (uint64_t)index, nrec, fl, &p, fn, flags, tid, s, rsp, ret);
     }
     if (owner) {
         compiler_barrier();
