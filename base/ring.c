@@ -12,7 +12,9 @@
  * that clears it reads the clock only after the store is visible (the store is a
  * full barrier on x86, the clock read comes after it), so a consumer that still sees
  * it set knows the next stamp is later than everything it drained before looking;
- * a producer that sets it after a push has published the push first.
+ * a producer that sets it after a push has published the push first. Each record
+ * carries the floor its producer had when it pushed it: floors only rise, so the
+ * oldest record's is a bound for every event still to be read (ring_head_floor).
  */
 #include "base/ring.h"
 
@@ -37,6 +39,7 @@ struct record_head {
     int64_t seq;
     int64_t parent_seq;
     int64_t duration_ns;
+    int64_t floor; /* the producer's floor when it pushed this record */
     int32_t type;
     int32_t pid;
     int32_t tid;
@@ -130,7 +133,8 @@ size_t ring_used(const struct ring *r)
 void ring_floor(struct ring *r, int64_t ts_ns)
 {
     atomic_store(&r->idle, false);
-    atomic_store_explicit(&r->floor, ts_ns, memory_order_release);
+    if (ts_ns > atomic_load_explicit(&r->floor, memory_order_relaxed))
+        atomic_store_explicit(&r->floor, ts_ns, memory_order_release);
 }
 
 void ring_idle(struct ring *r)
@@ -142,7 +146,8 @@ int64_t ring_stamp(struct ring *r, int64_t t0_ns)
 {
     atomic_store(&r->idle, false);
     int64_t now = mono_ns();
-    atomic_store_explicit(&r->floor, now - t0_ns, memory_order_release);
+    if (now - t0_ns > atomic_load_explicit(&r->floor, memory_order_relaxed))
+        atomic_store_explicit(&r->floor, now - t0_ns, memory_order_release);
     return now;
 }
 
@@ -193,6 +198,7 @@ bool ring_try_push(struct ring *r, const struct event *e)
     h.seq = e->seq;
     h.parent_seq = e->parent_seq;
     h.duration_ns = e->duration_ns;
+    h.floor = atomic_load_explicit(&r->floor, memory_order_relaxed);
     h.type = e->type;
     h.pid = e->pid;
     h.tid = e->tid;
@@ -263,6 +269,24 @@ bool ring_peek(struct ring *r, struct event *e)
         }
         r->peeked_size = h.size;
         return true;
+    }
+}
+
+int64_t ring_head_floor(struct ring *r)
+{
+    for (;;) {
+        uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+        uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+        if (tail == head)
+            return ring_floor_get(r);
+        const uint8_t *p = r->buf + (tail & r->mask);
+        struct record_head h;
+        memcpy(&h, p, sizeof h.size + sizeof h.kind);
+        if (h.kind != REC_SKIP) {
+            memcpy(&h, p, sizeof h);
+            return h.floor;
+        }
+        atomic_store_explicit(&r->tail, tail + h.size, memory_order_release);
     }
 }
 

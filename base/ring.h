@@ -22,9 +22,10 @@
  *   ring_stamp(r, t0) for a producer that stamps an event and pushes it at once
  *                     (output, memory polls): clears idle, then reads the clock for
  *                     the stamp and makes it the floor; ring_idle() after the push.
- * The consumer reads the floor before it drains the ring and the flag after: a floor
- * holds back the events of the ring's session newer than it, an idle ring whose
- * every event was drained holds back none.
+ * The consumer reads the flag, then the floor, after it has drained the ring: a
+ * floor holds back the events of the ring's session newer than it, an idle ring
+ * whose every event was drained holds back none, and one left with events to read
+ * holds back those newer than the floor of the oldest of them (ring_head_floor).
  */
 #ifndef STROBE_RING_H
 #define STROBE_RING_H
@@ -72,10 +73,15 @@ void ring_floor(struct ring *r, int64_t ts_ns);
 void ring_idle(struct ring *r);
 /* CLOCK_MONOTONIC now, read after the ring's floor is set to it less t0_ns. */
 int64_t ring_stamp(struct ring *r, int64_t t0_ns);
-/* Consumer: the floor (RING_NO_FLOOR before the first), and the flag. */
+/* Consumer: the floor (RING_NO_FLOOR before the first; a lower one than the last is
+ * ignored: a promise once made holds), and the flag. */
 #define RING_NO_FLOOR INT64_MIN
 int64_t ring_floor_get(const struct ring *r);
 bool ring_is_idle(const struct ring *r);
+/* The floor the producer had when it pushed the oldest event still in the ring (the
+ * floor now when it is empty): no event the consumer has still to read, pushed yet
+ * or not, is older. */
+int64_t ring_head_floor(struct ring *r);
 
 /* Where a producer's events go: the session they belong to, its clock origin, the
  * producer's own ring and the consumer's wake-up. Declared once; the tracer, its

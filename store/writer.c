@@ -3,23 +3,23 @@
  * batches, one transaction per batch, CHUNK_ROWS events per INSERT statement (the
  * events of a chunk wait in struct pending until it is full). A session's events go
  * in the order of their timestamps, up to the time none of its producers can push
- * an older one (order.c: its heap and its horizon); ts_ns counts from each session's
- * own start, so it orders nothing across sessions, which instead take turns of
- * MERGE_RUN events: a flood cannot starve another session's events.
+ * an older one (order.c); ts_ns counts from each session's own start, so it orders
+ * nothing across sessions, which instead take turns of MERGE_RUN events: a flood
+ * cannot starve another session's events.
  * What a batch does: batch.c; the event cap: eviction.c; the per-session state:
  * writer_sessions.c; the calls producers make: producers.c.
  *
- * A pass is rounds of a gather (every ring read into the heaps, up to where its
- * producer was) and a release (the events due, session by session), until a round
- * finds nothing to read and nothing due. A batch is committed every BATCH_MAX events
- * or once open COMMIT_MS (producers that never let the rings run dry would otherwise
- * keep every session's events invisible), ending the round (the next gather reads
- * what came meanwhile: an idle session's events wait for one commit at most), and at
- * the end of the pass; events still held wait for a later pass (the thread wakes
- * every WAKE_MS). Each commit publishes, per ring, the position up to which its
- * events are committed (ring_slot.done: the position of its oldest event held, or
- * everything read): store_sync() and store_sync_session() wait for the positions the
- * rings had when they were called.
+ * A pass is rounds of a gather (every ring read, up to where its producer was, into
+ * the events its sessions hold) and a release (the events due, session by session),
+ * until a round finds nothing to read and nothing due. A batch is committed every
+ * BATCH_MAX events or once open COMMIT_MS (producers that never let the rings run
+ * dry would otherwise keep every session's events invisible), ending the round (the
+ * next gather reads what came meanwhile: an idle session's events wait for one commit
+ * at most), and at the end of the pass; events still held wait for a later pass (the
+ * thread wakes every WAKE_MS). Each commit publishes, per ring, the position up to
+ * which its events are committed (ring_slot.done: the position of its oldest event
+ * held, or everything read): store_sync() and store_sync_session() wait for the
+ * positions the rings had when they were called.
  *
  * Ring owners: a ring attached without a session is given the session of its first
  * event, so retention (retention.c) can tell which sessions still have producers.
@@ -249,8 +249,7 @@ static void reap_released(struct store *s, struct writer *w, bool pass_ok)
             }
         pthread_mutex_unlock(&s->lock);
         ring_destroy(w->rs[i].ring);
-        w->rs[i] = w->rs[--w->nrs];
-        w->floor0[i--] = w->floor0[w->nrs];
+        w->rs[i--] = w->rs[--w->nrs];
         reaped = true;
     }
     /* A session's rings are megabytes each; glibc keeps freed blocks that size
@@ -320,7 +319,6 @@ static void writer_free(struct writer *w)
     free(w->keybuf);
     free(w->arena);
     free(w->rs);
-    free(w->floor0);
     free(w->limits);
     free(w);
 }

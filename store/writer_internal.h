@@ -5,8 +5,8 @@
  *
  *   writer.c           the thread: passes, turns between sessions, commits, the
  *                      barriers' positions, deletions between passes, start and stop
- *   order.c            the time order: the rings read into each session's heap,
- *                      released up to the session's horizon
+ *   order.c            the time order: the rings read into each session's runs of
+ *                      events, released oldest first up to the session's horizon
  *   batch.c            one transaction: chunked INSERTs, interning, counters, event
  *                      ids, pids, lost events and write failures
  *   eviction.c         the per-session event cap
@@ -41,7 +41,8 @@ struct parent_map {
     uint64_t clock;
 };
 
-struct held; /* an event waiting for its turn (order.c) */
+struct run;   /* events waiting for their turn, oldest first (order.c) */
+struct chunk; /* where they are copied to (order.c) */
 
 struct wsess {
     int64_t key;
@@ -54,12 +55,15 @@ struct wsess {
     struct parent_map parents;
     int32_t *pids; /* pids already recorded in session_pids */
     int npids, pids_cap;
-    /* time order (order.c): events read, oldest first, and how far they may go */
-    struct held **heap;
-    int nheld, heap_cap;
+    /* time order (order.c): the events read and not yet released, and how far
+     * they may go */
+    struct run *runs;
+    int nruns, runs_cap;
+    struct chunk *chunk;    /* the one new events are cut from */
+    int next_run;           /* the run st_order_next() took the event from */
+    int nheld;
     int64_t horizon;        /* no producer can push an event older than this */
     int64_t cycle_floor;    /* the horizon a gather is computing */
-    bool partial;           /* a gather left a ring of the session unread */
     int64_t released_to;    /* the newest timestamp released so far */
     int64_t due;            /* this round releases events up to this timestamp */
     int64_t oldest_held_at; /* at most the time the oldest held event was read */
@@ -100,11 +104,11 @@ struct writer {
     int npend;
     char *arena;
     size_t arena_len, arena_cap;
-    /* the rings as the last gather found them, and their floors before it read them */
+    /* the rings as the last gather found them */
     struct ring_slot *rs;
-    int64_t *floor0;
     int nrs, rs_cap;
     int64_t arrivals;         /* events read so far (order.c) */
+    int64_t runs_opened;      /* runs opened so far (order.c) */
     int rr;                   /* round robin: the session whose turn comes next */
     int64_t batch_started_ns; /* CLOCK_MONOTONIC at st_batch_begin */
     struct limit_entry *limits;
@@ -113,7 +117,7 @@ struct writer {
 
 /* ---- order.c ------------------------------------------------------------------ */
 
-/* Reads every attached ring into its sessions' heaps and sets each session's
+/* Reads every attached ring into its sessions' runs and sets each session's
  * horizon; the number of events read. */
 int64_t st_order_gather(struct store *s, struct writer *w);
 /* How far each session's events go in the next round (its horizon; further for
@@ -121,7 +125,7 @@ int64_t st_order_gather(struct store *s, struct writer *w);
 void st_order_due(struct writer *w, int64_t now, bool stop);
 /* The session's oldest event due, or NULL; st_order_pop() drops it (inserted or
  * skipped). */
-const struct event *st_order_next(const struct wsess *ws);
+const struct event *st_order_next(struct wsess *ws);
 void st_order_pop(struct wsess *ws);
 /* Frees the session's held events. */
 void st_order_clear(struct wsess *ws);

@@ -215,14 +215,26 @@ static void test_floor_and_idle(void **state)
     ring_idle(r);
     assert_true(ring_is_idle(r));
     assert_true(ring_floor_get(r) == 500); /* still a bound once busy again */
-    int64_t before = mono_ns();
-    int64_t now = ring_stamp(r, before - 1000);
+    ring_floor(r, 400);                    /* a promise once made holds */
     assert_false(ring_is_idle(r));
-    assert_true(now >= before);
-    assert_true(ring_floor_get(r) == now - (before - 1000));
-    struct event_sink sink = {.session_key = 3, .t0_ns = before, .ring = r};
+    assert_true(ring_floor_get(r) == 500);
+    ring_idle(r);
+    int64_t t0 = mono_ns() - 1000;
+    int64_t now = ring_stamp(r, t0);
+    assert_false(ring_is_idle(r));
+    assert_true(now - t0 >= 1000);
+    assert_true(ring_floor_get(r) == now - t0);
+    struct event_sink sink = {.session_key = 3, .t0_ns = t0, .ring = r};
     struct event e = event_sink_now(&sink, EV_STDOUT);
-    assert_true(e.ts_ns == ring_floor_get(r) && e.ts_ns >= now - before);
+    assert_true(e.ts_ns == ring_floor_get(r) && e.ts_ns >= now - t0);
+    /* each record carries the floor it was pushed with */
+    assert_true(ring_try_push(r, &e));
+    ring_floor(r, e.ts_ns + 5000);
+    assert_true(ring_head_floor(r) == e.ts_ns);
+    struct event out;
+    assert_true(ring_peek(r, &out));
+    ring_pop(r);
+    assert_true(ring_head_floor(r) == e.ts_ns + 5000); /* empty: the floor now */
     ring_destroy(r);
 }
 
