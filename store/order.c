@@ -181,8 +181,9 @@ static struct run *latest_run(struct wsess *ws, const struct ring *ring)
     return r;
 }
 
-/* Where h goes in r: its index, or -1 when it is older than r's last INSERT_MAX
- * events allow (or than an event released since). */
+/* Where h goes in r: its index, or -1 when more than INSERT_MAX of r's events are
+ * newer (an event older than all r still holds goes first: older than some r has
+ * released, it has lost its place anyway). */
 static int place_in(const struct run *r, const struct held *h)
 {
     int i = r->n;

@@ -78,6 +78,7 @@ static int wait_done(struct store *s, int64_t key, int timeout_ms)
         s->wake = true;
         pthread_cond_signal(&s->wake_cond);
     }
+    s->sync_waiters++;
     while (n > 0 && s->thread_started && !s->stop) {
         int pending = 0;
         for (int i = 0; i < n; i++) {
@@ -96,6 +97,7 @@ static int wait_done(struct store *s, int64_t key, int timeout_ms)
             break;
         }
     }
+    s->sync_waiters--;
     pthread_mutex_unlock(&s->lock);
     free(t);
     return rc;

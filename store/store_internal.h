@@ -108,6 +108,7 @@ struct store {
     pthread_cond_t sync_cond;
     bool wake;
     bool stop;
+    int sync_waiters; /* threads in store_sync() or store_sync_session() */
     struct ring_slot *rings;
     int nrings, rings_cap;
     struct limit_entry *limits;

@@ -16,10 +16,11 @@
  * dry would otherwise keep every session's events invisible), ending the round (the
  * next gather reads what came meanwhile: an idle session's events wait for one commit
  * at most), and at the end of the pass; events still held wait for a later pass (the
- * thread wakes every WAKE_MS). Each commit publishes, per ring, the position up to
- * which its events are committed (ring_slot.done: the position of its oldest event
- * held, or everything read): store_sync() and store_sync_session() wait for the
- * positions the rings had when they were called.
+ * thread wakes every WAKE_MS, HELD_WAKE_MS while a barrier waits for them). Each
+ * commit publishes, per ring, the position up to which its events are committed
+ * (ring_slot.done: the position of its oldest event held, or everything read):
+ * store_sync() and store_sync_session() wait for the positions the rings had when
+ * they were called.
  *
  * Ring owners: a ring attached without a session is given the session of its first
  * event, so retention (retention.c) can tell which sessions still have producers.
@@ -38,6 +39,9 @@
 
 /* The longest the thread sleeps between passes when nothing wakes it. */
 #define WAKE_MS 10
+/* ... and while a barrier waits for events held for the horizon (order.c), which
+ * moves without waking it: when the tracer's floor does, every few ms. */
+#define HELD_WAKE_MS 1
 /* A batch is also committed once open this long, so that producers that never let
  * the rings run dry (floods) do not keep every session's events invisible until
  * BATCH_MAX of them are in. Checked every COMMIT_CHECK events. */
@@ -263,9 +267,13 @@ static void *writer_main(void *arg)
     struct store *s = arg;
     struct writer *w = s->w;
     for (;;) {
+        bool held = false;
+        for (int i = 0; i < w->nsess && !held; i++)
+            held = w->sess[i].nheld > 0;
         pthread_mutex_lock(&s->lock);
         if (!s->wake && !s->stop) {
-            struct timespec until = clock_after_ms(CLOCK_REALTIME, WAKE_MS);
+            int ms = held && s->sync_waiters ? HELD_WAKE_MS : WAKE_MS;
+            struct timespec until = clock_after_ms(CLOCK_REALTIME, ms);
             pthread_cond_timedwait(&s->wake_cond, &s->lock, &until);
         }
         s->wake = false;
