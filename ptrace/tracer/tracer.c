@@ -157,9 +157,11 @@ static void floor_wait(struct tracer *t)
         return;
     int64_t floor = mono_ns();
     int64_t fast = t->main.hooks ? hooks_fast_floor(t->main.hooks) : INT64_MAX;
-    for (int i = 0; i < t->n_images; i++)
-        if (t->images[i].hooks && hooks_fast_floor(t->images[i].hooks) < fast)
-            fast = hooks_fast_floor(t->images[i].hooks);
+    for (int i = 0; i < t->n_images; i++) {
+        int64_t f = t->images[i].hooks ? hooks_fast_floor(t->images[i].hooks) : INT64_MAX;
+        if (f < fast)
+            fast = f;
+    }
     t->floor = (fast < floor ? fast : floor) - t->spec.sink.t0_ns;
     ring_floor(r, t->floor);
     if (fast == INT64_MAX)

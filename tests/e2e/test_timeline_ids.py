@@ -4,10 +4,13 @@ yet a session's ids follow its timestamps, so a poller that asks for the events 
 the last id it saw sees every event once, in time order (order_mix: traced calls on
 the fast path, a line of output and a logpoint hit per round)."""
 
+import pytest
+
 from bp_util import bp_add, line_of
 from conftest import T_LONG
 
 
+@pytest.mark.valgrind_sample
 def test_poller_sees_every_event_of_a_mixed_run_once_in_time_order(mcp):
     mcp.world.write_project_settings({"trace.mode": "fast"})
     mcp.call_tool("debug_trace", {"add": ["work", "mark"]})
