@@ -133,24 +133,31 @@ int debug_breakpoints_add(const char *id, const struct debug_conn *conn,
         return -1;
     int done = 0;
     int rc = collector_stops_check(st.collector, e);
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = check_spec(&specs[i], e);
     if (rc == 0) {
+        pthread_mutex_lock(&g.lock);
+        int first = g.next_id;
+        g.next_id += n;
+        pthread_mutex_unlock(&g.lock);
         for (; done < n && rc == 0; done++) {
-            rc = check_spec(&specs[done], e);
-            if (rc != 0)
-                break;
-            pthread_mutex_lock(&g.lock);
-            specs[done].id = g.next_id++;
-            pthread_mutex_unlock(&g.lock);
+            specs[done].id = first + done;
             rc = collector_breakpoint_set(st.collector, st.target, &specs[done], &out[done], e);
             if (rc != 0)
                 break;
         }
-        /* All or nothing: those set before the failure go. */
-        if (rc != 0)
+        /* All or nothing: those set before the failure go, and a rejected add uses up
+         * no id (unless another add took ids since: then ids stay unique). */
+        if (rc != 0) {
             for (int i = 0; i < done; i++)
                 collector_breakpoint_clear(st.collector, st.target, specs[i].id, NULL);
-        else
+            pthread_mutex_lock(&g.lock);
+            if (g.next_id == first + n)
+                g.next_id = first;
+            pthread_mutex_unlock(&g.lock);
+        } else {
             debug_state_control(st.debug, conn);
+        }
     }
     session_target_put(&st);
     return rc;

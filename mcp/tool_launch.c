@@ -48,9 +48,11 @@ static int env_entries(const cJSON *env, char ***out, int *n, struct strobe_erro
 
 /* How each staged breakpoint bound: breakpoints [...], and breakpointErrors [...] for
  * those that bound nowhere (dropped from the session, and so from the staged set:
- * debug.h, one breakpoint; the sentence says so). */
-static void add_staged_breakpoints(cJSON *out, const char *id)
+ * debug.h, one breakpoint; the sentence says so). Returns how many that bound can
+ * stop the program (logpoints never do). */
+static int add_staged_breakpoints(cJSON *out, const char *id)
 {
+    int stoppers = 0;
     struct collector_bp_info *infos = calloc(DEBUG_LIST_MAX, sizeof *infos);
     int n = 0;
     struct strobe_error e = {0};
@@ -58,13 +60,14 @@ static void add_staged_breakpoints(cJSON *out, const char *id)
         if (e.code != ERR_NONE)
             cJSON_AddStringToObject(out, "breakpointsUnknown", e.msg);
         free(infos);
-        return;
+        return 0;
     }
     cJSON *ok = cJSON_AddArrayToObject(out, "breakpoints");
     cJSON *bad = NULL;
     for (int i = 0; i < n && i < DEBUG_LIST_MAX; i++) {
         if (infos[i].n_locations) {
             cJSON_AddItemToArray(ok, tool_breakpoint_json(&infos[i], false));
+            stoppers += !infos[i].logpoint;
             continue;
         }
         if (!bad)
@@ -80,6 +83,7 @@ static void add_staged_breakpoints(cJSON *out, const char *id)
         debug_breakpoints_remove(id, &infos[i].id, 1, false, &removed, &n_removed, NULL);
     }
     free(infos);
+    return stoppers;
 }
 
 /* patterns: [{pattern, matched, armed, warning?}] for the staged patterns this launch
@@ -139,14 +143,19 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
     }
     if (res.pending_watches)
         cJSON_AddNumberToObject(out, "pendingWatchesApplied", res.pending_watches);
-    if (res.staged_breakpoints)
-        add_staged_breakpoints(out, res.session_id);
+    int stoppers = res.staged_breakpoints ? add_staged_breakpoints(out, res.session_id) : 0;
     char next[512];
-    if (res.staged_breakpoints)
+    if (stoppers)
         snprintf(next, sizeof next, "The program runs with the staged breakpoints armed "
                  "(they stay staged for later launches too): debug_continue({sessionId: "
                  "\"%s\", action: \"until\"}) waits for the first stop (or answers with it "
                  "at once) with the thread, its line and its locals.", res.session_id);
+    else if (res.staged_breakpoints)
+        snprintf(next, sizeof next, "The program runs with the staged logpoints armed (they "
+                 "never stop it): read their messages with debug_query({sessionId: \"%s\", "
+                 "eventType: \"logpoint\"}), and check whether it ended with "
+                 "debug_session({action: \"status\", sessionId: \"%s\"}).", res.session_id,
+                 res.session_id);
     else
         snprintf(next, sizeof next,
                  "The program is running and its output is being recorded. Read it first: "

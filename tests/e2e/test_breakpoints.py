@@ -999,3 +999,29 @@ def test_rust_breakpoint_by_file_line_reads_a_local(mcp):
     assert [(x["target"], x["value"]) for x in res] == [("doubled", 2 * n), ("n", n)]
     assert vars_of(a, "locals")["doubled"] == 2 * n
     mcp.stop(sid)
+
+
+def test_a_launch_with_logpoints_alone_suggests_no_wait_for_a_stop(mcp):
+    """A logpoint never stops the program: the launch's nextSteps read its messages
+    rather than suggest `until` (which an agent followed and waited on)."""
+    bp_add(mcp, None, {"function": "quick", "message": "v={v}"})
+    r = mcp.launch("bp_quick")
+    assert "logpoint" in r["nextSteps"] and '"until"' not in r["nextSteps"], r
+    assert r["breakpoints"][0]["kind"] == "logpoint", r
+    mcp.wait_ended(r["sessionId"])
+    bp_add(mcp, None, {"function": "quick"})  # with a breakpoint, a stop can come
+    r = mcp.launch("bp_quick")
+    assert '"until"' in r["nextSteps"], r
+    mcp.stop(r["sessionId"])
+
+
+def test_a_rejected_add_uses_up_no_id(mcp):
+    r = mcp.launch("hot_count", args=["-1"])
+    sid = r["sessionId"]
+    first = bp_add(mcp, sid, {"function": "counted", "message": "a"})["breakpoints"][0]["id"]
+    for _ in range(3):
+        e = bp_add_error(mcp, sid, {"function": "no_such_function_here"})
+        assert e.code == "FUNCTION_NOT_FOUND", e
+    again = bp_add(mcp, sid, {"function": "counted", "message": "b"})["breakpoints"][0]["id"]
+    assert again == first + 1, (first, again)
+    mcp.stop(sid)

@@ -371,3 +371,18 @@ def test_target_output_survives_after_stop_while_running(mcp):
     assert st["status"] == "stopped"
     assert texts(mcp.query(sid, eventType="stdout")["events"]) == ["ready"]
 
+
+
+def test_a_query_says_the_program_still_runs(mcp):
+    """An empty or short answer is not "never happened" while the program runs: the
+    answer says running and what to wait with; once it ended, nothing."""
+    sid = mcp.launch("sleeper")["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    q = mcp.query(sid, eventType="stderr")
+    assert q["events"] == [] and q["running"] is True, q
+    assert '"until"' in q["runningNote"] and 'afterEventId "0"' in q["runningNote"], q
+    q = mcp.query(sid, eventType="stdout")
+    assert q["running"] is True and 'afterEventId "%s"' % q["lastEventId"] in q["runningNote"]
+    mcp.stop(sid, retain=True)
+    q = mcp.query(sid, eventType="stdout")
+    assert "running" not in q and "runningNote" not in q, q
