@@ -120,6 +120,25 @@ static int stage(struct collector_breakpoint *specs, int n, struct collector_bp_
     return 0;
 }
 
+int debug_breakpoints_for_launch(struct collector_breakpoint *specs, int n,
+                                 struct strobe_error *e)
+{
+    int bps = 0, lps = 0;
+    for (int i = 0; i < n; i++) {
+        if (check_spec(&specs[i], e) != 0)
+            return -1;
+        ++*(specs[i].message ? &lps : &bps);
+    }
+    if (bps > BREAKPOINTS_MAX || lps > LOGPOINTS_MAX)
+        return err_set(e, ERR_LIMIT_EXCEEDED, "At most %d breakpoints and %d logpoints may be "
+                       "given to a launch.", BREAKPOINTS_MAX, LOGPOINTS_MAX);
+    pthread_mutex_lock(&g.lock);
+    for (int i = 0; i < n; i++)
+        specs[i].id = g.next_id++;
+    pthread_mutex_unlock(&g.lock);
+    return 0;
+}
+
 /* ---- breakpoints of a session ---- */
 
 int debug_breakpoints_add(const char *id, const struct debug_conn *conn,

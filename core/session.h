@@ -43,13 +43,16 @@ struct launch_request {
     const char *project_root;
     const char *const *env;    /* "KEY=VALUE" entries added to the daemon's env */
     int n_env;
-    /* Trace patterns and watches of this launch (syntax checked by the caller);
-     * when explicit, these replace the pending ones (which stay pending). */
+    /* Trace patterns, watches and breakpoints of this launch (patterns checked by the
+     * caller, breakpoints numbered by debug_breakpoints_for_launch); when explicit,
+     * these replace the staged ones (which stay staged for later launches). */
     bool explicit_tracing;
     const char *const *patterns;
     int n_patterns;
     const struct trace_watch_spec *watches;
     int n_watches;
+    const struct collector_breakpoint *breakpoints;
+    int n_breakpoints;
     /* Optional: sees every byte of output (core/output.h's tap) and, once it is all
      * read, the main process's wait status; on the session's output thread. */
     void (*tap)(void *tap_arg, int stream, const char *buf, size_t n);
@@ -66,7 +69,8 @@ struct launch_result {
     int pending_applied;       /* pending trace patterns armed before main */
     int pending_watches;       /* pending trace watches added once it ran */
     char watch_warning[512];   /* pending watches that could not be added ("": none) */
-    int staged_breakpoints;    /* breakpoints staged for this launch (debug.h): list them
+    int staged_breakpoints;    /* breakpoints armed at the launch (staged, or the launch's
+                                  own) (debug.h): list them
                                   with debug_breakpoints_list to see how each bound */
 };
 

@@ -381,8 +381,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->tap_ended = req->tap_ended;
     s->tap_arg = req->tap_arg;
     s->t0_ns = mono_ns();
-    const struct collector_breakpoint *bps = NULL;
-    int n_bps = 0;
+    const struct collector_breakpoint *bps = req->breakpoints;
+    int n_bps = req->n_breakpoints;
     struct debug_staged *staged_bps =
         req->explicit_tracing ? NULL : debug_staged_take(&bps, &n_bps);
     rc = start_target(s, req, path, cwd, list, watches, n_watches, bps, n_bps, e);

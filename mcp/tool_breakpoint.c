@@ -22,11 +22,11 @@ static const char *const fields[] = {"sessionId", "add", "remove", NULL};
 static const char *const spec_fields[] = {"function", "file", "line", "condition", "hitCount",
                                           "oneShot", "allStop", "message", NULL};
 
-static int parse_spec(const cJSON *o, int i, struct collector_breakpoint *b,
-                      struct strobe_error *e)
+int tool_breakpoint_parse(const cJSON *o, const char *list, int i,
+                          struct collector_breakpoint *b, struct strobe_error *e)
 {
-    char where[32];
-    snprintf(where, sizeof where, "add[%d]", i);
+    char where[48];
+    snprintf(where, sizeof where, "%s[%d]", list, i);
     if (!cJSON_IsObject(o))
         return err_set(e, ERR_VALIDATION, "'%s' must be an object ({function} or {file, "
                        "line}, with condition, hitCount, oneShot, allStop, message), not %s.",
@@ -212,7 +212,7 @@ cJSON *tool_debug_breakpoint(struct tool_ctx *ctx, const cJSON *args, struct str
         }
         const cJSON *it;
         cJSON_ArrayForEach(it, add) {
-            if (parse_spec(it, n_specs, &specs[n_specs], e) != 0)
+            if (tool_breakpoint_parse(it, "add", n_specs, &specs[n_specs], e) != 0)
                 return NULL;
             n_specs++;
         }

@@ -71,6 +71,12 @@ cJSON *tool_memory_unwatch(const cJSON *args, const char *id, struct strobe_erro
 /* One event as debug_query shows it (a crash without its joined context). */
 struct timeline_event;
 cJSON *tool_event_json(const struct timeline_event *r, bool verbose);
+/* One breakpoint spec ({function} or {file, line}, with condition, hitCount, oneShot,
+ * allStop, message) of list[i] (debug_breakpoint's add, debug_launch's breakpoints):
+ * strings point into o. */
+struct collector_breakpoint;
+int tool_breakpoint_parse(const cJSON *o, const char *list, int i,
+                          struct collector_breakpoint *b, struct strobe_error *e);
 /* debug_breakpoint's shape of a breakpoint (also in debug_launch's answer). */
 cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged);
 /* Adds "breakpoints": N (logpoints included) and "logpoints": N (when any) of session

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import T_LONG, pid_alive, stays_true, wait_until
+from conftest import T_LONG, fixture_path, pid_alive, stays_true, wait_until
 from bp_util import (bp_add, bp_add_error, bp_list, bp_remove, cont, cont_error,
                      launch_ready, line_of, mem_read, mem_write, texts, until_bp,
                      vars_of, wait_paused, wait_text)
@@ -1025,3 +1025,39 @@ def test_a_rejected_add_uses_up_no_id(mcp):
     again = bp_add(mcp, sid, {"function": "counted", "message": "b"})["breakpoints"][0]["id"]
     assert again == first + 1, (first, again)
     mcp.stop(sid)
+
+
+def test_a_launch_with_its_own_tracing_leaves_the_staged_set_untouched(mcp):
+    """debug_launch {tracePatterns, breakpoints} arms these for this launch only: the
+    staged pattern and breakpoint are not applied, stay staged, and the answer says
+    so; the next plain launch applies the staged ones."""
+    mcp.call_tool("debug_trace", {"add": ["main"]})  # staged
+    bp_add(mcp, None, {"function": "main"})
+    staged = bp_list(mcp, None)
+    r = mcp.call_tool("debug_launch", {
+        "command": fixture_path("bp_quick"), "projectRoot": mcp.world.project,
+        "tracePatterns": ["quick"],
+        "breakpoints": [{"function": "quick", "message": "v={v}"}]})
+    sid = r["sessionId"]
+    assert r["patternsApplied"] == 1 and [p["pattern"] for p in r["patterns"]] == ["quick"]
+    [lp] = r["breakpoints"]
+    assert lp["kind"] == "logpoint" and lp["function"] == "quick", r
+    assert "1 staged pattern(s) and 1 staged breakpoint(s) were not applied" in \
+        r["stagedNotApplied"], r
+    mcp.wait_ended(sid)
+    texts = [e["text"] for e in mcp.query(sid, eventType="logpoint")["events"]]
+    assert texts == ["v=1", "v=2", "v=3"], texts
+    assert mcp.query(sid, eventType="function_enter", function={"equals": "main"})[
+        "totalCount"] == 0
+    assert mcp.query(sid, eventType="function_enter", function={"equals": "quick"})[
+        "totalCount"] == 3
+    assert bp_list(mcp, None) == staged  # untouched
+    # a bad one is refused before anything runs, and uses up no id
+    e = mcp.tool_error("debug_launch", {
+        "command": fixture_path("bp_quick"), "projectRoot": mcp.world.project,
+        "breakpoints": [{"function": "quick", "condition": "v >"}]})
+    assert e.code == "BAD_EXPRESSION", e
+    r = mcp.launch("bp_quick")  # plain: the staged ones apply
+    assert r["pendingPatternsApplied"] == 1 and "stagedNotApplied" not in r, r
+    assert r["breakpoints"][0]["id"] == staged[0]["id"], r
+    mcp.stop(r["sessionId"])
