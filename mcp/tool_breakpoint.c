@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "core/debug.h"
 #include "mcp/args.h"
 #include "mcp/budget.h"
@@ -19,8 +20,13 @@
 #define ANSWER_BUDGET (tool_answer_budget() - 2048)
 
 static const char *const fields[] = {"sessionId", "add", "remove", NULL};
+
+/* A breakpoint reached this often is said to be hot (docs/PROTOCOL.md), once it has
+ * been set this long (a rate over a few traps means nothing). */
+#define HOT_PER_SECOND 1000
+#define HOT_MIN_AGE_NS 100000000
 static const char *const spec_fields[] = {"function", "file", "line", "condition", "hitCount",
-                                          "oneShot", "allStop", "message", NULL};
+                                          "hitLimit", "oneShot", "allStop", "message", NULL};
 
 int tool_breakpoint_parse(const cJSON *o, const char *list, int i,
                           struct collector_breakpoint *b, struct strobe_error *e)
@@ -31,8 +37,8 @@ int tool_breakpoint_parse(const cJSON *o, const char *list, int i,
         return err_set(e, ERR_VALIDATION, "'%s' must be an object ({function} or {file, "
                        "line}, with condition, hitCount, oneShot, allStop, message), not %s.",
                        where, args_type_name(o));
-    int64_t line = 0, hit = 0;
-    bool has_line = false, has_hit = false;
+    int64_t line = 0, hit = 0, limit = 0;
+    bool has_line = false, has_hit = false, has_limit = false;
     *b = (struct collector_breakpoint){0};
     if (args_only(o, where, spec_fields, e) != 0 ||
         args_string(o, "function", false, &b->function, e) != 0 ||
@@ -40,12 +46,14 @@ int tool_breakpoint_parse(const cJSON *o, const char *list, int i,
         args_int(o, "line", 1, 10000000, &line, &has_line, e) != 0 ||
         args_string(o, "condition", false, &b->condition, e) != 0 ||
         args_int(o, "hitCount", 1, 1000000000, &hit, &has_hit, e) != 0 ||
+        args_int(o, "hitLimit", 1, 1000000000, &limit, &has_limit, e) != 0 ||
         args_bool(o, "oneShot", &b->one_shot, e) != 0 ||
         args_bool(o, "allStop", &b->all_stop, e) != 0 ||
         args_string(o, "message", false, &b->message, e) != 0)
         return -1;
     b->line = (int)line;
     b->hit_count = hit;
+    b->hit_limit = limit;
     if (!b->function == !b->file)
         return err_set(e, ERR_VALIDATION, "'%s' needs exactly one of 'function' (a pattern) "
                        "and 'file' (with 'line').", where);
@@ -92,6 +100,8 @@ cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged)
         cJSON_AddStringToObject(o, "condition", b->condition);
     if (b->hit_count > 1)
         cJSON_AddNumberToObject(o, "hitCount", (double)b->hit_count);
+    if (b->hit_limit)
+        cJSON_AddNumberToObject(o, "hitLimit", (double)b->hit_limit);
     if (b->one_shot)
         cJSON_AddTrueToObject(o, "oneShot");
     if (b->all_stop)
@@ -123,6 +133,9 @@ cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged)
     if (b->note[0])
         cJSON_AddStringToObject(o, "note", b->note);
     cJSON_AddNumberToObject(o, "hits", (double)b->hits);
+    double rate = tool_breakpoint_rate(b);
+    if (rate >= 1)
+        cJSON_AddNumberToObject(o, "perSecond", (double)(int64_t)rate);
     if (b->condition_errors) {
         cJSON_AddNumberToObject(o, "conditionErrors", (double)b->condition_errors);
         cJSON_AddStringToObject(o, "lastConditionError", b->last_condition_error);
@@ -152,6 +165,58 @@ static void add_list(cJSON *res, const struct collector_bp_info *bps, int n, boo
         cJSON_AddStringToObject(res, "omittedHint", "The list was cut to fit the answer "
                                 "budget; remove breakpoints you no longer need.");
     }
+}
+
+double tool_breakpoint_rate(const struct collector_bp_info *b)
+{
+    int64_t age = mono_ns() - b->set_ns;
+    return b->set_ns && age >= HOT_MIN_AGE_NS ? b->traps * 1e9 / (double)age : 0;
+}
+
+void tool_add_hot_breakpoints(cJSON *o, const char *id)
+{
+    struct collector_bp_info *infos = calloc(DEBUG_LIST_MAX, sizeof *infos);
+    int n = 0;
+    if (!infos || debug_breakpoints_list(id, infos, DEBUG_LIST_MAX, &n, NULL) != 0) {
+        free(infos);
+        return;
+    }
+    cJSON *hot = NULL;
+    char note[1024] = "";
+    for (int i = 0; i < n && i < DEBUG_LIST_MAX; i++) {
+        const struct collector_bp_info *b = &infos[i];
+        double rate = tool_breakpoint_rate(b);
+        if (rate < HOT_PER_SECOND)
+            continue;
+        double work_us = b->traps ? b->work_ns / 1e3 / (double)b->traps : 0;
+        double share = rate * work_us / 1e4; /* percent of one thread's time, at least */
+        char where[300];
+        if (b->function[0])
+            snprintf(where, sizeof where, "%s", b->function);
+        else
+            snprintf(where, sizeof where, "%s:%d", b->file, b->line ? b->line : b->line_asked);
+        if (!hot)
+            hot = cJSON_AddArrayToObject(o, "hotBreakpoints");
+        cJSON *h = cJSON_CreateObject();
+        cJSON_AddNumberToObject(h, "id", b->id);
+        cJSON_AddStringToObject(h, "kind", b->logpoint ? "logpoint" : "breakpoint");
+        cJSON_AddStringToObject(h, "where", where);
+        cJSON_AddNumberToObject(h, "perSecond", (double)(int64_t)rate);
+        cJSON_AddNumberToObject(h, "workUsPerHit", (int64_t)(work_us * 10) / 10.0);
+        cJSON_AddItemToArray(hot, h);
+        if (!note[0])
+            snprintf(note, sizeof note, "%s %d at %s is reached %.0f times a second%s: each "
+                     "time the program stops for the debugger (%.1f us of its work, and the "
+                     "stop itself), so the program spends at least %.0f%% of a thread's time "
+                     "there and runs that much slower. Give it a hitLimit, a condition that "
+                     "is rarely true on a line reached less often, or remove it.",
+                     b->logpoint ? "Logpoint" : "Breakpoint", b->id, where, rate,
+                     b->condition[0] ? " (its condition is evaluated each time)" : "",
+                     work_us, share > 100 ? 100 : share);
+    }
+    if (note[0])
+        cJSON_AddStringToObject(o, "hotBreakpointsNote", note);
+    free(infos);
 }
 
 void tool_add_breakpoint_count(cJSON *o, const char *id)

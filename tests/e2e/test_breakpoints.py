@@ -15,6 +15,7 @@ Fixtures (tests/fixtures, lines found by marker comment, bp_util.line_of):
 
 import os
 import re
+import signal
 import time
 
 import pytest
@@ -1061,3 +1062,42 @@ def test_a_launch_with_its_own_tracing_leaves_the_staged_set_untouched(mcp):
     assert r["pendingPatternsApplied"] == 1 and "stagedNotApplied" not in r, r
     assert r["breakpoints"][0]["id"] == staged[0]["id"], r
     mcp.stop(r["sessionId"])
+
+
+def test_a_hot_logpoint_is_said_with_its_rate_and_cost_and_hit_limit_caps_one(mcp):
+    """A logpoint reached at every call of a hot loop: status, debug_query and
+    debug_continue say it is hot (rate, the debugger's work per hit, what it does to
+    the program's speed); a logpoint with hitLimit 5 logs 5 times, the last message
+    saying it went."""
+    r = mcp.launch("hot_count", args=["-1"])  # until SIGUSR1
+    sid, pid = r["sessionId"], r["pid"]
+    line = line_of("hot_count.c", "COUNTED")
+    [lim] = bp_add(mcp, sid, {"file": "hot_count.c", "line": line, "message": "v={v}",
+                              "hitLimit": 5})["breakpoints"]
+    assert lim["hitLimit"] == 5, lim
+    got = mcp.wait_events(sid, 5, eventType="logpoint")["events"]
+    v0 = int(got[0]["text"][2:])
+    assert [e["text"].split(" ")[0] for e in got] == ["v=%d" % (v0 + i) for i in range(5)]
+    assert got[-1]["text"].endswith("[logpoint %d reached its hitLimit of 5 and was "
+                                    "removed]" % lim["id"]), got[-1]
+    assert [b["id"] for b in bp_list(mcp, sid)] == [], "the limited logpoint went"
+    bp_add(mcp, sid, {"file": "hot_count.c", "line": line, "message": "v={v}"})
+
+    def hot():
+        st = mcp.status(sid)
+        return st if st.get("hotBreakpoints") else None
+    st = wait_until(hot, T_LONG, what="the logpoint said to be hot")
+    [h] = st["hotBreakpoints"]
+    assert h["kind"] == "logpoint" and h["where"] == "hot_count.c:%d" % line, h
+    assert h["perSecond"] >= 1000 and h["workUsPerHit"] > 0, h
+    note = st["hotBreakpointsNote"]
+    assert "times a second" in note and "runs that much slower" in note and \
+        "hitLimit" in note, note
+    assert mcp.query(sid, eventType="stdout")["hotBreakpoints"][0]["id"] == h["id"]
+    c = cont(mcp, sid, "until", timeoutMs=200,
+             condition={"event": {"eventType": "stderr"}})  # never comes
+    assert c["state"] == "running" and c["hotBreakpoints"][0]["id"] == h["id"], c
+    os.kill(pid, signal.SIGUSR1)
+    mcp.wait_ended(sid)
+    assert mcp.query(sid, eventType="logpoint", text={"contains": "hitLimit"})[
+        "totalCount"] == 1
