@@ -359,6 +359,7 @@ struct collector_watch_info {
     char type[128];
     bool readwrite;
     int64_t hits;
+    int64_t set_ns;              /* CLOCK_MONOTONIC when armed: hits / age is its rate */
     char value[256];             /* the value now, JSON text ("" when unknown) */
     bool ended;                  /* it fired no more: its processes exec'd or exited */
     char ended_reason[160];      /* why, when ended */

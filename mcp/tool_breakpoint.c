@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/clock.h"
 #include "core/debug.h"
 #include "mcp/args.h"
 #include "mcp/budget.h"
@@ -20,11 +19,6 @@
 #define ANSWER_BUDGET (tool_answer_budget() - 2048)
 
 static const char *const fields[] = {"sessionId", "add", "remove", NULL};
-
-/* A breakpoint reached this often is said to be hot (docs/PROTOCOL.md), once it has
- * been set this long (a rate over a few traps means nothing). */
-#define HOT_PER_SECOND 1000
-#define HOT_MIN_AGE_NS 100000000
 static const char *const spec_fields[] = {"function", "file", "line", "condition", "hitCount",
                                           "hitLimit", "oneShot", "allStop", "message", NULL};
 
@@ -133,7 +127,7 @@ cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged)
     if (b->note[0])
         cJSON_AddStringToObject(o, "note", b->note);
     cJSON_AddNumberToObject(o, "hits", (double)b->hits);
-    double rate = tool_breakpoint_rate(b);
+    double rate = tool_hot_rate(b->traps, b->set_ns);
     if (rate >= 1)
         cJSON_AddNumberToObject(o, "perSecond", (double)(int64_t)rate);
     if (b->condition_errors) {
@@ -165,58 +159,6 @@ static void add_list(cJSON *res, const struct collector_bp_info *bps, int n, boo
         cJSON_AddStringToObject(res, "omittedHint", "The list was cut to fit the answer "
                                 "budget; remove breakpoints you no longer need.");
     }
-}
-
-double tool_breakpoint_rate(const struct collector_bp_info *b)
-{
-    int64_t age = mono_ns() - b->set_ns;
-    return b->set_ns && age >= HOT_MIN_AGE_NS ? b->traps * 1e9 / (double)age : 0;
-}
-
-void tool_add_hot_breakpoints(cJSON *o, const char *id)
-{
-    struct collector_bp_info *infos = calloc(DEBUG_LIST_MAX, sizeof *infos);
-    int n = 0;
-    if (!infos || debug_breakpoints_list(id, infos, DEBUG_LIST_MAX, &n, NULL) != 0) {
-        free(infos);
-        return;
-    }
-    cJSON *hot = NULL;
-    char note[1024] = "";
-    for (int i = 0; i < n && i < DEBUG_LIST_MAX; i++) {
-        const struct collector_bp_info *b = &infos[i];
-        double rate = tool_breakpoint_rate(b);
-        if (rate < HOT_PER_SECOND)
-            continue;
-        double work_us = b->traps ? b->work_ns / 1e3 / (double)b->traps : 0;
-        double share = rate * work_us / 1e4; /* percent of one thread's time, at least */
-        char where[300];
-        if (b->function[0])
-            snprintf(where, sizeof where, "%s", b->function);
-        else
-            snprintf(where, sizeof where, "%s:%d", b->file, b->line ? b->line : b->line_asked);
-        if (!hot)
-            hot = cJSON_AddArrayToObject(o, "hotBreakpoints");
-        cJSON *h = cJSON_CreateObject();
-        cJSON_AddNumberToObject(h, "id", b->id);
-        cJSON_AddStringToObject(h, "kind", b->logpoint ? "logpoint" : "breakpoint");
-        cJSON_AddStringToObject(h, "where", where);
-        cJSON_AddNumberToObject(h, "perSecond", (double)(int64_t)rate);
-        cJSON_AddNumberToObject(h, "workUsPerHit", (int64_t)(work_us * 10) / 10.0);
-        cJSON_AddItemToArray(hot, h);
-        if (!note[0])
-            snprintf(note, sizeof note, "%s %d at %s is reached %.0f times a second%s: each "
-                     "time the program stops for the debugger (%.1f us of its work, and the "
-                     "stop itself), so the program spends at least %.0f%% of a thread's time "
-                     "there and runs that much slower. Give it a hitLimit, a condition that "
-                     "is rarely true on a line reached less often, or remove it.",
-                     b->logpoint ? "Logpoint" : "Breakpoint", b->id, where, rate,
-                     b->condition[0] ? " (its condition is evaluated each time)" : "",
-                     work_us, share > 100 ? 100 : share);
-    }
-    if (note[0])
-        cJSON_AddStringToObject(o, "hotBreakpointsNote", note);
-    free(infos);
 }
 
 void tool_add_breakpoint_count(cJSON *o, const char *id)

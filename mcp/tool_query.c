@@ -423,7 +423,7 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
                  "{...this filter}}}, or poll again with afterEventId \"%s\".",
                  last_id ? last : "0");
         cJSON_AddStringToObject(out, "runningNote", note);
-        tool_add_hot_breakpoints(out, id);
+        tool_add_hot(out, id);
     }
     tool_add_sampling(out, id); /* the events of sampled functions are a sample */
     free(pids);

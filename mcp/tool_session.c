@@ -146,7 +146,7 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
     }
     tool_add_pattern_status(o, id);
     add_evicted_status(o, rd, id);
-    tool_add_hot_breakpoints(o, id);
+    tool_add_hot(o, id);
     if (st.lost_events > 0) {
         char msg[400];
         snprintf(msg, sizeof msg, "%lld event(s) of this session could not be written to "

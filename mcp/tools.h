@@ -77,14 +77,14 @@ cJSON *tool_event_json(const struct timeline_event *r, bool verbose);
 struct collector_breakpoint;
 int tool_breakpoint_parse(const cJSON *o, const char *list, int i,
                           struct collector_breakpoint *b, struct strobe_error *e);
-/* How often a thread reaches breakpoint b a second since it was set (0 for the first
- * 100 ms). */
-double tool_breakpoint_rate(const struct collector_bp_info *b);
-/* Adds "hotBreakpoints" [{id, kind, where, perSecond, workUsPerHit}] and
- * "hotBreakpointsNote" (the rate, the cost, what it does to the program's speed, what
- * to do) when a breakpoint, logpoint or condition of session id is reached more than
- * 1,000 times a second: to status, debug_query and debug_continue answers. */
-void tool_add_hot_breakpoints(cJSON *o, const char *id);
+/* How often something set at set_ns (CLOCK_MONOTONIC) fired a second, n times so far
+ * (0 for its first 100 ms: a rate over a few hits means nothing). tool_hot.c. */
+double tool_hot_rate(int64_t n, int64_t set_ns);
+/* Adds "hot" [{kind, id, where, perSecond, workUsPerHit?}] and "hotNote" (the rate,
+ * the cost, what it does to the program's speed, what to do) when a breakpoint,
+ * logpoint, condition or data watch of session id fires more than 1,000 times a
+ * second: to status, debug_query and debug_continue answers (tool_hot.c). */
+void tool_add_hot(cJSON *o, const char *id);
 /* debug_breakpoint's shape of a breakpoint (also in debug_launch's answer). */
 cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged);
 /* Adds "breakpoints": N (logpoints included) and "logpoints": N (when any) of session

@@ -73,6 +73,7 @@ struct wslot {
     int id;
     struct hwwatch_spec spec;
     int64_t hits;
+    int64_t set_ns;                /* CLOCK_MONOTONIC when armed: hits / age is its rate */
 };
 
 struct wproc {
@@ -233,7 +234,7 @@ static void keep_ended(struct hwwatch *w, const struct hwwatch_info *info)
 static void slot_info(const struct wslot *s, struct hwwatch_info *out)
 {
     *out = (struct hwwatch_info){.id = s->id, .spec = s->spec, .hits = s->hits,
-                                 .active = true};
+                                 .set_ns = s->set_ns, .active = true};
 }
 
 /* Slots in mask that no process has any more end, for why. */
@@ -364,7 +365,7 @@ int hwwatch_arm(struct hwwatch *w, const struct hwwatch_spec *spec, const pid_t 
         return -1;
     }
     struct wslot *s = &w->slots[free_slot];
-    *s = (struct wslot){.used = true, .id = w->next_id++, .spec = *spec};
+    *s = (struct wslot){.used = true, .id = w->next_id++, .spec = *spec, .set_ns = mono_ns()};
     unsigned bit = 1u << free_slot;
     for (int k = 0; k < n; k++) {
         struct wproc *p = proc_get(w, pids[k]);

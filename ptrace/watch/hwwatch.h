@@ -75,6 +75,7 @@ struct hwwatch_info {
     int id;
     struct hwwatch_spec spec;
     int64_t hits;
+    int64_t set_ns;                     /* CLOCK_MONOTONIC when armed */
     bool active;
     char ended[160];                    /* why it ended ("" while active) */
 };

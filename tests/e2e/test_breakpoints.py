@@ -1085,18 +1085,18 @@ def test_a_hot_logpoint_is_said_with_its_rate_and_cost_and_hit_limit_caps_one(mc
 
     def hot():
         st = mcp.status(sid)
-        return st if st.get("hotBreakpoints") else None
+        return st if st.get("hot") else None
     st = wait_until(hot, T_LONG, what="the logpoint said to be hot")
-    [h] = st["hotBreakpoints"]
+    [h] = st["hot"]
     assert h["kind"] == "logpoint" and h["where"] == "hot_count.c:%d" % line, h
     assert h["perSecond"] >= 1000 and h["workUsPerHit"] > 0, h
-    note = st["hotBreakpointsNote"]
+    note = st["hotNote"]
     assert "times a second" in note and "runs that much slower" in note and \
         "hitLimit" in note, note
-    assert mcp.query(sid, eventType="stdout")["hotBreakpoints"][0]["id"] == h["id"]
+    assert mcp.query(sid, eventType="stdout")["hot"][0]["id"] == h["id"]
     c = cont(mcp, sid, "until", timeoutMs=200,
              condition={"event": {"eventType": "stderr"}})  # never comes
-    assert c["state"] == "running" and c["hotBreakpoints"][0]["id"] == h["id"], c
+    assert c["state"] == "running" and c["hot"][0]["id"] == h["id"], c
     os.kill(pid, signal.SIGUSR1)
     mcp.wait_ended(sid)
     assert mcp.query(sid, eventType="logpoint", text={"contains": "hitLimit"})[
