@@ -16,6 +16,7 @@
 #include "cli/repl/repl.h"
 #include "core/collector.h"
 #include "core/daemon.h"
+#include "core/output_keeper.h"
 #include "mcp/server.h"
 #include "mcp/tools.h"
 #include "ptrace/native.h"
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
         return proxy_main();
     if (strcmp(cmd, "install") == 0)
         return install_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "output-keeper") == 0) /* started by the daemon: output_keeper.h */
+        return output_keeper_main(argc - 1, argv + 1);
     if (strcmp(cmd, "daemon") == 0) {
         int idle = daemon_default_idle_timeout();
         for (int i = 2; i < argc; i++) {

@@ -20,6 +20,7 @@
 #include "base/ring.h"
 #include "base/strbuf.h"
 #include "core/debug.h"
+#include "core/output_keeper.h"
 #include "core/patterns.h"
 #include "core/session_internal.h"
 #include "core/trace_watches.h"
@@ -203,6 +204,7 @@ static int start_target(struct session *s, const struct launch_request *req,
         if (rc == 0) {
             s->pid = pid;
             store_session_set_pid(sessions.store, s->key, pid);
+            output_keeper_start(out[0], err[0], s->id); /* it outlives the daemon */
         }
     }
     free(argv);
