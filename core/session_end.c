@@ -113,7 +113,8 @@ static int stop_or_delete(const char *id, bool retain, int64_t *events,
         rc = store_session_delete(sessions.store, row.key, &why);
     session_row_free(&row);
     if (rc != 0)
-        return err_set(e, ERR_INTERNAL, "cannot update session '%s': %s", id, why.msg);
+        return err_set(e, why.code == ERR_STORE_FULL ? ERR_STORE_FULL : ERR_INTERNAL,
+                       "cannot update session '%s': %s", id, why.msg);
     log_info("session %s: %s", id, retain ? "stopped, data retained" : "deleted");
     return 0;
 }

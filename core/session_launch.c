@@ -203,7 +203,9 @@ static int start_target(struct session *s, const struct launch_request *req,
         rc = collector_launch(s->collector, &launch, &s->target, &pid, e);
         if (rc == 0) {
             s->pid = pid;
-            store_session_set_pid(sessions.store, s->key, pid);
+            /* refused (a full disk), it is kept and retried by the store */
+            if (store_session_set_pid(sessions.store, s->key, pid) < 0)
+                log_error("session %s: cannot record its pid: out of memory", s->id);
             output_keeper_start(out[0], err[0], s->id); /* it outlives the daemon */
         }
     }
@@ -355,7 +357,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     int rc = store_session_create(sessions.store, &row, &why);
     free(cmdline);
     if (rc != 0) {
-        err_set(e, ERR_INTERNAL, "cannot record the session: %s", why.msg);
+        err_set(e, why.code == ERR_STORE_FULL ? ERR_STORE_FULL : ERR_INTERNAL,
+                "cannot record the session: %s", why.msg);
         goto fail_locked;
     }
     s->key = row.key;

@@ -185,6 +185,15 @@ static cJSON *list(struct tool_ctx *ctx, struct strobe_error *e)
     cJSON *o = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(o, "sessions");
     size_t used = 0, budget = LIST_BUDGET;
+    /* Sessions before a damaged database was set aside are in that file, not here. */
+    struct timeline_store_note note;
+    timeline_store_note(ctx->store, &note);
+    if (note.set_aside[0]) {
+        cJSON *aside = cJSON_AddObjectToObject(o, "storeSetAside");
+        cJSON_AddStringToObject(aside, "file", note.set_aside);
+        cJSON_AddStringToObject(aside, "note", note.set_aside_why);
+        budget -= strlen(note.set_aside) + strlen(note.set_aside_why) + 40;
+    }
     int shown = 0;
     for (; shown < n; shown++) {
         cJSON *row = row_json(&rows[shown]);

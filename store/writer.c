@@ -6,7 +6,9 @@
  * session's own start, so it orders nothing across sessions, which instead take
  * turns of MERGE_RUN events: a flood cannot starve another session's events.
  * What a batch does: batch.c; the event cap: eviction.c; the per-session state:
- * writer_sessions.c; the calls producers make: producers.c.
+ * writer_sessions.c; the calls producers make: producers.c. Between passes it also
+ * retries the session updates the database refused (pending.c), and after each
+ * commit it looks whether a full disk has room again (health.c).
  *
  * Passes and store_sync(): a pass snapshots the ring list, then pops from the ring
  * whose head is oldest until every ring has been found empty once (so everything
@@ -288,8 +290,10 @@ static int64_t pass(struct store *s, struct writer *w)
              mono_ns() - w->batch_started_ns >= COMMIT_MS * 1000000LL)) {
             int rc = st_batch_commit(w);
             publish_done(s, w);
-            if (rc == 0)
+            if (rc == 0) {
+                st_health_wrote(s);
                 delete_some(s, w, DELETE_SHARE_NS);
+            }
             yield_to_sdb(s);
             refresh_rings(s, w);
             if (rc < 0 || st_batch_begin(w) < 0) {
@@ -307,6 +311,7 @@ static int64_t pass(struct store *s, struct writer *w)
         st_batch_abort(s, w, 0);
         return -1;
     }
+    st_health_wrote(s);
     return inserted;
 }
 
@@ -361,6 +366,8 @@ static void *writer_main(void *arg)
         int more = stop ? 0 : delete_some(s, w, 0);
         if (more != 0)
             yield_to_sdb(s);
+        /* Session updates the database refused, again (a last time when stopping). */
+        st_pending_retry(s, w->db, stop);
 
         pthread_mutex_lock(&s->lock);
         if (more > 0)
