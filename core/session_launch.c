@@ -199,6 +199,10 @@ static int start_target(struct session *s, const struct launch_request *req,
             .watches = watches, .n_watches = n_watches,
             .breakpoints = bps, .n_breakpoints = n_bps,
         };
+        /* Before the program runs: started after it, the keeper's start delayed the
+         * output thread, and a short program's lines were read at once, out of order.
+         * If the launch fails, the write ends close and the keeper ends. */
+        output_keeper_start(out[0], err[0], s->id); /* it outlives the daemon */
         pid_t pid;
         rc = collector_launch(s->collector, &launch, &s->target, &pid, e);
         if (rc == 0) {
@@ -206,7 +210,6 @@ static int start_target(struct session *s, const struct launch_request *req,
             /* refused (a full disk), it is kept and retried by the store */
             if (store_session_set_pid(sessions.store, s->key, pid) < 0)
                 log_error("session %s: cannot record its pid: out of memory", s->id);
-            output_keeper_start(out[0], err[0], s->id); /* it outlives the daemon */
         }
     }
     free(argv);
