@@ -135,7 +135,12 @@ void session_target_put(struct session_target *st);
 /* The store the sessions write to (for modules that add an event producer). */
 struct store *sessions_store(void);
 
-/* Kills the target if it runs, then deletes the session's data unless retain. */
+/* The pid of session id's process when a daemon that died left it running (this
+ * daemon does not trace it; stop kills it), else 0 (core/session_orphan.c). */
+pid_t session_left_running(const char *id);
+
+/* Kills the target if it runs (also one a daemon that died left running), then
+ * deletes the session's data unless retain. */
 int session_stop(const char *id, bool retain, int64_t *events_collected,
                  struct strobe_error *e);
 /* Kills the target if it runs and deletes the session's data. */

@@ -146,6 +146,17 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
     }
     tool_add_pattern_status(o, id);
     add_evicted_status(o, rd, id);
+    pid_t left = session_left_running(id);
+    if (left) {
+        /* "stopped" says nothing records it; the process runs on all the same */
+        cJSON_AddNumberToObject(o, "leftRunningPid", left);
+        char note[400];
+        snprintf(note, sizeof note, "Process %d of this session still runs: its daemon died "
+                 "and this one does not trace it. What it printed since is kept in "
+                 "orphaned/%s.stdout and .stderr under $STROBE_HOME. debug_session stop kills "
+                 "it.", (int)left, id);
+        cJSON_AddStringToObject(o, "leftRunningNote", note);
+    }
     tool_add_hot(o, id);
     if (st.lost_events > 0) {
         char msg[400];
