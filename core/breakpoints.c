@@ -292,7 +292,9 @@ int debug_breakpoints_launched(const char *id, struct collector_bp_info *out, in
 {
     *n = 0;
     struct session_target st;
-    if (session_target_get(id, &st, e) != 0)
+    /* a program that ended before the launch answer (logpoints alone never stop it)
+     * still tells how its breakpoints bound */
+    if (session_target_get_ended(id, &st, e) != 0)
         return -1;
     int got = collector_breakpoints_staged(st.collector, st.target, out, max, e);
     session_target_put(&st);

@@ -132,6 +132,10 @@ struct session_target {
 };
 int session_target_get(const char *id, struct session_target *out, struct strobe_error *e);
 void session_target_put(struct session_target *st);
+/* session_target_get, also once the session's processes ended (its target is held
+ * until stop): for what the collector kept, never to drive the program. */
+int session_target_get_ended(const char *id, struct session_target *out,
+                             struct strobe_error *e);
 /* The store the sessions write to (for modules that add an event producer). */
 struct store *sessions_store(void);
 
