@@ -360,6 +360,8 @@ struct collector_watch_info {
     bool readwrite;
     int64_t hits;
     int64_t set_ns;              /* CLOCK_MONOTONIC when armed: hits / age is its rate */
+    int64_t work_ns;             /* the debugger's time recording its hits (the stops
+                                    take longer: a lower bound of its cost) */
     char value[256];             /* the value now, JSON text ("" when unknown) */
     bool ended;                  /* it fired no more: its processes exec'd or exited */
     char ended_reason[160];      /* why, when ended */

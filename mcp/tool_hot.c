@@ -1,9 +1,10 @@
 /*
  * tool_hot.c - what slows the program down, said in the answers that follow: a
  * breakpoint, logpoint or condition reached, or a data watch hit, more than 1,000
- * times a second. Each is a stop of the program for the debugger (tens of
- * microseconds), so its rate is the program's slowdown; a logpoint on a hot line once
- * turned a 0.04 s run into 32 s without a word. See tools.h.
+ * times a second or for a fifth of a thread's time. Each is a stop of the program
+ * for the debugger (tens of microseconds), so its rate is the program's slowdown; a
+ * logpoint on a hot line once turned a 0.04 s run into 32 s without a word. See
+ * tools.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,11 @@
 #include "core/watch.h"
 #include "mcp/tools.h"
 
-/* Said hot from this rate on (docs/PROTOCOL.md), once set this long. */
+/* Said hot from this rate on (docs/PROTOCOL.md), once set this long; or from this
+ * share of a thread's time, which a slow debugger (or a slow machine) reaches at a
+ * lower rate: the program is as slowed down either way. */
 #define HOT_PER_SECOND 1000
+#define HOT_PERCENT 20
 #define HOT_MIN_AGE_NS 100000000
 
 double tool_hot_rate(int64_t n, int64_t set_ns)
@@ -28,11 +32,18 @@ struct hot {
     char note[1024];
 };
 
-/* One entry; the note is the first's: the worst is rarely more than one. work_us < 0:
- * not measured (a watch's hits are counted by the debug registers' traps). */
+/* One entry, when hot; the note is the first's: the worst is rarely more than one.
+ * work_ns: the debugger's time over its traps (a lower bound of the stops' time). */
 static void add(struct hot *h, cJSON *o, const char *kind, int id, const char *where,
-                double rate, double work_us, bool condition)
+                int64_t traps, int64_t set_ns, int64_t work_ns, bool condition)
 {
+    double rate = tool_hot_rate(traps, set_ns);
+    double work_us = traps ? work_ns / 1e3 / (double)traps : 0;
+    double share = rate * work_us / 1e4; /* percent of one thread's time, at least */
+    if (share > 100)
+        share = 100;
+    if (rate < HOT_PER_SECOND && share < HOT_PERCENT)
+        return;
     if (!h->list)
         h->list = cJSON_AddArrayToObject(o, "hot");
     cJSON *e = cJSON_CreateObject();
@@ -40,24 +51,20 @@ static void add(struct hot *h, cJSON *o, const char *kind, int id, const char *w
     cJSON_AddNumberToObject(e, "id", id);
     cJSON_AddStringToObject(e, "where", where);
     cJSON_AddNumberToObject(e, "perSecond", (double)(int64_t)rate);
-    if (work_us >= 0)
-        cJSON_AddNumberToObject(e, "workUsPerHit", (int64_t)(work_us * 10) / 10.0);
+    cJSON_AddNumberToObject(e, "workUsPerHit", (int64_t)(work_us * 10) / 10.0);
+    cJSON_AddNumberToObject(e, "percentOfThread", (int64_t)share);
     cJSON_AddItemToArray(h->list, e);
     if (h->note[0])
         return;
-    char cost[160] = "";
-    if (work_us >= 0) {
-        double share = rate * work_us / 1e4; /* percent of one thread's time, at least */
-        snprintf(cost, sizeof cost, " (%.1f us of its work, and the stop itself), so the "
-                 "program spends at least %.0f%% of a thread's time there", work_us,
-                 share > 100 ? 100 : share);
-    }
     snprintf(h->note, sizeof h->note, "The %s %d at %s fires %.0f times a second%s: each "
-             "time the program stops for the debugger%s and runs that much slower. %s",
+             "time the program stops for the debugger (%.1f us of its work, and the stop "
+             "itself), so the program spends at least %.0f%% of a thread's time there and "
+             "runs that much slower. %s",
              kind, id, where, rate, condition ? " (its condition is evaluated each time)" : "",
-             cost, kind[0] == 'w' ? "Watch a variable written less often, or unwatch it."
-                                  : "Give it a hitLimit, a condition on a line reached less "
-                                    "often, or remove it.");
+             work_us, share, kind[0] == 'w' ? "Watch a variable written less often, or "
+                                              "unwatch it."
+                                            : "Give it a hitLimit, a condition on a line "
+                                              "reached less often, or remove it.");
 }
 
 static void add_breakpoints(struct hot *h, cJSON *o, const char *id)
@@ -68,16 +75,13 @@ static void add_breakpoints(struct hot *h, cJSON *o, const char *id)
         n = 0;
     for (int i = 0; i < n && i < DEBUG_LIST_MAX; i++) {
         const struct collector_bp_info *b = &infos[i];
-        double rate = tool_hot_rate(b->traps, b->set_ns);
-        if (rate < HOT_PER_SECOND)
-            continue;
         char where[300];
         if (b->function[0])
             snprintf(where, sizeof where, "%s", b->function);
         else
             snprintf(where, sizeof where, "%s:%d", b->file, b->line ? b->line : b->line_asked);
-        add(h, o, b->logpoint ? "logpoint" : "breakpoint", b->id, where, rate,
-            b->traps ? b->work_ns / 1e3 / (double)b->traps : 0, b->condition[0]);
+        add(h, o, b->logpoint ? "logpoint" : "breakpoint", b->id, where, b->traps, b->set_ns,
+            b->work_ns, b->condition[0]);
     }
     free(infos);
 }
@@ -88,11 +92,10 @@ static void add_watches(struct hot *h, cJSON *o, const char *id)
     int n = 0;
     if (!ws || session_watch_list(id, ws, WATCH_LIST_MAX, &n, NULL) != 0)
         n = 0;
-    for (int i = 0; i < n && i < WATCH_LIST_MAX; i++) {
-        double rate = ws[i].ended ? 0 : tool_hot_rate(ws[i].hits, ws[i].set_ns);
-        if (rate >= HOT_PER_SECOND)
-            add(h, o, "watch", ws[i].id, ws[i].label, rate, -1, false);
-    }
+    for (int i = 0; i < n && i < WATCH_LIST_MAX; i++)
+        if (!ws[i].ended)
+            add(h, o, "watch", ws[i].id, ws[i].label, ws[i].hits, ws[i].set_ns, ws[i].work_ns,
+                false);
     free(ws);
 }
 

@@ -137,7 +137,8 @@ static void fill_info(struct hwwatch *w, const struct hwwatch_info *in, pid_t va
                                          .address = in->spec.address,
                                          .size = in->spec.size,
                                          .readwrite = in->spec.readwrite, .hits = in->hits,
-                                         .set_ns = in->set_ns, .ended = !in->active};
+                                         .set_ns = in->set_ns, .work_ns = in->work_ns,
+                                         .ended = !in->active};
     snprintf(out->label, sizeof out->label, "%s", in->spec.label);
     snprintf(out->type, sizeof out->type, "%s", in->spec.type_name);
     snprintf(out->ended_reason, sizeof out->ended_reason, "%s", in->ended);

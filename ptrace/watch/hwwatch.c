@@ -74,6 +74,7 @@ struct wslot {
     struct hwwatch_spec spec;
     int64_t hits;
     int64_t set_ns;                /* CLOCK_MONOTONIC when armed: hits / age is its rate */
+    int64_t work_ns;               /* time spent recording its hits */
 };
 
 struct wproc {
@@ -234,7 +235,8 @@ static void keep_ended(struct hwwatch *w, const struct hwwatch_info *info)
 static void slot_info(const struct wslot *s, struct hwwatch_info *out)
 {
     *out = (struct hwwatch_info){.id = s->id, .spec = s->spec, .hits = s->hits,
-                                 .set_ns = s->set_ns, .active = true};
+                                 .set_ns = s->set_ns, .work_ns = s->work_ns,
+                                 .active = true};
 }
 
 /* Slots in mask that no process has any more end, for why. */
@@ -711,9 +713,17 @@ static void record_hits(struct hwwatch *w, pid_t tid, pid_t tgid, unsigned bits)
         memcpy(tname, th->name, sizeof tname);
     } else
         procmem_thread_name(tid, tname, sizeof tname);
+    int n_hit = 0;
     for (int i = 0; i < HWWATCH_SLOTS; i++)
-        if ((bits & p->mask & (1u << i)) && w->slots[i].used)
+        if ((bits & p->mask & (1u << i)) && w->slots[i].used) {
             push_hit(w, &w->slots[i], i, p, tid, wh, tname, ts);
+            n_hit++;
+        }
+    /* The work of this trap, shared by the watches it hit. */
+    int64_t work = mono_ns() - ts;
+    for (int i = 0; i < HWWATCH_SLOTS && n_hit; i++)
+        if ((bits & p->mask & (1u << i)) && w->slots[i].used)
+            w->slots[i].work_ns += work / n_hit;
 }
 
 bool hwwatch_on_trap(struct hwwatch *w, pid_t tid, pid_t tgid)

@@ -472,6 +472,8 @@ def test_a_hot_watch_is_said_in_status(mcp):
         return st if st.get("hot") else None
     st = wait_until(hot, T_LONG, what="the watch said to be hot")
     [h] = st["hot"]
-    assert h["kind"] == "watch" and h["id"] == w["watchId"] and h["perSecond"] >= 1000, h
-    assert "workUsPerHit" not in h and "unwatch" in st["hotNote"], st
+    assert h["kind"] == "watch" and h["id"] == w["watchId"], h
+    # Hot by rate, or (a slow debugger, as under valgrind) by its share of the thread.
+    assert h["perSecond"] >= 1000 or h["percentOfThread"] >= 20, h
+    assert h["workUsPerHit"] > 0 and "unwatch" in st["hotNote"], st
     mcp.stop(sid)
