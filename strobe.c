@@ -5,6 +5,8 @@
  * MCP connection handler and the engine the native collector, so the engine
  * depends on neither the protocol nor ptrace.
  */
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,8 @@
 #include "cli/repl/repl.h"
 #include "core/collector.h"
 #include "core/daemon.h"
+#include "core/daemon_start.h"
+#include "core/output_keeper.h"
 #include "mcp/server.h"
 #include "mcp/tools.h"
 #include "ptrace/native.h"
@@ -24,7 +28,7 @@
 static int usage(FILE *f, int status)
 {
     fprintf(f,
-            "usage: strobe daemon [--idle-timeout SECONDS]\n"
+            "usage: strobe daemon [--idle-timeout SECONDS] [--ready-fd FD]\n"
             "       strobe mcp\n"
             "       strobe install [--agent NAME]... [--dry-run] [--uninstall]\n"
             "       strobe                (alone, on a terminal: the gdb-style REPL)\n"
@@ -56,29 +60,35 @@ int main(int argc, char **argv)
         return proxy_main();
     if (strcmp(cmd, "install") == 0)
         return install_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "output-keeper") == 0) /* started by the daemon: output_keeper.h */
+        return output_keeper_main(argc - 1, argv + 1);
     if (strcmp(cmd, "daemon") == 0) {
         int idle = daemon_default_idle_timeout();
         for (int i = 2; i < argc; i++) {
+            bool ready = strcmp(argv[i], "--ready-fd") == 0;
             const char *v = NULL;
-            if (strcmp(argv[i], "--idle-timeout") == 0 && i + 1 < argc)
+            if ((ready || strcmp(argv[i], "--idle-timeout") == 0) && i + 1 < argc)
                 v = argv[++i];
             else if (strncmp(argv[i], "--idle-timeout=", 15) == 0)
                 v = argv[i] + 15;
             char *end;
             long n = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || n <= 0 || n > 86400 * 365) {
+            if (!v || *end || n < (ready ? 0 : 1) || n > (ready ? INT_MAX : 86400 * 365)) {
                 fprintf(stderr, "strobe: daemon: bad argument '%s'\n", argv[i]);
                 return usage(stderr, 64);
             }
-            idle = (int)n;
+            if (ready)
+                daemon_start_attach((int)n); /* before anything can fail */
+            else
+                idle = (int)n;
         }
         const char *broken = tools_catalog_error();
         if (broken) {
-            fprintf(stderr, "strobe: broken build: mcp/tools.json: %s\n", broken);
+            daemon_start_failed("broken build: mcp/tools.json: %s", broken);
             return 70;
         }
         if (collector_register(&native_collector) != 0) {
-            fprintf(stderr, "strobe: cannot register the native collector\n");
+            daemon_start_failed("cannot register the native collector");
             return 70;
         }
         static const struct daemon_protocol mcp = {.serve = mcp_serve, .refuse = mcp_refuse};

@@ -39,6 +39,7 @@ const char *err_code_name(enum err_code code)
     case ERR_NOT_PAUSED: return "NOT_PAUSED";
     case ERR_THREAD_NOT_PAUSED: return "THREAD_NOT_PAUSED";
     case ERR_TEST_RUN_NOT_FOUND: return "TEST_RUN_NOT_FOUND";
+    case ERR_STORE_FULL: return "STORE_FULL";
     }
     return "INTERNAL_ERROR";
 }

@@ -40,6 +40,7 @@ enum err_code {
     ERR_NOT_PAUSED,           /* continue or step with no thread paused */
     ERR_THREAD_NOT_PAUSED,    /* a step of a thread that is not paused */
     ERR_TEST_RUN_NOT_FOUND,   /* debug_test status of an unknown testRunId */
+    ERR_STORE_FULL,           /* the database cannot grow: its disk is full */
 };
 
 struct strobe_error {

@@ -28,6 +28,11 @@ void log_close(void)
     log_fd = STDERR_FILENO;
 }
 
+bool log_opened(void)
+{
+    return log_fd != STDERR_FILENO;
+}
+
 void log_msg(const char *level, const char *fmt, ...)
 {
     char line[2048];

@@ -5,8 +5,12 @@
 #ifndef STROBE_LOG_H
 #define STROBE_LOG_H
 
+#include <stdbool.h>
+
 int log_open(const char *path);
 void log_close(void);
+/* Whether messages go to the log file (log_open succeeded), not to stderr. */
+bool log_opened(void);
 void log_msg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_info(...) log_msg("info", __VA_ARGS__)

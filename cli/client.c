@@ -1,7 +1,7 @@
 /*
  * client.c - the daemon connection used by `strobe mcp` and strobectl: connect (and
- * start the daemon detached when nothing answers), buffered line I/O, and blocking
- * JSON-RPC requests. See client.h.
+ * start the daemon when nothing answers: client_start.c), buffered line I/O, and
+ * blocking JSON-RPC requests. See client.h.
  */
 #include "cli/client.h"
 
@@ -21,6 +21,7 @@
 
 #include "base/linesplit.h"
 #include "base/paths.h"
+#include "cli/client_start.h"
 
 /* ---- connecting ------------------------------------------------------------- */
 
@@ -56,78 +57,6 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Starts `bin daemon` detached: double fork so that the daemon is not our child,
- * setsid, standard streams on /dev/null, working directory /. An exec failure
- * comes back through a close-on-exec pipe as an errno. Returns 0 or -1 with err
- * set. */
-static int start_daemon(const char *bin, char *err, size_t errlen)
-{
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0) {
-        snprintf(err, errlen, "cannot start the strobe daemon: pipe: %s", strerror(errno));
-        return -1;
-    }
-    pid_t child = fork();
-    if (child < 0) {
-        snprintf(err, errlen, "cannot start the strobe daemon: fork: %s", strerror(errno));
-        close(pfd[0]);
-        close(pfd[1]);
-        return -1;
-    }
-    if (child == 0) {
-        close(pfd[0]);
-        setsid();
-        pid_t grandchild = fork();
-        if (grandchild != 0)
-            _exit(grandchild < 0 ? 1 : 0);
-        int efd = pfd[1];
-        if (efd <= STDERR_FILENO) /* our stdio was closed; move out of the way */
-            efd = fcntl(efd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-        if (efd < 0)
-            _exit(127);
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, STDIN_FILENO);
-            dup2(null, STDOUT_FILENO);
-            dup2(null, STDERR_FILENO);
-            if (null > STDERR_FILENO)
-                close(null);
-        }
-        /* Whatever else the caller had open must not leak into the daemon, except
-         * the error pipe, which is close-on-exec. */
-        if (efd > STDERR_FILENO + 1)
-            close_range(STDERR_FILENO + 1, (unsigned)efd - 1, 0);
-        close_range((unsigned)efd + 1, ~0U, 0);
-        /* A daemon must not pin the caller's directory; requests carry paths. */
-        if (chdir("/") != 0)
-            _exit(127);
-        execlp(bin, bin, "daemon", (char *)NULL);
-        int e = errno;
-        ssize_t w = write(efd, &e, sizeof e);
-        (void)w;
-        _exit(127);
-    }
-    close(pfd[1]);
-    int status;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-        ;
-    int e = 0;
-    ssize_t n;
-    do
-        n = read(pfd[0], &e, sizeof e);
-    while (n < 0 && errno == EINTR);
-    close(pfd[0]);
-    if (n == (ssize_t)sizeof e) {
-        snprintf(err, errlen, "cannot run '%s daemon': %s", bin, strerror(e));
-        return -1;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(err, errlen, "cannot start the strobe daemon: fork failed");
-        return -1;
-    }
-    return 0;
-}
-
 int client_connect(bool autostart, char *err, size_t errlen)
 {
     char path[PATH_MAX];
@@ -156,12 +85,15 @@ int client_connect(bool autostart, char *err, size_t errlen)
         return -1;
     }
 
-    char bin[PATH_MAX];
+    char bin[PATH_MAX], home[PATH_MAX];
     strobe_sibling_binary("strobe", bin, sizeof bin);
-    if (start_daemon(bin, err, errlen) != 0)
+    int dir_len = (int)(strrchr(path, '/') - path); /* the state directory */
+    snprintf(home, sizeof home, "%.*s", dir_len, path);
+    if (client_start_daemon(bin, home, err, errlen) == CLIENT_START_FAILED)
         return -1;
 
-    /* Wait for the new daemon to listen: short back-off, bounded total time. */
+    /* It listens (or another daemon, which may still be starting, has the directory):
+     * connect, with a short back-off and a bounded total time. */
     int64_t deadline = now_ms() + CLIENT_START_TIMEOUT_MS;
     int delay_ms = 5;
     int last = 0;
@@ -176,11 +108,10 @@ int client_connect(bool autostart, char *err, size_t errlen)
         if (delay_ms < 200)
             delay_ms *= 2;
     }
-    int dir_len = (int)(strrchr(path, '/') - path); /* the state directory */
     snprintf(err, errlen,
              "started '%s daemon' but it did not accept connections on %s within %d s "
-             "(%s); look at %.*s/daemon.log",
-             bin, path, CLIENT_START_TIMEOUT_MS / 1000, strerror(last), dir_len, path);
+             "(%s); look at %s/daemon.log",
+             bin, path, CLIENT_START_TIMEOUT_MS / 1000, strerror(last), home);
     return -1;
 }
 

@@ -22,7 +22,10 @@
 /* Largest response line strobectl accepts; responses are cut at about 32 KiB of
  * events, but verbose output can be several MiB. */
 #define CLIENT_MAX_RESPONSE_LINE (64 * 1024 * 1024)
-/* How long client_connect(true, ...) waits for a freshly started daemon. */
+/* How long client_connect(true, ...) waits for a freshly started daemon: how long it
+ * may stay silent (it says when it is ready, or why it cannot start, at once, and
+ * that it is still at work every second of a long step: cli/client_start.c), and how
+ * long another daemon that has the directory may take to listen. */
 #define CLIENT_START_TIMEOUT_MS 10000
 /* How long rpc_request waits for an answer before it gives up and says so. The
  * longest a tool waits by its own arguments is 60 s (debug_continue's timeoutMs);
@@ -32,9 +35,10 @@
 
 /* Connects to the daemon's socket and returns the fd (close-on-exec, blocking).
  * When nothing answers and autostart is set, starts `<strobe> daemon` detached (the
- * strobe binary next to the running executable, else from PATH) and waits up to
- * CLIENT_START_TIMEOUT_MS for the socket to accept. Returns -1 with a sentence in
- * err (errlen bytes) on failure; a failed start points at daemon.log. */
+ * strobe binary next to the running executable, else from PATH) and waits for it to
+ * listen (CLIENT_START_TIMEOUT_MS). Returns -1 with a sentence in err (errlen
+ * bytes) on failure: a daemon that cannot start is reported as soon as it gives up,
+ * with its own sentence (the line it logs) and where its log is. */
 int client_connect(bool autostart, char *err, size_t errlen);
 
 /* ---- JSON-RPC ----------------------------------------------------------------- */

@@ -120,6 +120,25 @@ static int stage(struct collector_breakpoint *specs, int n, struct collector_bp_
     return 0;
 }
 
+int debug_breakpoints_for_launch(struct collector_breakpoint *specs, int n,
+                                 struct strobe_error *e)
+{
+    int bps = 0, lps = 0;
+    for (int i = 0; i < n; i++) {
+        if (check_spec(&specs[i], e) != 0)
+            return -1;
+        ++*(specs[i].message ? &lps : &bps);
+    }
+    if (bps > BREAKPOINTS_MAX || lps > LOGPOINTS_MAX)
+        return err_set(e, ERR_LIMIT_EXCEEDED, "At most %d breakpoints and %d logpoints may be "
+                       "given to a launch.", BREAKPOINTS_MAX, LOGPOINTS_MAX);
+    pthread_mutex_lock(&g.lock);
+    for (int i = 0; i < n; i++)
+        specs[i].id = g.next_id++;
+    pthread_mutex_unlock(&g.lock);
+    return 0;
+}
+
 /* ---- breakpoints of a session ---- */
 
 int debug_breakpoints_add(const char *id, const struct debug_conn *conn,
@@ -133,24 +152,31 @@ int debug_breakpoints_add(const char *id, const struct debug_conn *conn,
         return -1;
     int done = 0;
     int rc = collector_stops_check(st.collector, e);
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = check_spec(&specs[i], e);
     if (rc == 0) {
+        pthread_mutex_lock(&g.lock);
+        int first = g.next_id;
+        g.next_id += n;
+        pthread_mutex_unlock(&g.lock);
         for (; done < n && rc == 0; done++) {
-            rc = check_spec(&specs[done], e);
-            if (rc != 0)
-                break;
-            pthread_mutex_lock(&g.lock);
-            specs[done].id = g.next_id++;
-            pthread_mutex_unlock(&g.lock);
+            specs[done].id = first + done;
             rc = collector_breakpoint_set(st.collector, st.target, &specs[done], &out[done], e);
             if (rc != 0)
                 break;
         }
-        /* All or nothing: those set before the failure go. */
-        if (rc != 0)
+        /* All or nothing: those set before the failure go, and a rejected add uses up
+         * no id (unless another add took ids since: then ids stay unique). */
+        if (rc != 0) {
             for (int i = 0; i < done; i++)
                 collector_breakpoint_clear(st.collector, st.target, specs[i].id, NULL);
-        else
+            pthread_mutex_lock(&g.lock);
+            if (g.next_id == first + n)
+                g.next_id = first;
+            pthread_mutex_unlock(&g.lock);
+        } else {
             debug_state_control(st.debug, conn);
+        }
     }
     session_target_put(&st);
     return rc;
@@ -266,7 +292,9 @@ int debug_breakpoints_launched(const char *id, struct collector_bp_info *out, in
 {
     *n = 0;
     struct session_target st;
-    if (session_target_get(id, &st, e) != 0)
+    /* a program that ended before the launch answer (logpoints alone never stop it)
+     * still tells how its breakpoints bound */
+    if (session_target_get_ended(id, &st, e) != 0)
         return -1;
     int got = collector_breakpoints_staged(st.collector, st.target, out, max, e);
     session_target_put(&st);

@@ -356,7 +356,7 @@ void collector_bp_info_init(struct collector_bp_info *info, const struct collect
     *info = (struct collector_bp_info){.id = b->id, .logpoint = b->message != NULL,
                                        .line = b->line, .line_asked = b->line,
                                        .hit_count = b->hit_count, .one_shot = b->one_shot,
-                                       .all_stop = b->all_stop};
+                                       .all_stop = b->all_stop, .hit_limit = b->hit_limit};
     snprintf(info->function, sizeof info->function, "%s", b->function ? b->function : "");
     snprintf(info->file, sizeof info->file, "%s", b->file ? b->file : "");
     snprintf(info->condition, sizeof info->condition, "%s", b->condition ? b->condition : "");

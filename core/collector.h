@@ -359,6 +359,9 @@ struct collector_watch_info {
     char type[128];
     bool readwrite;
     int64_t hits;
+    int64_t set_ns;              /* CLOCK_MONOTONIC when armed: hits / age is its rate */
+    int64_t work_ns;             /* the debugger's time recording its hits (the stops
+                                    take longer: a lower bound of its cost) */
     char value[256];             /* the value now, JSON text ("" when unknown) */
     bool ended;                  /* it fired no more: its processes exec'd or exited */
     char ended_reason[160];      /* why, when ended */
@@ -441,6 +444,8 @@ struct collector_breakpoint {
                                     the condition are counted, not paused at */
     bool one_shot;               /* removed after its first pause (or message) */
     bool all_stop;               /* a pause stops every thread of the process */
+    int64_t hit_limit;           /* 0: none; N: removed after its Nth pause (or
+                                    message), the last message saying so */
 };
 
 struct collector_bp_location {
@@ -473,6 +478,13 @@ struct collector_bp_info {
     int64_t condition_errors;    /* hits whose condition could not be evaluated (they
                                     pause, as gdb does, so the agent sees why) */
     char last_condition_error[256];
+    int64_t hit_limit;
+    int64_t traps;               /* times a thread reached it, condition true or not:
+                                    what it costs the program */
+    int64_t set_ns;              /* CLOCK_MONOTONIC when it was set: traps / age is its
+                                    rate */
+    int64_t work_ns;             /* the debugger's time handling its traps (the stops
+                                    themselves cost more): a lower bound of its cost */
 };
 
 enum collector_pause_reason {

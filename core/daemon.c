@@ -36,6 +36,7 @@
 #include "base/log.h"
 #include "base/paths.h"
 #include "core/collector.h"
+#include "core/daemon_start.h"
 #include "core/poll.h"
 #include "core/session.h"
 
@@ -297,48 +298,59 @@ static void accept_client(int lfd)
     pthread_mutex_unlock(&d.lock);
 }
 
-static int bind_socket(const char *path)
+/* The listening socket, or -1 with why (whylen bytes). */
+static int bind_socket(const char *path, char *why, size_t whylen)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof addr.sun_path) {
-        log_error("socket path %s is too long (max %zu); set a shorter STROBE_HOME", path,
-                  sizeof addr.sun_path - 1);
+        snprintf(why, whylen, "socket path %s is too long (max %zu); set a shorter "
+                 "STROBE_HOME", path, sizeof addr.sun_path - 1);
         return -1;
     }
     strcpy(addr.sun_path, path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
+    if (fd < 0) {
+        snprintf(why, whylen, "cannot create a socket: %s", strerror(errno));
         return -1;
+    }
     unlink(path); /* a stale socket: we hold the lock, so nobody serves it */
     mode_t old = umask(0177);
     int rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
     umask(old);
     if (rc != 0 || chmod(path, 0600) != 0 || listen(fd, 64) != 0) {
-        log_error("cannot listen on %s: %s", path, strerror(errno));
+        snprintf(why, whylen, "cannot listen on %s: %s", path, strerror(errno));
         close(fd);
         return -1;
     }
     return fd;
 }
 
-static int write_pid(const char *path)
+/* 0, or -1 with why (whylen bytes). */
+static int write_pid(const char *path, char *why, size_t whylen)
 {
     char tmp[PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return -1;
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
-    int rc = write(fd, buf, (size_t)n) == n ? 0 : -1;
-    close(fd);
-    return rc == 0 ? rename(tmp, path) : -1;
+    int rc = -1;
+    if (fd >= 0) {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
+        rc = write(fd, buf, (size_t)n) == n ? 0 : -1;
+        close(fd);
+    }
+    if (rc == 0)
+        rc = rename(tmp, path);
+    if (rc != 0)
+        snprintf(why, whylen, "cannot write %s: %s", path, strerror(errno));
+    return rc;
 }
 
 /* Holds the single-instance lock for the daemon's lifetime; -1 with why (errlen
- * bytes) when another daemon has it or the lock file cannot be opened. */
-static int take_lock(const char *path, char *why, size_t whylen)
+ * bytes) when another daemon has it (*elsewhere set) or the lock file cannot be
+ * opened. */
+static int take_lock(const char *path, char *why, size_t whylen, bool *elsewhere)
 {
+    *elsewhere = false;
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
         if (errno == ELOOP)
@@ -349,7 +361,8 @@ static int take_lock(const char *path, char *why, size_t whylen)
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK)
+        *elsewhere = errno == EWOULDBLOCK;
+        if (*elsewhere)
             snprintf(why, whylen, "another daemon already runs for %s (see strobe.pid); "
                      "nothing to do", path);
         else
@@ -374,10 +387,35 @@ static int get_paths(char paths[][PATH_MAX])
     struct strobe_error e;
     for (int f = STROBE_SOCK; f <= STROBE_SETTINGS; f++)
         if (strobe_path(f, paths[f], PATH_MAX, &e) != 0) {
-            fprintf(stderr, "strobe: %s\n", e.msg);
+            daemon_start_failed("%s", e.msg);
             return -1;
         }
     return 0;
+}
+
+/* store_open_alive's word every second of the database's check. */
+static void checking(void *arg)
+{
+    daemon_start_wait("checking the database %s", (const char *)arg);
+}
+
+/* Opens the database, checked; a damaged one set aside is said in the log. NULL when
+ * it cannot be opened (said to the starter). */
+static struct store *open_store(const char *path)
+{
+    daemon_start_wait("checking the database %s", path);
+    struct strobe_error err;
+    struct store *st = store_open_alive(path, checking, (void *)path, &err);
+    if (!st) {
+        daemon_start_failed("cannot open the database %s: %s", path, err.msg);
+        return NULL;
+    }
+    struct store_health h;
+    store_health(st, &h);
+    if (h.set_aside[0])
+        log_warn("the database %s was damaged (%s): set aside as %s (with its -wal file), "
+                 "a fresh one started", path, h.damage, h.set_aside);
+    return st;
 }
 
 static void serve_loop(int lfd, int sfd, int idle_timeout_s)
@@ -415,14 +453,20 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol,
     char paths[STROBE_SETTINGS + 1][PATH_MAX];
     if (get_paths(paths) != 0)
         return 1;
-    char lock_why[PATH_MAX + 128];
-    int lock_fd = take_lock(paths[STROBE_LOCK], lock_why, sizeof lock_why);
-    if (lock_fd < 0) {
-        fprintf(stderr, "strobe: %s\n", lock_why);
-        return 1;
-    }
+    /* The log first, so that a start refused for any reason below is in it. */
     if (log_open(paths[STROBE_LOG]) != 0)
         fprintf(stderr, "strobe: cannot open %s: %s\n", paths[STROBE_LOG], strerror(errno));
+    char lock_why[PATH_MAX + 128];
+    bool elsewhere;
+    int lock_fd = take_lock(paths[STROBE_LOCK], lock_why, sizeof lock_why, &elsewhere);
+    if (lock_fd < 0) {
+        if (elsewhere)
+            daemon_start_other("%s", lock_why);
+        else
+            daemon_start_failed("%s", lock_why);
+        log_close();
+        return 1;
+    }
     /* Collectors keep what they learn about programs there (function indexes), so a
      * new daemon does not learn it again. */
     char cache_dir[PATH_MAX + 8];
@@ -437,13 +481,19 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol,
     pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* before any thread: all inherit it */
     signal(SIGPIPE, SIG_IGN);
     int sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+    if (sfd < 0) {
+        daemon_start_failed("cannot create the signal descriptor: %s", strerror(errno));
+        collectors_shutdown();
+        log_close();
+        close(lock_fd);
+        return 1;
+    }
 
-    struct strobe_error err;
-    d.store = store_open(paths[STROBE_DB], &err);
+    d.store = open_store(paths[STROBE_DB]);
     if (!d.store) {
-        log_error("cannot open the database %s: %s", paths[STROBE_DB], err.msg);
-        fprintf(stderr, "strobe: cannot open the database %s: %s\n", paths[STROBE_DB],
-                err.msg);
+        collectors_shutdown();
+        log_close();
+        close(sfd);
         close(lock_fd);
         return 1;
     }
@@ -461,20 +511,23 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol,
     d.n_services = n_services;
     for (int i = 0; i < n_services; i++)
         services[i]->init(d.store, home[0] ? home : NULL);
+    daemon_start_wait("applying the retention settings");
     retention_check();
     retention_start();
     d.protocol = protocol;
     touch();
 
-    int lfd = bind_socket(paths[STROBE_SOCK]);
+    char why[PATH_MAX + 128];
+    int lfd = bind_socket(paths[STROBE_SOCK], why, sizeof why);
     int status = 1;
-    if (lfd >= 0 && sfd >= 0 && write_pid(paths[STROBE_PID]) == 0) {
+    if (lfd >= 0 && write_pid(paths[STROBE_PID], why, sizeof why) == 0) {
         log_info("daemon %d listening on %s (idle timeout %d s)", (int)getpid(),
                  paths[STROBE_SOCK], idle_timeout_s);
+        daemon_start_ready();
         serve_loop(lfd, sfd, idle_timeout_s);
         status = 0;
     } else {
-        log_error("cannot start: socket or pid file");
+        daemon_start_failed("%s", why);
     }
     if (lfd >= 0) {
         close(lfd);
@@ -491,8 +544,7 @@ int daemon_run(int idle_timeout_s, const struct daemon_protocol *protocol,
     unlink(paths[STROBE_PID]);
     log_info("daemon %d stopped", (int)getpid());
     log_close();
-    if (sfd >= 0)
-        close(sfd);
+    close(sfd);
     close(lock_fd);
     return status;
 }

@@ -1,10 +1,13 @@
 /*
  * daemon.h - the per-user daemon: single instance, private socket, idle shutdown.
  *
- * Start-up: resolve $STROBE_HOME (0700), take strobe.lock with flock (a second
- * daemon exits at once: the lock, not the pid file, is the truth, so files left by
- * a kill -9 are simply replaced), open the log and the database, mark sessions of a
- * dead predecessor as stopped, bind strobe.sock (0600) and write strobe.pid.
+ * Start-up: resolve $STROBE_HOME (0700), open the log, take strobe.lock with flock (a
+ * second daemon exits at once: the lock, not the pid file, is the truth, so files left
+ * by a kill -9 are simply replaced), check and open the database (a damaged one is set
+ * aside: store/check.c), mark sessions of a dead predecessor as stopped, bind
+ * strobe.sock (0600) and write strobe.pid. Each step that may take long, the end
+ * (listening), and any reason not to start are told to whoever started the daemon
+ * (core/daemon_start.h) as well as logged.
  * Each accepted connection whose peer uid (SO_PEERCRED) is ours gets a thread that
  * runs the protocol handler, up to DAEMON_MAX_CLIENTS at once. At the descriptor
  * limit the daemon stops accepting for a moment and logs it (no busy loop). The

@@ -66,6 +66,10 @@ void debug_state_control(struct debug_state *d, const struct debug_conn *conn);
 int debug_breakpoints_add(const char *id, const struct debug_conn *conn,
                           struct collector_breakpoint *specs, int n,
                           struct collector_bp_info *out, struct strobe_error *e);
+/* Breakpoints of one launch only (debug_launch's own, not staged): checks specs[0..n)
+ * as an add does (conditions, the limits) and numbers them with fresh ids. */
+int debug_breakpoints_for_launch(struct collector_breakpoint *specs, int n,
+                                 struct strobe_error *e);
 /* Removes ids[0..n), or everything (all). removed[] gets the ids that went. -1 with
  * BREAKPOINT_NOT_FOUND naming the unknown id (nothing is removed then). */
 int debug_breakpoints_remove(const char *id, const int *ids, int n, bool all, int *removed,

@@ -103,13 +103,15 @@ static int process_exited(const char *id, struct strobe_error *e)
     return err_set(e, ERR_PROCESS_EXITED, "Target process of session '%s' has exited.", id);
 }
 
-int session_target_get(const char *id, struct session_target *out, struct strobe_error *e)
+/* The target of live session id, with or without its processes (ended). */
+static int target_get(const char *id, bool ended, struct session_target *out,
+                      struct strobe_error *e)
 {
     *out = (struct session_target){0};
     struct session *s = session_acquire(id, e);
     if (!s)
         return -1;
-    if (atomic_load(&s->finished)) {
+    if (!ended && atomic_load(&s->finished)) {
         session_release(s);
         return process_exited(id, e);
     }
@@ -117,6 +119,17 @@ int session_target_get(const char *id, struct session_target *out, struct strobe
                                    .key = s->key, .t0_ns = s->t0_ns, .session = s,
                                    .pid = s->pid, .debug = s->debug};
     return 0;
+}
+
+int session_target_get(const char *id, struct session_target *out, struct strobe_error *e)
+{
+    return target_get(id, false, out, e);
+}
+
+int session_target_get_ended(const char *id, struct session_target *out,
+                             struct strobe_error *e)
+{
+    return target_get(id, true, out, e);
 }
 
 void session_target_put(struct session_target *st)

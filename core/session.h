@@ -43,13 +43,16 @@ struct launch_request {
     const char *project_root;
     const char *const *env;    /* "KEY=VALUE" entries added to the daemon's env */
     int n_env;
-    /* Trace patterns and watches of this launch (syntax checked by the caller);
-     * when explicit, these replace the pending ones (which stay pending). */
+    /* Trace patterns, watches and breakpoints of this launch (patterns checked by the
+     * caller, breakpoints numbered by debug_breakpoints_for_launch); when explicit,
+     * these replace the staged ones (which stay staged for later launches). */
     bool explicit_tracing;
     const char *const *patterns;
     int n_patterns;
     const struct trace_watch_spec *watches;
     int n_watches;
+    const struct collector_breakpoint *breakpoints;
+    int n_breakpoints;
     /* Optional: sees every byte of output (core/output.h's tap) and, once it is all
      * read, the main process's wait status; on the session's output thread. */
     void (*tap)(void *tap_arg, int stream, const char *buf, size_t n);
@@ -66,7 +69,8 @@ struct launch_result {
     int pending_applied;       /* pending trace patterns armed before main */
     int pending_watches;       /* pending trace watches added once it ran */
     char watch_warning[512];   /* pending watches that could not be added ("": none) */
-    int staged_breakpoints;    /* breakpoints staged for this launch (debug.h): list them
+    int staged_breakpoints;    /* breakpoints armed at the launch (staged, or the launch's
+                                  own) (debug.h): list them
                                   with debug_breakpoints_list to see how each bound */
 };
 
@@ -128,10 +132,19 @@ struct session_target {
 };
 int session_target_get(const char *id, struct session_target *out, struct strobe_error *e);
 void session_target_put(struct session_target *st);
+/* session_target_get, also once the session's processes ended (its target is held
+ * until stop): for what the collector kept, never to drive the program. */
+int session_target_get_ended(const char *id, struct session_target *out,
+                             struct strobe_error *e);
 /* The store the sessions write to (for modules that add an event producer). */
 struct store *sessions_store(void);
 
-/* Kills the target if it runs, then deletes the session's data unless retain. */
+/* The pid of session id's process when a daemon that died left it running (this
+ * daemon does not trace it; stop kills it), else 0 (core/session_orphan.c). */
+pid_t session_left_running(const char *id);
+
+/* Kills the target if it runs (also one a daemon that died left running), then
+ * deletes the session's data unless retain. */
 int session_stop(const char *id, bool retain, int64_t *events_collected,
                  struct strobe_error *e);
 /* Kills the target if it runs and deletes the session's data. */

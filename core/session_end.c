@@ -88,6 +88,7 @@ static int stop_or_delete(const char *id, bool retain, int64_t *events,
     polls_end_session(id, true); /* before sessions.lock: a sample may be waiting for it */
     pthread_mutex_lock(&sessions.lock);
     struct session *s = session_find_live(id);
+    bool was_live = s != NULL;
     if (s)
         end_live(s);
     pthread_mutex_unlock(&sessions.lock);
@@ -104,6 +105,11 @@ static int stop_or_delete(const char *id, bool retain, int64_t *events,
         return err_set(e, ERR_INTERNAL, "cannot read session '%s' from the database", id);
     if (rc == 1)
         return session_not_found(id, e);
+    pid_t orphan = was_live ? 0 : session_orphan_pid(&row);
+    if (orphan && session_orphan_kill(id, orphan, e) != 0) {
+        session_row_free(&row);
+        return -1;
+    }
     if (events)
         *events = row.event_count;
     struct strobe_error why = {.msg = "?"}; /* store_session_set_retained tells none */
@@ -113,7 +119,8 @@ static int stop_or_delete(const char *id, bool retain, int64_t *events,
         rc = store_session_delete(sessions.store, row.key, &why);
     session_row_free(&row);
     if (rc != 0)
-        return err_set(e, ERR_INTERNAL, "cannot update session '%s': %s", id, why.msg);
+        return err_set(e, why.code == ERR_STORE_FULL ? ERR_STORE_FULL : ERR_INTERNAL,
+                       "cannot update session '%s': %s", id, why.msg);
     log_info("session %s: %s", id, retain ? "stopped, data retained" : "deleted");
     return 0;
 }

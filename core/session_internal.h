@@ -73,6 +73,12 @@ extern struct session_registry sessions;
 int64_t session_wall_ms(void);
 /* The live session id; NULL when none. Called with sessions.lock held. */
 struct session *session_find_live(const char *id);
+
+/* A session of a daemon that died (session_orphan.c): the pid of its process if that
+ * still runs (its start time is the session's), else 0. */
+pid_t session_orphan_pid(const struct session_row *row);
+/* SIGKILLs that process and waits (5 s at most) for it to go; -1 with a sentence. */
+int session_orphan_kill(const char *id, pid_t pid, struct strobe_error *e);
 /* The live session id, kept alive (users) until session_release(); NULL with e set
  * to SESSION_NOT_FOUND, or to PROCESS_EXITED for a stored session whose process no
  * daemon runs now. */

@@ -20,6 +20,7 @@
 #include "base/ring.h"
 #include "base/strbuf.h"
 #include "core/debug.h"
+#include "core/output_keeper.h"
 #include "core/patterns.h"
 #include "core/session_internal.h"
 #include "core/trace_watches.h"
@@ -198,11 +199,17 @@ static int start_target(struct session *s, const struct launch_request *req,
             .watches = watches, .n_watches = n_watches,
             .breakpoints = bps, .n_breakpoints = n_bps,
         };
+        /* Before the program runs: started after it, the keeper's start delayed the
+         * output thread, and a short program's lines were read at once, out of order.
+         * If the launch fails, the write ends close and the keeper ends. */
+        output_keeper_start(out[0], err[0], s->id); /* it outlives the daemon */
         pid_t pid;
         rc = collector_launch(s->collector, &launch, &s->target, &pid, e);
         if (rc == 0) {
             s->pid = pid;
-            store_session_set_pid(sessions.store, s->key, pid);
+            /* refused (a full disk), it is kept and retried by the store */
+            if (store_session_set_pid(sessions.store, s->key, pid) < 0)
+                log_error("session %s: cannot record its pid: out of memory", s->id);
         }
     }
     free(argv);
@@ -353,7 +360,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     int rc = store_session_create(sessions.store, &row, &why);
     free(cmdline);
     if (rc != 0) {
-        err_set(e, ERR_INTERNAL, "cannot record the session: %s", why.msg);
+        err_set(e, why.code == ERR_STORE_FULL ? ERR_STORE_FULL : ERR_INTERNAL,
+                "cannot record the session: %s", why.msg);
         goto fail_locked;
     }
     s->key = row.key;
@@ -381,8 +389,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->tap_ended = req->tap_ended;
     s->tap_arg = req->tap_arg;
     s->t0_ns = mono_ns();
-    const struct collector_breakpoint *bps = NULL;
-    int n_bps = 0;
+    const struct collector_breakpoint *bps = req->breakpoints;
+    int n_bps = req->n_breakpoints;
     struct debug_staged *staged_bps =
         req->explicit_tracing ? NULL : debug_staged_take(&bps, &n_bps);
     rc = start_target(s, req, path, cwd, list, watches, n_watches, bps, n_bps, e);

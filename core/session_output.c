@@ -41,9 +41,13 @@ static void record_exit(void *arg, struct output *o, int ws)
     ev.data = data;
     output_push(o, &ev);
     store_sync_session(sessions.store, s->key, -1);
-    if (store_session_finish(sessions.store, s->key, status, session_wall_ms(), has_code, code,
-                             signame) != 0)
-        log_error("session %s: cannot record its end", s->id);
+    int rc = store_session_finish(sessions.store, s->key, status, session_wall_ms(), has_code,
+                                  code, signame);
+    if (rc > 0)
+        log_warn("session %s: the database refused its end; it is kept and shown, and "
+                 "written once the database takes it", s->id);
+    else if (rc < 0)
+        log_error("session %s: cannot record its end: out of memory", s->id);
     atomic_store(&s->finished, 1);
     polls_end_session(s->id, false); /* nothing left to sample */
     log_info("session %s: %s", s->id, text);

@@ -205,6 +205,18 @@ int timeline_status(struct timeline_reader *rd, const char *id, struct timeline_
                     struct strobe_error *e);
 void timeline_status_free(struct timeline_status *st);
 
+/* ---- the database's own condition ------------------------------------------------- */
+
+/* What answers say about the database itself (core/timeline_store.c), sentences in
+ * the engine's terms, "" when there is nothing to say. */
+struct timeline_store_note {
+    char full[5120];         /* its disk is full: since when, what is lost, what is kept,
+                                when the note goes */
+    char set_aside[4096];    /* the file a damaged database was moved to at start */
+    char set_aside_why[5120]; /* what was found there, and where its sessions are now */
+};
+void timeline_store_note(struct store *db, struct timeline_store_note *out);
+
 /* ---- crash context --------------------------------------------------------------- */
 
 /* What a crash event is joined with when it is read: the events that led to it and

@@ -19,6 +19,7 @@ struct reader {
     struct strbuf *out;
     size_t end;   /* out->len beyond which nothing more is written */
     bool cut;     /* the ellipsis was written */
+    size_t bonus; /* bytes of addresses written, on top of the limit (put_address) */
 };
 
 static void skip_ws(struct reader *r)
@@ -145,12 +146,37 @@ static bool skip_value(struct reader *r, int level)
     return ok;
 }
 
+/* "@0x55e4c0a1b2a0 " before an object a pointer led to (its "@ptr" key comes first,
+ * dwarf/value.c): the address is the evidence of a use-after-free or of two names
+ * for one object, so the short form keeps it. Reads ahead without moving r. */
+static void put_address(struct reader *r)
+{
+    const char *p = r->p;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (strncmp(p, "\"@ptr\"", 6) != 0)
+        return;
+    for (p += 6; isspace((unsigned char)*p) || *p == ':'; p++)
+        ;
+    if (*p != '"')
+        return;
+    const char *end = strchr(++p, '"');
+    if (!end || end - p > 18 || r->cut)
+        return;
+    r->end += (size_t)(end - p) + 2; /* on top of the limit: the fields keep their room */
+    r->bonus += (size_t)(end - p) + 2;
+    puts_r(r, "@");
+    put(r, p, (size_t)(end - p));
+    puts_r(r, " ");
+}
+
 /* The members of an object, after its "{". */
 static bool object(struct reader *r, int level)
 {
     bool shown_any = false;
     const char *opaque = NULL;
     size_t opaque_len = 0;
+    put_address(r);
     size_t open_at = r->out->len;
     puts_r(r, level > NESTED_SHOWN ? "{" ELLIPSIS "}" : "{");
     bool opened = !r->cut;
@@ -281,7 +307,7 @@ void value_short_args(struct strbuf *out, const char *json, size_t limit)
         if (*r.p != '{')
             return;
         r.p++;
-        size_t used = out->len - start;
+        size_t used = out->len - start - r.bonus;
         size_t left = used < limit ? limit - used : 0;
         size_t share = n_args > i ? left / (n_args - i) : left;
         r.cut = false;

@@ -6,10 +6,13 @@
  * Rules: numbers, true, false and null as written; strings quoted, their text cut at
  * 24 bytes with "…"; a string that is a marker ("<struct node at 0x...>") or an
  * address ("0x...") unquoted; objects as {key=value, ...} without the "@"-keys
- * ("@ptr", "@bytes", "@see"), an opaque struct as its "@opaque" text; arrays as
+ * ("@ptr", "@bytes", "@see"), an object a pointer led to prefixed with its address
+ * ("@0x55e4c0a1b2a0 {host=\"metrics-sink\", ...}"), an opaque struct as its "@opaque"
+ * text; arrays as
  * [a, b, ...]; objects and arrays nested more than two levels as {…} and […]. Once
  * the text reaches the limit the rest is "…", so the result is at most limit bytes
- * plus the 3 of that ellipsis. Invalid JSON renders as far as it is valid.
+ * plus the 3 of that ellipsis, plus the addresses shown (which take no room from the
+ * fields). Invalid JSON renders as far as it is valid.
  */
 #ifndef STROBE_VALUE_SHORT_H
 #define STROBE_VALUE_SHORT_H

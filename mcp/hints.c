@@ -18,6 +18,9 @@ static const struct hint {
     {ERR_COMMAND_NOT_FOUND, "debug_test",
      "Install the package the message names, or pass the command that runs the tests "
      "(command: \"path/to/test_binary\") with framework set."},
+    {ERR_STORE_FULL, NULL,
+     "Free space on the disk the message names (or point STROBE_HOME at another disk "
+     "and restart the daemon), then retry: the daemon notices the room by itself."},
     {ERR_TEST_RUN_NOT_FOUND, NULL,
      "Use the testRunId that debug_test({action: \"run\"}) returned; runs are forgotten "
      "when the daemon restarts: start the run again."},

@@ -2,7 +2,10 @@
  * server.c - MCP over one connection. See server.h.
  *
  * Tool failures are results with isError, carrying "CODE: sentence" as text and the
- * same in structuredContent.error; protocol failures are JSON-RPC errors. A line
+ * same in structuredContent.error; protocol failures are JSON-RPC errors. The
+ * database's own condition is said here, for every tool: storeFull in each answer
+ * while its disk is full, a damaged database set aside at start in initialize's
+ * instructions (core/timeline.h, timeline_store_note). A line
  * longer than RPC_MAX_LINE is answered with -32600 and skipped up to its newline,
  * so one bad message never costs the client its connection.
  */
@@ -66,7 +69,24 @@ static void note_client(struct mcp_conn *c, const cJSON *params)
     c->tools.conn.transient = cJSON_IsString(name) && strcmp(name->valuestring, "strobectl") == 0;
 }
 
-static cJSON *initialize_result(const cJSON *params)
+/* The instructions of initialize: the workflow, and what the agent must know about
+ * the database before it asks for sessions (one set aside at start). */
+static void add_instructions(struct mcp_conn *c, cJSON *res)
+{
+    static const char workflow[] =
+        "Strobe debugs running programs. Launch with debug_launch, read stderr/stdout with "
+        "debug_query first, add traces with debug_trace only when output is not enough, "
+        "end with debug_session stop.";
+    struct timeline_store_note note = {0};
+    if (c->tools.store)
+        timeline_store_note(c->tools.store, &note);
+    char text[sizeof workflow + sizeof note.set_aside_why + 2];
+    snprintf(text, sizeof text, "%s%s%s", workflow, note.set_aside_why[0] ? " " : "",
+             note.set_aside_why);
+    cJSON_AddStringToObject(res, "instructions", text);
+}
+
+static cJSON *initialize_result(struct mcp_conn *c, const cJSON *params)
 {
     const char *version = protocol_versions[0];
     const cJSON *asked = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
@@ -82,10 +102,7 @@ static cJSON *initialize_result(const cJSON *params)
     cJSON *info = cJSON_AddObjectToObject(res, "serverInfo");
     cJSON_AddStringToObject(info, "name", "strobe");
     cJSON_AddStringToObject(info, "version", STROBE_VERSION);
-    cJSON_AddStringToObject(res, "instructions",
-                            "Strobe debugs running programs. Launch with debug_launch, read "
-                            "stderr/stdout with debug_query first, add traces with debug_trace "
-                            "only when output is not enough, end with debug_session stop.");
+    add_instructions(c, res);
     return res;
 }
 
@@ -129,6 +146,18 @@ static cJSON *tool_ok_result(cJSON *value)
     return res;
 }
 
+/* While the database's disk is full, every answer says so (storeFull): each one may
+ * rest on events that were not stored. */
+static void add_store_full(struct mcp_conn *c, cJSON *value)
+{
+    struct timeline_store_note note;
+    if (!c->tools.store || !cJSON_IsObject(value))
+        return;
+    timeline_store_note(c->tools.store, &note);
+    if (note.full[0])
+        cJSON_AddStringToObject(value, "storeFull", note.full);
+}
+
 static char *call_tool(struct mcp_conn *c, const struct rpc_request *req)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(req->params, "name");
@@ -153,10 +182,12 @@ static char *call_tool(struct mcp_conn *c, const struct rpc_request *req)
         if (!args)
             args = empty = cJSON_CreateObject();
         value = tool->fn(&c->tools, args, &e);
-        if (!value)
+        if (!value) {
             hints_apply(tool->name, &e); /* the engine said what; this adds what next */
-        else
+        } else {
+            add_store_full(c, value);
             tool_answer_fit(value, tool_answer_budget());
+        }
     }
     cJSON_Delete(empty);
     if (!value && e.code == ERR_NONE)
@@ -177,7 +208,7 @@ static char *dispatch(struct mcp_conn *c, const struct rpc_request *req)
     if (strcmp(m, "initialize") == 0) {
         c->initialized = true;
         note_client(c, req->params);
-        return rpc_result(req->id, initialize_result(req->params));
+        return rpc_result(req->id, initialize_result(c, req->params));
     }
     if (strcmp(m, "ping") == 0)
         return rpc_result(req->id, cJSON_CreateObject());

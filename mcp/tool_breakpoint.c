@@ -20,19 +20,19 @@
 
 static const char *const fields[] = {"sessionId", "add", "remove", NULL};
 static const char *const spec_fields[] = {"function", "file", "line", "condition", "hitCount",
-                                          "oneShot", "allStop", "message", NULL};
+                                          "hitLimit", "oneShot", "allStop", "message", NULL};
 
-static int parse_spec(const cJSON *o, int i, struct collector_breakpoint *b,
-                      struct strobe_error *e)
+int tool_breakpoint_parse(const cJSON *o, const char *list, int i,
+                          struct collector_breakpoint *b, struct strobe_error *e)
 {
-    char where[32];
-    snprintf(where, sizeof where, "add[%d]", i);
+    char where[48];
+    snprintf(where, sizeof where, "%s[%d]", list, i);
     if (!cJSON_IsObject(o))
         return err_set(e, ERR_VALIDATION, "'%s' must be an object ({function} or {file, "
                        "line}, with condition, hitCount, oneShot, allStop, message), not %s.",
                        where, args_type_name(o));
-    int64_t line = 0, hit = 0;
-    bool has_line = false, has_hit = false;
+    int64_t line = 0, hit = 0, limit = 0;
+    bool has_line = false, has_hit = false, has_limit = false;
     *b = (struct collector_breakpoint){0};
     if (args_only(o, where, spec_fields, e) != 0 ||
         args_string(o, "function", false, &b->function, e) != 0 ||
@@ -40,12 +40,14 @@ static int parse_spec(const cJSON *o, int i, struct collector_breakpoint *b,
         args_int(o, "line", 1, 10000000, &line, &has_line, e) != 0 ||
         args_string(o, "condition", false, &b->condition, e) != 0 ||
         args_int(o, "hitCount", 1, 1000000000, &hit, &has_hit, e) != 0 ||
+        args_int(o, "hitLimit", 1, 1000000000, &limit, &has_limit, e) != 0 ||
         args_bool(o, "oneShot", &b->one_shot, e) != 0 ||
         args_bool(o, "allStop", &b->all_stop, e) != 0 ||
         args_string(o, "message", false, &b->message, e) != 0)
         return -1;
     b->line = (int)line;
     b->hit_count = hit;
+    b->hit_limit = limit;
     if (!b->function == !b->file)
         return err_set(e, ERR_VALIDATION, "'%s' needs exactly one of 'function' (a pattern) "
                        "and 'file' (with 'line').", where);
@@ -92,6 +94,8 @@ cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged)
         cJSON_AddStringToObject(o, "condition", b->condition);
     if (b->hit_count > 1)
         cJSON_AddNumberToObject(o, "hitCount", (double)b->hit_count);
+    if (b->hit_limit)
+        cJSON_AddNumberToObject(o, "hitLimit", (double)b->hit_limit);
     if (b->one_shot)
         cJSON_AddTrueToObject(o, "oneShot");
     if (b->all_stop)
@@ -123,6 +127,9 @@ cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged)
     if (b->note[0])
         cJSON_AddStringToObject(o, "note", b->note);
     cJSON_AddNumberToObject(o, "hits", (double)b->hits);
+    double rate = tool_hot_rate(b->traps, b->set_ns);
+    if (rate >= 1)
+        cJSON_AddNumberToObject(o, "perSecond", (double)(int64_t)rate);
     if (b->condition_errors) {
         cJSON_AddNumberToObject(o, "conditionErrors", (double)b->condition_errors);
         cJSON_AddStringToObject(o, "lastConditionError", b->last_condition_error);
@@ -212,7 +219,7 @@ cJSON *tool_debug_breakpoint(struct tool_ctx *ctx, const cJSON *args, struct str
         }
         const cJSON *it;
         cJSON_ArrayForEach(it, add) {
-            if (parse_spec(it, n_specs, &specs[n_specs], e) != 0)
+            if (tool_breakpoint_parse(it, "add", n_specs, &specs[n_specs], e) != 0)
                 return NULL;
             n_specs++;
         }

@@ -434,6 +434,8 @@ cJSON *tool_debug_continue(struct tool_ctx *ctx, const cJSON *args, struct strob
         goto done;
     }
     res = answer(id, &req, &out);
+    if (out.state != DS_EXITED)
+        tool_add_hot(res, id); /* what slows the program down */
     debug_outcome_free(&out);
 done:
     query_filter_free(&filter);

@@ -6,11 +6,81 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/patterns.h"
 #include "core/session.h"
 #include "mcp/args.h"
 #include "mcp/tools.h"
 
-static const char *const fields[] = {"command", "args", "cwd", "projectRoot", "env", NULL};
+static const char *const fields[] = {"command", "args", "cwd", "projectRoot", "env",
+                                     "tracePatterns", "breakpoints", "watches", NULL};
+
+/* What this launch traces, breaks at and watches when it names any of them itself
+ * (tracePatterns, breakpoints, watches): these, and none of the staged ones, which
+ * stay staged. */
+struct own_tracing {
+    const char **patterns;
+    int n_patterns;
+    struct collector_breakpoint bps[DEBUG_ADD_MAX];
+    int n_bps;
+    struct tool_watches watches;
+};
+
+static int own_tracing_parse(const cJSON *args, struct own_tracing *o, struct strobe_error *e)
+{
+    if (args_strings(args, "tracePatterns", &o->patterns, &o->n_patterns, e) != 0)
+        return -1;
+    if (o->n_patterns > PATTERNS_MAX)
+        return err_set(e, ERR_LIMIT_EXCEEDED, "'tracePatterns' holds %d patterns; at most %d.",
+                       o->n_patterns, PATTERNS_MAX);
+    for (int i = 0; i < o->n_patterns; i++)
+        if (pattern_check(o->patterns[i], e) != 0)
+            return -1;
+    const cJSON *bps = cJSON_GetObjectItemCaseSensitive(args, "breakpoints");
+    if (bps && (!cJSON_IsArray(bps) || cJSON_GetArraySize(bps) > DEBUG_ADD_MAX))
+        return err_set(e, ERR_VALIDATION, "'breakpoints' must be an array of up to %d "
+                       "breakpoint specs, as debug_breakpoint's add: [{file: \"calc.c\", "
+                       "line: 42}] or [{function: \"parse_*\", message: \"n={n}\"}].",
+                       DEBUG_ADD_MAX);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, bps) {
+        if (tool_breakpoint_parse(it, "breakpoints", o->n_bps, &o->bps[o->n_bps], e) != 0)
+            return -1;
+        o->n_bps++;
+    }
+    if (o->n_bps && debug_breakpoints_for_launch(o->bps, o->n_bps, e) != 0)
+        return -1;
+    if (tool_watches_parse(args, &o->watches, e) != 0)
+        return -1;
+    if (o->watches.n_remove)
+        return err_set(e, ERR_VALIDATION, "'watches.remove' has nothing to remove before the "
+                       "launch; give watches.add only.");
+    return 0;
+}
+
+static bool own_tracing_given(const cJSON *args)
+{
+    return cJSON_HasObjectItem(args, "tracePatterns") ||
+           cJSON_HasObjectItem(args, "breakpoints") || cJSON_HasObjectItem(args, "watches");
+}
+
+/* A launch that named its own tracing says which staged items it left for later. */
+static void add_staged_left(cJSON *out)
+{
+    static char names[PATTERNS_MAX][PATTERN_MAX_LEN];
+    int n_patterns = patterns_pending_list(names, PATTERNS_MAX);
+    struct collector_bp_info *infos = calloc(DEBUG_LIST_MAX, sizeof *infos);
+    int n_bps = 0;
+    if (infos)
+        debug_breakpoints_list(NULL, infos, DEBUG_LIST_MAX, &n_bps, NULL);
+    free(infos);
+    if (!n_patterns && !n_bps)
+        return;
+    char note[256];
+    snprintf(note, sizeof note, "This launch named its own tracing: %d staged pattern(s) and "
+             "%d staged breakpoint(s) were not applied (they stay staged for launches "
+             "without tracePatterns, breakpoints or watches).", n_patterns, n_bps);
+    cJSON_AddStringToObject(out, "stagedNotApplied", note);
+}
 
 /* env {K: V} -> "K=V" strings (malloc'd array and strings). */
 static int env_entries(const cJSON *env, char ***out, int *n, struct strobe_error *e)
@@ -48,9 +118,11 @@ static int env_entries(const cJSON *env, char ***out, int *n, struct strobe_erro
 
 /* How each staged breakpoint bound: breakpoints [...], and breakpointErrors [...] for
  * those that bound nowhere (dropped from the session, and so from the staged set:
- * debug.h, one breakpoint; the sentence says so). */
-static void add_staged_breakpoints(cJSON *out, const char *id)
+ * debug.h, one breakpoint; the sentence says so). Returns how many that bound can
+ * stop the program (logpoints never do). */
+static int add_staged_breakpoints(cJSON *out, const char *id, bool own)
 {
+    int stoppers = 0;
     struct collector_bp_info *infos = calloc(DEBUG_LIST_MAX, sizeof *infos);
     int n = 0;
     struct strobe_error e = {0};
@@ -58,13 +130,14 @@ static void add_staged_breakpoints(cJSON *out, const char *id)
         if (e.code != ERR_NONE)
             cJSON_AddStringToObject(out, "breakpointsUnknown", e.msg);
         free(infos);
-        return;
+        return 0;
     }
     cJSON *ok = cJSON_AddArrayToObject(out, "breakpoints");
     cJSON *bad = NULL;
     for (int i = 0; i < n && i < DEBUG_LIST_MAX; i++) {
         if (infos[i].n_locations) {
             cJSON_AddItemToArray(ok, tool_breakpoint_json(&infos[i], false));
+            stoppers += !infos[i].logpoint;
             continue;
         }
         if (!bad)
@@ -72,14 +145,16 @@ static void add_staged_breakpoints(cJSON *out, const char *id)
         cJSON *o = tool_breakpoint_json(&infos[i], true);
         cJSON_DeleteItemFromObject(o, "staged");
         char error[sizeof infos[i].note + 96];
-        snprintf(error, sizeof error, "%s It is no longer staged: add it again, corrected, "
-                 "for the next launch.", infos[i].note);
+        snprintf(error, sizeof error, own ? "%s Give it corrected to the next launch." :
+                 "%s It is no longer staged: add it again, corrected, for the next launch.",
+                 infos[i].note);
         cJSON_AddStringToObject(o, "error", error);
         cJSON_AddItemToArray(bad, o);
         int removed, n_removed;
         debug_breakpoints_remove(id, &infos[i].id, 1, false, &removed, &n_removed, NULL);
     }
     free(infos);
+    return stoppers;
 }
 
 /* patterns: [{pattern, matched, armed, warning?}] for the staged patterns this launch
@@ -119,9 +194,27 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
     }
     req.env = (const char *const *)env_list;
     req.n_env = n_env;
+    struct own_tracing *own = calloc(1, sizeof *own);
+    int rc = own ? 0 : err_set(e, ERR_INTERNAL, "out of memory");
+    if (rc == 0 && own_tracing_given(args)) {
+        rc = own_tracing_parse(args, own, e);
+        req.explicit_tracing = true;
+        req.patterns = own->patterns;
+        req.n_patterns = own->n_patterns;
+        req.breakpoints = own->bps;
+        req.n_breakpoints = own->n_bps;
+        req.watches = own->watches.add;
+        req.n_watches = own->watches.n_add;
+    }
 
     struct launch_result res;
-    int rc = session_launch(&req, &res, e);
+    if (rc == 0)
+        rc = session_launch(&req, &res, e);
+    if (own) {
+        free(own->patterns);
+        free(own->watches.remove);
+    }
+    free(own);
     free(argv);
     for (int i = 0; i < n_env; i++)
         free(env_list[i]);
@@ -134,19 +227,30 @@ cJSON *tool_debug_launch(struct tool_ctx *ctx, const cJSON *args, struct strobe_
     cJSON_AddNumberToObject(out, "pid", res.pid);
     struct trace_result *patterns = NULL;
     if (res.pending_applied) {
-        cJSON_AddNumberToObject(out, "pendingPatternsApplied", res.pending_applied);
+        cJSON_AddNumberToObject(out, req.explicit_tracing ? "patternsApplied"
+                                                          : "pendingPatternsApplied",
+                                res.pending_applied);
         patterns = staged_pattern_results(out, res.session_id);
     }
+    if (req.explicit_tracing)
+        add_staged_left(out);
     if (res.pending_watches)
         cJSON_AddNumberToObject(out, "pendingWatchesApplied", res.pending_watches);
-    if (res.staged_breakpoints)
-        add_staged_breakpoints(out, res.session_id);
+    int stoppers = res.staged_breakpoints ?
+                   add_staged_breakpoints(out, res.session_id, req.explicit_tracing) : 0;
+    const char *whose = req.explicit_tracing ? "this launch's" : "the staged";
     char next[512];
-    if (res.staged_breakpoints)
-        snprintf(next, sizeof next, "The program runs with the staged breakpoints armed "
-                 "(they stay staged for later launches too): debug_continue({sessionId: "
-                 "\"%s\", action: \"until\"}) waits for the first stop (or answers with it "
-                 "at once) with the thread, its line and its locals.", res.session_id);
+    if (stoppers)
+        snprintf(next, sizeof next, "The program runs with %s breakpoints armed: "
+                 "debug_continue({sessionId: \"%s\", action: \"until\"}) waits for the first "
+                 "stop (or answers with it at once) with the thread, its line and its locals.",
+                 whose, res.session_id);
+    else if (res.staged_breakpoints)
+        snprintf(next, sizeof next, "The program runs with %s logpoints armed (they "
+                 "never stop it): read their messages with debug_query({sessionId: \"%s\", "
+                 "eventType: \"logpoint\"}), and check whether it ended with "
+                 "debug_session({action: \"status\", sessionId: \"%s\"}).", whose,
+                 res.session_id, res.session_id);
     else
         snprintf(next, sizeof next,
                  "The program is running and its output is being recorded. Read it first: "

@@ -414,6 +414,17 @@ cJSON *tool_debug_query(struct tool_ctx *ctx, const cJSON *args, struct strobe_e
         for (int i = 0; i < n_pids; i++)
             cJSON_AddItemToArray(arr, cJSON_CreateNumber(pids[i]));
     }
+    if (session_key_in_use(NULL, key)) {
+        /* An empty or short answer is not "never happened" while the program runs. */
+        cJSON_AddTrueToObject(out, "running");
+        char note[300];
+        snprintf(note, sizeof note, "The program is still running: more events may come. "
+                 "Wait for one with debug_continue {action: \"until\", condition: {event: "
+                 "{...this filter}}}, or poll again with afterEventId \"%s\".",
+                 last_id ? last : "0");
+        cJSON_AddStringToObject(out, "runningNote", note);
+        tool_add_hot(out, id);
+    }
     tool_add_sampling(out, id); /* the events of sampled functions are a sample */
     free(pids);
     timeline_page_free(&res);

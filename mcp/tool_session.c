@@ -146,6 +146,18 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
     }
     tool_add_pattern_status(o, id);
     add_evicted_status(o, rd, id);
+    pid_t left = session_left_running(id);
+    if (left) {
+        /* "stopped" says nothing records it; the process runs on all the same */
+        cJSON_AddNumberToObject(o, "leftRunningPid", left);
+        char note[400];
+        snprintf(note, sizeof note, "Process %d of this session still runs: its daemon died "
+                 "and this one does not trace it. What it printed since is kept in "
+                 "orphaned/%s.stdout and .stderr under $STROBE_HOME. debug_session stop kills "
+                 "it.", (int)left, id);
+        cJSON_AddStringToObject(o, "leftRunningNote", note);
+    }
+    tool_add_hot(o, id);
     if (st.lost_events > 0) {
         char msg[400];
         snprintf(msg, sizeof msg, "%lld event(s) of this session could not be written to "
@@ -184,6 +196,15 @@ static cJSON *list(struct tool_ctx *ctx, struct strobe_error *e)
     cJSON *o = cJSON_CreateObject();
     cJSON *arr = cJSON_AddArrayToObject(o, "sessions");
     size_t used = 0, budget = LIST_BUDGET;
+    /* Sessions before a damaged database was set aside are in that file, not here. */
+    struct timeline_store_note note;
+    timeline_store_note(ctx->store, &note);
+    if (note.set_aside[0]) {
+        cJSON *aside = cJSON_AddObjectToObject(o, "storeSetAside");
+        cJSON_AddStringToObject(aside, "file", note.set_aside);
+        cJSON_AddStringToObject(aside, "note", note.set_aside_why);
+        budget -= strlen(note.set_aside) + strlen(note.set_aside_why) + 40;
+    }
     int shown = 0;
     for (; shown < n; shown++) {
         cJSON *row = row_json(&rows[shown]);

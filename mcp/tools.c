@@ -28,7 +28,9 @@
  *   2. declare it in mcp/tools.h;
  *   3. add its entry to mcp/tools.json: name, description (what it does and when to
  *      use it: the agent reads nothing else) and inputSchema (additionalProperties
- *      false), where tools/list is to show it; and its row here, name and handler;
+ *      false), where tools/list is to show it; and its row here, name and handler.
+ *      The whole list stays within 16 KiB (tests/e2e/test_protocol.py): say each
+ *      fact once, in the tool's description or in a field's, never in both;
  *   4. when the engine can fail in a new way for it, give the next step a row in
  *      mcp/hints.c (the dispatcher, mcp/server.c, appends it to every tool's
  *      error), never a sentence in core/;

@@ -71,6 +71,20 @@ cJSON *tool_memory_unwatch(const cJSON *args, const char *id, struct strobe_erro
 /* One event as debug_query shows it (a crash without its joined context). */
 struct timeline_event;
 cJSON *tool_event_json(const struct timeline_event *r, bool verbose);
+/* One breakpoint spec ({function} or {file, line}, with condition, hitCount, oneShot,
+ * allStop, message) of list[i] (debug_breakpoint's add, debug_launch's breakpoints):
+ * strings point into o. */
+struct collector_breakpoint;
+int tool_breakpoint_parse(const cJSON *o, const char *list, int i,
+                          struct collector_breakpoint *b, struct strobe_error *e);
+/* How often something set at set_ns (CLOCK_MONOTONIC) fired a second, n times so far
+ * (0 for its first 100 ms: a rate over a few hits means nothing). tool_hot.c. */
+double tool_hot_rate(int64_t n, int64_t set_ns);
+/* Adds "hot" [{kind, id, where, perSecond, workUsPerHit?}] and "hotNote" (the rate,
+ * the cost, what it does to the program's speed, what to do) when a breakpoint,
+ * logpoint, condition or data watch of session id fires more than 1,000 times a
+ * second: to status, debug_query and debug_continue answers (tool_hot.c). */
+void tool_add_hot(cJSON *o, const char *id);
 /* debug_breakpoint's shape of a breakpoint (also in debug_launch's answer). */
 cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged);
 /* Adds "breakpoints": N (logpoints included) and "logpoints": N (when any) of session

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
 #include "dwarf/dwarf.h"
 #include "dwarf/elfinfo.h"
@@ -53,10 +56,33 @@ static void native_shutdown(void)
 /* Any file the kernel can exec runs under ptrace, so the native collector accepts
  * every program (it is the last resort of the registry); what tracing will lack is
  * said before the program runs, since output capture works regardless. */
+/* A program that gains privileges at exec (setuid, setgid, file capabilities) does
+ * not when a tracer without those privileges traces it: the kernel drops them, so it
+ * runs as the user, and may behave differently ("passwd -S" answered otherwise). */
+static void warn_privileges(const char *path, struct collector_probe *out)
+{
+    struct stat st;
+    if (geteuid() == 0 || stat(path, &st) != 0)
+        return;
+    bool setid = (st.st_mode & S_ISUID && st.st_uid != geteuid()) ||
+                 (st.st_mode & S_ISGID && st.st_gid != getegid());
+    bool caps = getxattr(path, "security.capability", NULL, 0) > 0;
+    if ((setid || caps) && out->n_warnings < 2)
+        snprintf(out->warnings[out->n_warnings++], sizeof out->warnings[0],
+                 "%.200s is %s: traced by a user without those privileges it runs without "
+                 "them (the kernel drops them under ptrace), so it may behave differently "
+                 "than when run alone. Run strobe as the user it would run as to debug it "
+                 "with them.", path, setid ? (st.st_mode & S_ISUID ? "setuid" : "setgid")
+                                          : "given file capabilities");
+}
+
 static bool native_probe(const char *path, struct collector_probe *out)
 {
+    warn_privileges(path, out);
     struct elf_facts f;
     if (elf_facts_read(path, &f) != 0)
+        return true;
+    if (out->n_warnings >= 2)
         return true;
     if (!f.is_elf)
         snprintf(out->warnings[out->n_warnings++], sizeof out->warnings[0],

@@ -46,18 +46,24 @@ int64_t store_session_lost(struct store *s, int64_t key, char *msg, size_t msgle
     for (int i = 0; i < s->nlost; i++)
         if (s->lost[i].key == key)
             n = s->lost[i].events;
-    if (msg && msglen)
-        snprintf(msg, msglen, "%s", n ? s->last_error : "");
+    if (msg && msglen) {
+        msg[0] = '\0';
+        for (int i = 0; i < s->nlost; i++)
+            if (s->lost[i].key == key)
+                snprintf(msg, msglen, "%s", s->lost[i].why);
+    }
     pthread_mutex_unlock(&s->lock);
     return n;
 }
 
-/* Adds n lost events to session key's count (s->lock held). */
+/* Adds n lost events to session key's count, lost by the failure st_writer_error()
+ * has just told (s->last_error; s->lock held). */
 static void count_lost(struct store *s, int64_t key, int64_t n)
 {
     for (int i = 0; i < s->nlost; i++)
         if (s->lost[i].key == key) {
             s->lost[i].events += n;
+            snprintf(s->lost[i].why, sizeof s->lost[i].why, "%s", s->last_error);
             return;
         }
     if (s->nlost == s->lost_cap) {
@@ -68,7 +74,9 @@ static void count_lost(struct store *s, int64_t key, int64_t n)
         s->lost = l;
         s->lost_cap = ncap;
     }
-    s->lost[s->nlost++] = (struct lost_entry){key, n};
+    struct lost_entry *l = &s->lost[s->nlost++];
+    *l = (struct lost_entry){.key = key, .events = n};
+    snprintf(l->why, sizeof l->why, "%s", s->last_error);
 }
 
 void st_lost(struct store *s, int64_t key, int64_t n)
@@ -282,6 +290,7 @@ int st_batch_begin(struct writer *w)
  * and everything the caches learned inside it is gone. */
 void st_batch_abort(struct store *s, struct writer *w, int64_t skipped_key)
 {
+    st_health_failed(s, w->db); /* before the ROLLBACK replaces the failure's code */
     pthread_mutex_lock(&s->lock);
     for (int i = 0; i < w->nsess; i++)
         if (w->sess[i].batch_events)

@@ -95,11 +95,14 @@ int store_session_delete(struct store *s, int64_t key, struct strobe_error *e)
         rc = sqlite3_step(st);
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
+    if (rc != SQLITE_DONE) {
+        st_health_failed(s, s->sdb);
         st_fail_db(e, s->sdb, "cannot delete the session");
+    }
     st_sdb_unlock(s);
     if (rc != SQLITE_DONE)
         return -1;
+    st_pending_forget(s, key);
     pthread_mutex_lock(&s->lock);
     /* Out of memory here leaves the session hidden; st_deleter_resume() queues it at
      * the next start. */

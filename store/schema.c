@@ -1,7 +1,7 @@
 /*
  * schema.c - the database layout and its creation/upgrade, plus store_open/close,
  * store_size_bytes and store_used_bytes (the lifetime of struct store, and what it
- * weighs).
+ * weighs). The file is checked before it is opened (check.c).
  *
  * Layout (spec 003's tables, with the changes measured in design.md):
  *   sessions        INTEGER key for events to refer to; the human TEXT id is UNIQUE.
@@ -295,6 +295,12 @@ int st_schema_init(sqlite3 *db, struct strobe_error *e)
 
 struct store *store_open(const char *path, struct strobe_error *e)
 {
+    return store_open_alive(path, NULL, NULL, e);
+}
+
+struct store *store_open_alive(const char *path, void (*alive)(void *), void *arg,
+                               struct strobe_error *e)
+{
     struct store *s = calloc(1, sizeof *s);
     if (!s) {
         err_set(e, ERR_INTERNAL, "out of memory opening the store");
@@ -309,6 +315,8 @@ struct store *store_open(const char *path, struct strobe_error *e)
         err_set(e, ERR_INTERNAL, "out of memory opening the store");
         goto fail;
     }
+    if (st_check(s, alive, arg, e) < 0)
+        goto fail;
     s->sdb = st_connect(path, true, e);
     if (!s->sdb)
         goto fail;
@@ -337,6 +345,8 @@ void store_close(struct store *s)
     free(s->lost);
     free(s->forget);
     free(s->deletes);
+    free(s->pending);
+    free(s->set_aside);
     pthread_mutex_destroy(&s->sess_lock);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->wake_cond);

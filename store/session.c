@@ -1,13 +1,15 @@
 /*
  * session.c - session rows: create, look up, list, finish, retain, the retention
  * purge's delete (retention.c; store_session_delete is deleter.c's), and the orphan
- * sweep at daemon start. Sessions marked deleted are invisible here.
+ * sweep at daemon start. Sessions marked deleted are invisible here. A pid or an end
+ * the database refused is kept and retried (pending.c), and every read shows it.
  * All of it runs on the session connection (s->sdb) under s->sess_lock; WAL plus
  * busy_timeout serialize it with the writer thread.
  * event_count comes from type_counts (kept exact by the writer), never from a scan.
  */
 #include "store/store_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +69,7 @@ int store_session_create(struct store *s, struct session_row *r, struct strobe_e
         goto out;
     }
     if (rc != SQLITE_DONE) {
+        st_health_failed(s, s->sdb);
         st_fail_db(e, s->sdb, "cannot create the session");
         goto out;
     }
@@ -144,6 +147,8 @@ int store_session_get(struct store *s, const char *id, struct session_row *out)
     }
     sqlite3_finalize(st);
     st_sdb_unlock(s);
+    if (ret == 0)
+        st_pending_apply(s, out);
     return ret;
 }
 
@@ -187,29 +192,22 @@ out:
     }
     sqlite3_finalize(st);
     st_sdb_unlock(s);
+    for (int i = 0; i < *n; i++)
+        st_pending_apply(s, &(*rows)[i]);
     return ret;
 }
 
-/* Runs one statement with int64 / text parameters described by fmt ('i' int64,
- * 't' text or NULL, 'n' NULL); returns sqlite3_changes() or -1. Caller holds
- * sess_lock. */
-static int64_t exec_params(struct store *s, const char *sql, const char *fmt, ...)
+/* Runs one statement with n int64 parameters; returns sqlite3_changes() or -1.
+ * Caller holds sess_lock. */
+static int64_t exec_params(struct store *s, const char *sql, int n, ...)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->sdb, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
     va_list ap;
-    va_start(ap, fmt);
-    for (int i = 0; fmt[i]; i++) {
-        if (fmt[i] == 'i') {
-            sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
-        } else if (fmt[i] == 't') {
-            const char *t = va_arg(ap, const char *);
-            bind_opt_text(st, i + 1, t);
-        } else {
-            sqlite3_bind_null(st, i + 1);
-        }
-    }
+    va_start(ap, n);
+    for (int i = 0; i < n; i++)
+        sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
     va_end(ap);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -220,27 +218,18 @@ int store_session_finish(struct store *s, int64_t key, const char *status,
                          int64_t ended_at_ms, bool has_exit_code, int exit_code,
                          const char *exit_signal)
 {
-    st_sdb_lock(s);
-    int64_t rc;
-    if (has_exit_code)
-        rc = exec_params(s,
-                         "UPDATE sessions SET status = ?1, ended_at = ?2, exit_code = ?3,"
-                         " exit_signal = ?4 WHERE key = ?5",
-                         "tiiti", status, (int64_t)ended_at_ms, (int64_t)exit_code,
-                         exit_signal, (int64_t)key);
-    else
-        rc = exec_params(s,
-                         "UPDATE sessions SET status = ?1, ended_at = ?2, exit_code = NULL,"
-                         " exit_signal = ?3 WHERE key = ?4",
-                         "titi", status, (int64_t)ended_at_ms, exit_signal, (int64_t)key);
-    st_sdb_unlock(s);
-    return rc < 0 ? -1 : 0;
+    struct st_pending u = {.key = key, .has_end = true, .has_exit_code = has_exit_code,
+                           .exit_code = has_exit_code ? exit_code : 0,
+                           .ended_at_ms = ended_at_ms};
+    snprintf(u.status, sizeof u.status, "%s", status);
+    snprintf(u.exit_signal, sizeof u.exit_signal, "%s", exit_signal ? exit_signal : "");
+    return st_pending_write(s, &u);
 }
 
 int store_session_set_retained(struct store *s, int64_t key, bool retained)
 {
     st_sdb_lock(s);
-    int64_t rc = exec_params(s, "UPDATE sessions SET retained = ?1 WHERE key = ?2", "ii",
+    int64_t rc = exec_params(s, "UPDATE sessions SET retained = ?1 WHERE key = ?2", 2,
                              (int64_t)retained, (int64_t)key);
     st_sdb_unlock(s);
     return rc < 0 ? -1 : 0;
@@ -248,11 +237,8 @@ int store_session_set_retained(struct store *s, int64_t key, bool retained)
 
 int store_session_set_pid(struct store *s, int64_t key, int pid)
 {
-    st_sdb_lock(s);
-    int64_t rc = exec_params(s, "UPDATE sessions SET pid = ?1 WHERE key = ?2", "ii",
-                             (int64_t)pid, (int64_t)key);
-    st_sdb_unlock(s);
-    return rc < 0 ? -1 : 0;
+    struct st_pending u = {.key = key, .has_pid = true, .pid = pid};
+    return st_pending_write(s, &u);
 }
 
 int st_session_delete(struct store *s, int64_t key, struct strobe_error *e)
@@ -271,6 +257,7 @@ int st_session_delete(struct store *s, int64_t key, struct strobe_error *e)
     st_sdb_unlock(s);
     if (rc != SQLITE_ROW)
         return rc == SQLITE_DONE ? 0 : -1;
+    st_pending_forget(s, key);
     /* Each chunk its own transaction under its own hold of sess_lock: the writer
      * (other sessions' inserts) and other session calls get in between chunks. */
     for (bool done = false; !done;) {
@@ -290,7 +277,7 @@ int store_session_close_orphans(struct store *s, int64_t now_ms)
     int64_t n = exec_params(s,
                             "UPDATE sessions SET status = 'stopped', ended_at = ?1"
                             " WHERE status = 'running'",
-                            "i", (int64_t)now_ms);
+                            1, (int64_t)now_ms);
     st_sdb_unlock(s);
     return n < 0 ? -1 : (int)n;
 }

@@ -6,6 +6,7 @@
  * store_explain_query() to check query plans.
  *
  * Concurrency map of struct store:
+ *   - set_aside and damage are written by store_open() alone, read-only after;
  *   - sdb, the session connection, is used only with sess_lock held;
  *   - the writer connection and struct writer belong to the writer thread alone;
  *   - everything under `lock` (rings, limits, generations, flags) is shared between
@@ -19,7 +20,8 @@
  * half-way (a query's rollback, the writer's start), a sentence that needs no
  * allocation (an out-of-memory failure can still say so), and a later failure simply
  * overwrites an earlier one (query_failure's STORE_E_PATTERN sentence replaces the
- * database's). Database failures (st_fail_db, st_exec, st_connect) are ERR_INTERNAL;
+ * database's). Database failures (st_fail_db, st_exec, st_connect) are ERR_INTERNAL
+ * (ERR_STORE_FULL through st_fail_db when the disk is full);
  * a function that refuses its input says so with err_set(e, ERR_VALIDATION, ...).
  */
 #ifndef STROBE_STORE_INTERNAL_H
@@ -38,6 +40,11 @@
 #define STORE_SCHEMA_VERSION 2
 #define STORE_DEFAULT_LIMIT 200000
 #define STORE_BUSY_TIMEOUT_MS 5000
+/* A full store retries what it could not write this often (pending.c), and is full
+ * no more once this much is free where the database lives (health.c): room for a few
+ * batches, so that one freed page does not make it flicker. */
+#define STORE_RETRY_MS 200
+#define STORE_ROOM_BYTES (128 * 1024)
 /* Capped counts stop here; totalCount is then a lower bound. */
 #define STORE_COUNT_CAP 100000
 /* SQL fragment: the evictable types of event_type_evictable() (function_enter,
@@ -50,7 +57,8 @@
 
 /* ---- util.c ------------------------------------------------------------- */
 
-/* Sets e (when not NULL) to ERR_INTERNAL and "<what>: <sqlite3_errmsg(db)>"; -1. */
+/* Sets e (when not NULL) to ERR_INTERNAL and "<what>: <sqlite3_errmsg(db)>", or to
+ * ERR_STORE_FULL naming the database when db failed for lack of space; -1. */
 int st_fail_db(struct strobe_error *e, sqlite3 *db, const char *what);
 /* strdup that tolerates NULL. */
 char *st_strdup(const char *s);
@@ -69,6 +77,59 @@ char *st_column_dup(sqlite3_stmt *st, int i);
 sqlite3 *st_connect(const char *path, bool create, struct strobe_error *e);
 /* Runs SQL without results; -1 with e set (ERR_INTERNAL) on failure. */
 int st_exec(sqlite3 *db, const char *sql, struct strobe_error *e);
+
+/* ---- check.c ------------------------------------------------------------ */
+
+/* Before s->path is opened: a database SQLite cannot read as one, or whose
+ * PRAGMA quick_check finds a fault, is set aside (renamed with its -wal, -shm and
+ * -journal files, nothing deleted) so that a fresh one is created in its place;
+ * s->set_aside and s->damage say where and why. alive(arg), when set, is called
+ * about once a second while the check reads the file. A missing file, or one that
+ * st_connect refuses (a link, another user's), is left to st_connect. 0, or -1
+ * with e set when the file cannot be checked or set aside. */
+int st_check(struct store *s, void (*alive)(void *), void *arg, struct strobe_error *e);
+
+/* ---- health.c ------------------------------------------------------------- */
+
+/* Right after a failed statement on db (before anything else runs on it): when it
+ * failed for lack of space, the store is full from now (store_health). Any thread. */
+void st_health_failed(struct store *s, sqlite3 *db);
+/* After a write succeeded, and at the writer's retries: a full store is full no
+ * more once its file system has STORE_ROOM_BYTES free. Any thread. */
+void st_health_wrote(struct store *s);
+/* Free bytes for this user on the file system of the database; -1 when unknown. */
+int64_t st_health_free_bytes(const struct store *s);
+
+/* ---- pending.c ------------------------------------------------------------ */
+
+/* An update of a session row: its pid, its end, or both. */
+struct st_pending {
+    int64_t key;
+    bool has_pid, has_end, has_exit_code;
+    int pid, exit_code;
+    int64_t ended_at_ms;
+    char status[16];
+    char exit_signal[24]; /* "" for none */
+    uint64_t gen;         /* bumped at each change, so a retry that raced with one
+                             keeps the entry */
+};
+
+/* Writes u on db (one transaction); 0, or -1 with db's error left for the caller. */
+int st_session_update(sqlite3 *db, const struct st_pending *u);
+/* store_session_finish and store_session_set_pid: u written through the session
+ * connection, or, when the database refuses it (or an earlier update of the same
+ * session still waits), kept to be retried by the writer: 0 written, 1 kept, -1
+ * out of memory. */
+int st_pending_write(struct store *s, const struct st_pending *u);
+/* r as the pending updates of its session make it (reads show a session's end at
+ * once, whether or not the database has it yet). */
+void st_pending_apply(struct store *s, struct session_row *r);
+/* The session is deleted: its pending updates go. */
+void st_pending_forget(struct store *s, int64_t key);
+/* Writer thread, between passes: every STORE_RETRY_MS (now when force), writes the
+ * pending updates on db and drops those written, and looks whether a full store
+ * has room again. */
+void st_pending_retry(struct store *s, sqlite3 *db, bool force);
 
 /* ---- schema.c ----------------------------------------------------------- */
 
@@ -89,14 +150,20 @@ struct ring_slot {
 struct lost_entry {
     int64_t key;
     int64_t events;
+    char why[256]; /* the failure that lost this session's last ones: its own, never
+                      another session's later one */
 };
 struct limit_entry {
     int64_t key;
     int64_t limit;
 };
 
+struct st_pending; /* pending.c */
+
 struct store {
     char *path;
+    char *set_aside;  /* where store_open() moved a damaged database (check.c); NULL */
+    char damage[256]; /* what the check found there */
 
     pthread_mutex_t sess_lock; /* guards sdb: take it with st_sdb_lock */
     _Atomic int sdb_users;     /* threads holding or waiting for sess_lock: the writer
@@ -122,6 +189,12 @@ struct store {
     int64_t *deletes; /* sessions hidden by store_session_delete(), oldest first: the
                          writer deletes their events (deleter.c) */
     int ndeletes, deletes_cap;
+    struct st_pending *pending; /* session updates the database refused (pending.c) */
+    int npending, pending_cap;
+    int64_t pending_next_ms;    /* CLOCK_MONOTONIC: the writer's next retry */
+    bool full;                  /* a write failed for lack of space (health.c) */
+    int64_t full_since_ms;      /* unix ms of the first such failure */
+    char full_why[256];
 
     struct writer *w; /* writer thread only */
     pthread_t thread;

@@ -14,6 +14,9 @@
 
 int st_fail_db(struct strobe_error *e, sqlite3 *db, const char *what)
 {
+    if (db && (sqlite3_errcode(db) & 0xff) == SQLITE_FULL)
+        return err_set(e, ERR_STORE_FULL, "%s: the disk holding %s is full (%s).", what,
+                       sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
     return err_set(e, ERR_INTERNAL, "%s: %s", what,
                    db ? sqlite3_errmsg(db) : "out of memory");
 }

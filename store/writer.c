@@ -7,7 +7,9 @@
  * nothing across sessions, which instead take turns of MERGE_RUN events: a flood
  * cannot starve another session's events.
  * What a batch does: batch.c; the event cap: eviction.c; the per-session state:
- * writer_sessions.c; the calls producers make: producers.c.
+ * writer_sessions.c; the calls producers make: producers.c. Between passes it also
+ * retries the session updates the database refused (pending.c), and after each
+ * commit it looks whether a full disk has room again (health.c).
  *
  * A pass is rounds of a gather (every ring read, up to where its producer was, into
  * the events its sessions hold) and a release (the events due, session by session),
@@ -152,19 +154,21 @@ static int delete_some(struct store *s, struct writer *w, int64_t budget_ns)
 #define DELETE_SHARE_NS (25 * 1000000LL)
 
 /* Commits the open batch, then lets deletions and the session connection have the
- * database for a while; -1 when the commit failed (its events are lost). */
+ * database for a while; -1 when the commit failed (its events are lost, and counted
+ * so before the barriers waiting for them are let go). */
 static int commit(struct store *s, struct writer *w)
 {
     int rc = st_batch_commit(w);
-    publish_done(s, w);
-    if (rc == 0)
-        delete_some(s, w, DELETE_SHARE_NS);
-    yield_to_sdb(s);
     if (rc < 0) {
         st_writer_error(s, "cannot commit a batch of events: %s", sqlite3_errmsg(w->db));
         st_batch_abort(s, w, 0);
-        publish_done(s, w);
     }
+    publish_done(s, w);
+    if (rc == 0) {
+        st_health_wrote(s);
+        delete_some(s, w, DELETE_SHARE_NS);
+    }
+    yield_to_sdb(s);
     return rc;
 }
 
@@ -288,6 +292,8 @@ static void *writer_main(void *arg)
         int more = stop ? 0 : delete_some(s, w, 0);
         if (more != 0)
             yield_to_sdb(s);
+        /* Session updates the database refused, again (a last time when stopping). */
+        st_pending_retry(s, w->db, stop);
 
         if (more > 0) {
             pthread_mutex_lock(&s->lock);

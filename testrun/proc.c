@@ -245,28 +245,69 @@ int tproc_list(pid_t root, const char *marker, pid_t *out, int max)
     return n;
 }
 
-int64_t tproc_cpu_ns(const pid_t *pids, int n)
+/* Process pid's CPU time from /proc/PID/stat (user + system), in ns; 0 if gone. */
+static int64_t stat_cpu_ns(pid_t pid)
 {
-    long hz = sysconf(_SC_CLK_TCK);
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    buf[got] = '\0';
+    const char *p = strrchr(buf, ')');
+    unsigned long long utime, stime;
+    /* fields 3..15 after the comm: state ppid pgrp session tty tpgid flags minflt
+     * cminflt majflt cmajflt utime stime */
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+                     &utime, &stime) != 2)
+        return 0;
+    return (int64_t)((utime + stime) * 1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+/* The CPU time pid's threads ran and waited on a run queue, from each
+ * /proc/PID/task/TID/schedstat ("run_ns wait_ns slices"); -1 when unreadable. */
+static int64_t schedstat_demand_ns(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
     int64_t total = 0;
-    for (int i = 0; i < n; i++) {
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)pids[i]);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool read_any = false;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        if (de->d_name[0] == '.')
+            continue;
+        char file[400], buf[128];
+        snprintf(file, sizeof file, "%s/%s/schedstat", path, de->d_name);
+        int fd = open(file, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             continue;
         ssize_t got = read(fd, buf, sizeof buf - 1);
         close(fd);
+        unsigned long long run, wait;
         if (got <= 0)
             continue;
         buf[got] = '\0';
-        const char *p = strrchr(buf, ')');
-        unsigned long long utime, stime;
-        /* fields 3..15 after the comm: state ppid pgrp session tty tpgid flags minflt
-         * cminflt majflt cmajflt utime stime */
-        if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-                        &utime, &stime) == 2)
-            total += (int64_t)((utime + stime) * 1000000000ULL / (unsigned long long)hz);
+        if (sscanf(buf, "%llu %llu", &run, &wait) == 2) {
+            total += (int64_t)(run + wait);
+            read_any = true;
+        }
+    }
+    closedir(d);
+    return read_any ? total : -1;
+}
+
+int64_t tproc_cpu_demand_ns(const pid_t *pids, int n)
+{
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t demand = schedstat_demand_ns(pids[i]);
+        total += demand >= 0 ? demand : stat_cpu_ns(pids[i]);
     }
     return total;
 }

@@ -27,8 +27,11 @@ int tproc_spawn(const struct test_command *cmd, const char *dir, const char *con
  * user whose environment holds marker. Up to max; returns how many. */
 int tproc_list(pid_t root, const char *marker, pid_t *out, int max);
 
-/* Their CPU time (user + system), in ns. */
-int64_t tproc_cpu_ns(const pid_t *pids, int n);
+/* The CPU time they wanted, in ns: the time their threads ran plus the time they
+ * waited on a run queue for a CPU (schedstat; user + system time where the kernel has
+ * no schedstat). A loop on a machine whose CPUs are taken by others still wants all of
+ * one: the stuck detector's "busy" must not depend on the machine's load. */
+int64_t tproc_cpu_demand_ns(const pid_t *pids, int n);
 
 /* SIGKILLs root's process group and every process tproc_list finds, until none is
  * left (at most about two seconds). Returns how many were still alive at the end. */

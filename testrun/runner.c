@@ -532,7 +532,7 @@ static void watch(struct testrun *r)
             last_sample = now;
             pid_t pids[TPROC_MAX];
             int np = tproc_list(r->pid, r->marker, pids, TPROC_MAX);
-            stuck_cpu(&r->det, now, tproc_cpu_ns(pids, np));
+            stuck_cpu(&r->det, now, tproc_cpu_demand_ns(pids, np));
             if (check_stuck(r, now))
                 break;
         }

@@ -9,6 +9,12 @@
  *   silent   ~100%      same                      infinite loop: capture, kill, report
  *   silent   ~100%      different                 working: wait for the hard timeout
  *
+ * CPU is the share of one core the test's processes wanted over the last sample: the
+ * time they ran plus the time they waited for a CPU (tproc_cpu_demand_ns), so that a
+ * loop beside other busy processes, which gets a fraction of a core, is still busy
+ * (with the time they ran alone, a loop given 20% of a core on a loaded machine was
+ * neither busy nor idle and never found stuck).
+ *
  * Stacks are compared by the function names of every frame of every thread (not the
  * pcs: a loop's pc moves inside the same functions), each thread's up to the first of
  * two unnamed frames in a row: past code the unwinder cannot name (a JIT's), the

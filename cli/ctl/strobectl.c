@@ -399,9 +399,10 @@ static int run(struct ctl_cmd *cmd)
         report_tool_error(result, sc);
         status = CTL_EXIT_TOOL_ERROR;
     } else if (cmd->kind != CTL_CALL && !cmd->json) {
-        if (sc)
+        if (sc) {
             status = print_result(cmd, sc);
-        else
+            render_store_notes(stderr, sc);
+        } else
             render_json(stdout, result);
     } else if (cmd->json && sc && failed_targets(cmd, sc)) {
         status = CTL_EXIT_TARGETS;

@@ -63,6 +63,7 @@ struct proxy {
     bool replay_pending;      /* its answer has not come back yet */
     unsigned replay_n;
     unsigned quick_restarts;  /* restarts since the daemon last sent a line */
+    char start_error[1024];   /* why the last start of a daemon failed */
 };
 
 static void die_oom(void)
@@ -314,10 +315,9 @@ static void replay_handshake(struct proxy *p)
 /* Connects (starting a daemon if needed) and replays the handshake. 0 or -1. */
 static int reconnect(struct proxy *p)
 {
-    char err[1024];
-    int fd = client_connect(true, err, sizeof err);
+    int fd = client_connect(true, p->start_error, sizeof p->start_error);
     if (fd < 0) {
-        fprintf(stderr, "strobe mcp: %s\n", err);
+        fprintf(stderr, "strobe mcp: %s\n", p->start_error);
         return -1;
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -406,10 +406,12 @@ static int from_client(struct proxy *p, const char *line, size_t len)
      * once it is queued. */
     if (p->sock < 0 && reconnect(p) != 0) {
         if (id_text) {
+            char why[sizeof p->start_error + 160];
+            snprintf(why, sizeof why, "%s. Fix that, then send the request again: strobe "
+                     "mcp starts the daemon anew for each request while none runs.",
+                     p->start_error);
             inflight_remove(p, id_text);
-            rc = answer_error(id_text, -32603,
-                              "cannot reach the strobe daemon; see strobe mcp's stderr "
-                              "and $STROBE_HOME/daemon.log, then retry");
+            rc = answer_error(id_text, -32603, why);
         }
     } else {
         q_push(&p->q, line, len);
@@ -526,8 +528,9 @@ int proxy_main(void)
     struct proxy p = { .sock = -1 };
     lr_init(&p.in, STDIN_FILENO, CLIENT_MAX_REQUEST_LINE);
     lr_init(&p.sk, -1, CLIENT_MAX_RESPONSE_LINE);
-    if (reconnect(&p) != 0)
-        return 1;
+    /* A daemon that cannot start is said in the answer to each request (initialize
+     * first), never by closing stdout on a client that would see no reason. */
+    reconnect(&p);
 
     int status = 0;
     int64_t eof_deadline = -1;

@@ -301,6 +301,15 @@ void render_query(FILE *out, const cJSON *r, const cJSON *args, const char *afte
     }
 }
 
+void render_store_notes(FILE *out, const cJSON *r)
+{
+    if (json_str(r, "storeFull"))
+        fprintf(out, "strobectl: note: %s\n", json_str(r, "storeFull"));
+    const char *aside = json_str(json_get(r, "storeSetAside"), "note");
+    if (aside)
+        fprintf(out, "strobectl: note: %s\n", aside);
+}
+
 void render_sessions(FILE *out, const cJSON *r)
 {
     const cJSON *list = json_get(r, "sessions");

@@ -42,6 +42,12 @@ void render_query(FILE *out, const cJSON *r, const cJSON *args, const char *afte
 /* debug_session list: a table of sessions, or "no sessions". */
 void render_sessions(FILE *out, const cJSON *r);
 
+/* What any answer says about the daemon's database (storeFull while its disk is
+ * full, storeSetAside after a damaged one was set aside), one "strobectl: note:"
+ * line each, for stderr beside the answer's own rendering; nothing when it says
+ * neither. */
+void render_store_notes(FILE *out, const cJSON *r);
+
 /* debug_session stop and delete. */
 void render_stopped(FILE *out, const cJSON *r);
 void render_deleted(FILE *out, const cJSON *r);

@@ -56,6 +56,10 @@ struct bp_resolved {
 struct ubp {
     struct bp_resolved *r;
     int64_t hits, condition_errors;
+    int64_t traps;                    /* every arrival, the condition true or not */
+    int64_t acted;                    /* pauses and messages: hit_limit counts these */
+    int64_t set_ns;
+    int64_t work_ns;                  /* time in hit() for its traps */
     char last_error[256];
 };
 
@@ -441,6 +445,9 @@ static void describe(const struct ubp *b, struct collector_bp_info *info)
     info->n_locations = r->n_locs;
     info->hits = b->hits;
     info->condition_errors = b->condition_errors;
+    info->traps = b->traps;
+    info->set_ns = b->set_ns;
+    info->work_ns = b->work_ns;
     snprintf(info->note, sizeof info->note, "%s", r->note);
     snprintf(info->last_condition_error, sizeof info->last_condition_error, "%s",
              b->last_error);
@@ -479,6 +486,7 @@ int bpset_arm(struct bpset *s, struct tracer *t, struct bp_resolved *r,
         return err_set(e, ERR_INTERNAL, "out of memory");
     }
     b->r = r;
+    b->set_ns = mono_ns();
     insert_all(t, r);
     if (r->n_locs == 0) {
         free(b);
@@ -598,8 +606,10 @@ static const struct bp_loc *loc_at(const struct bp_resolved *r, uint64_t addr)
     return NULL;
 }
 
+/* The message of logpoint b at l; its last one (limit: it reached its hitLimit and
+ * goes) says so, so that the timeline tells why the messages stop. */
 static void push_logpoint(struct bpset *s, pid_t tid, pid_t tgid, const struct ubp *b,
-                          const struct bp_loc *l, struct varres_process *p)
+                          const struct bp_loc *l, struct varres_process *p, bool limit)
 {
     struct strbuf text = {0};
     for (int i = 0; i < b->r->n_parts; i++) {
@@ -609,6 +619,9 @@ static void push_logpoint(struct bpset *s, pid_t tid, pid_t tgid, const struct u
         else
             sb_append(&text, part->text, strlen(part->text));
     }
+    if (limit)
+        sb_printf(&text, " [logpoint %d reached its hitLimit of %lld and was removed]",
+                  b->r->req.id, (long long)b->r->req.hit_limit);
     char data[768];
     struct strbuf esc = {0};
     sb_json_string(&esc, l->desc.file);
@@ -684,12 +697,16 @@ static int hit(struct bpset *s, pid_t tgid, pid_t tid, const struct user_regs_st
     int pause_id = 0;
     *n_done = 0;
     *all_stop = false;
+    int64_t t0 = mono_ns();
+    struct ubp *trapped[BREAKPOINTS_MAX + LOGPOINTS_MAX];
+    int n_trapped = 0;
     pthread_mutex_lock(&s->lock);
     for (int i = 0; i < s->n; i++) {
         struct ubp *b = s->bps[i];
         const struct bp_loc *l = loc_at(b->r, regs->rip);
         if (!l)
             continue;
+        trapped[n_trapped++] = b;
         if (!opened) {
             struct module m = {.start = 0, .end = UINT64_MAX, .bias = l->bias,
                                .has_code = true};
@@ -699,20 +716,27 @@ static int hit(struct bpset *s, pid_t tgid, pid_t tid, const struct user_regs_st
             framevars_open(&p, &f, memfd);
             opened = true;
         }
+        b->traps++;
         if (!condition_holds(b, &p))
             continue;
         b->hits++;
         if (b->r->req.hit_count > 1 && b->hits < b->r->req.hit_count)
             continue;
+        b->acted++;
+        bool limit = b->r->req.hit_limit && b->acted >= b->r->req.hit_limit;
         if (b->r->message)
-            push_logpoint(s, tid, tgid, b, l, &p);
+            push_logpoint(s, tid, tgid, b, l, &p, limit);
         else if (!pause_id || b->r->req.id < pause_id)
             pause_id = b->r->req.id;
         if (!b->r->message)
             *all_stop |= b->r->req.all_stop;
-        if (b->r->req.one_shot)
+        if (b->r->req.one_shot || limit)
             done[(*n_done)++] = b->r->req.id;
     }
+    /* The work of this trap, shared by the breakpoints at the address. */
+    int64_t work = mono_ns() - t0;
+    for (int i = 0; i < n_trapped; i++)
+        trapped[i]->work_ns += work / n_trapped;
     pthread_mutex_unlock(&s->lock);
     if (opened) {
         varres_process_close(&p);

@@ -137,6 +137,7 @@ static void fill_info(struct hwwatch *w, const struct hwwatch_info *in, pid_t va
                                          .address = in->spec.address,
                                          .size = in->spec.size,
                                          .readwrite = in->spec.readwrite, .hits = in->hits,
+                                         .set_ns = in->set_ns, .work_ns = in->work_ns,
                                          .ended = !in->active};
     snprintf(out->label, sizeof out->label, "%s", in->spec.label);
     snprintf(out->type, sizeof out->type, "%s", in->spec.type_name);

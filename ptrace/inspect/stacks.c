@@ -110,6 +110,22 @@ static const char *syscall_name(long nr)
     }
 }
 
+/* A thread interrupted in a timed wait (by a signal, or by an earlier snapshot's
+ * stop) resumes it through restart_syscall, which names nothing: the call it waits in
+ * is the one its innermost frame makes, when that is a libc wrapper of a restartable
+ * call (the name in static storage, NULL otherwise). */
+static const char *restarted_call(const struct collector_thread *th)
+{
+    static const char *const restartable[] = {"clock_nanosleep", "nanosleep", "poll",
+                                              "ppoll", "select", "pselect6", "epoll_wait",
+                                              "epoll_pwait", "futex"};
+    const char *fn = th->n_frames ? th->frames[0].function : NULL;
+    for (size_t i = 0; fn && i < sizeof restartable / sizeof *restartable; i++)
+        if (strcmp(fn, restartable[i]) == 0)
+            return restartable[i];
+    return NULL;
+}
+
 /* Whether the thread was inside a system call when it was interrupted: rax holds
  * the kernel's ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND or ERESTART_RESTARTBLOCK. */
 static bool in_syscall(const struct user_regs_struct *r)
@@ -384,6 +400,8 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
         symbolize(&uw, &s->ms, &sy);
     if (sy.n) {
         fill_frames(s, th, &uw, &sy);
+        if (blocked && regs.orig_rax == SYS_restart_syscall && restarted_call(th))
+            th->syscall_name = restarted_call(th);
         if (blocked) {
             classify_wait(th, &regs, &sy, th->own_frame >= 0 ? (size_t)th->own_frame : sy.n,
                           s->memfd);

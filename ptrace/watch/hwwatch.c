@@ -73,6 +73,8 @@ struct wslot {
     int id;
     struct hwwatch_spec spec;
     int64_t hits;
+    int64_t set_ns;                /* CLOCK_MONOTONIC when armed: hits / age is its rate */
+    int64_t work_ns;               /* time spent recording its hits */
 };
 
 struct wproc {
@@ -233,6 +235,7 @@ static void keep_ended(struct hwwatch *w, const struct hwwatch_info *info)
 static void slot_info(const struct wslot *s, struct hwwatch_info *out)
 {
     *out = (struct hwwatch_info){.id = s->id, .spec = s->spec, .hits = s->hits,
+                                 .set_ns = s->set_ns, .work_ns = s->work_ns,
                                  .active = true};
 }
 
@@ -364,7 +367,7 @@ int hwwatch_arm(struct hwwatch *w, const struct hwwatch_spec *spec, const pid_t 
         return -1;
     }
     struct wslot *s = &w->slots[free_slot];
-    *s = (struct wslot){.used = true, .id = w->next_id++, .spec = *spec};
+    *s = (struct wslot){.used = true, .id = w->next_id++, .spec = *spec, .set_ns = mono_ns()};
     unsigned bit = 1u << free_slot;
     for (int k = 0; k < n; k++) {
         struct wproc *p = proc_get(w, pids[k]);
@@ -710,9 +713,17 @@ static void record_hits(struct hwwatch *w, pid_t tid, pid_t tgid, unsigned bits)
         memcpy(tname, th->name, sizeof tname);
     } else
         procmem_thread_name(tid, tname, sizeof tname);
+    int n_hit = 0;
     for (int i = 0; i < HWWATCH_SLOTS; i++)
-        if ((bits & p->mask & (1u << i)) && w->slots[i].used)
+        if ((bits & p->mask & (1u << i)) && w->slots[i].used) {
             push_hit(w, &w->slots[i], i, p, tid, wh, tname, ts);
+            n_hit++;
+        }
+    /* The work of this trap, shared by the watches it hit. */
+    int64_t work = mono_ns() - ts;
+    for (int i = 0; i < HWWATCH_SLOTS && n_hit; i++)
+        if ((bits & p->mask & (1u << i)) && w->slots[i].used)
+            w->slots[i].work_ns += work / n_hit;
 }
 
 bool hwwatch_on_trap(struct hwwatch *w, pid_t tid, pid_t tgid)

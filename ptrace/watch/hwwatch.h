@@ -75,6 +75,8 @@ struct hwwatch_info {
     int id;
     struct hwwatch_spec spec;
     int64_t hits;
+    int64_t set_ns;                     /* CLOCK_MONOTONIC when armed */
+    int64_t work_ns;                    /* time spent recording its hits */
     bool active;
     char ended[160];                    /* why it ended ("" while active) */
 };

@@ -15,11 +15,12 @@ Fixtures (tests/fixtures, lines found by marker comment, bp_util.line_of):
 
 import os
 import re
+import signal
 import time
 
 import pytest
 
-from conftest import T_LONG, pid_alive, stays_true, wait_until
+from conftest import T_LONG, fixture_path, pid_alive, stays_true, wait_until
 from bp_util import (bp_add, bp_add_error, bp_list, bp_remove, cont, cont_error,
                      launch_ready, line_of, mem_read, mem_write, texts, until_bp,
                      vars_of, wait_paused, wait_text)
@@ -999,3 +1000,105 @@ def test_rust_breakpoint_by_file_line_reads_a_local(mcp):
     assert [(x["target"], x["value"]) for x in res] == [("doubled", 2 * n), ("n", n)]
     assert vars_of(a, "locals")["doubled"] == 2 * n
     mcp.stop(sid)
+
+
+def test_a_launch_with_logpoints_alone_suggests_no_wait_for_a_stop(mcp):
+    """A logpoint never stops the program: the launch's nextSteps read its messages
+    rather than suggest `until` (which an agent followed and waited on)."""
+    bp_add(mcp, None, {"function": "quick", "message": "v={v}"})
+    r = mcp.launch("bp_quick")
+    assert "logpoint" in r["nextSteps"] and '"until"' not in r["nextSteps"], r
+    assert r["breakpoints"][0]["kind"] == "logpoint", r
+    mcp.wait_ended(r["sessionId"])
+    bp_add(mcp, None, {"function": "quick"})  # with a breakpoint, a stop can come
+    r = mcp.launch("bp_quick")
+    assert '"until"' in r["nextSteps"], r
+    mcp.stop(r["sessionId"])
+
+
+def test_a_rejected_add_uses_up_no_id(mcp):
+    r = mcp.launch("hot_count", args=["-1"])
+    sid = r["sessionId"]
+    first = bp_add(mcp, sid, {"function": "counted", "message": "a"})["breakpoints"][0]["id"]
+    for _ in range(3):
+        e = bp_add_error(mcp, sid, {"function": "no_such_function_here"})
+        assert e.code == "FUNCTION_NOT_FOUND", e
+    again = bp_add(mcp, sid, {"function": "counted", "message": "b"})["breakpoints"][0]["id"]
+    assert again == first + 1, (first, again)
+    mcp.stop(sid)
+
+
+def test_a_launch_with_its_own_tracing_leaves_the_staged_set_untouched(mcp):
+    """debug_launch {tracePatterns, breakpoints} arms these for this launch only: the
+    staged pattern and breakpoint are not applied, stay staged, and the answer says
+    so; the next plain launch applies the staged ones."""
+    mcp.call_tool("debug_trace", {"add": ["main"]})  # staged
+    bp_add(mcp, None, {"function": "main"})
+    staged = bp_list(mcp, None)
+    r = mcp.call_tool("debug_launch", {
+        "command": fixture_path("bp_quick"), "projectRoot": mcp.world.project,
+        "tracePatterns": ["quick"],
+        "breakpoints": [{"function": "quick", "message": "v={v}"}]})
+    sid = r["sessionId"]
+    assert r["patternsApplied"] == 1 and [p["pattern"] for p in r["patterns"]] == ["quick"]
+    [lp] = r["breakpoints"]
+    assert lp["kind"] == "logpoint" and lp["function"] == "quick", r
+    assert "1 staged pattern(s) and 1 staged breakpoint(s) were not applied" in \
+        r["stagedNotApplied"], r
+    mcp.wait_ended(sid)
+    texts = [e["text"] for e in mcp.query(sid, eventType="logpoint")["events"]]
+    assert texts == ["v=1", "v=2", "v=3"], texts
+    assert mcp.query(sid, eventType="function_enter", function={"equals": "main"})[
+        "totalCount"] == 0
+    assert mcp.query(sid, eventType="function_enter", function={"equals": "quick"})[
+        "totalCount"] == 3
+    assert bp_list(mcp, None) == staged  # untouched
+    # a bad one is refused before anything runs, and uses up no id
+    e = mcp.tool_error("debug_launch", {
+        "command": fixture_path("bp_quick"), "projectRoot": mcp.world.project,
+        "breakpoints": [{"function": "quick", "condition": "v >"}]})
+    assert e.code == "BAD_EXPRESSION", e
+    r = mcp.launch("bp_quick")  # plain: the staged ones apply
+    assert r["pendingPatternsApplied"] == 1 and "stagedNotApplied" not in r, r
+    assert r["breakpoints"][0]["id"] == staged[0]["id"], r
+    mcp.stop(r["sessionId"])
+
+
+def test_a_hot_logpoint_is_said_with_its_rate_and_cost_and_hit_limit_caps_one(mcp):
+    """A logpoint reached at every call of a hot loop: status, debug_query and
+    debug_continue say it is hot (rate, the debugger's work per hit, what it does to
+    the program's speed); a logpoint with hitLimit 5 logs 5 times, the last message
+    saying it went."""
+    r = mcp.launch("hot_count", args=["-1"])  # until SIGUSR1
+    sid, pid = r["sessionId"], r["pid"]
+    line = line_of("hot_count.c", "COUNTED")
+    [lim] = bp_add(mcp, sid, {"file": "hot_count.c", "line": line, "message": "v={v}",
+                              "hitLimit": 5})["breakpoints"]
+    assert lim["hitLimit"] == 5, lim
+    got = mcp.wait_events(sid, 5, eventType="logpoint")["events"]
+    v0 = int(got[0]["text"][2:])
+    assert [e["text"].split(" ")[0] for e in got] == ["v=%d" % (v0 + i) for i in range(5)]
+    assert got[-1]["text"].endswith("[logpoint %d reached its hitLimit of 5 and was "
+                                    "removed]" % lim["id"]), got[-1]
+    assert [b["id"] for b in bp_list(mcp, sid)] == [], "the limited logpoint went"
+    bp_add(mcp, sid, {"file": "hot_count.c", "line": line, "message": "v={v}"})
+
+    def hot():
+        st = mcp.status(sid)
+        return st if st.get("hot") else None
+    st = wait_until(hot, T_LONG, what="the logpoint said to be hot")
+    [h] = st["hot"]
+    assert h["kind"] == "logpoint" and h["where"] == "hot_count.c:%d" % line, h
+    assert h["perSecond"] >= 1000 or h["percentOfThread"] >= 20, h
+    assert h["workUsPerHit"] > 0 and 0 < h["percentOfThread"] <= 100, h
+    note = st["hotNote"]
+    assert "times a second" in note and "runs that much slower" in note and \
+        "hitLimit" in note, note
+    assert mcp.query(sid, eventType="stdout")["hot"][0]["id"] == h["id"]
+    c = cont(mcp, sid, "until", timeoutMs=200,
+             condition={"event": {"eventType": "stderr"}})  # never comes
+    assert c["state"] == "running" and c["hot"][0]["id"] == h["id"], c
+    os.kill(pid, signal.SIGUSR1)
+    mcp.wait_ended(sid)
+    assert mcp.query(sid, eventType="logpoint", text={"contains": "hitLimit"})[
+        "totalCount"] == 1

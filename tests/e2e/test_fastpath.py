@@ -193,6 +193,56 @@ def test_a_daemon_killed_mid_run_leaves_the_program_running_to_its_end(world):
 
 
 @pytest.mark.manages_daemon
+def test_a_program_that_prints_outlives_the_daemon_and_its_output_is_kept(world):
+    """The program writes to its stdout pipe after the daemon was SIGKILLed: the
+    output keeper holds the pipe (no SIGPIPE) and drains what follows into
+    $STROBE_HOME/orphaned/SESSION.stdout; the program runs to its end."""
+    c = world.mcp()
+    world.write_project_settings({"trace.mode": "fast"})
+    c.call_tool("debug_trace", {"add": ["step"]})
+    out = os.path.join(world.base, "survivor.out")
+    r = c.launch("fast_survivor", args=["2000", out, "print"])
+    sid = r["sessionId"]
+    c.wait_events(sid, 20, eventType="stdout")
+    pid = world.daemon_pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not pid_alive(pid), T_SHORT, what="the killed daemon to go")
+    wait_until(lambda: not pid_alive(r["pid"]), T_LONG, what="the program to end")
+    with open(out) as f:  # it ran to its end: no SIGPIPE
+        assert f.read() == "sum %d\n" % (2000 * 1999 // 2)
+    kept = os.path.join(world.home, "orphaned", sid + ".stdout")
+    wait_until(lambda: os.path.exists(kept) and "step 1999\n" in open(kept).read(),
+               T_SHORT, what="the keeper to drain the output to its end")
+    assert oct(os.stat(kept).st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.manages_daemon
+def test_a_restarted_daemon_says_the_program_runs_on_and_stop_kills_it(world):
+    """The daemon dies under a fast-path program; the next one marks the session
+    stopped (nothing records it), but status says its process still runs, and stop
+    kills it instead of answering success for a process still running."""
+    c = world.mcp()
+    world.write_project_settings({"trace.mode": "fast"})
+    c.call_tool("debug_trace", {"add": ["step"]})
+    out = os.path.join(world.base, "survivor.out")
+    r = c.launch("fast_survivor", args=["100000000", out, "print"])  # runs until killed
+    sid, target = r["sessionId"], r["pid"]
+    world.target_pids.add(target)
+    c.wait_events(sid, 20, eventType="stdout")
+    pid = world.daemon_pid()
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not pid_alive(pid), T_SHORT, what="the killed daemon to go")
+    c2 = world.mcp()  # starts the next daemon
+    st = c2.status(sid)
+    assert st["status"] == "stopped" and st["leftRunningPid"] == target, st
+    assert "debug_session stop kills it" in st["leftRunningNote"], st
+    assert pid_alive(target)
+    c2.stop(sid, retain=True)
+    assert not pid_alive(target), "stop answered while the program still ran"
+    assert "leftRunningPid" not in c2.status(sid)
+
+
+@pytest.mark.manages_daemon
 def test_the_recorders_stops_are_harmless_once_the_daemon_is_gone(world):
     """Right after the daemon dies (before the recorder's live word times out), the
     program meets every kind of stop the recorder makes for a daemon: the first call

@@ -4,11 +4,14 @@ splitting and escaping, arguments/env/cwd, exits and crashes, the output limit."
 import json
 import os
 import re
+import shutil
+import signal
+import subprocess
 import tempfile
 
 import pytest
 
-from conftest import (FIXTURES, T_LONG, T_SHORT, fixture_path, pid_alive,
+from conftest import (FIXTURES, STROBECTL, T_LONG, T_SHORT, fixture_path, pid_alive,
                       socket_answers, wait_until)
 
 SESSION_ID_RE = r"^%s-\d{4}-\d{2}-\d{2}-\d{2}h\d{2}(-\d+)?$"
@@ -371,3 +374,61 @@ def test_target_output_survives_after_stop_while_running(mcp):
     assert st["status"] == "stopped"
     assert texts(mcp.query(sid, eventType="stdout")["events"]) == ["ready"]
 
+
+
+def test_a_query_says_the_program_still_runs(mcp):
+    """An empty or short answer is not "never happened" while the program runs: the
+    answer says running and what to wait with; once it ended, nothing."""
+    sid = mcp.launch("sleeper")["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    q = mcp.query(sid, eventType="stderr")
+    assert q["events"] == [] and q["running"] is True, q
+    assert '"until"' in q["runningNote"] and 'afterEventId "0"' in q["runningNote"], q
+    q = mcp.query(sid, eventType="stdout")
+    assert q["running"] is True and 'afterEventId "%s"' % q["lastEventId"] in q["runningNote"]
+    mcp.stop(sid, retain=True)
+    q = mcp.query(sid, eventType="stdout")
+    assert "running" not in q and "runningNote" not in q, q
+
+
+@pytest.mark.manages_daemon
+def test_a_setuid_program_launched_by_a_user_is_warned_it_runs_without_privileges(world):
+    """The kernel drops a setuid program's privileges when a tracer without them traces
+    it: the launch says so (passwd -S answered differently under strobe, silently)."""
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        pytest.skip("needs root to make a setuid fixture and runuser to launch as nobody")
+    if subprocess.run(["runuser", "-u", "nobody", "--", "test", "-x", STROBECTL]).returncode:
+        pytest.skip("user nobody cannot run %s (a directory on its path is private)"
+                    % STROBECTL)
+    base = tempfile.mkdtemp(prefix="strobe-setuid-")
+    home = os.path.join(base, "home")
+    try:
+        os.chmod(base, 0o755)
+        exe = os.path.join(base, "whoami_setuid")
+        shutil.copy("/usr/bin/id", exe)
+        os.chmod(exe, 0o4755)  # setuid root
+        os.mkdir(home, 0o700)
+        os.chown(home, 65534, 65534)
+        env = {"PATH": os.environ["PATH"], "STROBE_HOME": home, "STROBE_IDLE_TIMEOUT": "60"}
+        p = subprocess.run(["runuser", "-u", "nobody", "--", STROBECTL, "--json", "launch",
+                            "--project-root", base, exe, "--", "-u"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=T_LONG)
+        assert p.returncode == 0, p
+        r = json.loads(p.stdout)
+        [w] = [w for w in r.get("warnings", []) if "is setuid" in w]
+        assert "runs without them" in w and exe in w, r
+        # and indeed: the program ran as nobody, not as root
+        def stdout():
+            q = subprocess.run(["runuser", "-u", "nobody", "--", STROBECTL, "--json", "query",
+                                r["sessionId"], "--type", "stdout"], env=env,
+                               stdout=subprocess.PIPE, timeout=T_LONG)
+            return json.loads(q.stdout)["events"]
+        assert wait_until(stdout, T_LONG, what="id's output")[0]["text"] == "65534"
+    finally:
+        pid_file = os.path.join(home, "strobe.pid")
+        if os.path.exists(pid_file):
+            with open(pid_file) as f:
+                pid = int(f.read().split()[0])
+            os.kill(pid, signal.SIGTERM)
+            wait_until(lambda: not pid_alive(pid), T_SHORT, what="the nobody daemon to stop")
+        shutil.rmtree(base, ignore_errors=True)

@@ -91,6 +91,30 @@ def test_tools_list_has_the_four_tools_with_schemas(raw):
         {"status", "stop", "list", "delete", "stacks"}
 
 
+# An agent loads the whole tool list into its context at every start: it stays within
+# 16 KiB as tools are added (issue 28): descriptions teach the workflow once, schemas
+# say nothing twice.
+TOOLS_LIST_MAX_BYTES = 16384
+
+
+def test_tools_list_fits_16_kib(mcp):
+    """The tools/list answer as `strobe mcp` writes it (one compact line and its
+    newline, as an agent's client reads it), with the size of each tool on failure."""
+    mcp.ch.send({"jsonrpc": "2.0", "id": 77, "method": "tools/list"})
+    line = mcp.ch.read_line(T_SHORT)
+    resp = json.loads(line)
+    assert resp.get("id") == 77, resp
+    size = len(line) + 1
+    tools = resp["result"]["tools"]
+    per_tool = ["%-18s %6d" % (t["name"], len(json.dumps(t, separators=(",", ":"),
+                                                           ensure_ascii=False).encode()))
+                for t in tools]
+    report = "tools/list is %d bytes (limit %d):\n%s" % (
+        size, TOOLS_LIST_MAX_BYTES, "\n".join(per_tool))
+    print(report)
+    assert size <= TOOLS_LIST_MAX_BYTES, report
+
+
 def test_notification_gets_no_response(raw):
     raw.initialize()
     raw.ch.notify("notifications/initialized")

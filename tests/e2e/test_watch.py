@@ -455,3 +455,25 @@ def test_watch_unsupported_says_what_to_do_instead(world):
     assert mcp.call_tool("debug_memory", {"action": "unwatch", "sessionId": sid,
                                           "watchId": "*"})["activeWatches"] == []
     mcp.stop(sid)
+
+
+@pytest.mark.debug_traps
+def test_a_hot_watch_is_said_in_status(mcp):
+    """A variable written at every step of a loop: each write stops the program, and
+    status says the watch is hot with its rate."""
+    r = mcp.launch("watch_writer", args=["bench", "1000000000", "wait"])
+    sid, pid = r["sessionId"], r["pid"]
+    counter = int(wait_stdout(mcp, sid, r"ready counter=(0x[0-9a-f]+)").group(1), 16)
+    w = watch(mcp, sid, address=hex(counter), type="i64")
+    os.kill(pid, signal.SIGUSR1)  # the writes begin
+
+    def hot():
+        st = mcp.status(sid)
+        return st if st.get("hot") else None
+    st = wait_until(hot, T_LONG, what="the watch said to be hot")
+    [h] = st["hot"]
+    assert h["kind"] == "watch" and h["id"] == w["watchId"], h
+    # Hot by rate, or (a slow debugger, as under valgrind) by its share of the thread.
+    assert h["perSecond"] >= 1000 or h["percentOfThread"] >= 20, h
+    assert h["workUsPerHit"] > 0 and "unwatch" in st["hotNote"], st
+    mcp.stop(sid)

@@ -217,7 +217,7 @@ static void test_errors_speak_shell(void **state)
                                          "debug_trace", "debug_memory", "debug_breakpoint",
                                          "debug_continue", "debug_test" };
     int rewritten = 0;
-    for (int code = ERR_VALIDATION; code <= ERR_TEST_RUN_NOT_FOUND; code++) {
+    for (int code = ERR_VALIDATION; code <= ERR_STORE_FULL; code++) {
         for (size_t t = 0; t < sizeof tools / sizeof tools[0]; t++) {
             struct strobe_error e = { .code = code };
             snprintf(e.msg, sizeof e.msg, "No session found with ID 's1'.");

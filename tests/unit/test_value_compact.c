@@ -277,14 +277,17 @@ static void test_value_short(void **state)
     check_short("\"abcdefghijklmnopqrstuvwxyz0123\"", "\"abcdefghijklmnopqrstuvwx\xe2\x80\xa6\"");
     check_short("\"0x7ffd1000\"", "0x7ffd1000");
     check_short("\"<struct node at 0x10>\"", "<struct node at 0x10>");
-    check_short("{\"@ptr\":\"0x10\",\"x\":1,\"y\":2}", "{x=1, y=2}");
+    /* an object a pointer led to keeps its address: a use-after-free's evidence */
+    check_short("{\"@ptr\":\"0x10\",\"x\":1,\"y\":2}", "@0x10 {x=1, y=2}");
+    check_short("{\"v\":1,\"next\":{\"@ptr\":\"0x55e4c0a1b2a0\",\"v\":2}}",
+                "{v=1, next=@0x55e4c0a1b2a0 {v=2}}");
     check_short("{\"@bytes\":\"0100\",\"c\":\"x\"}", "{c=\"x\"}");
     check_short("{\"@opaque\":\"<FILE 0x10>\"}", "<FILE 0x10>");
     check_short("{\"@opaque\":\"<FILE 0x10>\",\"fileno\":1}", "{fileno=1}");
     check_short("[1, 2, 3]", "[1, 2, 3]");
     check_short("{\"a\":{\"b\":{\"c\":{\"d\":1}}}}", "{a={b={c={\xe2\x80\xa6}}}}");
     check_short("{\"a\":[[[1]]]}", "{a=[[[\xe2\x80\xa6]]]}");
-    check_short("{\"@ptr\":\"0x10\",\"@see\":\"frame 0\"}", "{}");
+    check_short("{\"@ptr\":\"0x10\",\"@see\":\"frame 0\"}", "@0x10 {}");
     /* Long values end with the ellipsis within the limit, and the closing character
      * of each container they were cut in. */
     struct strbuf sb = {0};
