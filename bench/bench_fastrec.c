@@ -131,13 +131,20 @@ int main(int argc, char **argv)
     pthread_t th;
     if (pthread_create(&th, NULL, drainer, NULL))
         return 1;
+    /* The budget's modes (fast_abi.h, FAST_FN_BUDGET): a traced function's calls
+     * within its quota, and past its quota and credit (counted by the recorder). */
     static const struct {
         const char *what;
         uint32_t flags;
+        int64_t quota;
     } modes[] = {
-        {"counted only (no record)", 0},
-        {"enter record", FAST_FN_RECORD},
-        {"enter + exit records", FAST_FN_RECORD | FAST_FN_EXITS},
+        {"counted only (no record)", 0, 0},
+        {"enter record", FAST_FN_RECORD, 0},
+        {"enter + exit records", FAST_FN_RECORD | FAST_FN_EXITS, 0},
+        {"enter + exit records, within a budget's quota",
+         FAST_FN_RECORD | FAST_FN_EXITS | FAST_FN_BUDGET, INT64_MAX},
+        {"past its budget (counted by the recorder)",
+         FAST_FN_RECORD | FAST_FN_EXITS | FAST_FN_BUDGET, 0},
     };
     double plain = median(bench_plain, n, reps);
     printf("| call (%ld calls, median of %d) | ns per call | over untraced |\n", n, reps);
@@ -145,6 +152,8 @@ int main(int argc, char **argv)
     printf("| untraced | %.1f | |\n", plain);
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
         fh_fn(0)->flags = modes[m].flags;
+        fh_fn(0)->quota = modes[m].quota;
+        fh_fn(0)->credit = 0;
         double v = median(bench_traced, n, reps);
         printf("| %s | %.1f | +%.1f |\n", modes[m].what, v, v - plain);
     }

@@ -43,8 +43,9 @@
 
 #include <stdint.h>
 
-#define FAST_ABI_VERSION 4 /* 3: stops by signal (FAST_STOP_SIGNAL), not int3;
-                                 4: threads known by %fs:0, not rdfsbase */
+#define FAST_ABI_VERSION 5 /* 3: stops by signal (FAST_STOP_SIGNAL), not int3;
+                                 4: threads known by %fs:0, not rdfsbase;
+                                 5: budgets (fast_fn quota and credit) */
 #define FAST_RECORD_SIZE 128
 #define FAST_MAX_FNS 8192          /* fast-path functions per process image */
 #define FAST_THREADS 256           /* threads with a shadow stack at once */
@@ -159,6 +160,17 @@ struct fast_prog {
  * daemon reads the output just written: ptrace/hooks/fast_output.c). */
 #define FAST_FN_TRAP_ENTER 8u
 #define FAST_FN_TRAP_EXIT 16u
+/* Record within the function's budget only (a traced function; never libc's write
+ * or the execs, whose calls the daemon needs): first its quota, the calls recorded
+ * whatever comes (trace.sampleAfter), then its credit, the calls recorded until the
+ * daemon looks again (every 100 ms: ptrace/hooks/fast_drain.c), each of which
+ * leaves FAST_ROOM_KEPT of the ring free for the functions still within their
+ * quota. A call past both is counted only, as a quiet function's (a sample), and
+ * the daemon, finding the credit spent (below 0), quiets the function: a flood is
+ * stopped by the recorder within its credit, not by a daemon that looks late, and
+ * never takes the room of a rare function. */
+#define FAST_FN_BUDGET 32u
+#define FAST_ROOM_KEPT(ring_records) ((ring_records) / 4)
 /* How the recorder stops: the thread sends itself FAST_STOP_SIGNAL with
  * rt_tgsigqueueinfo, si_code FAST_STOP_CODE (SI_QUEUE), si_errno FAST_STOP_MAGIC and
  * si_value the area. At the signal-delivery stop rip is just past the recorder's
@@ -182,6 +194,10 @@ struct fast_fn {
     uint64_t lost;       /* calls whose records were not written (ring full) */
     uint32_t flags;      /* written by the daemon, read by the recorder */
     uint32_t pad;
+    int64_t quota;       /* FAST_FN_BUDGET: the daemon sets it once, the recorder
+                            takes one per call while it is above 0 (lock sub) */
+    int64_t credit;      /* FAST_FN_BUDGET: the daemon sets it at each look, the
+                            recorder takes one per call past the quota (lock sub) */
 };
 
 struct fast_frame {

@@ -71,16 +71,33 @@ static struct thread *record_owner(struct hooks *h, const struct process *p,
     return *k ? record_thread(h, p, r->tid) : NULL;
 }
 
-/* An enter record; unrecorded: no room for its event (a complete drain), followed
- * as a silent frame and counted as ring-full. */
+/* Whether the session's event ring is used up to quarters (of 4) of its capacity
+ * at most: the drain never waits for the store (the tracer would stop serving), it
+ * leaves the records in the target's ring, where a full ring is counted per
+ * function (fast_fn.lost). */
+static bool sink_has_room(const struct hooks *h, int quarters)
+{
+    const struct ring *r = h->cfg.sink.ring;
+    return !r || ring_used(r) <= (size_t)quarters * ring_max_record(r);
+}
+
+/* An enter record; no_room: the event ring is half full (a complete drain). The
+ * call of a function that has used its quota (trace.sampleAfter recorded calls: a
+ * flood) is then followed as a silent frame and counted as ring-full; one of a
+ * function within it still takes the ring's third quarter (sink_has_room), so a
+ * flood does not take a rare function's room (fast_budget.c). Waiting for the store
+ * instead would stall the tracer, and its drains, behind the store's time order
+ * (store/order.c): the target's ring would fill meanwhile. */
 static void on_enter_record(struct hooks *h, struct process *p, const struct fast_record *r,
-                            const struct fast_record *more, int n_more, bool unrecorded)
+                            const struct fast_record *more, int n_more, bool no_room)
 {
     struct fastpath *fp = h->fast;
     struct hook *k;
     struct thread *t = record_owner(h, p, r, &k);
     if (!t)
         return;
+    bool unrecorded = no_room && ((int64_t)k->recorded >= h->cfg.tuning.sample_after ||
+                                  !sink_has_room(h, 3));
     struct abi_regs a = {.rdi = r->regs[0]};
     a.rsi = r->regs[1];
     a.rdx = r->regs[2];
@@ -127,14 +144,6 @@ static void on_exit_record(struct hooks *h, struct process *p, const struct fast
         fast_learn_write_prog(h, k, true);
 }
 
-/* Whether the session's event ring has room for a batch: the drain never waits for
- * the store (the tracer would stop serving), it leaves the records in the target's
- * ring, where a full ring is counted per function (fast_fn.lost). */
-static bool sink_has_room(const struct hooks *h)
-{
-    const struct ring *r = h->cfg.sink.ring;
-    return !r || ring_used(r) <= 2 * ring_max_record(r); /* half of its capacity */
-}
 
 /* After a drain that read head (at fp->ns1): p's floor (see the top of the file).
  * One later drain is remembered, whose time becomes the floor once the tail has
@@ -162,8 +171,9 @@ static void advance_floor(const struct fastpath *fp, struct process *p, uint64_t
  * handled, a stack unwound, a thread let go) reads everything: the shadow stacks
  * must match the threads' real stacks before an int3's frame is pushed or a
  * stack is read (an enter drained after an int3 frame of the same thread would
- * take that frame for a stale one). Its enters that find no room in the event ring
- * are not recorded but still followed (silent frames, counted as ring-full). */
+ * take that frame for a stale one). Its enters of functions past their quota that
+ * find no room in the event ring are not recorded but still followed (silent
+ * frames, counted as ring-full); the others wait for room (on_enter_record). */
 static bool drain_process(struct hooks *h, struct process *p, bool complete)
 {
     struct fastpath *fp = h->fast;
@@ -173,19 +183,19 @@ static bool drain_process(struct hooks *h, struct process *p, bool complete)
     uint64_t start = p->fast_tail;
     p->fast_head = head;
     while (p->fast_tail < head &&
-           (complete || (p->fast_tail - start < DRAIN_MAX_RECORDS && sink_has_room(h)))) {
+           (complete || (p->fast_tail - start < DRAIN_MAX_RECORDS && sink_has_room(h, 2)))) {
         uint64_t idx = p->fast_tail;
         size_t n = head - idx < DRAIN_BATCH ? (size_t)(head - idx) : DRAIN_BATCH;
         if (!fastpath_read_records(fp, p, idx, n, fp->buf))
             return false;
         size_t i = 0;
         bool room = true;
-        while (i < n && (complete || i % 64 || (room = sink_has_room(h)))) {
+        while (i < n && (complete || i % 64 || (room = sink_has_room(h, 2)))) {
             const struct fast_record *r = &fp->buf[i];
             if (r->commit != (uint32_t)(idx + i + 1) || !r->nrec || i + r->nrec > n)
                 break; /* being written, or read whole by the next batch */
             if (complete && i % 64 == 0)
-                room = sink_has_room(h);
+                room = sink_has_room(h, 2);
             if (r->kind == FAST_REC_ENTER)
                 on_enter_record(h, p, r, r + 1, r->nrec - 1, !room);
             else if (r->kind == FAST_REC_EXIT)
@@ -218,34 +228,6 @@ static void drain_in(uint64_t key, void *value, void *arg)
         p->fast_ok = false;
 }
 
-/* Hot functions, from the recorder's exact counters (its main process's) every
- * HOT_WINDOW_NS: a function called more than trace.hotCallsPerSecond once it has
- * recorded trace.sampleAfter calls goes quiet (its recorder only counts from the
- * next tick on). The drained records cannot tell: when the store is behind, most
- * calls never become records. */
-static void check_hot(struct hooks *h, int64_t now)
-{
-    struct fastpath *fp = h->fast;
-    struct process *p = u64map_get(&h->procs, (uint64_t)h->cfg.pid);
-    int64_t span = now - fp->hot_checked;
-    if (span < HOT_WINDOW_NS || !p || !p->fast_ok || !fp->n_fns)
-        return;
-    struct fast_fn *fns = malloc(fp->n_fns * sizeof *fns);
-    if (fns && procmem_read(p->memfd, fastpath_fn_addr(fp, 0), fns, fp->n_fns * sizeof *fns)) {
-        for (uint32_t i = 0; i < fp->n_fns; i++) {
-            struct hook *k = fp->fns[i];
-            uint64_t calls = fns[i].calls - k->fast_calls_seen;
-            k->fast_calls_seen = fns[i].calls;
-            if (fp->hot_checked && !k->quiet && k->wanted && k->role == HOOK_TRACE &&
-                (int64_t)k->recorded >= h->cfg.tuning.sample_after &&
-                (double)calls * 1e9 / (double)span > (double)h->cfg.tuning.hot_calls_per_second)
-                sampling_go_quiet(h, k, now);
-        }
-        fp->hot_checked = now;
-    }
-    free(fns);
-}
-
 static void drain(struct hooks *h, bool complete)
 {
     if (!h->fast)
@@ -253,7 +235,7 @@ static void drain(struct hooks *h, bool complete)
     fastpath_clock_pair(&h->fast->tsc1, &h->fast->ns1);
     struct drain_walk w = {h, complete};
     u64map_each(&h->procs, drain_in, &w);
-    check_hot(h, h->fast->ns1);
+    fast_budget_look(h, h->fast->ns1);
 }
 
 void fast_drain_complete(struct hooks *h)

@@ -218,7 +218,7 @@ static uint32_t fn_flags(const struct hooks *h, const struct hook *k)
     if (k->role == HOOK_DRAIN)
         return FAST_FN_RECORD | FAST_FN_TRAP_ENTER;
     bool output = k->role == HOOK_OUTPUT;
-    uint32_t f = FAST_FN_RECORD;
+    uint32_t f = FAST_FN_RECORD | (k->role == HOOK_TRACE ? FAST_FN_BUDGET : 0);
     if (h->cfg.tuning.capture_exits || output)
         f |= FAST_FN_EXITS;
     if (k->needs_fp)
@@ -318,7 +318,8 @@ bool fastpath_plan(struct hooks *h, struct hook *k, pid_t stopped_tid, int memfd
     k->fast_id = fp->n_fns;
     k->fast = true;
     k->fast_flags = fn_flags(h, k);
-    struct fast_fn entry = {.flags = k->fast_flags};
+    struct fast_fn entry = {.flags = k->fast_flags, .quota = h->cfg.tuning.sample_after,
+                            .credit = fast_budget_credit(h)};
     memset(&progs[fp->n_fns], 0, sizeof progs[fp->n_fns]);
     progs[fp->n_fns][0].max = FAST_ENTER_ITEMS;
     progs[fp->n_fns][1].max = FAST_EXIT_ITEMS;
@@ -425,8 +426,9 @@ static void count_unread(const struct fastpath *fp, const struct process *p, uin
 }
 
 /* Keeps p's ring-full counts as they are now (one read of its fn table), and the
- * calls its ring holds unread, for when its memory is gone. */
-static void snapshot_lost(const struct fastpath *fp, struct process *p)
+ * calls its ring holds unread, for when its memory is gone; the credits it spent
+ * are said (fast_budget_at_end). */
+static void snapshot_lost(struct hooks *h, const struct fastpath *fp, struct process *p)
 {
     struct fast_fn *fns = malloc(fp->n_fns * sizeof *fns);
     uint64_t *lost = fns ? realloc(p->fast_lost, fp->n_fns * sizeof *lost) : NULL;
@@ -436,6 +438,7 @@ static void snapshot_lost(const struct fastpath *fp, struct process *p)
             for (uint32_t i = 0; i < fp->n_fns; i++)
                 lost[i] = fns[i].lost;
             p->n_fast_lost = fp->n_fns;
+            fast_budget_at_end(h, fns, fp->n_fns);
             count_unread(fp, p, lost);
         }
     }
@@ -478,7 +481,7 @@ void fastpath_on_thread_exit(struct hooks *h, struct thread *t)
     struct user_regs_struct r;
     if (!fp || !p || !p->fast_ok || ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0 || !r.fs_base)
         return;
-    snapshot_lost(fp, p);
+    snapshot_lost(h, fp, p);
     /* Its slot keeps its key (a later thread on the same TCB finds it) and forgets
      * its tid and frames. */
     uint64_t ta = fp->area + FAST_THREADS_OFF;

@@ -9,6 +9,7 @@
  *   fast_learn.c  the capture programs, learned at a live decoding (an int3, the
  *                 recorder's stops) and extended by the drain
  *   fast_drain.c  the drain: records to events
+ *   fast_budget.c the budgets of the recorder, and the daemon's looks at them
  */
 #ifndef STROBE_FASTPATH_INTERNAL_H
 #define STROBE_FASTPATH_INTERNAL_H
@@ -17,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptrace/hooks/capprog.h"
 #include "ptrace/hooks/fast_abi.h"
 #include "ptrace/hooks/hooks_internal.h"
 
@@ -67,5 +69,12 @@ void fast_learn_write_prog(struct hooks *h, const struct hook *k, bool exit);
 struct hk_mem fast_learn_record_reader(struct hooks *h, struct process *p, struct hook *k,
                                        bool exit, const struct abi_regs *a, uint64_t stack,
                                        const struct fast_record *more, int n_more);
+
+/* (fast_budget.c) From each drain, at now: every HOT_WINDOW_NS, the functions that
+ * spent their credit, or ran hot, go quiet; the others get their credit back. */
+void fast_budget_look(struct hooks *h, int64_t now);
+/* (fast_budget.c) A process's fast_fn table (n of them) read at its end: a function
+ * whose credit it spent is a sample from then on, said so. */
+void fast_budget_at_end(struct hooks *h, const struct fast_fn *table, uint32_t n);
 
 #endif

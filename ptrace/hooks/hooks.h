@@ -25,7 +25,8 @@
  *
  * Hot functions: exact counts, honest samples. A function's calls are recorded
  * whole until it has recorded trace.sampleAfter events (an ordinary burst is never
- * sampled). After that it is sampled when it is hot (more than
+ * sampled; on the fast path its recorder enforces that quota and the rate below
+ * itself, call by call: fast_budget.c). After that it is sampled when it is hot (more than
  * trace.hotCallsPerSecond calls in a 100 ms window), or when the tracer's share of
  * the traced threads' time in a 100 ms window exceeds trace.overheadBudgetPercent:
  * then the function that cost the most tracer time in that window is sampled. A

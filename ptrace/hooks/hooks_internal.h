@@ -379,6 +379,11 @@ void fast_learn_end(struct hooks *h, struct hook *k, bool exit);
 struct hook *fastpath_stop_hook(const struct hooks *h, const struct user_regs_struct *r);
 /* Writes k's recording flags (quiet: count only) into every process's area. */
 void fastpath_update_flags(struct hooks *h, struct hook *k);
+/* (fast_budget.c) The credit a traced function gets at each look of the daemon
+ * (fast_abi.h, FAST_FN_BUDGET); k's credit set to credit in every process's area (a
+ * sample window's: SAMPLE_CALLS). */
+int64_t fast_budget_credit(const struct hooks *h);
+void fast_budget_set_credit(struct hooks *h, struct hook *k, int64_t credit);
 /* Turns every record written since the last drain into events, in every process
  * (a complete drain: fast_drain.c's drain_process). */
 void fast_drain_complete(struct hooks *h);

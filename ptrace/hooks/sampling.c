@@ -267,6 +267,7 @@ static void tick_fast(struct tick_state *s, struct hook *k)
         k->quiet = false;
         k->sample_left = SAMPLE_CALLS;
         k->sample_until = s->now + SAMPLE_WINDOW_NS;
+        fast_budget_set_credit(s->h, k, SAMPLE_CALLS); /* the recorder ends the window */
     } else if (k->rearm_at) {
         due(s, k->rearm_at);
     }

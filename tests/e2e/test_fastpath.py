@@ -13,7 +13,7 @@ import signal
 import pytest
 
 from bp_util import bp_add, cont, until_bp
-from conftest import T_LONG, T_SHORT, fixture_path, pid_alive, wait_until
+from conftest import T_LONG, T_SHORT, VALGRIND, fixture_path, pid_alive, wait_until
 from test_stacks import line_of
 from test_trace_values import args_of, calls
 
@@ -158,6 +158,31 @@ def test_a_full_ring_is_counted_and_said_never_silent(mcp):
     assert s["ringFull"] > 0 and s["recorded"] < s["calls"], s
     assert s["recorded"] + s["ringFull"] >= s["calls"], s
     assert st["eventCounts"]["function_enter"] == s["recorded"], st
+
+
+def test_a_rare_function_beside_a_flood_is_recorded_whole(mcp):
+    """checksum_block called 10 times among 3,000,000 calls of mix, both traced with
+    the default settings: every run records all 10 of its calls and their returns
+    (the flood is stopped by its budget in the recorder, and leaves room), while mix
+    is sampled with its count exact. The int3 path too (it decides at every call)."""
+    mcp.call_tool("debug_trace", {"add": ["mix", "checksum_block"]})
+    runs = [("fast", 3 if VALGRIND else 20), ("int3", 1 if VALGRIND else 5)]
+    for i, mode in enumerate([mode for mode, n in runs for _ in range(n)]):
+        mcp.world.write_project_settings({"trace.mode": mode})
+        sid = mcp.launch("rare_beside_hot")["sessionId"]
+        st = mcp.wait_ended(sid, timeout=T_LONG)
+        assert st["status"] == "exited" and st["exitCode"] == 0, st
+        calls_of = {f["function"]: f for f in st["topFunctions"]}
+        rare, hot = calls_of["checksum_block"], calls_of["mix"]
+        assert rare["calls"] == 10 and "recorded" not in rare, (mode, i, st)
+        assert hot["calls"] == 3_000_000 and hot.get("callsExact", True), (mode, i, st)
+        [s] = [x for x in st["sampling"] if x["function"] == "mix"]
+        assert s["recorded"] < 3_000_000, (mode, i, s)
+        assert not any(x["function"] == "checksum_block" for x in st["sampling"]), (mode, i, st)
+        exits = mcp.query(sid, eventType="function_exit", limit=20,
+                          function={"equals": "checksum_block"})
+        assert exits["totalCount"] == 10, (mode, i, exits)
+        mcp.call_tool("debug_session", {"action": "delete", "sessionId": sid})
 
 
 def test_registers_the_function_leaves_alone_stay_as_they_were(mcp):

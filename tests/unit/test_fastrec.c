@@ -569,6 +569,51 @@ static void test_a_stop_without_a_tracer_is_harmless(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A budgeted function records its quota, then its credit, then only counts: a
+ * flood is stopped in the recorder, at once. */
+static void test_budget_quota_then_credit_then_counted(void **state)
+{
+    (void)state;
+    NEED_READY();
+    struct fast_fn *f = fh_fn(F_ADD);
+    f->flags = REC_EXITS | FAST_FN_BUDGET;
+    f->quota = 3;
+    f->credit = 2;
+    for (long i = 0; i < 10; i++)
+        assert_int_equal(add_ptr(i, 1), i * 3 + 1);
+    assert_int_equal(f->calls, 10);
+    assert_int_equal(f->lost, 0); /* not recorded by the budget is no ring-full */
+    assert_int_equal(fh_drain(recs, 100), 10); /* 5 calls: enter and exit each */
+    assert_true(f->quota <= 0);
+    assert_int_equal(f->credit, 2 - 7); /* below 0: the daemon sees it was spent */
+    f->credit = 1; /* the daemon's next look gives some back */
+    assert_int_equal(add_ptr(1, 1), 4);
+    assert_int_equal(fh_drain(recs, 100), 2);
+}
+
+/* Calls on credit leave FAST_ROOM_KEPT of the ring to the functions within their
+ * quota: the flood loses its calls, a rare function still finds room. */
+static void test_credit_leaves_room_for_the_quota(void **state)
+{
+    (void)state;
+    NEED_READY();
+    long (*volatile str)(const char *, const void *) = fr_str;
+    fh_reset(16); /* enters keep 8 for the exits, and 4 more on credit */
+    struct fast_fn *flood = fh_fn(F_ADD), *rare = fh_fn(F_STR);
+    flood->flags = rare->flags = REC_EXITS | FAST_FN_BUDGET;
+    flood->credit = 100;
+    rare->quota = 100;
+    for (long i = 0; i < 10; i++)
+        assert_int_equal(add_ptr(i, 1), i * 3 + 1);
+    assert_int_equal(flood->lost, 8); /* 2 calls took 4 records: no more on credit */
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(str((const char *)16, (const void *)1), 17);
+    assert_int_equal(rare->lost, 0);
+    assert_int_equal(fh_drain(recs, 100), 8);
+    assert_int_equal(recs[4].fn, F_STR);
+    assert_int_equal(recs[6].fn, F_STR);
+}
+
 static void test_count_only(void **state)
 {
     (void)state;
@@ -726,6 +771,8 @@ int main(void)
         cmocka_unit_test_setup(test_dead_daemon_counts_and_still_returns, setup),
         cmocka_unit_test_setup(test_stops_for_the_daemon, setup),
         cmocka_unit_test_setup(test_a_stop_without_a_tracer_is_harmless, setup),
+        cmocka_unit_test_setup(test_budget_quota_then_credit_then_counted, setup),
+        cmocka_unit_test_setup(test_credit_leaves_room_for_the_quota, setup),
         cmocka_unit_test_setup(test_count_only, setup),
         cmocka_unit_test_setup(test_capture, setup),
         cmocka_unit_test_setup(test_signal_while_the_recorder_runs, setup),

@@ -10,7 +10,8 @@
  * The build fails if the object has an undefined symbol or an absolute relocation.
  *
  * Concurrency: every thread of the target runs this at once; shared words are
- * changed with locked instructions only (calls, lost, head, thread slot claims). A
+ * changed with locked instructions only (calls, lost, quota, credit, head, thread
+ * slot claims). A
  * thread's shadow stack is its own, except against a signal handler on the same
  * thread: the busy word makes an enter from a handler that interrupted the recorder
  * record without touching the stack.
@@ -168,6 +169,19 @@ static struct fast_thread *my_thread(struct fast_area *a)
         }
     }
     return 0;
+}
+
+/* Takes one call from f's budget (fast_abi.h, FAST_FN_BUDGET): 0 when the call is
+ * past it (counted only), else the records its reservation leaves free beyond the
+ * exits' headroom. */
+static uint32_t take_budget(struct fast_area *a, struct fast_fn *f)
+{
+    if (__atomic_load_n(&f->quota, __ATOMIC_RELAXED) > 0 &&
+        __atomic_fetch_sub(&f->quota, 1, __ATOMIC_RELAXED) > 0)
+        return 1;
+    if (__atomic_fetch_sub(&f->credit, 1, __ATOMIC_RELAXED) <= 0)
+        return 0;
+    return 1 + FAST_ROOM_KEPT(a->ring_records);
 }
 
 /* Reserves n consecutive records: their first index, or -1 when the ring has no
@@ -364,6 +378,9 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
         __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
         return;
     }
+    uint32_t room = (fl & FAST_FN_BUDGET) ? take_budget(a, f) : 1;
+    if (!room)
+        return;
     if (fl & FAST_FN_TRAP_ENTER)
         stop_for_daemon(FAST_TRAP_ENTER, a, s, fn, (uint64_t)ret_slot);
     const volatile struct fast_prog *prog = &prog_table(a)[fn];
@@ -415,9 +432,10 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
         flags |= FAST_F_NO_EXIT;
 
     /* The headroom of the exits (fast_abi.h); a small ring (the unit tests') keeps
-     * half. */
+     * half. A call on credit leaves the quiet functions' room too. */
     uint32_t keep = a->ring_records > 2 * FAST_EXIT_HEADROOM ? FAST_EXIT_HEADROOM
                                                              : a->ring_records / 2;
+    keep += room - 1;
     int64_t index = reserve(a, nrec, keep);
     if (index < 0) {
         /* Nothing written, so nothing pushed: an exit must have its enter. */
