@@ -1,5 +1,6 @@
 /*
- * event.c - names of event types, the single place the wire names live.
+ * event.c - names of event types, the single place the wire names live; the string
+ * fields of an event, the single list of them.
  */
 #include "base/event.h"
 
@@ -51,4 +52,18 @@ bool event_describe_exit(int pid, int ws, bool stopped, char *text, size_t text_
     snprintf(data, data_cap, "{\"signal\":\"SIG%s\",\"signalNumber\":%d}",
              abbrev ? abbrev : "UNKNOWN", sig);
     return false;
+}
+
+const char **event_string(struct event *e, int i)
+{
+    switch (i) {
+    case 0: return &e->thread_name;
+    case 1: return &e->function;
+    case 2: return &e->function_raw;
+    case 3: return &e->source_file;
+    case 4: return &e->arguments;
+    case 5: return &e->return_value;
+    case 6: return &e->text;
+    default: return &e->data;
+    }
 }

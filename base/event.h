@@ -79,6 +79,12 @@ struct event {
     bool sampled;
 };
 
+/* The string fields of an event, for the code that copies one (base/ring.c, the
+ * store's held events in store/order.c): field i, 0 <= i < EVENT_STRINGS. A new
+ * string field of struct event goes there too. */
+enum { EVENT_STRINGS = 8 };
+const char **event_string(struct event *e, int i);
+
 /* A zeroed event with the "absent" markers set. */
 static inline struct event event_init(int64_t session_key, int type, int64_t ts_ns)
 {

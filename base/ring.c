@@ -28,7 +28,6 @@
 #include "base/clock.h"
 
 enum { REC_EVENT = 1, REC_SKIP = 2 };
-enum { N_STRINGS = 9 };
 #define ABSENT UINT32_MAX
 
 struct record_head {
@@ -45,7 +44,7 @@ struct record_head {
     int32_t tid;
     int32_t line;
     int32_t sampled;
-    uint32_t len[N_STRINGS]; /* ABSENT or strlen; each string is followed by NUL */
+    uint32_t len[EVENT_STRINGS]; /* ABSENT or strlen; each string is followed by NUL */
 };
 
 struct ring {
@@ -61,22 +60,6 @@ struct ring {
     pthread_mutex_t lock; /* only for the wait on a full ring */
     pthread_cond_t space;
 };
-
-static const char **string_slot(struct event *e, int i)
-{
-    switch (i) {
-    case 0: return &e->thread_name;
-    case 1: return &e->function;
-    case 2: return &e->function_raw;
-    case 3: return &e->source_file;
-    case 4: return &e->arguments;
-    case 5: return &e->return_value;
-    case 6: return &e->text;
-    case 7: return &e->data;
-    default: return NULL;
-    }
-}
-/* Slot 8 is spare so the head stays a multiple of 8 bytes; it is always absent. */
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -166,8 +149,8 @@ bool ring_try_push(struct ring *r, const struct event *e)
     struct event copy = *e;
     struct record_head h = {0};
     size_t size = sizeof h;
-    for (int i = 0; i < N_STRINGS; i++) {
-        const char **s = string_slot(&copy, i);
+    for (int i = 0; i < EVENT_STRINGS; i++) {
+        const char **s = event_string(&copy, i);
         h.len[i] = (s && *s) ? (uint32_t)strlen(*s) : ABSENT;
         if (h.len[i] != ABSENT)
             size += h.len[i] + 1;
@@ -206,10 +189,10 @@ bool ring_try_push(struct ring *r, const struct event *e)
     h.sampled = e->sampled;
     memcpy(p, &h, sizeof h);
     uint8_t *s = p + sizeof h;
-    for (int i = 0; i < N_STRINGS; i++) {
+    for (int i = 0; i < EVENT_STRINGS; i++) {
         if (h.len[i] == ABSENT)
             continue;
-        memcpy(s, *string_slot(&copy, i), h.len[i] + 1);
+        memcpy(s, *event_string(&copy, i), h.len[i] + 1);
         s += h.len[i] + 1;
     }
     atomic_store_explicit(&r->head, head + size, memory_order_release);
@@ -259,10 +242,10 @@ bool ring_peek(struct ring *r, struct event *e)
         e->line = h.line;
         e->sampled = h.sampled;
         const char *s = (const char *)p + sizeof h;
-        for (int i = 0; i < N_STRINGS; i++) {
+        for (int i = 0; i < EVENT_STRINGS; i++) {
             if (h.len[i] == ABSENT)
                 continue;
-            const char **slot = string_slot(e, i);
+            const char **slot = event_string(e, i);
             if (slot)
                 *slot = s;
             s += h.len[i] + 1;

@@ -94,22 +94,6 @@ static bool before(const struct held *a, const struct held *b)
     return a->ev.ts_ns < b->ev.ts_ns || (a->ev.ts_ns == b->ev.ts_ns && a->arrival < b->arrival);
 }
 
-/* The string fields of an event, for the copy. */
-enum { N_FIELDS = 8 };
-static const char **field(struct event *e, int i)
-{
-    switch (i) {
-    case 0: return &e->thread_name;
-    case 1: return &e->function;
-    case 2: return &e->function_raw;
-    case 3: return &e->source_file;
-    case 4: return &e->arguments;
-    case 5: return &e->return_value;
-    case 6: return &e->text;
-    default: return &e->data;
-    }
-}
-
 /* size bytes for a held event of ws (h->chunk still to be set); NULL when memory
  * runs out. */
 static struct held *alloc_held(struct wsess *ws, size_t size, struct chunk **from)
@@ -150,9 +134,9 @@ static void free_held(struct wsess *ws, struct held *h)
 static struct held *copy_event(struct wsess *ws, const struct event *e)
 {
     struct event ev = *e;
-    size_t len[N_FIELDS], total = 0;
-    for (int i = 0; i < N_FIELDS; i++) {
-        len[i] = *field(&ev, i) ? strlen(*field(&ev, i)) + 1 : 0;
+    size_t len[EVENT_STRINGS], total = 0;
+    for (int i = 0; i < EVENT_STRINGS; i++) {
+        len[i] = *event_string(&ev, i) ? strlen(*event_string(&ev, i)) + 1 : 0;
         total += len[i];
     }
     struct chunk *from;
@@ -161,10 +145,10 @@ static struct held *copy_event(struct wsess *ws, const struct event *e)
         return NULL;
     h->chunk = from;
     char *p = (char *)(h + 1);
-    for (int i = 0; i < N_FIELDS; i++)
+    for (int i = 0; i < EVENT_STRINGS; i++)
         if (len[i]) {
-            memcpy(p, *field(&ev, i), len[i]);
-            *field(&ev, i) = p;
+            memcpy(p, *event_string(&ev, i), len[i]);
+            *event_string(&ev, i) = p;
             p += len[i];
         }
     h->ev = ev;

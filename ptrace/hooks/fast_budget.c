@@ -40,28 +40,10 @@ int64_t fast_budget_credit(const struct hooks *h)
     return c > SAMPLE_CALLS ? c : SAMPLE_CALLS;
 }
 
-struct credit_write {
-    const struct fastpath *fp;
-    uint32_t id;
-    int64_t credit;
-};
-
-static void write_credit_in(uint64_t key, void *value, void *arg)
-{
-    (void)key;
-    const struct process *p = value;
-    const struct credit_write *cw = arg;
-    if (p->fast_ok)
-        procmem_write(p->memfd, fastpath_fn_addr(cw->fp, cw->id) +
-                      offsetof(struct fast_fn, credit), &cw->credit, sizeof cw->credit);
-}
-
 void fast_budget_set_credit(struct hooks *h, struct hook *k, int64_t credit)
 {
-    if (!h->fast || !k->fast)
-        return;
-    struct credit_write cw = {h->fast, k->fast_id, credit};
-    u64map_each(&h->procs, write_credit_in, &cw);
+    if (h->fast && k->fast)
+        fastpath_write_fn(h, k, offsetof(struct fast_fn, credit), &credit, sizeof credit);
 }
 
 /* What one look found, per function id. */

@@ -230,20 +230,21 @@ static uint32_t fn_flags(const struct hooks *h, const struct hook *k)
     return f;
 }
 
-/* Writes k's flags into every process of the image that has the area. */
-struct flag_write {
+/* A field of k's fast_fn written into every process of the image that has the area. */
+struct fn_write {
     const struct fastpath *fp;
     uint64_t addr;
-    uint32_t flags;
+    const void *value;
+    size_t len;
 };
 
-static void write_flags_in(uint64_t key, void *value, void *arg)
+static void write_fn_in(uint64_t key, void *value, void *arg)
 {
     (void)key;
     const struct process *p = value;
-    const struct flag_write *fw = arg;
+    const struct fn_write *fw = arg;
     if (p->fast_ok) {
-        procmem_write(p->memfd, fw->addr, &fw->flags, sizeof fw->flags);
+        procmem_write(p->memfd, fw->addr, fw->value, fw->len);
         /* Live now: arming a function can take the tracer longer than a drain
          * period (DWARF loading, under valgrind seconds), and the program runs its
          * first calls right after. */
@@ -251,14 +252,20 @@ static void write_flags_in(uint64_t key, void *value, void *arg)
     }
 }
 
+void fastpath_write_fn(struct hooks *h, const struct hook *k, size_t field, const void *value,
+                       size_t len)
+{
+    struct fn_write fw = {h->fast, fastpath_fn_addr(h->fast, k->fast_id) + field, value, len};
+    u64map_each(&h->procs, write_fn_in, &fw);
+}
+
 void fastpath_update_flags(struct hooks *h, struct hook *k)
 {
     if (!h->fast || !k->fast || fn_flags(h, k) == k->fast_flags)
         return;
     k->fast_flags = fn_flags(h, k);
-    struct flag_write fw = {h->fast, fastpath_fn_addr(h->fast, k->fast_id) +
-                                     offsetof(struct fast_fn, flags), k->fast_flags};
-    u64map_each(&h->procs, write_flags_in, &fw);
+    fastpath_write_fn(h, k, offsetof(struct fast_fn, flags), &k->fast_flags,
+                      sizeof k->fast_flags);
 }
 
 /* Plans k's fast-path entry: an id, its fast_fn entry, its trampoline written near

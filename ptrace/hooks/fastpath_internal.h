@@ -51,6 +51,10 @@ void fastpath_clock_pair(uint64_t *tsc, int64_t *ns);
 /* A record's rdtsc as CLOCK_MONOTONIC, on the line through the area's creation and
  * the latest drain. */
 int64_t fastpath_tsc_to_ns(const struct fastpath *fp, uint64_t tsc);
+/* Writes len bytes of value at byte field of k's fast_fn, in every process of the
+ * image that has the area (and tells each the daemon is live). */
+void fastpath_write_fn(struct hooks *h, const struct hook *k, size_t field, const void *value,
+                       size_t len);
 /* Tells p's recorder the daemon is live (fast_area.live). */
 void fastpath_write_live(const struct fastpath *fp, const struct process *p);
 /* The address of function id's struct fast_fn in the area. */
