@@ -13,7 +13,7 @@ import signal
 import pytest
 
 from bp_util import bp_add, cont, until_bp
-from conftest import T_LONG, T_SHORT, VALGRIND, fixture_path, pid_alive, wait_until
+from conftest import T_LONG, T_SHORT, fixture_path, pid_alive, wait_until
 from test_stacks import line_of
 from test_trace_values import args_of, calls
 
@@ -166,7 +166,7 @@ def test_a_rare_function_beside_a_flood_is_recorded_whole(mcp):
     (the flood is stopped by its budget in the recorder, and leaves room), while mix
     is sampled with its count exact. The int3 path too (it decides at every call)."""
     mcp.call_tool("debug_trace", {"add": ["mix", "checksum_block"]})
-    runs = [("fast", 3 if VALGRIND else 20), ("int3", 1 if VALGRIND else 5)]
+    runs = [("fast", 20), ("int3", 5)]
     for i, mode in enumerate([mode for mode, n in runs for _ in range(n)]):
         mcp.world.write_project_settings({"trace.mode": mode})
         sid = mcp.launch("rare_beside_hot")["sessionId"]
