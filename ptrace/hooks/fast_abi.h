@@ -163,7 +163,7 @@ struct fast_prog {
 /* Record within the function's budget only (a traced function; never libc's write
  * or the execs, whose calls the daemon needs): first its quota, the calls recorded
  * whatever comes (trace.sampleAfter), then its credit, the calls recorded until the
- * daemon looks again (every 100 ms: ptrace/hooks/fast_drain.c), each of which
+ * daemon looks again (every 100 ms: ptrace/hooks/fast_budget.c), each of which
  * leaves FAST_ROOM_KEPT of the ring free for the functions still within their
  * quota. A call past both is counted only, as a quiet function's (a sample), and
  * the daemon, finding the credit spent (below 0), quiets the function: a flood is

@@ -144,7 +144,6 @@ static void on_exit_record(struct hooks *h, struct process *p, const struct fast
         fast_learn_write_prog(h, k, true);
 }
 
-
 /* After a drain that read head (at fp->ns1): p's floor (see the top of the file).
  * One later drain is remembered, whose time becomes the floor once the tail has
  * reached its head. */
@@ -173,7 +172,8 @@ static void advance_floor(const struct fastpath *fp, struct process *p, uint64_t
  * stack is read (an enter drained after an int3 frame of the same thread would
  * take that frame for a stale one). Its enters of functions past their quota that
  * find no room in the event ring are not recorded but still followed (silent
- * frames, counted as ring-full); the others wait for room (on_enter_record). */
+ * frames, counted as ring-full); the others take the ring's third quarter first
+ * (on_enter_record). */
 static bool drain_process(struct hooks *h, struct process *p, bool complete)
 {
     struct fastpath *fp = h->fast;

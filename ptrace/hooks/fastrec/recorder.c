@@ -11,10 +11,9 @@
  *
  * Concurrency: every thread of the target runs this at once; shared words are
  * changed with locked instructions only (calls, lost, quota, credit, head, thread
- * slot claims). A
- * thread's shadow stack is its own, except against a signal handler on the same
- * thread: the busy word makes an enter from a handler that interrupted the recorder
- * record without touching the stack.
+ * slot claims). A thread's shadow stack is its own, except against a signal handler
+ * on the same thread: the busy word makes an enter from a handler that interrupted
+ * the recorder record without touching the stack.
  */
 #include "ptrace/hooks/fast_abi.h"
 
