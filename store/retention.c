@@ -4,14 +4,14 @@
  * (core/daemon.c); the numbers come from the retention.* settings.
  *
  * Candidates are the sessions whose status is not "running" and for which no
- * attached ring has carried events (the writer records each ring's session,
- * writer.c). The status leaves "running" when the main process ends, but its
+ * attached ring has carried events (each ring names its session when attached,
+ * store_attach_ring). The status leaves "running" when the main process ends, but its
  * children may live on: while they hold the output pipes, the output ring stays
  * attached, and a tracer ring that has carried function events stays attached until
  * the session is stopped; such a session waits for a later check, so a purge does
- * not leave events behind it. A tracer ring that has carried nothing names no
- * session yet: the daemon's in_use callback covers it, since a session whose
- * processes it still traces is never a candidate. Retained and
+ * not leave events behind it. A tracer ring that has carried nothing keeps no
+ * session from a purge: the daemon's in_use callback covers it, since a session
+ * whose processes it still traces is never a candidate. Retained and
  * merely ended sessions are treated alike: both are data nobody is producing any
  * more.
  *
@@ -47,9 +47,11 @@ static void free_candidates(struct candidate *c, int n)
     free(c);
 }
 
-/* Keys of the sessions some ring still serves (under s->lock): attached, or
- * released with events not yet committed (a released ring the writer has committed
- * everything of waits for its next pass to be destroyed). */
+/* Keys of the sessions some ring that has carried events still serves (under
+ * s->lock): attached, or released with events not yet committed (a released ring
+ * the writer has committed everything of waits for its next pass to be destroyed).
+ * A ring names its session from its attachment on; one that never carried an event
+ * keeps no session from a purge (see the top of the file). */
 static int busy_sessions(struct store *s, int64_t **keys, int *n)
 {
     pthread_mutex_lock(&s->lock);
@@ -57,7 +59,7 @@ static int busy_sessions(struct store *s, int64_t **keys, int *n)
     *keys = malloc((s->nrings ? s->nrings : 1) * sizeof **keys);
     if (*keys)
         for (int i = 0; i < s->nrings; i++)
-            if (s->rings[i].session &&
+            if (s->rings[i].session && ring_produced(s->rings[i].ring) > 0 &&
                 !(s->rings[i].released && s->rings[i].done == ring_produced(s->rings[i].ring)))
                 (*keys)[(*n)++] = s->rings[i].session;
     pthread_mutex_unlock(&s->lock);
