@@ -62,13 +62,19 @@ static void say(const char *word, const char *text, int keep)
     }
 }
 
+/* text, a char array, formatted from the variadic function's fmt and arguments. */
+#define FORMAT(text, fmt)                                                               \
+    do {                                                                                \
+        va_list ap;                                                                     \
+        va_start(ap, fmt);                                                              \
+        vsnprintf(text, sizeof text, fmt, ap);                                          \
+        va_end(ap);                                                                     \
+    } while (0)
+
 void daemon_start_wait(const char *fmt, ...)
 {
     char text[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
+    FORMAT(text, fmt);
     say("wait", text, 1);
 }
 
@@ -80,10 +86,7 @@ void daemon_start_ready(void)
 void daemon_start_other(const char *fmt, ...)
 {
     char text[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
+    FORMAT(text, fmt);
     fprintf(stderr, "strobe: %s\n", text);
     say("other", text, 0);
 }
@@ -91,10 +94,7 @@ void daemon_start_other(const char *fmt, ...)
 void daemon_start_failed(const char *fmt, ...)
 {
     char text[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
+    FORMAT(text, fmt);
     log_error("%s", text); /* daemon.log, or stderr while none is open */
     if (log_opened())
         fprintf(stderr, "strobe: %s\n", text);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/procstat.h"
 #include "core/session_internal.h"
 
 /* How far a session's recorded start and its process's start may be apart: the
@@ -43,19 +44,12 @@ static long long boot_time(void)
 /* pid's start (unix ms); -1 when it does not run (or is a zombie). */
 static long long process_start_ms(pid_t pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
+    char buf[1024];
+    const char *p = procstat_fields(pid, 0, buf, sizeof buf);
     char state;
     unsigned long long start;
     /* after the comm: state (3), then fields 4..21, then starttime (22) */
-    if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+    if (!p || sscanf(p, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
                             "%*d %*d %*d %*d %llu", &state, &start) != 2 || state == 'Z')
         return -1;
     long long btime = boot_time();

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/procstat.h"
+
 extern char **environ;
 
 static void child_exec(const struct test_command *cmd, const char *dir, char **envp, int null_fd,
@@ -149,20 +151,11 @@ out:
 /* ppid of pid from /proc/PID/stat, -1 when gone. */
 static pid_t parent_of(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+    char buf[512];
+    const char *p = procstat_fields(pid, 0, buf, sizeof buf);
     int ppid;
     char state;
-    if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2 || state == 'Z')
+    if (!p || sscanf(p, " %c %d", &state, &ppid) != 2 || state == 'Z')
         return -1;
     return ppid;
 }
@@ -248,21 +241,12 @@ int tproc_list(pid_t root, const char *marker, pid_t *out, int max)
 /* Process pid's CPU time from /proc/PID/stat (user + system), in ns; 0 if gone. */
 static int64_t stat_cpu_ns(pid_t pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t got = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (got <= 0)
-        return 0;
-    buf[got] = '\0';
-    const char *p = strrchr(buf, ')');
+    char buf[1024];
+    const char *p = procstat_fields(pid, 0, buf, sizeof buf);
     unsigned long long utime, stime;
     /* fields 3..15 after the comm: state ppid pgrp session tty tpgid flags minflt
      * cminflt majflt cmajflt utime stime */
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+    if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
                      &utime, &stime) != 2)
         return 0;
     return (int64_t)((utime + stime) * 1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK));

@@ -41,6 +41,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/procstat.h"
 #include "base/strbuf.h"
 #include "dwarf/frame.h"
 #include "dwarf/globals.h"
@@ -167,19 +168,12 @@ static bool call_has_deadline(const struct user_regs_struct *r)
  * exiting). */
 static void read_state(pid_t tgid, pid_t tid, char *out, size_t cap)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)tgid, (int)tid);
+    char buf[512];
     snprintf(out, cap, "unknown");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    const char *p = procstat_fields(tgid, tid, buf, sizeof buf);
+    if (!p || !p[0] || !p[1])
         return;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    const char *p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-    if (!p || !p[1] || !p[2])
-        return;
-    switch (p[2]) {
+    switch (p[1]) {
     case 'R': snprintf(out, cap, "running"); break;
     case 'S': snprintf(out, cap, "sleeping"); break;
     case 'D': snprintf(out, cap, "disk sleep"); break;

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/procstat.h"
+
 int procmem_open(pid_t pid)
 {
     char path[64];
@@ -236,17 +238,10 @@ pid_t procmem_tgid(pid_t tid)
 
 pid_t procmem_parent(pid_t tgid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)tgid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    const char *p = strrchr(buf, ')');
+    char buf[512];
+    const char *p = procstat_fields(tgid, 0, buf, sizeof buf);
     int ppid = 0;
-    if (p && sscanf(p + 1, " %*c %d", &ppid) == 1)
+    if (p && sscanf(p, " %*c %d", &ppid) == 1)
         return (pid_t)ppid;
     return 0;
 }

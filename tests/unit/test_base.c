@@ -13,10 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "base/arena.h"
 #include "base/hash.h"
 #include "base/paths.h"
+#include "base/procstat.h"
 #include "base/strbuf.h"
 #include "base/strmap.h"
 #include "tests/unit/tmpdir.h"
@@ -175,6 +179,30 @@ static void test_paths_refusals(void **state)
     free(saved);
 }
 
+/* The fields after the command name, even when the name holds ") (": the parent,
+ * for the process and for one of its threads; NULL for a process that is gone. */
+static void test_procstat_fields_after_a_tricky_name(void **state)
+{
+    (void)state;
+    char old[16] = "";
+    prctl(PR_GET_NAME, old, 0, 0, 0);
+    prctl(PR_SET_NAME, "a) 9 (b", 0, 0, 0);
+    char buf[1024];
+    char st;
+    int ppid = 0;
+    const char *p = procstat_fields(getpid(), 0, buf, sizeof buf);
+    assert_non_null(p);
+    assert_int_equal(sscanf(p, " %c %d", &st, &ppid), 2);
+    assert_int_equal(ppid, getppid());
+    p = procstat_fields(getpid(), (pid_t)syscall(SYS_gettid), buf, sizeof buf);
+    assert_non_null(p);
+    assert_int_equal(sscanf(p, " %c %d", &st, &ppid), 2);
+    assert_int_equal(st, 'R');
+    assert_int_equal(ppid, getppid());
+    prctl(PR_SET_NAME, old, 0, 0, 0);
+    assert_null(procstat_fields(0x7ffffff0, 0, buf, sizeof buf));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_arena_alignment_strings_and_big_blocks),
         cmocka_unit_test(test_arena_splice),
         cmocka_unit_test(test_trimmed_dup),
+        cmocka_unit_test(test_procstat_fields_after_a_tricky_name),
         cmocka_unit_test(test_paths_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

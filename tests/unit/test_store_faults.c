@@ -92,6 +92,27 @@ static void store_works(struct store *s)
 
 /* ---- the check at open --------------------------------------------------------------- */
 
+/* Opens the damaged database at path: it is set aside byte for byte (bytes, len) for
+ * the reason naming why, and a fresh store is returned in its place. */
+static struct store *open_set_aside(const char *path, const char *why, const void *bytes,
+                                    size_t len)
+{
+    struct strobe_error err;
+    struct store *s = store_open(path, &err);
+    if (!s)
+        fail_msg("store_open: %s", err.msg);
+    struct store_health h;
+    store_health(s, &h);
+    assert_non_null(strstr(h.set_aside, "/strobe.db.damaged-"));
+    assert_non_null(strstr(h.damage, why));
+    size_t kept_len;
+    char *kept = read_file(h.set_aside, &kept_len);
+    assert_int_equal(kept_len, len);
+    assert_memory_equal(kept, bytes, len);
+    free(kept);
+    return s;
+}
+
 /* A file that is not a database: set aside byte for byte, a fresh store in its place. */
 static void test_not_a_database_is_set_aside(void **state)
 {
@@ -102,24 +123,14 @@ static void test_not_a_database_is_set_aside(void **state)
     for (size_t i = 0; i < sizeof junk; i++)
         junk[i] = (char)(i * 131 + 7);
     write_file(d.db, junk, sizeof junk);
-    struct strobe_error err;
-    struct store *s = store_open(d.db, &err);
-    if (!s)
-        fail_msg("store_open: %s", err.msg);
-    struct store_health h;
-    store_health(s, &h);
-    assert_non_null(strstr(h.set_aside, "/strobe.db.damaged-"));
-    assert_non_null(strstr(h.damage, "not a database"));
-    size_t len;
-    char *kept = read_file(h.set_aside, &len);
-    assert_int_equal(len, sizeof junk);
-    assert_memory_equal(kept, junk, sizeof junk);
-    free(kept);
+    struct store *s = open_set_aside(d.db, "not a database", junk, sizeof junk);
     store_works(s);
     store_close(s);
     /* a sound database is opened as it is: nothing set aside the second time */
+    struct strobe_error err;
     s = store_open(d.db, &err);
     assert_non_null(s);
+    struct store_health h;
     store_health(s, &h);
     assert_string_equal(h.set_aside, "");
     struct session_row g;
@@ -166,18 +177,7 @@ static void test_damaged_event_pages_are_set_aside(void **state)
     size_t damaged_len;
     char *damaged = read_file(d.db, &damaged_len);
 
-    s = store_open(d.db, &err);
-    if (!s)
-        fail_msg("store_open: %s", err.msg);
-    struct store_health h;
-    store_health(s, &h);
-    assert_non_null(strstr(h.set_aside, "/strobe.db.damaged-"));
-    assert_non_null(strstr(h.damage, "quick_check"));
-    size_t len;
-    char *kept = read_file(h.set_aside, &len);
-    assert_int_equal(len, damaged_len);
-    assert_memory_equal(kept, damaged, len);
-    free(kept);
+    s = open_set_aside(d.db, "quick_check", damaged, damaged_len);
     free(damaged);
     struct session_row g;
     assert_int_equal(store_session_get(s, "before", &g), 1); /* it is in the file aside */
