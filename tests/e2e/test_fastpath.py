@@ -72,7 +72,7 @@ def test_fast_path_records_what_int3_records(mcp):
 
 def test_trace_answer_says_how_many_functions_took_the_fast_path(mcp):
     mcp.world.write_project_settings({"trace.mode": "fast"})
-    r = mcp.launch("hot_count", args=["1000", "30"])  # lingers after its calls
+    r = mcp.launch("hot_count", args=["1000", "600"])  # lingers after its calls
     sid = r["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")
     t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["counted", "main"]})
@@ -290,7 +290,7 @@ def test_the_recorders_stops_are_harmless_once_the_daemon_is_gone(world):
 
 def test_trace_mode_switches_a_running_program(mcp):
     mcp.world.write_project_settings({"trace.mode": "fast"})
-    r = mcp.launch("hot_count", args=["1000", "30"])  # lingers after its calls
+    r = mcp.launch("hot_count", args=["1000", "600"])  # lingers after its calls
     sid = r["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")
     t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["counted"],
@@ -328,7 +328,7 @@ def test_trace_mode_errors_say_what_to_do(mcp):
     e = mcp.tool_error("debug_trace", {"add": ["counted"], "traceMode": "fast"})
     assert e.code == "VALIDATION_ERROR" and "sessionId" in e.message, e.message
     assert '"trace.mode": "fast"' in e.message and "settings.json" in e.message
-    r = mcp.launch("hot_count", args=["1000", "30"])
+    r = mcp.launch("hot_count", args=["1000", "600"])
     mcp.wait_events(r["sessionId"], 1, eventType="stdout")
     e = mcp.tool_error("debug_trace", {"sessionId": r["sessionId"], "traceMode": "turbo"})
     assert e.code == "VALIDATION_ERROR" and "'turbo'" in e.message, e.message

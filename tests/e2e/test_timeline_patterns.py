@@ -29,7 +29,7 @@ def test_staged_pattern_matching_nothing_warns_at_launch(mcp):
     the session's status) has its result and a warning naming it and the near name."""
     mcp.call_tool("debug_trace", {"add": ["compte", "tick"]})
     try:
-        r = mcp.launch("worker_loop", project=REPO, args=["20"])
+        r = mcp.launch("worker_loop", project=REPO, args=["600"])
     finally:
         mcp.call_tool("debug_trace", {"remove": ["compte", "tick"]})
     assert r["pendingPatternsApplied"] == 2
@@ -147,7 +147,7 @@ def test_stripped_program_pattern_says_rebuild_with_g(mcp, tmp_path):
     exe = tmp_path / "hello_stripped"
     shutil.copy(fixture_path("worker_loop"), exe)
     subprocess.run(["strip", str(exe)], check=True)
-    r = mcp.launch(str(exe), project=REPO, args=["20"])
+    r = mcp.launch(str(exe), project=REPO, args=["600"])
     sid = r["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")
     t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["compute"]})

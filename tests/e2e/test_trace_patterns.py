@@ -154,7 +154,7 @@ def test_invalid_pattern_pending(mcp, pattern):
 
 @pytest.mark.valgrind_sample
 def test_invalid_pattern_runtime_adds_nothing(mcp):
-    r = mcp.launch("worker_loop", project=REPO, args=["20"])
+    r = mcp.launch("worker_loop", project=REPO, args=["600"])
     sid = r["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")
     err = mcp.tool_error("debug_trace", {"sessionId": sid, "add": ["tick", "a<"]})
@@ -168,7 +168,7 @@ def test_invalid_pattern_runtime_adds_nothing(mcp):
 
 @pytest.mark.valgrind_sample
 def test_zero_matches_status_suggests_near_miss(mcp):
-    r = mcp.launch("worker_loop", project=REPO, args=["20"])
+    r = mcp.launch("worker_loop", project=REPO, args=["600"])
     sid = r["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")
     t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["tikc"]})
@@ -189,7 +189,7 @@ def test_zero_matches_pending_pattern_near_miss(mcp):
     trace answer says so and names the near miss (worker_loop lives long enough to be
     asked)."""
     mcp.call_tool("debug_trace", {"add": ["compte"]})
-    r = mcp.launch("worker_loop", project=REPO, args=["20"])
+    r = mcp.launch("worker_loop", project=REPO, args=["600"])
     sid = r["sessionId"]
     assert r["pendingPatternsApplied"] == 1
     mcp.wait_events(sid, 1, eventType="stdout")
@@ -250,7 +250,7 @@ def test_program_without_dwarf(mcp, tmp_path):
     exe = tmp_path / "worker_loop_nodebug"
     shutil.copy(fixture_path("worker_loop"), exe)
     subprocess.run(["strip", "--strip-debug", str(exe)], check=True)
-    r = mcp.launch(str(exe), project=REPO, args=["30"])
+    r = mcp.launch(str(exe), project=REPO, args=["600"])
     assert any("no DWARF debug info" in w for w in r.get("warnings", [])), r
     sid = r["sessionId"]
     e = mcp.tool_error("debug_trace", {"sessionId": sid, "add": ["@usercode"]})

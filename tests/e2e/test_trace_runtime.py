@@ -16,7 +16,7 @@ def count(mcp, sid, function, event_type="function_enter"):
                      limit=1)["totalCount"]
 
 
-def start_worker(mcp, seconds="30"):
+def start_worker(mcp, seconds="600"):
     r = mcp.launch("worker_loop", project=REPO, args=[seconds])
     mcp.wait_events(r["sessionId"], 1, eventType="stdout")
     return r["sessionId"]
@@ -291,7 +291,7 @@ def test_cpu_pinning_only_once_traced(mcp):
     session keeps its affinity; the first hook pins the target's main thread to the
     tracer's CPU (cheaper stops)."""
     mcp.world.write_project_settings({"trace.mode": "int3"})
-    r = mcp.launch("worker_loop", project=mcp.world.project, args=["30"])
+    r = mcp.launch("worker_loop", project=mcp.world.project, args=["600"])
     sid, pid = r["sessionId"], r["pid"]
     mcp.wait_events(sid, 1, eventType="stdout")
     before = _cpus_allowed(pid)
@@ -306,7 +306,7 @@ def test_cpu_pinning_only_once_traced(mcp):
 def test_the_fast_path_pins_nothing(mcp):
     """The fast path (the default trace.mode) records without stopping: tracing
     leaves the program's affinity as it was."""
-    r = mcp.launch("worker_loop", project=REPO, args=["30"])
+    r = mcp.launch("worker_loop", project=REPO, args=["600"])
     sid, pid = r["sessionId"], r["pid"]
     mcp.wait_events(sid, 1, eventType="stdout")
     before = _cpus_allowed(pid)

@@ -141,7 +141,7 @@ def test_serialization_depth_pending(mcp, depth):
 
 
 def test_serialization_depth_runtime(mcp):
-    r = mcp.launch("worker_loop", project=REPO, args=["20"])
+    r = mcp.launch("worker_loop", project=REPO, args=["600"])
     sid = r["sessionId"]
     mcp.wait_events(sid, 1, eventType="stdout")
     t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["chain_sum"],
