@@ -142,6 +142,8 @@ $(B)/fastrec/fastrec_offsets.h: $(B)/fastrec/recorder.elf
 	          print "#define FASTREC_ENTER_OFF 0x" e; print "#define FASTREC_EXIT_OFF 0x" x }' \
 	    > $@.tmp && mv $@.tmp $@
 $(B)/obj/ptrace/hooks/fastrec_blob.o: $(B)/fastrec/recorder.bin $(B)/fastrec/fastrec_offsets.h
+# The Python agent's files are in the daemon (python/agent_blob.S, .incbin).
+$(B)/obj/python/agent_blob.o: $(wildcard python/agent/_strobe_agent/*.py)
 
 # The MCP tool catalog, data built into the binary (.incbin, which the compiler's
 # dependency lists do not see).

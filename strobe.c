@@ -23,6 +23,7 @@
 #include "mcp/server.h"
 #include "mcp/tools.h"
 #include "ptrace/native.h"
+#include "python/python.h"
 #include "testrun/testrun.h"
 
 static int usage(FILE *f, int status)
@@ -87,7 +88,8 @@ int main(int argc, char **argv)
             daemon_start_failed("broken build: mcp/tools.json: %s", broken);
             return 70;
         }
-        if (collector_register(&native_collector) != 0) {
+        if (collector_register(&python_collector) != 0 ||
+            collector_register(&native_collector) != 0) {
             daemon_start_failed("cannot register the native collector");
             return 70;
         }

@@ -36,11 +36,36 @@ bool collector_pause_better(const struct collector_pause *p, const struct collec
 
 int collector_register(const struct collector_methods *m)
 {
-    if (!m || !m->name || !m->language || !m->probe || !m->launch || !m->set_patterns ||
-        !m->describe || !m->kill || !m->finished || !m->join || n_registered == MAX_COLLECTORS)
+    if (!m || !m->name || !m->language || !m->set_patterns || !m->describe || !m->kill ||
+        !m->finished || !m->join || n_registered == MAX_COLLECTORS)
+        return -1;
+    bool runtime = m->adopt_rule && m->adopt;
+    if (!runtime && (!m->probe || !m->launch))
         return -1;
     registered[n_registered++] = m;
     return 0;
+}
+
+/* The runtime collectors, in registration order: rule i is the i-th. */
+static const struct collector_methods *runtime_at(int i)
+{
+    for (int k = 0; k < n_registered; k++)
+        if (registered[k]->adopt_rule && i-- == 0)
+            return registered[k];
+    return NULL;
+}
+
+int collector_adopt_rules(const struct collector_adopt_rule **out, int max)
+{
+    int n = 0;
+    for (const struct collector_methods *m; n < max && (m = runtime_at(n)); n++)
+        out[n] = m->adopt_rule;
+    return n;
+}
+
+const struct collector_methods *collector_of_rule(int i)
+{
+    return i >= 0 ? runtime_at(i) : NULL;
 }
 
 void collectors_init(const char *cache_dir)
@@ -61,7 +86,7 @@ const struct collector_methods *collector_for(const char *path, struct collector
 {
     for (int i = 0; i < n_registered; i++) {
         *out = (struct collector_probe){0};
-        if (registered[i]->probe(path, out))
+        if (registered[i]->probe && registered[i]->probe(path, out))
             return registered[i];
     }
     return NULL;

@@ -107,7 +107,45 @@ struct collector_events {
      * threads changed otherwise (resumed, killed): waiters look again
      * (collector_methods.pauses). */
     void (*paused)(void *arg);
+    /* Optional; process pid now runs the runtime of launch's adopt_rules[rule] (its
+     * image exports the rule's symbols): the engine has that rule's collector adopt
+     * it (collector_methods.adopt) and writes into buf (cap bytes) the string the
+     * rule's call gets. false: leave the process alone. */
+    bool (*adopt)(void *arg, int rule, pid_t pid, char *buf, size_t cap);
     void *arg;
+};
+
+/* ---- adoption: a language runtime inside a process another collector runs ------
+ * A runtime collector (Python) launches nothing: the process collector (native)
+ * runs every program, follows its forks and execs, and at each program entry checks
+ * the runtime collectors' rules. An image that exports a rule's symbols (in the
+ * executable or a library whose name holds module_hint) gets its entry function
+ * redirected once: its first call first calls call(string), then runs as it would
+ * have (entry must take no arguments: its registers are not kept). The string comes
+ * from the rule's collector through events.adopt, and is what loads the runtime's
+ * agent (docs/PYTHON.md). The adopted process stays the process collector's: its
+ * native code stays traceable, and the session asks both collectors (core/session.c).
+ */
+#define ADOPT_NEEDS_MAX 4
+struct collector_adopt_rule {
+    const char *module_hint;       /* "python": a module whose file name holds it */
+    const char *needs[ADOPT_NEEDS_MAX]; /* symbols it must export, NULL after the last */
+    const char *entry;             /* redirected at its first call */
+    const char *call;              /* int call(const char *string) */
+};
+
+/* What the engine hands a runtime collector adopting a process. */
+struct collector_adopt {
+    pid_t pid;
+    const char *project_root;
+    const char *state_dir;         /* the daemon's private directory (0700): sockets,
+                                      helper files */
+    struct event_sink sink;        /* a ring of the adopted process's own */
+    struct collector_tuning tuning;
+    const char *const *patterns;   /* the session's patterns now: armed before the
+                                      runtime runs the program's code */
+    int n_patterns;
+    int depth;
 };
 
 struct trace_watch_spec;         /* below: trace watches */
@@ -138,6 +176,10 @@ struct collector_launch {
      * each bound is read back with breakpoint_list. */
     const struct collector_breakpoint *breakpoints;
     int n_breakpoints;
+    /* The runtime collectors' rules (see adoption above); events.adopt answers
+     * them. A collector that cannot redirect an entry ignores them. */
+    const struct collector_adopt_rule *const *adopt_rules;
+    int n_adopt_rules;
 };
 
 /* What a pattern change did: the answer to debug_trace, in the collector's words.
@@ -669,6 +711,17 @@ struct collector_methods {
     /* Waits until finished, then frees t. */
     void (*join)(struct collector_target *t);
 
+    /* ---- adoption: a runtime collector's, instead of probe and launch ---- */
+    /* What an image must export to run this collector's runtime (NULL: none). */
+    const struct collector_adopt_rule *adopt_rule;
+    /* Takes process req->pid, which is about to call adopt_rule->call with the
+     * string written into buf (cap bytes): a target of this collector for it, which
+     * the session then asks beside the process collector's (set_patterns, describe,
+     * counts, kill, finished, join). Called on the process collector's thread: it must
+     * not wait for the program. -1 with e: the process is left alone. */
+    int (*adopt)(const struct collector_adopt *req, struct collector_target **out,
+                 char *buf, size_t cap, struct strobe_error *e);
+
     /* ---- tracing, optional ---- */
     /* The traced functions' exact calls and the tracer's overhead; -1 when they
      * cannot be read now. */
@@ -768,8 +821,13 @@ struct collector_methods {
 
 /* Registers m (kept by pointer; m must outlive the daemon). Up to 8 collectors;
  * -1 when full or when m lacks a required member (name, language, probe, launch,
- * set_patterns, describe, kill, finished, join). */
+ * set_patterns, describe, kill, finished, join; a runtime collector has adopt_rule
+ * and adopt instead of probe and launch). */
 int collector_register(const struct collector_methods *m);
+/* The adopt rules of the registered runtime collectors, up to max; returns how many
+ * (rule i belongs to collector_of_rule(i)). */
+int collector_adopt_rules(const struct collector_adopt_rule **out, int max);
+const struct collector_methods *collector_of_rule(int i);
 /* Calls every registered collector's init / shutdown (see the members). */
 void collectors_init(const char *cache_dir);
 void collectors_shutdown(void);

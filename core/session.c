@@ -154,10 +154,18 @@ int session_trace(const char *id, const char *const *add, int n_add,
     int rc;
     if (atomic_load(&s->finished)) {
         collector_describe(s->collector, s->target, res);
+        session_layers_trace(s, false, NULL, 0, NULL, 0, 0, res);
         rc = process_exited(id, e);
     } else {
         rc = collector_set_patterns(s->collector, s->target, add, n_add, remove, n_remove,
                                     depth, res, e);
+        if (rc == 0) {
+            const char *now[PATTERNS_MAX];
+            for (int i = 0; i < res->n_patterns; i++)
+                now[i] = res->patterns[i];
+            session_layers_remember(s, now, res->n_patterns, res->depth);
+            session_layers_trace(s, true, add, n_add, remove, n_remove, depth, res);
+        }
     }
     session_release(s);
     return rc;
@@ -180,6 +188,7 @@ int session_trace_describe(const char *id, struct trace_result *res, struct stro
     if (!s)
         return -1;
     collector_describe(s->collector, s->target, res);
+    session_layers_trace(s, false, NULL, 0, NULL, 0, 0, res);
     session_release(s);
     return 0;
 }

@@ -33,6 +33,8 @@ void session_free(struct session *s)
     pthread_cond_destroy(&s->output_ready);
     debug_state_end(s->debug);
     free(s->binary_path);
+    free(s->project_root);
+    pthread_mutex_destroy(&s->layers_lock);
     free(s);
 }
 
@@ -42,7 +44,9 @@ static void save_counts(struct session *s)
 {
     struct collector_counts *c = malloc(sizeof *c);
     struct store_fn_calls *rows = c ? malloc(COUNTS_MAX * sizeof *rows) : NULL;
-    if (rows && collector_counts(s->collector, s->target, c, NULL) == 0 && c->n > 0) {
+    if (rows && collector_counts(s->collector, s->target, c, NULL) == 0)
+        session_layers_counts(s, c);
+    if (rows && c->n > 0) {
         for (size_t i = 0; i < c->n; i++) {
             const struct collector_fn_count *f = &c->fns[i];
             rows[i] = (struct store_fn_calls){.calls = (int64_t)f->calls,
@@ -66,11 +70,13 @@ static void end_live(struct session *s)
     save_counts(s);
     atomic_store(&s->stop_requested, 1);
     collector_kill(s->collector, s->target);
+    session_layers_kill(s);
     while (s->users > 0) /* a trace update finishes: the dead target ends its wait */
         pthread_cond_wait(&sessions.unused, &sessions.lock);
     /* The collector is done once every process is gone, after reporting the main
      * one's end to the output capture, which records it before stopping. */
     collector_join(s->collector, s->target);
+    session_layers_join(s);
     s->target = NULL;
     if (s->output)
         output_stop(s->output);

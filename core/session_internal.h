@@ -19,6 +19,14 @@
 #include "core/session.h"
 #include "store/store.h"
 
+/* A runtime collector's target in one process of a session (session_adopt.c). */
+#define SESSION_LAYERS_MAX 16
+struct session_layer {
+    const struct collector_methods *collector;
+    struct collector_target *target;
+    struct ring *ring;           /* its events; the store drains and frees it */
+};
+
 /* A session this daemon launched, from its launch until it ends (session_end.c). */
 struct session {
     char id[SESSION_ID_MAX];
@@ -50,6 +58,15 @@ struct session {
     void *tap_arg;
     int users;                   /* requests holding the session (session_acquire,
                                     session_target_get), under sessions.lock */
+    char *project_root;
+    /* Runtime collectors' targets in the program's processes (session_adopt.c),
+     * and the patterns in force that a process adopted later starts with; under
+     * layers_lock. */
+    pthread_mutex_t layers_lock;
+    struct session_layer layers[SESSION_LAYERS_MAX];
+    int n_layers;
+    char active[PATTERNS_MAX][PATTERN_MAX_LEN];
+    int n_active, active_depth;
     struct session *next;
 };
 
@@ -89,6 +106,22 @@ void session_release(struct session *s);
 int session_output_start(struct session *s);
 /* The collector's events about s's target, for its launch (session_output.c). */
 struct collector_events session_collector_events(struct session *s);
+
+/* Runtime collectors (session_adopt.c). collector_events.adopt for s's launch. */
+bool session_adopt(void *arg, int rule, pid_t pid, char *buf, size_t cap);
+/* The patterns in force now, from a process collector's answer (or the launch's
+ * pending ones): what a process adopted later starts with. */
+void session_layers_remember(struct session *s, const char *const *patterns, int n, int depth);
+/* Each runtime target's share of a pattern change (or, with change false, of a
+ * describe) merged into res, which the process collector filled. */
+void session_layers_trace(struct session *s, bool change, const char *const *add, int n_add,
+                          const char *const *remove, int n_remove, int depth,
+                          struct trace_result *res);
+/* Appends the runtime targets' counts to out. */
+void session_layers_counts(struct session *s, struct collector_counts *out);
+/* kill, then join (and forget) every runtime target. */
+void session_layers_kill(struct session *s);
+void session_layers_join(struct session *s);
 
 /* Frees s, its pipes and rings included (session_end.c). */
 void session_free(struct session *s);

@@ -174,6 +174,8 @@ static int start_target(struct session *s, const struct launch_request *req,
     s->out_fd = out[0];
     s->err_fd = err[0];
 
+    const struct collector_adopt_rule *rules[8];
+    int n_rules = collector_adopt_rules(rules, 8);
     char **argv = calloc((size_t)req->n_args + 2, sizeof *argv);
     char **envp = build_env(req);
     int rc = -1;
@@ -198,7 +200,9 @@ static int start_target(struct session *s, const struct launch_request *req,
             .events = session_collector_events(s),
             .watches = watches, .n_watches = n_watches,
             .breakpoints = bps, .n_breakpoints = n_bps,
+            .adopt_rules = rules, .n_adopt_rules = n_rules,
         };
+        session_layers_remember(s, patterns, s->pending, launch.depth);
         /* Before the program runs: started after it, the keeper's start delayed the
          * output thread, and a short program's lines were read at once, out of order.
          * If the launch fails, the write ends close and the keeper ends. */
@@ -315,8 +319,10 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->output_ready, &ca);
     pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&s->layers_lock, NULL);
     s->collector = collector;
     s->binary_path = strdup(path);
+    s->project_root = strdup(req->project_root);
     s->ring = ring_create(OUTPUT_RING_BYTES);
     s->collector_ring = ring_create(COLLECTOR_RING_BYTES);
     s->output_cap = res->settings.output_max_bytes;
@@ -327,7 +333,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
                                           res->settings.sample_after,
                                           res->settings.overhead_budget_percent,
                                           res->settings.trace_mode == TRACE_MODE_FAST};
-    if (!s->binary_path || !s->ring || !s->collector_ring) {
+    if (!s->binary_path || !s->project_root || !s->ring || !s->collector_ring) {
         session_free(s);
         return err_set(e, ERR_INTERNAL, "out of resources creating a session");
     }
@@ -404,7 +410,9 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     if (session_output_start(s) != 0) {
         /* Without its reader the target would block on a full pipe: end it. */
         collector_kill(s->collector, s->target);
+        session_layers_kill(s);
         collector_join(s->collector, s->target);
+        session_layers_join(s);
         s->target = NULL;
         store_session_delete(sessions.store, s->key, NULL);
         err_set(e, ERR_INTERNAL, "cannot create the output thread");

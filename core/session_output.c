@@ -111,7 +111,8 @@ struct collector_events session_collector_events(struct session *s)
     return (struct collector_events){.main_exit = on_main_exit,
                                      .settle_output = settle_output,
                                      .drain_output = s->order_output ? drain_output : NULL,
-                                     .paused = on_paused, .arg = s};
+                                     .paused = on_paused, .adopt = session_adopt,
+                                     .arg = s};
 }
 
 /* Starts the output capture of a launched target; 0 or -1. */

@@ -56,6 +56,8 @@ int session_counts(const char *id, struct collector_counts *out, struct strobe_e
     if (!s)
         return -1;
     int rc = collector_counts(s->collector, s->target, out, e);
+    if (rc == 0)
+        session_layers_counts(s, out);
     session_release(s);
     return rc;
 }

@@ -29,6 +29,9 @@
 #include "ptrace/debugger/watchset.h"
 #include "ptrace/vars/twatch.h"
 
+#define NATIVE_RUNTIMES_MAX 8
+_Static_assert(TRACER_RUNTIME_NEEDS == ADOPT_NEEDS_MAX, "one list of needed symbols");
+
 struct collector_target {
     struct tracer *tracer;
     struct trace *trace;
@@ -39,6 +42,8 @@ struct collector_target {
     bool exec_rebind;            /* tracer thread: the main process exec'd */
     pthread_mutex_t final_lock;
     struct collector_counts *final; /* the counts when every process had ended */
+    struct tracer_runtime runtimes[NATIVE_RUNTIMES_MAX]; /* launch's adopt_rules */
+    int n_runtimes;
 };
 
 static void native_init(const char *cache_dir)
@@ -128,6 +133,12 @@ static void on_image_entry(void *arg, struct tracer *t, pid_t pid, struct hooks 
     (void)t;
     struct collector_target *ct = arg;
     resolve_on_image(ct->trace, pid, h);
+}
+
+static bool on_adopt(void *arg, int runtime, pid_t pid, char *buf, size_t cap)
+{
+    struct collector_target *ct = arg;
+    return ct->events.adopt(ct->events.arg, runtime, pid, buf, cap);
 }
 
 static void on_main_exit(void *arg, int wait_status)
@@ -243,6 +254,14 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         return err_set(e, ERR_INTERNAL, "out of memory launching %s", req->path);
     }
     ct->events = req->events;
+    for (int i = 0; i < req->n_adopt_rules && i < NATIVE_RUNTIMES_MAX; i++) {
+        const struct collector_adopt_rule *r = req->adopt_rules[i];
+        struct tracer_runtime *tr = &ct->runtimes[ct->n_runtimes++];
+        tr->module_hint = r->module_hint;
+        memcpy(tr->needs, r->needs, sizeof tr->needs);
+        tr->entry = r->entry;
+        tr->call = r->call;
+    }
     struct debugger_config dc = {.sink = req->sink, .project_root = req->project_root,
                                  .paused = req->events.paused, .arg = req->events.arg};
     if (!(ct->debugger = debugger_new(&dc))) {
@@ -269,6 +288,8 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         .on_entry = on_entry, .on_start = on_start,
         .stop_at_entry = n_preloaded > 0 || req->n_watches > 0 || n_staged > 0,
         .watches = ct->watches,
+        .runtimes = ct->runtimes, .n_runtimes = ct->n_runtimes,
+        .adopt = req->events.adopt ? on_adopt : NULL,
     };
     spec.tuning.order_output = ct->events.drain_output != NULL;
     if (tracer_start(&spec, &ct->tracer, pid, e) != 0) {

@@ -7,7 +7,9 @@
 #    strobe mcp and strobectl against the fixtures in BUILD_DIR/fixtures (installs the
 #    JS test fixture's node_modules with npm ci first when they are missing);
 # 2. tests/mcp-sdk/sdk_test.mjs, the official MCP SDK client against `strobe mcp`
-#    (installs its node_modules with npm ci first when they are missing).
+#    (installs its node_modules with npm ci first when they are missing);
+# 3. tests/agent, the Python agent inside real interpreters (not for a sanitized
+#    build: the agent is the same Python in every build).
 #
 # With STROBE_VALGRIND=1 only the pytest suite runs, each test's daemon under
 # valgrind (see tests/e2e/conftest.py). Exits non-zero if any suite fails.
@@ -72,6 +74,15 @@ if [ "${STROBE_VALGRIND:-}" != 1 ]; then
         fi
     fi
     node "$sdk/sdk_test.mjs" "$build" || status=1
+    # The Python agent in the interpreters it runs in (python3.11, and pyenv's 3.9,
+    # 3.12 and 3.13 where installed): its code is the same in every build, so once.
+    case "$build" in
+    *-san) ;;
+    *)
+        echo "== Python agent (pytest, real interpreters) =="
+        /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/agent || status=1
+        ;;
+    esac
 fi
 
 if [ -n "$san_logs" ]; then

@@ -40,6 +40,7 @@
 enum bp_owner {
     BP_ENTRY,            /* the program's entry point, once (tracer.c) */
     BP_PANIC,            /* Rust's rust_panic (crash.c) */
+    BP_ADOPT,            /* a runtime's redirected entry, once (adopt.c) */
     BP_STEP,             /* a step's temporary breakpoints (stepper.c) */
     BP_USER_BREAKPOINT,  /* breakpoints and logpoints an agent sets (bpset.c) */
     BP_TRACE_HOOK,       /* function entries and return trampolines (hooks.h) */

@@ -86,6 +86,8 @@ static enum bp_verdict entry_stop(struct tracer *t, pid_t tid, struct tracer_sto
     struct held hd;
     tracer_hold(t, sp, tid, &hd);
     sp = tracer_tracees_space_by_pid(t, tid);
+    if (sp)
+        adopt_at_entry(t, sp, tid);
     if (sp && is_main && t->spec.on_entry)
         t->spec.on_entry(t->spec.arg, t);
     else if (sp && !is_main && t->spec.on_image_entry)
@@ -193,7 +195,7 @@ static void *tracer_main(void *arg)
         t->main_alive = true;
         tracer_tracees_thread_add(t, t->main_pid, t->main_pid);
         tracer_tracees_space_init(t, &t->main, t->main_pid);
-        if (t->main.bp && t->spec.on_entry && t->spec.stop_at_entry)
+        if (t->main.bp && t->spec.on_entry && (t->spec.stop_at_entry || t->spec.n_runtimes))
             tracer_tracees_arm_entry(&t->main);
         t->crash = make_crash(t);
         if (t->spec.sink.ring) {
@@ -203,6 +205,7 @@ static void *tracer_main(void *arg)
         }
         tracer_add_stop_handler(t, "entry", BP_ENTRY, entry_stop, NULL);
         tracer_add_stop_handler(t, "panic", BP_PANIC, panic_stop, NULL);
+        tracer_add_stop_handler(t, "adopt", BP_ADOPT, adopt_stop, NULL);
         tracer_add_stop_handler(t, "hooks", BP_TRACE_HOOK, hook_stop, NULL);
         if (t->spec.on_start && t->main.bp)
             t->spec.on_start(t->spec.arg, t);

@@ -44,6 +44,17 @@
 struct tracer;
 struct hooks;
 
+/* A language runtime whose processes are handed over (core/collector.h, "adoption";
+ * adopt.c): an image that exports needs[] in a module whose file name holds
+ * module_hint gets its entry function's first call preceded by call(string). */
+#define TRACER_RUNTIME_NEEDS 4
+struct tracer_runtime {
+    const char *module_hint;
+    const char *needs[TRACER_RUNTIME_NEEDS];  /* NULL after the last */
+    const char *entry;                        /* takes no arguments */
+    const char *call;                         /* int call(const char *) */
+};
+
 struct tracer_spec {
     const char *path;          /* resolved executable */
     char *const *argv;         /* argv[0] included, NULL-terminated */
@@ -88,6 +99,12 @@ struct tracer_spec {
     /* Trace watches (twatch.h) read into the main image's function events; NULL:
      * none. Not read in images exec'd by children (other programs). */
     struct twatch_set *watches;
+    /* Runtimes to hand over: checked at every program entry (the launch's, after an
+     * exec); at the redirected entry's first call, adopt(arg, i, pid, buf, cap)
+     * writes the string for runtimes[i] (false: leave the process alone). */
+    const struct tracer_runtime *runtimes;
+    int n_runtimes;
+    bool (*adopt)(void *arg, int runtime, pid_t pid, char *buf, size_t cap);
 };
 
 /* Starts the tracer thread and the target; returns once the target has exec'd and

@@ -13,6 +13,7 @@
  *   tracer_throttle.c  the re-arm timer of throttled hooks
  *   traps.c            what a trap on an int3 does; the parking, resuming and
  *                      single-stepping of threads
+ *   adopt.c            the runtimes' entries redirected to load their agents
  */
 #ifndef STROBE_TRACER_INTERNAL_H
 #define STROBE_TRACER_INTERNAL_H
@@ -42,6 +43,9 @@ struct space {
     struct bptab *bp;
     struct hooks *hooks;     /* NULL in output-only sessions */
     uint64_t entry;          /* the entry breakpoint's address while armed */
+    /* A runtime's entry redirected at its first call (adopt.c), while armed. */
+    uint64_t adopt_at, adopt_call;
+    int adopt_runtime;
 };
 
 enum thread_state {
@@ -120,6 +124,14 @@ struct tracer {
     cpu_set_t original_cpus; /* the affinity new threads of the target get back */
     bool pinned;             /* tracer and main thread share a CPU (tracer_pin) */
 };
+
+/* ---- adopt.c ---- */
+
+/* At sp's entry point (pid stopped, the image held): arms the redirect of the
+ * first runtime whose symbols the image exports. */
+void adopt_at_entry(struct tracer *t, struct space *sp, pid_t pid);
+/* The stop handler of BP_ADOPT. */
+enum bp_verdict adopt_stop(struct tracer *t, pid_t tid, struct tracer_stop *st, void *arg);
 
 /* ---- stops.c ---- */
 

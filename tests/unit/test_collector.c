@@ -187,6 +187,27 @@ static const struct collector_methods catch_all = {
     .kill = fake_kill, .finished = fake_finished, .join = fake_join,
 };
 
+/* A runtime collector: adopts processes the catch-all runs, launches nothing. */
+static const struct collector_adopt_rule fake_rule = {
+    .module_hint = "fakert", .needs = {"fake_main"}, .entry = "fake_main", .call = "fake_run",
+};
+
+static int fake_adopt(const struct collector_adopt *req, struct collector_target **out,
+                      char *buf, size_t cap, struct strobe_error *e)
+{
+    (void)req;
+    (void)out;
+    (void)buf;
+    (void)cap;
+    return err_set(e, ERR_INTERNAL, "not in this test");
+}
+
+static const struct collector_methods runtime = {
+    .name = "runtime", .language = "a runtime", .adopt_rule = &fake_rule,
+    .adopt = fake_adopt, .set_patterns = fake_set_patterns, .describe = fake_describe,
+    .kill = fake_kill, .finished = fake_finished, .join = fake_join,
+};
+
 /* ---- the registry ------------------------------------------------------------- */
 
 static void test_registry(void **state)
@@ -198,8 +219,20 @@ static void test_registry(void **state)
     partial.join = NULL;
     assert_int_equal(collector_register(NULL), -1);
     assert_int_equal(collector_register(&partial), -1);
+    struct collector_methods no_adopt = runtime;
+    no_adopt.adopt = NULL; /* a rule without adopt is neither kind: refused */
+    assert_int_equal(collector_register(&no_adopt), -1);
+    assert_int_equal(collector_register(&runtime), 0);
     assert_int_equal(collector_register(&fake_collector), 0);
     assert_int_equal(collector_register(&catch_all), 0);
+
+    /* The runtime launches nothing (collector_for passes it by) and hands the
+     * process collector its rule. */
+    const struct collector_adopt_rule *rules[4];
+    assert_int_equal(collector_adopt_rules(rules, 4), 1);
+    assert_ptr_equal(rules[0], &fake_rule);
+    assert_ptr_equal(collector_of_rule(0), &runtime);
+    assert_null(collector_of_rule(1));
 
     struct collector_probe probe;
     assert_ptr_equal(collector_for("/work/app.fake", &probe), &fake_collector);
@@ -215,8 +248,8 @@ static void test_registry(void **state)
     collectors_shutdown();
     assert_int_equal(n_shutdown, 1);
 
-    /* Up to 8 collectors: the fake and the catch-all are 2 of them. */
-    for (int i = 2; i < 8; i++)
+    /* Up to 8 collectors: the runtime, the fake and the catch-all are 3 of them. */
+    for (int i = 3; i < 8; i++)
         assert_int_equal(collector_register(&catch_all), 0);
     assert_int_equal(collector_register(&catch_all), -1);
 }

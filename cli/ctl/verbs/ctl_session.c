@@ -41,7 +41,7 @@ static int parse_launch(struct ctl_walker *w, const char *cwd, struct ctl_cmd *o
         { "--cwd", OPT_VALUE }, { "--project-root", OPT_VALUE }, { "--env", OPT_VALUE }, { 0 },
     };
     bool dd = false;
-    bool have_root = false;
+    bool have_root = false, have_cwd = false;
     const char *name, *value;
     int k;
     while ((k = ctl_walk(w, opts, &dd, &name, &value)) == 1) {
@@ -62,6 +62,7 @@ static int parse_launch(struct ctl_walker *w, const char *cwd, struct ctl_cmd *o
         } else {
             const char *key = strcmp(name, "--cwd") == 0 ? "cwd" : "projectRoot";
             have_root |= key[0] == 'p';
+            have_cwd |= key[0] == 'c';
             if (ctl_add_absolute(args, key, cwd, value, w->err, w->errlen) != 0)
                 return -1;
         }
@@ -80,6 +81,11 @@ static int parse_launch(struct ctl_walker *w, const char *cwd, struct ctl_cmd *o
     }
     if (!have_root)
         cJSON_AddStringToObject(args, "projectRoot", cwd);
+    /* The program runs where the caller is, as from a shell: its relative paths
+     * ("python3 bug.py") mean what they meant at the prompt (the daemon's default,
+     * the program's own directory, suits an agent naming a binary). */
+    if (!have_cwd)
+        cJSON_AddStringToObject(args, "cwd", cwd);
     /* Everything after PROGRAM belongs to it; a "--" right after it separates. */
     if (w->i < w->argc && strcmp(w->argv[w->i], "--") == 0)
         w->i++;

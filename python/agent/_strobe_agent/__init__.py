@@ -1,0 +1,128 @@
+"""_strobe_agent - what runs inside a traced Python program (docs/PYTHON.md).
+
+The daemon loads this package into the target (an injected PyRun_SimpleString at
+Py_RunMain's entry, or Py_AddPendingCall in a running interpreter) and calls
+start(SOCKET, TOKEN, ROOT). From then on the agent:
+
+- records the calls of the functions the daemon's patterns select (recorder.py),
+  through sys.monitoring or sys.setprofile (hooks.py);
+- sends them, batched, on the channel (channel.py), and answers the daemon's
+  commands there: "patterns", "counts", "stop".
+
+Nothing of the program's environment changes: no sys.path entry, no
+environment variable, no sys.settrace. The agent's threads are named
+"strobe-agent-*" and are never traced.
+
+To add a command: write a handler taking the message and returning the reply's
+fields, register it in _Agent.__init__ with channel.on(), and document it in
+channel.py's message list.
+"""
+
+import atexit
+import os
+import sys
+
+from . import channel as _channel
+from . import hooks as _hooks
+from . import names as _names
+from . import recorder as _recorder
+
+SUPPORTED = (3, 9)
+_agent = None
+
+
+class _Agent:
+    def __init__(self, path, token, root):
+        here = os.path.dirname(os.path.abspath(__file__))
+        self.rec = _recorder.Recorder(self._emit, root)
+        self.rec.skip_dirs = (here + os.sep,)
+        self.hooks = _hooks.for_this_interpreter(self.rec)
+        self.chan = _channel.Channel(path, token, self.rec, {
+            "version": _channel.version(),
+            "implementation": sys.implementation.name,
+            "hooks": self.hooks.name,
+            "argv": list(sys.argv),
+            "cwd": os.getcwd(),
+        })
+        self.chan.on("patterns", self.patterns)
+        self.chan.on("counts", self.counts)
+        self.chan.on("stop", self.stop)
+        self.installed = False
+
+    def _emit(self, ev):
+        self.chan.emit(ev)
+
+    def patterns(self, msg):
+        """{"patterns": [...], "depth": N}: the patterns in force now; answers what
+        each matches in the project's source (ast), with near names for none."""
+        rec = self.rec
+        if "depth" in msg:
+            rec.depth = int(msg["depth"])
+        for k, attr in (("sampleAfter", "sample_after"), ("hotCallsPerSecond", "hot_per_second")):
+            if k in msg:
+                setattr(rec, attr, int(msg[k]))
+        texts = list(msg.get("patterns", []))
+        rec.set_patterns(texts)
+        self.hooks.patterns_changed()
+        if texts and not self.installed:
+            self.hooks.install()
+            self.installed = True
+        elif not texts and self.installed:  # nothing traced: no hook costs anything
+            self.hooks.uninstall()
+            self.installed = False
+        return {"results": self.resolve(texts)}
+
+    def resolve(self, texts):
+        root = self.rec.root
+        known = []
+        for path in _names.project_files(root) if root else []:
+            mod = _names.module_name(path, root, None)
+            known.extend((n, path, line) for n, line in _names.source_functions(path, mod))
+        out = []
+        for t in texts:
+            p = _names.Pattern(t)
+            hit = [(n, path, line) for n, path, line in known if p.matches(n, path, root)]
+            r = {"pattern": t, "matched": len(hit),
+                 "functions": [{"name": n, "file": path, "line": line}
+                               for n, path, line in hit[:8]]}
+            if not hit:
+                r["near"] = _names.suggest(t, [n for n, _, _ in known])
+            out.append(r)
+        return out
+
+    def counts(self, msg):
+        return {"counts": self.rec.counts()}
+
+    def at_exit(self):
+        """The interpreter is ending: the last events go out now, from this thread
+        (the writer is a daemon thread, stopped without a word at exit). A program
+        that ends by os._exit() or a signal loses its last FLUSH_S of events."""
+        self.rec.agent_thread()
+        self.rec.flush_pending()
+        self.chan.flush()
+        self.chan.send({"counts": self.rec.counts(), "final": True})
+        self.chan.close()
+
+    def stop(self, msg):
+        if self.installed:
+            self.hooks.uninstall()
+            self.installed = False
+        self.rec.flush_pending()
+        return {}
+
+
+def start(path, token, root, patterns=(), depth=3, sample_after=1000, hot_per_second=10000):
+    """Connects to the daemon and arms the given patterns before returning, so a
+    launch's staged patterns hold from the program's first line. depth is the
+    previews' (debug_trace serializationDepth); sample_after and hot_per_second are
+    trace.sampleAfter and trace.hotCallsPerSecond."""
+    global _agent
+    if sys.version_info[:2] < SUPPORTED:
+        raise RuntimeError("Python %d.%d is too old: strobe traces CPython 3.9 or newer"
+                           % sys.version_info[:2])
+    _agent = _Agent(path, token, os.path.abspath(root) if root else None)
+    _agent.patterns({"patterns": list(patterns), "depth": depth,
+                     "sampleAfter": sample_after, "hotCallsPerSecond": hot_per_second})
+    _agent.chan.start()
+    atexit.register(_agent.at_exit)
+    return _agent

@@ -1,0 +1,132 @@
+"""channel.py - the agent's one line to the daemon: a Unix socket, JSON lines.
+
+The daemon made the socket (0600, in $STROBE_HOME, which is 0700) and checks that
+the peer is the session's process and sends the session's token first.
+
+Out (agent -> daemon), one JSON object per line, ASCII only:
+  {"hello": {"token", "pid", "version", "implementation", "hooks", "argv", "cwd"}}
+  {"events": [event...], "floor": NS}   a batch; every later event has ts >= floor
+  {"reply": ID, ...}                    the answer to a command
+  {"counts": [...], "final": true}      every traced function's exact counts, last,
+                                        as the interpreter exits
+Events are the recorder's dicts (recorder.py): "ev" is "enter" or "exit".
+
+In (daemon -> agent): {"op": NAME, "id": ID, ...}; handlers are registered with
+on(NAME, fn) and return the reply's fields (a dict), or raise: the reply is then
+{"reply": ID, "error": "ExcType: message"}.
+
+Events are batched: a program thread only appends to a list. The writer thread
+sends the batch every FLUSH_S seconds, or at once when BATCH events are waiting.
+"""
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+FLUSH_S = 0.01
+BATCH = 512
+
+
+class Channel:
+    def __init__(self, path, token, rec, hello):
+        self.rec = rec
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.buf = []
+        self.wake = threading.Event()
+        self.closed = False
+        self.handlers = {}
+        self.send_lock = threading.Lock()
+        hello = dict(hello, token=token, pid=os.getpid())
+        self._send_line({"hello": hello})
+
+    def on(self, op, fn):
+        self.handlers[op] = fn
+
+    def start(self):
+        for target, name in ((self._writer, "strobe-agent-writer"),
+                             (self._reader, "strobe-agent-reader")):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+
+    # ---- out --------------------------------------------------------------------
+
+    def emit(self, ev):
+        buf = self.buf
+        buf.append(ev)
+        if len(buf) >= BATCH:
+            self.wake.set()
+
+    def _send_line(self, obj):
+        data = (json.dumps(obj, separators=(",", ":")) + "\n").encode("ascii")
+        with self.send_lock:
+            self.sock.sendall(data)
+
+    def send(self, obj):
+        """Sends one message now (from an agent thread or at exit)."""
+        try:
+            self._send_line(obj)
+        except OSError:
+            self.closed = True
+
+    def flush(self):
+        now = time.monotonic_ns()
+        batch, self.buf = self.buf, []
+        floor = self.rec.floor(now)
+        if batch or floor != getattr(self, "last_floor", None):
+            self.last_floor = floor
+            self._send_line({"events": batch, "floor": floor})
+
+    def _writer(self):
+        self.rec.agent_thread()
+        while not self.closed:
+            self.wake.wait(FLUSH_S)
+            self.wake.clear()
+            try:
+                self.flush()
+            except OSError:
+                self.closed = True
+
+    # ---- in ---------------------------------------------------------------------
+
+    def _reader(self):
+        self.rec.agent_thread()
+        f = self.sock.makefile("rb")
+        for line in f:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            self.handle(msg)
+        self.closed = True
+
+    def handle(self, msg):
+        op, mid = msg.get("op"), msg.get("id")
+        fn = self.handlers.get(op)
+        try:
+            if fn is None:
+                raise ValueError("unknown op %r" % op)
+            reply = fn(msg) or {}
+        except Exception as e:  # the daemon hears every failure, the program none
+            reply = {"error": "%s: %s" % (type(e).__name__, e)}
+        reply["reply"] = mid
+        try:
+            self.flush()  # events made by the command come before its reply
+            self._send_line(reply)
+        except OSError:
+            self.closed = True
+
+    def close(self):
+        self.closed = True
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def version():
+    v = sys.version_info
+    return "%d.%d.%d" % (v[0], v[1], v[2])

@@ -1,0 +1,250 @@
+/*
+ * collector.c - the Python collector's slots (python.h).
+ *
+ * It launches nothing: the native collector runs every program and hands over each
+ * process whose image exports Py_RunMain and PyRun_SimpleString (python_rule) when
+ * it reaches Py_RunMain; adopt() then writes the agent's files, opens the process's
+ * socket (link.c) and answers the loader text (loader.c) the process runs first.
+ * From then on patterns and counts are commands on that socket, each answered
+ * within COMMAND_MS or said to be late: an interpreter busy in native code with the
+ * GIL held cannot answer, and the daemon never waits for it longer.
+ *
+ * Patterns are resolved by the agent from the project's source (ast): "matched" is
+ * how many functions the source defines that a pattern selects, and they are all
+ * armed (a function is traced at its first call; functions made at run time too).
+ */
+#include "python/python.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/patterns.h"
+#include "python/python_internal.h"
+
+#define COMMAND_MS 5000
+#define NEAR_MAX 3
+
+struct collector_target {
+    struct pylink *link;
+    pid_t pid;
+    int64_t t0_ns;
+    struct collector_tuning tuning;
+    pthread_mutex_t lock;          /* one pattern change at a time; the fields below */
+    char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
+    int n_patterns, depth;
+    struct pattern_result results[PATTERNS_MAX]; /* the agent's last answer, by pattern */
+};
+
+static const struct collector_adopt_rule python_rule = {
+    .module_hint = "python",
+    .needs = {"Py_RunMain", "PyRun_SimpleString"},
+    .entry = "Py_RunMain",
+    .call = "PyRun_SimpleString",
+};
+
+static int python_adopt(const struct collector_adopt *req, struct collector_target **out,
+                        char *buf, size_t cap, struct strobe_error *e)
+{
+    char dir[PATH_MAX];
+    if (python_agent_install(req->state_dir, dir, sizeof dir, e) != 0)
+        return -1;
+    struct collector_target *t = calloc(1, sizeof *t);
+    if (!t)
+        return err_set(e, ERR_INTERNAL, "out of memory adopting pid %d", (int)req->pid);
+    t->pid = req->pid;
+    t->t0_ns = req->sink.t0_ns;
+    t->tuning = req->tuning;
+    t->depth = req->depth > 0 ? req->depth : 3;
+    for (int i = 0; i < req->n_patterns && i < PATTERNS_MAX; i++)
+        snprintf(t->patterns[t->n_patterns++], PATTERN_MAX_LEN, "%s", req->patterns[i]);
+    if (!(t->link = pylink_open(req->state_dir, req->pid, req->sink, e))) {
+        free(t);
+        return -1;
+    }
+    const char *list[PATTERNS_MAX];
+    for (int i = 0; i < t->n_patterns; i++)
+        list[i] = t->patterns[i];
+    if (python_loader(buf, cap, dir, pylink_socket(t->link), pylink_token(t->link),
+                      req->project_root, list, t->n_patterns, t->depth,
+                      t->tuning.sample_after, t->tuning.hot_calls_per_second) != 0) {
+        pylink_free(t->link);
+        free(t);
+        return err_set(e, ERR_INTERNAL, "the Python loader does not fit (too many patterns)");
+    }
+    pthread_mutex_init(&t->lock, NULL);
+    *out = t;
+    return 0;
+}
+
+/* The warning of a pattern the source does not define: its near names. */
+static void nothing_matched(struct pattern_result *r, const char *pattern, const cJSON *near)
+{
+    int n = snprintf(r->warning, sizeof r->warning,
+                     "'%s' matches no Python function in the project's source", pattern);
+    const cJSON *x;
+    int k = 0;
+    cJSON_ArrayForEach(x, near) {
+        if (!cJSON_IsString(x) || k == NEAR_MAX || n >= (int)sizeof r->warning)
+            break;
+        n += snprintf(r->warning + n, sizeof r->warning - (size_t)n, "%s'%s'",
+                      k++ ? ", " : " (nearest: ", x->valuestring);
+    }
+    if (k && n < (int)sizeof r->warning)
+        snprintf(r->warning + n, sizeof r->warning - (size_t)n, ")");
+}
+
+/* Called with t->lock held: res from the patterns in force and the last answer. */
+static void describe_locked(struct collector_target *t, struct trace_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->n_patterns = t->n_patterns;
+    res->depth = t->depth;
+    for (int i = 0; i < t->n_patterns; i++) {
+        snprintf(res->patterns[i], PATTERN_MAX_LEN, "%s", t->patterns[i]);
+        res->per_pattern[i] = t->results[i];
+        res->matched += t->results[i].matched;
+        res->hooked += t->results[i].armed;
+        if (t->results[i].warning[0] && res->n_warnings < 8)
+            snprintf(res->warnings[res->n_warnings++], sizeof res->warnings[0], "%s",
+                     t->results[i].warning);
+    }
+    char version[32], hooks[32], error[256];
+    pylink_hello(t->link, version, hooks, error, sizeof version);
+    if (error[0])
+        snprintf(res->status, sizeof res->status, "Python process %d: %.200s", (int)t->pid,
+                 error);
+    else if (version[0] && t->n_patterns)
+        snprintf(res->status, sizeof res->status, "Python %s process %d: %zu function(s) of "
+                 "the source traced (%s).", version, (int)t->pid, res->hooked, hooks);
+}
+
+/* The agent's answer to a pattern change, into t->results (t->lock held). */
+static void take_results(struct collector_target *t, const cJSON *reply)
+{
+    const cJSON *results = cJSON_GetObjectItemCaseSensitive(reply, "results"), *r;
+    memset(t->results, 0, sizeof t->results);
+    cJSON_ArrayForEach(r, results) {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(r, "pattern");
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "matched");
+        for (int i = 0; cJSON_IsString(p) && i < t->n_patterns; i++) {
+            if (strcmp(t->patterns[i], p->valuestring) != 0)
+                continue;
+            struct pattern_result *out = &t->results[i];
+            out->matched = out->armed = cJSON_IsNumber(m) ? (size_t)m->valuedouble : 0;
+            if (!out->matched)
+                nothing_matched(out, t->patterns[i],
+                                cJSON_GetObjectItemCaseSensitive(r, "near"));
+        }
+    }
+}
+
+static int python_set_patterns(struct collector_target *t, const char *const *add, int n_add,
+                               const char *const *remove, int n_remove, int depth,
+                               struct trace_result *res, struct strobe_error *e)
+{
+    pthread_mutex_lock(&t->lock);
+    for (int r = 0; r < n_remove; r++)
+        for (int i = 0; i < t->n_patterns; i++)
+            if (strcmp(t->patterns[i], remove[r]) == 0) {
+                memmove(t->patterns[i], t->patterns[i + 1],
+                        (size_t)(t->n_patterns - i - 1) * PATTERN_MAX_LEN);
+                t->n_patterns--;
+                break;
+            }
+    for (int a = 0; a < n_add && t->n_patterns < PATTERNS_MAX; a++) {
+        bool have = false;
+        for (int i = 0; i < t->n_patterns && !have; i++)
+            have = strcmp(t->patterns[i], add[a]) == 0;
+        if (!have)
+            snprintf(t->patterns[t->n_patterns++], PATTERN_MAX_LEN, "%s", add[a]);
+    }
+    if (depth > 0)
+        t->depth = depth;
+    cJSON *msg = cJSON_CreateObject();
+    cJSON *list = cJSON_AddArrayToObject(msg, "patterns");
+    for (int i = 0; i < t->n_patterns; i++)
+        cJSON_AddItemToArray(list, cJSON_CreateString(t->patterns[i]));
+    cJSON_AddNumberToObject(msg, "depth", t->depth);
+    cJSON *reply = pylink_command(t->link, "patterns", msg, COMMAND_MS, e);
+    if (reply)
+        take_results(t, reply);
+    describe_locked(t, res);
+    pthread_mutex_unlock(&t->lock);
+    cJSON_Delete(reply);
+    return reply ? 0 : -1;
+}
+
+static void python_describe(struct collector_target *t, struct trace_result *res)
+{
+    pthread_mutex_lock(&t->lock);
+    describe_locked(t, res);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static int python_counts(struct collector_target *t, struct collector_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *counts = pylink_final_counts(t->link), *reply = NULL;
+    bool final = counts != NULL;
+    if (!counts) {
+        struct strobe_error e;
+        reply = pylink_command(t->link, "counts", NULL, COMMAND_MS, &e);
+        counts = reply ? cJSON_DetachItemFromObjectCaseSensitive(reply, "counts") : NULL;
+        cJSON_Delete(reply);
+        if (!counts)
+            return -1;
+    }
+    const cJSON *c;
+    cJSON_ArrayForEach(c, counts) {
+        if (out->n == COUNTS_MAX)
+            break;
+        struct collector_fn_count *f = &out->fns[out->n++];
+        const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
+        snprintf(f->function, sizeof f->function, "%s",
+                 cJSON_IsString(fn) ? fn->valuestring : "?");
+        f->calls = (uint64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "calls"));
+        f->recorded =
+            (uint64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "recorded"));
+        f->sampled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "sampled"));
+        double since = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "sampledSince"));
+        f->sampled_since_ns = f->sampled ? (int64_t)since - t->t0_ns : 0;
+        f->exact = true;
+        snprintf(f->mode, sizeof f->mode, "python");
+    }
+    out->final = final;
+    cJSON_Delete(counts);
+    return 0;
+}
+
+static void python_kill(struct collector_target *t)
+{
+    pylink_shutdown(t->link);
+}
+
+static bool python_finished(struct collector_target *t)
+{
+    return pylink_closed(t->link);
+}
+
+static void python_join(struct collector_target *t)
+{
+    pylink_free(t->link);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+const struct collector_methods python_collector = {
+    .name = "python",
+    .language = "Python (CPython 3.9 or newer)",
+    .adopt_rule = &python_rule,
+    .adopt = python_adopt,
+    .set_patterns = python_set_patterns,
+    .describe = python_describe,
+    .kill = python_kill,
+    .finished = python_finished,
+    .join = python_join,
+    .counts = python_counts,
+};

@@ -1,0 +1,70 @@
+/*
+ * python_internal.h - the files of the Python collector, and what they share:
+ *
+ *   collector.c  the collector's slots (python.h): adoption, patterns, counts, end
+ *   link.c       one agent's connection: the socket, its checks, the reader thread
+ *                that turns the agent's lines into events, commands and replies
+ *   agent.c      the agent's files written where the target loads them from
+ *   loader.c     the Python text the target runs first (PyRun_SimpleString)
+ */
+#ifndef STROBE_PYTHON_INTERNAL_H
+#define STROBE_PYTHON_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/error.h"
+#include "base/ring.h"
+
+/* ---- agent.c ---- */
+
+/* Writes the agent's package under state_dir/python/agent (0700, files 0600) and
+ * puts that directory in dir. 0, or -1 with e. */
+int python_agent_install(const char *state_dir, char *dir, size_t cap, struct strobe_error *e);
+
+/* ---- loader.c ---- */
+
+/* The string the target runs first: loads the agent from agent_dir without touching
+ * sys.path and starts it on sock with token, project_root and the patterns (armed
+ * before it returns); an interpreter too old, or a load that fails, says so on the
+ * socket instead of the program's stderr. The sampling knobs are trace.sampleAfter
+ * and trace.hotCallsPerSecond. -1 when it does not fit cap. */
+int python_loader(char *buf, size_t cap, const char *agent_dir, const char *sock,
+                  const char *token, const char *project_root,
+                  const char *const *patterns, int n_patterns, int depth,
+                  int64_t sample_after, int64_t hot_calls_per_second);
+
+/* ---- link.c ---- */
+
+struct pylink;
+
+/* A listening socket STATE/python/PID-XXXX.sock (0600) for process pid's agent,
+ * and the thread that accepts it (peer uid and pid checked, then the token) and
+ * pushes its events into sink. NULL with e. */
+struct pylink *pylink_open(const char *state_dir, pid_t pid, struct event_sink sink,
+                           struct strobe_error *e);
+const char *pylink_socket(const struct pylink *l);
+const char *pylink_token(const struct pylink *l);
+/* Sends {"op": op, ...fields} and waits (timeout_ms at most) for its reply, which
+ * it returns (the caller deletes it); NULL with e: PROCESS_EXITED (the agent is
+ * gone), ATTACH_FAILED (no answer: the interpreter is busy in native code holding the GIL,
+ * or paused), or the agent's own error. fields is taken over. */
+cJSON *pylink_command(struct pylink *l, const char *op, cJSON *fields, int timeout_ms,
+                      struct strobe_error *e);
+/* The final counts the agent sent as its interpreter exited (a copy the caller
+ * deletes), or NULL. */
+cJSON *pylink_final_counts(struct pylink *l);
+/* What the agent said at its start: its interpreter's version and hooks ("" before),
+ * or why it did not start (an error sentence; "" when it did). */
+void pylink_hello(struct pylink *l, char *version, char *hooks, char *error, size_t cap);
+/* Whether the agent's connection ended (or never came and never will). */
+bool pylink_closed(struct pylink *l);
+/* Ends the connection (the process is being killed); pylink_free then joins. */
+void pylink_shutdown(struct pylink *l);
+void pylink_free(struct pylink *l);
+
+#endif

@@ -1,0 +1,267 @@
+"""The Python agent (python/agent/_strobe_agent) inside real interpreters.
+
+Each test plays the daemon's part: it makes the 0600 socket, starts a real Python
+(Debian's python3.11, and pyenv's 3.9, 3.12 and 3.13 where installed) that loads
+the agent the way the daemon's injected string does, runs a fixture program as
+__main__, and checks what comes down the channel. Run by `make check`
+(scripts/run-agent-tests.sh) with STROBE_AGENT_DIR naming the built agent.
+"""
+import glob
+import json
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+AGENT = os.environ.get("STROBE_AGENT_DIR", os.path.join(REPO, "python", "agent"))
+FIXTURES = os.path.join(REPO, "tests", "fixtures", "python")
+PRICING = os.path.join(FIXTURES, "shop", "pricing.py")
+TIMEOUT = 120
+
+
+def interpreters():
+    found = ["/usr/bin/python3.11"]
+    for v in ("3.9", "3.12", "3.13"):
+        found += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/%s.*/bin/python%s" % (v, v))))[-1:]
+    return [p for p in found if os.access(p, os.X_OK)]
+
+
+def loader(sock, token, root, patterns):
+    """What the daemon injects: load the package from its directory without touching
+    sys.path, then start it."""
+    body = ("import importlib.util as u, sys\n"
+            "d = %r\n"
+            "s = u.spec_from_file_location('_strobe_agent', d + '/_strobe_agent/__init__.py',"
+            " submodule_search_locations=[d + '/_strobe_agent'])\n"
+            "m = u.module_from_spec(s)\n"
+            "sys.modules['_strobe_agent'] = m\n"
+            "s.loader.exec_module(m)\n"
+            "m.start(%r, %r, %r, %r)\n") % (AGENT, sock, token, root, list(patterns))
+    return "exec(%r, {})" % body
+
+
+class Daemon:
+    """The daemon's side of one agent: a socket, the lines, the commands."""
+
+    def __init__(self, tmp_path, python, patterns, args=(), root=FIXTURES, script=PRICING):
+        self.path = str(tmp_path / "agent.sock")
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(self.path)
+        os.chmod(self.path, 0o600)
+        self.server.listen(1)
+        self.server.settimeout(TIMEOUT)
+        prog = (loader(self.path, "tok123", root, patterns) +
+                "\nimport runpy, sys\nsys.argv = %r\nrunpy.run_path(%r, run_name='__main__')\n"
+                % ([script] + list(args), script))
+        self.proc = subprocess.Popen([python, "-c", prog], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root)
+        self.conn, _ = self.server.accept()
+        self.conn.settimeout(TIMEOUT)
+        self.lines = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.hello = self.line()["hello"]
+        self.events = []
+        self.batches = []
+        self.final = None
+        self.next_id = 1
+
+    def _read(self):
+        """Reads the channel as the daemon does, whatever the test waits for: an
+        agent never blocks on a full socket."""
+        for raw in self.conn.makefile("rb"):
+            raw.decode("ascii")  # the channel is ASCII JSON
+            self.lines.put(json.loads(raw))
+        self.lines.put(None)
+
+    def line(self):
+        msg = self.lines.get(timeout=TIMEOUT)
+        assert msg is not None, "the agent closed its channel (exit status %r); stderr: %r" % (
+            self.proc.poll(), self.proc.stderr.read() if self.proc.poll() is not None else "")
+        return msg
+
+    def command(self, op, **fields):
+        mid = self.next_id
+        self.next_id += 1
+        self.conn.sendall((json.dumps(dict(fields, op=op, id=mid)) + "\n").encode())
+        while True:
+            msg = self.line()
+            if msg.get("reply") == mid:
+                return msg
+            self.take(msg)
+
+    def take(self, msg):
+        if "counts" in msg:
+            self.final = msg
+            return
+        # the floor promise: no event sent later is older
+        for floor, _ in self.batches:
+            assert all(e["ts"] >= floor for e in msg["events"]), (floor, msg)
+        self.batches.append((msg["floor"], msg["events"]))
+        self.events.extend(msg["events"])
+
+    def finish(self):
+        """Lets a waiting program go on, reads every message until it ends; returns
+        its stdout."""
+        out, err = self.proc.communicate(b"go\n", timeout=TIMEOUT)
+        assert self.proc.returncode == 0, err
+        while True:
+            msg = self.lines.get(timeout=TIMEOUT)
+            if msg is None:
+                break
+            self.take(msg)
+        return out.decode()
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.conn.close()
+        self.server.close()
+
+
+@pytest.fixture(params=interpreters(), ids=lambda p: os.path.basename(p))
+def python(request):
+    return request.param
+
+
+def run(tmp_path, python, patterns, args=()):
+    d = Daemon(tmp_path, python, patterns, args)
+    try:
+        out = d.finish()
+    finally:
+        d.close()
+    return d, out
+
+
+def calls(events, name, ev="enter"):
+    return [e for e in events if e["ev"] == ev and e["fn"] == name]
+
+
+def args(e):
+    return {a["name"]: a["value"] for a in e["args"]}
+
+
+def test_hello_says_who_it_is(tmp_path, python):
+    d, out = run(tmp_path, python, [])
+    assert d.hello["token"] == "tok123" and d.hello["pid"] == d.proc.pid
+    assert d.hello["implementation"] == "cpython"
+    ver = tuple(int(x) for x in d.hello["version"].split(".")[:2])
+    assert d.hello["hooks"] == ("sys.monitoring" if ver >= (3, 12) else "setprofile")
+    assert d.hello["argv"][0] == "-c"
+    assert out.endswith("done\n") and d.events == []
+
+
+def test_calls_with_arguments_returns_and_parents(tmp_path, python):
+    d, out = run(tmp_path, python, ["shop.pricing.discount", "shop.pricing.Cart.total"])
+    assert "total 54.0" in out
+    ev = d.events
+    totals = calls(ev, "shop.pricing.Cart.total")
+    assert [args(e)["rate"] for e in totals] == [0.1, 0.25, 0.5]
+    cart = args(totals[0])["self"]
+    assert cart["@type"] == "Cart" and cart["items"] == [10, 20, 30], cart
+    assert cart["owner"] == {"name": "ann", "tags": ["a", "b"]}, cart
+    disc = calls(ev, "shop.pricing.discount")
+    assert len(disc) == 9
+    assert args(disc[0]) == {"price": 10, "rate": 0.1}
+    # the generator expression between them is not traced: total is the parent
+    assert [e["parent"] for e in disc[:3]] == [totals[0]["seq"]] * 3
+    exits = {e["parent"]: e for e in calls(ev, "shop.pricing.discount", "exit")}
+    assert exits[disc[0]["seq"]]["ret"] == 9.0
+    assert exits[disc[0]["seq"]]["duration"] >= 0
+    assert disc[0]["file"] == PRICING and disc[0]["line"] > 0
+    assert disc[0]["thread"] == "MainThread" and disc[0]["tid"] == d.proc.pid
+    assert len(d.batches) >= 1
+    seqs = [e["seq"] for e in ev]
+    assert len(set(seqs)) == len(seqs)
+
+
+def test_a_generator_suspends_and_resumes(tmp_path, python):
+    d, _ = run(tmp_path, python, ["shop.pricing.countdown"])
+    seen = [(e["ev"], e.get("resumed", False), e.get("suspended", False), e.get("ret"))
+            for e in d.events]
+    assert seen == [("enter", False, False, None), ("exit", False, True, 3),
+                    ("enter", True, False, None), ("exit", False, True, 2),
+                    ("enter", True, False, None), ("exit", False, True, 1),
+                    ("enter", True, False, None), ("exit", False, False, None)], seen
+
+
+def test_an_exception_leaving_a_function_is_on_its_exit(tmp_path, python):
+    d, _ = run(tmp_path, python, ["shop.pricing.check"])
+    exits = calls(d.events, "shop.pricing.check", "exit")
+    assert [x.get("ret") for x in exits[:3]] == [0.1, 0.25, 0.5]
+    assert exits[3]["exception"] == {"type": "ValueError", "message": "rate 2 above 1"}
+    assert "ret" not in exits[3]
+
+
+def test_threads_are_named_and_counted(tmp_path, python):
+    d = Daemon(tmp_path, python, ["shop.pricing.worker", "shop.pricing.discount"], ["4"])
+    try:
+        d.finish()
+    finally:
+        d.close()
+    work = calls(d.events, "shop.pricing.worker")
+    assert sorted(e["thread"] for e in work) == ["w0", "w1", "w2", "w3"]
+    assert len({e["tid"] for e in work}) == 4
+    for w in work:
+        mine = [e for e in calls(d.events, "shop.pricing.discount") if e["parent"] == w["seq"]]
+        assert len(mine) == 5 and all(e["tid"] == w["tid"] for e in mine)
+
+
+def test_threads_running_before_the_patterns_are_traced(tmp_path, python):
+    """Four threads already wait inside worker() when the patterns arrive: their
+    calls of discount() are recorded (3.11 and older: the profile function is given
+    to every existing thread; 3.12 and newer: sys.monitoring is global)."""
+    d = Daemon(tmp_path, python, [], ["4", "wait"])
+    try:
+        d.command("patterns", patterns=["shop.pricing.discount"])
+        d.finish()
+    finally:
+        d.close()
+    disc = [e for e in calls(d.events, "shop.pricing.discount") if e["thread"] != "MainThread"]
+    assert sorted({e["thread"] for e in disc}) == ["w0", "w1", "w2", "w3"]
+    assert len(disc) == 20
+    assert all(e["parent"] == 0 for e in disc)  # worker() began before it was traced
+
+
+def test_patterns_answer_from_the_source(tmp_path, python):
+    d = Daemon(tmp_path, python, [], ["wait"])
+    try:
+        r = d.command("patterns", patterns=["shop.pricing.Cart.*", "@file:pricing.py",
+                                             "shop.pricing.dicsount", "shop.**.check"])
+    finally:
+        d.close()
+    res = {x["pattern"]: x for x in r["results"]}
+    assert sorted(f["name"] for f in res["shop.pricing.Cart.*"]["functions"]) == [
+        "shop.pricing.Cart.__init__", "shop.pricing.Cart.total"]
+    assert res["@file:pricing.py"]["matched"] == 7
+    assert res["shop.pricing.dicsount"]["matched"] == 0
+    assert res["shop.pricing.dicsount"]["near"][0] == "shop.pricing.discount"
+    assert res["shop.**.check"]["matched"] == 1
+
+
+def test_counts_are_exact_when_calls_are_sampled(tmp_path, python):
+    """Two threads call discount 5 times each, the carts 9 times, a loop 100,000
+    times: past 3 calls at more than 1 a second, a function records 64 calls a
+    second, and every call is counted in the final counts sent at exit."""
+    d = Daemon(tmp_path, python, [], ["2", "spin=100000", "wait"])
+    try:
+        d.command("patterns", patterns=["shop.pricing.discount"], sampleAfter=3,
+                  hotCallsPerSecond=1)
+        d.finish()
+    finally:
+        d.close()
+    enters = calls(d.events, "shop.pricing.discount")
+    final = {c["function"]: c for c in d.final["counts"]}["shop.pricing.discount"]
+    assert final["calls"] == 100019 and final["sampled"] is True, final
+    assert final["recorded"] == len(enters) < 100019, (final, len(enters))
+    assert not any(e.get("sampled") for e in enters[:3])
+    assert all(e.get("sampled") for e in enters[4:])
+    exits = calls(d.events, "shop.pricing.discount", "exit")
+    assert sorted(x["parent"] for x in exits) == sorted(e["seq"] for e in enters)

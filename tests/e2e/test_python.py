@@ -1,0 +1,102 @@
+"""Python programs through MCP: CPython processes adopted at Py_RunMain, their
+functions traced by qualified name (docs/PYTHON.md).
+
+Fixtures: tests/fixtures/python/shop/pricing.py (carts, a generator, an exception
+with a cause, worker threads), worker.py (a loop for run-time changes). They run
+on Debian's /usr/bin/python3.11, and on pyenv's shim when the machine has one.
+"""
+import os
+import shutil
+
+import pytest
+
+from conftest import REPO, wait_until
+
+PY = "/usr/bin/python3.11"
+ROOT = os.path.join(REPO, "tests", "fixtures", "python")
+SHIM = os.path.expanduser("~/.pyenv/shims/python3")
+
+
+def args_of(e):
+    return {a["name"]: a["value"] for a in e["arguments"]}
+
+
+def launch(mcp, script, args=(), command=PY, **kw):
+    return mcp.launch(command, project=ROOT, cwd=ROOT, args=[script] + list(args), **kw)
+
+
+def test_staged_patterns_trace_a_python_program_from_its_first_line(mcp):
+    mcp.call_tool("debug_trace", {"add": ["shop.pricing.discount", "shop.pricing.Cart.total"]})
+    r = launch(mcp, "shop/pricing.py")
+    sid = r["sessionId"]
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 0, st
+    ev = mcp.all_events(sid, verbose=True)
+    enters = [e for e in ev if e["eventType"] == "function_enter"]
+    disc = [e for e in enters if e["function"] == "shop.pricing.discount"]
+    totals = [e for e in enters if e["function"] == "shop.pricing.Cart.total"]
+    assert len(disc) == 9 and len(totals) == 3
+    assert args_of(disc[0]) == {"price": 10, "rate": 0.1}
+    cart = args_of(totals[0])["self"]
+    assert cart["@type"] == "Cart" and cart["items"] == [10, 20, 30], cart
+    assert disc[0]["parentEventId"] == totals[0]["id"]
+    assert disc[0]["sourceFile"].endswith("tests/fixtures/python/shop/pricing.py")
+    assert disc[0]["pid"] == r["pid"]
+    exits = {e["parentEventId"]: e for e in ev if e["eventType"] == "function_exit"}
+    assert exits[totals[0]["id"]]["returnValue"] == 54.0
+    # one timeline: the first total's line comes after its call returned
+    texts = [(e["id"], e.get("text")) for e in ev if e["eventType"] == "stdout"]
+    first = next(i for i, t in texts if t == "total 54.0")
+    assert exits[totals[0]["id"]]["id"] < first
+
+
+def test_patterns_added_and_removed_while_python_runs(mcp):
+    r = launch(mcp, "worker.py")
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    t = mcp.call_tool("debug_trace", {"sessionId": sid, "add": ["worker.tick", "worker.tikc"]})
+    res = {p["pattern"]: p for p in t["patterns"]}
+    assert res["worker.tick"]["matched"] == 1 and "warning" not in res["worker.tick"], t
+    assert "worker.tick" in res["worker.tikc"]["warning"], t
+    assert "matches no Python function" in res["worker.tikc"]["warning"], t
+    q = mcp.wait_events(sid, 5, eventType="function_enter", verbose=True)
+    nums = [args_of(e)["i"] for e in q["events"]]
+    assert nums == list(range(nums[0], nums[0] + len(nums))), nums
+    mcp.call_tool("debug_trace", {"sessionId": sid, "remove": ["worker.tick", "worker.tikc"],
+                                  "add": ["worker.report"]})
+    q = mcp.wait_events(sid, 2, eventType="function_enter", function={"equals": "worker.report"},
+                        verbose=True)
+    assert isinstance(args_of(q["events"][0])["totals"], dict)
+    ticks = mcp.query(sid, function={"equals": "worker.tick"}, eventType="function_enter")
+    n = ticks["totalCount"]
+    mcp.wait_events(sid, 4, eventType="function_enter", function={"equals": "worker.report"})
+    assert mcp.query(sid, function={"equals": "worker.tick"},
+                     eventType="function_enter")["totalCount"] == n  # removed: no more
+    # exact counts from the agent, kept after the pattern went: every call recorded
+    top = {f["function"]: f for f in mcp.status(sid)["topFunctions"]}
+    assert top["worker.tick"]["calls"] == n and "recorded" not in top["worker.tick"], top
+    mcp.stop(sid)
+
+
+def test_an_exception_and_a_generator_in_the_timeline(mcp):
+    mcp.call_tool("debug_trace", {"add": ["shop.pricing.check", "shop.pricing.countdown"]})
+    sid = launch(mcp, "shop/pricing.py")["sessionId"]
+    mcp.wait_ended(sid)
+    exits = mcp.all_events(sid, eventType="function_exit", verbose=True)
+    check = [e for e in exits if e["function"] == "shop.pricing.check"]
+    assert check[-1]["exception"] == {"type": "ValueError", "message": "rate 2 above 1"}, \
+        check[-1]
+    gen = [e for e in exits if e["function"] == "shop.pricing.countdown"]
+    assert [e.get("suspended", False) for e in gen] == [True, True, True, False]
+
+
+@pytest.mark.skipif(not os.access(SHIM, os.X_OK), reason="no pyenv shim on this machine")
+def test_through_the_pyenv_shim(mcp):
+    """python3 from PATH is a shell script that execs pyenv's interpreter, which
+    links libpython3.X.so: followed through the exec, adopted all the same."""
+    mcp.call_tool("debug_trace", {"add": ["shop.pricing.discount"]})
+    sid = launch(mcp, "shop/pricing.py", command=SHIM)["sessionId"]
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 0, st
+    disc = mcp.all_events(sid, eventType="function_enter", function={"equals": "shop.pricing.discount"})
+    assert len(disc) == 9
