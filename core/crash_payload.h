@@ -16,7 +16,11 @@
  * thread_name, text (the one-line headline, e.g. "SIGSEGV (SEGV_MAPERR) at address
  * 0x0 in read_field (crash_null.c:54)").
  *
- * Its data object, as ptrace/tracer/crash.c writes it (members in this order):
+ * Its data object, as ptrace/tracer/crash.c writes it (members in this order). The
+ * Python collector writes kind "uncaught_exception" too (python/agent/_strobe_agent/
+ * crash.py): exception {type, message}, causes [{type, message, relation: "cause" |
+ * "context"}] (the chain, outermost first), frames without pc, crashFrame, locals;
+ * the runtime's account is then not joined (exception is there already):
  *   kind            "signal" | "assertion" | "uncaught_exception" | "panic" |
  *                   "sanitizer"
  *   signal, signalNumber, signalCode, faultAddress (hex string), sender,

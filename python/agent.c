@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern const char py_agent_init[], py_agent_channel[], py_agent_hooks[], py_agent_names[],
-    py_agent_preview[], py_agent_recorder[];
+extern const char py_agent_init[], py_agent_channel[], py_agent_crash[], py_agent_hooks[],
+    py_agent_names[], py_agent_preview[], py_agent_recorder[];
 
 static const struct {
     const char *name;
@@ -28,6 +28,7 @@ static const struct {
 } files[] = {
     {"__init__.py", py_agent_init},
     {"channel.py", py_agent_channel},
+    {"crash.py", py_agent_crash},
     {"hooks.py", py_agent_hooks},
     {"names.py", py_agent_names},
     {"preview.py", py_agent_preview},

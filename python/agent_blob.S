@@ -10,6 +10,7 @@
     .section .rodata
     FILE(py_agent_init, "python/agent/_strobe_agent/__init__.py")
     FILE(py_agent_channel, "python/agent/_strobe_agent/channel.py")
+    FILE(py_agent_crash, "python/agent/_strobe_agent/crash.py")
     FILE(py_agent_hooks, "python/agent/_strobe_agent/hooks.py")
     FILE(py_agent_names, "python/agent/_strobe_agent/names.py")
     FILE(py_agent_preview, "python/agent/_strobe_agent/preview.py")

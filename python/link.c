@@ -155,6 +155,24 @@ static void push_event(struct pylink *l, const cJSON *ev)
     free(data);
 }
 
+/* An uncaught exception: an EV_CRASH whose data is the report's (kind
+ * "uncaught_exception", core/crash_payload.h). */
+static void push_crash(struct pylink *l, const cJSON *c)
+{
+    struct event e = event_sink_init(&l->sink, EV_CRASH, num_of(c, "ts"));
+    e.pid = l->pid;
+    e.tid = (int32_t)num_of(c, "tid");
+    e.thread_name = str_of(c, "thread");
+    e.function = str_of(c, "fn");
+    e.source_file = str_of(c, "file");
+    e.line = (int32_t)num_of(c, "line");
+    e.text = str_of(c, "text");
+    char *data = json_of(c, "data");
+    e.data = data;
+    event_sink_push(&l->sink, &e);
+    free(data);
+}
+
 /* The hello line: the token must be the one given (else the connection is not the
  * loader's), and it says what runs or why the agent could not start. */
 static bool take_hello(struct pylink *l, const cJSON *h)
@@ -200,6 +218,8 @@ static bool take_line(struct pylink *l, const char *line)
         msg = NULL;
         pthread_cond_broadcast(&l->changed);
         pthread_mutex_unlock(&l->lock);
+    } else if ((v = cJSON_GetObjectItemCaseSensitive(msg, "crash"))) {
+        push_crash(l, v);
     } else if (flag_of(msg, "final")) {
         pthread_mutex_lock(&l->lock);
         cJSON_Delete(l->final);

@@ -183,6 +183,16 @@ static void print_detail(FILE *out, const cJSON *e, unsigned flags)
                 json_str(x, "type") ? json_str(x, "type") : "");
         if (json_str(x, "what"))
             print_text(out, "  what(): ", "  ", json_str(x, "what"));
+        if (json_str(x, "message")) /* Python's: the message, then its causes */
+            print_text(out, "  message: ", "  ", json_str(x, "message"));
+        const cJSON *c;
+        cJSON_ArrayForEach(c, json_get(e, "causes")) {
+            const char *rel = json_str(c, "relation");
+            fprintf(out, "  %s: %s: %s\n",
+                    rel && strcmp(rel, "context") == 0 ? "while handling" : "caused by",
+                    json_str(c, "type") ? json_str(c, "type") : "?",
+                    json_str(c, "message") ? json_str(c, "message") : "");
+        }
     }
 
     const cJSON *p = json_get(e, "panic");

@@ -100,3 +100,47 @@ def test_through_the_pyenv_shim(mcp):
     assert st["exitCode"] == 0, st
     disc = mcp.all_events(sid, eventType="function_enter", function={"equals": "shop.pricing.discount"})
     assert len(disc) == 9
+
+
+def test_an_uncaught_exception_is_a_crash_with_its_cause_and_locals(mcp):
+    r = launch(mcp, "boom.py", ["thread"])
+    sid = r["sessionId"]
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 1, st
+    crashes = mcp.all_events(sid, eventType="crash", verbose=True)
+    assert len(crashes) == 2, crashes
+    worker, main = crashes
+    assert worker["threadName"] == "divider"
+    assert worker["exception"]["type"] == "ZeroDivisionError", worker
+    assert main["kind"] == "uncaught_exception", main
+    assert main["exception"] == {"type": "ValueError", "message": "no setting 'timeout'"}
+    assert main["causes"] == [{"type": "KeyError", "message": "'timeout'",
+                               "relation": "cause"}], main
+    frame = main["frames"][main["crashFrame"]]
+    assert frame["function"] == "boom.parse" and frame["file"].endswith("boom.py"), frame
+    assert main["function"] == "boom.parse" and main["line"] == frame["line"]
+    loc = {v["name"]: v["value"] for v in main["locals"]}
+    assert loc["key"] == "timeout" and loc["limit"] == 3 and loc["config"] == {"retries": 2}
+    assert [f["function"] for f in main["frames"]][-2:] == ["boom.main", "boom.<module>"]
+    # Python's own traceback still reaches stderr, after the report
+    err = [e["text"] for e in mcp.all_events(sid, eventType="stderr")]
+    assert "ValueError: no setting 'timeout'" in err
+
+
+def test_strobectl_runs_a_script_where_the_caller_is_and_shows_its_crash(mcp):
+    """strobectl launch /usr/bin/python3.11 tests/fixtures/python/boom.py from the
+    repository: the relative path is the caller's (not /usr/bin's), and `crash`
+    prints the exception, its cause and the frame's locals. The project root is the
+    caller's directory too, so the module is named from there."""
+    w = mcp.world
+    r = w.strobectl("launch", PY, os.path.relpath(os.path.join(ROOT, "boom.py"), os.getcwd()))
+    assert r.rc == 0, r
+    sid = r.out.split()[1]
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 1, st
+    c = w.strobectl("crash", sid)
+    assert c.rc == 0, c
+    assert "uncaught exception: ValueError" in c.out, c
+    assert "caused by: KeyError: 'timeout'" in c.out, c
+    assert "#0  tests.fixtures.python.boom.parse" in c.out, c
+    assert 'key = "timeout"' in c.out, c

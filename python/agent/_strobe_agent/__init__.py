@@ -7,7 +7,8 @@ start(SOCKET, TOKEN, ROOT). From then on the agent:
 - records the calls of the functions the daemon's patterns select (recorder.py),
   through sys.monitoring or sys.setprofile (hooks.py);
 - sends them, batched, on the channel (channel.py), and answers the daemon's
-  commands there: "patterns", "counts", "stop".
+  commands there: "patterns", "counts", "stop";
+- reports an uncaught exception, in any thread, as a crash (crash.py).
 
 Nothing of the program's environment changes: no sys.path entry, no
 environment variable, no sys.settrace. The agent's threads are named
@@ -23,6 +24,7 @@ import os
 import sys
 
 from . import channel as _channel
+from . import crash as _crash
 from . import hooks as _hooks
 from . import names as _names
 from . import recorder as _recorder
@@ -48,9 +50,17 @@ class _Agent:
         self.chan.on("counts", self.counts)
         self.chan.on("stop", self.stop)
         self.installed = False
+        _crash.install(self._crashed, root, lambda: self.rec.depth)
 
     def _emit(self, ev):
         self.chan.emit(ev)
+
+    def _crashed(self, report):
+        """An uncaught exception: the events before it go first, then the report,
+        now (the interpreter may end right after)."""
+        self.rec.flush_pending()
+        self.chan.flush()
+        self.chan.send({"crash": report})
 
     def patterns(self, msg):
         """{"patterns": [...], "depth": N}: the patterns in force now; answers what

@@ -9,6 +9,8 @@ Out (agent -> daemon), one JSON object per line, ASCII only:
   {"reply": ID, ...}                    the answer to a command
   {"counts": [...], "final": true}      every traced function's exact counts, last,
                                         as the interpreter exits
+  {"crash": {ts, tid, thread, fn, file, line, text, data}}
+                                        an uncaught exception (crash.py)
 Events are the recorder's dicts (recorder.py): "ev" is "enter" or "exit".
 
 In (daemon -> agent): {"op": NAME, "id": ID, ...}; handlers are registered with
