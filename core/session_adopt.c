@@ -173,11 +173,10 @@ void session_layers_trace(struct session *s, bool change, const char *const *add
     struct trace_result *more = malloc(sizeof *more);
     for (int i = 0; more && i < n; i++) {
         const struct session_layer *l = &layers[i];
-        if (collector_finished(l->collector, l->target))
-            continue;
         memset(more, 0, sizeof *more);
         struct strobe_error e = {0};
-        if (!change) {
+        /* A process that ended keeps telling what it did (and why it did nothing). */
+        if (!change || collector_finished(l->collector, l->target)) {
             collector_describe(l->collector, l->target, more);
         } else if (collector_set_patterns(l->collector, l->target, add, n_add, remove,
                                           n_remove, depth, more, &e) != 0) {

@@ -102,17 +102,20 @@ static void describe_locked(struct collector_target *t, struct trace_result *res
     memset(res, 0, sizeof *res);
     res->n_patterns = t->n_patterns;
     res->depth = t->depth;
+    char version[256], hooks[256], error[256];
+    pylink_hello(t->link, version, hooks, error, sizeof version);
     for (int i = 0; i < t->n_patterns; i++) {
         snprintf(res->patterns[i], PATTERN_MAX_LEN, "%s", t->patterns[i]);
         res->per_pattern[i] = t->results[i];
+        if (error[0]) /* the agent could not start: that is why nothing matches */
+            snprintf(res->per_pattern[i].warning, sizeof res->per_pattern[i].warning,
+                     "Python process %d: %.200s", (int)t->pid, error);
         res->matched += t->results[i].matched;
         res->hooked += t->results[i].armed;
-        if (t->results[i].warning[0] && res->n_warnings < 8)
+        if (res->per_pattern[i].warning[0] && res->n_warnings < 8)
             snprintf(res->warnings[res->n_warnings++], sizeof res->warnings[0], "%s",
-                     t->results[i].warning);
+                     res->per_pattern[i].warning);
     }
-    char version[32], hooks[32], error[256];
-    pylink_hello(t->link, version, hooks, error, sizeof version);
     if (error[0])
         snprintf(res->status, sizeof res->status, "Python process %d: %.200s", (int)t->pid,
                  error);

@@ -5,8 +5,9 @@ Fixtures: tests/fixtures/python/shop/pricing.py (carts, a generator, an exceptio
 with a cause, worker threads), worker.py (a loop for run-time changes). They run
 on Debian's /usr/bin/python3.11, and on pyenv's shim when the machine has one.
 """
+import glob
+import json
 import os
-import shutil
 
 import pytest
 
@@ -47,7 +48,7 @@ def test_staged_patterns_trace_a_python_program_from_its_first_line(mcp):
     # one timeline: the first total's line comes after its call returned
     texts = [(e["id"], e.get("text")) for e in ev if e["eventType"] == "stdout"]
     first = next(i for i, t in texts if t == "total 54.0")
-    assert exits[totals[0]["id"]]["id"] < first
+    assert int(exits[totals[0]["id"]]["id"]) < int(first)
 
 
 def test_patterns_added_and_removed_while_python_runs(mcp):
@@ -144,3 +145,41 @@ def test_strobectl_runs_a_script_where_the_caller_is_and_shows_its_crash(mcp):
     assert "caused by: KeyError: 'timeout'" in c.out, c
     assert "#0  tests.fixtures.python.boom.parse" in c.out, c
     assert 'key = "timeout"' in c.out, c
+
+
+def test_a_module_run_with_dash_m_and_its_python_child(mcp):
+    """python3 -m pkg.main, which runs child.py in a child interpreter: both
+    processes are adopted, each with the session's patterns."""
+    mcp.call_tool("debug_trace", {"add": ["pkg.main.double", "child.greet"]})
+    r = mcp.launch(PY, project=ROOT, cwd=ROOT, args=["-m", "pkg.main"])
+    sid = r["sessionId"]
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 0, st
+    out = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
+    assert out == ["sum 12", "child said hello a hello b"], out
+    enters = mcp.all_events(sid, eventType="function_enter", verbose=True)
+    doubles = [e for e in enters if e["function"] == "pkg.main.double"]
+    greets = [e for e in enters if e["function"] == "child.greet"]
+    assert [args_of(e)["x"] for e in doubles] == [1, 2, 3]
+    assert [args_of(e)["name"] for e in greets] == ["a", "b"]
+    assert doubles[0]["pid"] == r["pid"] and greets[0]["pid"] != r["pid"]
+
+
+def test_a_python_too_old_is_said(mcp):
+    """Python 3.8 has Py_RunMain, so its processes are adopted, and the agent says
+    it is too old (3.7 and older have no Py_RunMain: they run as native code)."""
+    exe = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.8.*/bin/python3.8")))
+    if not exe:
+        pytest.skip("no Python 3.8 on this machine")
+    mcp.call_tool("debug_trace", {"add": ["worker.tick"]})
+    sid = launch(mcp, "worker.py", command=exe[-1])["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+    too_old = "Python 3.8 is too old: strobe traces CPython 3.9 or newer"
+
+    def said():
+        t = mcp.call_tool("debug_trace", {"sessionId": sid})
+        return t if any(too_old in w for w in t["warnings"]) else None
+    t = wait_until(said, what="the agent's word that 3.8 is too old")
+    assert too_old in t["patterns"][0]["warning"], t
+    assert mcp.query(sid, eventType="function_enter")["totalCount"] == 0
+    mcp.stop(sid)
