@@ -240,3 +240,19 @@ def test_pytest_rerun_traced(mcp, pytest_project):
     assert (f["name"], f["file"], f["line"]) == (WC + "::test_double_space", WC, 22)
     assert f["rerun"].endswith("/usr/bin/python3 -m pytest -v " + WC + "::test_double_space")
     assert mcp.status(started["sessionId"])["status"] != "running"
+
+
+def test_pytest_rerun_traces_python_functions(mcp, pytest_project):
+    """A pytest rerun of the failing test with Python tracePatterns: pytest runs as a
+    session, its interpreter is adopted, and the calls of the code under test are in
+    the session's timeline with their arguments and results (spec Phase 1d, C)."""
+    started, res = run_tests(mcp, projectRoot=pytest_project,
+                             test=WC + "::test_double_space",
+                             tracePatterns=["wordcount.split_words"])
+    assert res["summary"]["failed"] == 1, res
+    sid = started["sessionId"]
+    enters = mcp.all_events(sid, eventType="function_enter", verbose=True)
+    assert [e["function"] for e in enters] == ["wordcount.split_words"], enters
+    assert enters[0]["arguments"][0]["value"] == "one  two"
+    (exit_,) = mcp.all_events(sid, eventType="function_exit", verbose=True)
+    assert exit_["returnValue"] == ["one", "", "two"], exit_
