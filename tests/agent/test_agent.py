@@ -265,3 +265,19 @@ def test_counts_are_exact_when_calls_are_sampled(tmp_path, python):
     assert all(e.get("sampled") for e in enters[4:])
     exits = calls(d.events, "shop.pricing.discount", "exit")
     assert sorted(x["parent"] for x in exits) == sorted(e["seq"] for e in enters)
+
+
+def test_a_fork_without_exec_leaves_the_parents_channel_whole(tmp_path, python):
+    """The child of a fork shares the socket: it stops tracing and sends nothing,
+    even at its exit, and the parent's stream and counts go on untouched."""
+    d = Daemon(tmp_path, python, ["forker.work"], script=os.path.join(FIXTURES, "forker.py"))
+    try:
+        out = d.finish()
+    finally:
+        d.close()
+    assert out == "child 29\nparent 25\n", out
+    enters = calls(d.events, "forker.work")
+    assert [args(e)["n"] for e in enters] == [1, 5], enters
+    assert {e["tid"] for e in enters} == {d.proc.pid}
+    final = {c["function"]: c for c in d.final["counts"]}
+    assert final["forker.work"]["calls"] == 2, final

@@ -50,14 +50,30 @@ class _Agent:
         self.chan.on("counts", self.counts)
         self.chan.on("stop", self.stop)
         self.installed = False
+        self.forked = False
         _crash.install(self._crashed, root, lambda: self.rec.depth)
+        os.register_at_fork(after_in_child=self._forked)
 
     def _emit(self, ev):
         self.chan.emit(ev)
 
+    def _forked(self):
+        """A fork that did not exec (multiprocessing's "fork"): the child shares the
+        parent's socket, and its writer thread did not survive. It stops tracing and
+        lets go of its copy of the socket without a word on it, so the parent's
+        stream stays whole. (A child that execs Python is adopted on its own.)"""
+        self.forked = True
+        if self.installed:
+            self.hooks.uninstall()
+            self.installed = False
+        self.rec.set_patterns([])
+        self.chan.abandon()
+
     def _crashed(self, report):
         """An uncaught exception: the events before it go first, then the report,
         now (the interpreter may end right after)."""
+        if self.forked:
+            return
         self.rec.flush_pending()
         self.chan.flush()
         self.chan.send({"crash": report})
@@ -107,6 +123,8 @@ class _Agent:
         """The interpreter is ending: the last events go out now, from this thread
         (the writer is a daemon thread, stopped without a word at exit). A program
         that ends by os._exit() or a signal loses its last FLUSH_S of events."""
+        if self.forked:
+            return
         self.rec.agent_thread()
         self.rec.flush_pending()
         self.chan.flush()

@@ -57,6 +57,8 @@ class Channel:
     # ---- out --------------------------------------------------------------------
 
     def emit(self, ev):
+        if self.closed:
+            return
         buf = self.buf
         buf.append(ev)
         if len(buf) >= BATCH:
@@ -120,6 +122,13 @@ class Channel:
             self._send_line(reply)
         except OSError:
             self.closed = True
+
+    def abandon(self):
+        """In a forked child: drops this process's copy of the socket, sending
+        nothing and leaving the parent's connection open (no shutdown)."""
+        self.closed = True
+        self.buf = []
+        self.sock.close()
 
     def close(self):
         self.closed = True
