@@ -127,20 +127,27 @@ int collector_resume_many(const struct collector_methods *c, struct collector_ta
     return 0;
 }
 
+void collector_thread_free(struct collector_thread *th)
+{
+    for (size_t k = 0; k < th->n_frames; k++) {
+        free(th->frames[k].function);
+        free(th->frames[k].function_raw);
+        free(th->frames[k].file);
+        free(th->frames[k].arguments);
+    }
+    free(th->frames);
+    free(th->locals);
+    free(th->wait_variable);
+    th->frames = NULL;
+    th->n_frames = 0;
+    th->locals = NULL;
+    th->wait_variable = NULL;
+}
+
 void collector_stacks_free(struct collector_stacks *s)
 {
-    for (size_t i = 0; i < s->n_threads; i++) {
-        struct collector_thread *th = &s->threads[i];
-        for (size_t k = 0; k < th->n_frames; k++) {
-            free(th->frames[k].function);
-            free(th->frames[k].function_raw);
-            free(th->frames[k].file);
-            free(th->frames[k].arguments);
-        }
-        free(th->frames);
-        free(th->locals);
-        free(th->wait_variable);
-    }
+    for (size_t i = 0; i < s->n_threads; i++)
+        collector_thread_free(&s->threads[i]);
     free(s->threads);
     free(s->diagnosis);
     *s = (struct collector_stacks){0};

@@ -291,6 +291,8 @@ struct collector_thread {
     char *wait_variable;         /* the variable at wait_address as C names it
                                     ("g_table.lock", "q->mu"), or NULL: unknown */
     pid_t wait_owner;            /* the mutex owner / joined thread; 0: unknown */
+    bool agent;                  /* a thread of the debugger's own agent inside the
+                                    program (a runtime's): left out of the answer */
 };
 
 struct collector_stacks {
@@ -302,6 +304,8 @@ struct collector_stacks {
 
 /* Frees the members of s (not s) and zeroes it. */
 void collector_stacks_free(struct collector_stacks *s);
+/* Frees the members of one thread (not th) and zeroes them. */
+void collector_thread_free(struct collector_thread *th);
 /* Sets (or sets again) s->diagnosis from the waits: each cycle of threads waiting for a
  * mutex or a thread that waits, in turn, for them ("deadlock: tid A ... which waits for
  * M1"), then each thread that holds a mutex others wait for while it waits for nothing

@@ -202,6 +202,8 @@ int session_stacks(const char *id, const struct collector_stacks_request *req,
         return -1;
     int rc = atomic_load(&s->finished) ? process_exited(id, e)
                                        : collector_stacks(s->collector, s->target, req, out, e);
+    if (rc == 0)
+        session_layers_stacks(s, req, out);
     if (rc == 0 && !out->diagnosis)
         collector_stacks_diagnose(out);
     else if (rc != 0)

@@ -188,6 +188,66 @@ void session_layers_trace(struct session *s, bool change, const char *const *add
     free(more);
 }
 
+/* Moves runtime thread from onto native thread to (both the same tid): its frames,
+ * own frame, locals, and its wait when it names one (else the native wait stays). */
+static void take_frames(struct collector_thread *to, struct collector_thread *from)
+{
+    char *native_wait = from->wait == WAIT_NONE ? to->wait_variable : NULL;
+    if (native_wait)
+        to->wait_variable = NULL;
+    collector_thread_free(to);
+    to->wait_variable = native_wait;
+    snprintf(to->name, sizeof to->name, "%s", from->name); /* the runtime's name for it */
+    to->frames = from->frames;
+    to->n_frames = from->n_frames;
+    to->omitted_frames = from->omitted_frames;
+    to->own_frame = from->own_frame;
+    to->locals = from->locals;
+    if (from->wait != WAIT_NONE) {
+        to->wait = from->wait;
+        to->wait_address = from->wait_address;
+        to->wait_variable = from->wait_variable;
+        to->wait_owner = from->wait_owner;
+        from->wait_variable = NULL;
+    }
+    from->frames = NULL;
+    from->n_frames = 0;
+    from->locals = NULL;
+}
+
+void session_layers_stacks(struct session *s, const struct collector_stacks_request *req,
+                           struct collector_stacks *out)
+{
+    pthread_mutex_lock(&s->layers_lock);
+    int n = s->n_layers;
+    struct session_layer layers[SESSION_LAYERS_MAX];
+    memcpy(layers, s->layers, (size_t)n * sizeof layers[0]);
+    pthread_mutex_unlock(&s->layers_lock);
+    for (int i = 0; i < n; i++) {
+        const struct session_layer *l = &layers[i];
+        struct collector_stacks more = {0};
+        struct strobe_error e = {0};
+        if (collector_finished(l->collector, l->target) ||
+            collector_stacks(l->collector, l->target, req, &more, &e) != 0)
+            continue;
+        for (size_t k = 0; k < more.n_threads; k++)
+            for (size_t j = 0; j < out->n_threads; j++) {
+                struct collector_thread *th = &out->threads[j];
+                if (th->tid != more.threads[k].tid)
+                    continue;
+                if (more.threads[k].agent) { /* the agent's own: not the program's */
+                    collector_thread_free(th);
+                    memmove(th, th + 1, (out->n_threads - j - 1) * sizeof *th);
+                    out->n_threads--;
+                } else {
+                    take_frames(th, &more.threads[k]);
+                }
+                break;
+            }
+        collector_stacks_free(&more);
+    }
+}
+
 void session_layers_counts(struct session *s, struct collector_counts *out)
 {
     pthread_mutex_lock(&s->layers_lock);

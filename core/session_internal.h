@@ -117,6 +117,11 @@ void session_layers_remember(struct session *s, const char *const *patterns, int
 void session_layers_trace(struct session *s, bool change, const char *const *add, int n_add,
                           const char *const *remove, int n_remove, int depth,
                           struct trace_result *res);
+/* Joins the runtime targets' stacks to out, the process collector's: a thread both
+ * know shows the runtime's frames (the interpreter's own C frames say nothing) and
+ * its wait when the runtime names one; the native state and system call stay. */
+void session_layers_stacks(struct session *s, const struct collector_stacks_request *req,
+                           struct collector_stacks *out);
 /* Appends the runtime targets' counts to out. */
 void session_layers_counts(struct session *s, struct collector_counts *out);
 /* kill, then join (and forget) every runtime target. */

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 extern const char py_agent_init[], py_agent_channel[], py_agent_crash[], py_agent_hooks[],
-    py_agent_names[], py_agent_preview[], py_agent_recorder[];
+    py_agent_names[], py_agent_preview[], py_agent_recorder[], py_agent_stacks[];
 
 static const struct {
     const char *name;
@@ -33,6 +33,7 @@ static const struct {
     {"names.py", py_agent_names},
     {"preview.py", py_agent_preview},
     {"recorder.py", py_agent_recorder},
+    {"stacks.py", py_agent_stacks},
 };
 
 /* A directory of ours at path: made 0700 when missing; refused when it is a

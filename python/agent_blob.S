@@ -15,5 +15,6 @@
     FILE(py_agent_names, "python/agent/_strobe_agent/names.py")
     FILE(py_agent_preview, "python/agent/_strobe_agent/preview.py")
     FILE(py_agent_recorder, "python/agent/_strobe_agent/recorder.py")
+    FILE(py_agent_stacks, "python/agent/_strobe_agent/stacks.py")
 
     .section .note.GNU-stack, "", @progbits

@@ -222,6 +222,81 @@ static int python_counts(struct collector_target *t, struct collector_counts *ou
     return 0;
 }
 
+static char *dup_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? strdup(v->valuestring) : NULL;
+}
+
+static int num(const cJSON *o, const char *k)
+{
+    return (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+/* One thread of the agent's "stacks" answer (python/agent/_strobe_agent/stacks.py). */
+static void take_thread(struct collector_target *t, const cJSON *j, struct collector_thread *th)
+{
+    th->tid = num(j, "tid");
+    th->pid = t->pid;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+    snprintf(th->name, sizeof th->name, "%s", cJSON_IsString(name) ? name->valuestring : "?");
+    snprintf(th->state, sizeof th->state, "unknown");
+    th->syscall_nr = -1;
+    const cJSON *frames = cJSON_GetObjectItemCaseSensitive(j, "frames"), *f;
+    int n = cJSON_GetArraySize(frames);
+    th->frames = calloc(n > 0 ? (size_t)n : 1, sizeof *th->frames);
+    cJSON_ArrayForEach(f, frames) {
+        if (!th->frames || th->n_frames == STACKS_MAX_FRAMES)
+            break;
+        struct collector_frame *cf = &th->frames[th->n_frames++];
+        cf->function = dup_str(f, "function");
+        cf->file = dup_str(f, "file");
+        cf->line = num(f, "line");
+    }
+    th->omitted_frames = (size_t)n > th->n_frames ? (size_t)n - th->n_frames : 0;
+    th->agent = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "agent"));
+    th->own_frame = num(j, "ownFrame");
+    if (th->own_frame >= (int)th->n_frames)
+        th->own_frame = -1;
+    const cJSON *locals = cJSON_GetObjectItemCaseSensitive(j, "locals");
+    th->locals = locals ? cJSON_PrintUnformatted(locals) : NULL;
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "wait");
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(w, "kind");
+    if (cJSON_IsString(kind) && strcmp(kind->valuestring, "lock") == 0) {
+        th->wait = WAIT_MUTEX; /* a threading.Lock, by its id() */
+        th->wait_address = (uint64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(w, "id"));
+        th->wait_variable = dup_str(w, "variable");
+        th->wait_owner = num(w, "owner");
+    }
+}
+
+static int python_stacks(struct collector_target *t, const struct collector_stacks_request *req,
+                         struct collector_stacks *out, struct strobe_error *e)
+{
+    *out = (struct collector_stacks){0};
+    if (req->pid && req->pid != t->pid)
+        return 0;
+    cJSON *msg = cJSON_CreateObject();
+    cJSON_AddBoolToObject(msg, "locals", req->locals);
+    cJSON *reply = pylink_command(t->link, "stacks", msg, COMMAND_MS, e);
+    if (!reply)
+        return -1;
+    const cJSON *threads = cJSON_GetObjectItemCaseSensitive(reply, "threads"), *j;
+    int n = cJSON_GetArraySize(threads);
+    out->threads = calloc(n > 0 ? (size_t)n : 1, sizeof *out->threads);
+    cJSON_ArrayForEach(j, threads) {
+        if (!out->threads)
+            break;
+        bool asked = req->n_tids == 0;
+        for (int k = 0; k < req->n_tids && !asked; k++)
+            asked = req->tids[k] == num(j, "tid");
+        if (asked)
+            take_thread(t, j, &out->threads[out->n_threads++]);
+    }
+    cJSON_Delete(reply);
+    return 0;
+}
+
 static void python_kill(struct collector_target *t)
 {
     pylink_shutdown(t->link);
@@ -250,4 +325,5 @@ const struct collector_methods python_collector = {
     .finished = python_finished,
     .join = python_join,
     .counts = python_counts,
+    .stacks = python_stacks,
 };

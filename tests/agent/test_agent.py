@@ -281,3 +281,32 @@ def test_a_fork_without_exec_leaves_the_parents_channel_whole(tmp_path, python):
     assert {e["tid"] for e in enters} == {d.proc.pid}
     final = {c["function"]: c for c in d.final["counts"]}
     assert final["forker.work"]["calls"] == 2, final
+
+
+def test_stacks_show_python_frames_and_who_holds_each_lock(tmp_path, python):
+    """Two threads deadlocked on two threading.Locks: each waits on the lock the
+    other is inside the `with` of; the main thread waits in join."""
+    import time
+    d = Daemon(tmp_path, python, [], script=os.path.join(FIXTURES, "deadlock.py"))
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            th = {t["name"]: t for t in d.command("stacks", locals=True)["threads"]}
+            waits = [(th.get(n) or {}).get("wait") or {} for n in ("left", "right")]
+            if all(w.get("kind") == "lock" for w in waits):
+                break
+            assert time.monotonic() < deadline, th
+            time.sleep(0.05)
+    finally:
+        d.close()
+    left, right = th["left"], th["right"]
+    assert left["wait"]["variable"] == "audit_lock", left
+    assert left["wait"]["owner"] == right["tid"], (left, right)
+    assert right["wait"]["variable"] == "accounts_lock", right
+    assert right["wait"]["owner"] == left["tid"], (left, right)
+    assert left["frames"][0]["function"] == "deadlock.transfer"
+    assert left["frames"][left["ownFrame"]]["line"] == 15  # with audit_lock:
+    assert th["MainThread"]["wait"]["kind"] == "join", th["MainThread"]
+    agents = sorted(n for n in th if n.startswith("strobe-agent"))
+    assert agents == ["strobe-agent-reader", "strobe-agent-writer"], th
+    assert all(th[n]["agent"] and th[n]["frames"] == [] for n in agents)

@@ -183,3 +183,34 @@ def test_a_python_too_old_is_said(mcp):
     assert too_old in t["patterns"][0]["warning"], t
     assert mcp.query(sid, eventType="function_enter")["totalCount"] == 0
     mcp.stop(sid)
+
+
+def test_stacks_of_a_python_deadlock_name_the_locks(mcp):
+    """Two Python threads deadlocked on two threading.Locks: debug_session stacks
+    shows their Python frames (not the interpreter's C frames), the lock each waits
+    for by its Python name and which thread holds it, and the diagnosis says
+    deadlock."""
+    r = launch(mcp, "deadlock.py")
+    sid = r["sessionId"]
+    mcp.wait_events(sid, 1, eventType="stdout")
+
+    def waiting():
+        res = mcp.call_tool("debug_session", {"action": "stacks", "sessionId": sid,
+                                              "locals": True})
+        th = {t["name"]: t for t in res["threads"]}
+        ok = all((th.get(n) or {}).get("wait", {}).get("kind") == "mutex"
+                 for n in ("left", "right"))
+        return (res, th) if ok and "diagnosis" in res else None
+    res, th = wait_until(waiting, what="both Python threads waiting on a lock")
+    left, right = th["left"], th["right"]
+    assert left["wait"]["variable"] == "audit_lock", left
+    assert left["wait"]["ownerTid"] == right["tid"], (left, right)
+    assert right["wait"]["variable"] == "accounts_lock", right
+    assert left["frames"][0].startswith("deadlock.transfer (deadlock.py:15)"), left
+    assert res["diagnosis"].startswith("deadlock: "), res["diagnosis"]
+    assert "audit_lock" in res["diagnosis"] and "accounts_lock" in res["diagnosis"]
+    assert "(left)" in res["diagnosis"] and "(right)" in res["diagnosis"]
+    # the main thread joins; the agent's own threads are not the program's
+    assert sorted(th) == ["MainThread", "left", "right"], sorted(th)
+    assert th["MainThread"]["frames"][-1].startswith("deadlock.<module> (deadlock.py:31)")
+    mcp.stop(sid)

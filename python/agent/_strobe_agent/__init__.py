@@ -7,7 +7,7 @@ start(SOCKET, TOKEN, ROOT). From then on the agent:
 - records the calls of the functions the daemon's patterns select (recorder.py),
   through sys.monitoring or sys.setprofile (hooks.py);
 - sends them, batched, on the channel (channel.py), and answers the daemon's
-  commands there: "patterns", "counts", "stop";
+  commands there: "patterns", "counts", "stacks", "stop";
 - reports an uncaught exception, in any thread, as a crash (crash.py).
 
 Nothing of the program's environment changes: no sys.path entry, no
@@ -28,6 +28,7 @@ from . import crash as _crash
 from . import hooks as _hooks
 from . import names as _names
 from . import recorder as _recorder
+from . import stacks as _stacks
 
 SUPPORTED = (3, 9)
 _agent = None
@@ -49,6 +50,7 @@ class _Agent:
         self.chan.on("patterns", self.patterns)
         self.chan.on("counts", self.counts)
         self.chan.on("stop", self.stop)
+        self.chan.on("stacks", self.stacks)
         self.installed = False
         self.forked = False
         _crash.install(self._crashed, root, lambda: self.rec.depth)
@@ -115,6 +117,11 @@ class _Agent:
                 r["near"] = _names.suggest(t, [n for n, _, _ in known])
             out.append(r)
         return out
+
+    def stacks(self, msg):
+        """{"locals": bool}: every thread's Python stack now (stacks.py)."""
+        return _stacks.snapshot(self.rec.root, self.rec.depth, bool(msg.get("locals")),
+                                self.chan.idents)
 
     def counts(self, msg):
         return {"counts": self.rec.counts()}

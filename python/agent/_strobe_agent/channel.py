@@ -49,10 +49,12 @@ class Channel:
         self.handlers[op] = fn
 
     def start(self):
+        self.idents = set()
         for target, name in ((self._writer, "strobe-agent-writer"),
                              (self._reader, "strobe-agent-reader")):
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
+            self.idents.add(t.ident)
 
     # ---- out --------------------------------------------------------------------
 

@@ -1,0 +1,208 @@
+"""stacks.py - every Python thread's stack now, and what it waits for.
+
+The "stacks" command answers, for each thread of the interpreter (the agent's own
+are marked "agent": true, and nothing else, so the engine leaves them out): tid (the kernel's), name, frames innermost first ({function, file, line}: the
+names patterns use), ownFrame (the innermost frame of the project's own code, -1:
+none), that frame's locals as previews when asked, and wait: what the thread is
+blocked on, when its innermost frame shows it:
+
+- a lock: the frame is on a `with X:` statement or an `X.acquire(...)` call and X
+  (a name or an attribute path, looked up without running code) is a threading
+  Lock or RLock; the lock is {kind: "lock", variable: "X", id}. Its holder is the
+  thread that is inside a `with X:` body of the same lock (a Lock keeps no owner:
+  this is read from the source), or an RLock's recorded owner;
+- a join, an Event, a Condition or a Queue: the frame is in threading.py's or
+  queue.py's waiting functions; the caller's line says on what.
+
+The engine joins these to the native stacks of the same threads (core/session.c)
+and names the wait cycles (collector_stacks_diagnose).
+"""
+
+import ast
+import sys
+import threading
+
+from . import names, preview
+
+MAX_FRAMES = 64
+_LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
+_WAITERS = {("threading.py", "join"): "join", ("threading.py", "wait"): "wait",
+            ("threading.py", "_wait_for_tstate_lock"): "join",
+            ("queue.py", "get"): "queue", ("queue.py", "put"): "queue"}
+_source = {}
+
+
+def _tree(path):
+    t = _source.get(path, False)
+    if t is False:
+        try:
+            with open(path, "rb") as f:
+                t = ast.parse(f.read(), path)
+        except (OSError, SyntaxError, ValueError):
+            t = None
+        _source[path] = t
+    return t
+
+
+def _dotted(node):
+    """"a.b.c" of a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _lookup(frame, dotted):
+    """The object a dotted path names in frame, found without running code; None."""
+    first, *rest = dotted.split(".")
+    ns = frame.f_locals
+    if first in ns:
+        obj = ns[first]
+    elif first in frame.f_globals:
+        obj = frame.f_globals[first]
+    else:
+        return None
+    for attr in rest:
+        try:
+            obj = object.__getattribute__(obj, "__dict__")[attr]
+        except (AttributeError, KeyError, TypeError):
+            return None
+    return obj
+
+
+def _locks_at(frame, line):
+    """Locks the statement at line waits on: `with X:` or `X.acquire()`."""
+    tree = _tree(frame.f_code.co_filename)
+    found = []
+    if tree is None:
+        return found
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) != line:
+            continue
+        exprs = []
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            exprs = [i.context_expr for i in node.items]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "acquire":
+            exprs = [node.func.value]
+        for e in exprs:
+            d = _dotted(e)
+            obj = _lookup(frame, d) if d else None
+            if isinstance(obj, _LOCK_TYPES):
+                found.append((d, obj))
+    return found
+
+
+def _held(frame):
+    """Locks frame is inside a `with X:` body of (by the source), as {id: name}."""
+    tree = _tree(frame.f_code.co_filename)
+    held = {}
+    if tree is None:
+        return held
+    line = frame.f_lineno
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and node.body and \
+                node.body[0].lineno <= line <= (node.end_lineno or line):
+            for item in node.items:
+                d = _dotted(item.context_expr)
+                obj = _lookup(frame, d) if d else None
+                if isinstance(obj, _LOCK_TYPES):
+                    held[id(obj)] = d
+    return held
+
+
+def _chain(frame):
+    out = []
+    while frame is not None and len(out) < MAX_FRAMES:
+        out.append(frame)
+        frame = frame.f_back
+    return out
+
+
+def snapshot(root, depth, want_locals, skip_idents):
+    """The answer to "stacks": {"threads": [...]}."""
+    frames_of = sys._current_frames()
+    threads = {t.ident: t for t in threading.enumerate()}
+    held_by = {}  # id(lock) -> tid of a thread inside its `with` body
+    out = []
+    for ident, top in frames_of.items():
+        t = threads.get(ident)
+        if ident in skip_idents:  # said, so that the native stacks leave it out too
+            out.append({"tid": (t.native_id if t else None) or 0, "name": t.name if t else "?",
+                        "agent": True, "frames": [], "ownFrame": -1, "wait": None})
+            continue
+        tid = (t.native_id if t else None) or 0
+        chain = _chain(top)
+        for f in chain:
+            for lock_id in _held(f):
+                held_by.setdefault(lock_id, tid)
+        frames = []
+        own = -1
+        for i, f in enumerate(chain):
+            code = f.f_code
+            mod = names.module_name(code.co_filename, root, f.f_globals.get("__name__", "?"))
+            frames.append({"function": mod + "." + names.qualname(code),
+                           "file": code.co_filename, "line": f.f_lineno})
+            if own < 0 and names.is_user_file(code.co_filename, root):
+                own = i
+        entry = {"tid": tid, "name": t.name if t else "?", "frames": frames,
+                 "ownFrame": own, "wait": _wait(chain)}
+        if want_locals and own >= 0:
+            entry["locals"] = [{"name": k, "type": type(v).__name__,
+                                "value": preview.preview(v, depth)}
+                               for k, v in list(chain[own].f_locals.items())[:32]]
+        out.append(entry)
+    for e in out:
+        w = e["wait"]
+        if w and w["kind"] == "lock":
+            owner = held_by.get(w["id"])
+            if owner is None and w.get("rlockOwner"):
+                owner = w["rlockOwner"]
+            if owner and owner != e["tid"]:
+                w["owner"] = owner
+    return {"threads": out}
+
+
+def _wait(chain):
+    """What the innermost frames show the thread waits for, or None."""
+    if not chain:
+        return None
+    top = chain[0]
+    base = top.f_code.co_filename.rsplit("/", 1)[-1]
+    kind = _WAITERS.get((base, top.f_code.co_name))
+    if kind:
+        caller = next((f for f in chain[1:] if not f.f_code.co_filename.endswith(
+            ("/threading.py", "/queue.py"))), None)
+        where = None
+        if caller is not None:
+            where = "%s:%d" % (caller.f_code.co_filename.rsplit("/", 1)[-1], caller.f_lineno)
+        return {"kind": kind, "at": where}
+    for name, lock in _locks_at(top, top.f_lineno):
+        if lock.locked() if hasattr(lock, "locked") else True:
+            w = {"kind": "lock", "variable": name, "id": id(lock)}
+            owner = _rlock_owner(lock)
+            if owner:
+                w["rlockOwner"] = owner
+            return w
+    return None
+
+
+def _rlock_owner(lock):
+    """The native id of an RLock's owner, read from its repr (C's _thread.RLock
+    keeps the owner's ident); 0 when none or a plain Lock."""
+    if type(lock) is not _LOCK_TYPES[1]:
+        return 0
+    r = repr(lock)
+    at = r.find("owner=")
+    if at < 0:
+        return 0
+    try:
+        ident = int(r[at + 6:].split()[0])
+    except ValueError:
+        return 0
+    t = threading._active.get(ident)
+    return (t.native_id or 0) if t else 0
