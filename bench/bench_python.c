@@ -95,21 +95,10 @@ static struct run under_strobe(struct rpc_client *c, const char *calls, const ch
     snprintf(sid, sizeof sid, "%s", cJSON_GetObjectItem(res, "sessionId")->valuestring);
     cJSON_Delete(res);
     struct run r = {-1, 0, 0};
-    for (bool running = true; running;) {
-        usleep(50000);
-        req = cJSON_CreateObject();
-        cJSON_AddStringToObject(req, "action", "status");
-        cJSON_AddStringToObject(req, "sessionId", sid);
-        res = bench_tool(c, "debug_session", req);
-        running = strcmp(cJSON_GetObjectItem(res, "status")->valuestring, "running") == 0;
-        if (!running) {
-            r.enters = num(cJSON_GetObjectItem(res, "eventCounts"), "function_enter");
-            const cJSON *fn;
-            cJSON_ArrayForEach(fn, cJSON_GetObjectItem(res, "topFunctions"))
-                r.calls += num(fn, "calls");
-        }
-        cJSON_Delete(res);
-    }
+    res = bench_wait_ended(c, sid);
+    r.enters = num(cJSON_GetObjectItem(res, "eventCounts"), "function_enter");
+    r.calls = bench_top_calls(res);
+    cJSON_Delete(res);
     char *line = bench_stdout_with(c, sid, "calls_per_second");
     r.rate = rate_in(line);
     free(line);

@@ -118,8 +118,34 @@ static inline cJSON *bench_tool(struct rpc_client *c, const char *name, cJSON *a
     return value;
 }
 
-/* ms from debug_launch of program until debug_query sees an event of event_type in
- * its session; the session is then stopped. */
+/* Polls debug_session status of session sid every 50 ms until it no longer runs;
+ * returns that status (the caller deletes it). */
+static inline cJSON *bench_wait_ended(struct rpc_client *c, const char *sid)
+{
+    for (;;) {
+        usleep(50000);
+        cJSON *req = cJSON_CreateObject();
+        cJSON_AddStringToObject(req, "action", "status");
+        cJSON_AddStringToObject(req, "sessionId", sid);
+        cJSON *res = bench_tool(c, "debug_session", req);
+        if (strcmp(cJSON_GetObjectItem(res, "status")->valuestring, "running") != 0)
+            return res;
+        cJSON_Delete(res);
+    }
+}
+
+/* The calls of a status's topFunctions, added up. */
+static inline double bench_top_calls(const cJSON *status)
+{
+    double n = 0;
+    const cJSON *fn;
+    cJSON_ArrayForEach(fn, cJSON_GetObjectItem(status, "topFunctions")) {
+        const cJSON *v = cJSON_GetObjectItem(fn, "calls");
+        n += cJSON_IsNumber(v) ? v->valuedouble : 0;
+    }
+    return n;
+}
+
 /* The text of the first stdout event of session sid containing needle (among its
  * first 500), or NULL; the caller frees it. */
 static inline char *bench_stdout_with(struct rpc_client *c, const char *sid, const char *needle)

@@ -133,23 +133,12 @@ static struct traced_run traced(struct rpc_client *c, const char *iters, bool fa
     cJSON_Delete(res);
 
     struct traced_run r = {-1, 0, 0, false};
-    for (bool running = true; running;) {
-        usleep(50000);
-        req = cJSON_CreateObject();
-        cJSON_AddStringToObject(req, "action", "status");
-        cJSON_AddStringToObject(req, "sessionId", sid);
-        res = bench_tool(c, "debug_session", req);
-        running = strcmp(cJSON_GetObjectItem(res, "status")->valuestring, "running") == 0;
-        if (!running) {
-            const cJSON *counts = cJSON_GetObjectItem(res, "eventCounts");
-            r.enters = num(counts, "function_enter");
-            r.crashed = num(counts, "crash") > 0;
-            const cJSON *fn;
-            cJSON_ArrayForEach(fn, cJSON_GetObjectItem(res, "topFunctions"))
-                r.calls += num(fn, "calls");
-        }
-        cJSON_Delete(res);
-    }
+    res = bench_wait_ended(c, sid);
+    const cJSON *counts = cJSON_GetObjectItem(res, "eventCounts");
+    r.enters = num(counts, "function_enter");
+    r.crashed = num(counts, "crash") > 0;
+    r.calls = bench_top_calls(res);
+    cJSON_Delete(res);
     char *line = bench_stdout_with(c, sid, "ops_per_second");
     r.ops = ops_in(line);
     free(line);

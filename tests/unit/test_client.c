@@ -383,8 +383,9 @@ static void test_ctl_launch(void **state)
     assert_int_equal(c.kind, CTL_LAUNCH);
     assert_string_equal(c.tool, "debug_launch");
     assert_false(c.json); /* after PROGRAM, everything is the program's */
+    /* the program runs in the caller's directory, as from a shell */
     assert_args(&c, "{\"command\":\"/home/u/proj/app\",\"projectRoot\":\"/home/u/proj\","
-                    "\"args\":[\"arg1\",\"--json\"]}");
+                    "\"cwd\":\"/home/u/proj\",\"args\":[\"arg1\",\"--json\"]}");
     ctl_cmd_free(&c);
 
     assert_int_equal(parse(&c, err, "--json", "launch", "--env", "A=1", "--env=B=x=y",
@@ -399,7 +400,8 @@ static void test_ctl_launch(void **state)
     /* A bare name is left to the daemon's PATH search; `--` before PROGRAM. */
     assert_int_equal(parse(&c, err, "launch", "--json", "--", "ls", NULL), 0);
     assert_true(c.json);
-    assert_args(&c, "{\"command\":\"ls\",\"projectRoot\":\"/home/u/proj\",\"args\":[]}");
+    assert_args(&c, "{\"command\":\"ls\",\"projectRoot\":\"/home/u/proj\","
+                    "\"cwd\":\"/home/u/proj\",\"args\":[]}");
     ctl_cmd_free(&c);
 
     assert_int_equal(parse(&c, err, "launch", "--env", "NOEQUALS", "x", NULL), -1);
