@@ -37,6 +37,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -801,16 +802,36 @@ def _binaries_exist():
                     % ", ".join(missing), returncode=2)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keeps each phase's report on the test (rep_setup, rep_call): the world's
+    teardown reads whether the test failed."""
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+
+
+DAEMON_LOG_TAIL = 120  # lines of a failed test's daemon log shown with the failure
+
+
 @pytest.fixture
 def world(request):
     """An isolated STROBE_HOME. In valgrind mode the daemon is started under valgrind
-    before the test (except for manages_daemon tests, which are skipped)."""
+    before the test (except for manages_daemon tests, which are skipped). When the
+    test failed, the end of its daemon's log goes to the report (captured stderr of
+    the teardown) before the directory is removed: a failure on a loaded CI machine
+    can then be read afterwards."""
     w = Env()
     try:
         if VALGRIND and "manages_daemon" not in request.keywords:
             w.start_valgrind_daemon()
         yield w
     finally:
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            lines = w.daemon_log().splitlines()[-DAEMON_LOG_TAIL:]
+            sys.stderr.write("---- the last %d lines of %s ----\n%s\n"
+                             % (len(lines), w.path("daemon.log"), "\n".join(lines)))
         w.close()
 
 
