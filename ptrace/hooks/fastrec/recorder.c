@@ -135,10 +135,14 @@ static inline void stop_for_daemon(uint32_t which, struct fast_area *a, void *sa
 }
 
 /* The daemon drained recently enough before now (a rdtsc), or set no timeout. */
+/* Signed: the daemon may store a live word read on another CPU a little after this
+ * thread read its clock; that word is newer than now, and the daemon is live (the
+ * unsigned difference wrapped, and 1 call in ~8,000 of a program whose threads end,
+ * each end a drain, was counted as lost to a dead daemon). */
 static inline int daemon_live(struct fast_area *a, uint64_t now)
 {
     uint64_t timeout = a->live_timeout_tsc;
-    return timeout == 0 || now - a->live <= timeout;
+    return timeout == 0 || (int64_t)(now - a->live) <= (int64_t)timeout;
 }
 
 /* The calling thread's slot, claimed on first use; 0 when the table is full or the
