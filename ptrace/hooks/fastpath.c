@@ -43,7 +43,7 @@
 #include "ptrace/proc/procmem.h"
 
 #define CODE_SIZE (64u << 10)        /* the recorder and its return trampoline */
-#define LIVE_TIMEOUT_NS 10000000000LL /* a daemon silent this long is gone */
+#define LIVE_TIMEOUT_NS 60000000000LL /* a daemon silent this long is gone */
 
 /* ---- time ------------------------------------------------------------------------ */
 
