@@ -97,10 +97,14 @@ static void drop_warning(struct trace_result *res, const char *w)
         }
 }
 
+/* w may be inside res (a pattern's warning): moved, not printed from res into res. */
 static void add_warning(struct trace_result *res, const char *w)
 {
-    if (w[0] && res->n_warnings < (int)(sizeof res->warnings / sizeof res->warnings[0]))
-        snprintf(res->warnings[res->n_warnings++], sizeof res->warnings[0], "%.255s", w);
+    if (!w[0] || res->n_warnings == (int)(sizeof res->warnings / sizeof res->warnings[0]))
+        return;
+    size_t n = strnlen(w, sizeof res->warnings[0] - 1);
+    memmove(res->warnings[res->n_warnings], w, n);
+    res->warnings[res->n_warnings++][n] = '\0';
 }
 
 static void merge(struct trace_result *res, const struct trace_result *more)
@@ -152,9 +156,11 @@ static void awaiting_runtime(struct trace_result *res)
         if (p->matched || !runtime_shaped(res->patterns[i]))
             continue;
         drop_warning(res, p->warning);
+        char pattern[PATTERN_MAX_LEN];
+        memcpy(pattern, res->patterns[i], sizeof pattern); /* not from res into res */
         snprintf(p->warning, sizeof p->warning, "'%.80s' matches no native function; it is "
                  "armed in each process of the program that runs %.60s, when it starts "
-                 "(none has yet)", res->patterns[i], language);
+                 "(none has yet)", pattern, language);
         add_warning(res, p->warning);
     }
 }

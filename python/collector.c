@@ -80,8 +80,10 @@ static int python_adopt(const struct collector_adopt *req, struct collector_targ
 }
 
 /* The warning of a pattern the source does not define: its near names. */
-static void nothing_matched(struct pattern_result *r, const char *pattern, const cJSON *near)
+static void nothing_matched(struct pattern_result *r, const char *pattern_in, const cJSON *near)
 {
+    char pattern[PATTERN_MAX_LEN]; /* a copy: it and r may be one target's */
+    snprintf(pattern, sizeof pattern, "%s", pattern_in);
     int n = snprintf(r->warning, sizeof r->warning,
                      "'%s' matches no Python function in the project's source", pattern);
     const cJSON *x;
@@ -113,8 +115,8 @@ static void describe_locked(struct collector_target *t, struct trace_result *res
         res->matched += t->results[i].matched;
         res->hooked += t->results[i].armed;
         if (res->per_pattern[i].warning[0] && res->n_warnings < 8)
-            snprintf(res->warnings[res->n_warnings++], sizeof res->warnings[0], "%s",
-                     res->per_pattern[i].warning);
+            memcpy(res->warnings[res->n_warnings++], res->per_pattern[i].warning,
+                   sizeof res->warnings[0]);
     }
     if (error[0])
         snprintf(res->status, sizeof res->status, "Python process %d: %.200s", (int)t->pid,

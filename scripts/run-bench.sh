@@ -64,7 +64,7 @@ echo
 # untraced, with int3 and with the fast path; its own daemon, like bench_fast.
 "$build/bench/bench_workload" /usr/bin/python3.11-dbg "$root/bench/pyload.py" 200000 3
 echo
-echo "### A Python function traced (\`$build/bench/bench_python PYTHON bench/pycalls.py 1000000 3\`)"
+echo "### A Python function traced (\`$build/bench/bench_python PYTHON bench/pycalls.py 200000 3\`)"
 echo
 # The Python collector's cost to a call: setprofile on Debian's 3.11, sys.monitoring
 # on pyenv's 3.12 when the machine has it, against the interpreter alone and an
@@ -72,7 +72,7 @@ echo
 for py in /usr/bin/python3.11 $(ls -d "$HOME"/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1); do
     echo "$py:"
     echo
-    "$build/bench/bench_python" "$py" "$root/bench/pycalls.py" 1000000 3
+    "$build/bench/bench_python" "$py" "$root/bench/pycalls.py" 200000 3
     echo
 done
 echo "### Exact counting (\`$build/bench/bench_count $build/fixtures/bench_calls 10000000 5\`)"
