@@ -57,15 +57,7 @@ static double alone(const char *calls, const char *extra)
 {
     char cmd[9000];
     snprintf(cmd, sizeof cmd, "'%s' '%s' %s %s", python, pycalls, calls, extra);
-    FILE *f = popen(cmd, "r");
-    char line[256];
-    double v = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (rate_in(line) >= 0)
-            v = rate_in(line);
-    if (f && pclose(f) != 0)
-        v = -1;
-    return v;
+    return bench_popen_number(cmd, "calls_per_second");
 }
 
 struct run {

@@ -118,6 +118,25 @@ static inline cJSON *bench_tool(struct rpc_client *c, const char *name, cJSON *a
     return value;
 }
 
+/* Runs the shell command cmd and returns the number after the last "key " its
+ * output has (key "ops_per_second": a program's own report), or -1 when it printed
+ * none or failed. */
+static inline double bench_popen_number(const char *cmd, const char *key)
+{
+    FILE *f = popen(cmd, "r");
+    char line[256];
+    double v = -1;
+    size_t n = strlen(key);
+    while (f && fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, key);
+        if (p && p[n] == ' ')
+            v = atof(p + n + 1);
+    }
+    if (f && pclose(f) != 0)
+        v = -1;
+    return v;
+}
+
 /* Polls debug_session status of session sid every 50 ms until it no longer runs;
  * returns that status (the caller deletes it). */
 static inline cJSON *bench_wait_ended(struct rpc_client *c, const char *sid)

@@ -83,15 +83,7 @@ static double untraced(const char *iters)
 {
     char cmd[8400];
     snprintf(cmd, sizeof cmd, "'%s' '%s' %s", python, pyload, iters);
-    FILE *f = popen(cmd, "r");
-    char line[256];
-    double v = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (ops_in(line) >= 0)
-            v = ops_in(line);
-    if (f && pclose(f) != 0)
-        v = -1;
-    return v;
+    return bench_popen_number(cmd, "ops_per_second");
 }
 
 struct traced_run {
