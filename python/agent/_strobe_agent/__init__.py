@@ -7,7 +7,7 @@ start(SOCKET, TOKEN, ROOT). From then on the agent:
 - records the calls of the functions the daemon's patterns select (recorder.py),
   through sys.monitoring or sys.setprofile (hooks.py);
 - sends them, batched, on the channel (channel.py), and answers the daemon's
-  commands there: "patterns", "counts", "stacks", "stop";
+  commands there: "patterns", "counts", "stacks";
 - reports an uncaught exception, in any thread, as a crash (crash.py).
 
 Nothing of the program's environment changes: no sys.path entry, no
@@ -49,7 +49,6 @@ class _Agent:
         })
         self.chan.on("patterns", self.patterns)
         self.chan.on("counts", self.counts)
-        self.chan.on("stop", self.stop)
         self.chan.on("stacks", self.stacks)
         self.installed = False
         self.forked = False
@@ -137,13 +136,6 @@ class _Agent:
         self.chan.flush()
         self.chan.send({"counts": self.rec.counts(), "final": True})
         self.chan.close()
-
-    def stop(self, msg):
-        if self.installed:
-            self.hooks.uninstall()
-            self.installed = False
-        self.rec.flush_pending()
-        return {}
 
 
 def start(path, token, root, patterns=(), depth=3, sample_after=1000, hot_per_second=10000):

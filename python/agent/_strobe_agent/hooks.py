@@ -149,7 +149,6 @@ def existing_threads(func):
 
 class MonitoringHooks:
     name = "sys.monitoring"
-    LOCAL = 0
 
     def __init__(self, rec):
         self.rec = rec
