@@ -22,7 +22,7 @@ PATTERNS = ["add", "scale", "greet", "fact", "jump_inner", "jump_outer"]
 
 def traced(mcp, mode, patterns, fixture="fast_calls", args=None, settings=None):
     """Runs fixture to its end with patterns traced in mode; returns (sid, the
-    debug_launch answer, status, events)."""
+    debug_launch answer, status)."""
     mcp.world.write_project_settings(dict(settings or {}, **{"trace.mode": mode}))
     mcp.call_tool("debug_trace", {"add": list(patterns)})
     r = mcp.launch(fixture, args=args)
@@ -30,7 +30,14 @@ def traced(mcp, mode, patterns, fixture="fast_calls", args=None, settings=None):
     st = mcp.wait_ended(sid, timeout=T_LONG)
     assert st["status"] == "exited" and st["exitCode"] == 0, st
     mcp.call_tool("debug_trace", {"remove": list(patterns)})
-    return sid, r, st, mcp.all_events(sid, verbose=True)
+    return sid, r, st
+
+
+def traced_events(mcp, mode, patterns, args):
+    """Every event of fast_calls run with patterns traced in mode (a few hundred: the
+    runs of a million calls read counts, not their events)."""
+    sid, _, _ = traced(mcp, mode, patterns, args=args)
+    return mcp.all_events(sid, verbose=True)
 
 
 def shape(events):
@@ -46,8 +53,8 @@ def shape(events):
 
 @pytest.mark.valgrind_sample
 def test_fast_path_records_what_int3_records(mcp):
-    _, _, _, slow = traced(mcp, "int3", PATTERNS, args=["50"])
-    _, _, _, fast = traced(mcp, "fast", PATTERNS, args=["50"])
+    slow = traced_events(mcp, "int3", PATTERNS, args=["50"])
+    fast = traced_events(mcp, "fast", PATTERNS, args=["50"])
     assert shape(fast) == shape(slow)
     g = calls(fast, "greet")
     assert sorted(args_of(e)["name"] for e, _ in g) == ["worker-%d" % i for i in range(4)]
@@ -97,7 +104,7 @@ def test_a_function_that_cannot_take_the_jump_is_said_and_stays_on_int3(mcp):
 
 
 def test_a_million_calls_counted_exactly(mcp):
-    sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="hot_count", args=["1000000"])
+    sid, _, st = traced(mcp, "fast", ["counted"], fixture="hot_count", args=["1000000"])
     top = next(f for f in st["topFunctions"] if f["function"] == "counted")
     assert top["calls"] == 1_000_000, top
     assert st["eventCounts"]["function_enter"] == top["recorded"], st
@@ -116,7 +123,7 @@ def test_bad_trace_mode_is_refused_with_a_warning(mcp):
 
 
 def test_forked_child_records_into_its_own_ring(mcp):
-    sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="count_fork", args=["500000"])
+    sid, _, st = traced(mcp, "fast", ["counted"], fixture="count_fork", args=["500000"])
     assert mcp.query(sid, eventType="stdout")["events"][0]["text"] == "done 1500000"
     assert len(st["pids"]) == 2, st
     s = next(x for x in st["sampling"] if x["function"] == "counted")
@@ -151,7 +158,7 @@ def test_a_full_ring_is_counted_and_said_never_silent(mcp):
     """Recording every call (no sampling) of a function called as fast as a loop can:
     the daemon cannot decode that many, the ring fills, the program never waits, and
     the calls left unrecorded are counted and reported."""
-    sid, _, st, _ = traced(mcp, "fast", ["counted"], fixture="hot_count", args=["1000000"],
+    sid, _, st = traced(mcp, "fast", ["counted"], fixture="hot_count", args=["1000000"],
                            settings={"trace.sampleAfter": 100000000})
     s = next(x for x in st["sampling"] if x["function"] == "counted")
     assert s["calls"] == 1_000_000 and s["callsExact"] is True, s
@@ -189,7 +196,7 @@ def test_registers_the_function_leaves_alone_stay_as_they_were(mcp):
     """-O2 callers keep values in caller-saved registers across calls to functions
     gcc knows leave them alone (-fipa-ra): the trampolines must give every register
     back, or the program computes something else."""
-    sid, _, st, _ = traced(mcp, "fast", ["inner_fast", "outer_fast", "slow_int3"],
+    sid, _, st = traced(mcp, "fast", ["inner_fast", "outer_fast", "slow_int3"],
                            fixture="ipa_ra_O2", args=["20000"])
     assert mcp.query(sid, eventType="stdout")["events"][0]["text"] == "sum 600070000"
     calls_of = {f["function"]: f["calls"] for f in st["topFunctions"]}
