@@ -719,7 +719,7 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "valgrind_sample: of the sampled suites (SAMPLED_MODULES: debug_test, "
         "strobectl, REPL, timeline, fast path, errors, protocol, hardening, patterns, "
-        "sessions, launch), "
+        "sessions, launch, breakpoints, crashes, memory, watches, traces, stacks, Python), "
         "whose tests differ in the framework or the front end far more than in the daemon "
         "code they reach, the ones the valgrind pass runs")
     config.addinivalue_line(
@@ -733,25 +733,30 @@ def pytest_configure(config):
 
 
 # Test modules whose tests the valgrind pass samples (the valgrind_sample marker): the
-# daemon starts under valgrind for every test (~3 s) and runs 20-50x slower, and the
-# pass must keep CI under 30 minutes, so a suite whose tests reach the same daemon
-# code in many variations runs a representative few (the normal and sanitizer passes
-# run them all):
+# daemon starts under valgrind for every test (~3 s) and runs 20-50x slower, so each
+# test costs 8-15 s there, and the pass must keep CI under 30 minutes (it took 14.6
+# of CI's 34 when 213 tests ran; scripts/run-e2e.sh lists where the time goes). A
+# suite whose tests reach the same daemon code in many variations runs a
+# representative few (the normal and sanitizer passes run them all):
 #   - the debug_test suites and the REPL's: the same daemon code through many
 #     frameworks or front-end commands; strobectl's: through another front end;
 #   - the timeline suites (test_timeline_*): engine paths the trace suites run;
 #   - the fast path's: the drain is the same in each test, and they load the machine;
 #   - the suites of many small variations of one path (tool errors, protocol and
 #     input hardening, the pattern table, session and launch life cycles);
-#   - breakpoints, crashes, steps, polls, memory and trace watches: one test per
-#     mechanism (a scenario, each kind of stop, fork, threads, C++ and Rust, errors).
-# The suites run whole: the trace suites (values, runtime changes, threads), stacks,
-# data watchpoints, retention, queries, the daemon's life cycle.
+#   - breakpoints, crashes, steps, polls, memory, data and trace watches: one test
+#     per mechanism (a scenario, each kind of stop, fork, threads, C++ and Rust,
+#     errors);
+#   - the trace suites (values, runtime changes, threads), stacks and Python: one
+#     test per kind of value, change, unwinding, wait and interpreter path.
+# The suites run whole: retention, queries, the daemon's life cycle, code patching
+# under threads (fewer rounds: test_patch_threads.py).
 SAMPLED_MODULES = ("test_test_", "test_strobectl", "test_repl", "test_timeline_",
                    "test_fastpath", "test_errors", "test_protocol", "test_hardening",
                    "test_trace_patterns", "test_sessions", "test_launch_output",
                    "test_breakpoints", "test_crash", "test_stepping", "test_poll",
-                   "test_memory", "test_trace_watches")
+                   "test_memory", "test_trace_watches", "test_watch", "test_trace_values",
+                   "test_trace_runtime", "test_trace_threads", "test_stacks", "test_python")
 
 
 def pytest_collection_modifyitems(config, items):

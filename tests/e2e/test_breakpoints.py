@@ -510,7 +510,6 @@ def test_breakpoint_in_forked_child_reports_its_pid(mcp):
 # ---- until -----------------------------------------------------------------------
 
 
-@pytest.mark.valgrind_sample
 def test_until_breakpoint_reports_the_first_hit(mcp):
     """until {breakpoint} called right after the breakpoint is set, while the program
     hits it every ~2 ms: the answer is the first hit, and no hit paused and resumed

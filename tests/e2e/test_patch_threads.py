@@ -10,14 +10,15 @@ fast path: test_patch_threads_fast.py."""
 from conftest import REPO, SANITIZED, VALGRIND
 
 # The valgrind pass is a representative subset of the suite (its daemon runs 20-50x
-# slower): there, 20 add/remove iterations under int3s, and the fast path's daemon
+# slower): there, 8 add/remove iterations under int3s (each pattern twice: 2 minutes
+# for 20), and the fast path's daemon
 # side is test_fastpath's. The normal build runs 1,000 (100 under the fast path, where
 # each change also drains millions of records): the races are its to find. The
 # sanitizer build, whose daemon runs 3-4x slower and which is there for memory
 # errors, runs 300 and 30: every path of the loop, a third of the time. The fast
 # path's variant is a module of its own (test_patch_threads_fast.py), so that the
 # two run on different workers.
-ITERATIONS = {"int3": 20 if VALGRIND else 300 if SANITIZED else 1000,
+ITERATIONS = {"int3": 8 if VALGRIND else 300 if SANITIZED else 1000,
               "fast": 30 if SANITIZED else 100}
 PATTERNS = ["pt_leaf", "pt_rip", "pt_rec", "pt_*"]
 THREADS = 16

@@ -26,6 +26,7 @@ def launch(mcp, script, args=(), command=PY, **kw):
     return mcp.launch(command, project=ROOT, cwd=ROOT, args=[script] + list(args), **kw)
 
 
+@pytest.mark.valgrind_sample
 def test_staged_patterns_trace_a_python_program_from_its_first_line(mcp):
     mcp.call_tool("debug_trace", {"add": ["shop.pricing.discount", "shop.pricing.Cart.total"]})
     r = launch(mcp, "shop/pricing.py")
@@ -79,6 +80,7 @@ def test_patterns_added_and_removed_while_python_runs(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_an_exception_and_a_generator_in_the_timeline(mcp):
     mcp.call_tool("debug_trace", {"add": ["shop.pricing.check", "shop.pricing.countdown"]})
     sid = launch(mcp, "shop/pricing.py")["sessionId"]
@@ -103,6 +105,7 @@ def test_through_the_pyenv_shim(mcp):
     assert len(disc) == 9
 
 
+@pytest.mark.valgrind_sample
 def test_an_uncaught_exception_is_a_crash_with_its_cause_and_locals(mcp):
     r = launch(mcp, "boom.py", ["thread"])
     sid = r["sessionId"]
@@ -128,6 +131,7 @@ def test_an_uncaught_exception_is_a_crash_with_its_cause_and_locals(mcp):
     assert "ValueError: no setting 'timeout'" in err
 
 
+@pytest.mark.valgrind_sample
 def test_strobectl_runs_a_script_where_the_caller_is_and_shows_its_crash(mcp):
     """strobectl launch /usr/bin/python3.11 tests/fixtures/python/boom.py from the
     repository: the relative path is the caller's (not /usr/bin's), and `crash`
@@ -185,6 +189,7 @@ def test_a_python_too_old_is_said(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_stacks_of_a_python_deadlock_name_the_locks(mcp):
     """Two Python threads deadlocked on two threading.Locks: debug_session stacks
     shows their Python frames (not the interpreter's C frames), the lock each waits

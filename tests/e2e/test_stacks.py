@@ -10,6 +10,8 @@ import re
 import signal
 import subprocess
 
+import pytest
+
 from conftest import REPO, T_LONG, fixture_path, pid_alive, wait_until
 
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
@@ -74,6 +76,7 @@ def launch_deadlocked(mcp):
     return sid, pid, wait_until(both_blocked, T_LONG, what="both workers blocked on a mutex")
 
 
+@pytest.mark.valgrind_sample
 def test_stacks_names_the_deadlock(mcp):
     sid, pid, res = launch_deadlocked(mcp)
     assert res["sessionId"] == sid
@@ -119,6 +122,7 @@ def test_stacks_names_the_deadlock(mcp):
     wait_until(lambda: not pid_alive(pid), T_LONG, what="deadlock_abba to end")
 
 
+@pytest.mark.valgrind_sample
 def test_stacks_of_traced_frames(mcp):
     """take_second and the thread functions traced: their return addresses are
     trampolines until the snapshot puts the real ones back, so the stacks read the
@@ -186,6 +190,7 @@ def test_stacks_other_waits(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_stacks_errors(mcp):
     e = mcp.tool_error("debug_session", {"action": "stacks", "sessionId": "no-such-session"})
     assert e.code == "SESSION_NOT_FOUND", e
@@ -265,6 +270,7 @@ def test_traced_calls_in_progress_still_report_their_exits(mcp):
     assert exits[0].get("returnValue") == 0, exits[0]
 
 
+@pytest.mark.valgrind_sample
 def test_stacks_names_a_lock_holder_that_runs_or_blocks(mcp):
     """spin_under_lock: no wait cycle, but two waiters block on a mutex whose holder
     spins in scan_forever, and one on a mutex whose holder sleeps: the diagnosis names

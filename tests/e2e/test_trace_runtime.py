@@ -22,6 +22,7 @@ def start_worker(mcp, seconds="600"):
     return r["sessionId"]
 
 
+@pytest.mark.valgrind_sample
 def test_runtime_add_then_remove(mcp):
     sid = start_worker(mcp)
     assert mcp.query(sid, eventType="function_enter")["totalCount"] == 0
@@ -86,6 +87,7 @@ def test_runtime_patterns_are_per_session(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_trace_exited_and_unknown_sessions(mcp):
     r = mcp.launch("trace_c", project=REPO)
     sid = r["sessionId"]
@@ -150,6 +152,7 @@ def test_hot_function_is_sampled(mcp):
     assert {e["returnValue"] for e in ev} <= {0, 1, 2, 3}
 
 
+@pytest.mark.valgrind_sample
 def test_hot_function_is_sampled_to_its_end(mcp):
     """A hot function does not hold the program back: it is sampled, its calls only
     counted, and the program runs to its end with every call counted. How fast it
@@ -166,6 +169,7 @@ def test_hot_function_is_sampled_to_its_end(mcp):
     assert ex[0]["exitCode"] == 0
 
 
+@pytest.mark.valgrind_sample
 def test_longjmp_out_of_traced_functions(mcp):
     mcp.call_tool("debug_trace", {"add": ["main", "deep1", "deep2", "after"]})
     r = mcp.launch("jumps", project=REPO)
@@ -196,6 +200,7 @@ def test_longjmp_out_of_traced_functions(mcp):
     assert exits["main"]["parentEventId"] == enters["main"]["id"]
 
 
+@pytest.mark.valgrind_sample
 def test_cpp_exception_through_traced_frames(mcp):
     mcp.call_tool("debug_trace", {"add": ["main", "outer", "middle", "thrower",
                                           "after_catch"]})

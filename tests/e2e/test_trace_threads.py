@@ -2,6 +2,8 @@
 the threadName query filter (threads_trace: 4 threads "worker-0".."worker-3", each
 calling work(id, n) 50 times, work calling inner(id * 1000 + n))."""
 
+import pytest
+
 from conftest import REPO
 
 
@@ -19,6 +21,7 @@ def run_threads(mcp):
     return sid, r["pid"], mcp.all_events(sid, verbose=True)
 
 
+@pytest.mark.valgrind_sample
 def test_thread_names_and_ids(mcp):
     sid, pid, ev = run_threads(mcp)
     fn = [e for e in ev if e["eventType"].startswith("function_")]
@@ -86,6 +89,7 @@ def test_thread_name_filter(mcp):
     assert mcp.query(sid, threadName={"contains": "worker-9"})["totalCount"] == 0
 
 
+@pytest.mark.valgrind_sample
 def test_exits_of_threads_gone_before_their_records_are_read(mcp):
     """400 short-lived threads end while others record calls: a thread's last exits
     can wait in the ring behind another thread's record being written, and are read

@@ -103,6 +103,7 @@ def test_struct_enum_string_returns_and_arguments(mcp):
     assert [args_of(e)["s"] for e, _ in c] == ["xyz"] * 3
 
 
+@pytest.mark.valgrind_sample
 def test_nested_struct_pointer_arrays_and_bitfields(mcp):
     sid, ev = run_traced(mcp, "trace_c", ["count_flags", "list_sum"])
     c = calls(ev, "count_flags")
@@ -140,6 +141,7 @@ def test_serialization_depth_pending(mcp, depth):
         assert head["next"]["value"] == 0 and head["next"]["next"] is None, head
 
 
+@pytest.mark.valgrind_sample
 def test_serialization_depth_runtime(mcp):
     r = mcp.launch("worker_loop", project=REPO, args=["600"])
     sid = r["sessionId"]
@@ -169,6 +171,7 @@ def test_serialization_depth_runtime(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 def test_cpp_values(mcp):
     sid, ev = run_traced(mcp, "trace_cpp", ["a::b::process", "a::b::Widget::set",
                                             "a::b::twice<double>", "a::b::Box<int>::unwrap"])
@@ -194,6 +197,7 @@ def test_cpp_values(mcp):
 
 # ---- parents and durations ---------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 def test_recursion_parents_and_durations(mcp):
     sid, ev = run_traced(mcp, "trace_c", ["factorial"])
     fn = [e for e in ev if e["eventType"].startswith("function_")]
@@ -271,6 +275,7 @@ def test_pending_patterns_applied_at_launch(mcp):
     assert "function_enter" not in st["eventCounts"]
 
 
+@pytest.mark.valgrind_sample
 def test_event_fields(mcp):
     sid, ev = run_traced(mcp, "trace_c", ["add_ints"])
     e, x = calls(ev, "add_ints")[0]
@@ -290,6 +295,7 @@ def test_event_fields(mcp):
 
 # ---- optimized code -----------------------------------------------------------------
 
+@pytest.mark.valgrind_sample
 @pytest.mark.parametrize("fixture", ["opt_O2", "opt_nocf_O2"])
 def test_optimized_prologues_and_tail_calls(mcp, fixture):
     sid, ev = run_traced(mcp, fixture, ["main", "tail_caller", "tail_callee",

@@ -85,6 +85,7 @@ def launch_writer(mcp):
 # ---- the issue's scenario ----------------------------------------------------------
 
 
+@pytest.mark.valgrind_sample
 @pytest.mark.debug_traps
 def test_config_overwrite_caught_with_writer_and_values(mcp):
     sid, pid, cfg, retries = launch_config(mcp)
@@ -173,6 +174,7 @@ def test_a_hit_after_a_debugger_write_shows_the_written_value_as_old(mcp):
 # ---- threads and processes ------------------------------------------------------------
 
 
+@pytest.mark.valgrind_sample
 @pytest.mark.debug_traps
 def test_threads_before_and_after_and_forked_child(mcp):
     sid, pid, counter = launch_writer(mcp)
@@ -205,6 +207,7 @@ def test_threads_before_and_after_and_forked_child(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 @pytest.mark.debug_traps
 def test_readwrite_and_unwatch_stops_hits(mcp):
     sid, pid, counter = launch_writer(mcp)
@@ -230,6 +233,7 @@ def test_readwrite_and_unwatch_stops_hits(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 @pytest.mark.debug_traps
 def test_hits_with_trace_hooks_in_the_same_thread(mcp):
     """int3 traps (a trace hook on the writing function) and debug-register traps in
@@ -248,6 +252,7 @@ def test_hits_with_trace_hooks_in_the_same_thread(mcp):
     mcp.stop(sid)
 
 
+@pytest.mark.valgrind_sample
 @pytest.mark.debug_traps
 def test_exec_ends_the_watch(mcp):
     sid, pid, cfg, retries = launch_config(mcp)
@@ -325,6 +330,7 @@ def test_no_hit_lost_under_holds_hooks_and_throttling(mcp):
     mcp.wait_ended(sid)
 
 
+@pytest.mark.valgrind_sample
 @pytest.mark.debug_traps
 def test_write_by_a_stepped_instruction(mcp):
     """The watched write is the instruction a trace hook displaced, and in a child
