@@ -70,6 +70,8 @@ class Daemon:
         self.events = []
         self.batches = []
         self.final = None
+        self.pauses = []
+        self.pauses_read = 0
         self.next_id = 1
 
     def _read(self):
@@ -97,6 +99,9 @@ class Daemon:
             self.take(msg)
 
     def take(self, msg):
+        if "pause" in msg:
+            self.pauses.append(msg["pause"])
+            return
         if "counts" in msg:
             self.final = msg
             return
@@ -105,6 +110,19 @@ class Daemon:
             assert all(e["ts"] >= floor for e in msg["events"]), (floor, msg)
         self.batches.append((msg["floor"], msg["events"]))
         self.events.extend(msg["events"])
+
+    def next_pause(self):
+        """The next pause message not yet returned (one may have come while a
+        command waited for its reply), reading the channel for it."""
+        while len(self.pauses) == self.pauses_read:
+            self.take(self.line())
+        self.pauses_read += 1
+        return self.pauses[self.pauses_read - 1]
+
+    def go(self):
+        """Lets a program waiting for a line of stdin ("wait") go on."""
+        self.proc.stdin.write(b"go\n")
+        self.proc.stdin.flush()
 
     def finish(self):
         """Lets a waiting program go on, reads every message until it ends; returns
@@ -310,3 +328,159 @@ def test_stacks_show_python_frames_and_who_holds_each_lock(tmp_path, python):
     agents = sorted(n for n in th if n.startswith("strobe-agent"))
     assert agents == ["strobe-agent-reader", "strobe-agent-writer"], th
     assert all(th[n]["agent"] and th[n]["frames"] == [] for n in agents)
+
+
+def line_of(path, text):
+    with open(path) as f:
+        return next(i for i, ln in enumerate(f, 1) if text in ln)
+
+
+DISCOUNT_BODY = line_of(PRICING, "return round(price")
+TOTAL_BODY = line_of(PRICING, "return sum(discount")
+
+
+def test_a_breakpoint_pauses_reads_the_frame_and_steps(tmp_path, python):
+    """pricing.py:DISCOUNT_BODY with a condition: the thread pauses there with the
+    frame's names readable and writable; over, out and continue act as pdb's."""
+    d = Daemon(tmp_path, python, [], args=["wait"])
+    try:
+        assert d.line()["events"] == [] or True
+        b = d.command("break", spec={"id": 7, "file": "shop/pricing.py", "line": DISCOUNT_BODY,
+                                     "condition": "price == 20"})["breakpoint"]
+        assert b["line"] == DISCOUNT_BODY and b["file"] == os.path.realpath(PRICING), b
+        d.go()
+        p = d.next_pause()
+        assert p["reason"] == "breakpoint" and p["breakpointId"] == 7, p
+        assert p["function"] == "shop.pricing.discount" and p["line"] == DISCOUNT_BODY, p
+        assert p["tid"] == d.proc.pid
+        assert [x["tid"] for x in d.command("pauses")["pauses"]] == [p["tid"]]
+        r = d.command("memory", tid=p["tid"], frame=0, targets=["price", "rate", "price * 2"],
+                      values=None)["results"]
+        assert [x["value"] for x in r] == [20, 0.1, 40], r
+        assert r[0]["type"] == "int"
+        up = d.command("memory", tid=p["tid"], frame=2, targets=["self.items"], values=None)
+        assert up["results"][0]["value"] == [10, 20, 30], up  # Cart.total, past the genexpr
+        w = d.command("memory", tid=p["tid"], frame=0, targets=["price"], values=[30])
+        assert w["results"][0]["old"] == 20 and w["results"][0]["value"] == 30, w
+        bad = d.command("memory", tid=p["tid"], frame=0, targets=["print(1)", "nope"],
+                        values=None)["results"]
+        assert "Call" in bad[0]["error"] and bad[1]["error"].startswith("NameError"), bad
+        th = {t["tid"]: t for t in d.command("stacks", locals=True)["threads"]}
+        me = th[p["tid"]]
+        assert me["paused"] and me["frames"][0]["function"] == "shop.pricing.discount", me
+        assert {v["name"] for v in me["locals"]} == {"price", "rate"}, me
+        # out: back in the generator expression of Cart.total, with the value returned
+        d.command("resume", tid=p["tid"], how="out")
+        p = d.next_pause()
+        assert p["reason"] == "step" and p["function"] == "shop.pricing.Cart.total.<locals>.<genexpr>" \
+            or p["function"].endswith("<genexpr>"), p
+        assert p["returnValue"] == 27.0, p  # 30 written in, at rate 0.1
+        d.command("unbreak", bp=7)
+        d.command("resume", tid=p["tid"], how="continue")
+        out = d.finish()
+    finally:
+        d.close()
+    assert "total 63.0" in out, out  # 9 + 27 (the written price) + 27
+
+
+def test_step_over_and_into_follow_pdb(tmp_path, python):
+    d = Daemon(tmp_path, python, [], args=["wait"])
+    try:
+        d.command("break", spec={"id": 1, "file": PRICING, "line": TOTAL_BODY, "oneShot": True})
+        d.go()
+        p = d.next_pause()
+        assert p["line"] == TOTAL_BODY and p["function"] == "shop.pricing.Cart.total", p
+        d.command("resume", tid=p["tid"], how="into")  # into the generator expression
+        p = d.next_pause()
+        assert p["reason"] == "step" and p["function"].endswith("<genexpr>"), p
+        d.command("resume", tid=p["tid"], how="into")  # into discount()
+        p = d.next_pause()
+        assert p["function"] == "shop.pricing.discount" and p["line"] == DISCOUNT_BODY, p
+        d.command("resume", tid=p["tid"], how="over")  # returns: the caller's next line
+        p = d.next_pause()
+        assert p["reason"] == "step" and p["function"].endswith("<genexpr>"), p
+        assert d.command("breakpoints")["breakpoints"] == []  # one-shot: gone
+        d.command("resume", tid=p["tid"], how="continue")
+        out = d.finish()
+    finally:
+        d.close()
+    assert "total 54.0" in out, out
+
+
+def test_function_breakpoints_logpoints_and_hit_counts(tmp_path, python):
+    """A function breakpoint stops once per call, at its first line; a logpoint
+    formats its {expressions} into an event and runs on; hitCount skips hits."""
+    d = Daemon(tmp_path, python, [], args=["wait"])
+    try:
+        lp = d.command("break", spec={"id": 3, "file": "pricing.py", "line": DISCOUNT_BODY,
+                                      "message": "p={price} r={rate} bad={nope}"})["breakpoint"]
+        assert lp["logpoint"] is True
+        b = d.command("break", spec={"id": 4, "function": "shop.pricing.check",
+                                     "hitCount": 2})["breakpoint"]
+        assert b["locations"][0]["line"] == line_of(PRICING, "def check("), b
+        d.go()
+        p = d.next_pause()
+        assert p["breakpointId"] == 4 and p["function"] == "shop.pricing.check", p
+        r = d.command("memory", tid=p["tid"], frame=0, targets=["rate"], values=None)
+        assert r["results"][0]["value"] == 0.25, r  # the second call: hitCount 2
+        info = {x["id"]: x for x in d.command("breakpoints")["breakpoints"]}
+        assert info[4]["hits"] == 1 and info[4]["traps"] == 2, info[4]
+        d.command("unbreak", bp=4)
+        d.command("resume", tid=0, how="continue")
+        out = d.finish()
+    finally:
+        d.close()
+    logs = [e for e in d.events if e["ev"] == "logpoint"]
+    assert len(logs) >= 9 and logs[0]["text"].startswith("p=10 r=0.1 bad=<NameError"), logs[:2]
+    assert logs[0]["breakpointId"] == 3 and logs[0]["line"] == DISCOUNT_BODY
+    assert "done" in out
+
+
+def test_breakpoint_errors_speak_python(tmp_path, python):
+    d = Daemon(tmp_path, python, [], args=["wait"])
+    try:
+        def err(**spec):
+            r = d.command("break", spec=dict(spec, id=9))
+            assert "error" in r, r
+            return r["error"]
+        assert "not a file of the program" in err(file="nosuch.py", line=3)
+        assert "SyntaxError" in err(file="pricing.py", line=DISCOUNT_BODY, condition="price ==")
+        assert "column" in err(file="pricing.py", line=DISCOUNT_BODY, condition="price ==")
+        assert "has no code at or after line 999" in err(file="pricing.py", line=999)
+        blank = line_of(PRICING, "import threading") + 1
+        moved = d.command("break", spec={"id": 10, "file": "pricing.py", "line": blank})
+        moved = moved["breakpoint"]
+        assert moved["line"] > blank and "has no code" in moved["note"], moved
+        r = d.command("resume", tid=12345, how="over")
+        assert "not paused" in r["error"] and r["code"] == "THREAD_NOT_PAUSED", r
+        d.command("unbreak", bp=10)
+        d.go()
+        out = d.finish()
+    finally:
+        d.close()
+    assert "done" in out
+
+
+def test_a_pause_asked_stops_a_running_thread(tmp_path, python):
+    """worker.py loops (a call and a 10 ms sleep at a time): a pause stops it at the
+    next line it runs; writing main's `end` in its frame ends the loop."""
+    d = Daemon(tmp_path, python, [], args=["600"], script=os.path.join(FIXTURES, "worker.py"))
+    try:
+        assert d.proc.stdout.readline() == b"ready\n"
+        assert d.proc.stdout.readline() == b"tick 100\n"  # in the loop: `end` is set
+        assert d.command("pause")["paused"] == 1
+        p = d.next_pause()
+        assert p["reason"] == "pause" and p["tid"] == d.proc.pid, p
+        frames = d.command("stacks")["threads"]
+        [me] = [t for t in frames if t["tid"] == p["tid"]]
+        depth = [f["function"] for f in me["frames"]].index("worker.main")
+        r = d.command("memory", tid=p["tid"], frame=depth, targets=["end", "i >= 0"],
+                      values=None)["results"]
+        assert r[0]["type"] == "float" and r[1]["value"] is True, r
+        w = d.command("memory", tid=p["tid"], frame=depth, targets=["end"], values=[0])
+        assert w["results"][0]["value"] == 0, w
+        d.command("resume", tid=0, how="continue")
+        out = d.finish()
+    finally:
+        d.close()
+    assert out.endswith("done\n"), out

@@ -7,8 +7,10 @@ start(SOCKET, TOKEN, ROOT). From then on the agent:
 - records the calls of the functions the daemon's patterns select (recorder.py),
   through sys.monitoring or sys.setprofile (hooks.py);
 - sends them, batched, on the channel (channel.py), and answers the daemon's
-  commands there: "patterns", "counts", "stacks";
-- reports an uncaught exception, in any thread, as a crash (crash.py).
+  commands there: "patterns", "counts", "stacks", and breaks.py's "break",
+  "unbreak", "breakpoints", "pauses", "pause", "resume", "memory";
+- reports an uncaught exception, in any thread, as a crash (crash.py);
+- stops threads at breakpoints, steps them and reads their frames (breaks.py).
 
 Nothing of the program's environment changes: no sys.path entry, no
 environment variable, no sys.settrace. The agent's threads are named
@@ -23,6 +25,7 @@ import atexit
 import os
 import sys
 
+from . import breaks as _breaks
 from . import channel as _channel
 from . import crash as _crash
 from . import hooks as _hooks
@@ -50,6 +53,10 @@ class _Agent:
         self.chan.on("patterns", self.patterns)
         self.chan.on("counts", self.counts)
         self.chan.on("stacks", self.stacks)
+        self.dbg = _breaks.Debugger(self.rec, root, self._send_after_events, here + os.sep)
+        self.dbg.closed = lambda: self.chan.closed
+        for op in ("break", "unbreak", "breakpoints", "pauses", "pause", "resume", "memory"):
+            self.chan.on(op, getattr(self, "cmd_" + op))
         self.installed = False
         self.forked = False
         _crash.install(self._crashed, root, lambda: self.rec.depth)
@@ -70,14 +77,18 @@ class _Agent:
         self.rec.set_patterns([])
         self.chan.abandon()
 
-    def _crashed(self, report):
-        """An uncaught exception: the events before it go first, then the report,
-        now (the interpreter may end right after)."""
+    def _send_after_events(self, msg):
+        """msg now, after every event made before it (a crash, a pause)."""
         if self.forked:
             return
         self.rec.flush_pending()
         self.chan.flush()
-        self.chan.send({"crash": report})
+        self.chan.send(msg)
+
+    def _crashed(self, report):
+        """An uncaught exception: the events before it go first, then the report,
+        now (the interpreter may end right after)."""
+        self._send_after_events({"crash": report})
 
     def patterns(self, msg):
         """{"patterns": [...], "depth": N}: the patterns in force now; answers what
@@ -120,10 +131,41 @@ class _Agent:
     def stacks(self, msg):
         """{"locals": bool}: every thread's Python stack now (stacks.py)."""
         return _stacks.snapshot(self.rec.root, self.rec.depth, bool(msg.get("locals")),
-                                self.chan.idents)
+                                self.chan.idents, self.dbg.skip_dir,
+                                self.dbg.paused_frames())
 
     def counts(self, msg):
         return {"counts": self.rec.counts()}
+
+    # ---- breakpoints, pauses, steps, memory (breaks.py) ----------------------------
+
+    def cmd_break(self, msg):
+        """{"spec": {id, file?, line?, function?, condition?, message?, hitCount?,
+        oneShot?, allStop?, hitLimit?}}: the breakpoint's info."""
+        return {"breakpoint": self.dbg.set(msg["spec"])}
+
+    def cmd_unbreak(self, msg):
+        self.dbg.clear(msg["bp"])
+        return {}
+
+    def cmd_breakpoints(self, msg):
+        return {"breakpoints": self.dbg.infos()}
+
+    def cmd_pauses(self, msg):
+        return {"pauses": self.dbg.pauses()}
+
+    def cmd_pause(self, msg):
+        return {"paused": self.dbg.ask_pause()}
+
+    def cmd_resume(self, msg):
+        """{"tid": T (0: every paused thread), "how": continue | over | into | out}."""
+        return {"resumed": self.dbg.resume(int(msg.get("tid") or 0), msg.get("how", "continue"))}
+
+    def cmd_memory(self, msg):
+        """{"tid", "frame", "targets": [expr], "values": [json] | null, "depth"}."""
+        return {"results": self.dbg.memory(int(msg.get("tid") or 0), int(msg.get("frame") or 0),
+                                           list(msg["targets"]), msg.get("values"),
+                                           int(msg.get("depth") or self.rec.depth))}
 
     def at_exit(self):
         """The interpreter is ending: the last events go out now, from this thread
@@ -151,5 +193,6 @@ def start(path, token, root, patterns=(), depth=3, sample_after=1000, hot_per_se
     _agent.patterns({"patterns": list(patterns), "depth": depth,
                      "sampleAfter": sample_after, "hotCallsPerSecond": hot_per_second})
     _agent.chan.start()
+    _agent.dbg.idents = _agent.chan.idents
     atexit.register(_agent.at_exit)
     return _agent

@@ -15,7 +15,12 @@ Events are the recorder's dicts (recorder.py): "ev" is "enter" or "exit".
 
 In (daemon -> agent): {"op": NAME, "id": ID, ...}; handlers are registered with
 on(NAME, fn) and return the reply's fields (a dict), or raise: the reply is then
-{"reply": ID, "error": "ExcType: message"}.
+{"reply": ID, "error": "ExcType: message"}, or {"reply": ID, "error": message,
+"code": CODE} for an exception with a code (breaks.Refused).
+A thread stopped at a breakpoint or step sends (breaks.py), after the events before it:
+  {"pause": {tid, pid, seq, reason, breakpointId, thread, function, file, line, ts,
+             returnValue?}}
+and a logpoint's message is an event: {"ev": "logpoint", text, breakpointId, ...}.
 
 Events are batched: a program thread only appends to a list. The writer thread
 sends the batch every FLUSH_S seconds, or at once when BATCH events are waiting.
@@ -30,6 +35,7 @@ import time
 
 FLUSH_S = 0.01
 BATCH = 512
+HANDLING_WAIT_S = 2.0  # the interpreter's exit waits this long for a command's reply
 
 
 class Channel:
@@ -42,6 +48,7 @@ class Channel:
         self.closed = False
         self.handlers = {}
         self.send_lock = threading.Lock()
+        self.handling = threading.Lock()
         hello = dict(hello, token=token, pid=os.getpid())
         self._send_line({"hello": hello})
 
@@ -110,6 +117,13 @@ class Channel:
         self.closed = True
 
     def handle(self, msg):
+        """Runs a command and sends its reply, holding `handling`: a command that
+        lets the program go on (resume) has its reply out before the interpreter's
+        exit closes the channel (close() waits for it)."""
+        with self.handling:
+            self._handle(msg)
+
+    def _handle(self, msg):
         op, mid = msg.get("op"), msg.get("id")
         fn = self.handlers.get(op)
         try:
@@ -117,7 +131,10 @@ class Channel:
                 raise ValueError("unknown op %r" % op)
             reply = fn(msg) or {}
         except Exception as e:  # the daemon hears every failure, the program none
-            reply = {"error": "%s: %s" % (type(e).__name__, e)}
+            code = getattr(e, "code", None)
+            reply = {"error": str(e) if code else "%s: %s" % (type(e).__name__, e)}
+            if code:
+                reply["code"] = code
         reply["reply"] = mid
         try:
             self.flush()  # events made by the command come before its reply
@@ -133,7 +150,10 @@ class Channel:
         self.sock.close()
 
     def close(self):
+        got = self.handling.acquire(timeout=HANDLING_WAIT_S)
         self.closed = True
+        if got:
+            self.handling.release()
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:

@@ -115,16 +115,22 @@ def _held(frame):
     return held
 
 
-def _chain(frame):
+def _chain(frame, skip_dir):
+    """The thread's frames, innermost first, the agent's own left out (a thread
+    paused at a breakpoint waits inside breaks.py)."""
     out = []
     while frame is not None and len(out) < MAX_FRAMES:
-        out.append(frame)
+        if not (skip_dir and frame.f_code.co_filename.startswith(skip_dir)):
+            out.append(frame)
         frame = frame.f_back
     return out
 
 
-def snapshot(root, depth, want_locals, skip_idents):
-    """The answer to "stacks": {"threads": [...]}."""
+def snapshot(root, depth, want_locals, skip_idents, skip_dir="", paused=None):
+    """The answer to "stacks": {"threads": [...]}. paused: {native id: frame} of the
+    threads stopped at a breakpoint or step; their stacks start at that frame (not
+    in the agent's wait) and say "paused": true."""
+    paused = paused or {}
     frames_of = sys._current_frames()
     threads = {t.ident: t for t in threading.enumerate()}
     held_by = {}  # id(lock) -> tid of a thread inside its `with` body
@@ -136,7 +142,7 @@ def snapshot(root, depth, want_locals, skip_idents):
                         "agent": True, "frames": [], "ownFrame": -1, "wait": None})
             continue
         tid = (t.native_id if t else None) or 0
-        chain = _chain(top)
+        chain = _chain(paused.get(tid, top), skip_dir)
         for f in chain:
             for lock_id in _held(f):
                 held_by.setdefault(lock_id, tid)
@@ -150,7 +156,9 @@ def snapshot(root, depth, want_locals, skip_idents):
             if own < 0 and names.is_user_file(code.co_filename, root):
                 own = i
         entry = {"tid": tid, "name": t.name if t else "?", "frames": frames,
-                 "ownFrame": own, "wait": _wait(chain)}
+                 "ownFrame": own, "wait": None if tid in paused else _wait(chain)}
+        if tid in paused:
+            entry["paused"] = True
         if want_locals and own >= 0:
             entry["locals"] = [{"name": k, "type": type(v).__name__,
                                 "value": preview.preview(v, depth)}
