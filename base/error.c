@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *err_code_name(enum err_code code)
 {
@@ -42,6 +43,14 @@ const char *err_code_name(enum err_code code)
     case ERR_STORE_FULL: return "STORE_FULL";
     }
     return "INTERNAL_ERROR";
+}
+
+enum err_code err_code_parse(const char *name)
+{
+    for (int c = ERR_NONE + 1; name && c <= ERR_STORE_FULL; c++)
+        if (strcmp(err_code_name((enum err_code)c), name) == 0)
+            return (enum err_code)c;
+    return ERR_NONE;
 }
 
 int err_set(struct strobe_error *e, enum err_code code, const char *fmt, ...)

@@ -50,6 +50,9 @@ struct strobe_error {
 
 /* "VALIDATION_ERROR", "SESSION_NOT_FOUND", ... */
 const char *err_code_name(enum err_code code);
+/* The code named name (err_code_name's inverse); ERR_NONE for NULL or an unknown name
+ * (an in-target helper's reply names its error's code this way). */
+enum err_code err_code_parse(const char *name);
 
 /* Sets e (when not NULL) and returns -1, so callers can `return err_set(...)`. */
 int err_set(struct strobe_error *e, enum err_code code, const char *fmt, ...)

@@ -82,9 +82,11 @@ void debug_staged_free(struct debug_staged *s)
     free(s);
 }
 
+/* A condition in C's syntax (base/cond.h); a runtime's breakpoint's condition is in
+ * its language, checked by its collector when it is set. */
 static int check_spec(const struct collector_breakpoint *b, struct strobe_error *e)
 {
-    if (!b->condition)
+    if (!b->condition || collector_breakpoint_owner(b))
         return 0;
     struct strobe_error ce = {0};
     struct cond *c = cond_parse(b->condition, &ce);

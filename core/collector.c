@@ -68,6 +68,22 @@ const struct collector_methods *collector_of_rule(int i)
     return i >= 0 ? runtime_at(i) : NULL;
 }
 
+const struct collector_methods *collector_breakpoint_owner(const struct collector_breakpoint *bp)
+{
+    for (int i = 0; i < n_registered; i++) {
+        const struct collector_methods *m = registered[i];
+        if (!m->adopt_rule || !m->source_suffix)
+            continue;
+        size_t n = bp->file ? strlen(bp->file) : 0, k = strlen(m->source_suffix);
+        if (bp->file && n > k && strcmp(bp->file + n - k, m->source_suffix) == 0)
+            return m;
+        if (!bp->file && bp->function && strchr(bp->function, '.') &&
+            !strstr(bp->function, "::"))
+            return m;
+    }
+    return NULL;
+}
+
 void collectors_init(const char *cache_dir)
 {
     for (int i = 0; i < n_registered; i++)

@@ -146,6 +146,9 @@ struct collector_adopt {
                                       runtime runs the program's code */
     int n_patterns;
     int depth;
+    void (*paused)(void *arg);     /* collector_events.paused: the set of the adopted
+                                      process's paused threads changed */
+    void *paused_arg;
 };
 
 struct trace_watch_spec;         /* below: trace watches */
@@ -718,6 +721,10 @@ struct collector_methods {
     /* ---- adoption: a runtime collector's, instead of probe and launch ---- */
     /* What an image must export to run this collector's runtime (NULL: none). */
     const struct collector_adopt_rule *adopt_rule;
+    /* Runtime collectors: their source files' suffix (".py"). A breakpoint on such a
+     * file is theirs, its condition and messages in their language (they check
+     * them); so is one on a function named with dots. */
+    const char *source_suffix;
     /* Takes process req->pid, which is about to call adopt_rule->call with the
      * string written into buf (cap bytes): a target of this collector for it, which
      * the session then asks beside the process collector's (set_patterns, describe,
@@ -832,6 +839,10 @@ int collector_register(const struct collector_methods *m);
  * (rule i belongs to collector_of_rule(i)). */
 int collector_adopt_rules(const struct collector_adopt_rule **out, int max);
 const struct collector_methods *collector_of_rule(int i);
+/* The runtime collector whose code bp is in (a file with its source_suffix, or a
+ * function named with dots and no "::"), or NULL: the process collector's. Its
+ * condition and message are in that runtime's language, checked by it. */
+const struct collector_methods *collector_breakpoint_owner(const struct collector_breakpoint *bp);
 /* Calls every registered collector's init / shutdown (see the members). */
 void collectors_init(const char *cache_dir);
 void collectors_shutdown(void);

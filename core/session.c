@@ -115,7 +115,11 @@ static int target_get(const char *id, bool ended, struct session_target *out,
         session_release(s);
         return process_exited(id, e);
     }
-    *out = (struct session_target){.collector = s->collector, .target = s->target,
+    pthread_mutex_lock(&s->layers_lock);
+    bool joint = s->n_layers > 0 && s->joint;
+    pthread_mutex_unlock(&s->layers_lock);
+    *out = (struct session_target){.collector = joint ? &session_joint : s->collector,
+                                   .target = joint ? s->joint : s->target,
                                    .key = s->key, .t0_ns = s->t0_ns, .session = s,
                                    .pid = s->pid, .debug = s->debug};
     return 0;

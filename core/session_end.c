@@ -35,6 +35,7 @@ void session_free(struct session *s)
     free(s->binary_path);
     free(s->project_root);
     pthread_mutex_destroy(&s->layers_lock);
+    session_joint_free(s->joint);
     free(s);
 }
 

@@ -4,7 +4,8 @@
  * session's life that one file hands the next: session.c (the registry, lookups and
  * the requests that reach a live collector), session_launch.c (a target launched),
  * session_output.c (its output capture and what its collector reports), session_end.c
- * (stop, delete, shutdown and teardown), session_status.c (output cap and call counts).
+ * (stop, delete, shutdown and teardown), session_status.c (output cap and call counts),
+ * session_adopt.c (runtime collectors' targets), session_joint.c (all of them as one).
  * Nothing outside these files includes it.
  */
 #ifndef STROBE_SESSION_INTERNAL_H
@@ -67,6 +68,10 @@ struct session {
     int n_layers;
     char active[PATTERNS_MAX][PATTERN_MAX_LEN];
     int n_active, active_depth;
+    struct collector_target *joint;  /* what session_target_get hands out once there
+                                        are layers (session_joint.c) */
+    int runtime_bps[BREAKPOINTS_MAX + LOGPOINTS_MAX]; /* ids set in the layers */
+    int n_runtime_bps;
     struct session *next;
 };
 
@@ -127,6 +132,12 @@ void session_layers_counts(struct session *s, struct collector_counts *out);
 /* kill, then join (and forget) every runtime target. */
 void session_layers_kill(struct session *s);
 void session_layers_join(struct session *s);
+
+/* The session's collectors as one (session_joint.c): its methods, and its target for
+ * s (NULL when out of memory). */
+extern const struct collector_methods session_joint;
+struct collector_target *session_joint_new(struct session *s);
+void session_joint_free(struct collector_target *j);
 
 /* Frees s, its pipes and rings included (session_end.c). */
 void session_free(struct session *s);

@@ -109,8 +109,9 @@ static const struct hint {
     {ERR_BREAKPOINT_NOT_FOUND, NULL,
      "List the breakpoints with debug_breakpoint({sessionId}) to see their ids."},
     {ERR_FILE_NOT_FOUND, NULL,
-     "Use a file the program was built from (the message lists near ones; a base name or "
-     "a path suffix is enough), or rebuild with -g if it has no line tables."},
+     "Use a file the program was built from, or one of its .py files (the message lists "
+     "near ones; a base name or a path suffix is enough); a native program needs line "
+     "tables (-g)."},
     {ERR_LINE_NOT_FOUND, NULL,
      "Pick a line inside a function body (the message gives the last line with code)."},
     {ERR_FUNCTION_NOT_FOUND, NULL,
@@ -118,7 +119,8 @@ static const struct hint {
      "same pattern shows what it matches."},
     {ERR_BAD_EXPRESSION, "debug_breakpoint",
      "Write the condition as C: n > 3 && p->name == \"bob\" (== != < <= > >= && || !, "
-     "a.b, p->b, a[3], *p); in a message, each {expression} is one such operand."},
+     "a.b, p->b, a[3], *p); in a message, each {expression} is one such operand. In "
+     "Python code, Python without calls: price > 3 and cart.items[0] == 10."},
     {ERR_VARIABLE_NOT_FOUND, "debug_breakpoint",
      "Name an argument or local of the function the breakpoint is in (the message lists "
      "those in scope), or a global."},

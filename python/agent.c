@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern const char py_agent_init[], py_agent_channel[], py_agent_crash[], py_agent_hooks[],
+extern const char py_agent_init[], py_agent_breaks[], py_agent_channel[], py_agent_crash[], py_agent_hooks[],
     py_agent_names[], py_agent_preview[], py_agent_recorder[], py_agent_stacks[];
 
 static const struct {
@@ -27,6 +27,7 @@ static const struct {
     const char *text;
 } files[] = {
     {"__init__.py", py_agent_init},
+    {"breaks.py", py_agent_breaks},
     {"channel.py", py_agent_channel},
     {"crash.py", py_agent_crash},
     {"hooks.py", py_agent_hooks},

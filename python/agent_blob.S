@@ -9,6 +9,7 @@
 
     .section .rodata
     FILE(py_agent_init, "python/agent/_strobe_agent/__init__.py")
+    FILE(py_agent_breaks, "python/agent/_strobe_agent/breaks.py")
     FILE(py_agent_channel, "python/agent/_strobe_agent/channel.py")
     FILE(py_agent_crash, "python/agent/_strobe_agent/crash.py")
     FILE(py_agent_hooks, "python/agent/_strobe_agent/hooks.py")

@@ -24,19 +24,7 @@
 #include "core/patterns.h"
 #include "python/python_internal.h"
 
-#define COMMAND_MS 5000
 #define NEAR_MAX 3
-
-struct collector_target {
-    struct pylink *link;
-    pid_t pid;
-    int64_t t0_ns;
-    struct collector_tuning tuning;
-    pthread_mutex_t lock;          /* one pattern change at a time; the fields below */
-    char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
-    int n_patterns, depth;
-    struct pattern_result results[PATTERNS_MAX]; /* the agent's last answer, by pattern */
-};
 
 static const struct collector_adopt_rule python_rule = {
     .module_hint = "python",
@@ -60,7 +48,8 @@ static int python_adopt(const struct collector_adopt *req, struct collector_targ
     t->depth = req->depth > 0 ? req->depth : 3;
     for (int i = 0; i < req->n_patterns && i < PATTERNS_MAX; i++)
         snprintf(t->patterns[t->n_patterns++], PATTERN_MAX_LEN, "%s", req->patterns[i]);
-    if (!(t->link = pylink_open(req->state_dir, req->pid, req->sink, e))) {
+    if (!(t->link = pylink_open(req->state_dir, req->pid, req->sink, req->paused,
+                                req->paused_arg, e))) {
         free(t);
         return -1;
     }
@@ -328,4 +317,13 @@ const struct collector_methods python_collector = {
     .join = python_join,
     .counts = python_counts,
     .stacks = python_stacks,
+    .source_suffix = ".py",
+    .breakpoint_set = python_breakpoint_set,
+    .breakpoint_clear = python_breakpoint_clear,
+    .breakpoint_list = python_breakpoint_list,
+    .pauses = python_pauses,
+    .pause = python_pause,
+    .resume = python_resume,
+    .evaluate = python_evaluate,
+    .memory = python_memory,
 };

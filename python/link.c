@@ -10,7 +10,9 @@
  * event pushed into the sink as a function event (the agent's numbers moved above
  * the native ones: a session's seqs are one space) and the batch's floor made the
  * ring's (base/ring.h: no later event is older); "reply" to the command waiting for
- * it; "counts" with "final" as the interpreter exits.
+ * it; "counts" with "final" as the interpreter exits; "pause" when a thread stops
+ * at a breakpoint or step (an EV_PAUSE event, and the thread kept in the paused set
+ * until a resume); "logpoint" events among the batches (EV_LOGPOINT).
  */
 #include "python/python_internal.h"
 
@@ -31,11 +33,13 @@
 #include "base/clock.h"
 #include "base/event.h"
 #include "base/log.h"
+#include "core/collector.h"
 
 #define POLL_MS 200
 #define LINE_MAX_BYTES (16u << 20) /* a batch of 512 events of 16 KB previews at most */
 /* The agent's event numbers, moved above any the native collector gives. */
 #define SEQ_BASE (INT64_C(1) << 48)
+#define PAUSED_MAX 64              /* threads of one process paused at once */
 
 struct pylink {
     pid_t pid;
@@ -54,6 +58,10 @@ struct pylink {
     cJSON *reply;
     cJSON *final;
     int64_t seq_base;
+    void (*paused)(void *);
+    void *paused_arg;
+    struct collector_pause pauses[PAUSED_MAX]; /* under lock */
+    int n_pauses;
 };
 
 const char *pylink_socket(const struct pylink *l)
@@ -70,9 +78,13 @@ static void set_closed(struct pylink *l)
 {
     pthread_mutex_lock(&l->lock);
     l->closed = true;
+    bool had_pauses = l->n_pauses > 0;
+    l->n_pauses = 0;
     pthread_cond_broadcast(&l->changed);
     pthread_mutex_unlock(&l->lock);
     ring_idle(l->sink.ring);
+    if (had_pauses && l->paused)
+        l->paused(l->paused_arg);
 }
 
 /* ---- the agent's lines ---------------------------------------------------------- */
@@ -123,9 +135,36 @@ static char *data_of(const cJSON *ev, bool enter)
     return text;
 }
 
+/* A logpoint's message: an EV_LOGPOINT with its breakpoint and where. */
+static void push_logpoint(struct pylink *l, const cJSON *ev)
+{
+    struct event e = event_sink_init(&l->sink, EV_LOGPOINT, num_of(ev, "ts"));
+    e.pid = l->pid;
+    e.tid = (int32_t)num_of(ev, "tid");
+    e.thread_name = str_of(ev, "thread");
+    e.function = str_of(ev, "function");
+    e.source_file = str_of(ev, "file");
+    e.line = (int32_t)num_of(ev, "line");
+    e.text = str_of(ev, "text");
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddNumberToObject(d, "breakpointId", (double)num_of(ev, "breakpointId"));
+    cJSON_AddStringToObject(d, "file", e.source_file ? e.source_file : "");
+    cJSON_AddNumberToObject(d, "line", e.line);
+    cJSON_AddStringToObject(d, "function", e.function ? e.function : "");
+    char *data = cJSON_PrintUnformatted(d);
+    cJSON_Delete(d);
+    e.data = data;
+    event_sink_push(&l->sink, &e);
+    free(data);
+}
+
 static void push_event(struct pylink *l, const cJSON *ev)
 {
     const char *kind = str_of(ev, "ev");
+    if (kind && strcmp(kind, "logpoint") == 0) {
+        push_logpoint(l, ev);
+        return;
+    }
     bool enter = kind && strcmp(kind, "enter") == 0;
     if (!enter && !(kind && strcmp(kind, "exit") == 0))
         return;
@@ -171,6 +210,96 @@ static void push_crash(struct pylink *l, const cJSON *c)
     e.data = data;
     event_sink_push(&l->sink, &e);
     free(data);
+}
+
+static enum collector_pause_reason reason_of(const char *r)
+{
+    if (r && strcmp(r, "step") == 0)
+        return PAUSE_STEP;
+    if (r && strcmp(r, "pause") == 0)
+        return PAUSE_REQUEST;
+    if (r && strcmp(r, "allStop") == 0)
+        return PAUSE_ALL_STOP;
+    return PAUSE_BREAKPOINT;
+}
+
+/* A thread stopped (breaks.py): the EV_PAUSE event, the paused set, paused(). */
+static void take_pause(struct pylink *l, const cJSON *p)
+{
+    struct collector_pause cp = {.tid = (pid_t)num_of(p, "tid"), .pid = l->pid,
+                                 .seq = num_of(p, "seq"), .reason = reason_of(str_of(p, "reason")),
+                                 .breakpoint_id = (int)num_of(p, "breakpointId"), .line = (int)num_of(p, "line")};
+    snprintf(cp.function, sizeof cp.function, "%s", str_of(p, "function") ? str_of(p, "function") : "");
+    snprintf(cp.file, sizeof cp.file, "%s", str_of(p, "file") ? str_of(p, "file") : "");
+    char *ret = json_of(p, "returnValue");
+    if (ret && strlen(ret) < sizeof cp.return_value)
+        snprintf(cp.return_value, sizeof cp.return_value, "%s", ret);
+    const char *why = str_of(p, "reason") ? str_of(p, "reason") : "breakpoint";
+    char text[512];
+    int n = snprintf(text, sizeof text, "thread %d paused at %s:%d in %s", (int)cp.tid,
+                     strrchr(cp.file, '/') ? strrchr(cp.file, '/') + 1 : cp.file, cp.line,
+                     cp.function);
+    if (cp.breakpoint_id && n < (int)sizeof text)
+        snprintf(text + n, sizeof text - (size_t)n, " (breakpoint %d)", cp.breakpoint_id);
+    else if (n < (int)sizeof text)
+        snprintf(text + n, sizeof text - (size_t)n, " (%s)", why);
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "reason", why);
+    if (cp.breakpoint_id)
+        cJSON_AddNumberToObject(d, "breakpointId", cp.breakpoint_id);
+    cJSON_AddStringToObject(d, "file", cp.file);
+    cJSON_AddNumberToObject(d, "line", cp.line);
+    cJSON_AddStringToObject(d, "function", cp.function);
+    if (ret)
+        cJSON_AddRawToObject(d, "returnValue", ret);
+    char *data = cJSON_PrintUnformatted(d);
+    cJSON_Delete(d);
+    struct event e = event_sink_init(&l->sink, EV_PAUSE, num_of(p, "ts"));
+    e.pid = l->pid;
+    e.tid = cp.tid;
+    e.thread_name = str_of(p, "thread");
+    e.function = cp.function;
+    e.source_file = cp.file;
+    e.line = cp.line;
+    e.text = text;
+    e.data = data;
+    event_sink_push(&l->sink, &e);
+    free(data);
+    free(ret);
+    pthread_mutex_lock(&l->lock);
+    int at = 0;
+    while (at < l->n_pauses && l->pauses[at].tid != cp.tid)
+        at++;
+    if (at < PAUSED_MAX) {
+        l->pauses[at] = cp;
+        if (at == l->n_pauses)
+            l->n_pauses++;
+    }
+    pthread_mutex_unlock(&l->lock);
+    if (l->paused)
+        l->paused(l->paused_arg);
+}
+
+int pylink_pauses(struct pylink *l, struct collector_pause *out, int max)
+{
+    pthread_mutex_lock(&l->lock);
+    int n = l->n_pauses < max ? l->n_pauses : max;
+    memcpy(out, l->pauses, (size_t)n * sizeof *out);
+    pthread_mutex_unlock(&l->lock);
+    return n;
+}
+
+void pylink_resumed(struct pylink *l, pid_t tid, int64_t upto_seq)
+{
+    pthread_mutex_lock(&l->lock);
+    for (int i = 0; i < l->n_pauses;)
+        if ((!tid || l->pauses[i].tid == tid) && l->pauses[i].seq <= upto_seq)
+            l->pauses[i] = l->pauses[--l->n_pauses];
+        else
+            i++;
+    pthread_mutex_unlock(&l->lock);
+    if (l->paused)
+        l->paused(l->paused_arg);
 }
 
 /* The hello line: the token must be the one given (else the connection is not the
@@ -220,6 +349,8 @@ static bool take_line(struct pylink *l, const char *line)
         pthread_mutex_unlock(&l->lock);
     } else if ((v = cJSON_GetObjectItemCaseSensitive(msg, "crash"))) {
         push_crash(l, v);
+    } else if ((v = cJSON_GetObjectItemCaseSensitive(msg, "pause"))) {
+        take_pause(l, v);
     } else if (flag_of(msg, "final")) {
         pthread_mutex_lock(&l->lock);
         cJSON_Delete(l->final);
@@ -298,7 +429,7 @@ static void *link_main(void *arg)
 }
 
 struct pylink *pylink_open(const char *state_dir, pid_t pid, struct event_sink sink,
-                           struct strobe_error *e)
+                           void (*paused)(void *), void *paused_arg, struct strobe_error *e)
 {
     struct pylink *l = calloc(1, sizeof *l);
     uint8_t rnd[16];
@@ -311,6 +442,8 @@ struct pylink *pylink_open(const char *state_dir, pid_t pid, struct event_sink s
         snprintf(l->token + 2 * i, 3, "%02x", rnd[i]);
     l->pid = pid;
     l->sink = sink;
+    l->paused = paused;
+    l->paused_arg = paused_arg;
     l->fd = -1;
     l->seq_base = SEQ_BASE;
     snprintf(l->path, sizeof l->path, "%s/python/%d-%.8s.sock", state_dir, (int)pid, l->token + 16);
@@ -422,7 +555,12 @@ cJSON *pylink_command(struct pylink *l, const char *op, cJSON *fields, int timeo
     pthread_mutex_unlock(&l->lock);
     const char *why = reply ? str_of(reply, "error") : NULL;
     if (why) {
-        err_set(e, ERR_INTERNAL, "the Python agent of process %d failed: %s", (int)l->pid, why);
+        enum err_code code = err_code_parse(str_of(reply, "code"));
+        if (code != ERR_NONE)
+            err_set(e, code, "%s", why);
+        else
+            err_set(e, ERR_INTERNAL, "the Python agent of process %d failed: %s", (int)l->pid,
+                    why);
         cJSON_Delete(reply);
         return NULL;
     }

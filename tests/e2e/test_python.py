@@ -11,6 +11,8 @@ import os
 
 import pytest
 
+from bp_util import bp_add, bp_add_error, bp_list, bp_remove, cont, mem_read, mem_write, \
+    until_bp, vars_of, wait_text
 from conftest import REPO, wait_until
 
 PY = "/usr/bin/python3.11"
@@ -218,4 +220,65 @@ def test_stacks_of_a_python_deadlock_name_the_locks(mcp):
     # the main thread joins; the agent's own threads are not the program's
     assert sorted(th) == ["MainThread", "left", "right"], sorted(th)
     assert th["MainThread"]["frames"][-1].startswith("deadlock.<module> (deadlock.py:31)")
+    mcp.stop(sid)
+
+
+def line_in(script, text):
+    with open(os.path.join(ROOT, script)) as f:
+        return next(n for n, line in enumerate(f, 1) if text in line)
+
+
+def test_a_python_breakpoint_pauses_steps_reads_and_writes_the_frame(mcp):
+    """worker.py's loop: a conditional breakpoint in tick() pauses the main thread
+    with its Python frames and locals; step-out comes back to main with the value
+    tick returned; a write to main's `end` ends the loop; the pause is an event."""
+    r = launch(mcp, "worker.py")
+    sid, pid = r["sessionId"], r["pid"]
+    wait_text(mcp, sid, "stdout", r"^ready$")
+    tick = line_in("worker.py", "return i % 7")
+    [bp] = bp_add(mcp, sid, {"file": "worker.py", "line": tick,
+                             "condition": "i % 50 == 3 and i > 0"})["breakpoints"]
+    assert bp["line"] == tick and bp["condition"] == "i % 50 == 3 and i > 0", bp
+    a = until_bp(mcp, sid, bp["id"])
+    assert a["state"] == "paused" and a["reason"] == "breakpoint", a
+    assert a["function"] == "worker.tick" and a["line"] == tick and a["threadId"] == pid, a
+    assert [f["function"] for f in a["frames"][:2]] == ["worker.tick", "worker.main"], a
+    i = vars_of(a, "locals")["i"]
+    assert i % 50 == 3, a
+    res = mem_read(mcp, sid, "i", "i % 7", "nope")
+    assert [(x["target"], x.get("value")) for x in res[:2]] == [("i", i), ("i % 7", i % 7)]
+    assert res[2]["error"]["code"] == "VARIABLE_NOT_FOUND", res
+    s = cont(mcp, sid, "step-out")
+    assert s["reason"] == "step" and s["function"] == "worker.main", s
+    assert s["returnValue"] == i % 7, s
+    w = mem_write(mcp, sid, [("end", 0)])
+    assert w[0]["value"] == 0, w
+    bp_remove(mcp, sid, [bp["id"]])
+    assert bp_list(mcp, sid) == []
+    cont(mcp, sid, timeoutMs=100)
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 0, st
+    pauses = mcp.query(sid, eventType="pause", verbose=True)["events"]
+    assert [p.get("reason") for p in pauses] == ["breakpoint", "step"], pauses[0]
+    assert pauses[0]["text"].startswith("thread %d paused at worker.py:%d" % (pid, tick))
+
+
+def test_python_logpoints_and_breakpoint_errors(mcp):
+    r = launch(mcp, "worker.py")
+    sid = r["sessionId"]
+    wait_text(mcp, sid, "stdout", r"^ready$")
+    report = line_in("worker.py", "return sum(totals.values())")
+    [lp] = bp_add(mcp, sid, {"file": "worker.py", "line": report,
+                             "message": "totals={totals} bad={nope}"})["breakpoints"]
+    assert lp["kind"] == "logpoint", lp
+    q = mcp.wait_events(sid, 3, eventType="logpoint", verbose=True)
+    first = q["events"][0]
+    assert first["text"].startswith("totals=") and "bad=<NameError" in first["text"], first
+    assert first["function"] == "worker.report" and first["line"] == report, first
+    e = bp_add_error(mcp, sid, {"file": "nosuch.py", "line": 3})
+    assert e.code == "FILE_NOT_FOUND" and "not a file of the program" in e.message, e
+    e = bp_add_error(mcp, sid, {"file": "worker.py", "line": report, "condition": "i ==="})
+    assert e.code == "BAD_EXPRESSION" and "SyntaxError" in e.message, e
+    e = bp_add_error(mcp, sid, {"file": "worker.py", "line": 999})
+    assert e.code == "LINE_NOT_FOUND", e
     mcp.stop(sid)

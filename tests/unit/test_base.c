@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/arena.h"
+#include "base/error.h"
 #include "base/hash.h"
 #include "base/paths.h"
 #include "base/procstat.h"
@@ -26,6 +27,17 @@
 #include "tests/unit/tmpdir.h"
 
 /* ---- hash ---- */
+
+/* Every code's name reads back as that code (an in-target helper names its errors'
+ * codes so); an unknown or missing name is no code. */
+static void test_err_code_names_parse_back(void **state)
+{
+    (void)state;
+    for (int c = ERR_NONE + 1; c <= ERR_STORE_FULL; c++)
+        assert_int_equal(err_code_parse(err_code_name((enum err_code)c)), c);
+    assert_int_equal(err_code_parse("NO_SUCH_CODE"), ERR_NONE);
+    assert_int_equal(err_code_parse(NULL), ERR_NONE);
+}
 
 static void test_fnv1a_reference_values(void **state)
 {
@@ -206,6 +218,7 @@ static void test_procstat_fields_after_a_tricky_name(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_err_code_names_parse_back),
         cmocka_unit_test(test_fnv1a_reference_values),
         cmocka_unit_test(test_strmap_put_get_grow),
         cmocka_unit_test(test_strmap_keys_by_length_and_copied),

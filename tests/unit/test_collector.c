@@ -203,7 +203,7 @@ static int fake_adopt(const struct collector_adopt *req, struct collector_target
 }
 
 static const struct collector_methods runtime = {
-    .name = "runtime", .language = "a runtime", .adopt_rule = &fake_rule,
+    .name = "runtime", .language = "a runtime", .adopt_rule = &fake_rule, .source_suffix = ".frt",
     .adopt = fake_adopt, .set_patterns = fake_set_patterns, .describe = fake_describe,
     .kill = fake_kill, .finished = fake_finished, .join = fake_join,
 };
@@ -240,6 +240,19 @@ static void test_registry(void **state)
     assert_string_equal(probe.warnings[0], "fake: /work/app.fake");
     assert_ptr_equal(collector_for("/bin/true", &probe), &catch_all);
     assert_int_equal(probe.n_warnings, 0); /* not the fake's leftovers */
+
+    /* A breakpoint is the runtime's by its file's suffix or a dotted function name
+     * (its condition then checked by it); the rest the process collector's. */
+    struct collector_breakpoint bp = {.file = "app/cart.frt", .line = 3};
+    assert_ptr_equal(collector_breakpoint_owner(&bp), &runtime);
+    bp.file = "cart.c";
+    assert_null(collector_breakpoint_owner(&bp));
+    bp = (struct collector_breakpoint){.function = "cart.Cart.total"};
+    assert_ptr_equal(collector_breakpoint_owner(&bp), &runtime);
+    bp.function = "ns::Cart::total";
+    assert_null(collector_breakpoint_owner(&bp));
+    bp.function = "scale";
+    assert_null(collector_breakpoint_owner(&bp));
 
     /* init and shutdown reach the collectors that have them, once each. */
     collectors_init("/tmp/cache");

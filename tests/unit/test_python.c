@@ -3,6 +3,7 @@
  * loader text (python/loader.c) and the agent's files written out (python/agent.c).
  * The interpreter runs them in tests/agent and tests/e2e/test_python.py.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,6 +67,23 @@ static void test_agent_files_are_private(void **state)
     assert_int_equal(lstat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
     assert_true(st.st_size > 1000);
+    /* Every file of the package in the source tree is installed (agent_blob.S and
+     * agent.c's table list them by hand). The unit tests run from the repository. */
+    DIR *src = opendir("python/agent/_strobe_agent");
+    assert_non_null(src);
+    struct dirent *d;
+    int n_py = 0;
+    while ((d = readdir(src))) {
+        size_t len = strlen(d->d_name);
+        if (len < 4 || strcmp(d->d_name + len - 3, ".py") != 0)
+            continue;
+        n_py++;
+        snprintf(path, sizeof path, "%s/python/agent/_strobe_agent/%s", dir, d->d_name);
+        if (lstat(path, &st) != 0)
+            fail_msg("%s is not installed: add it to agent_blob.S and agent.c", d->d_name);
+    }
+    closedir(src);
+    assert_true(n_py >= 9);
 
     char evil[] = "/tmp/strobe-test-python-XXXXXX";
     assert_non_null(mkdtemp(evil));
