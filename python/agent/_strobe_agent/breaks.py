@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 
-from . import names, preview
+from . import hooks, names, preview
 
 _WAIT_S = 0.5  # a paused thread looks this often whether the daemon is still there
 
@@ -320,7 +320,7 @@ class Debugger:
         if hasattr(threading, "settrace_all_threads"):
             threading.settrace_all_threads(func)
         else:
-            _other_threads_trace(func)
+            hooks.existing_threads(func, "_PyEval_SetTrace")
         if want:
             self._existing_frames()
 
@@ -640,35 +640,3 @@ def _assign(target, value, frame, g):
 
 def _now():
     return time.monotonic_ns()
-
-
-def _other_threads_trace(func):
-    """3.9-3.11: sets func as every other thread's trace function (None: removes
-    it). The C trampoline sys.settrace installs is read from this thread's state,
-    where it sits two words before the trace object (c_profilefunc, c_tracefunc,
-    c_profileobj, c_traceobj)."""
-    api = ctypes.pythonapi
-    api.PyThreadState_Get.restype = ctypes.c_void_p
-    api.PyInterpreterState_Get.restype = ctypes.c_void_p
-    api.PyInterpreterState_ThreadHead.restype = ctypes.c_void_p
-    api.PyInterpreterState_ThreadHead.argtypes = [ctypes.c_void_p]
-    api.PyThreadState_Next.restype = ctypes.c_void_p
-    api.PyThreadState_Next.argtypes = [ctypes.c_void_p]
-    api._PyEval_SetTrace.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.py_object]
-    api._PyEval_SetTrace.restype = ctypes.c_int
-    me = api.PyThreadState_Get()
-    tramp = None
-    if func is not None:
-        words = (ctypes.c_void_p * 64).from_address(me)
-        at = [i for i in range(2, 64) if words[i] == id(func)]
-        if not at:
-            return 0
-        tramp = words[at[0] - 2]
-    done = 0
-    t = api.PyInterpreterState_ThreadHead(api.PyInterpreterState_Get())
-    while t:
-        if t != me:
-            api._PyEval_SetTrace(t, tramp, func)
-            done += 1
-        t = api.PyThreadState_Next(t)
-    return done

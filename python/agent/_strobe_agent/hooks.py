@@ -114,12 +114,13 @@ class ProfileHooks:
         self.installed = False
 
 
-def existing_threads(func):
-    """Sets func as the profile function of every other thread of this interpreter
-    (None: removes it). The C trampoline sys.setprofile installs is read from this
-    thread's state, where it sits two words before the profile object (the layout
-    of PyThreadState from 3.9 to 3.11: c_profilefunc, c_tracefunc, c_profileobj).
-    Returns how many threads it set."""
+def existing_threads(func, setter="_PyEval_SetProfile"):
+    """Sets func as the profile function (setter "_PyEval_SetTrace": the trace
+    function) of every other thread of this interpreter (None: removes it). The C
+    trampoline sys.setprofile (sys.settrace) installed on this thread is read from
+    its state, where it sits two words before the function object (the layout of
+    PyThreadState from 3.9 to 3.11: c_profilefunc, c_tracefunc, c_profileobj,
+    c_traceobj). Returns how many threads it set."""
     api = ctypes.pythonapi
     api.PyThreadState_Get.restype = ctypes.c_void_p
     api.PyInterpreterState_Get.restype = ctypes.c_void_p
@@ -127,8 +128,9 @@ def existing_threads(func):
     api.PyInterpreterState_ThreadHead.argtypes = [ctypes.c_void_p]
     api.PyThreadState_Next.restype = ctypes.c_void_p
     api.PyThreadState_Next.argtypes = [ctypes.c_void_p]
-    api._PyEval_SetProfile.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.py_object]
-    api._PyEval_SetProfile.restype = ctypes.c_int
+    set_each = getattr(api, setter)
+    set_each.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.py_object]
+    set_each.restype = ctypes.c_int
     me = api.PyThreadState_Get()
     tramp = None
     if func is not None:
@@ -141,7 +143,7 @@ def existing_threads(func):
     t = api.PyInterpreterState_ThreadHead(api.PyInterpreterState_Get())
     while t:
         if t != me:
-            api._PyEval_SetProfile(t, tramp, func)
+            set_each(t, tramp, func)
             done += 1
         t = api.PyThreadState_Next(t)
     return done
