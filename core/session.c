@@ -118,7 +118,7 @@ static int target_get(const char *id, bool ended, struct session_target *out,
     pthread_mutex_lock(&s->layers_lock);
     bool joint = s->n_layers > 0 && s->joint;
     pthread_mutex_unlock(&s->layers_lock);
-    *out = (struct session_target){.collector = joint ? &session_joint : s->collector,
+    *out = (struct session_target){.collector = joint ? s->joint_methods : s->collector,
                                    .target = joint ? s->joint : s->target,
                                    .key = s->key, .t0_ns = s->t0_ns, .session = s,
                                    .pid = s->pid, .debug = s->debug};

@@ -19,7 +19,6 @@
 
 #include "base/log.h"
 #include "base/paths.h"
-#include "core/debug.h"
 #include "core/session_internal.h"
 
 #define LAYER_RING_BYTES (4u << 20)
@@ -33,12 +32,6 @@ void session_layers_remember(struct session *s, const char *const *patterns, int
     if (depth > 0)
         s->active_depth = depth;
     pthread_mutex_unlock(&s->layers_lock);
-}
-
-static void layer_paused(void *arg)
-{
-    struct session *s = arg;
-    debug_state_notify(s->debug);
 }
 
 bool session_adopt(void *arg, int rule, pid_t pid, char *buf, size_t cap)
@@ -67,7 +60,7 @@ bool session_adopt(void *arg, int rule, pid_t pid, char *buf, size_t cap)
         .sink = {.session_key = s->key, .t0_ns = s->t0_ns, .ring = r,
                  .wake = store_wake, .wake_arg = sessions.store},
         .tuning = s->tuning, .patterns = list, .n_patterns = s->n_active,
-        .depth = s->active_depth, .paused = layer_paused, .paused_arg = s,
+        .depth = s->active_depth, .paused = s->paused, .paused_arg = s,
     };
     store_attach_ring(sessions.store, r, s->key);
     struct collector_target *t = NULL;
@@ -78,8 +71,10 @@ bool session_adopt(void *arg, int rule, pid_t pid, char *buf, size_t cap)
         log_warn("session %s: %s cannot adopt pid %d: %s", s->id, m->name, pid, e.msg);
         return false;
     }
-    if (!s->joint)
+    if (!s->joint) {
         s->joint = session_joint_new(s);
+        s->joint_methods = &session_joint;
+    }
     s->layers[s->n_layers++] = (struct session_layer){m, t, r};
     pthread_mutex_unlock(&s->layers_lock);
     return true;

@@ -69,7 +69,10 @@ struct session {
     char active[PATTERNS_MAX][PATTERN_MAX_LEN];
     int n_active, active_depth;
     struct collector_target *joint;  /* what session_target_get hands out once there
-                                        are layers (session_joint.c) */
+                                        are layers (session_joint.c), with its methods */
+    const struct collector_methods *joint_methods;
+    void (*paused)(void *);          /* the launch's collector_events.paused, for the
+                                        layers' pauses too */
     int runtime_bps[BREAKPOINTS_MAX + LOGPOINTS_MAX]; /* ids set in the layers */
     int n_runtime_bps;
     struct session *next;

@@ -202,6 +202,7 @@ static int start_target(struct session *s, const struct launch_request *req,
             .breakpoints = bps, .n_breakpoints = n_bps,
             .adopt_rules = rules, .n_adopt_rules = n_rules,
         };
+        s->paused = launch.events.paused;
         session_layers_remember(s, patterns, s->pending, launch.depth);
         /* Before the program runs: started after it, the keeper's start delayed the
          * output thread, and a short program's lines were read at once, out of order.
