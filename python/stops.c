@@ -238,8 +238,10 @@ int python_evaluate(struct collector_target *t, pid_t pid, const char *condition
         rc = err_set(e, r.error, "%s", r.error_message);
     } else {
         const char *v = r.value;
-        *result = strcmp(v, "false") && strcmp(v, "0") && strcmp(v, "null") &&
-                  strcmp(v, "\"\"") && strcmp(v, "[]") && strcmp(v, "{}");
+        bool number = (v[0] >= '0' && v[0] <= '9') || v[0] == '-';
+        *result = number ? strtod(v, NULL) != 0
+                         : strcmp(v, "false") && strcmp(v, "null") && strcmp(v, "\"\"") &&
+                               strcmp(v, "[]") && strcmp(v, "{}");
         cJSON *o = cJSON_CreateObject();
         cJSON_AddRawToObject(o, condition, v);
         char *text = cJSON_PrintUnformatted(o);

@@ -444,6 +444,7 @@ def test_breakpoint_errors_speak_python(tmp_path, python):
             assert "error" in r, r
             return r["error"]
         assert "not a file of the program" in err(file="nosuch.py", line=3)
+        assert "give more of its path" in err(file="__init__.py", line=1)  # shop/ and pkg/
         assert "SyntaxError" in err(file="pricing.py", line=DISCOUNT_BODY, condition="price ==")
         assert "column" in err(file="pricing.py", line=DISCOUNT_BODY, condition="price ==")
         assert "has no code at or after line 999" in err(file="pricing.py", line=999)

@@ -189,7 +189,8 @@ class Debugger:
 
     def resolve_file(self, asked):
         """The one file of the program asked names (absolute, or a path's last
-        components); raises LookupError with the near names."""
+        components); raises Refused: FILE_NOT_FOUND with the near names, or
+        VALIDATION_ERROR when it names several."""
         if os.path.isabs(asked):
             if os.path.isfile(asked):
                 return os.path.realpath(asked)
@@ -212,9 +213,9 @@ class Debugger:
 
     def set(self, spec):
         """spec: {id, file?, line?, function?, condition?, message?, hitCount?,
-        oneShot?, hitLimit?}. Returns the breakpoint's info; raises LookupError
-        (file or function not found), ValueError (no code there, a bad message) or
-        SyntaxError (the condition)."""
+        oneShot?, hitLimit?}. Returns the breakpoint's info; raises Refused with
+        the daemon's code (FILE_NOT_FOUND, LINE_NOT_FOUND, BAD_EXPRESSION,
+        VALIDATION_ERROR)."""
         bp = Breakpoint()
         bp.id = int(spec["id"])
         bp.function = spec.get("function")
@@ -408,12 +409,12 @@ class Debugger:
                 return
         hits = []
         fid = id(frame)
+        path = self._path(frame.f_code)
         if fid in self.fresh:
             self.fresh.discard(fid)
-            qual = self._qualname(frame.f_code, self._path(frame.f_code))
-            path = self._path(frame.f_code)
+            qual = self._qualname(frame.f_code, path)
             hits.extend(b for p, b in self.by_function if p.matches(qual, path, self.root))
-        at = self.by_line.get((self._path(frame.f_code), frame.f_lineno))
+        at = self.by_line.get((path, frame.f_lineno))
         if at:
             hits.extend(at)
         for bp in hits:
