@@ -22,28 +22,6 @@ static struct {
 
 /* ---- staged breakpoints ---- */
 
-static char *dup_opt(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
-
-static void spec_copy(struct collector_breakpoint *dst, const struct collector_breakpoint *src)
-{
-    *dst = *src;
-    dst->function = dup_opt(src->function);
-    dst->file = dup_opt(src->file);
-    dst->condition = dup_opt(src->condition);
-    dst->message = dup_opt(src->message);
-}
-
-static void spec_free(struct collector_breakpoint *b)
-{
-    free((char *)b->function);
-    free((char *)b->file);
-    free((char *)b->condition);
-    free((char *)b->message);
-}
-
 int debug_staged_count(void)
 {
     pthread_mutex_lock(&g.lock);
@@ -66,7 +44,8 @@ struct debug_staged *debug_staged_take(const struct collector_breakpoint **specs
         return NULL;
     pthread_mutex_lock(&g.lock);
     for (int i = 0; i < g.n_staged; i++)
-        spec_copy(&s->specs[s->n++], &g.staged[i]);
+        if (collector_breakpoint_copy(&s->specs[s->n], &g.staged[i]) == 0)
+            s->n++;
     pthread_mutex_unlock(&g.lock);
     *specs = s->specs;
     *n = s->n;
@@ -78,7 +57,7 @@ void debug_staged_free(struct debug_staged *s)
     if (!s)
         return;
     for (int i = 0; i < s->n; i++)
-        spec_free(&s->specs[i]);
+        collector_breakpoint_release(&s->specs[i]);
     free(s);
 }
 
@@ -114,10 +93,17 @@ static int stage(struct collector_breakpoint *specs, int n, struct collector_bp_
                        "staged.", BREAKPOINTS_MAX, LOGPOINTS_MAX);
     }
     for (int i = 0; i < n; i++) {
-        specs[i].id = g.next_id++;
-        spec_copy(&g.staged[g.n_staged++], &specs[i]);
+        specs[i].id = g.next_id + i;
+        if (collector_breakpoint_copy(&g.staged[g.n_staged + i], &specs[i]) != 0) {
+            while (i-- > 0)
+                collector_breakpoint_release(&g.staged[g.n_staged + i]);
+            pthread_mutex_unlock(&g.lock);
+            return err_set(e, ERR_INTERNAL, "out of memory staging breakpoints");
+        }
         collector_bp_info_init(&out[i], &specs[i]);
     }
+    g.next_id += n;
+    g.n_staged += n;
     pthread_mutex_unlock(&g.lock);
     return 0;
 }
@@ -196,7 +182,7 @@ static void drop_staged_locked(const int *ids, int n, bool all, int *removed, in
         if (go) {
             if (removed)
                 removed[(*n_removed)++] = g.staged[k].id;
-            spec_free(&g.staged[k]);
+            collector_breakpoint_release(&g.staged[k]);
         } else {
             g.staged[kept++] = g.staged[k];
         }

@@ -399,6 +399,37 @@ int trace_watch_change_check(const char *const *have, int n_have, const char *co
     return 0;
 }
 
+static char *dup_opt(const char *s, bool *oom)
+{
+    char *d = s ? strdup(s) : NULL;
+    *oom |= s && !d;
+    return d;
+}
+
+int collector_breakpoint_copy(struct collector_breakpoint *dst,
+                              const struct collector_breakpoint *src)
+{
+    bool oom = false;
+    *dst = *src;
+    dst->function = dup_opt(src->function, &oom);
+    dst->file = dup_opt(src->file, &oom);
+    dst->condition = dup_opt(src->condition, &oom);
+    dst->message = dup_opt(src->message, &oom);
+    if (!oom)
+        return 0;
+    collector_breakpoint_release(dst);
+    return -1;
+}
+
+void collector_breakpoint_release(struct collector_breakpoint *b)
+{
+    free((char *)b->function);
+    free((char *)b->file);
+    free((char *)b->condition);
+    free((char *)b->message);
+    b->function = b->file = b->condition = b->message = NULL;
+}
+
 void collector_bp_info_init(struct collector_bp_info *info, const struct collector_breakpoint *b)
 {
     *info = (struct collector_bp_info){.id = b->id, .logpoint = b->message != NULL,

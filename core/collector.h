@@ -149,6 +149,11 @@ struct collector_adopt {
     void (*paused)(void *arg);     /* collector_events.paused: the set of the adopted
                                       process's paused threads changed */
     void *paused_arg;
+    /* The session's breakpoints in this collector's language (their ids given):
+     * set before the runtime runs the program's code. One that does not bind here
+     * is listed by breakpoint_list with a note saying why. */
+    const struct collector_breakpoint *breakpoints;
+    int n_breakpoints;
 };
 
 struct trace_watch_spec;         /* below: trace watches */
@@ -519,6 +524,8 @@ struct collector_bp_info {
     int line;                    /* file breakpoints: the line that bound (may differ
                                     from the line asked: note says why) */
     char note[512];              /* why it moved, or why nothing bound; "" */
+    bool pending;                /* a runtime's breakpoint that no process of the
+                                    session runs yet: set in each as it starts */
     size_t n_locations;          /* every location; the first BP_SHOWN_LOCATIONS are
                                     described below */
     struct collector_bp_location locations[BP_SHOWN_LOCATIONS];
@@ -855,6 +862,12 @@ int collector_stacks_of(const pid_t *pids, int n_pids, const struct collector_st
 /* Starts info (zeroed) with b's id and spec: the part of a collector_bp_info that
  * needs no program. */
 void collector_bp_info_init(struct collector_bp_info *info, const struct collector_breakpoint *b);
+/* A copy of src into dst whose strings are dst's own (collector_breakpoint_release
+ * frees them): a spec kept past the request that brought it. 0, or -1 when out of
+ * memory (dst then owns nothing). */
+int collector_breakpoint_copy(struct collector_breakpoint *dst,
+                              const struct collector_breakpoint *src);
+void collector_breakpoint_release(struct collector_breakpoint *b);
 /* Sets e to NOT_IMPLEMENTED for an optional slot m leaves empty, naming the
  * collector's language and what was asked ("reading memory", the sentence's start);
  * returns -1. */

@@ -115,8 +115,11 @@ static int target_get(const char *id, bool ended, struct session_target *out,
         session_release(s);
         return process_exited(id, e);
     }
+    /* the joint once a runtime runs, or from the start for a process collector that
+     * can stop threads (a runtime's breakpoint waits in it until one runs); one that
+     * cannot says so itself */
     pthread_mutex_lock(&s->layers_lock);
-    bool joint = s->n_layers > 0 && s->joint;
+    bool joint = s->joint && (s->n_layers > 0 || collector_stops_check(s->collector, NULL) == 0);
     pthread_mutex_unlock(&s->layers_lock);
     *out = (struct session_target){.collector = joint ? s->joint_methods : s->collector,
                                    .target = joint ? s->joint : s->target,

@@ -55,12 +55,15 @@ bool session_adopt(void *arg, int rule, pid_t pid, char *buf, size_t cap)
     const char *list[PATTERNS_MAX];
     for (int i = 0; i < s->n_active; i++)
         list[i] = s->active[i];
+    struct collector_breakpoint bps[BREAKPOINTS_MAX + LOGPOINTS_MAX];
+    int n_bps = session_joint_bps_of(s, m, bps, BREAKPOINTS_MAX + LOGPOINTS_MAX);
     struct collector_adopt req = {
         .pid = pid, .project_root = s->project_root, .state_dir = home,
         .sink = {.session_key = s->key, .t0_ns = s->t0_ns, .ring = r,
                  .wake = store_wake, .wake_arg = sessions.store},
         .tuning = s->tuning, .patterns = list, .n_patterns = s->n_active,
         .depth = s->active_depth, .paused = s->paused, .paused_arg = s,
+        .breakpoints = bps, .n_breakpoints = n_bps,
     };
     store_attach_ring(sessions.store, r, s->key);
     struct collector_target *t = NULL;
@@ -70,10 +73,6 @@ bool session_adopt(void *arg, int rule, pid_t pid, char *buf, size_t cap)
         store_release_ring(sessions.store, r);
         log_warn("session %s: %s cannot adopt pid %d: %s", s->id, m->name, pid, e.msg);
         return false;
-    }
-    if (!s->joint) {
-        s->joint = session_joint_new(s);
-        s->joint_methods = &session_joint;
     }
     s->layers[s->n_layers++] = (struct session_layer){m, t, r};
     pthread_mutex_unlock(&s->layers_lock);

@@ -36,6 +36,8 @@ void session_free(struct session *s)
     free(s->project_root);
     pthread_mutex_destroy(&s->layers_lock);
     session_joint_free(s->joint);
+    for (int i = 0; i < s->n_runtime_bps; i++)
+        collector_breakpoint_release(&s->runtime_bps[i]);
     free(s);
 }
 

@@ -68,12 +68,15 @@ struct session {
     int n_layers;
     char active[PATTERNS_MAX][PATTERN_MAX_LEN];
     int n_active, active_depth;
-    struct collector_target *joint;  /* what session_target_get hands out once there
-                                        are layers (session_joint.c), with its methods */
+    struct collector_target *joint;  /* what session_target_get hands out: every
+                                        collector of the session as one (session_joint.c),
+                                        with its methods */
     const struct collector_methods *joint_methods;
     void (*paused)(void *);          /* the launch's collector_events.paused, for the
                                         layers' pauses too */
-    int runtime_bps[BREAKPOINTS_MAX + LOGPOINTS_MAX]; /* ids set in the layers */
+    /* The breakpoints in a runtime's code (session_joint.c): set in each layer of
+     * that runtime, and given to each adopted later; the specs are the session's. */
+    struct collector_breakpoint runtime_bps[BREAKPOINTS_MAX + LOGPOINTS_MAX];
     int n_runtime_bps;
     struct session *next;
 };
@@ -141,6 +144,15 @@ void session_layers_join(struct session *s);
 extern const struct collector_methods session_joint;
 struct collector_target *session_joint_new(struct session *s);
 void session_joint_free(struct collector_target *j);
+/* A launch's breakpoints: those in a runtime's code kept in s (pending until a
+ * process runs it), the others copied into native (n at most, not owned): returns
+ * how many, or -1 with e. */
+int session_joint_launch_bps(struct session *s, const struct collector_breakpoint *bps, int n,
+                             struct collector_breakpoint *native, struct strobe_error *e);
+/* s's breakpoints in collector m's runtime, for a process it adopts: into out (max;
+ * the strings stay s's), called with s->layers_lock held; returns how many. */
+int session_joint_bps_of(struct session *s, const struct collector_methods *m,
+                         struct collector_breakpoint *out, int max);
 
 /* Frees s, its pipes and rings included (session_end.c). */
 void session_free(struct session *s);

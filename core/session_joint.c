@@ -6,19 +6,22 @@
  * session without knowing there are several.
  *
  * - A breakpoint on a runtime's source file (its source_suffix) or on a dotted
- *   function name is the runtime's: it is set in each of the session's processes
- *   that run it, all or none (collector_breakpoint_owner); the others are the
- *   process collector's. Clearing follows the id; lists are merged by id (the hits
- *   of one breakpoint in several processes add up).
+ *   function name is the runtime's (collector_breakpoint_owner): the session keeps
+ *   its spec, sets it in each of the session's processes that run the runtime, all
+ *   or none, and hands it to each process adopted later, before that runtime runs
+ *   the program's code. Until one runs it is pending (said in its info), as gdb's
+ *   breakpoints in a library not loaded yet: so a launch's staged breakpoints and
+ *   those set just after a launch reach a Python program from its first line. The
+ *   others are the process collector's. Clearing follows the id; lists are merged
+ *   by id (the hits of one breakpoint in several processes add up).
  * - Pauses are merged; a resume, a step or a read of a paused thread goes to the
  *   collector that paused it; continuing every thread continues in each.
  * - Stacks are the process collector's with the runtime's frames joined
- *   (session_layers_stacks); the rest (watches, conditions over memory, the
- *   launch's breakpoints) is the process collector's.
- *
- * A process adopted after a breakpoint was set does not get it (its agent starts
- * with the patterns only): docs/PYTHON.md says so.
+ *   (session_layers_stacks); the rest (watches, conditions over memory) is the
+ *   process collector's. A launch's breakpoints are listed as the process collector
+ *   bound them, then the runtimes' (session_joint_launch_bps split them).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,15 +56,67 @@ static int layers(struct session *s, struct session_layer *out)
     return n;
 }
 
+/* Whether id is one of s's runtime breakpoints; with forget, it is no longer. */
 static bool runtime_id(struct session *s, int id, bool forget)
 {
     pthread_mutex_lock(&s->layers_lock);
     bool have = false;
     for (int i = 0; i < s->n_runtime_bps && !have; i++)
-        if ((have = s->runtime_bps[i] == id) && forget)
+        if ((have = s->runtime_bps[i].id == id) && forget) {
+            collector_breakpoint_release(&s->runtime_bps[i]);
             s->runtime_bps[i] = s->runtime_bps[--s->n_runtime_bps];
+        }
     pthread_mutex_unlock(&s->layers_lock);
     return have;
+}
+
+/* Keeps a copy of bp among s's runtime breakpoints; 0 or -1 with e. Called with
+ * s->layers_lock held. */
+static int keep_locked(struct session *s, const struct collector_breakpoint *bp,
+                       struct strobe_error *e)
+{
+    if (s->n_runtime_bps == BREAKPOINTS_MAX + LOGPOINTS_MAX)
+        return err_set(e, ERR_LIMIT_EXCEEDED, "At most %d breakpoints and logpoints may be "
+                       "set in a session's runtime code: remove some first.",
+                       BREAKPOINTS_MAX + LOGPOINTS_MAX);
+    if (collector_breakpoint_copy(&s->runtime_bps[s->n_runtime_bps], bp) != 0)
+        return err_set(e, ERR_INTERNAL, "out of memory keeping breakpoint %d", bp->id);
+    s->n_runtime_bps++;
+    return 0;
+}
+
+/* The info of a runtime breakpoint no process runs yet. */
+static void pending_info(struct collector_bp_info *out, const struct collector_breakpoint *bp,
+                         const struct collector_methods *owner)
+{
+    collector_bp_info_init(out, bp);
+    out->pending = true;
+    snprintf(out->note, sizeof out->note, "pending: no %s process of this session runs now; "
+             "it is set in each one as it starts, before its code runs", owner->language);
+}
+
+int session_joint_launch_bps(struct session *s, const struct collector_breakpoint *bps, int n,
+                             struct collector_breakpoint *native, struct strobe_error *e)
+{
+    int k = 0, rc = 0;
+    pthread_mutex_lock(&s->layers_lock);
+    for (int i = 0; i < n && rc == 0; i++)
+        if (collector_breakpoint_owner(&bps[i]))
+            rc = keep_locked(s, &bps[i], e);
+        else
+            native[k++] = bps[i];
+    pthread_mutex_unlock(&s->layers_lock);
+    return rc == 0 ? k : -1;
+}
+
+int session_joint_bps_of(struct session *s, const struct collector_methods *m,
+                         struct collector_breakpoint *out, int max)
+{
+    int k = 0;
+    for (int i = 0; i < s->n_runtime_bps && k < max; i++)
+        if (collector_breakpoint_owner(&s->runtime_bps[i]) == m)
+            out[k++] = s->runtime_bps[i];
+    return k;
 }
 
 static int joint_breakpoint_set(struct collector_target *j,
@@ -72,8 +127,15 @@ static int joint_breakpoint_set(struct collector_target *j,
     const struct collector_methods *owner = collector_breakpoint_owner(bp);
     if (!owner)
         return collector_breakpoint_set(s->collector, s->target, bp, out, e);
+    /* kept before the layers are read: a process adopted meanwhile starts with it */
     struct session_layer l[SESSION_LAYERS_MAX];
-    int n = layers(s, l), done = 0, set[SESSION_LAYERS_MAX];
+    pthread_mutex_lock(&s->layers_lock);
+    int rc = keep_locked(s, bp, e);
+    int n = s->n_layers, done = 0, set[SESSION_LAYERS_MAX];
+    memcpy(l, s->layers, (size_t)n * sizeof *l);
+    pthread_mutex_unlock(&s->layers_lock);
+    if (rc != 0)
+        return -1;
     for (int i = 0; i < n; i++) {
         if (l[i].collector != owner || collector_finished(l[i].collector, l[i].target))
             continue;
@@ -81,6 +143,7 @@ static int joint_breakpoint_set(struct collector_target *j,
         if (collector_breakpoint_set(l[i].collector, l[i].target, bp, &info, e) != 0) {
             for (int k = 0; k < done; k++)
                 collector_breakpoint_clear(l[set[k]].collector, l[set[k]].target, bp->id, NULL);
+            runtime_id(s, bp->id, true);
             return -1;
         }
         if (!done)
@@ -88,13 +151,7 @@ static int joint_breakpoint_set(struct collector_target *j,
         set[done++] = i;
     }
     if (!done)
-        return err_set(e, ERR_VALIDATION, "No process of this session runs %s now: a "
-                       "breakpoint in its code is set while one runs (debug_session status "
-                       "lists the program's processes).", owner->language);
-    pthread_mutex_lock(&s->layers_lock);
-    if (s->n_runtime_bps < (BREAKPOINTS_MAX + LOGPOINTS_MAX))
-        s->runtime_bps[s->n_runtime_bps++] = bp->id;
-    pthread_mutex_unlock(&s->layers_lock);
+        pending_info(out, bp, owner);
     return 0;
 }
 
@@ -126,13 +183,10 @@ static void merge_bp(struct collector_bp_info *out, int *n, int max,
         out[(*n)++] = *b;
 }
 
-static int joint_breakpoint_list(struct collector_target *j, struct collector_bp_info *out,
-                                 int max)
+/* Appends to out[0..*n) (max) the runtime breakpoints: as the layers list them,
+ * merged by id, then those no layer has (pending). */
+static void runtime_infos(struct session *s, struct collector_bp_info *out, int *n, int max)
 {
-    struct session *s = j->s;
-    int n = collector_breakpoint_list(s->collector, s->target, out, max, NULL);
-    if (n < 0)
-        n = 0;
     struct session_layer l[SESSION_LAYERS_MAX];
     int nl = layers(s, l);
     struct collector_bp_info *more = malloc((BREAKPOINTS_MAX + LOGPOINTS_MAX) * sizeof *more);
@@ -140,9 +194,29 @@ static int joint_breakpoint_list(struct collector_target *j, struct collector_bp
         int k = collector_breakpoint_list(l[i].collector, l[i].target, more, (BREAKPOINTS_MAX + LOGPOINTS_MAX),
                                           NULL);
         for (int b = 0; b < k; b++)
-            merge_bp(out, &n, max, &more[b]);
+            merge_bp(out, n, max, &more[b]);
     }
     free(more);
+    pthread_mutex_lock(&s->layers_lock);
+    for (int i = 0; i < s->n_runtime_bps && *n < max; i++) {
+        bool listed = false;
+        for (int k = 0; k < *n && !listed; k++)
+            listed = out[k].id == s->runtime_bps[i].id;
+        if (!listed)
+            pending_info(&out[(*n)++], &s->runtime_bps[i],
+                         collector_breakpoint_owner(&s->runtime_bps[i]));
+    }
+    pthread_mutex_unlock(&s->layers_lock);
+}
+
+static int joint_breakpoint_list(struct collector_target *j, struct collector_bp_info *out,
+                                 int max)
+{
+    struct session *s = j->s;
+    int n = collector_breakpoint_list(s->collector, s->target, out, max, NULL);
+    if (n < 0)
+        n = 0;
+    runtime_infos(s, out, &n, max);
     return n;
 }
 
@@ -224,13 +298,28 @@ static int joint_resume(struct collector_target *j, pid_t tid, enum collector_re
     return -1;
 }
 
+/* The process collector's threads in one call (it resumes them together: one that
+ * hits an allStop breakpoint again at once finds the others still paused), the
+ * runtimes' each by its collector. */
 static int joint_resume_many(struct collector_target *j, const pid_t *tids, int n,
                              struct strobe_error *e)
 {
-    int rc = 0;
-    for (int i = 0; i < n; i++)
-        if (joint_resume(j, tids[i], RESUME_CONTINUE, e) != 0)
+    struct session *s = j->s;
+    struct session_layer l[SESSION_LAYERS_MAX];
+    int nl = layers(s, l), n_native = 0, rc = 0;
+    pid_t *native = malloc((size_t)(n > 0 ? n : 1) * sizeof *native);
+    if (!native)
+        return err_set(e, ERR_INTERNAL, "out of memory resuming threads");
+    for (int i = 0; i < n; i++) {
+        const struct session_layer *p = pauser(l, nl, tids[i]);
+        if (!p)
+            native[n_native++] = tids[i];
+        else if (collector_resume(p->collector, p->target, tids[i], RESUME_CONTINUE, e) != 0)
             rc = -1;
+    }
+    if (n_native && collector_resume_many(s->collector, s->target, native, n_native, e) != 0)
+        rc = -1;
+    free(native);
     return rc;
 }
 
@@ -244,7 +333,12 @@ static int joint_evaluate(struct collector_target *j, pid_t pid, const char *con
 static int joint_breakpoints_staged(struct collector_target *j, struct collector_bp_info *out,
                                     int max)
 {
-    return collector_breakpoints_staged(j->s->collector, j->s->target, out, max, NULL);
+    struct session *s = j->s;
+    int n = collector_breakpoints_staged(s->collector, s->target, out, max, NULL);
+    if (n < 0)
+        n = 0;
+    runtime_infos(s, out, &n, max);
+    return n;
 }
 
 static int joint_memory(struct collector_target *j, const struct collector_mem_request *req,

@@ -326,6 +326,8 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     s->project_root = strdup(req->project_root);
     s->ring = ring_create(OUTPUT_RING_BYTES);
     s->collector_ring = ring_create(COLLECTOR_RING_BYTES);
+    s->joint = session_joint_new(s);
+    s->joint_methods = &session_joint;
     s->output_cap = res->settings.output_max_bytes;
     s->order_output = res->settings.output_order_at_traps != 0;
     s->tuning = (struct collector_tuning){res->settings.hot_calls_per_second,
@@ -334,7 +336,7 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
                                           res->settings.sample_after,
                                           res->settings.overhead_budget_percent,
                                           res->settings.trace_mode == TRACE_MODE_FAST};
-    if (!s->binary_path || !s->project_root || !s->ring || !s->collector_ring) {
+    if (!s->binary_path || !s->project_root || !s->ring || !s->collector_ring || !s->joint) {
         session_free(s);
         return err_set(e, ERR_INTERNAL, "out of resources creating a session");
     }
@@ -400,8 +402,14 @@ int session_launch(const struct launch_request *req, struct launch_result *res,
     int n_bps = req->n_breakpoints;
     struct debug_staged *staged_bps =
         req->explicit_tracing ? NULL : debug_staged_take(&bps, &n_bps);
-    rc = start_target(s, req, path, cwd, list, watches, n_watches, bps, n_bps, e);
+    /* the runtimes' breakpoints wait in the session for a process that runs them */
+    struct collector_breakpoint *native = calloc((size_t)n_bps + 1, sizeof *native);
+    int n_native = native ? session_joint_launch_bps(s, bps, n_bps, native, e)
+                          : err_set(e, ERR_INTERNAL, "out of memory launching %s", path);
+    rc = n_native < 0 ? -1 : start_target(s, req, path, cwd, list, watches, n_watches, native,
+                                          n_native, e);
     res->staged_breakpoints = n_bps;
+    free(native);
     debug_staged_free(staged_bps);
     trace_watches_staged_free(staged);
     if (rc != 0) {

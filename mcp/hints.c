@@ -55,7 +55,9 @@ static const struct hint {
      "gives, or rebuild with -O0 -g so it keeps its storage."},
     {ERR_BAD_EXPRESSION, "debug_memory",
      "Write it as C: a.b for a member, p->b through a pointer, a[3] for an element, *p "
-     "for what p points to; the message names the members there are."},
+     "for what p points to; the message names the members there are. In Python code: "
+     "names, obj.attr, d[\"k\"], xs[3] and operators, without calls (a call could change "
+     "the program)."},
     {ERR_MEMORY_UNREADABLE, "debug_memory",
      "Read the pointer itself (without -> or *) to see where it points, or use an address "
      "inside a mapped region."},

@@ -124,6 +124,8 @@ cJSON *tool_breakpoint_json(const struct collector_bp_info *b, bool staged)
     if (b->n_locations > BP_SHOWN_LOCATIONS)
         cJSON_AddNumberToObject(o, "omittedLocations",
                                 (double)(b->n_locations - BP_SHOWN_LOCATIONS));
+    if (b->pending)
+        cJSON_AddTrueToObject(o, "pending");
     if (b->note[0])
         cJSON_AddStringToObject(o, "note", b->note);
     cJSON_AddNumberToObject(o, "hits", (double)b->hits);

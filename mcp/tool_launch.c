@@ -116,10 +116,11 @@ static int env_entries(const cJSON *env, char ***out, int *n, struct strobe_erro
     return 0;
 }
 
-/* How each staged breakpoint bound: breakpoints [...], and breakpointErrors [...] for
- * those that bound nowhere (dropped from the session, and so from the staged set:
- * debug.h, one breakpoint; the sentence says so). Returns how many that bound can
- * stop the program (logpoints never do). */
+/* How each staged breakpoint bound: breakpoints [...] (a runtime's pending there
+ * while no process runs it yet), and breakpointErrors [...] for those that bound
+ * nowhere (dropped from the session, and so from the staged set: debug.h, one
+ * breakpoint; the sentence says so). Returns how many that bound can stop the
+ * program (logpoints never do). */
 static int add_staged_breakpoints(cJSON *out, const char *id, bool own)
 {
     int stoppers = 0;
@@ -135,7 +136,7 @@ static int add_staged_breakpoints(cJSON *out, const char *id, bool own)
     cJSON *ok = cJSON_AddArrayToObject(out, "breakpoints");
     cJSON *bad = NULL;
     for (int i = 0; i < n && i < DEBUG_LIST_MAX; i++) {
-        if (infos[i].n_locations) {
+        if (infos[i].n_locations || infos[i].pending) {
             cJSON_AddItemToArray(ok, tool_breakpoint_json(&infos[i], false));
             stoppers += !infos[i].logpoint;
             continue;

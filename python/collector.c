@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/patterns.h"
 #include "python/python_internal.h"
@@ -32,6 +33,14 @@ static const struct collector_adopt_rule python_rule = {
     .entry = "Py_RunMain",
     .call = "PyRun_SimpleString",
 };
+
+/* The start file, if the agent did not take it (it removes it as it reads it). */
+static void forget_start_bps(struct collector_target *t)
+{
+    if (t->bps_path[0])
+        unlink(t->bps_path);
+    t->bps_path[0] = '\0';
+}
 
 static int python_adopt(const struct collector_adopt *req, struct collector_target **out,
                         char *buf, size_t cap, struct strobe_error *e)
@@ -56,9 +65,20 @@ static int python_adopt(const struct collector_adopt *req, struct collector_targ
     const char *list[PATTERNS_MAX];
     for (int i = 0; i < t->n_patterns; i++)
         list[i] = t->patterns[i];
-    if (python_loader(buf, cap, dir, pylink_socket(t->link), pylink_token(t->link),
-                      req->project_root, list, t->n_patterns, t->depth,
-                      t->tuning.sample_after, t->tuning.hot_calls_per_second) != 0) {
+    if (python_start_bps(pylink_socket(t->link), req->breakpoints, req->n_breakpoints,
+                         t->bps_path, sizeof t->bps_path, e) != 0) {
+        pylink_free(t->link);
+        free(t);
+        return -1;
+    }
+    struct python_start st = {
+        .agent_dir = dir, .sock = pylink_socket(t->link), .token = pylink_token(t->link),
+        .project_root = req->project_root, .patterns = list, .n_patterns = t->n_patterns,
+        .depth = t->depth, .sample_after = t->tuning.sample_after,
+        .hot_calls_per_second = t->tuning.hot_calls_per_second, .bps_file = t->bps_path,
+    };
+    if (python_loader(buf, cap, &st) != 0) {
+        forget_start_bps(t);
         pylink_free(t->link);
         free(t);
         return err_set(e, ERR_INTERNAL, "the Python loader does not fit (too many patterns)");
@@ -243,6 +263,8 @@ static void take_thread(struct collector_target *t, const cJSON *j, struct colle
         cf->function = dup_str(f, "function");
         cf->file = dup_str(f, "file");
         cf->line = num(f, "line");
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(f, "arguments");
+        cf->arguments = args ? cJSON_PrintUnformatted(args) : NULL;
     }
     th->omitted_frames = (size_t)n > th->n_frames ? (size_t)n - th->n_frames : 0;
     th->agent = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "agent"));
@@ -269,6 +291,7 @@ static int python_stacks(struct collector_target *t, const struct collector_stac
         return 0;
     cJSON *msg = cJSON_CreateObject();
     cJSON_AddBoolToObject(msg, "locals", req->locals);
+    cJSON_AddBoolToObject(msg, "arguments", req->arguments);
     cJSON *reply = pylink_command(t->link, "stacks", msg, COMMAND_MS, e);
     if (!reply)
         return -1;
@@ -300,6 +323,7 @@ static bool python_finished(struct collector_target *t)
 
 static void python_join(struct collector_target *t)
 {
+    forget_start_bps(t);
     pylink_free(t->link);
     pthread_mutex_destroy(&t->lock);
     free(t);

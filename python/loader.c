@@ -4,7 +4,7 @@
  * PyRun_SimpleString runs it in __main__'s namespace, so everything happens inside
  * exec(..., {}): no name is left in the program's globals. It loads the agent
  * package from its directory with importlib (sys.path is not touched), and starts
- * it with the session's patterns, which are armed before it returns. Whatever goes
+ * it with the session's patterns and breakpoints, which are set before it returns. Whatever goes
  * wrong (an interpreter too old for the agent, a load that fails) is said on the
  * socket, with the token, rather than printed on the program's stderr. The body
  * keeps to syntax that Python 2.7 parses, so even that interpreter gets to say it
@@ -33,16 +33,13 @@ static void quote(struct strbuf *sb, const char *s)
     sb_append(sb, "'", 1);
 }
 
-int python_loader(char *buf, size_t cap, const char *agent_dir, const char *sock,
-                  const char *token, const char *project_root,
-                  const char *const *patterns, int n_patterns, int depth,
-                  int64_t sample_after, int64_t hot_calls_per_second)
+int python_loader(char *buf, size_t cap, const struct python_start *st)
 {
     struct strbuf body = {0}, out = {0};
     sb_puts(&body, "import sys\nS = ");
-    quote(&body, sock);
+    quote(&body, st->sock);
     sb_puts(&body, "\nT = ");
-    quote(&body, token);
+    quote(&body, st->token);
     sb_puts(&body, "\ndef tell(why):\n"
                    "    import json, socket\n"
                    "    c = socket.socket(socket.AF_UNIX)\n"
@@ -58,7 +55,7 @@ int python_loader(char *buf, size_t cap, const char *agent_dir, const char *sock
                    "    try:\n"
                    "        import importlib.util as u\n"
                    "        d = ");
-    quote(&body, agent_dir);
+    quote(&body, st->agent_dir);
     sb_puts(&body, " + '/_strobe_agent'\n"
                    "        s = u.spec_from_file_location('_strobe_agent', d + '/__init__.py', "
                    "submodule_search_locations=[d])\n"
@@ -66,15 +63,17 @@ int python_loader(char *buf, size_t cap, const char *agent_dir, const char *sock
                    "        sys.modules['_strobe_agent'] = m\n"
                    "        s.loader.exec_module(m)\n"
                    "        m.start(S, T, ");
-    quote(&body, project_root ? project_root : "");
+    quote(&body, st->project_root ? st->project_root : "");
     sb_puts(&body, ", [");
-    for (int i = 0; i < n_patterns; i++) {
+    for (int i = 0; i < st->n_patterns; i++) {
         if (i)
             sb_puts(&body, ", ");
-        quote(&body, patterns[i]);
+        quote(&body, st->patterns[i]);
     }
-    sb_printf(&body, "], %d, %lld, %lld)\n", depth > 0 ? depth : 3, (long long)sample_after,
-              (long long)hot_calls_per_second);
+    sb_printf(&body, "], %d, %lld, %lld, ", st->depth > 0 ? st->depth : 3,
+              (long long)st->sample_after, (long long)st->hot_calls_per_second);
+    quote(&body, st->bps_file ? st->bps_file : "");
+    sb_puts(&body, ")\n");
     sb_puts(&body, "    except Exception as e:\n"
                    "        tell('the agent did not start: %s: %s' % (type(e).__name__, e))\n");
     sb_puts(&out, "exec(");

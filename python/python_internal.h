@@ -11,6 +11,7 @@
 #ifndef STROBE_PYTHON_INTERNAL_H
 #define STROBE_PYTHON_INTERNAL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +38,7 @@ struct collector_target {
     char patterns[PATTERNS_MAX][PATTERN_MAX_LEN];
     int n_patterns, depth;
     struct pattern_result results[PATTERNS_MAX]; /* the agent's last answer, by pattern */
+    char bps_path[PATH_MAX];       /* python_start_bps's file, removed at the end */
 };
 
 /* ---- stops.c: core/collector.h's breakpoint, pause and memory slots ---- */
@@ -53,6 +55,12 @@ int python_evaluate(struct collector_target *t, pid_t pid, const char *condition
                     char *values, size_t cap, struct strobe_error *e);
 int python_memory(struct collector_target *t, const struct collector_mem_request *req,
                   struct collector_mem_result *out, struct strobe_error *e);
+/* The breakpoints a process starts with, written for its agent to read (and remove)
+ * at its start: a JSON file beside its socket sock (in the daemon's 0700 directory,
+ * 0600, created here, never one that was there). path gets its name, "" when n is
+ * 0. 0, or -1 with e. */
+int python_start_bps(const char *sock, const struct collector_breakpoint *bps, int n,
+                     char *path, size_t cap, struct strobe_error *e);
 
 /* ---- agent.c ---- */
 
@@ -62,15 +70,23 @@ int python_agent_install(const char *state_dir, char *dir, size_t cap, struct st
 
 /* ---- loader.c ---- */
 
-/* The string the target runs first: loads the agent from agent_dir without touching
- * sys.path and starts it on sock with token, project_root and the patterns (armed
- * before it returns); an interpreter too old, or a load that fails, says so on the
- * socket instead of the program's stderr. The sampling knobs are trace.sampleAfter
- * and trace.hotCallsPerSecond. -1 when it does not fit cap. */
-int python_loader(char *buf, size_t cap, const char *agent_dir, const char *sock,
-                  const char *token, const char *project_root,
-                  const char *const *patterns, int n_patterns, int depth,
-                  int64_t sample_after, int64_t hot_calls_per_second);
+/* What an agent starts with. */
+struct python_start {
+    const char *agent_dir;       /* where the package is (python_agent_install) */
+    const char *sock, *token;    /* its channel (link.c) */
+    const char *project_root;
+    const char *const *patterns; /* armed before the program's code runs */
+    int n_patterns, depth;
+    int64_t sample_after;        /* trace.sampleAfter */
+    int64_t hot_calls_per_second; /* trace.hotCallsPerSecond */
+    const char *bps_file;        /* breakpoints to set first (python_start_bps), or "" */
+};
+
+/* The string the target runs first: loads the agent from st->agent_dir without
+ * touching sys.path and starts it with st (patterns and breakpoints set before it
+ * returns); an interpreter too old, or a load that fails, says so on the socket
+ * instead of the program's stderr. -1 when it does not fit cap. */
+int python_loader(char *buf, size_t cap, const struct python_start *st);
 
 /* ---- link.c ---- */
 

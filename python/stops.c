@@ -6,9 +6,12 @@
  * their frames. The paused set is the agent's, kept by the link as the agent reports
  * it (link.c), so listing pauses costs no round trip.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "python/python_internal.h"
 
@@ -57,11 +60,15 @@ static void take_info(const cJSON *b, struct collector_bp_info *out)
     }
 }
 
-int python_breakpoint_set(struct collector_target *t, const struct collector_breakpoint *bp,
-                          struct collector_bp_info *out, struct strobe_error *e)
+/* bp as the agent's spec (breaks.Debugger.set), added to parent under name (NULL:
+ * to an array). */
+static void add_spec(cJSON *parent, const char *name, const struct collector_breakpoint *bp)
 {
-    cJSON *msg = cJSON_CreateObject();
-    cJSON *spec = cJSON_AddObjectToObject(msg, "spec");
+    cJSON *spec = cJSON_CreateObject();
+    if (name)
+        cJSON_AddItemToObject(parent, name, spec);
+    else
+        cJSON_AddItemToArray(parent, spec);
     cJSON_AddNumberToObject(spec, "id", bp->id);
     if (bp->file) {
         cJSON_AddStringToObject(spec, "file", bp->file);
@@ -77,6 +84,52 @@ int python_breakpoint_set(struct collector_target *t, const struct collector_bre
     cJSON_AddBoolToObject(spec, "oneShot", bp->one_shot);
     cJSON_AddBoolToObject(spec, "allStop", bp->all_stop);
     cJSON_AddNumberToObject(spec, "hitLimit", (double)bp->hit_limit);
+}
+
+int python_start_bps(const char *sock, const struct collector_breakpoint *bps, int n,
+                     char *path, size_t cap, struct strobe_error *e)
+{
+    path[0] = '\0';
+    if (n <= 0)
+        return 0;
+    size_t len = strlen(sock);
+    if (len < 5 || strcmp(sock + len - 5, ".sock") != 0 ||
+        snprintf(path, cap, "%.*s.bps.json", (int)(len - 5), sock) >= (int)cap) {
+        path[0] = '\0';
+        return err_set(e, ERR_INTERNAL, "no name for the breakpoints of %s", sock);
+    }
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; list && i < n; i++)
+        add_spec(list, NULL, &bps[i]);
+    char *text = list ? cJSON_PrintUnformatted(list) : NULL;
+    cJSON_Delete(list);
+    int fd = text ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    size_t left = text ? strlen(text) : 0;
+    bool ok = fd >= 0;
+    for (const char *p = text; ok && left > 0;) {
+        ssize_t k = write(fd, p, left);
+        ok = k > 0;
+        p += ok ? k : 0;
+        left -= ok ? (size_t)k : 0;
+    }
+    int errnum = errno;
+    if (fd >= 0 && close(fd) != 0)
+        ok = false;
+    free(text);
+    if (ok)
+        return 0;
+    if (fd >= 0)
+        unlink(path);
+    path[0] = '\0';
+    return err_set(e, ERR_INTERNAL, "cannot write the breakpoints a Python process starts with: "
+                   "%s", strerror(errnum));
+}
+
+int python_breakpoint_set(struct collector_target *t, const struct collector_breakpoint *bp,
+                          struct collector_bp_info *out, struct strobe_error *e)
+{
+    cJSON *msg = cJSON_CreateObject();
+    add_spec(msg, "spec", bp);
     cJSON *reply = pylink_command(t->link, "break", msg, COMMAND_MS, e);
     if (!reply)
         return -1;

@@ -32,7 +32,7 @@ def interpreters():
     return [p for p in found if os.access(p, os.X_OK)]
 
 
-def loader(sock, token, root, patterns):
+def loader(sock, token, root, patterns, bps_file=""):
     """What the daemon injects: load the package from its directory without touching
     sys.path, then start it."""
     body = ("import importlib.util as u, sys\n"
@@ -42,21 +42,28 @@ def loader(sock, token, root, patterns):
             "m = u.module_from_spec(s)\n"
             "sys.modules['_strobe_agent'] = m\n"
             "s.loader.exec_module(m)\n"
-            "m.start(%r, %r, %r, %r)\n") % (AGENT, sock, token, root, list(patterns))
+            "m.start(%r, %r, %r, %r, bps_file=%r)\n") % (AGENT, sock, token, root,
+                                                        list(patterns), bps_file)
     return "exec(%r, {})" % body
 
 
 class Daemon:
     """The daemon's side of one agent: a socket, the lines, the commands."""
 
-    def __init__(self, tmp_path, python, patterns, args=(), root=FIXTURES, script=PRICING):
+    def __init__(self, tmp_path, python, patterns, args=(), root=FIXTURES, script=PRICING,
+                 bps=None):
         self.path = str(tmp_path / "agent.sock")
+        self.bps_file = ""
+        if bps is not None:  # as python_start_bps writes them
+            self.bps_file = str(tmp_path / "agent.bps.json")
+            with open(self.bps_file, "w") as f:
+                json.dump(bps, f)
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(self.path)
         os.chmod(self.path, 0o600)
         self.server.listen(1)
         self.server.settimeout(TIMEOUT)
-        prog = (loader(self.path, "tok123", root, patterns) +
+        prog = (loader(self.path, "tok123", root, patterns, self.bps_file) +
                 "\nimport runpy, sys\nsys.argv = %r\nrunpy.run_path(%r, run_name='__main__')\n"
                 % ([script] + list(args), script))
         self.proc = subprocess.Popen([python, "-c", prog], stdin=subprocess.PIPE,
@@ -369,6 +376,15 @@ def test_a_breakpoint_pauses_reads_the_frame_and_steps(tmp_path, python):
         me = th[p["tid"]]
         assert me["paused"] and me["frames"][0]["function"] == "shop.pricing.discount", me
         assert {v["name"] for v in me["locals"]} == {"price", "rate"}, me
+        # with arguments: each frame of the project's code has its parameters, and the
+        # innermost's locals are its other names
+        th = {t["tid"]: t for t in d.command("stacks", locals=True, arguments=True)["threads"]}
+        me = th[p["tid"]]
+        assert [(a["name"], a["value"]) for a in me["frames"][0]["arguments"]] == \
+            [("price", 30), ("rate", 0.1)], me
+        assert me["locals"] == [], me
+        total = next(f for f in me["frames"] if f["function"] == "shop.pricing.Cart.total")
+        assert [a["name"] for a in total["arguments"]] == ["self", "rate"], total
         # out: back in the generator expression of Cart.total, with the value returned
         d.command("resume", tid=p["tid"], how="out")
         p = d.next_pause()
@@ -381,6 +397,33 @@ def test_a_breakpoint_pauses_reads_the_frame_and_steps(tmp_path, python):
     finally:
         d.close()
     assert "total 63.0" in out, out  # 9 + 27 (the written price) + 27
+
+
+def test_breakpoints_given_at_the_start_hold_from_the_first_line(tmp_path, python):
+    """The daemon's file of breakpoints for a process: read and removed at the start,
+    set before the program's first line; one for a file the program does not have is
+    listed with why, and can be removed."""
+    bps = [{"id": 3, "file": "shop/pricing.py", "line": DISCOUNT_BODY,
+            "condition": "price == 20 and rate == 0.25"},
+           {"id": 4, "file": "nosuch.py", "line": 1, "message": "x"}]
+    d = Daemon(tmp_path, python, [], bps=bps)
+    try:
+        p = d.next_pause()  # the program did not wait: only the start could set it
+        assert p["breakpointId"] == 3 and p["function"] == "shop.pricing.discount", p
+        assert not os.path.exists(d.bps_file)
+        listed = {b["id"]: b for b in d.command("breakpoints")["breakpoints"]}
+        assert listed[3]["hits"] == 1 and listed[3]["nLocations"] == 1, listed
+        assert listed[4]["nLocations"] == 0 and listed[4]["logpoint"], listed
+        assert listed[4]["note"].startswith(
+            "not set in this Python process (pid %d): FILE_NOT_FOUND: nosuch.py is not a file"
+            % d.proc.pid), listed
+        d.command("unbreak", bp=4)
+        assert [b["id"] for b in d.command("breakpoints")["breakpoints"]] == [3]
+        d.command("resume", tid=p["tid"], how="continue")
+        out = d.finish()
+    finally:
+        d.close()
+    assert out.splitlines()[:3] == ["total 54.0", "total 45.0", "total 30.0"], out
 
 
 def test_step_over_and_into_follow_pdb(tmp_path, python):

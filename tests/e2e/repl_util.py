@@ -21,10 +21,10 @@ class Repl:
     """`strobectl repl ARGS` on a pseudo-terminal; cmd() sends a line and waits for
     the next prompt, returning what was printed in between."""
 
-    def __init__(self, world, *args, binary=STROBECTL, argv0=("repl",)):
+    def __init__(self, world, *args, binary=STROBECTL, argv0=("repl",), cwd=None):
         self.world = world
         self.p = pexpect.spawn(binary, list(argv0) + list(args), env=world.env,
-                               cwd=world.project, encoding="utf-8", timeout=T_SHORT,
+                               cwd=cwd or world.project, encoding="utf-8", timeout=T_SHORT,
                                dimensions=(50, 200))
         self.p.expect(PROMPT)
 

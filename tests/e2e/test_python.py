@@ -243,7 +243,8 @@ def test_a_python_breakpoint_pauses_steps_reads_and_writes_the_frame(mcp):
     assert a["state"] == "paused" and a["reason"] == "breakpoint", a
     assert a["function"] == "worker.tick" and a["line"] == tick and a["threadId"] == pid, a
     assert [f["function"] for f in a["frames"][:2]] == ["worker.tick", "worker.main"], a
-    i = vars_of(a, "locals")["i"]
+    assert vars_of(a, "locals") == {}, a  # tick's only name is its parameter
+    i = vars_of(a, "arguments")["i"]
     assert i % 50 == 3, a
     res = mem_read(mcp, sid, "i", "i % 7", "nope")
     assert [(x["target"], x.get("value")) for x in res[:2]] == [("i", i), ("i % 7", i % 7)]
@@ -282,3 +283,110 @@ def test_python_logpoints_and_breakpoint_errors(mcp):
     e = bp_add_error(mcp, sid, {"file": "worker.py", "line": 999})
     assert e.code == "LINE_NOT_FOUND", e
     mcp.stop(sid)
+
+
+@pytest.mark.valgrind_sample
+def test_staged_python_breakpoints_hold_from_the_first_line(mcp):
+    """A breakpoint staged before the launch stops a short program at its first
+    hit: it waits in the session (pending) until the Python process runs, which
+    sets it before the program's first line."""
+    hit = line_in("shop/pricing.py", "return round(price")
+    [bp] = bp_add(mcp, None, {"file": "shop/pricing.py", "line": hit,
+                              "condition": "rate == 0.25 and price == 20"})["breakpoints"]
+    try:
+        r = launch(mcp, "shop/pricing.py")
+        sid = r["sessionId"]
+        assert [b["id"] for b in r["breakpoints"]] == [bp["id"]], r
+        a = until_bp(mcp, sid, bp["id"])
+        assert a["reason"] == "breakpoint" and a["function"] == "shop.pricing.discount", a
+        assert a["line"] == hit and vars_of(a, "arguments") == {"price": 20, "rate": 0.25}, a
+        [b] = bp_list(mcp, sid)
+        assert b["hits"] == 1 and not b.get("pending") and b["locations"] == 1, b
+        cont(mcp, sid, timeoutMs=100)
+        st = mcp.wait_ended(sid)
+        assert st["exitCode"] == 0, st
+        out = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
+        assert out[:3] == ["total 54.0", "total 45.0", "total 30.0"], out
+    finally:
+        mcp.call_tool("debug_breakpoint", {"remove": "*"})
+
+
+def test_staged_python_breakpoints_reach_a_child_interpreter(mcp):
+    """python3 -m pkg.main runs child.py in a second interpreter: the staged
+    breakpoint is set in each Python process as it starts and stops the child."""
+    hit = line_in("child.py", 'return "hello "')
+    [bp] = bp_add(mcp, None, {"file": "child.py", "line": hit,
+                              "condition": "name == 'b'"})["breakpoints"]
+    try:
+        r = mcp.launch(PY, project=ROOT, cwd=ROOT, args=["-m", "pkg.main"])
+        sid = r["sessionId"]
+        a = until_bp(mcp, sid, bp["id"])
+        assert a["function"] == "child.greet" and vars_of(a, "arguments") == {"name": "b"}, a
+        assert a["threadId"] != r["pid"], a
+        cont(mcp, sid, timeoutMs=100)
+        st = mcp.wait_ended(sid)
+        assert st["exitCode"] == 0, st
+        out = [e["text"] for e in mcp.all_events(sid, eventType="stdout")]
+        assert out == ["sum 12", "child said hello a hello b"], out
+    finally:
+        mcp.call_tool("debug_breakpoint", {"remove": "*"})
+
+
+def test_a_python_breakpoint_set_before_python_runs_is_pending(mcp, tmp_path):
+    """A shell that execs Python once told to: a breakpoint in the Python code set
+    while only the shell runs is pending (said), then set as the interpreter starts
+    and hit; one in a file the program does not have is listed with why."""
+    go = tmp_path / "go"
+    script = "while [ ! -e '%s' ]; do sleep 0.05; done; exec %s shop/pricing.py" % (go, PY)
+    r = mcp.launch("/bin/sh", project=ROOT, cwd=ROOT, args=["-c", script])
+    sid = r["sessionId"]
+    hit = line_in("shop/pricing.py", "return round(price")
+    [bp, nowhere] = bp_add(mcp, sid, {"file": "shop/pricing.py", "line": hit},
+                           {"file": "/nonexistent/x.py", "line": 3})["breakpoints"]
+    for b in (bp, nowhere):
+        assert b["pending"] is True and b["locations"] == 0, b
+        assert "no Python (CPython 3.9 or newer) process of this session runs now" in b["note"]
+    go.write_text("")
+    a = until_bp(mcp, sid, bp["id"])
+    assert a["function"] == "shop.pricing.discount", a
+    assert vars_of(a, "arguments") == {"price": 10, "rate": 0.1}, a
+    listed = {b["id"]: b for b in bp_list(mcp, sid)}
+    assert listed[bp["id"]]["hits"] == 1 and not listed[bp["id"]].get("pending"), listed
+    n = listed[nowhere["id"]]
+    assert not n.get("pending") and n["locations"] == 0, n
+    assert n["note"].startswith("not set in this Python process (pid %d): FILE_NOT_FOUND"
+                                % a["threadId"]), n
+    bp_remove(mcp, sid, [bp["id"], nowhere["id"]])
+    assert bp_list(mcp, sid) == []
+    cont(mcp, sid, timeoutMs=100)
+    st = mcp.wait_ended(sid)
+    assert st["exitCode"] == 0, st
+
+
+def test_the_repl_debugs_python_as_gdb_does(world):
+    """strobectl repl on a Python program: break FILE:LINE if COND, run, bt, print an
+    expression, info args and locals, next, finish with the value returned."""
+    from repl_util import Repl
+    hit = line_in("shop/pricing.py", "return round(price")
+    r = Repl(world, PY, "shop/pricing.py", cwd=ROOT)
+    out = r.cmd("break shop/pricing.py:%d if rate == 0.25" % hit)
+    assert "Breakpoint 1: file shop/pricing.py, line %d." % hit in out, out
+    out = r.cmd("run")
+    assert "total 54.0" in out, out
+    assert "Breakpoint 1, shop.pricing.discount (price=10, rate=0.25) at pricing.py:%d\n%d\t" \
+        "    return round(price * (1 - rate), 2)" % (hit, hit) in out, out
+    out = r.cmd("bt")
+    assert "\n#0  shop.pricing.discount (price=10, rate=0.25) at pricing.py:%d\n" \
+        "#1  shop.pricing.Cart.total.<genexpr> () at pricing.py:" % hit in out, out
+    assert "$1 = 7.5" in r.cmd("print price * (1 - rate)")
+    out = r.cmd("print round(price)")  # a call could change the program
+    assert "BAD_EXPRESSION" in out and "In Python code" in out, out
+    assert "No locals." in r.cmd("info locals")
+    assert r.cmd("info args").split()[-6:] == ["price", "=", "10", "rate", "=", "0.25"]
+    out = r.cmd("finish")
+    assert "Run till exit from #0  shop.pricing.discount (price=10, rate=0.25)" in out, out
+    assert "Value returned is $2 = 7.5" in out, out
+    out = r.cmd("delete 1")
+    out = r.cmd("continue")
+    assert "total 45.0" in out and "exited normally" in out, out
+    assert r.quit() == 0

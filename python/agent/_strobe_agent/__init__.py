@@ -129,10 +129,11 @@ class _Agent:
         return out
 
     def stacks(self, msg):
-        """{"locals": bool}: every thread's Python stack now (stacks.py)."""
+        """{"locals": bool, "arguments": bool}: every thread's Python stack now
+        (stacks.py)."""
         return _stacks.snapshot(self.rec.root, self.rec.depth, bool(msg.get("locals")),
                                 self.chan.idents, self.dbg.skip_dir,
-                                self.dbg.paused_frames())
+                                self.dbg.paused_frames(), bool(msg.get("arguments")))
 
     def counts(self, msg):
         return {"counts": self.rec.counts()}
@@ -180,10 +181,13 @@ class _Agent:
         self.chan.close()
 
 
-def start(path, token, root, patterns=(), depth=3, sample_after=1000, hot_per_second=10000):
-    """Connects to the daemon and arms the given patterns before returning, so a
-    launch's staged patterns hold from the program's first line. depth is the
-    previews' (debug_trace serializationDepth); sample_after and hot_per_second are
+def start(path, token, root, patterns=(), depth=3, sample_after=1000, hot_per_second=10000,
+          bps_file=""):
+    """Connects to the daemon and arms the given patterns and the breakpoints of
+    bps_file (a JSON list of "break" specs the daemon wrote for this process; read
+    and removed here) before returning, so a launch's staged patterns and
+    breakpoints hold from the program's first line. depth is the previews'
+    (debug_trace serializationDepth); sample_after and hot_per_second are
     trace.sampleAfter and trace.hotCallsPerSecond."""
     global _agent
     if sys.version_info[:2] < SUPPORTED:
@@ -194,5 +198,17 @@ def start(path, token, root, patterns=(), depth=3, sample_after=1000, hot_per_se
                      "sampleAfter": sample_after, "hotCallsPerSecond": hot_per_second})
     _agent.chan.start()
     _agent.dbg.idents = _agent.chan.idents
+    if bps_file:
+        _agent.dbg.set_first(_read_once(bps_file))
     atexit.register(_agent.at_exit)
     return _agent
+
+
+def _read_once(path):
+    """The JSON list in path, which is removed: it was written for this start."""
+    import json
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    finally:
+        os.unlink(path)

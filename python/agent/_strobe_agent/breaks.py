@@ -161,6 +161,8 @@ class Debugger:
         self.send = send              # send(msg): the events before go first
         self.skip_dir = skip_dir      # the agent's own code: never stopped in
         self.bps = {}                 # id -> Breakpoint
+        self.refused = {}             # id -> info of one given at the start that
+                                      # did not bind here (set_first)
         self.by_line = {}             # (realpath, line) -> [Breakpoint]
         self.by_function = []         # function breakpoints
         self.interest = {}            # code -> True (gets line events) / False
@@ -269,6 +271,29 @@ class Debugger:
         self._arm()
         return bp.info()
 
+    def set_first(self, specs):
+        """The breakpoints this process starts with (set before the program's
+        first line). One that does not bind here (a file this program does not
+        have) is listed with no location and a note saying why, as the daemon
+        lists a native breakpoint that bound nowhere."""
+        for spec in specs:
+            try:
+                self.set(spec)
+            except (Refused, KeyError, TypeError, ValueError) as e:
+                bid = int(spec.get("id") or 0)
+                why = "%s: %s" % (e.code, e) if isinstance(e, Refused) else describe_error(e)
+                with self.lock:
+                    self.refused[bid] = {
+                        "id": bid, "file": spec.get("file") or "",
+                        "lineAsked": int(spec.get("line") or 0),
+                        "function": spec.get("function") or "",
+                        "condition": spec.get("condition") or "",
+                        "logpoint": spec.get("message") is not None,
+                        "message": spec.get("message") or "",
+                        "note": "not set in this Python process (pid %d): %s" % (os.getpid(),
+                                                                                 why),
+                        "locations": [], "nLocations": 0}
+
     def _source_functions(self):
         out = []
         for path in names.project_files(self.root) if self.root else []:
@@ -283,14 +308,16 @@ class Debugger:
 
     def clear(self, bid):
         with self.lock:
-            if self.bps.pop(int(bid), None) is None:
+            if self.bps.pop(int(bid), None) is None and \
+                    self.refused.pop(int(bid), None) is None:
                 raise Refused("BREAKPOINT_NOT_FOUND", "no breakpoint %s in this process" % bid)
             self._index()
         self._arm()
 
     def infos(self):
         with self.lock:
-            return [b.info() for b in sorted(self.bps.values(), key=lambda b: b.id)]
+            out = [b.info() for b in self.bps.values()] + list(self.refused.values())
+        return sorted(out, key=lambda b: b["id"])
 
     def _index(self):
         self.by_line = {}

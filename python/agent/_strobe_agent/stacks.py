@@ -126,10 +126,28 @@ def _chain(frame, skip_dir):
     return out
 
 
-def snapshot(root, depth, want_locals, skip_idents, skip_dir="", paused=None):
+def parameters(code):
+    """The names of code's parameters, in order (*args and **kwargs included)."""
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # CO_VARARGS, CO_VARKEYWORDS
+    return code.co_varnames[:n]
+
+
+def _values(frame, wanted, depth):
+    """[{name, type, value}] of frame's locals in wanted (a predicate on names)."""
+    out = []
+    for k, v in list(frame.f_locals.items()):
+        if wanted(k) and len(out) < 32:
+            out.append({"name": k, "type": type(v).__name__, "value": preview.preview(v, depth)})
+    return out
+
+
+def snapshot(root, depth, want_locals, skip_idents, skip_dir="", paused=None, want_args=False):
     """The answer to "stacks": {"threads": [...]}. paused: {native id: frame} of the
     threads stopped at a breakpoint or step; their stacks start at that frame (not
-    in the agent's wait) and say "paused": true."""
+    in the agent's wait) and say "paused": true. want_args: each frame of the
+    project's code has its "arguments" (its parameters' values); the innermost's
+    "locals" are then its other names."""
     paused = paused or {}
     frames_of = sys._current_frames()
     threads = {t.ident: t for t in threading.enumerate()}
@@ -151,18 +169,23 @@ def snapshot(root, depth, want_locals, skip_idents, skip_dir="", paused=None):
         for i, f in enumerate(chain):
             code = f.f_code
             mod = names.module_name(code.co_filename, root, f.f_globals.get("__name__", "?"))
-            frames.append({"function": mod + "." + names.qualname(code),
-                           "file": code.co_filename, "line": f.f_lineno})
-            if own < 0 and names.is_user_file(code.co_filename, root):
-                own = i
+            fr = {"function": mod + "." + names.qualname(code), "file": code.co_filename,
+                  "line": f.f_lineno}
+            frames.append(fr)
+            if names.is_user_file(code.co_filename, root):
+                if own < 0:
+                    own = i
+                if want_args:
+                    params = set(parameters(code))  # not a generator's hidden ".0"
+                    fr["arguments"] = _values(f, lambda k: k in params and k[:1] != ".",
+                                              depth)
         entry = {"tid": tid, "name": t.name if t else "?", "frames": frames,
                  "ownFrame": own, "wait": None if tid in paused else _wait(chain)}
         if tid in paused:
             entry["paused"] = True
         if want_locals and own >= 0:
-            entry["locals"] = [{"name": k, "type": type(v).__name__,
-                                "value": preview.preview(v, depth)}
-                               for k, v in list(chain[own].f_locals.items())[:32]]
+            params = set(parameters(chain[own].f_code)) if want_args else set()
+            entry["locals"] = _values(chain[own], lambda k: k not in params, depth)
         out.append(entry)
     for e in out:
         w = e["wait"]
