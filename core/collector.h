@@ -301,6 +301,9 @@ struct collector_thread {
     pid_t wait_owner;            /* the mutex owner / joined thread; 0: unknown */
     bool agent;                  /* a thread of the debugger's own agent inside the
                                     program (a runtime's): left out of the answer */
+    uint64_t thread_pointer;     /* its TLS pointer (x86-64's fs base): glibc's
+                                    pthread_t, how a runtime's own dump names the
+                                    thread (testrun/pydump.h); 0: unknown */
 };
 
 struct collector_stacks {

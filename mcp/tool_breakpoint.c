@@ -70,6 +70,25 @@ int tool_breakpoint_parse(const cJSON *o, const char *list, int i,
     return 0;
 }
 
+int tool_breakpoints_given(const cJSON *args, struct collector_breakpoint *out, int *n,
+                           struct strobe_error *e)
+{
+    *n = 0;
+    const cJSON *bps = cJSON_GetObjectItemCaseSensitive(args, "breakpoints");
+    if (bps && (!cJSON_IsArray(bps) || cJSON_GetArraySize(bps) > DEBUG_ADD_MAX))
+        return err_set(e, ERR_VALIDATION, "'breakpoints' must be an array of up to %d "
+                       "breakpoint specs, as debug_breakpoint's add: [{file: \"calc.c\", "
+                       "line: 42}] or [{function: \"parse_*\", message: \"n={n}\"}].",
+                       DEBUG_ADD_MAX);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, bps) {
+        if (tool_breakpoint_parse(it, "breakpoints", *n, &out[*n], e) != 0)
+            return -1;
+        ++*n;
+    }
+    return *n ? debug_breakpoints_for_launch(out, *n, e) : 0;
+}
+
 static void add_hex(cJSON *o, const char *name, uint64_t v)
 {
     char buf[32];

@@ -35,19 +35,7 @@ static int own_tracing_parse(const cJSON *args, struct own_tracing *o, struct st
     for (int i = 0; i < o->n_patterns; i++)
         if (pattern_check(o->patterns[i], e) != 0)
             return -1;
-    const cJSON *bps = cJSON_GetObjectItemCaseSensitive(args, "breakpoints");
-    if (bps && (!cJSON_IsArray(bps) || cJSON_GetArraySize(bps) > DEBUG_ADD_MAX))
-        return err_set(e, ERR_VALIDATION, "'breakpoints' must be an array of up to %d "
-                       "breakpoint specs, as debug_breakpoint's add: [{file: \"calc.c\", "
-                       "line: 42}] or [{function: \"parse_*\", message: \"n={n}\"}].",
-                       DEBUG_ADD_MAX);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, bps) {
-        if (tool_breakpoint_parse(it, "breakpoints", o->n_bps, &o->bps[o->n_bps], e) != 0)
-            return -1;
-        o->n_bps++;
-    }
-    if (o->n_bps && debug_breakpoints_for_launch(o->bps, o->n_bps, e) != 0)
+    if (tool_breakpoints_given(args, o->bps, &o->n_bps, e) != 0)
         return -1;
     if (tool_watches_parse(args, &o->watches, e) != 0)
         return -1;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/debug.h"
 #include "testrun/testrun.h"
 #include "mcp/args.h"
 #include "mcp/budget.h"
@@ -26,8 +27,8 @@
 #define TAIL_SHOWN 1500
 
 static const char *const run_fields[] = {"action", "projectRoot", "framework", "level", "test",
-                                         "command", "tracePatterns", "watches", "env",
-                                         "testRunId", "waitMs", NULL};
+                                         "command", "tracePatterns", "watches", "breakpoints",
+                                         "env", "testRunId", "waitMs", NULL};
 
 static const char *phase_name(enum test_phase p)
 {
@@ -101,6 +102,7 @@ static cJSON *run(const cJSON *args, struct strobe_error *e)
     };
     cJSON *res = NULL;
     struct tool_watches *w = calloc(1, sizeof *w);
+    struct collector_breakpoint bps[DEBUG_ADD_MAX];
     char **env = NULL;
     int n_env = 0;
     if (!w) {
@@ -109,6 +111,9 @@ static cJSON *run(const cJSON *args, struct strobe_error *e)
     }
     if (level && parse_level(level, &req.level, e) != 0)
         goto out;
+    if (tool_breakpoints_given(args, bps, &req.n_breakpoints, e) != 0)
+        goto out;
+    req.breakpoints = bps;
     req.level_given = level != NULL;
     if (tool_watches_parse(args, w, e) != 0)
         goto out;
@@ -137,7 +142,7 @@ static cJSON *run(const cJSON *args, struct strobe_error *e)
     if (st.session_id[0]) {
         cJSON_AddStringToObject(res, "sessionId", st.session_id);
         tool_add_pattern_status(res, st.session_id); /* what each pattern matched */
-    } else if (n_patterns || w->n_add)
+    } else if (n_patterns || w->n_add || req.n_breakpoints)
         cJSON_AddStringToObject(res, "sessionPending", "The tests are built first, "
                                 "untraced; status gives the sessionId once they run.");
     if (st.trace_note)

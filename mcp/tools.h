@@ -77,6 +77,11 @@ cJSON *tool_event_json(const struct timeline_event *r, bool verbose);
 struct collector_breakpoint;
 int tool_breakpoint_parse(const cJSON *o, const char *list, int i,
                           struct collector_breakpoint *b, struct strobe_error *e);
+/* args' "breakpoints" (debug_launch's, debug_test's: up to DEBUG_ADD_MAX specs, none
+ * when absent) into out, numbered for the launch that takes them; *n how many.
+ * Strings point into args. */
+int tool_breakpoints_given(const cJSON *args, struct collector_breakpoint *out, int *n,
+                           struct strobe_error *e);
 /* How often something set at set_ns (CLOCK_MONOTONIC) fired a second, n times so far
  * (0 for its first 100 ms: a rate over a few hits means nothing). tool_hot.c. */
 double tool_hot_rate(int64_t n, int64_t set_ns);

@@ -36,6 +36,8 @@
 #include "base/error.h"
 #include "base/strbuf.h"
 
+struct collector_stacks;
+
 enum test_level { TEST_LEVEL_ALL, TEST_LEVEL_UNIT, TEST_LEVEL_INTEGRATION, TEST_LEVEL_E2E };
 enum test_status { TEST_PASSED, TEST_FAILED, TEST_SKIPPED };
 enum test_phase { TEST_PHASE_STARTING, TEST_PHASE_COMPILING, TEST_PHASE_RUNNING,
@@ -185,6 +187,9 @@ struct test_adapter {
     /* Optional: that dump as a person reads it, from what the processes printed
      * after the signal (go test wraps it in JSON events); NULL: as printed. */
     void (*dump_text)(const char *printed, size_t n, struct strbuf *out);
+    /* Optional: that dump's stacks in place of the native ones, thread by thread
+     * (testrun/pydump.h for CPython's); returns how many threads it read. */
+    int (*dump_stacks)(const char *dump, const char *root, struct collector_stacks *stacks);
 };
 
 /* ---- helpers for adapters (tcmd.c, report.c) ------------------------------- */

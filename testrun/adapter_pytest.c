@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "testrun/junit.h"
+#include "testrun/pydump.h"
 #include "testrun/tsuggest.h"
 
 #define CONFIG_MAX (1u << 20)
@@ -488,6 +489,7 @@ const struct test_adapter test_adapter_pytest = {
                      "Test*); put them in tests/ with a pytest.ini at the project root.",
     .dump_signal = SIGABRT,
     .dump_env = "PYTHONFAULTHANDLER=1",
+    .dump_stacks = pydump_stacks,
     .trace_note = "Strobe traces native code: patterns match CPython's own C functions "
                   "(and C extensions), not Python functions; the results are the same.",
 };

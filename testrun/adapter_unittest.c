@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testrun/pydump.h"
+
 #define SCAN_FILES_MAX 64
 #define SCAN_BYTES_MAX (64 * 1024)
 #define RULE_LEN 70 /* unittest's "=====" and "-----" separator lines */
@@ -567,6 +569,7 @@ const struct test_adapter test_adapter_unittest = {
                      "below it) holding unittest.TestCase classes with test_* methods.",
     .dump_signal = SIGABRT,
     .dump_env = "PYTHONFAULTHANDLER=1",
+    .dump_stacks = pydump_stacks,
     .trace_note = "Strobe traces native code: patterns match CPython's own C functions "
                   "(and C extensions), not Python functions; the results are the same.",
 };

@@ -34,9 +34,10 @@
 #include "base/linesplit.h"
 #include "base/log.h"
 #include "base/paths.h"
+#include "core/daemon.h"
+#include "core/debug.h"
 #include "core/patterns.h"
 #include "core/session.h"
-#include "core/daemon.h"
 #include "testrun/details.h"
 #include "testrun/live.h"
 #include "testrun/proc.h"
@@ -77,6 +78,8 @@ struct testrun {
     int tap_w[2];                    /* traced path: the tap's write ends */
     struct stream_buf out, err;
     int64_t started_ns, ended_ns, timeout_ms;
+    int64_t paused_ns;                /* the run's thread: time spent paused at
+                                         breakpoints, which the hard timeout leaves out */
     struct test_live live;
     void *live_state;
     int64_t current_baseline_ms;
@@ -448,6 +451,11 @@ static bool check_stuck(struct testrun *r, int64_t now)
     }
     log_info("test run %s: %s", r->id, diagnosis);
     runtime_dump(r);
+    if (r->ad->dump_stacks && r->stuck.runtime_dump) { /* the runtime's frames, by thread */
+        pthread_mutex_lock(&r->lock);
+        r->ad->dump_stacks(r->stuck.runtime_dump, r->project_root, &r->stuck.stacks);
+        pthread_mutex_unlock(&r->lock);
+    }
     kill_run(r);
     return true;
 }
@@ -473,7 +481,7 @@ static void reap(struct testrun *r, bool block)
 
 static void watch(struct testrun *r)
 {
-    int64_t last_sample = 0, exited_at = 0;
+    int64_t last_sample = 0, exited_at = 0, last_look = mono_ns();
     while (r->out.fd >= 0 || r->err.fd >= 0) {
         struct pollfd p[2] = {{.fd = r->out.fd, .events = POLLIN},
                               {.fd = r->err.fd, .events = POLLIN}};
@@ -520,9 +528,16 @@ static void watch(struct testrun *r)
             kill_run(r);
             break;
         }
+        if (r->session_id[0] && debug_pauses(r->session_id, &(struct collector_pause){0}, 1)) {
+            /* paused at a breakpoint: the agent is looking, the test is not stuck */
+            r->paused_ns += now - last_look;
+            stuck_output(&r->det, now);
+        }
+        last_look = now;
         int64_t since = r->live.running_since_ns ? r->live.running_since_ns : r->started_ns;
         bool compiling = r->building || r->live.phase == TEST_PHASE_COMPILING;
-        if (!r->exited && !compiling && now - since > r->timeout_ms * NS_PER_MS) {
+        if (!r->exited && !compiling &&
+            now - since - r->paused_ns > r->timeout_ms * NS_PER_MS) {
             r->timed_out = true;
             log_info("test run %s: hard timeout of %lld ms", r->id, (long long)r->timeout_ms);
             kill_run(r);
@@ -912,6 +927,7 @@ static int start_traced(struct testrun *r, const struct testrun_request *req,
         .project_root = r->project_root, .env = env, .n_env = n_env,
         .explicit_tracing = true, .patterns = req->patterns, .n_patterns = req->n_patterns,
         .watches = req->watches, .n_watches = req->n_watches,
+        .breakpoints = req->breakpoints, .n_breakpoints = req->n_breakpoints,
         .tap = tap_data, .tap_ended = tap_ended, .tap_arg = r,
     };
     struct launch_result res;
@@ -946,9 +962,19 @@ static void keep_for_later(struct testrun *r, const struct testrun_request *req)
             on[k] = arena_strdup(a, req->watches[i].on[k]);
         w[i].on = on;
     }
+    struct collector_breakpoint *b = arena_alloc(a, (size_t)(req->n_breakpoints + 1) *
+                                                       sizeof *b);
+    for (int i = 0; i < req->n_breakpoints; i++) {
+        b[i] = req->breakpoints[i];
+        b[i].function = req->breakpoints[i].function ? arena_strdup(a, b[i].function) : NULL;
+        b[i].file = req->breakpoints[i].file ? arena_strdup(a, b[i].file) : NULL;
+        b[i].condition = req->breakpoints[i].condition ? arena_strdup(a, b[i].condition) : NULL;
+        b[i].message = req->breakpoints[i].message ? arena_strdup(a, b[i].message) : NULL;
+    }
     *l = (struct testrun_request){.patterns = patterns, .n_patterns = req->n_patterns,
                                   .env = env, .n_env = req->n_env,
-                                  .watches = w, .n_watches = req->n_watches};
+                                  .watches = w, .n_watches = req->n_watches,
+                                  .breakpoints = b, .n_breakpoints = req->n_breakpoints};
     r->launch_after_build = true;
 }
 
@@ -984,7 +1010,7 @@ int testrun_start(const struct testrun_request *req, struct testrun_started *out
     if (strobe_private_dir(g.tests_dir[0] ? g.tests_dir : NULL, r->id, r->work_dir,
                            sizeof r->work_dir, e) != 0)
         goto fail;
-    bool wants_tracing = req->n_patterns > 0 || req->n_watches > 0;
+    bool wants_tracing = req->n_patterns > 0 || req->n_watches > 0 || req->n_breakpoints > 0;
     bool traced = wants_tracing && !ad->untraceable;
     r->plan = (struct test_plan){
         .project_root = r->project_root, .command = r->command_arg,

@@ -67,6 +67,11 @@ struct testrun_request {
     int n_patterns;
     const struct trace_watch_spec *watches;
     int n_watches;
+    const struct collector_breakpoint *breakpoints; /* numbered for a launch
+                                      (debug_breakpoints_for_launch): the run goes under
+                                      the debugger, and a test paused at one is neither
+                                      stuck nor timed out while it stays paused */
+    int n_breakpoints;
     const char *const *env;        /* "KEY=VALUE" */
     int n_env;
 };

@@ -378,6 +378,7 @@ static void one_thread(pid_t tid, pid_t tgid, bool stopped, struct hooks *h, voi
         read_state(tgid, tid, th->state, sizeof th->state);
         return;
     }
+    th->thread_pointer = regs.fs_base;
     bool blocked = in_syscall(&regs);
     snprintf(th->state, sizeof th->state, blocked ? "sleeping" : "running");
     if (blocked) {

@@ -6,6 +6,7 @@ patterns recording function events."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -105,7 +106,9 @@ def test_cargo_hang_is_a_deadlock(mcp):
     # detector's second sample (not the 30 s a sleeping program gets).
     check_stuck_verdict(s, "Deadlock")
     assert s["name"] == "stack::tests::hang_deadlock", s
-    assert s["diagnosis"].startswith("Deadlock: 0% CPU"), s
+    # the CPU share is measured (a loaded machine adds a percent or two): the verdict
+    # and its two identical samples are what the detector promises
+    assert re.match(r"Deadlock: \d% CPU, identical stacks across 2 samples", s["diagnosis"]), s
     text = frames(s)
     assert "lock_a_then_b" in text and "lock_b_then_a" in text, text
 
@@ -231,7 +234,9 @@ def test_go_hang_is_a_deadlock(mcp):
     # build (not the 30 s a sleeping program gets).
     check_stuck_verdict(s, "Deadlock")
     assert s["name"] == "TestHangDeadlock", s
-    assert s["diagnosis"].startswith("Deadlock: 0% CPU"), s
+    # the CPU share is measured (a loaded machine adds a percent or two): the verdict
+    # and its two identical samples are what the detector promises
+    assert re.match(r"Deadlock: \d% CPU, identical stacks across 2 samples", s["diagnosis"]), s
     # The dump comes wrapped in test2json's events (and cut to size) in the answer;
     # the adapter gives it back as the test's own output in the details file.
     assert "SIGQUIT: quit" in s["runtimeStacks"]

@@ -108,6 +108,17 @@ def test_unittest_deadlock_is_stuck(mcp):
     dump = s["runtimeStacks"]
     assert dump.count("ledger.py\", line 31 in transfer") == 2, dump
     assert "test_ledger.py\", line 44 in test_hang_deadlock" in dump, dump
+    # the threads show those Python frames, not the interpreter's C frames: each
+    # dump thread went to its native thread (its tid, state and system call kept)
+    stacks = {t["tid"]: t["stack"] for t in s["threads"]}
+    workers = [st for st in stacks.values() if st[0] == "ledger.transfer (ledger.py:31)"]
+    assert len(workers) == 2, s["threads"]
+    [main] = [st for st in stacks.values() if st not in workers]
+    assert "test_ledger.LedgerTest.test_hang_deadlock (test_ledger.py:44)" in main[:4], main
+    assert all(t["tid"] > 0 and t["syscall"] == "futex" for t in s["threads"]), s["threads"]
+    assert not any("pthread" in f or "PyEval" in f for st in stacks.values() for f in st), stacks
+    assert set(s["suggestedTraces"]) == {"test_ledger.LedgerTest.test_hang_deadlock",
+                                         "ledger.transfer"}, s
 
 
 def test_unittest_rerun_traced(mcp):

@@ -226,6 +226,11 @@ def test_pytest_hang_is_stuck(mcp, pytest_project):
     # CPython's own stacks (PYTHONFAULTHANDLER=1, SIGABRT) name the Python functions
     dump = stuck["runtimeStacks"]
     assert "in lock_a_then_b" in dump and "in lock_b_then_a" in dump, dump
+    # and they are the threads' stacks: module.function (file:line) of the test's code
+    tops = sorted(t["stack"][0] for t in stuck["threads"])
+    assert [t.split(" (")[0] for t in tops] == ["tests.test_wordcount.lock_a_then_b",
+                                                 "tests.test_wordcount.lock_b_then_a"], tops
+    assert all(t["tid"] > 0 for t in stuck["threads"]), stuck["threads"]
 
 
 def test_pytest_rerun_traced(mcp, pytest_project):
@@ -256,3 +261,33 @@ def test_pytest_rerun_traces_python_functions(mcp, pytest_project):
     assert enters[0]["arguments"][0]["value"] == "one  two"
     (exit_,) = mcp.all_events(sid, eventType="function_exit", verbose=True)
     assert exit_["returnValue"] == ["one", "", "two"], exit_
+
+
+def test_pytest_rerun_with_a_python_breakpoint_pauses_in_the_test(mcp, pytest_project):
+    """debug_test with a breakpoint in the code under test: the run goes under the
+    debugger, the test pauses there with the Python arguments, and while it stays
+    paused (longer than the stuck detector's window) it is neither stuck nor timed
+    out; continued, it ends as a plain run does."""
+    started = mcp.call_tool("debug_test", {
+        "projectRoot": pytest_project, "test": WC + "::test_double_space",
+        "breakpoints": [{"file": "wordcount.py", "line": 7, "condition": "'  ' in text"}]})
+    sid = started["sessionId"]
+    a = mcp.call_tool("debug_continue", {"sessionId": sid, "action": "until",
+                                         "timeoutMs": 60000}, timeout=T_LONG + 60)
+    assert a["state"] == "paused" and a["function"] == "wordcount.split_words", a
+    assert a["arguments"][0]["value"] == "one  two", a
+    # the status call waits up to 12 s for the end: the paused run neither ends nor is
+    # found stuck meanwhile (the detector decides within ~8 s of silence)
+    st = mcp.call_tool("debug_test", {"action": "status", "testRunId": started["testRunId"],
+                                      "waitMs": 12000}, timeout=T_LONG)
+    assert st["status"] == "running" and "stuck" not in json.dumps(st).lower(), st
+    c = mcp.call_tool("debug_continue", {"sessionId": sid, "timeoutMs": 100})
+    # once per visit of the line: not again in the list comprehension on it
+    assert c["state"] != "paused", c
+
+    def done():
+        s = mcp.call_tool("debug_test", {"action": "status",
+                                         "testRunId": started["testRunId"]}, timeout=T_LONG)
+        return s if s["status"] == "completed" else None
+    res = wait_until(done, 4 * T_LONG, what="the test run")["result"]
+    assert res["summary"] == dict(res["summary"], passed=0, failed=1, skipped=0, stuck=0), res

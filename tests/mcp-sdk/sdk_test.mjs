@@ -459,7 +459,9 @@ try {
       return s.status === 'completed' ? s : null;
     }, 60000, 'the test run to complete');
     const stuck = st.result.stuck[0];
-    assert.ok(stuck.diagnosis.startsWith('Deadlock: 0% CPU'), stuck.diagnosis);
+    // the CPU share is measured (a loaded machine adds a percent or two): the verdict
+    // and its two identical samples are what the detector promises
+    assert.match(stuck.diagnosis, /^Deadlock: \d% CPU, identical stacks across 2 samples/);
     assert.deepEqual(stuck.threads.map((t) => t.name).sort(),
       ['deadlock_abba', 'worker-a', 'worker-b']);
     const empty = fs.mkdtempSync(path.join(base, 'empty-'));

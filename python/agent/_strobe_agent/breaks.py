@@ -56,6 +56,15 @@ class Breakpoint:
 
 
 GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR
+_COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
+
+
+def _comprehension_head(frame):
+    """A comprehension's frame on the line it starts on: the enclosing frame
+    stopped there already, and this one would stop once per element (before 3.12,
+    which inlines them). A line breakpoint stops once per visit of the line."""
+    code = frame.f_code
+    return code.co_name in _COMPREHENSIONS and frame.f_lineno == code.co_firstlineno
 
 
 class _Step:
@@ -442,7 +451,7 @@ class Debugger:
             qual = self._qualname(frame.f_code, path)
             hits.extend(b for p, b in self.by_function if p.matches(qual, path, self.root))
         at = self.by_line.get((path, frame.f_lineno))
-        if at:
+        if at and not _comprehension_head(frame):
             hits.extend(at)
         for bp in hits:
             if bp.id in self.bps and self._passes(bp, frame):
