@@ -352,10 +352,23 @@ static int joint_memory(struct collector_target *j, const struct collector_mem_r
              : collector_memory(s->collector, s->target, req, out, e);
 }
 
+/* Threads a runtime paused (a pause answer's) are its alone: their native frames are
+ * the interpreter waiting in the runtime's own code, and reading them would stop
+ * every thread of the process for nothing. */
 static int joint_stacks(struct collector_target *j, const struct collector_stacks_request *req,
                         struct collector_stacks *out, struct strobe_error *e)
 {
     struct session *s = j->s;
+    if (req->n_tids > 0) {
+        struct session_layer l[SESSION_LAYERS_MAX];
+        int n = layers(s, l);
+        const struct session_layer *p = pauser(l, n, req->tids[0]);
+        for (int i = 1; p && i < req->n_tids; i++)
+            if (pauser(l, n, req->tids[i]) != p)
+                p = NULL;
+        if (p)
+            return collector_stacks(p->collector, p->target, req, out, e);
+    }
     if (collector_stacks(s->collector, s->target, req, out, e) != 0)
         return -1;
     session_layers_stacks(s, req, out);

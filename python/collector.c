@@ -251,7 +251,9 @@ static void take_thread(struct collector_target *t, const cJSON *j, struct colle
     th->pid = t->pid;
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
     snprintf(th->name, sizeof th->name, "%s", cJSON_IsString(name) ? name->valuestring : "?");
-    snprintf(th->state, sizeof th->state, "unknown");
+    /* paused at a breakpoint or step (the agent holds it), else the native stacks tell */
+    snprintf(th->state, sizeof th->state, "%s",
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "paused")) ? "paused" : "unknown");
     th->syscall_nr = -1;
     const cJSON *frames = cJSON_GetObjectItemCaseSensitive(j, "frames"), *f;
     int n = cJSON_GetArraySize(frames);

@@ -75,6 +75,12 @@ for py in /usr/bin/python3.11 $(ls -d "$HOME"/.pyenv/versions/3.12.*/bin/python3
     "$build/bench/bench_python" "$py" "$root/bench/pycalls.py" 200000 3
     echo
 done
+echo "### Python breakpoints beside pdb (\`$build/bench/bench_pybreak /usr/bin/python3.11 bench/pybreak.py 50 20000 3\`)"
+echo
+# Hit -> pause answer through the daemon socket beside pdb on a pipe, a never-true
+# condition's cost per call, and a stacks snapshot of 16 waiting Python threads.
+STROBE_HOME="$work/home" "$build/bench/bench_pybreak" /usr/bin/python3.11 "$root/bench/pybreak.py" 50 20000 3
+echo
 echo "### Exact counting (\`$build/bench/bench_count $build/fixtures/bench_calls 10000000 5\`)"
 echo
 # A sampled function's calls through the counting jump, against the untraced call.

@@ -29,19 +29,35 @@ _LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
 _WAITERS = {("threading.py", "join"): "join", ("threading.py", "wait"): "wait",
             ("threading.py", "_wait_for_tstate_lock"): "join",
             ("queue.py", "get"): "queue", ("queue.py", "put"): "queue"}
-_source = {}
+_sites = {}
 
 
-def _tree(path):
-    t = _source.get(path, False)
-    if t is False:
+def _lock_sites(path):
+    """The statements of path's source that may take a lock, read once per file (a
+    walk of a whole module per frame made a 16-thread snapshot take a second):
+    [(line, body_first, body_last, [dotted])] for `with X, Y:` (body lines set), and
+    (line, 0, 0, [dotted]) for `X.acquire()`."""
+    found = _sites.get(path)
+    if found is None:
+        found = []
         try:
             with open(path, "rb") as f:
-                t = ast.parse(f.read(), path)
+                tree = ast.parse(f.read(), path)
         except (OSError, SyntaxError, ValueError):
-            t = None
-        _source[path] = t
-    return t
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.With, ast.AsyncWith)) and node.body:
+                names_ = [d for d in (_dotted(i.context_expr) for i in node.items) if d]
+                if names_:
+                    found.append((node.lineno, node.body[0].lineno,
+                                  node.end_lineno or node.body[0].lineno, names_))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr == "acquire":
+                d = _dotted(node.func.value)
+                if d:
+                    found.append((node.lineno, 0, 0, [d]))
+        _sites[path] = found
+    return found
 
 
 def _dotted(node):
@@ -76,22 +92,12 @@ def _lookup(frame, dotted):
 
 def _locks_at(frame, line):
     """Locks the statement at line waits on: `with X:` or `X.acquire()`."""
-    tree = _tree(frame.f_code.co_filename)
     found = []
-    if tree is None:
-        return found
-    for node in ast.walk(tree):
-        if getattr(node, "lineno", None) != line:
+    for at, _, _, dotted in _lock_sites(frame.f_code.co_filename):
+        if at != line:
             continue
-        exprs = []
-        if isinstance(node, (ast.With, ast.AsyncWith)):
-            exprs = [i.context_expr for i in node.items]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr == "acquire":
-            exprs = [node.func.value]
-        for e in exprs:
-            d = _dotted(e)
-            obj = _lookup(frame, d) if d else None
+        for d in dotted:
+            obj = _lookup(frame, d)
             if isinstance(obj, _LOCK_TYPES):
                 found.append((d, obj))
     return found
@@ -99,17 +105,12 @@ def _locks_at(frame, line):
 
 def _held(frame):
     """Locks frame is inside a `with X:` body of (by the source), as {id: name}."""
-    tree = _tree(frame.f_code.co_filename)
     held = {}
-    if tree is None:
-        return held
     line = frame.f_lineno
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.With, ast.AsyncWith)) and node.body and \
-                node.body[0].lineno <= line <= (node.end_lineno or line):
-            for item in node.items:
-                d = _dotted(item.context_expr)
-                obj = _lookup(frame, d) if d else None
+    for _, first, last, dotted in _lock_sites(frame.f_code.co_filename):
+        if first and first <= line <= last:
+            for d in dotted:
+                obj = _lookup(frame, d)
                 if isinstance(obj, _LOCK_TYPES):
                     held[id(obj)] = d
     return held
