@@ -99,6 +99,8 @@ struct tracer {
     pthread_mutex_t lock;   /* guards procs and the command slot */
     pid_t procs[MAX_PROCS];
     int n_procs;
+    bool killing;                /* tracer_kill ran: a process that appears later (a fork
+                                    under way then) is killed as it is added */
     /* One command at a time, from tracer_call(). */
     pthread_cond_t cmd_done;
     void (*cmd_fn)(struct tracer *t, void *arg);

@@ -39,6 +39,10 @@ void tracer_tracees_procs_add(struct tracer *t, pid_t pid)
     pthread_mutex_lock(&t->lock);
     if (t->n_procs < MAX_PROCS)
         t->procs[t->n_procs++] = pid;
+    /* A child forked while the kill went out was not in the list then: left alone it
+     * would keep the tracer (and the stop waiting for it) from ever ending. */
+    if (t->killing)
+        kill(pid, SIGKILL);
     pthread_mutex_unlock(&t->lock);
 }
 
@@ -69,6 +73,7 @@ bool tracer_has_process(struct tracer *t, pid_t pid)
 void tracer_kill(struct tracer *t)
 {
     pthread_mutex_lock(&t->lock);
+    t->killing = true;
     for (int i = 0; i < t->n_procs; i++)
         kill(t->procs[i], SIGKILL);
     pthread_mutex_unlock(&t->lock);
@@ -336,6 +341,11 @@ struct tthread *tracer_tracees_on_new(struct tracer *t, pid_t pid, int event)
 
 void tracer_tracees_resume_claimed(struct tracer *t, struct tthread *th)
 {
+    pthread_mutex_lock(&t->lock);
+    bool killing = t->killing;
+    pthread_mutex_unlock(&t->lock);
+    if (killing) /* orphaned by the kill (its creator died forking it): it goes too */
+        kill(th->tid, SIGKILL);
     th->state = TS_RUNNING;
     hwwatch_on_stop(t->hw, th->tid, th->tgid); /* a new tracee has no debug registers */
     tracer_tracees_cont(t, th->tid, 0);
@@ -354,6 +364,13 @@ bool tracer_tracees_first_stop(struct tracer *t, pid_t tid, int status)
         return false;
     th->state = TS_UNCLAIMED;
     th->creator = tgid != tid ? tgid : procmem_parent(tid);
+    if (tgid == tid && !tracer_has_process(t, th->creator)) {
+        /* Its creator is gone (killed while it forked: the child went to the
+         * reaper) and its fork event will never come: nobody would claim it, and
+         * the tracer would wait for it for ever. It is the program's still. */
+        tracer_tracees_procs_add(t, tid);
+        tracer_tracees_resume_claimed(t, th);
+    }
     return true;
 }
 

@@ -464,3 +464,32 @@ def test_crash_in_a_second_thread(mcp):
     assert args_of(ev["frames"][0]) == {"job": None, "retries": 7}
     assert ev["locals"] == [{"name": "attempt", "type": "int", "value": 2}]
     assert "start_thread" in [f["function"] for f in ev["frames"]]
+
+
+def _running(exe):
+    """pids of live processes (not zombies) running the executable exe."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            if os.readlink("/proc/%s/exe" % d) != exe:
+                continue
+            with open("/proc/%s/stat" % d) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            found.append(int(d))
+    return found
+
+
+def test_stop_during_a_fork_storm_ends_every_process(mcp):
+    """A stop while the program forks back to back: a child forked as the kill goes out
+    (not yet in the tracer's list, or orphaned before its creator's fork event) is
+    killed too, so the stop answers and nothing of the program is left running."""
+    exe = os.path.realpath(fixture_path("fork_storm"))
+    for _ in range(5):
+        r = mcp.launch("fork_storm", args=["512"])
+        mcp.stop(r["sessionId"])
+        wait_until(lambda: not _running(exe), what="no fork_storm process left")
