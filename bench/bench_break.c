@@ -36,24 +36,10 @@ enum { WORK_BODY = 27, FOR_LINE = 51, LOOP_CALL = 52 };
 
 /* ---- strobe ----------------------------------------------------------------------- */
 
-static cJSON *session_args(const char *sid)
-{
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "sessionId", sid);
-    return args;
-}
-
-static void stop_session(struct rpc_client *c, const char *sid)
-{
-    cJSON *args = session_args(sid);
-    cJSON_AddStringToObject(args, "action", "stop");
-    cJSON_Delete(bench_tool(c, "debug_session", args));
-}
-
 /* Adds a line breakpoint (condition may be NULL); returns its id. */
 static int add_break(struct rpc_client *c, const char *sid, int line, const char *condition)
 {
-    cJSON *args = session_args(sid);
+    cJSON *args = bench_session_args(sid);
     cJSON *spec = cJSON_CreateObject();
     cJSON_AddStringToObject(spec, "file", "bench_break.c");
     cJSON_AddNumberToObject(spec, "line", line);
@@ -72,7 +58,7 @@ static int add_break(struct rpc_client *c, const char *sid, int line, const char
 
 static void remove_break(struct rpc_client *c, const char *sid, int id)
 {
-    cJSON *args = session_args(sid);
+    cJSON *args = bench_session_args(sid);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(args, "remove"), cJSON_CreateNumber(id));
     cJSON_Delete(bench_tool(c, "debug_breakpoint", args));
 }
@@ -82,7 +68,7 @@ static void remove_break(struct rpc_client *c, const char *sid, int id)
 static double strobe_continue(struct rpc_client *c, const char *sid, const char *action,
                               const char *reason, int line_a, int line_b)
 {
-    cJSON *args = session_args(sid);
+    cJSON *args = bench_session_args(sid);
     cJSON_AddStringToObject(args, "action", action);
     double t0 = now_ms();
     cJSON *res = bench_tool(c, "debug_continue", args);
@@ -110,7 +96,7 @@ static void strobe_hits(struct rpc_client *c, const char *program, int n, double
     strobe_continue(c, sid, "until", "breakpoint", WORK_BODY, WORK_BODY); /* first hit */
     for (int i = 0; i < n; i++)
         out[i] = strobe_continue(c, sid, "until", "breakpoint", WORK_BODY, WORK_BODY);
-    stop_session(c, sid);
+    bench_stop_session(c, sid);
 }
 
 /* Samples n step-over round trips into out, from a stop at the call line. */
@@ -124,7 +110,7 @@ static void strobe_steps(struct rpc_client *c, const char *program, int n, doubl
     remove_break(c, sid, id);
     for (int i = 0; i < n; i++)
         out[i] = strobe_continue(c, sid, "step-over", "step", FOR_LINE, LOOP_CALL);
-    stop_session(c, sid);
+    bench_stop_session(c, sid);
 }
 
 /* The loop ns of a K-iteration run with a never-true condition on work's first
@@ -142,14 +128,14 @@ static double strobe_condition(struct rpc_client *c, const char *program, const 
         usleep(2000);
     double ns = atof(strstr(done, "elapsed_ns=") + 11);
     free(done);
-    cJSON *res = bench_tool(c, "debug_breakpoint", session_args(sid));
+    cJSON *res = bench_tool(c, "debug_breakpoint", bench_session_args(sid));
     *hits = (long long)cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(res,
                                                                                   "breakpoints"),
                                                               0),
                                            "hits")
                 ->valuedouble;
     cJSON_Delete(res);
-    stop_session(c, sid);
+    bench_stop_session(c, sid);
     return ns;
 }
 

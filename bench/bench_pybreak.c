@@ -35,20 +35,6 @@ static const char *python, *pybreak;
 
 /* ---- strobe ----------------------------------------------------------------------- */
 
-static cJSON *session_args(const char *sid)
-{
-    cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "sessionId", sid);
-    return args;
-}
-
-static void stop_session(struct rpc_client *c, const char *sid)
-{
-    cJSON *args = session_args(sid);
-    cJSON_AddStringToObject(args, "action", "stop");
-    cJSON_Delete(bench_tool(c, "debug_session", args));
-}
-
 /* Launches pybreak.py arg with a breakpoint on work's body (condition may be NULL)
  * given to the launch; the session id into sid. */
 static void launch(struct rpc_client *c, const char *arg, const char *condition, char *sid,
@@ -79,7 +65,7 @@ static void launch(struct rpc_client *c, const char *arg, const char *condition,
 /* One debug_continue until the next stop; checks it paused at work's body; ms. */
 static double strobe_continue(struct rpc_client *c, const char *sid)
 {
-    cJSON *args = session_args(sid);
+    cJSON *args = bench_session_args(sid);
     cJSON_AddStringToObject(args, "action", "until");
     double t0 = now_ms();
     cJSON *res = bench_tool(c, "debug_continue", args);
@@ -102,7 +88,7 @@ static void strobe_hits(struct rpc_client *c, int n, double *out)
     strobe_continue(c, sid); /* the first hit */
     for (int i = 0; i < n; i++)
         out[i] = strobe_continue(c, sid);
-    stop_session(c, sid);
+    bench_stop_session(c, sid);
 }
 
 /* The loop ns of a K-call run with a never-true condition on work's body. */
@@ -115,7 +101,7 @@ static double strobe_condition(struct rpc_client *c, const char *k)
         usleep(2000);
     double ns = atof(strstr(done, "elapsed_ns=") + 11);
     free(done);
-    stop_session(c, sid);
+    bench_stop_session(c, sid);
     return ns;
 }
 
@@ -129,7 +115,7 @@ static void strobe_stacks(struct rpc_client *c, int n, double *out)
         usleep(2000);
     free(ready);
     for (int i = 0; i < n; i++) {
-        cJSON *args = session_args(sid);
+        cJSON *args = bench_session_args(sid);
         cJSON_AddStringToObject(args, "action", "stacks");
         double t0 = now_ms();
         cJSON *res = bench_tool(c, "debug_session", args);
@@ -145,7 +131,7 @@ static void strobe_stacks(struct rpc_client *c, int n, double *out)
         free(text);
         cJSON_Delete(res);
     }
-    stop_session(c, sid);
+    bench_stop_session(c, sid);
 }
 
 /* ---- pdb ---------------------------------------------------------------------------- */

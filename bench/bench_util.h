@@ -288,6 +288,22 @@ static inline char *bench_read_child(int fd, pid_t pid)
 }
 
 /* Deletes session sid (debug_session delete). */
+/* {sessionId: sid}: the start of most tools' arguments. */
+static inline cJSON *bench_session_args(const char *sid)
+{
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "sessionId", sid);
+    return args;
+}
+
+/* debug_session stop of sid (its program killed, its data deleted). */
+static inline void bench_stop_session(struct rpc_client *c, const char *sid)
+{
+    cJSON *args = bench_session_args(sid);
+    cJSON_AddStringToObject(args, "action", "stop");
+    cJSON_Delete(bench_tool(c, "debug_session", args));
+}
+
 static inline void bench_delete_session(struct rpc_client *c, const char *sid)
 {
     cJSON *req = cJSON_CreateObject();

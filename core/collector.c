@@ -143,15 +143,20 @@ int collector_resume_many(const struct collector_methods *c, struct collector_ta
     return 0;
 }
 
+void collector_frames_free(struct collector_frame *frames, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        free(frames[k].function);
+        free(frames[k].function_raw);
+        free(frames[k].file);
+        free(frames[k].arguments);
+    }
+    free(frames);
+}
+
 void collector_thread_free(struct collector_thread *th)
 {
-    for (size_t k = 0; k < th->n_frames; k++) {
-        free(th->frames[k].function);
-        free(th->frames[k].function_raw);
-        free(th->frames[k].file);
-        free(th->frames[k].arguments);
-    }
-    free(th->frames);
+    collector_frames_free(th->frames, th->n_frames);
     free(th->locals);
     free(th->wait_variable);
     th->frames = NULL;

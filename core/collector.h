@@ -317,6 +317,8 @@ struct collector_stacks {
 void collector_stacks_free(struct collector_stacks *s);
 /* Frees the members of one thread (not th) and zeroes them. */
 void collector_thread_free(struct collector_thread *th);
+/* Frees n frames' strings and the array frames. */
+void collector_frames_free(struct collector_frame *frames, size_t n);
 /* Sets (or sets again) s->diagnosis from the waits: each cycle of threads waiting for a
  * mutex or a thread that waits, in turn, for them ("deadlock: tid A ... which waits for
  * M1"), then each thread that holds a mutex others wait for while it waits for nothing

@@ -196,13 +196,7 @@ static void give(struct collector_stacks *st, uint64_t tp, struct collector_fram
         return;
     }
     memcpy(copy, frames, n * sizeof *copy);
-    for (size_t k = 0; k < th->n_frames; k++) {
-        free(th->frames[k].function);
-        free(th->frames[k].function_raw);
-        free(th->frames[k].file);
-        free(th->frames[k].arguments);
-    }
-    free(th->frames);
+    collector_frames_free(th->frames, th->n_frames);
     th->frames = copy;
     th->n_frames = n;
     th->omitted_frames = omitted;
