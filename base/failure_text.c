@@ -278,6 +278,60 @@ static void scan_sanitizer(struct strbuf *out, const char *const *lines, size_t 
     sb_puts(out, "}");
 }
 
+/* '  File "F", line N in NAME' into its parts; false when l is not one. */
+static bool python_frame(const char *l, char *file, size_t cap, int *line, const char **name)
+{
+    if (!starts_with(l, "  File \""))
+        return false;
+    const char *f = l + strlen("  File \"");
+    const char *q = strstr(f, "\", line ");
+    const char *in = q ? strstr(q, " in ") : NULL;
+    if (!in)
+        return false;
+    copy_span(file, cap, f, (size_t)(q - f));
+    *line = atoi(q + strlen("\", line "));
+    *name = in + 4;
+    return true;
+}
+
+void failure_scan_python(struct strbuf *out, const char *const *lines, size_t n, int max)
+{
+    size_t fatal = n;
+    for (size_t i = 0; i < n && fatal == n; i++)
+        if (starts_with(lines[i], "Fatal Python error: "))
+            fatal = i;
+    if (fatal == n)
+        return;
+    size_t current = n;
+    int others = 0;
+    for (size_t i = fatal + 1; i < n; i++) {
+        if (starts_with(lines[i], "Current thread 0x") && current == n)
+            current = i;
+        else if (starts_with(lines[i], "Thread 0x"))
+            others++;
+        else if (starts_with(lines[i], "Fatal Python error: "))
+            break; /* another process's dump */
+    }
+    if (current == n)
+        return;
+    sb_puts(out, ",\"python\":{\"error\":");
+    sb_json_string(out, lines[fatal] + strlen("Fatal Python error: "));
+    sb_puts(out, ",\"frames\":[");
+    int k = 0;
+    char file[512];
+    int line;
+    const char *name;
+    for (size_t i = current + 1; i < n && k < max &&
+                                 python_frame(lines[i], file, sizeof file, &line, &name); i++) {
+        sb_puts(out, k++ ? ",{\"function\":" : "{\"function\":");
+        sb_json_string(out, name);
+        sb_puts(out, ",\"file\":");
+        sb_json_string(out, file);
+        sb_printf(out, ",\"line\":%d}", line);
+    }
+    sb_printf(out, "],\"otherThreads\":%d}", others);
+}
+
 void failure_scan_stderr(struct strbuf *out, const char *const *lines, size_t n)
 {
     scan_exception(out, lines, n);

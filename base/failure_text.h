@@ -32,6 +32,12 @@ bool failure_parse_assertion(const char *msg, struct assertion_info *out);
  * Only the last occurrence of each counts. */
 void failure_scan_stderr(struct strbuf *out, const char *const *lines, size_t n);
 
+/* Appends ,"python":{"error":"Segmentation fault","frames":[{"function","file",
+ * "line"}],"otherThreads":N} when the lines (a process's stderr from its fatal signal
+ * on) hold CPython faulthandler's dump: the frames of its "Current thread" block,
+ * innermost first, at most max. Nothing otherwise. */
+void failure_scan_python(struct strbuf *out, const char *const *lines, size_t n, int max);
+
 /* Indexes of the first and last lines of the last sanitizer report in lines, for
  * linking stderr events; false when there is none. */
 bool failure_sanitizer_span(const char *const *lines, size_t n, size_t *first, size_t *last);

@@ -14,6 +14,7 @@ static const char *const accounts[][2] = {
     {"uncaught_exception", "exception"},
     {"panic", "panic"},
     {"sanitizer", "sanitizer"},
+    {"signal", "python"}, /* a native crash in a Python process: its Python stack */
 };
 
 const char *crash_payload_account_wanted(const char *data_json)

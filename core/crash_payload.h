@@ -50,6 +50,11 @@
  *                   the runtime's account (base/failure_text.h) of the kinds
  *                   "uncaught_exception", "panic" and "sanitizer", from the last
  *                   CRASH_STDERR_LINES stderr lines up to the crash
+ *   python {error, frames: [{function, file, line}], otherThreads}
+ *                   of kind "signal": the Python stack of a native crash in a
+ *                   Python process (a C extension's), from what CPython's
+ *                   faulthandler printed after the signal (the Python agent
+ *                   enables it: docs/PYTHON.md), CRASH_STDERR_LINES lines at most
  * Summary mode also slims the event: registers, each frame's pc, and the module of
  * a frame with a function name are verbose-only, as other events' raw fields are.
  */
@@ -63,6 +68,7 @@
 
 #define CRASH_LAST_EVENTS 10
 #define CRASH_STDERR_LINES 200
+#define PYTHON_FRAMES_MAX 32     /* frames of a crash's python account */
 #define CRASH_BRIEF_TEXT 120
 
 /* The member a runtime's account fills for the crash whose data object is

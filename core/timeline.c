@@ -452,8 +452,8 @@ static int join_before(struct timeline_reader *rd, int64_t key,
 }
 
 /* The runtime's account: failure_text.h reads the stderr lines before the crash
- * and writes what it finds as JSON members; the one this crash's kind wants is
- * kept. */
+ * (after it, for Python's stack) and writes what it finds as JSON members; the one
+ * this crash's kind wants is kept. */
 static int join_account(struct timeline_reader *rd, int64_t key,
                         const struct timeline_event *crash, struct timeline_crash_context *c,
                         struct strobe_error *e)
@@ -462,7 +462,12 @@ static int join_account(struct timeline_reader *rd, int64_t key,
     if (!c->account_name)
         return 0;
     struct timeline_page lines;
-    if (events_up_to(rd, key, crash, EV_STDERR, CRASH_STDERR_LINES, &lines, e) != 0)
+    /* Python's faulthandler prints after the signal the crash was recorded at */
+    bool after = strcmp(c->account_name, "python") == 0;
+    struct event_query q = {.event_type = EV_STDERR, .from = {.set = true, .ns = crash->ts_ns},
+                            .limit = CRASH_STDERR_LINES};
+    if (after ? run_query(rd, key, &q, 0, &lines, e) != 0
+              : events_up_to(rd, key, crash, EV_STDERR, CRASH_STDERR_LINES, &lines, e) != 0)
         return -1;
     const char **text = calloc((size_t)lines.n + 1, sizeof *text);
     if (!text) {
@@ -473,7 +478,10 @@ static int join_account(struct timeline_reader *rd, int64_t key,
         text[i] = lines.events[i].text ? lines.events[i].text : "";
     struct strbuf sb = {0};
     sb_puts(&sb, "{\"_\":0");
-    failure_scan_stderr(&sb, text, (size_t)lines.n);
+    if (after)
+        failure_scan_python(&sb, text, (size_t)lines.n, PYTHON_FRAMES_MAX);
+    else
+        failure_scan_stderr(&sb, text, (size_t)lines.n);
     sb_puts(&sb, "}");
     cJSON *all = cJSON_Parse(sb.buf);
     cJSON *account = cJSON_GetObjectItemCaseSensitive(all, c->account_name);

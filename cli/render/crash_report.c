@@ -220,6 +220,19 @@ static void print_detail(FILE *out, const cJSON *e, unsigned flags)
             fprintf(out, "  %s\n", json_str(s, "summary"));
         print_ids(out, "  report in events", json_get(s, "reportEventIds"));
     }
+
+    const cJSON *py = json_get(e, "python"); /* a native crash's Python stack */
+    if (cJSON_IsObject(py)) {
+        fputs("Python stack (innermost first):\n", out);
+        const cJSON *f;
+        long long i = 0;
+        cJSON_ArrayForEach(f, json_get(py, "frames")) {
+            fprintf(out, "  #%-2lld %s at ", i++,
+                    json_str(f, "function") ? json_str(f, "function") : "?");
+            print_file_line(out, f, "file", flags);
+            fputc('\n', out);
+        }
+    }
 }
 
 /* "#0  read_field (n=null, depth=2) at crash_null.c:31" */

@@ -390,3 +390,45 @@ def test_the_repl_debugs_python_as_gdb_does(world):
     out = r.cmd("continue")
     assert "total 45.0" in out and "exited normally" in out, out
     assert r.quit() == 0
+
+
+def test_a_python_target_killed_while_paused(mcp):
+    """The program dies while a thread is paused at a breakpoint: the session says how
+    it ended, and continuing is PROCESS_EXITED with what to do next."""
+    import signal
+    from bp_util import cont_error
+    r = launch(mcp, "worker.py")
+    sid, pid = r["sessionId"], r["pid"]
+    wait_text(mcp, sid, "stdout", r"^ready$")
+    tick = line_in("worker.py", "return i % 7")
+    [bp] = bp_add(mcp, sid, {"file": "worker.py", "line": tick})["breakpoints"]
+    assert until_bp(mcp, sid, bp["id"])["state"] == "paused"
+    os.kill(pid, signal.SIGKILL)
+    st = mcp.wait_ended(sid)
+    assert st["status"] == "crashed" and st["signal"] == "SIGKILL", st
+    e = cont_error(mcp, sid)
+    assert e.code == "PROCESS_EXITED" and "debug_launch it again" in e.message, e
+
+
+@pytest.mark.valgrind_sample
+def test_a_native_crash_in_an_extension_shows_both_stacks(mcp):
+    """ctypes reads address 0: SIGSEGV in libc's strlen under _ctypes. The crash event
+    has the native frames and, from what faulthandler printed after the signal, the
+    Python stack that called it; strobectl crash prints both."""
+    r = launch(mcp, "native_crash.py")
+    sid = r["sessionId"]
+    st = mcp.wait_ended(sid)
+    assert st["status"] == "crashed" and st["signal"] == "SIGSEGV", st
+    [c] = mcp.query(sid, eventType="crash", verbose=True)["events"]
+    native = [f.get("function") for f in c["frames"]]
+    assert "string_at" in native[:3] and "_ctypes_callproc" in native, native
+    py = c["python"]
+    assert py["error"] == "Segmentation fault", py
+    assert [(f["function"], os.path.basename(f["file"]), f["line"]) for f in py["frames"]][1:] \
+        == [("read_record", "native_crash.py", 7), ("main", "native_crash.py", 12),
+            ("<module>", "native_crash.py", 15)], py
+    assert py["frames"][0]["function"] == "string_at", py  # ctypes' own Python code
+    out = mcp.world.strobectl("crash", sid).out
+    assert "Python stack (innermost first):\n  #0  string_at at __init__.py:" in out, out
+    assert "  #1  read_record at native_crash.py:7\n" in out, out
+    assert "__strlen" in out and "_ctypes_callproc" in out, out

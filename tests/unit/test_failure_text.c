@@ -122,6 +122,41 @@ static void test_sanitizer_report(void **state)
     assert_false(failure_sanitizer_span(none, 2, &first, &last));
 }
 
+/* faulthandler's dump after a fatal signal: the current thread's frames, the other
+ * threads counted; a second process's dump after it is not mixed in, and text that
+ * is not a dump gives nothing. */
+static void test_python_fatal_error_dump(void **state)
+{
+    (void)state;
+    const char *lines[] = {
+        "reading",
+        "Fatal Python error: Segmentation fault",
+        "",
+        "Thread 0x00007f0c0cbff6c0 (most recent call first):",
+        "  File \"/usr/lib/python3.11/threading.py\", line 327 in wait",
+        "",
+        "Current thread 0x00007f0c11c47040 (most recent call first):",
+        "  File \"/p/a \\ b.py\", line 7 in read_record",
+        "  File \"/p/native.py\", line 12 in main",
+        "  File \"/p/native.py\", line 15 in <module>",
+        "",
+        "Extension modules: _ctypes (total: 1)",
+        "Fatal Python error: Aborted",
+        "Current thread 0x1 (most recent call first):",
+        "  File \"/q/other.py\", line 1 in f",
+    };
+    struct strbuf sb = {0};
+    failure_scan_python(&sb, lines, sizeof lines / sizeof *lines, 2);
+    assert_string_equal(sb.buf, ",\"python\":{\"error\":\"Segmentation fault\",\"frames\":["
+                                "{\"function\":\"read_record\",\"file\":\"/p/a \\\\ b.py\","
+                                "\"line\":7},{\"function\":\"main\","
+                                "\"file\":\"/p/native.py\",\"line\":12}],\"otherThreads\":1}");
+    sb_free(&sb);
+    const char *plain[] = {"Segmentation fault", "  File \"x.py\", line 1 in f"};
+    failure_scan_python(&sb, plain, 2, 8);
+    assert_null(sb.buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -131,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_cpp_terminate),
         cmocka_unit_test(test_rust_panic_formats),
         cmocka_unit_test(test_sanitizer_report),
+        cmocka_unit_test(test_python_fatal_error_dump),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -571,8 +571,9 @@ static void test_crash_account_per_kind(void **state)
     assert_string_equal(crash_payload_account_wanted("{\"kind\":\"uncaught_exception\"}"),
                         "exception");
     assert_string_equal(crash_payload_account_wanted("{\"kind\":\"panic\"}"), "panic");
-    /* A segfault has no runtime account: an exception report next to it is another's. */
-    assert_null(crash_payload_account_wanted("{\"kind\":\"signal\"}"));
+    /* A segfault's only runtime account is a Python stack printed after it (a C
+     * extension's crash): an exception report next to it is another's. */
+    assert_string_equal(crash_payload_account_wanted("{\"kind\":\"signal\"}"), "python");
     /* The event carries its own. */
     assert_null(crash_payload_account_wanted("{\"kind\":\"panic\",\"panic\":{}}"));
     assert_null(crash_payload_account_wanted("not json"));
@@ -589,16 +590,44 @@ static void test_crash_without_account_or_context(void **state)
     struct timeline_crash_context cc;
     struct strobe_error e = {0};
     assert_int_equal(timeline_crash_context(f->rd, f->key, &p.events[0], &cc, &e), 0);
-    assert_null(cc.account_name);
+    assert_string_equal(cc.account_name, "python"); /* looked for, none printed */
     assert_null(cc.account_json);
     assert_int_equal(cc.before.n, 1);
     cJSON *ev = shaped(&p.events[0], &cc, false);
     assert_null(cJSON_GetObjectItem(ev, "exception"));
+    assert_null(cJSON_GetObjectItem(ev, "python"));
     cJSON_Delete(ev);
     /* Nothing joined at all: the event keeps what it has. */
     ev = shaped(&p.events[0], NULL, false);
     assert_null(cJSON_GetObjectItem(ev, "lastEventIds"));
     assert_non_null(cJSON_GetObjectItem(ev, "function"));
+    cJSON_Delete(ev);
+    timeline_crash_context_free(&cc);
+    timeline_page_free(&p);
+}
+
+/* A native crash in a Python process: faulthandler's dump comes after the crash
+ * event on stderr, and is joined as its "python" account. */
+static void test_crash_joins_the_python_stack_printed_after_it(void **state)
+{
+    struct fx *f = *state;
+    output(f, EV_STDERR, 1 * MS, 100, "Fatal Python error: Aborted"); /* before: not it */
+    crash(f, 2 * MS, "{\"kind\":\"signal\",\"signal\":\"SIGSEGV\"}");
+    output(f, EV_STDERR, 3 * MS, 100, "Fatal Python error: Segmentation fault");
+    output(f, EV_STDERR, 3 * MS + 1, 100, "Current thread 0x1 (most recent call first):");
+    output(f, EV_STDERR, 3 * MS + 2, 100, "  File \"/p/x.py\", line 7 in read_record");
+    store_sync(f->s);
+    struct timeline_page p = crash_row(f);
+    struct timeline_crash_context cc;
+    struct strobe_error e = {0};
+    assert_int_equal(timeline_crash_context(f->rd, f->key, &p.events[0], &cc, &e), 0);
+    cJSON *ev = shaped(&p.events[0], &cc, false);
+    cJSON *py = cJSON_GetObjectItem(ev, "python");
+    assert_non_null(py);
+    assert_string_equal(cJSON_GetObjectItem(py, "error")->valuestring, "Segmentation fault");
+    cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(py, "frames"), 0);
+    assert_string_equal(cJSON_GetObjectItem(f0, "function")->valuestring, "read_record");
+    assert_int_equal(cJSON_GetObjectItem(f0, "line")->valueint, 7);
     cJSON_Delete(ev);
     timeline_crash_context_free(&cc);
     timeline_page_free(&p);
@@ -761,6 +790,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crash_context_sanitizer, setup, teardown),
         cmocka_unit_test(test_crash_account_per_kind),
         cmocka_unit_test_setup_teardown(test_crash_without_account_or_context, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crash_joins_the_python_stack_printed_after_it, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_error_invalid_regex, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_invalid_text_regex, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_pattern_too_costly, setup, teardown),

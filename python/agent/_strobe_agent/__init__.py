@@ -14,7 +14,8 @@ start(SOCKET, TOKEN, ROOT). From then on the agent:
 
 Nothing of the program's environment changes: no sys.path entry, no
 environment variable, no sys.settrace. The agent's threads are named
-"strobe-agent-*" and are never traced.
+"strobe-agent-*" and are never traced. One addition: faulthandler is enabled (if
+the program did not) so that a native crash shows its Python stack on stderr.
 
 To add a command: write a handler taking the message and returning the reply's
 fields, register it in _Agent.__init__ with channel.on(), and document it in
@@ -198,10 +199,24 @@ def start(path, token, root, patterns=(), depth=3, sample_after=1000, hot_per_se
                      "sampleAfter": sample_after, "hotCallsPerSecond": hot_per_second})
     _agent.chan.start()
     _agent.dbg.idents = _agent.chan.idents
+    _python_stack_on_fatal_signals()
     if bps_file:
         _agent.dbg.set_first(_read_once(bps_file))
     atexit.register(_agent.at_exit)
     return _agent
+
+
+def _python_stack_on_fatal_signals():
+    """A native crash (a C extension's) gets its Python stack: faulthandler prints
+    every thread's on stderr when a fatal signal arrives, after the daemon recorded
+    the native crash, which the daemon then joins to it (core/crash_payload.h,
+    "python"). A program that enabled faulthandler itself keeps its own settings."""
+    import faulthandler
+    try:
+        if not faulthandler.is_enabled():
+            faulthandler.enable(all_threads=True)
+    except (AttributeError, RuntimeError, ValueError, OSError):
+        pass  # no usable stderr (sys.stderr None or closed): no Python stack then
 
 
 def _read_once(path):
