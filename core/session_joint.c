@@ -323,11 +323,32 @@ static int joint_resume_many(struct collector_target *j, const pid_t *tids, int 
     return rc;
 }
 
+/* A memory condition (debug_continue until) over the process collector's globals,
+ * else over a runtime's (Python's `progress >= 150 and done`, over __main__'s
+ * globals): the first collector that can evaluate it answers. When none can, the
+ * runtime's reason is given for a condition that is not C, the process collector's
+ * otherwise. */
 static int joint_evaluate(struct collector_target *j, pid_t pid, const char *condition,
                           bool *result, char *values, size_t cap, struct strobe_error *e)
 {
-    return collector_evaluate(j->s->collector, j->s->target, pid, condition, result, values,
-                              cap, e);
+    struct session *s = j->s;
+    struct strobe_error native = {0};
+    if (collector_evaluate(s->collector, s->target, pid, condition, result, values, cap,
+                           &native) == 0)
+        return 0;
+    struct session_layer l[SESSION_LAYERS_MAX];
+    int n = layers(s, l);
+    struct strobe_error runtime = {0};
+    for (int i = 0; i < n; i++) {
+        if (collector_finished(l[i].collector, l[i].target))
+            continue;
+        if (collector_evaluate(l[i].collector, l[i].target, 0, condition, result, values, cap,
+                               &runtime) == 0)
+            return 0;
+    }
+    if (e)
+        *e = runtime.code != ERR_NONE && native.code == ERR_BAD_EXPRESSION ? runtime : native;
+    return -1;
 }
 
 static int joint_breakpoints_staged(struct collector_target *j, struct collector_bp_info *out,

@@ -295,13 +295,8 @@ int python_evaluate(struct collector_target *t, pid_t pid, const char *condition
         *result = number ? strtod(v, NULL) != 0
                          : strcmp(v, "false") && strcmp(v, "null") && strcmp(v, "\"\"") &&
                                strcmp(v, "[]") && strcmp(v, "{}");
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddRawToObject(o, condition, v);
-        char *text = cJSON_PrintUnformatted(o);
-        cJSON_Delete(o);
-        if (values && cap)
-            snprintf(values, cap, "%s", text ? text : "{}");
-        free(text);
+        if (values && cap) /* "path=value", as the native collector says it */
+            snprintf(values, cap, "%s=%s", condition, v);
     }
     collector_mem_results_free(&r, 1);
     return rc;

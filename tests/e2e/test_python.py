@@ -432,3 +432,21 @@ def test_a_native_crash_in_an_extension_shows_both_stacks(mcp):
     assert "Python stack (innermost first):\n  #0  string_at at __init__.py:" in out, out
     assert "  #1  read_record at native_crash.py:7\n" in out, out
     assert "__strlen" in out and "_ctypes_callproc" in out, out
+
+
+def test_until_a_python_predicate(mcp):
+    """debug_continue until {memory: "..."} over a Python program's globals: the
+    condition is Python (not C), evaluated in __main__ while the program runs; one
+    that neither C nor Python can read says Python's reason."""
+    from bp_util import cont_error
+    r = launch(mcp, "worker.py")
+    sid = r["sessionId"]
+    wait_text(mcp, sid, "stdout", r"^ready$")
+    a = cont(mcp, sid, "until", condition={"memory": "progress >= 30 and progress % 2 == 0"},
+             timeoutMs=60000)
+    assert a["conditionMet"] is True and a["state"] == "running", a
+    assert a["values"] == "progress >= 30 and progress % 2 == 0=true", a
+    e = cont_error(mcp, sid, "until", condition={"memory": "no_such_name > 3 and True"})
+    assert e.code in ("VARIABLE_NOT_FOUND", "BAD_EXPRESSION"), e
+    assert "NameError" in e.message and "no_such_name" in e.message, e
+    mcp.stop(sid)
