@@ -386,7 +386,10 @@ def test_the_repl_debugs_python_as_gdb_does(world):
     out = r.cmd("finish")
     assert "Run till exit from #0  shop.pricing.discount (price=10, rate=0.25)" in out, out
     assert "Value returned is $2 = 7.5" in out, out
-    out = r.cmd("delete 1")
+    total = line_in("shop/pricing.py", "return sum(discount(p, rate)")
+    r.cmd("delete 1")
+    out = r.cmd("next")  # over the next discount() call, to the same line's next element
+    assert "\n%d\t        return sum(discount(p, rate) for p in self.items)" % total in out, out
     out = r.cmd("continue")
     assert "total 45.0" in out and "exited normally" in out, out
     assert r.quit() == 0
