@@ -102,8 +102,12 @@ const struct collector_methods *collector_for(const char *path, struct collector
 {
     for (int i = 0; i < n_registered; i++) {
         *out = (struct collector_probe){0};
-        if (registered[i]->probe && registered[i]->probe(path, out))
+        if (registered[i]->probe && registered[i]->probe(path, out)) {
+            for (int k = 0; k < n_registered; k++)
+                if (registered[k]->notice)
+                    registered[k]->notice(path, out);
             return registered[i];
+        }
     }
     return NULL;
 }

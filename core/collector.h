@@ -737,6 +737,10 @@ struct collector_methods {
      * file is theirs, its condition and messages in their language (they check
      * them); so is one on a function named with dots. */
     const char *source_suffix;
+    /* Optional: a warning for a launch of path, a program of this collector's
+     * language that it cannot take (the Python collector's: PyPy is not CPython),
+     * added to out's (collector_for). */
+    void (*notice)(const char *path, struct collector_probe *out);
     /* Takes process req->pid, which is about to call adopt_rule->call with the
      * string written into buf (cap bytes): a target of this collector for it, which
      * the session then asks beside the process collector's (set_patterns, describe,
@@ -858,7 +862,8 @@ const struct collector_methods *collector_breakpoint_owner(const struct collecto
 /* Calls every registered collector's init / shutdown (see the members). */
 void collectors_init(const char *cache_dir);
 void collectors_shutdown(void);
-/* The first registered collector whose probe() accepts path, NULL if none. */
+/* The first registered collector whose probe() accepts path, NULL if none; out has
+ * its warnings, then every collector's notice(). */
 const struct collector_methods *collector_for(const char *path, struct collector_probe *out);
 /* stacks_of of the first registered collector that has the slot; NOT_IMPLEMENTED
  * when none has. */

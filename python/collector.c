@@ -331,6 +331,20 @@ static void python_join(struct collector_target *t)
     free(t);
 }
 
+/* PyPy runs Python too, but not through CPython's API the agent needs: said at the
+ * launch, so that a Python pattern matching nothing is not a mystery. */
+static void python_notice(const char *path, struct collector_probe *out)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (strncmp(base, "pypy", 4) != 0 ||
+        out->n_warnings == (int)(sizeof out->warnings / sizeof out->warnings[0]))
+        return;
+    snprintf(out->warnings[out->n_warnings++], sizeof out->warnings[0],
+             "%.200s is PyPy, not CPython: Strobe debugs Python code in CPython 3.9 or newer "
+             "(its functions, breakpoints, stacks); under PyPy the output is captured and the "
+             "native code traced only. Run it with python3 to debug its Python code.", path);
+}
+
 const struct collector_methods python_collector = {
     .name = "python",
     .language = "Python (CPython 3.9 or newer)",
@@ -344,6 +358,7 @@ const struct collector_methods python_collector = {
     .counts = python_counts,
     .stacks = python_stacks,
     .source_suffix = ".py",
+    .notice = python_notice,
     .breakpoint_set = python_breakpoint_set,
     .breakpoint_clear = python_breakpoint_clear,
     .breakpoint_list = python_breakpoint_list,

@@ -5,7 +5,7 @@
 #
 #   scripts/deps.sh build   compiler and libraries (make, make demo)
 #   scripts/deps.sh check   + cmocka, pytest (and pytest-xdist), node/npm, valgrind,
-#                           clang runtime
+#                           clang runtime, pypy3
 #   scripts/deps.sh bench   + ltrace, gdb and uftrace, the baselines of the tracing
 #                           benchmarks, and python3.11-dbg, the real workload of
 #                           bench/bench_workload.c (CPython with its symbols)
@@ -17,8 +17,9 @@ build="build-essential pkg-config libelf-dev libdw-dev libunwind-dev libsqlite3-
 # The test frameworks debug_test's end-to-end tests drive (jest, vitest and mocha
 # come from npm: tests/fixtures/testproj/js/package-lock.json).
 frameworks="libgtest-dev catch2 cmake golang-go python3-pytest"
+# pypy3: a Python that is not CPython, which the Python collector must name as such.
 check="$build libcmocka-dev python3 python3-pexpect python3-pytest-xdist valgrind g++ man-db
-       groff-base $frameworks"
+       groff-base pypy3 $frameworks"
 bench="$check ltrace gdb uftrace python3.11-dbg"
 fuzz="$build clang libclang-rt-14-dev"
 

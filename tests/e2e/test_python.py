@@ -453,3 +453,18 @@ def test_until_a_python_predicate(mcp):
     assert e.code in ("VARIABLE_NOT_FOUND", "BAD_EXPRESSION"), e
     assert "NameError" in e.message and "no_such_name" in e.message, e
     mcp.stop(sid)
+
+
+def test_pypy_is_said_not_to_be_cpython(mcp):
+    """PyPy runs Python without CPython's API: the launch says so (and what still
+    works), a Python pattern staged for it matches nothing, and the program runs."""
+    mcp.call_tool("debug_trace", {"add": ["shop.pricing.discount"]})
+    try:
+        r = launch(mcp, "shop/pricing.py", command="/usr/bin/pypy3")
+    finally:
+        mcp.call_tool("debug_trace", {"remove": ["shop.pricing.discount"]})
+    said = [w for w in r.get("warnings", []) if "is PyPy, not CPython" in w]
+    assert said and "Run it with python3" in said[0], r
+    st = mcp.wait_ended(r["sessionId"])
+    assert st["exitCode"] == 0, st
+    assert mcp.query(r["sessionId"], eventType="function_enter")["totalCount"] == 0
