@@ -109,6 +109,12 @@ int session_trace_describe(const char *id, struct trace_result *res, struct stro
  * target was let go (no overhead, mode "stored"). -1 when there are none. */
 int session_counts(const char *id, struct collector_counts *out, struct strobe_error *e);
 
+/* The runtimes of live session id's processes, one sentence each into out (max):
+ * "Python 3.11.2 process 4242 (setprofile): 2 function(s) of the source traced."
+ * Returns how many (0 for a session without one, or not live). */
+#define SESSION_RUNTIME_TEXT 320
+int session_runtimes(const char *id, char (*out)[SESSION_RUNTIME_TEXT], int max);
+
 /* debug_session stacks: every thread of the session's processes stopped, unwound
  * and resumed (core/collector.h, collector_stacks), with the wait cycles named in
  * out->diagnosis. PROCESS_EXITED when no process runs; NOT_IMPLEMENTED when the

@@ -274,6 +274,28 @@ void session_layers_counts(struct session *s, struct collector_counts *out)
     free(more);
 }
 
+int session_runtimes(const char *id, char (*out)[SESSION_RUNTIME_TEXT], int max)
+{
+    struct session *s = session_acquire(id, NULL);
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->layers_lock);
+    int n = s->n_layers, k = 0;
+    struct session_layer layers[SESSION_LAYERS_MAX];
+    memcpy(layers, s->layers, (size_t)n * sizeof layers[0]);
+    pthread_mutex_unlock(&s->layers_lock);
+    struct trace_result *res = malloc(sizeof *res);
+    for (int i = 0; res && i < n && k < max; i++) {
+        collector_describe(layers[i].collector, layers[i].target, res);
+        if (res->status[0])
+            snprintf(out[k++], SESSION_RUNTIME_TEXT, "%.*s", SESSION_RUNTIME_TEXT - 1,
+                     res->status);
+    }
+    free(res);
+    session_release(s);
+    return k;
+}
+
 void session_layers_kill(struct session *s)
 {
     pthread_mutex_lock(&s->layers_lock);

@@ -41,6 +41,7 @@ static cJSON *row_json(const struct timeline_session *r)
 /* The budgets of status and list answers (the agent reads them whole). */
 #define COMMAND_LINE_BUDGET 4096   /* bytes of argument text shown */
 #define ARG_SHOWN_MAX 512          /* bytes of one argument shown */
+#define SESSION_LAYERS_SHOWN 16    /* runtimes listed (a session adopts as many) */
 #define LIST_BUDGET (tool_answer_budget() - 1024) /* room for the hint: budget.h */
 
 /* The launch's argv (JSON array text) as commandLine, within COMMAND_LINE_BUDGET:
@@ -122,6 +123,12 @@ static cJSON *status(struct tool_ctx *ctx, const char *id, struct strobe_error *
         cJSON_AddItemToArray(pids, cJSON_CreateNumber(st.session.pid));
     for (int i = 0; i < st.n_pids; i++)
         cJSON_AddItemToArray(pids, cJSON_CreateNumber(st.pids[i]));
+    char (*runtimes)[SESSION_RUNTIME_TEXT] = malloc(SESSION_LAYERS_SHOWN * sizeof *runtimes);
+    int n_rt = runtimes ? session_runtimes(id, runtimes, SESSION_LAYERS_SHOWN) : 0;
+    cJSON *rt = n_rt ? cJSON_AddArrayToObject(o, "runtimes") : NULL;
+    for (int i = 0; i < n_rt; i++) /* the language each process runs, beyond native code */
+        cJSON_AddItemToArray(rt, cJSON_CreateString(runtimes[i]));
+    free(runtimes);
     cJSON *counts = cJSON_AddObjectToObject(o, "eventCounts");
     for (int t = EV_TYPE_MIN; t <= EV_TYPE_MAX; t++)
         if (st.counts[t])

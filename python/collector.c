@@ -133,6 +133,9 @@ static void describe_locked(struct collector_target *t, struct trace_result *res
     else if (version[0] && t->n_patterns)
         snprintf(res->status, sizeof res->status, "Python %s process %d: %zu function(s) of "
                  "the source traced (%s).", version, (int)t->pid, res->hooked, hooks);
+    else if (version[0])
+        snprintf(res->status, sizeof res->status, "Python %s process %d: nothing traced.",
+                 version, (int)t->pid);
 }
 
 /* The agent's answer to a pattern change, into t->results (t->lock held). */

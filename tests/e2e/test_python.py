@@ -8,6 +8,7 @@ on Debian's /usr/bin/python3.11, and on pyenv's shim when the machine has one.
 import glob
 import json
 import os
+import re
 
 import pytest
 
@@ -235,6 +236,9 @@ def test_a_python_breakpoint_pauses_steps_reads_and_writes_the_frame(mcp):
     r = launch(mcp, "worker.py")
     sid, pid = r["sessionId"], r["pid"]
     wait_text(mcp, sid, "stdout", r"^ready$")
+    # the status names the language the process runs
+    [rt] = mcp.status(sid)["runtimes"]
+    assert re.fullmatch(r"Python 3\.11\.\d+ process %d: nothing traced\." % pid, rt), rt
     tick = line_in("worker.py", "return i % 7")
     [bp] = bp_add(mcp, sid, {"file": "worker.py", "line": tick,
                              "condition": "i % 50 == 3 and i > 0"})["breakpoints"]
