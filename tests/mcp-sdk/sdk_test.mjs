@@ -475,6 +475,47 @@ try {
     assert.ok(done.result.hint.length > 20);
   });
 
+  await check('pricing.py: a Python breakpoint and trace given to the launch', async () => {
+    const root = path.join(repo, 'tests', 'fixtures', 'python');
+    const src = fs.readFileSync(path.join(root, 'shop', 'pricing.py'), 'utf8').split('\n');
+    const line = src.findIndex((l) => l.includes('return round(price')) + 1;
+    const r = structured(await client.callTool({
+      name: 'debug_launch',
+      arguments: {
+        command: '/usr/bin/python3.11', args: ['shop/pricing.py'], cwd: root, projectRoot: root,
+        tracePatterns: ['shop.pricing.Cart.total'],
+        breakpoints: [{ file: 'shop/pricing.py', line, condition: 'rate == 0.5' }],
+      },
+    }));
+    const p = structured(await client.callTool({
+      name: 'debug_continue', arguments: { sessionId: r.sessionId, action: 'until' },
+    }));
+    assert.deepEqual([p.state, p.reason, p.function, p.line],
+      ['paused', 'breakpoint', 'shop.pricing.discount', line]);
+    assert.deepEqual(p.arguments.map((v) => [v.name, v.value]), [['price', 10], ['rate', 0.5]]);
+    assert.ok(p.frames.some((f) => f.function === 'shop.pricing.Cart.total'), p.frames);
+    structured(await client.callTool({
+      name: 'debug_breakpoint', arguments: { sessionId: r.sessionId, remove: '*' },
+    }));
+    structured(await client.callTool({
+      name: 'debug_continue', arguments: { sessionId: r.sessionId, timeoutMs: 100 },
+    }));
+    const st = await waitUntil(async () => {
+      const s = structured(await client.callTool({
+        name: 'debug_session', arguments: { action: 'status', sessionId: r.sessionId },
+      }));
+      return s.status !== 'running' ? s : null;
+    }, 60000, 'pricing.py to end');
+    assert.equal(st.exitCode, 0);
+    const q = structured(await client.callTool({
+      name: 'debug_query', arguments: { sessionId: r.sessionId, eventType: 'function_enter' },
+    }));
+    assert.deepEqual(q.events.map((e) => e.function), Array(3).fill('shop.pricing.Cart.total'));
+    structured(await client.callTool({
+      name: 'debug_session', arguments: { action: 'stop', sessionId: r.sessionId },
+    }));
+  });
+
   await check('debug_session stop deletes the session', async () => {
     const r = structured(await client.callTool({
       name: 'debug_session', arguments: { action: 'stop', sessionId },
