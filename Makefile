@@ -200,6 +200,11 @@ $(B)/fixtures/libshapes.so: tests/fixtures/shapes_lib.c tests/fixtures/shapes_li
 	cc $(FIXFLAGS) -shared -fPIC -o $@ $<
 $(B)/fixtures/uses_lib: tests/fixtures/uses_lib.c $(B)/fixtures/libshapes.so
 	cc $(FIXFLAGS) -o $@ $< -L$(B)/fixtures -lshapes -Wl,-rpath,'$$ORIGIN'
+# cext_lib.c is libcext.so, a C library tests/fixtures/python/cext_wait.py calls.
+FIXTURE_BIN := $(filter-out $(B)/fixtures/cext_lib,$(FIXTURE_BIN)) $(B)/fixtures/libcext.so
+$(B)/fixtures/libcext.so: tests/fixtures/cext_lib.c
+	@mkdir -p $(dir $@)
+	cc $(FIXFLAGS) -shared -fPIC -o $@ $<
 # globals_lib.c is libglobals.so (-O2: one of its statics is optimized out), which
 # globals_all links.
 FIXTURE_BIN := $(filter-out $(B)/fixtures/globals_lib,$(FIXTURE_BIN)) $(B)/fixtures/libglobals.so

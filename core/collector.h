@@ -269,6 +269,8 @@ struct collector_frame {
     uint64_t pc;
     bool inlined;                /* an inlined call inside the next frame */
     char *arguments;             /* JSON array text, or NULL (not asked, not read) */
+    bool system;                 /* in a system library or the language's runtime
+                                    (libc, an interpreter), not the program's code */
 };
 
 enum collector_wait_kind {
@@ -737,6 +739,11 @@ struct collector_methods {
      * file is theirs, its condition and messages in their language (they check
      * them); so is one on a function named with dots. */
     const char *source_suffix;
+    /* Runtime collectors: the prefixes of the runtime's own C functions' names
+     * ("Py", "_Py"), NULL-terminated. A thread's native frames inside the first of
+     * them are the interpreter's; those before it show where the thread is when it
+     * is in the program's native code (session_layers_stacks). NULL: none shown. */
+    const char *const *native_prefixes;
     /* Optional: a warning for a launch of path, a program of this collector's
      * language that it cannot take (the Python collector's: PyPy is not CPython),
      * added to out's (collector_for). */

@@ -197,20 +197,57 @@ void session_layers_trace(struct session *s, bool change, const char *const *add
     free(more);
 }
 
-/* Moves runtime thread from onto native thread to (both the same tid): its frames,
- * own frame, locals, and its wait when it names one (else the native wait stays). */
-static void take_frames(struct collector_thread *to, struct collector_thread *from)
+static bool runtime_frame(const struct collector_frame *f, const char *const *prefixes)
 {
+    for (size_t k = 0; f->function && prefixes && prefixes[k]; k++)
+        if (strncmp(f->function, prefixes[k], strlen(prefixes[k])) == 0)
+            return true;
+    return false;
+}
+
+/* How many of th's innermost native frames matter beside the runtime's: above the
+ * first of the runtime's own functions, up to the last frame of the program's own
+ * native code (a C extension, a library of the project) with the system frames it
+ * called (the read it blocks in); none when the thread is in the runtime's and the
+ * system's code only (a lock wait, the runtime's own extension modules). */
+static size_t native_prefix(const struct collector_thread *th, const char *const *prefixes)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < th->n_frames && !runtime_frame(&th->frames[i], prefixes); i++)
+        if (!th->frames[i].system)
+            keep = i + 1;
+    return prefixes ? keep : 0;
+}
+
+/* Moves runtime thread from onto native thread to (both the same tid): its frames
+ * (after the native ones that matter, native_prefix), own frame, locals, and its
+ * wait when it names one (else the native wait stays). */
+static void take_frames(struct collector_thread *to, struct collector_thread *from,
+                        const char *const *prefixes)
+{
+    size_t keep = native_prefix(to, prefixes);
+    struct collector_frame *frames = malloc((keep + from->n_frames + 1) * sizeof *frames);
+    if (!frames)
+        keep = 0;
+    for (size_t i = 0; frames && i < keep; i++) { /* moved: not freed with to's */
+        frames[i] = to->frames[i];
+        to->frames[i] = (struct collector_frame){0};
+    }
     char *native_wait = from->wait == WAIT_NONE ? to->wait_variable : NULL;
     if (native_wait)
         to->wait_variable = NULL;
     collector_thread_free(to);
     to->wait_variable = native_wait;
     snprintf(to->name, sizeof to->name, "%s", from->name); /* the runtime's name for it */
+    if (frames) {
+        memcpy(frames + keep, from->frames, from->n_frames * sizeof *frames);
+        free(from->frames);
+        from->frames = frames;
+    }
     to->frames = from->frames;
-    to->n_frames = from->n_frames;
+    to->n_frames = keep + from->n_frames;
     to->omitted_frames = from->omitted_frames;
-    to->own_frame = from->own_frame;
+    to->own_frame = from->own_frame >= 0 ? from->own_frame + (int)keep : -1;
     to->locals = from->locals;
     if (from->wait != WAIT_NONE) {
         to->wait = from->wait;
@@ -249,7 +286,7 @@ void session_layers_stacks(struct session *s, const struct collector_stacks_requ
                     memmove(th, th + 1, (out->n_threads - j - 1) * sizeof *th);
                     out->n_threads--;
                 } else {
-                    take_frames(th, &more.threads[k]);
+                    take_frames(th, &more.threads[k], l->collector->native_prefixes);
                 }
                 break;
             }

@@ -348,6 +348,9 @@ static void python_notice(const char *path, struct collector_probe *out)
              "native code traced only. Run it with python3 to debug its Python code.", path);
 }
 
+/* CPython's own C functions: its API and internals are named Py* and _Py*. */
+static const char *const python_native_prefixes[] = {"Py", "_Py", NULL};
+
 const struct collector_methods python_collector = {
     .name = "python",
     .language = "Python (CPython 3.9 or newer)",
@@ -362,6 +365,7 @@ const struct collector_methods python_collector = {
     .stacks = python_stacks,
     .source_suffix = ".py",
     .notice = python_notice,
+    .native_prefixes = python_native_prefixes,
     .breakpoint_set = python_breakpoint_set,
     .breakpoint_clear = python_breakpoint_clear,
     .breakpoint_list = python_breakpoint_list,

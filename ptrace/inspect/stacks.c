@@ -298,6 +298,7 @@ static void fill_frames(struct snapshot *s, struct collector_thread *th,
         cf->line = f->line;
         cf->pc = uw->frames[f->phys].pc;
         cf->inlined = f->inlined;
+        cf->system = symbolize_is_runtime_frame(f);
         bool locals = s->req->locals && (int)i == th->own_frame && f->mod;
         /* The own frame's arguments come with its locals: what a hang's reader
          * wants first (gdb's bt shows them). */

@@ -472,3 +472,29 @@ def test_pypy_is_said_not_to_be_cpython(mcp):
     st = mcp.wait_ended(r["sessionId"])
     assert st["exitCode"] == 0, st
     assert mcp.query(r["sessionId"], eventType="function_enter")["totalCount"] == 0
+
+
+def test_stacks_keep_the_native_frames_of_a_c_library(mcp):
+    """A thread blocked inside a C library's own code (ctypes into libcext.so, in
+    read(2)): its stack shows those native frames above its Python ones; a thread
+    in a lock wait shows its Python frames alone (the interpreter's C frames say
+    nothing)."""
+    from conftest import fixture_path
+    r = launch(mcp, "cext_wait.py", args=[fixture_path("libcext.so")])
+    sid = r["sessionId"]
+    wait_text(mcp, sid, "stdout", r"^ready$")
+
+    def blocked():
+        res = mcp.call_tool("debug_session", {"action": "stacks", "sessionId": sid})
+        th = {t["name"]: t for t in res["threads"]}
+        reader = th.get("reader")
+        return (th, reader) if reader and reader.get("syscall") == "read" else None
+    th, reader = wait_until(blocked, what="the reader blocked in read")
+    names = [f.split(" (")[0] for f in reader["frames"]]
+    at = names.index("wait_byte")
+    assert names[at:at + 3] == ["wait_byte", "cext_wait", "cext_wait.read_in_c"], names
+    assert reader["frames"][at].startswith("wait_byte (cext_lib.c:12)"), reader["frames"]
+    assert all(not n.startswith(("Py", "_Py")) for n in names), names
+    main = [f.split(" (")[0] for f in th["MainThread"]["frames"]]
+    assert main[0] == "threading.Thread._wait_for_tstate_lock", main
+    mcp.stop(sid)
