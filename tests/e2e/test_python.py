@@ -498,3 +498,41 @@ def test_stacks_keep_the_native_frames_of_a_c_library(mcp):
     main = [f.split(" (")[0] for f in th["MainThread"]["frames"]]
     assert main[0] == "threading.Thread._wait_for_tstate_lock", main
     mcp.stop(sid)
+
+
+def test_a_python_call_and_the_c_function_it_reaches_in_one_timeline(mcp):
+    """add_in_c (Python) calls cext_add (C, in a library ctypes loaded): both traced
+    in the running program, each C call sits inside its Python caller's in the one
+    timeline, with the arguments of each language."""
+    from conftest import fixture_path
+    r = launch(mcp, "cext_calls.py", args=[fixture_path("libcext.so")])
+    sid = r["sessionId"]
+    wait_text(mcp, sid, "stdout", r"^ready$")
+    t = mcp.call_tool("debug_trace", {"sessionId": sid,
+                                      "add": ["cext_calls.add_in_c", "cext_add"]})
+    assert t["hookedFunctions"] >= 2, t
+    mcp.wait_events(sid, 3, eventType="function_exit", function={"equals": "cext_add"})
+    mcp.call_tool("debug_trace", {"sessionId": sid,
+                                  "remove": ["cext_calls.add_in_c", "cext_add"]})
+    ev = mcp.all_events(sid, verbose=True)
+    calls = [e for e in ev if e["eventType"] in ("function_enter", "function_exit")]
+    c_enters = [e for e in calls if e["eventType"] == "function_enter" and
+                e["function"] == "cext_add"]
+    py = {e["id"]: e for e in calls if e["function"] == "cext_calls.add_in_c"}
+    inside = 0
+    for c in c_enters:
+        i = args_of(c)["a"]
+        outer = [e for e in py.values() if e["eventType"] == "function_enter" and
+                 args_of(e)["i"] == i]
+        if not outer:
+            continue  # its Python call began before the patterns were set
+        [p] = outer
+        assert int(p["id"]) < int(c["id"]), (p, c)
+        exits = [e for e in py.values() if e.get("parentEventId") == p["id"]]
+        if not exits:
+            continue  # it returned after the patterns went
+        [px] = exits
+        assert int(c["id"]) < int(px["id"]) and px["returnValue"] == i + 1, (c, px)
+        inside += 1
+    assert inside >= 2, calls[:10]
+    mcp.stop(sid)
