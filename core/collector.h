@@ -238,6 +238,8 @@ struct collector_fn_count {
 struct collector_counts {
     struct collector_fn_count fns[COUNTS_MAX]; /* most called first */
     size_t n;
+    int64_t stops;               /* the traced threads' stops (traps and the
+                                    recorder's), exact */
     int64_t busy_ns, run_ns;     /* the traced threads' time stopped at traps and
                                     running their own code, since the first trap */
     int64_t last_second_busy_ns, last_second_run_ns;

@@ -48,10 +48,11 @@ static cJSON *sampling_json(const struct collector_counts *c)
 static void add_overhead(cJSON *o, const struct collector_counts *c)
 {
     int64_t all = c->busy_ns + c->run_ns;
-    if (!all)
+    if (!all && !c->stops)
         return;
     double share = percent(c->busy_ns, all);
     cJSON *ov = cJSON_AddObjectToObject(o, "overhead");
+    cJSON_AddNumberToObject(ov, "stops", (double)c->stops);
     cJSON_AddNumberToObject(ov, "tracerSharePercent", share);
     if (!c->final)
         cJSON_AddNumberToObject(ov, "lastSecondPercent",
@@ -60,10 +61,10 @@ static void add_overhead(cJSON *o, const struct collector_counts *c)
     cJSON_AddNumberToObject(ov, "stoppedMs", (double)(c->busy_ns / 1000000));
     cJSON_AddNumberToObject(ov, "runningMs", (double)(c->run_ns / 1000000));
     char text[300];
-    snprintf(text, sizeof text, "the threads that call traced functions spent %.1f%% of "
-             "their time stopped at those calls (the tracer's work and the kernel's stop); "
-             "without tracing they would take about %.1f%% of the time they took",
-             share, 100.0 - share);
+    snprintf(text, sizeof text, "the threads that call traced functions stopped %lld "
+             "times and spent %.1f%% of their time stopped at those calls (the tracer's "
+             "work and the kernel's stop); without tracing they would take about %.1f%% "
+             "of the time they took", (long long)c->stops, share, 100.0 - share);
     cJSON_AddStringToObject(ov, "meaning", text);
 }
 

@@ -185,6 +185,7 @@ static void fill_counts(struct hooks *h, struct collector_counts *out)
     }
     struct hooks_overhead o;
     hooks_overhead(h, &o);
+    out->stops = o.stops;
     out->busy_ns = o.busy_ns;
     out->run_ns = o.run_ns;
     out->last_second_busy_ns = o.last_second_busy_ns;

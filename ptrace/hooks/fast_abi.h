@@ -43,9 +43,10 @@
 
 #include <stdint.h>
 
-#define FAST_ABI_VERSION 5 /* 3: stops by signal (FAST_STOP_SIGNAL), not int3;
+#define FAST_ABI_VERSION 6 /* 3: stops by signal (FAST_STOP_SIGNAL), not int3;
                                  4: threads known by %fs:0, not rdfsbase;
-                                 5: budgets (fast_fn quota and credit) */
+                                 5: budgets (fast_fn quota and credit);
+                                 6: FAST_FN_OUTPUT, the area's output pipes */
 #define FAST_RECORD_SIZE 128
 #define FAST_MAX_FNS 8192          /* fast-path functions per process image */
 #define FAST_THREADS 256           /* threads with a shadow stack at once */
@@ -170,6 +171,10 @@ struct fast_prog {
  * stopped by the recorder within its credit, not by a daemon that looks late, and
  * never takes the room of a rare function. */
 #define FAST_FN_BUDGET 32u
+/* libc's write and writev: a call is followed (recorded, its exit stopped at) only
+ * when its fd (rdi) is one of the captured output pipes (fast_area.out_*); a write
+ * to a socket, a file or a pipe the program owns returns at once, counted only. */
+#define FAST_FN_OUTPUT 64u
 #define FAST_ROOM_KEPT(ring_records) ((ring_records) / 4)
 /* How the recorder stops: the thread sends itself FAST_STOP_SIGNAL with
  * rt_tgsigqueueinfo, si_code FAST_STOP_CODE (SI_QUEUE), si_errno FAST_STOP_MAGIC and
@@ -229,7 +234,15 @@ struct fast_area {
     volatile uint64_t live;
     uint64_t live_timeout_tsc;
     uint64_t no_thread;  /* enters without a thread slot (table full) */
-    uint64_t pad1[8];
+    /* The pipes the daemon reads the output from (FAST_FN_OUTPUT), known by
+     * fstat's st_dev and st_ino. out_fds has bit fd set for each fd below 64 that
+     * was one of them when the area was made: a write to such an fd is checked
+     * with fstat (the program may have closed and reused it), one to any other fd
+     * is not followed. */
+    uint64_t out_fds;
+    uint64_t out_dev;
+    uint64_t out_ino[2];
+    uint64_t pad1[4];
     /* Cache lines of their own: every writer touches head, only the daemon tail. */
     volatile uint64_t head __attribute__((aligned(64)));
     volatile uint64_t tail __attribute__((aligned(64)));

@@ -8,12 +8,17 @@
  * a trap, stamped with the time of the call, while a line is stamped when the
  * daemon reads it, often after the calls that followed it. So when the fast path
  * records and output is ordered, libc's write and writev take the fast path too
- * (no event): the recorder stops at their exits (FAST_FN_TRAP_EXIT, only while the
- * daemon is live), the tracer reads the bytes the write just put in the pipe, and
- * the line is stamped before anything the writing thread does next. One ptrace
- * stop per write (not measured on its own) is the price; stdio buffers a pipe's
- * output, so writes are few.
- * A write whose jump cannot be placed keeps an int3 (two stops).
+ * (no event): the recorder stops at the exit of a write to the captured output's
+ * pipes (FAST_FN_TRAP_EXIT and FAST_FN_OUTPUT, only while the daemon is live), the
+ * tracer reads the bytes the write just put in the pipe, and the line is stamped
+ * before anything the writing thread does next. One ptrace stop per such write is
+ * the price; stdio buffers a pipe's output, so writes are few. A write to anything
+ * else (a server's sockets, its files, its own pipes) never stops: the recorder
+ * returns after one compare, or one fstat for an fd that held an output pipe when
+ * the area was made (it may be closed and reused since). Before, every write
+ * stopped: one traced cold function halved a server's throughput (issue 30).
+ * A write whose jump cannot be placed keeps an int3 (two stops to the captured
+ * output, one to the rest).
  *
  * Thread names have the same problem: an event's thread name is read when the
  * event is made, so a call drained after its thread renamed itself would carry the

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -126,6 +127,33 @@ void fastpath_write_live(const struct fastpath *fp, const struct process *p)
     procmem_write(p->memfd, fp->area + offsetof(struct fast_area, live), &now, sizeof now);
 }
 
+bool fastpath_output_fd(const struct hooks *h, pid_t pid, int fd)
+{
+    if (!h->cfg.output.dev || fd < 0)
+        return false;
+    char path[64], link[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
+    ssize_t n = readlink(path, link, sizeof link - 1); /* the link's text: not followed */
+    if (n <= 0)
+        return false;
+    link[n] = '\0';
+    unsigned long long ino;
+    int used = 0;
+    if (sscanf(link, "pipe:[%llu]%n", &ino, &used) != 1 || used != n)
+        return false;
+    return ino == h->cfg.output.ino[0] || ino == h->cfg.output.ino[1];
+}
+
+/* The fds below 64 of process pid that are the output's (fast_area.out_fds). */
+static uint64_t output_fds(const struct hooks *h, pid_t pid)
+{
+    uint64_t mask = 0;
+    for (int fd = 0; h->cfg.output.dev && fd < 64; fd++)
+        if (fastpath_output_fd(h, pid, fd))
+            mask |= 1ull << fd;
+    return mask;
+}
+
 /* Maps the area and the recorder into the main process (stopped_tid, stopped).
  * NULL, with why, when the fast path cannot be used. */
 static struct fastpath *fastpath_create(struct hooks *h, pid_t stopped_tid, int memfd,
@@ -170,7 +198,10 @@ static struct fastpath *fastpath_create(struct hooks *h, pid_t stopped_tid, int 
                             .pid = h->cfg.pid, .ret_tramp = fp->ret_tramp,
                             .live = fp->tsc1,
                             .live_timeout_tsc =
-                                (uint64_t)((double)LIVE_TIMEOUT_NS / ns_per_tick(fp))};
+                                (uint64_t)((double)LIVE_TIMEOUT_NS / ns_per_tick(fp)),
+                            .out_fds = output_fds(h, h->cfg.pid),
+                            .out_dev = h->cfg.output.dev,
+                            .out_ino = {h->cfg.output.ino[0], h->cfg.output.ino[1]}};
     if (!fp->code || !ret_len || fp->ret_tramp + ret_len > fp->code + CODE_SIZE ||
         !procmem_write(memfd, fp->code, fastrec_blob, fastrec_blob_len) ||
         !procmem_write(memfd, fp->ret_tramp, ret_code, ret_len) ||
@@ -209,7 +240,8 @@ uint64_t fastpath_fn_addr(const struct fastpath *fp, uint32_t id)
 
 /* What the recorder does for k's calls (fast_fn.flags): a traced function stops
  * at its first enter and exit for the daemon to learn its capture program; libc's
- * write (HOOK_OUTPUT) stops at every exit, for the tracer to read the output, and
+ * write (HOOK_OUTPUT) stops at every exit of a write to the captured output, for
+ * the tracer to read it, and
  * a rename or an exec (HOOK_DRAIN) at every entry (fast_output.c). */
 static uint32_t fn_flags(const struct hooks *h, const struct hook *k)
 {
@@ -218,7 +250,8 @@ static uint32_t fn_flags(const struct hooks *h, const struct hook *k)
     if (k->role == HOOK_DRAIN)
         return FAST_FN_RECORD | FAST_FN_TRAP_ENTER;
     bool output = k->role == HOOK_OUTPUT;
-    uint32_t f = FAST_FN_RECORD | (k->role == HOOK_TRACE ? FAST_FN_BUDGET : 0);
+    uint32_t f = FAST_FN_RECORD | (k->role == HOOK_TRACE ? FAST_FN_BUDGET : 0) |
+                 (output ? FAST_FN_OUTPUT : 0);
     if (h->cfg.tuning.capture_exits || output)
         f |= FAST_FN_EXITS;
     if (k->needs_fp)

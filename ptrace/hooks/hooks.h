@@ -110,6 +110,15 @@ struct hook_tuning {
                                       order with the fast path's calls) */
 };
 
+/* The pipes the session's output is read from, known by fstat's st_dev and st_ino
+ * (dev 0: none, or not pipes). Only libc's writes to them stop for the tracer to
+ * read the output (HOOK_OUTPUT): a socket, a file or a pipe of the program never
+ * stops. */
+struct hook_output {
+    uint64_t dev;
+    uint64_t ino[2];            /* stdout's, stderr's */
+};
+
 struct hooks_config {
     pid_t pid;                  /* the session's main process */
     struct event_sink sink;     /* the tracer's (this thread produces) */
@@ -120,6 +129,7 @@ struct hooks_config {
     struct bptab *bp;           /* the image's breakpoint table (the tracer's) */
     /* Trace watches read into this image's function events (twatch.h); NULL: none. */
     struct twatch_set *watches;
+    struct hook_output output;
 };
 
 struct hooks *hooks_new(const struct hooks_config *cfg);
@@ -177,7 +187,9 @@ void hooks_set_depth(struct hooks *h, int depth, bool asked);
 #define HOOKS_RECORDER_SIGNAL SIGURG
 /* A HOOKS_RECORDER_SIGNAL of tid (si its siginfo, regs its registers): true when the
  * recorder sent it, and it was handled: the caller resumes the thread where it
- * stopped, without the signal. False for anyone else's SIGURG. */
+ * stopped, without the signal. False for anyone else's SIGURG. Counted in
+ * hooks_overhead's stops (its time is not: the overhead budget weighs traced
+ * functions, and a write to the output is none of theirs). */
 bool hooks_on_recorder_stop(struct hooks *h, pid_t tid, const siginfo_t *si,
                             const struct user_regs_struct *regs);
 
@@ -295,6 +307,8 @@ size_t hooks_counts(struct hooks *h, struct hooks_count *rows, size_t max);
  * own code between traps (run), since the first trap and over about the last
  * second (hooks.h's comment at the top). */
 struct hooks_overhead {
+    int64_t stops;                /* the traced threads' stops at this image's traps
+                                     and the recorder's (exact) */
     int64_t busy_ns, run_ns;
     int64_t last_second_busy_ns, last_second_run_ns;
 };

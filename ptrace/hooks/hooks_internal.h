@@ -182,6 +182,7 @@ struct hk_render {
  * trip) and running between them (run): the session's totals, the current window's
  * (HOT_WINDOW_NS of wall time), and the last second's windows (sampling.c). */
 struct hk_overhead {
+    int64_t stops;           /* traps and recorder stops handled, exact */
     int64_t busy_total, run_total, win_start, win_busy, win_run;
     /* The kernel's share of a trap: the shortest time seen from resuming a thread
      * to waking up for its next trap (a trap, a wake-up, a resume with almost no
@@ -403,6 +404,9 @@ uint64_t fastpath_ring_full(struct hooks *h, struct hook *k);
 void fastpath_process_free(struct hooks *h, struct process *p);
 void fastpath_on_thread_exit(struct hooks *h, struct thread *t);
 void fastpath_free(struct hooks *h);
+/* Whether fd of process pid is one of the captured output's pipes
+ * (hooks_config.output; read from the fd's /proc link, which is not followed). */
+bool fastpath_output_fd(const struct hooks *h, pid_t pid, int fd);
 
 /* ---- fast_output.c ---- */
 

@@ -73,6 +73,8 @@ static void on_entry(struct hooks *h, struct thread *t, struct hook *k,
     if (k->quiet)
         return; /* counted only: no event, no exit hook */
     bool output = k->role == HOOK_OUTPUT; /* no event: its exit's trap is its use */
+    if (output && !fastpath_output_fd(h, t->tgid, (int)regs->rdi))
+        return; /* a socket, a file, a pipe of the program: nothing to read */
     struct abi_regs a;
     abi_regs_from(&a, regs, t->tid, k->needs_fp);
     /* A tail call: the callee was jumped to with the caller's trampoline as its
@@ -220,8 +222,10 @@ bool hooks_on_recorder_stop(struct hooks *h, pid_t tid, const siginfo_t *si,
         si->si_errno != FAST_STOP_MAGIC)
         return false;
     struct thread *t = hooks_state_thread(h, tid);
-    if (t)
+    if (t) {
+        h->overhead.stops++;
         on_recorder_stop(h, t, regs);
+    }
     return true;
 }
 
@@ -236,6 +240,8 @@ enum bp_verdict hooks_on_trap(struct hooks *h, pid_t tid, struct user_regs_struc
     if (!k && t->depth > 0 && hooks_areas_is_return_trampoline(h, regs->rip - 1))
         k = t->frames[t->depth - 1].hook;
     enum bp_verdict v = trap(h, t, regs);
+    if (v != BP_PASS)
+        h->overhead.stops++;
     int64_t now = mono_ns();
     if (!woke_ns || woke_ns >= now)
         return v; /* handled late (after a hold): its time is not known */

@@ -472,6 +472,7 @@ size_t hooks_counts(struct hooks *h, struct hooks_count *rows, size_t max)
 
 void hooks_overhead(const struct hooks *h, struct hooks_overhead *out)
 {
+    out->stops = h->overhead.stops;
     out->busy_ns = h->overhead.busy_total;
     out->run_ns = h->overhead.run_total;
     out->last_second_busy_ns = h->overhead.win_busy;

@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -309,6 +310,18 @@ void tracer_pin(struct tracer *t)
         t->pinned = true;
 }
 
+/* The output pipes the target gets as fds 1 and 2, known by what fstat says of
+ * them (the hooks stop only at writes to these: struct hook_output). */
+static struct hook_output output_pipes(const struct tracer_spec *spec)
+{
+    struct stat out, err;
+    if (fstat(spec->stdout_fd, &out) != 0 || fstat(spec->stderr_fd, &err) != 0 ||
+        !S_ISFIFO(out.st_mode) || !S_ISFIFO(err.st_mode) || out.st_dev != err.st_dev ||
+        out.st_ino == err.st_ino)
+        return (struct hook_output){0};
+    return (struct hook_output){out.st_dev, {out.st_ino, err.st_ino}};
+}
+
 int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid,
                  struct strobe_error *e)
 {
@@ -316,6 +329,7 @@ int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid
     if (!t)
         return err_set(e, ERR_INTERNAL, "out of memory starting a tracer");
     t->spec = *spec;
+    t->output = output_pipes(spec);
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, install_kick_handler);
     sem_init(&t->started, 0, 0);

@@ -176,6 +176,7 @@ static struct hooks *make_hooks(struct tracer *t, pid_t pid, struct bptab *bp)
     struct hooks_config cfg = {
         .pid = pid, .sink = t->spec.sink, .tuning = t->spec.tuning, .seq = &t->seq,
         .bp = bp, .watches = pid == t->main_pid ? t->spec.watches : NULL,
+        .output = t->output,
     };
     struct hooks *h = hooks_new(&cfg);
     if (h)

@@ -14,6 +14,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <ucontext.h>
@@ -626,6 +628,43 @@ static void test_count_only(void **state)
     assert_null(fh_my_slot()); /* not even a thread slot */
 }
 
+/* libc's write under FAST_FN_OUTPUT (fd in rdi): followed only when the fd is in
+ * out_fds and fstat finds one of the output's pipes there; a socket, a pipe's copy
+ * at another number, a reused number return at once, counted only. */
+static void test_only_writes_to_the_output_are_followed(void **state)
+{
+    (void)state;
+    NEED_READY();
+    int out[2], sv[2];
+    struct stat st;
+    assert_int_equal(pipe(out), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(fstat(out[1], &st), 0);
+    int copy = dup(out[1]);
+    assert_true(copy >= 0 && copy < 64 && out[1] < 64 && sv[0] < 64);
+    fh_area->out_fds = 1ull << out[1] | 1ull << sv[0];
+    fh_area->out_dev = st.st_dev;
+    fh_area->out_ino[1] = st.st_ino;
+    fh_fn(F_ADD)->flags = REC_EXITS | FAST_FN_OUTPUT;
+    assert_int_equal(add_ptr(sv[0], 1), sv[0] * 3 + 1); /* in out_fds, a socket */
+    assert_int_equal(add_ptr(copy, 1), copy * 3 + 1);   /* the pipe, not in out_fds */
+    assert_int_equal(fh_drain(recs, 100), 0);
+    assert_int_equal(add_ptr(out[1], 1), out[1] * 3 + 1); /* the output */
+    assert_int_equal(fh_drain(recs, 100), 2);
+    assert_int_equal(recs[0].regs[0], out[1]);
+    assert_int_equal(dup2(sv[0], out[1]), out[1]); /* the number reused */
+    assert_int_equal(add_ptr(out[1], 1), out[1] * 3 + 1);
+    assert_int_equal(fh_drain(recs, 100), 0);
+    assert_int_equal(add_ptr(1000, 1), 3001); /* past the mask's 64 fds */
+    assert_int_equal(fh_drain(recs, 100), 0);
+    assert_int_equal(fh_fn(F_ADD)->calls, 5);
+    close(out[0]);
+    close(out[1]);
+    close(copy);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 struct three {
     int a, b, c;
 };
@@ -774,6 +813,7 @@ int main(void)
         cmocka_unit_test_setup(test_budget_quota_then_credit_then_counted, setup),
         cmocka_unit_test_setup(test_credit_leaves_room_for_the_quota, setup),
         cmocka_unit_test_setup(test_count_only, setup),
+        cmocka_unit_test_setup(test_only_writes_to_the_output_are_followed, setup),
         cmocka_unit_test_setup(test_capture, setup),
         cmocka_unit_test_setup(test_signal_while_the_recorder_runs, setup),
     };

@@ -17,6 +17,7 @@
  */
 #include "ptrace/hooks/fast_abi.h"
 
+#define SYS_FSTAT 5
 #define SYS_PROCESS_VM_READV 310
 #define SYS_GETTID 186
 #define SYS_GETPID 39
@@ -172,6 +173,19 @@ static struct fast_thread *my_thread(struct fast_area *a)
         }
     }
     return 0;
+}
+
+/* Whether fd is one of the output pipes the daemon reads (fast_abi.h,
+ * FAST_FN_OUTPUT): only an fd that was one when the area was made is checked, by
+ * fstat (the one syscall a write to the captured output costs before its stop). */
+static int captured_output(const struct fast_area *a, uint64_t fd)
+{
+    if (fd >= 64 || !((a->out_fds >> fd) & 1))
+        return 0;
+    uint64_t st[18]; /* struct stat: st_dev, then st_ino */
+    if (syscall6(SYS_FSTAT, (long)fd, (long)st, 0, 0, 0, 0) != 0)
+        return 0;
+    return st[0] == a->out_dev && (st[1] == a->out_ino[0] || st[1] == a->out_ino[1]);
 }
 
 /* Takes one call from f's budget (fast_abi.h, FAST_FN_BUDGET): 0 when the call is
@@ -375,6 +389,8 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
     __atomic_fetch_add(&f->calls, 1, __ATOMIC_RELAXED);
     uint32_t fl = *(volatile uint32_t *)&f->flags;
     if (!(fl & FAST_FN_RECORD))
+        return;
+    if ((fl & FAST_FN_OUTPUT) && !captured_output(a, s->rdi))
         return;
     uint64_t now = rdtsc(); /* the daemon's liveness */
     if (!daemon_live(a, now)) { /* not recorded: said, as a full ring is */
