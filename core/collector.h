@@ -103,6 +103,16 @@ struct collector_events {
     /* Optional; called at every trap before its event is stamped: output already in
      * the pipes is stamped now, so lines come before the calls that follow them. */
     void (*drain_output)(void *arg);
+    /* Optional, with drain_output: the collector records calls inside the program
+     * and follows its writes to the output without a trap (core/output.h, "Followed
+     * writes"): output_follow once it starts to (every thread of the program
+     * stopped), output_wrote for each write returned, in their time order, and
+     * output_settled after each drain (every write returned before floor_ns was
+     * told; writing: one is under way; floor_ns INT64_MAX: no more following). */
+    void (*output_follow)(void *arg);
+    void (*output_wrote)(void *arg, int stream, const char *prefix, size_t plen, size_t n,
+                         int64_t ts_ns);
+    void (*output_settled)(void *arg, int64_t floor_ns, bool writing);
     /* A thread paused (breakpoint, step end, pause request) or the set of paused
      * threads changed otherwise (resumed, killed): waiters look again
      * (collector_methods.pauses). */

@@ -18,10 +18,14 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/heldbytes.h"
 #include "base/linesplit.h"
 #include "base/log.h"
 
 #define PARTIAL_LINE_MS 100
+/* The longest bytes are held while a followed write is open (a thread stopped by
+ * the debugger inside the recorder): as long as the store holds events back. */
+#define HOLD_MAX_NS 1000000000LL
 
 struct output;
 
@@ -31,6 +35,8 @@ struct stream {
     int type;                 /* EV_STDOUT or EV_STDERR */
     struct linesplit split;
     int64_t last_data_ns;
+    struct heldbytes held;    /* read while following, not yet stamped */
+    int64_t stamp_ns;         /* the time of the lines fed now; 0: when pushed */
 };
 
 struct output {
@@ -48,6 +54,7 @@ struct output {
      * output_drain_now(). Guards the streams, bytes, and the pushes to the ring
      * (single-producer: whoever holds it is the producer). */
     pthread_mutex_t read_lock;
+    bool following;           /* output_follow: bytes read are held (read_lock) */
     /* output_settle(): requests and completions, guarded by settle_lock. */
     pthread_mutex_t settle_lock;
     pthread_cond_t settled;
@@ -61,7 +68,8 @@ static void push_locked(struct output *o, struct event *ev)
     if (!event_sink_push(&o->cfg.sink, ev))
         log_error("pid %d: event of type %d too large for the ring, dropped", o->cfg.pid,
                   ev->type);
-    ring_idle(o->cfg.sink.ring); /* the next event is stamped later */
+    if (!o->following) /* else held lines may be older: the floor says how old */
+        ring_idle(o->cfg.sink.ring); /* the next event is stamped later */
 }
 
 void output_push(struct output *o, struct event *ev)
@@ -78,7 +86,8 @@ static void emit_line(void *arg, const char *line, size_t len)
     struct output *o = st->owner;
     if (atomic_load(&o->capped))
         return;
-    struct event ev = event_sink_now(&o->cfg.sink, st->type);
+    struct event ev = st->stamp_ns ? event_sink_init(&o->cfg.sink, st->type, st->stamp_ns)
+                                   : event_sink_now(&o->cfg.sink, st->type);
     ev.pid = o->cfg.pid;
     ev.tid = o->cfg.pid;
     char marker[160];
@@ -107,7 +116,8 @@ static void read_stream(struct stream *st, bool on_output_thread, size_t limit)
             struct output *o = st->owner;
             if (o->cfg.tap)
                 o->cfg.tap(o->cfg.tap_arg, st->type == EV_STDOUT ? 1 : 2, buf, (size_t)n);
-            linesplit_feed(&st->split, buf, (size_t)n, emit_line, st);
+            if (!o->following || !held_append(&st->held, buf, (size_t)n, mono_ns()))
+                linesplit_feed(&st->split, buf, (size_t)n, emit_line, st);
             st->last_data_ns = mono_ns();
             limit -= (size_t)n;
             continue;
@@ -121,6 +131,21 @@ static void read_stream(struct stream *st, bool on_output_thread, size_t limit)
         st->fd = -1;
         return;
     }
+}
+
+/* held_fn: bytes leaving st's held bytes become lines stamped ts_ns. */
+static void feed_at(void *arg, const char *data, size_t n, int64_t ts_ns)
+{
+    struct stream *st = arg;
+    st->stamp_ns = ts_ns;
+    linesplit_feed(&st->split, data, n, emit_line, st);
+    st->stamp_ns = 0;
+}
+
+/* Every byte st holds becomes lines, with its read's time. */
+static void release_held(struct stream *st)
+{
+    held_take(&st->held, st->held.len, INT64_MIN, feed_at, st);
 }
 
 /* ms until the oldest partial line is due, or -1. */
@@ -152,6 +177,7 @@ static void settle(struct output *o, struct stream *const *streams)
     for (int i = 0; i < 2; i++) {
         if (streams[i]->fd >= 0)
             read_stream(streams[i], true, SIZE_MAX);
+        release_held(streams[i]);
         linesplit_flush(&streams[i]->split, emit_line, streams[i]);
     }
     pthread_mutex_lock(&o->settle_lock);
@@ -196,10 +222,15 @@ static void *output_main(void *arg)
         settle(o, streams);
         bool ended = atomic_load(&o->exit_reported) && !o->exit_handled;
         if (ended) {
-            /* Everything the process wrote is in the pipes now and was read above;
+            /* Everything the process wrote is in the pipes now and was read above,
+             * and its followed writes were drained before its end was reported;
              * its partial lines end with it. */
-            for (int i = 0; i < 2; i++)
+            for (int i = 0; i < 2; i++) {
+                release_held(streams[i]);
                 linesplit_flush(&streams[i]->split, emit_line, streams[i]);
+            }
+            o->following = false;
+            ring_idle(o->cfg.sink.ring);
             o->exit_handled = true;
         }
         pthread_mutex_unlock(&o->read_lock);
@@ -209,7 +240,8 @@ static void *output_main(void *arg)
             o->cfg.on_exit(o->cfg.arg, o, o->wait_status);
     }
     pthread_mutex_lock(&o->read_lock);
-    for (int i = 0; i < 2; i++)
+    o->following = false;
+    for (int i = 0; i < 2; i++) {
         if (streams[i]->fd >= 0) {
             read_stream(streams[i], true, SIZE_MAX);
             if (streams[i]->fd >= 0) {
@@ -217,6 +249,8 @@ static void *output_main(void *arg)
                 streams[i]->fd = -1;
             }
         }
+        release_held(streams[i]);
+    }
     pthread_mutex_unlock(&o->read_lock);
     store_release_ring(o->cfg.store, o->cfg.sink.ring);
     return NULL;
@@ -237,6 +271,9 @@ struct output *output_start(const struct output_config *cfg)
     o->cfg = *cfg;
     o->out = (struct stream){.owner = o, .fd = cfg->out_fd, .type = EV_STDOUT};
     o->err = (struct stream){.owner = o, .fd = cfg->err_fd, .type = EV_STDERR};
+    o->following = cfg->follow;
+    if (o->following) /* output_follow's promise */
+        ring_floor(cfg->sink.ring, mono_ns() - cfg->sink.t0_ns);
     o->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     pthread_mutex_init(&o->settle_lock, NULL);
     pthread_mutex_init(&o->read_lock, NULL);
@@ -271,13 +308,13 @@ void output_settle(struct output *o, int timeout_ms)
     pthread_mutex_unlock(&o->settle_lock);
 }
 
-void output_drain_now(struct output *o)
+/* What the pipes hold now, read with read_lock held (output_drain_now). */
+static void read_available(struct output *o)
 {
     struct stream *streams[2] = {&o->out, &o->err};
     struct pollfd pfd[2];
     struct stream *polled[2];
     int n = 0;
-    pthread_mutex_lock(&o->read_lock);
     for (int i = 0; i < 2; i++)
         if (streams[i]->fd >= 0) {
             polled[n] = streams[i];
@@ -290,6 +327,62 @@ void output_drain_now(struct output *o)
         for (int i = 0; i < n; i++)
             if (pfd[i].revents && ioctl(pfd[i].fd, FIONREAD, &avail) == 0 && avail > 0)
                 read_stream(polled[i], false, (size_t)avail);
+}
+
+void output_drain_now(struct output *o)
+{
+    pthread_mutex_lock(&o->read_lock);
+    read_available(o);
+    pthread_mutex_unlock(&o->read_lock);
+}
+
+void output_follow(struct output *o)
+{
+    pthread_mutex_lock(&o->read_lock);
+    if (!o->following && !o->exit_handled) {
+        o->following = true;
+        /* Every write followed from now on returns after now. */
+        ring_floor(o->cfg.sink.ring, mono_ns() - o->cfg.sink.t0_ns);
+    }
+    pthread_mutex_unlock(&o->read_lock);
+}
+
+void output_wrote(struct output *o, int stream, const char *prefix, size_t plen, size_t n,
+                  int64_t ts_ns)
+{
+    pthread_mutex_lock(&o->read_lock);
+    read_available(o);
+    struct stream *st = stream == 1 ? &o->out : &o->err;
+    long at = o->following ? held_find(&st->held, prefix, plen) : -1;
+    if (at >= 0) {
+        held_take(&st->held, (size_t)at, INT64_MIN, feed_at, st); /* another writer's */
+        held_take(&st->held, n, ts_ns, feed_at, st);
+    }
+    pthread_mutex_unlock(&o->read_lock);
+}
+
+void output_settled(struct output *o, int64_t floor_ns, bool writing)
+{
+    pthread_mutex_lock(&o->read_lock);
+    if (!o->following) {
+        pthread_mutex_unlock(&o->read_lock);
+        return;
+    }
+    struct stream *streams[2] = {&o->out, &o->err};
+    int64_t until = floor_ns == INT64_MAX ? INT64_MAX
+                  : writing ? mono_ns() - HOLD_MAX_NS : floor_ns;
+    int64_t oldest = floor_ns;
+    for (int i = 0; i < 2; i++) {
+        held_take_older(&streams[i]->held, until, feed_at, streams[i]);
+        if (held_oldest(&streams[i]->held) < oldest)
+            oldest = held_oldest(&streams[i]->held);
+    }
+    if (floor_ns == INT64_MAX) {
+        o->following = false;
+        ring_idle(o->cfg.sink.ring);
+    } else {
+        ring_floor(o->cfg.sink.ring, oldest - o->cfg.sink.t0_ns);
+    }
     pthread_mutex_unlock(&o->read_lock);
 }
 
@@ -309,6 +402,8 @@ void output_stop(struct output *o)
     pthread_mutex_destroy(&o->settle_lock);
     pthread_mutex_destroy(&o->read_lock);
     pthread_cond_destroy(&o->settled);
+    held_free(&o->out.held);
+    held_free(&o->err.held);
     free(o);
 }
 

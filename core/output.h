@@ -14,6 +14,16 @@
  * stopped, so its lines get timestamps before the event's; lines written between
  * two traps are stamped at the later one (or sooner, when this thread reads them).
  * One lock makes the two readers take turns.
+ *
+ * Followed writes: calls recorded inside the program (the fast path) take no trap,
+ * so while a recorder follows the program's writes to the pipes (output_follow),
+ * the bytes read are held instead of stamped (base/heldbytes.h). A followed write,
+ * known by its first bytes and its count, gives its bytes the time it returned
+ * (output_wrote, called by the tracer in the writes' time order); bytes no followed
+ * write claims (another program writing to the same pipe, a record lost) take the
+ * time they were read at once the drains have passed it (output_settled). The
+ * ring's floor says how old the held lines can still be (base/ring.h). Measured in
+ * docs/FASTPATH.md: a stop per write before.
  */
 #ifndef STROBE_OUTPUT_H
 #define STROBE_OUTPUT_H
@@ -44,6 +54,7 @@ struct output_config {
      * prints). */
     void (*tap)(void *tap_arg, int stream, const char *buf, size_t n);
     void *tap_arg;
+    bool follow;               /* output_follow from the start */
 };
 
 /* Starts the thread. On success the capture owns the fds and the ring; NULL when
@@ -67,6 +78,26 @@ void output_settle(struct output *o, int timeout_ms);
  * partial line waits for its end or the 100 ms flush). Any thread but the output
  * thread; costs one poll(2) when the pipes are empty. */
 void output_drain_now(struct output *o);
+
+/* A recorder follows the program's writes to the pipes from now on (the tracer,
+ * with every thread of the program stopped): what is read is held until a write
+ * claims it or output_settled releases it. Any thread but the output thread. */
+void output_follow(struct output *o);
+
+/* A followed write returned at ts_ns (CLOCK_MONOTONIC) having written n bytes to
+ * stream (1 stdout, 2 stderr), the first plen of them prefix: what the pipe holds
+ * is read, the write's bytes are found by their first ones and take ts_ns (the
+ * bytes held before them, another writer's, their read's time). Not found (already
+ * released): nothing. Any thread but the output thread. */
+void output_wrote(struct output *o, int stream, const char *prefix, size_t plen, size_t n,
+                  int64_t ts_ns);
+
+/* Every followed write that returned before floor_ns has been passed to
+ * output_wrote; writing: a followed write has begun and not returned. The bytes
+ * held that were read before floor_ns are released with their read times (all of
+ * them when floor_ns is INT64_MAX: no recorder follows the writes any more; only
+ * those held for over a second while writing). Any thread but the output thread. */
+void output_settled(struct output *o, int64_t floor_ns, bool writing);
 
 /* Stops reading once the exit has been handled, waits for the thread, frees o. */
 void output_stop(struct output *o);

@@ -34,6 +34,7 @@ void session_free(struct session *s)
     debug_state_end(s->debug);
     free(s->binary_path);
     free(s->project_root);
+    free(s->early);
     pthread_mutex_destroy(&s->layers_lock);
     session_joint_free(s->joint);
     for (int i = 0; i < s->n_runtime_bps; i++)

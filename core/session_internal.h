@@ -46,6 +46,10 @@ struct session {
     pthread_cond_t output_ready; /* output set, or output_failed */
     bool output_failed;
     bool exited;                 /* the main process ended before the capture started */
+    bool follow_output;          /* the collector followed the writes before the
+                                    capture started (session_output.c) */
+    struct early_write *early;   /* writes it told of before the capture started, */
+    size_t n_early, cap_early;   /* told to it once it has (exit_lock) */
     int exit_status;
     _Atomic int stop_requested;
     _Atomic int finished;        /* status recorded in the store */

@@ -163,6 +163,25 @@ static void drain_output(void *arg)
         ct->events.drain_output(ct->events.arg);
 }
 
+static void output_follow(void *arg)
+{
+    struct collector_target *ct = arg;
+    ct->events.output_follow(ct->events.arg);
+}
+
+static void output_wrote(void *arg, int stream, const char *prefix, size_t plen, size_t n,
+                         int64_t ts_ns)
+{
+    struct collector_target *ct = arg;
+    ct->events.output_wrote(ct->events.arg, stream, prefix, plen, n, ts_ns);
+}
+
+static void output_settled(void *arg, int64_t floor_ns, bool writing)
+{
+    struct collector_target *ct = arg;
+    ct->events.output_settled(ct->events.arg, floor_ns, writing);
+}
+
 /* On the tracer thread: h's counts and overhead in the collector's words. */
 static void fill_counts(struct hooks *h, struct collector_counts *out)
 {
@@ -293,6 +312,12 @@ static int native_launch(const struct collector_launch *req, struct collector_ta
         .adopt = req->events.adopt ? on_adopt : NULL,
     };
     spec.tuning.order_output = ct->events.drain_output != NULL;
+    if (ct->events.drain_output && ct->events.output_follow && ct->events.output_wrote &&
+        ct->events.output_settled) {
+        spec.output_follow = output_follow;
+        spec.output_wrote = output_wrote;
+        spec.output_settled = output_settled;
+    }
     if (tracer_start(&spec, &ct->tracer, pid, e) != 0) {
         target_free(ct);
         return -1;

@@ -7,8 +7,11 @@
 #   scripts/deps.sh check   + cmocka, pytest (and pytest-xdist), node/npm, valgrind,
 #                           clang runtime, pypy3
 #   scripts/deps.sh bench   + ltrace, gdb and uftrace, the baselines of the tracing
-#                           benchmarks, and python3.11-dbg, the real workload of
-#                           bench/bench_workload.c (CPython with its symbols)
+#                           benchmarks, python3.11-dbg, the real workload of
+#                           bench/bench_workload.c (CPython with its symbols), and
+#                           for bench/bench_redis.c redis-tools (redis-benchmark,
+#                           redis-cli) and what scripts/bench-redis-build.sh needs
+#                           to fetch and build Debian's redis source package
 #   scripts/deps.sh fuzz    build + clang and its libFuzzer runtime (make fuzz)
 set -eu
 
@@ -20,7 +23,7 @@ frameworks="libgtest-dev catch2 cmake golang-go python3-pytest"
 # pypy3: a Python that is not CPython, which the Python collector must name as such.
 check="$build libcmocka-dev python3 python3-pexpect python3-pytest-xdist valgrind g++ man-db
        groff-base pypy3 $frameworks"
-bench="$check ltrace gdb uftrace python3.11-dbg"
+bench="$check ltrace gdb uftrace python3.11-dbg redis-tools dpkg-dev debian-archive-keyring"
 fuzz="$build clang libclang-rt-14-dev"
 
 case "${1:-build}" in

@@ -64,6 +64,20 @@ echo
 # untraced, with int3 and with the fast path; its own daemon, like bench_fast.
 "$build/bench/bench_workload" /usr/bin/python3.11-dbg "$root/bench/pyload.py" 200000 3
 echo
+echo "### A real server: redis under redis-benchmark" \
+     "(\`$build/bench/bench_redis 100000 3\`)"
+echo
+# Debian's own redis-server built with -g (scripts/bench-redis-build.sh fetches the
+# source package with private apt directories; cached in $build/bench/redis) under
+# redis-benchmark's SET and GET: plain, under Strobe untraced, one cold function and
+# *Command traced with the fast path and int3, and uftrace; its own daemon.
+if "$root/scripts/bench-redis-build.sh" "$build/bench/redis"; then
+    "$build/bench/bench_redis" 100000 3 "$build/bench/redis/redis-server"
+else
+    echo "Skipped: redis-server could not be built (\`scripts/bench-redis-build.sh\`;" \
+         "its log: $build/bench/redis/build.log)."
+fi
+echo
 echo "### A Python function traced (\`$build/bench/bench_python PYTHON bench/pycalls.py 200000 3\`)"
 echo
 # The Python collector's cost to a call: setprofile on Debian's 3.11, sys.monitoring

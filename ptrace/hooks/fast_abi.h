@@ -46,7 +46,8 @@
 #define FAST_ABI_VERSION 6 /* 3: stops by signal (FAST_STOP_SIGNAL), not int3;
                                  4: threads known by %fs:0, not rdfsbase;
                                  5: budgets (fast_fn quota and credit);
-                                 6: FAST_FN_OUTPUT, the area's output pipes */
+                                 6: FAST_FN_OUTPUT, the area's output pipes,
+                                    a write's first bytes in its enter */
 #define FAST_RECORD_SIZE 128
 #define FAST_MAX_FNS 8192          /* fast-path functions per process image */
 #define FAST_THREADS 256           /* threads with a shadow stack at once */
@@ -92,8 +93,12 @@ struct fast_record {
                             return address it went back to */
     uint64_t regs[6];    /* enter: rdi, rsi, rdx, rcx, r8, r9;
                             exit: rax, rdx, xmm0 (low 8), xmm1 (low 8), 0, 0 */
-    uint64_t spare[5];
+    uint64_t spare[5];   /* 0, but in the enter of a write followed under
+                            FAST_FN_OUTPUT: its first FAST_OUT_PREFIX bytes in
+                            spare[0..2], and in spare[3] how many (bits 0-7) and the
+                            pipe (bits 8-15: 1 the first of out_ino, 2 the second) */
 };
+#define FAST_OUT_PREFIX 24
 
 /* A FAST_REC_DATA record: up to FAST_DATA_BYTES of the bytes one capture-program
  * item copied (an item longer than that fills consecutive records). */
@@ -171,10 +176,14 @@ struct fast_prog {
  * stopped by the recorder within its credit, not by a daemon that looks late, and
  * never takes the room of a rare function. */
 #define FAST_FN_BUDGET 32u
-/* libc's write and writev: a call is followed (recorded, its exit stopped at) only
- * when its fd (rdi) is one of the captured output pipes (fast_area.out_*); a write
- * to a socket, a file or a pipe the program owns returns at once, counted only. */
+/* libc's write and writev: a call is followed (recorded with its first bytes, its
+ * exit stopped at when the flags have FAST_FN_TRAP_EXIT) only when its fd (rdi) is
+ * one of the captured output pipes (fast_area.out_*); a write to a socket, a file
+ * or a pipe the program owns returns at once, counted only. The daemon knows a
+ * write's bytes in the pipe by its first ones and its return value (the count). */
 #define FAST_FN_OUTPUT 64u
+/* With FAST_FN_OUTPUT: the function is writev, its first bytes are iov[0]'s. */
+#define FAST_FN_IOV 128u
 #define FAST_ROOM_KEPT(ring_records) ((ring_records) / 4)
 /* How the recorder stops: the thread sends itself FAST_STOP_SIGNAL with
  * rt_tgsigqueueinfo, si_code FAST_STOP_CODE (SI_QUEUE), si_errno FAST_STOP_MAGIC and

@@ -34,7 +34,80 @@
 #define DRAIN_MAX_RECORDS 16384      /* per drain: the tracer has other work */
 #define FLOOR_MARGIN_NS 1000000
 
-/* ---- capture programs (capprog.h) ------------------------------------------------- */
+/* ---- followed writes (hook_output) ------------------------------------------------ */
+
+_Static_assert(FAST_OUT_PREFIX == sizeof(((struct thread *)0)->write_prefix), "prefix");
+
+/* The enter of a write to the output the recorder follows: its pipe and first bytes
+ * wait on the thread for its return. */
+static void output_entered(struct thread *t, const struct fast_record *r)
+{
+    uint8_t plen = (uint8_t)(r->spare[3] & 0xff), stream = (uint8_t)(r->spare[3] >> 8);
+    t->writing = stream == 1 || stream == 2;
+    t->write_stream = stream;
+    t->write_plen = plen <= FAST_OUT_PREFIX ? plen : 0;
+    t->write_rsp = r->rsp;
+    memcpy(t->write_prefix, r->spare, FAST_OUT_PREFIX);
+}
+
+/* Its return: what it wrote (rax bytes) is told at the end of the drain. */
+static void output_returned(struct hooks *h, struct thread *t, const struct fast_record *r)
+{
+    struct fastpath *fp = h->fast;
+    if (!t->writing || t->write_rsp != r->rsp)
+        return;
+    t->writing = false;
+    if ((int64_t)r->regs[0] <= 0 || !h->cfg.output.wrote)
+        return;
+    if (fp->n_wrote == fp->cap_wrote) {
+        size_t cap = fp->cap_wrote ? 2 * fp->cap_wrote : 64;
+        struct fast_wrote *w = realloc(fp->wrote, cap * sizeof *w);
+        if (!w)
+            return; /* its bytes take their read's time */
+        fp->wrote = w;
+        fp->cap_wrote = cap;
+    }
+    struct fast_wrote *w = &fp->wrote[fp->n_wrote++];
+    *w = (struct fast_wrote){.ts_ns = fastpath_tsc_to_ns(fp, r->tsc), .n = (size_t)r->regs[0],
+                             .stream = t->write_stream, .plen = t->write_plen};
+    memcpy(w->prefix, t->write_prefix, sizeof w->prefix);
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const struct fast_wrote *x = a, *y = b;
+    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+}
+
+/* The writes this drain found returned, told in their time order (each process's
+ * ring is drained in turn: the pipe has them in the order they returned). */
+static void tell_writes(struct hooks *h)
+{
+    struct fastpath *fp = h->fast;
+    if (fp->n_wrote == 0)
+        return;
+    qsort(fp->wrote, fp->n_wrote, sizeof *fp->wrote, by_time);
+    for (size_t i = 0; i < fp->n_wrote; i++)
+        h->cfg.output.wrote(h->cfg.output.arg, fp->wrote[i].stream, fp->wrote[i].prefix,
+                            fp->wrote[i].plen, fp->wrote[i].n, fp->wrote[i].ts_ns);
+    fp->n_wrote = 0;
+}
+
+static void writing_in(uint64_t key, void *value, void *arg)
+{
+    (void)key;
+    const struct thread *t = value;
+    if (t->writing)
+        *(bool *)arg = true;
+}
+
+bool hooks_fast_writing(const struct hooks *h)
+{
+    bool writing = false;
+    if (h->fast)
+        u64map_each(&h->threads, writing_in, &writing);
+    return writing;
+}
 
 /* ---- the drain ---------------------------------------------------------------------- */
 
@@ -116,6 +189,8 @@ static void on_enter_record(struct hooks *h, struct process *p, const struct fas
     }
     if (unrecorded && k->role == HOOK_TRACE)
         k->ring_full_folded++;
+    if (k->role == HOOK_OUTPUT)
+        output_entered(t, r);
 
     struct hk_call c = {.regs = &a, .ret = r->ret, .tail = (r->flags & FAST_F_TAIL) != 0,
                         .push = !(r->flags & FAST_F_NO_EXIT), .fast = true,
@@ -136,6 +211,8 @@ static void on_exit_record(struct hooks *h, struct process *p, const struct fast
     struct thread *t = record_owner(h, p, r, &k);
     if (!t)
         return;
+    if (k->role == HOOK_OUTPUT)
+        output_returned(h, t, r);
     struct abi_regs a = {.rax = r->regs[0], .rdx = r->regs[1]};
     memcpy(a.xmm[0], &r->regs[2], 8);
     memcpy(a.xmm[1], &r->regs[3], 8);
@@ -238,6 +315,7 @@ static void drain(struct hooks *h, bool complete)
     fastpath_clock_pair(&h->fast->tsc1, &h->fast->ns1);
     struct drain_walk w = {h, complete};
     u64map_each(&h->procs, drain_in, &w);
+    tell_writes(h);
     fast_budget_look(h, h->fast->ns1);
 }
 

@@ -5,20 +5,18 @@
  * The int3 path keeps a program's output in order with its calls because the
  * tracer reads the output pipes at every trap (output.orderAtTraps): a line is
  * stamped before the call that traps after it. The fast path records calls without
- * a trap, stamped with the time of the call, while a line is stamped when the
- * daemon reads it, often after the calls that followed it. So when the fast path
- * records and output is ordered, libc's write and writev take the fast path too
- * (no event): the recorder stops at the exit of a write to the captured output's
- * pipes (FAST_FN_TRAP_EXIT and FAST_FN_OUTPUT, only while the daemon is live), the
- * tracer reads the bytes the write just put in the pipe, and the line is stamped
- * before anything the writing thread does next. One ptrace stop per such write is
- * the price; stdio buffers a pipe's output, so writes are few. A write to anything
- * else (a server's sockets, its files, its own pipes) never stops: the recorder
- * returns after one compare, or one fstat for an fd that held an output pipe when
- * the area was made (it may be closed and reused since). Before, every write
- * stopped: one traced cold function halved a server's throughput (issue 30).
- * A write whose jump cannot be placed keeps an int3 (two stops to the captured
- * output, one to the rest).
+ * a trap, stamped with the time of the call, so when it records and output is
+ * ordered, libc's write and writev take the fast path too (no event) and the
+ * writes to the captured output's pipes are followed by their records
+ * (FAST_FN_OUTPUT: the pipe and the first bytes at the enter, the count and the
+ * time at the exit): fast_drain.c tells the output capture of each write returned
+ * (hook_output.wrote) and the capture gives the write's bytes its time (core/output.h,
+ * "Followed writes"). No write stops; a write to a socket, a file or a pipe of the
+ * program is not even followed (one compare, or one fstat for an fd that held an
+ * output pipe when the area was made). Before issue 30 every write stopped at its
+ * return for the tracer to read the pipe, which is still what happens when no one
+ * is told of the writes (hook_output.wrote NULL), and one traced cold function
+ * halved a server's throughput. A write whose jump cannot be placed keeps an int3.
  *
  * Thread names have the same problem: an event's thread name is read when the
  * event is made, so a call drained after its thread renamed itself would carry the
@@ -95,4 +93,9 @@ void fast_output_hook_libc(struct hooks *h, pid_t stopped_tid)
     free(mods);
     struct hooks_report rep;
     hooks_arm(h, stopped_tid, t, n, &rep);
+    bool output = false;
+    for (size_t i = 0; i < n; i++)
+        output |= t[i].role == HOOK_OUTPUT;
+    if (output && h->cfg.output.follow)
+        h->cfg.output.follow(h->cfg.output.arg); /* every thread is stopped */
 }

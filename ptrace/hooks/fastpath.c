@@ -224,6 +224,7 @@ void fastpath_free(struct hooks *h)
     free(h->fast->progs);
     free(h->fast->cc);
     free(h->fast->buf);
+    free(h->fast->wrote);
     free(h->fast);
     h->fast = NULL;
 }
@@ -240,8 +241,8 @@ uint64_t fastpath_fn_addr(const struct fastpath *fp, uint32_t id)
 
 /* What the recorder does for k's calls (fast_fn.flags): a traced function stops
  * at its first enter and exit for the daemon to learn its capture program; libc's
- * write (HOOK_OUTPUT) stops at every exit of a write to the captured output, for
- * the tracer to read it, and
+ * write (HOOK_OUTPUT) follows the writes to the captured output, by their records
+ * (or, with no one to tell, by a stop at each exit for the tracer to read them), and
  * a rename or an exec (HOOK_DRAIN) at every entry (fast_output.c). */
 static uint32_t fn_flags(const struct hooks *h, const struct hook *k)
 {
@@ -258,8 +259,12 @@ static uint32_t fn_flags(const struct hooks *h, const struct hook *k)
         f |= FAST_FN_FP;
     if (!output && !k->fast_learned)
         f |= FAST_FN_TRAP_ENTER;
-    if ((f & FAST_FN_EXITS) && (output || !k->fast_learned_exit))
+    /* A write to the output stops at its return unless the output follows the
+     * writes by their records (hook_output.wrote). */
+    if ((f & FAST_FN_EXITS) && (output ? !h->cfg.output.wrote : !k->fast_learned_exit))
         f |= FAST_FN_TRAP_EXIT;
+    if (output && k->fn->name && strstr(k->fn->name, "writev"))
+        f |= FAST_FN_IOV;
     return f;
 }
 

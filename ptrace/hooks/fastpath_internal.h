@@ -44,6 +44,17 @@ struct fastpath {
     uint64_t tsc0, tsc1;
     int64_t ns0, ns1;
     struct fast_record *buf; /* DRAIN_BATCH records */
+    struct fast_wrote *wrote; /* the followed writes a drain found returned */
+    size_t n_wrote, cap_wrote;
+};
+
+/* A followed write to the output returned (hook_output.wrote's arguments). */
+struct fast_wrote {
+    int64_t ts_ns;
+    size_t n;
+    int stream;
+    uint8_t plen;
+    char prefix[24];
 };
 
 /* rdtsc and CLOCK_MONOTONIC read as close together as they can be. */

@@ -117,6 +117,15 @@ struct hook_tuning {
 struct hook_output {
     uint64_t dev;
     uint64_t ino[2];            /* stdout's, stderr's */
+    /* NULL follow: the writes to these pipes stop at their returns for the tracer
+     * to read them (drain_output). Else they do not stop: follow is called once the
+     * fast path follows them, and wrote for each one returned (stream 1 or 2, its
+     * count n, its first plen bytes, its return's time), in their time order, at
+     * the end of each drain (ptrace/hooks/fast_drain.c). */
+    void (*follow)(void *arg);
+    void (*wrote)(void *arg, int stream, const char *prefix, size_t plen, size_t n,
+                  int64_t ts_ns);
+    void *arg;
 };
 
 struct hooks_config {
@@ -140,8 +149,8 @@ void hooks_free(struct hooks *h);
  * addresses go back on the stack before it reads them) and the start of a catch
  * handler (frames the exception left are reported unwound; the ones still live get
  * their trampolines back). While the fast path records (ptrace/hooks/fast_output.c),
- * HOOK_OUTPUT stops libc's write and writev at their exits (output stays in order
- * with the calls) and HOOK_DRAIN stops pthread_setname_np, prctl and the execs at
+ * HOOK_OUTPUT follows libc's write and writev to the output (output stays in order
+ * with the calls: struct hook_output) and HOOK_DRAIN stops pthread_setname_np, prctl and the execs at
  * their entries (calls recorded before a rename keep the thread's old name; a
  * child's records are read before its exec replaces the memory holding them). */
 enum hook_role { HOOK_TRACE, HOOK_THROW, HOOK_CATCH, HOOK_OUTPUT, HOOK_DRAIN };
@@ -279,6 +288,9 @@ void hooks_fast_drain(struct hooks *h);
  * fast path records nothing: the floor the tracer gives the store for its ring
  * (base/ring.h, "Time order"). */
 int64_t hooks_fast_floor(const struct hooks *h);
+/* Whether a thread is inside a write to the output the fast path follows (its enter
+ * drained, its return not): hook_output.wrote has not been told of it yet. */
+bool hooks_fast_writing(const struct hooks *h);
 
 /* A thread of the image stops to exit (PTRACE_EVENT_EXIT): the counters of its
  * process are read while its memory is still there. */

@@ -142,6 +142,12 @@ struct thread {
     int64_t resumed_at;         /* when the tracer last resumed it from a hook trap */
     bool gone;               /* known only from fast-path records drained after its
                                 exit: forgotten once its frames are (fast_drain.c) */
+    /* A write to the output the fast path follows: its enter drained, its return
+     * not yet (fast_drain.c), with the pipe and the first bytes its enter had. */
+    bool writing;
+    uint8_t write_stream, write_plen;
+    uint64_t write_rsp;
+    char write_prefix[24];
 };
 
 struct process {

@@ -152,7 +152,17 @@ static struct crash *make_crash(struct tracer *t)
     return c;
 }
 
-/* Before the loop waits: the floor of the tracer's ring (see the top of the file). */
+/* Whether a thread of the program is inside a write the fast path follows. */
+static bool writing(struct tracer *t)
+{
+    bool w = t->main.hooks && hooks_fast_writing(t->main.hooks);
+    for (int i = 0; i < t->n_images && !w; i++)
+        w = t->images[i].hooks && hooks_fast_writing(t->images[i].hooks);
+    return w;
+}
+
+/* Before the loop waits: the floor of the tracer's ring (see the top of the file),
+ * and the output's, while the fast path follows the writes to it. */
 static void floor_wait(struct tracer *t)
 {
     struct ring *r = t->spec.sink.ring;
@@ -169,6 +179,8 @@ static void floor_wait(struct tracer *t)
     ring_floor(r, t->floor);
     if (fast == INT64_MAX)
         ring_idle(r);
+    if (t->output.wrote)
+        t->spec.output_settled(t->spec.arg, fast, fast != INT64_MAX && writing(t));
 }
 
 /* The loop woke: busy before it stamps anything (ring_floor clears idle). */
@@ -311,15 +323,20 @@ void tracer_pin(struct tracer *t)
 }
 
 /* The output pipes the target gets as fds 1 and 2, known by what fstat says of
- * them (the hooks stop only at writes to these: struct hook_output). */
+ * them (the hooks follow only the writes to these: struct hook_output), and whom
+ * to tell of the writes followed without a stop. */
 static struct hook_output output_pipes(const struct tracer_spec *spec)
 {
     struct stat out, err;
     if (fstat(spec->stdout_fd, &out) != 0 || fstat(spec->stderr_fd, &err) != 0 ||
         !S_ISFIFO(out.st_mode) || !S_ISFIFO(err.st_mode) || out.st_dev != err.st_dev ||
         out.st_ino == err.st_ino)
-        return (struct hook_output){0};
-    return (struct hook_output){out.st_dev, {out.st_ino, err.st_ino}};
+        return (struct hook_output){.dev = 0};
+    bool told = spec->output_follow && spec->output_wrote && spec->output_settled;
+    return (struct hook_output){.dev = out.st_dev, .ino = {out.st_ino, err.st_ino},
+                                .follow = told ? spec->output_follow : NULL,
+                                .wrote = told ? spec->output_wrote : NULL,
+                                .arg = spec->arg};
 }
 
 int tracer_start(const struct tracer_spec *spec, struct tracer **out, pid_t *pid,

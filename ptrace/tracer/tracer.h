@@ -86,6 +86,13 @@ struct tracer_spec {
      * before a child's process_exit, before the event is stamped: output the
      * program wrote before it gets earlier timestamps (one poll(2) when none). */
     void (*drain_output)(void *arg);
+    /* Optional, with drain_output: writes to the output followed without a stop
+     * (the fast path's, core/collector.h's collector_events says when each is
+     * called; output_settled from the tracer's loop before it waits). */
+    void (*output_follow)(void *arg);
+    void (*output_wrote)(void *arg, int stream, const char *prefix, size_t plen, size_t n,
+                         int64_t ts_ns);
+    void (*output_settled)(void *arg, int64_t floor_ns, bool writing);
     /* Called on the tracer thread when the main process exec'd another program:
      * its hooks are new and empty; on_entry follows at the new entry point. */
     void (*on_main_exec)(void *arg);

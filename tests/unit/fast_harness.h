@@ -24,8 +24,9 @@
 #include "ptrace/hooks/fastrec.h"
 
 #define FH_CODE_SIZE (1u << 20)
-#define FH_RET_OFF 0x1000u  /* the return trampoline, after the blob */
-#define FH_SLOTS_OFF 0x2000u /* the entry trampolines */
+#define FH_RET_OFF 0x4000u  /* the return trampoline, after the blob */
+#define FH_SLOTS_OFF 0x5000u /* the entry trampolines */
+_Static_assert(FH_RET_OFF + 0x1000u <= FH_SLOTS_OFF, "return trampoline room");
 
 static struct fast_area *fh_area;
 static uint8_t *fh_code;

@@ -175,17 +175,41 @@ static struct fast_thread *my_thread(struct fast_area *a)
     return 0;
 }
 
-/* Whether fd is one of the output pipes the daemon reads (fast_abi.h,
- * FAST_FN_OUTPUT): only an fd that was one when the area was made is checked, by
- * fstat (the one syscall a write to the captured output costs before its stop). */
-static int captured_output(const struct fast_area *a, uint64_t fd)
+/* Which output pipe the daemon reads fd is (fast_abi.h, FAST_FN_OUTPUT): 1 or 2 for
+ * out_ino[0] or [1], 0 for none. Only an fd that was one when the area was made is
+ * checked, by fstat (one syscall a write to the captured output costs). */
+static uint32_t captured_output(const struct fast_area *a, uint64_t fd)
 {
     if (fd >= 64 || !((a->out_fds >> fd) & 1))
         return 0;
     uint64_t st[18]; /* struct stat: st_dev, then st_ino */
-    if (syscall6(SYS_FSTAT, (long)fd, (long)st, 0, 0, 0, 0) != 0)
+    if (syscall6(SYS_FSTAT, (long)fd, (long)st, 0, 0, 0, 0) != 0 || st[0] != a->out_dev)
         return 0;
-    return st[0] == a->out_dev && (st[1] == a->out_ino[0] || st[1] == a->out_ino[1]);
+    return st[1] == a->out_ino[0] ? 1 : st[1] == a->out_ino[1] ? 2 : 0;
+}
+
+/* The spare words of a followed write's enter (fast_record.spare): its first
+ * FAST_OUT_PREFIX bytes (from buf, or from iov[0] for writev), copied with
+ * process_vm_readv (a bad pointer copies nothing; the write itself then fails). */
+static void output_prefix(struct fast_area *a, uint32_t fl, uint32_t stream,
+                          const struct fast_saved *s, uint64_t *spare)
+{
+    uint64_t base = s->rsi, len = s->rdx;
+    if (fl & FAST_FN_IOV) {
+        struct iov first = {0, 0};
+        struct iov local = {(uint64_t)&first, sizeof first}, remote = {s->rsi, sizeof first};
+        if (s->rdx == 0 || syscall6(SYS_PROCESS_VM_READV, a->pid, (long)&local, 1,
+                                    (long)&remote, 1, 0) != (long)sizeof first)
+            first.len = 0;
+        base = first.base;
+        len = first.len;
+    }
+    if (len > FAST_OUT_PREFIX)
+        len = FAST_OUT_PREFIX;
+    struct iov local = {(uint64_t)spare, len}, remote = {base, len};
+    long got = len ? syscall6(SYS_PROCESS_VM_READV, a->pid, (long)&local, 1, (long)&remote, 1, 0)
+                   : 0;
+    spare[3] = (uint64_t)(got > 0 ? got : 0) | (uint64_t)stream << 8;
 }
 
 /* Takes one call from f's budget (fast_abi.h, FAST_FN_BUDGET): 0 when the call is
@@ -358,7 +382,8 @@ static int find_frame(const struct fast_thread *t, uint32_t depth, uint64_t rsp)
  * order), however long the thread was stopped or preempted before. */
 static void write_enter(struct fast_area *a, uint64_t index, uint32_t nrec, uint32_t fl,
                         const struct prog *p, uint32_t fn, uint8_t flags, int32_t tid,
-                        const struct fast_saved *s, uint64_t rsp, uint64_t ret)
+                        const struct fast_saved *s, uint64_t rsp, uint64_t ret,
+                        const uint64_t *spare)
 {
     uint64_t tsc = rdtsc();
     uint32_t k = 1;
@@ -376,8 +401,7 @@ static void write_enter(struct fast_area *a, uint64_t index, uint32_t nrec, uint
     r->rsp = rsp;
     r->ret = ret;
     copy_words(r->regs, &s->rdi, 6);
-    for (int i = 0; i < 5; i++)
-        r->spare[i] = 0;
+    copy_words(r->spare, spare, 5);
     publish(r, index);
 }
 
@@ -390,8 +414,13 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
     uint32_t fl = *(volatile uint32_t *)&f->flags;
     if (!(fl & FAST_FN_RECORD))
         return;
-    if ((fl & FAST_FN_OUTPUT) && !captured_output(a, s->rdi))
-        return;
+    uint64_t spare[5] = {0, 0, 0, 0, 0};
+    if (fl & FAST_FN_OUTPUT) {
+        uint32_t stream = captured_output(a, s->rdi);
+        if (!stream)
+            return;
+        output_prefix(a, fl, stream, s, spare);
+    }
     uint64_t now = rdtsc(); /* the daemon's liveness */
     if (!daemon_live(a, now)) { /* not recorded: said, as a full ring is */
         __atomic_fetch_add(&f->lost, 1, __ATOMIC_RELAXED);
@@ -469,7 +498,7 @@ void fast_enter(struct fast_area *a, struct fast_saved *s, uint32_t fn, uint64_t
             if (!tail)
                 *ret_slot = a->ret_tramp;
         }
-        write_enter(a, (uint64_t)index, nrec, fl, &p, fn, flags, tid, s, rsp, ret);
+        write_enter(a, (uint64_t)index, nrec, fl, &p, fn, flags, tid, s, rsp, ret, spare);
     }
     if (owner) {
         compiler_barrier();
