@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -33,7 +34,7 @@
 #define TRACED NATURAL __attribute__((patchable_function_entry(5, 0)))
 
 enum { F_ADD, F_SCALE, F_REC, F_CALLEE, F_CALLER, F_LJ_OUTER, F_LJ_CHAIN, F_STR, F_THREAD,
-       F_DIES, F_SIG, N_FNS };
+       F_DIES, F_SIG, F_WRITE, N_FNS };
 
 #define REC_EXITS (FAST_FN_RECORD | FAST_FN_EXITS)
 
@@ -52,6 +53,7 @@ TRACED long fr_str(const char *s, const void *b);
 TRACED long fr_thread_fn(long x);
 TRACED long fr_dies(void);
 TRACED int fr_sig(int x);
+NATURAL long fr_write(long fd, const void *buf, long n); /* write's and writev's shape */
 
 /* Called through volatile pointers: the compiler can neither see the callee nor turn
  * the recursion into a loop. */
@@ -133,6 +135,11 @@ int fr_sig(int x)
     return x + 1000;
 }
 
+long fr_write(long fd, const void *buf, long n)
+{
+    return fd + (long)(buf != NULL) + n;
+}
+
 static int setup_all(void **state)
 {
     (void)state;
@@ -157,6 +164,7 @@ static int setup_all(void **state)
         [F_THREAD] = {(void *)fr_thread_fn, "fr_thread_fn"},
         [F_DIES] = {(void *)fr_dies, "fr_dies"},
         [F_SIG] = {(void *)fr_sig, "fr_sig"},
+        [F_WRITE] = {(void *)fr_write, "fr_write"},
     };
     for (uint32_t i = 0; i < N_FNS; i++)
         if (!fh_patch(fns[i].fn, fns[i].name, i))
@@ -660,6 +668,30 @@ static void test_only_writes_to_the_output_are_followed(void **state)
     assert_int_equal(add_ptr(1000, 1), 3001); /* past the mask's 64 fds */
     assert_int_equal(fh_drain(recs, 100), 0);
     assert_int_equal(fh_fn(F_ADD)->calls, 5);
+
+    /* A followed write's enter carries its pipe and first bytes (FAST_OUT_PREFIX at
+     * most): from buf, or from iov[0] for writev; none from a bad pointer. */
+    assert_int_equal(dup2(copy, out[1]), out[1]); /* the pipe back */
+    long (*volatile wr)(long, const void *, long) = fr_write;
+    fh_fn(F_WRITE)->flags = REC_EXITS | FAST_FN_OUTPUT;
+    const char *text = "a line longer than the prefix kept\n";
+    assert_int_equal(wr(out[1], text, 35), out[1] + 36);
+    assert_int_equal(wr(out[1], "hi\n", 3), out[1] + 4);
+    assert_int_equal(wr(out[1], (const void *)8, 5), out[1] + 6);
+    fh_fn(F_WRITE)->flags |= FAST_FN_IOV;
+    struct iovec iov[2] = {{(void *)"vec ", 4}, {(void *)"tor\n", 4}};
+    assert_int_equal(wr(out[1], iov, 2), out[1] + 3);
+    assert_int_equal(fh_drain(recs, 100), 8);
+    const struct fast_record *e[4] = {&recs[0], &recs[2], &recs[4], &recs[6]};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(e[i]->spare[3] >> 8, 2); /* out_ino[1] */
+    assert_int_equal(e[0]->spare[3] & 0xff, FAST_OUT_PREFIX);
+    assert_memory_equal(e[0]->spare, text, FAST_OUT_PREFIX);
+    assert_int_equal(e[1]->spare[3] & 0xff, 3);
+    assert_memory_equal(e[1]->spare, "hi\n", 3);
+    assert_int_equal(e[2]->spare[3] & 0xff, 0);
+    assert_int_equal(e[3]->spare[3] & 0xff, 4);
+    assert_memory_equal(e[3]->spare, "vec ", 4);
     close(out[0]);
     close(out[1]);
     close(copy);
