@@ -121,18 +121,12 @@ int main(int argc, char **argv)
     if (reps > 15)
         reps = 15;
     signal(SIGPIPE, SIG_IGN);
-    if (!mkdtemp(root)) {
+    if (!bench_private_root(root)) {
         fprintf(stderr, "bench_python: mkdtemp: %s\n", strerror(errno));
         return 1;
     }
     have_root = true;
     atexit(cleanup);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/.strobe", root);
-    mkdir(path, 0700);
-    snprintf(path, sizeof path, "%s/home", root);
-    mkdir(path, 0700);
-    setenv("STROBE_HOME", path, 1);
     /* pycalls.py in the project, so its module is "pycalls" */
     char copy[9000];
     snprintf(copy, sizeof copy, "cp '%s' '%s/pycalls.py'", pycalls, root);

@@ -367,16 +367,10 @@ static const char *default_redis(void)
 /* The private root: its project's .strobe and the daemon's STROBE_HOME (0700). */
 static void private_root(void)
 {
-    if (!mkdtemp(root))
+    if (!bench_private_root(root))
         die("mkdtemp: %s", strerror(errno));
     have_root = true;
     atexit(cleanup);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/.strobe", root);
-    mkdir(path, 0700);
-    snprintf(path, sizeof path, "%s/home", root);
-    mkdir(path, 0700);
-    setenv("STROBE_HOME", path, 1);
 }
 
 int main(int argc, char **argv)

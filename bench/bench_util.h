@@ -12,7 +12,9 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -327,6 +329,22 @@ static inline void bench_stop_daemon(const char *pid_file)
         for (int i = 0; i < 500 && kill(pid, 0) == 0; i++)
             usleep(10000);
     }
+}
+
+/* Makes root (a mkdtemp template, changed in place) a private project: its
+ * .strobe and the daemon's STROBE_HOME (root/home, set in the environment), both
+ * 0700. False when mkdtemp fails (errno says why). */
+static inline bool bench_private_root(char *root)
+{
+    if (!mkdtemp(root))
+        return false;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.strobe", root);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/home", root);
+    mkdir(path, 0700);
+    setenv("STROBE_HOME", path, 1);
+    return true;
 }
 
 /* A benchmark's private root (mkdtemp'd): the daemon of root/home stopped and the

@@ -184,16 +184,10 @@ int main(int argc, char **argv)
     if (reps > 15)
         reps = 15;
     signal(SIGPIPE, SIG_IGN);
-    if (!mkdtemp(root))
+    if (!bench_private_root(root))
         die("mkdtemp: %s", strerror(errno));
     have_root = true;
     atexit(cleanup);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/.strobe", root);
-    mkdir(path, 0700);
-    snprintf(path, sizeof path, "%s/home", root);
-    mkdir(path, 0700);
-    setenv("STROBE_HOME", path, 1);
 
     struct rpc_client c;
     bench_connect(&c, "bench_workload");
