@@ -242,6 +242,7 @@ static void *output_main(void *arg)
     pthread_mutex_lock(&o->read_lock);
     o->following = false;
     for (int i = 0; i < 2; i++) {
+        release_held(streams[i]); /* before what is read now: it was read earlier */
         if (streams[i]->fd >= 0) {
             read_stream(streams[i], true, SIZE_MAX);
             if (streams[i]->fd >= 0) {
@@ -249,7 +250,6 @@ static void *output_main(void *arg)
                 streams[i]->fd = -1;
             }
         }
-        release_held(streams[i]);
     }
     pthread_mutex_unlock(&o->read_lock);
     store_release_ring(o->cfg.store, o->cfg.sink.ring);
