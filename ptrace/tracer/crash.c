@@ -459,15 +459,11 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     c->total++;
 
     int64_t t_stop = mono_ns();
-    if (c->cfg.settle_output)
-        c->cfg.settle_output(c->cfg.arg);
-    int64_t ts = mono_ns() - c->cfg.sink.t0_ns;
-    int memfd = procmem_open(tgid);
-    struct modules ms = {0};
-    procmem_modules(tgid, &ms.m, &ms.n);
-    procmem_vdso(tgid, &ms.vdso_start, &ms.vdso_end);
     /* A fault in a relocated instruction is reported (and unwound) at the
-     * function's own address; the thread's real registers are put back after. */
+     * function's own address; the thread's real registers are put back after.
+     * Preparing drains the fast path's records, its writes to the output among
+     * them, before the output is settled: a line written before a call keeps its
+     * place before it (core/output.h, "Followed writes"). */
     uint64_t pc = regs.rip;
     if (c->cfg.prepare_unwind)
         c->cfg.prepare_unwind(c->cfg.prepare_arg, tid, &pc);
@@ -475,6 +471,13 @@ static void capture(struct crash *c, pid_t tid, enum crash_kind kind, const sigi
     shown.rip = pc;
     if (pc != regs.rip)
         ptrace(PTRACE_SETREGS, tid, 0, &shown);
+    if (c->cfg.settle_output)
+        c->cfg.settle_output(c->cfg.arg);
+    int64_t ts = mono_ns() - c->cfg.sink.t0_ns;
+    int memfd = procmem_open(tgid);
+    struct modules ms = {0};
+    procmem_modules(tgid, &ms.m, &ms.n);
+    procmem_vdso(tgid, &ms.vdso_start, &ms.vdso_end);
     struct unwind_result uw;
     bool unwound = unwind_thread(tid, memfd, KEEP_HEAD, KEEP_TAIL, MAX_STEPS, &uw) == 0;
     struct symbolized sy = {0};

@@ -405,3 +405,24 @@ def test_output_keeps_its_place_among_calls_without_a_stop(mcp):
     assert rest[:1002] == [("stdout", "vec line"), ("work", 1000)] + big, rest[:4]
     assert rest[1002:] == [("work", 2000), ("stdout", "child line"),
                            ("stdout", "after child"), ("work", 3000)], rest[1002:]
+
+
+def test_lines_before_a_crash_keep_their_place_among_the_calls(mcp):
+    """Issue 30: the crash report settles the output after the fast path's records
+    (its writes among them) are drained: output_crash's 50 unbuffered lines each sit
+    before their call, the crash after the last of both."""
+    mcp.world.write_project_settings({"trace.mode": "fast"})
+    mcp.call_tool("debug_trace", {"add": ["step"]})
+    sid = mcp.launch("output_crash")["sessionId"]
+    st = mcp.wait_ended(sid, timeout=T_LONG)
+    mcp.call_tool("debug_trace", {"remove": ["step"]})
+    assert st["status"] == "crashed", st
+    seq = []
+    for e in mcp.all_events(sid, verbose=True):
+        if e["eventType"] == "function_enter":
+            seq.append(("step", args_of(e)["r"]))
+        elif e["eventType"] in ("stderr", "crash"):
+            seq.append((e["eventType"], e.get("text") if e["eventType"] == "stderr" else None))
+    expect = [x for r in range(50) for x in (("stderr", "line %d" % r), ("step", r))]
+    assert seq == expect + [("crash", None)], \
+        [x for x in zip(seq, expect + [("crash", None)]) if x[0] != x[1]][:5]
