@@ -179,8 +179,12 @@ static void floor_wait(struct tracer *t)
     ring_floor(r, t->floor);
     if (fast == INT64_MAX)
         ring_idle(r);
-    if (t->output.wrote)
+    /* Told while the fast path records, and once more when it stops: not at every
+     * trap of a program it never records. */
+    if (t->output.wrote && (fast != INT64_MAX || t->output_told)) {
         t->spec.output_settled(t->spec.arg, fast, fast != INT64_MAX && writing(t));
+        t->output_told = fast != INT64_MAX;
+    }
 }
 
 /* The loop woke: busy before it stamps anything (ring_floor clears idle). */

@@ -116,6 +116,7 @@ struct tracer {
     struct tracer_debugger debugger; /* steps and thread ends (tracer_set_debugger) */
     int64_t seq;             /* event sequence shared by all hooks */
     struct hook_output output; /* the pipes of spec.stdout_fd and stderr_fd */
+    bool output_told;        /* output_settled last told a finite floor (tracer.c) */
     struct crash *crash;
     struct hwwatch *hw;      /* data watchpoints (NULL in output-only sessions) */
     timer_t rearm_timer;
